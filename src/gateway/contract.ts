@@ -1,0 +1,121 @@
+/**
+ * The adapter contract: what every platform adapter (adapters/<platform>/)
+ * and the web console implement. It lives here, below adapters/, so the
+ * gateway can use it without importing an adapter; adapters/types.ts
+ * re-exports it.
+ */
+
+export type Platform = "telegram" | "discord" | "slack" | "console";
+export type ChatKind = "private" | "group" | "thread";
+
+/** Where a reply goes: enough for the adapter's sink to address the platform. */
+export interface ReplyAddress {
+  platform: Platform;
+  /** The bot (agent) that received the message and must answer. */
+  botId: string;
+  /** Platform chat/channel id the reply is sent to. */
+  chatId: string;
+  /** Thread, forum topic or Slack thread_ts, when the reply goes into one. */
+  threadId?: string;
+  /** The platform message id to reply to (quote), when the platform supports it. */
+  replyToMessageId?: string;
+  /** Slack team id and similar routing facts. */
+  extra?: Record<string, string>;
+}
+
+export interface Attachment {
+  kind: "photo" | "document" | "voice" | "audio" | "video" | "sticker" | "other";
+  /** The platform's file id or URL. */
+  fileId: string;
+  name?: string;
+  mimeType?: string;
+  size?: number;
+  width?: number;
+  height?: number;
+  durationSec?: number;
+}
+
+/** One normalized inbound message, the same shape from every platform. */
+export interface InboundEnvelope {
+  platform: Platform;
+  botId: string;
+  chatKind: ChatKind;
+  /** External chat (DM channel, group, channel) id. */
+  chatId: string;
+  /** External thread/topic id when chatKind is "thread". */
+  threadId?: string;
+  senderId: string;
+  senderName?: string;
+  senderIsBot?: boolean;
+  text: string;
+  attachments?: Attachment[];
+  /** The bot was @-mentioned, replied to, or a command was addressed to it. */
+  mentioned: boolean;
+  /** The platform message or event id: the dedupe key together with platform + botId. */
+  eventId: string;
+  /** The platform message id (for replies and reactions); often equal to eventId. */
+  messageId?: string;
+  /** When the platform says the message was sent. */
+  occurredAt: Date;
+  replyTo: ReplyAddress;
+  /** The durable channel value for a private binding, e.g. telegram:<botId>:dm:<chatId>. */
+  channel: string;
+  /** Title of the group or channel, if known. */
+  chatTitle?: string;
+}
+
+/** What the adapter declares about the platform's limits. */
+export interface AdapterLimits {
+  /** Maximum characters in one message. */
+  maxTextLength: number;
+  /** Minimum milliseconds between edits of one message, per chat kind. */
+  editIntervalMs: { private: number; group: number };
+  /** Sustained messages per second in one chat, and burst. */
+  perChat: { ratePerSec: number; burst: number };
+  /** Sustained calls per second for the whole bot, and burst. */
+  global: { ratePerSec: number; burst: number };
+  /** Whether messages can be edited in place (streaming). */
+  canEdit: boolean;
+}
+
+export interface SentMessage {
+  /** The platform message id of what was sent. */
+  messageId: string;
+}
+
+/** The outbound half of an adapter. Every call is made through the gateway's scheduler. */
+export interface AdapterSink {
+  send(to: ReplyAddress, text: string): Promise<SentMessage>;
+  edit(to: ReplyAddress, messageId: string, text: string): Promise<void>;
+  typing(to: ReplyAddress): Promise<void>;
+  /** React to or acknowledge the user's message, where the platform has it. */
+  react?(to: ReplyAddress, messageId: string, emoji: string): Promise<void>;
+}
+
+export type AdapterErrorCode =
+  /** 429: wait retryAfterMs and try again. */
+  | "RateLimited"
+  /** The platform refused the call permanently (forbidden, chat not found, bad request). */
+  | "Rejected"
+  /** Network or 5xx: may succeed on retry. */
+  | "Transient"
+  /** The adapter is not connected. */
+  | "Unavailable";
+
+/** An error from a platform call, with the platform, a stable code, and retryAfterMs for 429s. */
+export class AdapterError extends Error {
+  override readonly name = "AdapterError";
+  constructor(
+    readonly platform: Platform,
+    readonly code: AdapterErrorCode,
+    message: string,
+    readonly retryAfterMs?: number,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+export function isAdapterError(e: unknown, code?: AdapterErrorCode): e is AdapterError {
+  return e instanceof AdapterError && (code === undefined || e.code === code);
+}

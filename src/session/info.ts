@@ -1,0 +1,121 @@
+import type { SessionRecord } from "../store/sessions.js";
+import { errors } from "./errors.js";
+
+export const KINDS = ["main", "chat", "task", "delegate", "scheduler"] as const;
+export type Kind = (typeof KINDS)[number];
+/** Kinds the agent uses internally; `excludeInternal` hides them from listings. */
+export const INTERNAL_KINDS: readonly Kind[] = ["task", "delegate"];
+
+export function isKind(v: unknown): v is Kind {
+  return typeof v === "string" && (KINDS as readonly string[]).includes(v);
+}
+
+/** A session as the domain sees it. Always valid: build it with fromRecord or validate. */
+export interface Info {
+  id: string;
+  agentId: string;
+  /** The owner. For a group session this is the group's canonical UUID. */
+  userId: string;
+  groupId?: string;
+  channel: string;
+  kind: Kind;
+  projectId?: string;
+  title?: string;
+  parentId?: string;
+  persona?: string;
+  metadata: Record<string, unknown>;
+  turnCount: number;
+  createdAt: Date;
+  lastActive: Date;
+  archived: boolean;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+export const isUuid = (v: unknown): v is string => typeof v === "string" && UUID.test(v);
+
+const nonEmpty = (v: unknown, max = 512): v is string => typeof v === "string" && v.trim().length > 0 && v.length <= max;
+const validDate = (v: unknown): v is Date => v instanceof Date && !Number.isNaN(v.getTime());
+
+/**
+ * Fails closed: every session has an id, an agent and an owner, a known kind
+ * and a channel; a group session is owned by its group (userId === groupId,
+ * a canonical UUID). Throws SessionError("Invalid") naming the first problem.
+ */
+export function validate(info: Info): Info {
+  const bad = (field: string, why: string) => errors.invalid(`Invalid session: ${field} ${why}.`, { sessionId: typeof info?.id === "string" ? info.id : undefined, field });
+  if (!info || typeof info !== "object") throw errors.invalid("Invalid session: not an object.");
+  if (!nonEmpty(info.id, 200)) throw bad("id", "must be a non-empty string of at most 200 characters");
+  if (!nonEmpty(info.agentId, 200)) throw bad("agentId", "must be a non-empty string");
+  if (!nonEmpty(info.userId, 200)) throw bad("userId", "must be a non-empty string (every session has an owner)");
+  if (!isKind(info.kind)) throw bad("kind", `must be one of ${KINDS.join(", ")}`);
+  if (!nonEmpty(info.channel, 1000)) throw bad("channel", "must be a non-empty string");
+  if (info.groupId !== undefined) {
+    if (!isUuid(info.groupId)) throw bad("groupId", "must be the group's canonical UUID");
+    if (info.userId !== info.groupId) throw bad("userId", "must equal groupId: a group session is owned by its group");
+  }
+  for (const f of ["projectId", "title", "parentId", "persona"] as const) {
+    if (info[f] !== undefined && typeof info[f] !== "string") throw bad(f, "must be a string when present");
+  }
+  if (!info.metadata || typeof info.metadata !== "object" || Array.isArray(info.metadata)) throw bad("metadata", "must be an object");
+  if (!Number.isInteger(info.turnCount) || info.turnCount < 0) throw bad("turnCount", "must be a non-negative integer");
+  if (!validDate(info.createdAt)) throw bad("createdAt", "must be a valid date");
+  if (!validDate(info.lastActive)) throw bad("lastActive", "must be a valid date");
+  if (typeof info.archived !== "boolean") throw bad("archived", "must be a boolean");
+  return info;
+}
+
+const opt = (v: string | null): string | undefined => (v === null ? undefined : v);
+const orNull = (v: string | undefined): string | null => (v === undefined ? null : v);
+
+/** Info -> storage row. Validates first. */
+export function record(info: Info): SessionRecord {
+  validate(info);
+  return {
+    id: info.id,
+    agentId: info.agentId,
+    userId: info.userId,
+    groupId: orNull(info.groupId),
+    channel: info.channel,
+    kind: info.kind,
+    projectId: orNull(info.projectId),
+    title: orNull(info.title),
+    parentId: orNull(info.parentId),
+    persona: orNull(info.persona),
+    metadata: JSON.stringify(info.metadata),
+    turnCount: info.turnCount,
+    createdAt: info.createdAt,
+    lastActive: info.lastActive,
+    archived: info.archived,
+    archivedAt: info.archived ? info.lastActive : null,
+  };
+}
+
+/** Storage row -> Info. Fails closed on anything malformed, including its metadata JSON. */
+export function fromRecord(rec: SessionRecord): Info {
+  let metadata: unknown;
+  try {
+    metadata = JSON.parse(rec.metadata);
+  } catch {
+    throw errors.invalid(`Invalid session: metadata of ${rec.id} is not valid JSON.`, { sessionId: rec.id, field: "metadata" });
+  }
+  return validate({
+    id: rec.id,
+    agentId: rec.agentId,
+    userId: rec.userId,
+    groupId: opt(rec.groupId),
+    channel: rec.channel,
+    kind: rec.kind as Kind,
+    projectId: opt(rec.projectId),
+    title: opt(rec.title),
+    parentId: opt(rec.parentId),
+    persona: opt(rec.persona),
+    metadata: metadata as Record<string, unknown>,
+    turnCount: rec.turnCount,
+    createdAt: rec.createdAt,
+    lastActive: rec.lastActive,
+    archived: rec.archived,
+  });
+}
+
+/** Whether this session belongs to a group (and so shares the group's scope). */
+export const isGroupSession = (info: Info): boolean => info.groupId !== undefined;

@@ -1,0 +1,63 @@
+/**
+ * Errors raised by the storage layer. The layers above map them to domain
+ * errors; the codes are stable.
+ */
+export type StoreErrorCode =
+  /** A unique key already holds a row. */
+  | "Conflict"
+  /** A compare-and-set found the row changed (the caller's expectation is stale). */
+  | "Stale"
+  /** The database stayed locked or busy past the bounded retries. */
+  | "Busy"
+  /** The transaction's commit was sent but its acknowledgement was lost. */
+  | "CommitUnknown"
+  /** The database could not be reached. */
+  | "Unavailable";
+
+export class StoreError extends Error {
+  override readonly name = "StoreError";
+  constructor(
+    readonly code: StoreErrorCode,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+const CONFLICT = new Set(["P2002"]);
+const RETRYABLE = new Set(["P1008", "P2034", "P1017"]);
+const UNAVAILABLE = new Set(["P1001", "P1002", "P1017", "ECONNREFUSED", "ECONNRESET", "57P01", "57P03", "08006", "08001"]);
+
+function codeOf(e: unknown): string | undefined {
+  const err = e as { code?: unknown; cause?: { code?: unknown; originalCode?: unknown; kind?: unknown } } | undefined;
+  if (typeof err?.code === "string") return err.code;
+  if (typeof err?.cause?.originalCode === "string") return err.cause.originalCode;
+  if (typeof err?.cause?.code === "string") return err.cause.code;
+  return undefined;
+}
+
+function messageOf(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}
+
+export function isUniqueViolation(e: unknown): boolean {
+  const code = codeOf(e);
+  if (code && CONFLICT.has(code)) return true;
+  if (code === "23505") return true;
+  return /Unique constraint failed|UNIQUE constraint failed|duplicate key value/i.test(messageOf(e));
+}
+
+/** SQLite busy/locked, PostgreSQL serialization failure or deadlock: safe to retry the whole transaction. */
+export function isRetryable(e: unknown): boolean {
+  const code = codeOf(e);
+  if (code && RETRYABLE.has(code)) return true;
+  if (code === "40001" || code === "40P01") return true;
+  return /SQLITE_BUSY|database is locked|SQLITE_LOCKED|could not serialize|deadlock detected|Operation has timed out|Socket timeout/i.test(messageOf(e));
+}
+
+export function isUnavailable(e: unknown): boolean {
+  const code = codeOf(e);
+  if (code && UNAVAILABLE.has(code)) return true;
+  return /ECONNREFUSED|ECONNRESET|Connection terminated|terminating connection|Can't reach database|Server has closed the connection|the database system is (starting up|shutting down)|Connection ended/i.test(messageOf(e));
+}

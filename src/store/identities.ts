@@ -1,0 +1,103 @@
+import { randomUUID } from "node:crypto";
+import type { Database } from "./db.js";
+import { isUniqueViolation } from "./errors.js";
+
+export interface UserRecord {
+  id: string;
+  platform: string;
+  externalId: string;
+  displayName: string | null;
+  createdAt: Date;
+}
+
+export interface GroupRecord {
+  id: string;
+  platform: string;
+  externalId: string;
+  parentId: string | null;
+  title: string | null;
+  createdAt: Date;
+}
+
+/**
+ * Canonical identities: each platform user and group maps to one UUID, unique
+ * on platform + external id. Insert-or-get is race-safe: a losing insert reads
+ * the winner's row.
+ */
+export class IdentityStore {
+  readonly #users = new Map<string, string>();
+  readonly #groups = new Map<string, string>();
+
+  constructor(readonly db: Database) {}
+
+  async ensureUser(platform: string, externalId: string, displayName?: string): Promise<UserRecord> {
+    const where = { platform_externalId: { platform, externalId } };
+    const found = await this.db.read((c) => c.user.findUnique({ where }));
+    if (found) return found;
+    try {
+      return await this.db.write((c) => c.user.create({ data: { id: randomUUID(), platform, externalId, displayName: displayName ?? null } }));
+    } catch (e) {
+      if (!isUniqueViolation(e)) throw e;
+      return (await this.db.read((c) => c.user.findUnique({ where })))!;
+    }
+  }
+
+  /** The canonical user id, cached: the mapping never changes once written. */
+  async userId(platform: string, externalId: string, displayName?: string): Promise<string> {
+    const k = `${platform}\u0000${externalId}`;
+    const hit = this.#users.get(k);
+    if (hit) return hit;
+    const id = (await this.ensureUser(platform, externalId, displayName)).id;
+    this.#users.set(k, id);
+    return id;
+  }
+
+  async ensureGroup(platform: string, externalId: string, opts: { parentId?: string; title?: string } = {}): Promise<GroupRecord> {
+    const where = { platform_externalId: { platform, externalId } };
+    const found = await this.db.read((c) => c.group.findUnique({ where }));
+    if (found) return found;
+    try {
+      return await this.db.write((c) =>
+        c.group.create({ data: { id: randomUUID(), platform, externalId, parentId: opts.parentId ?? null, title: opts.title ?? null } }),
+      );
+    } catch (e) {
+      if (!isUniqueViolation(e)) throw e;
+      return (await this.db.read((c) => c.group.findUnique({ where })))!;
+    }
+  }
+
+  async groupId(platform: string, externalId: string, opts: { parentId?: string; title?: string } = {}): Promise<string> {
+    const k = `${platform}\u0000${externalId}`;
+    const hit = this.#groups.get(k);
+    if (hit) return hit;
+    const id = (await this.ensureGroup(platform, externalId, opts)).id;
+    this.#groups.set(k, id);
+    return id;
+  }
+
+  findUser(id: string): Promise<UserRecord | null> {
+    return this.db.read((c) => c.user.findUnique({ where: { id } }));
+  }
+
+  findGroup(id: string): Promise<GroupRecord | null> {
+    return this.db.read((c) => c.group.findUnique({ where: { id } }));
+  }
+
+  /** Joins a user account to a person (one person may own accounts on several platforms). */
+  async link(userId: string, personId: string): Promise<void> {
+    await this.db.write((c) => c.identityLink.upsert({ where: { userId }, create: { userId, personId }, update: { personId } }));
+  }
+
+  /** The person a user belongs to; an unlinked user is their own person. */
+  async personOf(userId: string): Promise<string> {
+    const l = await this.db.read((c) => c.identityLink.findUnique({ where: { userId } }));
+    return l?.personId ?? userId;
+  }
+
+  /** Every account linked to the same person as `userId`, including itself. */
+  async accountsOf(userId: string): Promise<string[]> {
+    const person = await this.personOf(userId);
+    const links = await this.db.read((c) => c.identityLink.findMany({ where: { personId: person } }));
+    return [...new Set([userId, person, ...links.map((l) => l.userId)])];
+  }
+}

@@ -1,0 +1,277 @@
+import type { Database, TxClient } from "./db.js";
+import { StoreError, isUniqueViolation } from "./errors.js";
+
+/** A session row as stored. The domain maps it to and from Info (src/session/info.ts). */
+export interface SessionRecord {
+  id: string;
+  agentId: string;
+  userId: string;
+  groupId: string | null;
+  channel: string;
+  kind: string;
+  projectId: string | null;
+  title: string | null;
+  parentId: string | null;
+  persona: string | null;
+  metadata: string;
+  turnCount: number;
+  createdAt: Date;
+  lastActive: Date;
+  archived: boolean;
+  archivedAt: Date | null;
+}
+
+export interface BindingRecord {
+  key: string;
+  scope: string;
+  agentId: string;
+  userId: string;
+  groupId: string | null;
+  kind: string;
+  channel: string;
+  sessionId: string;
+  version: number;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export type NewBinding = Omit<BindingRecord, "sessionId" | "version" | "createdAt" | "updatedAt">;
+
+export interface SessionFilter {
+  /** Omitted only by operator tools (CLI, console), never on a user's behalf. */
+  userId?: string;
+  agentId?: string;
+  kinds?: string[];
+  excludeKinds?: string[];
+  includeArchived?: boolean;
+  projectId?: string;
+  channel?: string;
+  limit?: number;
+  offset?: number;
+}
+
+export interface ReviewFilter {
+  agentId?: string;
+  kinds?: string[];
+  excludeKinds?: string[];
+  privateOnly?: boolean;
+  activeSince?: Date;
+  includeArchived?: boolean;
+  limit?: number;
+}
+
+export interface RotateInput {
+  binding: NewBinding;
+  /** Compare-and-rotate: the session the caller believes is current. */
+  expectedSessionId?: string;
+  successor: SessionRecord;
+}
+
+export interface RotateResult {
+  previous: SessionRecord | null;
+  current: SessionRecord;
+  binding: BindingRecord;
+}
+
+function row(r: SessionRecord): SessionRecord {
+  return {
+    id: r.id, agentId: r.agentId, userId: r.userId, groupId: r.groupId, channel: r.channel, kind: r.kind,
+    projectId: r.projectId, title: r.title, parentId: r.parentId, persona: r.persona, metadata: r.metadata,
+    turnCount: r.turnCount, createdAt: r.createdAt, lastActive: r.lastActive, archived: r.archived, archivedAt: r.archivedAt,
+  };
+}
+
+/** Sessions and the bindings that point at them. Rotation is atomic here. */
+export class SessionStore {
+  constructor(readonly db: Database) {}
+
+  find(id: string): Promise<SessionRecord | null> {
+    return this.db.read((c) => c.session.findUnique({ where: { id } }));
+  }
+
+  findMany(ids: string[]): Promise<SessionRecord[]> {
+    if (ids.length === 0) return Promise.resolve([]);
+    return this.db.read((c) => c.session.findMany({ where: { id: { in: ids } } }));
+  }
+
+  async insert(rec: SessionRecord): Promise<SessionRecord> {
+    try {
+      return await this.db.write((c) => c.session.create({ data: row(rec) }));
+    } catch (e) {
+      if (isUniqueViolation(e)) throw new StoreError("Conflict", `session ${rec.id} already exists`, { cause: e });
+      throw e;
+    }
+  }
+
+  list(f: SessionFilter): Promise<SessionRecord[]> {
+    return this.db.read((c) =>
+      c.session.findMany({
+        where: {
+          ...(f.userId !== undefined ? { userId: f.userId } : {}),
+          ...(f.agentId !== undefined ? { agentId: f.agentId } : {}),
+          ...(f.kinds?.length || f.excludeKinds?.length
+            ? { kind: { ...(f.kinds?.length ? { in: f.kinds } : {}), ...(f.excludeKinds?.length ? { notIn: f.excludeKinds } : {}) } }
+            : {}),
+          ...(f.includeArchived ? {} : { archived: false }),
+          ...(f.projectId !== undefined ? { projectId: f.projectId } : {}),
+          ...(f.channel !== undefined ? { channel: f.channel } : {}),
+        },
+        orderBy: [{ lastActive: "desc" }, { createdAt: "desc" }, { id: "asc" }],
+        take: f.limit ?? 50,
+        skip: f.offset ?? 0,
+      }),
+    );
+  }
+
+  /** Sessions due for reflection, each with the highest transcript seq it has. */
+  async listForReview(f: ReviewFilter): Promise<Array<SessionRecord & { latestSeq: number }>> {
+    const sessions = await this.db.read((c) =>
+      c.session.findMany({
+        where: {
+          ...(f.agentId ? { agentId: f.agentId } : {}),
+          ...(f.kinds?.length || f.excludeKinds?.length
+            ? { kind: { ...(f.kinds?.length ? { in: f.kinds } : {}), ...(f.excludeKinds?.length ? { notIn: f.excludeKinds } : {}) } }
+            : {}),
+          ...(f.privateOnly ? { groupId: null, channel: { contains: ":dm:" } } : {}),
+          ...(f.activeSince ? { lastActive: { gte: f.activeSince } } : {}),
+          ...(f.includeArchived ? {} : { archived: false }),
+        },
+        orderBy: [{ lastActive: "desc" }, { id: "asc" }],
+        take: f.limit ?? 100,
+      }),
+    );
+    if (sessions.length === 0) return [];
+    const seqs = await this.db.read((c) =>
+      c.message.groupBy({ by: ["sessionId"], where: { sessionId: { in: sessions.map((s) => s.id) } }, _max: { seq: true } }),
+    );
+    const latest = new Map(seqs.map((s) => [s.sessionId, s._max.seq ?? 0]));
+    return sessions.map((s) => ({ ...s, latestSeq: latest.get(s.id) ?? 0 }));
+  }
+
+  /** Marks a session archived. Returns the updated row, or null if it does not exist. */
+  archive(id: string): Promise<SessionRecord | null> {
+    return this.db.transaction("archive", async (tx) => {
+      await tx.session.updateMany({ where: { id, archived: false }, data: { archived: true, archivedAt: new Date() } });
+      return tx.session.findUnique({ where: { id } });
+    });
+  }
+
+  /**
+   * Updates an active session. Returns "ok", "archived" or "missing"; an
+   * archived session is never written.
+   */
+  async update(
+    id: string,
+    patch: Partial<Pick<SessionRecord, "title" | "persona" | "metadata" | "projectId" | "lastActive">> & { turnIncrement?: number },
+  ): Promise<"ok" | "archived" | "missing"> {
+    const { turnIncrement, ...rest } = patch;
+    return this.db.transaction("update-session", async (tx) => {
+      const n = await tx.session.updateMany({
+        where: { id, archived: false },
+        data: { ...rest, ...(turnIncrement ? { turnCount: { increment: turnIncrement } } : {}) },
+      });
+      if (n.count === 1) return "ok";
+      const s = await tx.session.findUnique({ where: { id }, select: { archived: true } });
+      return s ? "archived" : "missing";
+    });
+  }
+
+  findBinding(key: string): Promise<BindingRecord | null> {
+    return this.db.read((c) => c.binding.findUnique({ where: { key } }));
+  }
+
+  bindingsForSession(sessionId: string): Promise<BindingRecord[]> {
+    return this.db.read((c) => c.binding.findMany({ where: { sessionId } }));
+  }
+
+  listBindings(opts: { limit?: number; offset?: number } = {}): Promise<BindingRecord[]> {
+    return this.db.read((c) => c.binding.findMany({ orderBy: { updatedAt: "desc" }, take: opts.limit ?? 100, skip: opts.offset ?? 0 }));
+  }
+
+  /**
+   * Creates a binding pointing at a session: the session is inserted first
+   * when `session` is given, or an existing one is adopted. If another caller
+   * created the binding first, nothing is written and the winner is returned.
+   */
+  async bind(binding: NewBinding, target: { session: SessionRecord } | { adoptId: string }): Promise<{ binding: BindingRecord; session: SessionRecord; created: boolean }> {
+    try {
+      return await this.db.transaction("bind", async (tx) => {
+        let session: SessionRecord;
+        if ("session" in target) session = await tx.session.create({ data: row(target.session) });
+        else {
+          const found = await tx.session.findUnique({ where: { id: target.adoptId } });
+          if (!found || found.archived) throw new StoreError("Stale", `session ${target.adoptId} cannot be adopted`);
+          session = found;
+        }
+        const now = new Date();
+        const b = await tx.binding.create({ data: { ...binding, sessionId: session.id, version: 0, createdAt: now, updatedAt: now } });
+        return { binding: b, session, created: true };
+      });
+    } catch (e) {
+      if (!isUniqueViolation(e)) throw e;
+      const existing = await this.#current(binding.key);
+      if (!existing) throw e;
+      return { ...existing, created: false };
+    }
+  }
+
+  async #current(key: string): Promise<{ binding: BindingRecord; session: SessionRecord } | null> {
+    return this.db.read(async (c) => {
+      const binding = await c.binding.findUnique({ where: { key } });
+      if (!binding) return null;
+      const session = await c.session.findUnique({ where: { id: binding.sessionId } });
+      return session ? { binding, session } : null;
+    });
+  }
+
+  /** The binding and the session it points at, read together. */
+  current(key: string): Promise<{ binding: BindingRecord; session: SessionRecord } | null> {
+    return this.#current(key);
+  }
+
+  /**
+   * Archives the binding's current session and makes `successor` current, in
+   * one transaction. The successor is written first (it takes the write lock
+   * on SQLite), then the binding moves only where it still points at the
+   * expected session: exactly one of many concurrent rotations can match.
+   * Throws StoreError("Stale") and writes nothing when the binding moved on.
+   */
+  rotate(input: RotateInput): Promise<RotateResult> {
+    return this.db.transaction("rotate", (tx) => rotateIn(tx, input));
+  }
+
+  /** Points an existing binding at another session of the same conversation (for /resume). */
+  repoint(key: string, expectedSessionId: string, targetId: string): Promise<BindingRecord> {
+    return this.db.transaction("repoint", async (tx) => {
+      const moved = await tx.binding.updateMany({
+        where: { key, sessionId: expectedSessionId },
+        data: { sessionId: targetId, version: { increment: 1 }, updatedAt: new Date() },
+      });
+      if (moved.count !== 1) throw new StoreError("Stale", `binding ${key} no longer points at ${expectedSessionId}`);
+      await tx.session.updateMany({ where: { id: targetId }, data: { archived: false, archivedAt: null, lastActive: new Date() } });
+      await tx.session.updateMany({ where: { id: expectedSessionId, archived: false }, data: { archived: true, archivedAt: new Date() } });
+      return (await tx.binding.findUnique({ where: { key } }))!;
+    });
+  }
+}
+
+async function rotateIn(tx: TxClient, input: RotateInput): Promise<RotateResult> {
+  const now = new Date();
+  const current = await tx.session.create({ data: row(input.successor) });
+  const existing = await tx.binding.findUnique({ where: { key: input.binding.key } });
+  if (!existing) {
+    if (input.expectedSessionId) throw new StoreError("Stale", `binding ${input.binding.key} does not exist yet`);
+    const binding = await tx.binding.create({ data: { ...input.binding, sessionId: current.id, version: 0, createdAt: now, updatedAt: now } });
+    return { previous: null, current, binding };
+  }
+  const expected = input.expectedSessionId ?? existing.sessionId;
+  const moved = await tx.binding.updateMany({
+    where: { key: input.binding.key, sessionId: expected },
+    data: { sessionId: current.id, version: { increment: 1 }, updatedAt: now },
+  });
+  if (moved.count !== 1) throw new StoreError("Stale", `binding ${input.binding.key} no longer points at ${expected}`);
+  await tx.session.updateMany({ where: { id: expected, archived: false }, data: { archived: true, archivedAt: now } });
+  const previous = await tx.session.findUnique({ where: { id: expected } });
+  const binding = (await tx.binding.findUnique({ where: { key: input.binding.key } }))!;
+  return { previous, current, binding };
+}

@@ -1,0 +1,89 @@
+import type { Database } from "./db.js";
+
+export interface MessageRecord {
+  sessionId: string;
+  seq: number;
+  role: string;
+  content: string;
+  meta: string | null;
+  createdAt: Date;
+}
+
+export type NewMessage = Pick<MessageRecord, "role" | "content"> & { meta?: string | null; createdAt?: Date };
+
+/**
+ * Transcript messages, ordered by a per-session `seq`. Appends refuse archived
+ * sessions: the check and the insert are one transaction.
+ */
+export class TranscriptStore {
+  constructor(readonly db: Database) {}
+
+  /**
+   * Appends messages after `afterSeq` (the caller's last persisted seq) and
+   * bumps the session's turn count and lastActive. Returns "archived" or
+   * "missing" without writing when the session cannot take writes.
+   */
+  append(sessionId: string, messages: NewMessage[], opts: { turnIncrement?: number } = {}): Promise<{ status: "ok"; lastSeq: number } | { status: "archived" | "missing" }> {
+    return this.db.transaction("append-transcript", async (tx) => {
+      const now = new Date();
+      const touched = await tx.session.updateMany({
+        where: { id: sessionId, archived: false },
+        data: { lastActive: now, ...(opts.turnIncrement ? { turnCount: { increment: opts.turnIncrement } } : {}) },
+      });
+      if (touched.count !== 1) {
+        const s = await tx.session.findUnique({ where: { id: sessionId }, select: { archived: true } });
+        return { status: s ? "archived" : "missing" } as const;
+      }
+      const last = await tx.message.findFirst({ where: { sessionId }, orderBy: { seq: "desc" }, select: { seq: true } });
+      let seq = last?.seq ?? 0;
+      if (messages.length) {
+        await tx.message.createMany({
+          data: messages.map((m) => ({ sessionId, seq: ++seq, role: m.role, content: m.content, meta: m.meta ?? null, createdAt: m.createdAt ?? now })),
+        });
+      }
+      return { status: "ok", lastSeq: seq } as const;
+    });
+  }
+
+  /** The last `limit` messages, oldest first. */
+  async recent(sessionId: string, limit: number): Promise<MessageRecord[]> {
+    const rows = await this.db.read((c) => c.message.findMany({ where: { sessionId }, orderBy: { seq: "desc" }, take: limit }));
+    return rows.reverse();
+  }
+
+  /** Messages with seq > afterSeq, oldest first. */
+  since(sessionId: string, afterSeq: number, limit = 500): Promise<MessageRecord[]> {
+    return this.db.read((c) => c.message.findMany({ where: { sessionId, seq: { gt: afterSeq } }, orderBy: { seq: "asc" }, take: limit }));
+  }
+
+  count(sessionId: string): Promise<number> {
+    return this.db.read((c) => c.message.count({ where: { sessionId } }));
+  }
+
+  /**
+   * Full-text search over the given sessions' transcripts: every term must
+   * appear (case-insensitive substring, the same on SQLite and PostgreSQL).
+   * Returns matching session ids with a snippet, most recent match first.
+   */
+  async search(sessionIds: string[], terms: string[], limit = 20): Promise<Array<{ sessionId: string; seq: number; snippet: string }>> {
+    if (sessionIds.length === 0 || terms.length === 0) return [];
+    const insensitive = this.db.provider === "postgresql" ? ({ mode: "insensitive" } as const) : {};
+    const rows = await this.db.read((c) =>
+      c.message.findMany({
+        where: { sessionId: { in: sessionIds }, AND: terms.map((t) => ({ content: { contains: t, ...insensitive } })) },
+        orderBy: { createdAt: "desc" },
+        take: limit * 5,
+      }),
+    );
+    const seen = new Set<string>();
+    const out: Array<{ sessionId: string; seq: number; snippet: string }> = [];
+    for (const r of rows) {
+      if (seen.has(r.sessionId)) continue;
+      seen.add(r.sessionId);
+      const at = Math.max(0, r.content.toLowerCase().indexOf(terms[0]!.toLowerCase()) - 40);
+      out.push({ sessionId: r.sessionId, seq: r.seq, snippet: r.content.slice(at, at + 120) });
+      if (out.length >= limit) break;
+    }
+    return out;
+  }
+}

@@ -4,24 +4,12 @@
  * gateway can use it without importing an adapter; adapters/types.ts
  * re-exports it.
  */
+import type { ReplyAddress } from "../runtime/events.js";
+
+export type { ReplyAddress };
 
 export type Platform = "telegram" | "discord" | "slack" | "console";
 export type ChatKind = "private" | "group" | "thread";
-
-/** Where a reply goes: enough for the adapter's sink to address the platform. */
-export interface ReplyAddress {
-  platform: Platform;
-  /** The bot (agent) that received the message and must answer. */
-  botId: string;
-  /** Platform chat/channel id the reply is sent to. */
-  chatId: string;
-  /** Thread, forum topic or Slack thread_ts, when the reply goes into one. */
-  threadId?: string;
-  /** The platform message id to reply to (quote), when the platform supports it. */
-  replyToMessageId?: string;
-  /** Slack team id and similar routing facts. */
-  extra?: Record<string, string>;
-}
 
 export interface Attachment {
   kind: "photo" | "document" | "voice" | "audio" | "video" | "sticker" | "other";
@@ -57,7 +45,7 @@ export interface InboundEnvelope {
   messageId?: string;
   /** When the platform says the message was sent. */
   occurredAt: Date;
-  replyTo: ReplyAddress;
+  replyTo: ReplyAddress & { platform: Platform };
   /** The durable channel value for a private binding, e.g. telegram:<botId>:dm:<chatId>. */
   channel: string;
   /** Title of the group or channel, if known. */

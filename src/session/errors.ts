@@ -9,6 +9,7 @@ export const ERROR_CODES = [
   "AlreadyExists",
   "Invalid",
   "Unavailable",
+  "Closed",
 ] as const;
 export type ErrorCode = (typeof ERROR_CODES)[number];
 
@@ -52,5 +53,6 @@ export const errors = {
     ),
   alreadyExists: (what: string, details: Record<string, unknown> = {}) =>
     new SessionError("AlreadyExists", `${what} already exists; use the existing one or choose another id.`, details),
+  closed: (what: string) => new SessionError("Closed", `${what} is closed and takes no more events; open the conversation's current session instead.`),
   invalid: (message: string, details: Record<string, unknown> = {}) => new SessionError("Invalid", message, details),
 };

@@ -16,3 +16,4 @@ export async function openDatabase(opts: DatabaseOptions & { migrate?: boolean }
 }
 export { TranscriptStore, type MessageRecord, type NewMessage } from "./transcript.js";
 export { AccessStore, type PairingRecord } from "./access.js";
+export { MemoryStore, type MemoryRecord } from "./memories.js";

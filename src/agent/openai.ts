@@ -1,0 +1,200 @@
+import { randomUUID } from "node:crypto";
+import { CompletionAccumulator, type CompletionResult } from "./completion.js";
+import { defaultSleep, postWithRetry, readBodyText, redact, safeUrl } from "./http.js";
+import { sseData } from "./sse.js";
+import { DENIED, denyAll, runToolCall, type ApprovalHandler, type ToolRegistry } from "./tools.js";
+import { aborted, AgentError, noopLog, type Agent, type AgentLog, type AgentOutput, type ChatMessage, type ModelSettings, type TurnRequest } from "./types.js";
+
+export interface OpenAiAgentOptions {
+  /** e.g. https://api.openai.com/v1, http://localhost:11434/v1 (Ollama), http://localhost:8080/v1 (llama.cpp). */
+  baseUrl: string;
+  apiKey?: string;
+  settings: ModelSettings;
+  tools?: ToolRegistry;
+  /** Defaults to denyAll: tools run only when something approves them. */
+  approval?: ApprovalHandler;
+  /** Rounds of tool calls per turn; when the model asks for more, the turn ends with a notice. */
+  maxToolRounds?: number;
+  /** From sending the request until response headers arrive. Not retried: a hung server stays hung while the user waits. */
+  connectTimeoutMs?: number;
+  /** Longest silence between two reads of the streamed body. */
+  idleTimeoutMs?: number;
+  /** Retries after the first attempt, on 429, 5xx and refused/reset connections, before any text streamed. */
+  maxRetries?: number;
+  retryBaseMs?: number;
+  maxRetryDelayMs?: number;
+  fetch?: typeof fetch;
+  /** Injected by tests to observe retry delays without waiting them out. */
+  sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
+  log?: AgentLog;
+}
+
+export const OPENAI_DEFAULTS = {
+  // Generous: local servers (Ollama, llama.cpp) load the model before sending headers.
+  connectTimeoutMs: 60_000,
+  // Reasoning models can think silently for a long time between chunks.
+  idleTimeoutMs: 120_000,
+  maxRetries: 3,
+  retryBaseMs: 500,
+  maxRetryDelayMs: 60_000,
+  maxToolRounds: 8,
+} as const;
+
+type WireMessage =
+  | { role: "system" | "user"; content: string; name?: string }
+  | { role: "assistant"; content: string | null; name?: string; tool_calls?: { id: string; type: "function"; function: { name: string; arguments: string } }[] }
+  | { role: "tool"; content: string; tool_call_id: string };
+
+/** OpenAI rejects a `name` outside [a-zA-Z0-9_-]{1,64}; a display name such as "Ana María" must not fail the turn. */
+function wireName(name: string | undefined): { name?: string } {
+  const clean = (name ?? "").replace(/[^a-zA-Z0-9_-]+/g, "_").replace(/^_+|_+$/g, "").slice(0, 64);
+  return clean ? { name: clean } : {};
+}
+
+function toWire(m: ChatMessage): WireMessage {
+  const name = wireName(m.name);
+  switch (m.role) {
+    case "tool":
+      return { role: "tool", content: m.content, tool_call_id: m.toolCallId ?? "" };
+    case "assistant":
+      if (!m.toolCalls?.length) return { role: "assistant", content: m.content, ...name };
+      return {
+        role: "assistant",
+        content: m.content === "" ? null : m.content,
+        ...name,
+        tool_calls: m.toolCalls.map((c) => ({ id: c.id, type: "function" as const, function: { name: c.name, arguments: c.arguments } })),
+      };
+    default:
+      return { role: m.role, content: m.content, ...name };
+  }
+}
+
+/** The request fields a turn's settings map to; unset settings are left to the server's defaults. */
+export function settingsToRequest(s: ModelSettings): Record<string, unknown> {
+  const out: Record<string, unknown> = { model: s.model };
+  if (s.temperature !== undefined) out.temperature = s.temperature;
+  if (s.maxOutputTokens !== undefined) out.max_tokens = s.maxOutputTokens;
+  if (s.thinkingLevel !== undefined && s.thinkingLevel !== "off") out.reasoning_effort = s.thinkingLevel;
+  return out;
+}
+
+function checkOptions(o: OpenAiAgentOptions): string {
+  let url: URL;
+  try {
+    url = new URL(o.baseUrl);
+  } catch {
+    throw new AgentError("Config", "OPENAI_BASE_URL is not a valid URL; set it to the API root, e.g. https://api.openai.com/v1 or http://localhost:11434/v1.");
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") {
+    throw new AgentError("Config", `OPENAI_BASE_URL must use http or https, not ${url.protocol}; e.g. http://localhost:11434/v1.`);
+  }
+  if (!o.settings.model.trim()) throw new AgentError("Config", "No model name is set; set OPENAI_MODEL or choose one with /model.");
+  return `${o.baseUrl.replace(/\/+$/, "")}/chat/completions`;
+}
+
+/** An agent backed by any OpenAI-compatible chat-completions server (OpenAI, Ollama, vLLM, llama.cpp). */
+export function openAiAgent(opts: OpenAiAgentOptions): Agent & { readonly settings: ModelSettings } {
+  const url = checkOptions(opts);
+  const o = { ...OPENAI_DEFAULTS, ...definedOnly(opts) };
+  const log = opts.log ?? noopLog;
+  const approval = opts.approval ?? denyAll;
+  const tools = o.maxToolRounds > 0 && opts.tools && opts.tools.list().length > 0 ? opts.tools : undefined;
+  const clean = (s: string) => redact(s, opts.apiKey);
+  const headers: Record<string, string> = { "content-type": "application/json", accept: "text/event-stream" };
+  if (opts.apiKey) headers.authorization = `Bearer ${opts.apiKey}`;
+
+  /** Streams one completion. `turn.text` collects everything yielded, since the turn's final text spans rounds. */
+  async function* complete(messages: WireMessage[], signal: AbortSignal, turn: { text: string }): AsyncGenerator<AgentOutput, CompletionResult> {
+    // Text from an earlier round is already on screen; keep this round's text from running into it.
+    let lead = turn.text && !turn.text.endsWith("\n") ? "\n\n" : "";
+    const emit = (t: string): AgentOutput => {
+      const text = lead + t;
+      lead = "";
+      turn.text += text;
+      return { type: "text-delta", text };
+    };
+    const body = JSON.stringify({
+      ...settingsToRequest(opts.settings),
+      messages,
+      stream: true,
+      ...(tools && {
+        tools: tools.list().map((t) => ({ type: "function", function: { name: t.name, description: t.description, parameters: t.parameters } })),
+      }),
+    });
+    log.debug({ url: safeUrl(url), model: opts.settings.model, messages: messages.length }, "model request");
+    const { response, attempt } = await postWithRetry({
+      url, headers, body, signal,
+      connectTimeoutMs: o.connectTimeoutMs, idleTimeoutMs: o.idleTimeoutMs,
+      maxRetries: o.maxRetries, retryBaseMs: o.retryBaseMs, maxRetryDelayMs: o.maxRetryDelayMs,
+      fetch: opts.fetch ?? fetch, sleep: opts.sleep ?? defaultSleep, log, secret: opts.apiKey,
+    });
+    const acc = new CompletionAccumulator(clean);
+    try {
+      const type = response.headers.get("content-type") ?? "";
+      if (!response.body) throw new AgentError("MalformedStream", "The model server answered with an empty body. Check that OPENAI_BASE_URL points at an OpenAI-compatible API.");
+      if (type.includes("text/html")) {
+        throw new AgentError("MalformedStream", `The model server at ${safeUrl(url)} answered with a web page, not an event stream. Check OPENAI_BASE_URL (it usually ends in /v1).`);
+      }
+      if (type.includes("application/json")) {
+        // The server ignored `stream: true`: take the whole answer as one delta.
+        let all = "";
+        for await (const t of readBodyText(response.body, attempt)) all += t;
+        const text = acc.push(all);
+        if (text) yield emit(text);
+      } else {
+        for await (const data of sseData(readBodyText(response.body, attempt))) {
+          const added = acc.push(data);
+          if (added === null) break;
+          if (signal.aborted) throw aborted();
+          if (added) {
+            yield emit(added);
+            if (signal.aborted) throw aborted();
+          }
+        }
+      }
+      return acc.finish(`call_${randomUUID().slice(0, 8)}`);
+    } catch (e) {
+      throw attempt.classify(e);
+    } finally {
+      attempt.dispose();
+    }
+  }
+
+  async function* run(req: TurnRequest): AsyncGenerator<AgentOutput> {
+    const messages: WireMessage[] = req.system ? [{ role: "system", content: req.system }] : [];
+    messages.push(...req.messages.map(toWire));
+    const turn = { text: "" };
+    for (let rounds = 0; ; rounds++) {
+      if (req.signal.aborted) throw aborted();
+      const result: CompletionResult = yield* complete(messages, req.signal, turn);
+      if (result.finishReason === "length") {
+        yield { type: "notice", severity: "warn", text: "The reply was cut off at the output token limit. Raise the max output tokens setting, or ask the model to continue." };
+      } else if (result.finishReason === "content_filter") {
+        yield { type: "notice", severity: "warn", text: "The model server's content filter stopped the reply." };
+      }
+      if (result.toolCalls.length === 0) {
+        yield { type: "done", text: turn.text, toolRounds: rounds };
+        return;
+      }
+      if (rounds >= o.maxToolRounds) {
+        log.info({ rounds, limit: o.maxToolRounds }, "tool round limit reached");
+        yield { type: "notice", severity: "warn", text: `Stopped after ${rounds} rounds of tool calls, the limit for one turn; the answer may be incomplete. Send another message to let the agent continue.` };
+        yield { type: "done", text: turn.text, toolRounds: rounds };
+        return;
+      }
+      messages.push(toWire({ role: "assistant", content: result.text, toolCalls: result.toolCalls }));
+      for (const call of result.toolCalls) {
+        const content = await runToolCall(call, tools, approval, req.signal);
+        if (content.startsWith(DENIED)) yield { type: "notice", severity: "info", text: `The agent wanted to use the tool ${call.name}; it was ${DENIED}.` };
+        log.debug({ tool: call.name, round: rounds + 1, denied: content.startsWith(DENIED) }, "tool call finished");
+        messages.push({ role: "tool", tool_call_id: call.id, content });
+      }
+    }
+  }
+
+  return { name: `openai:${opts.settings.model}`, settings: opts.settings, run };
+}
+
+function definedOnly<T extends object>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+}

@@ -1,0 +1,143 @@
+import { z } from "zod";
+import { AgentError, type ToolCall } from "./types.js";
+
+export interface ToolContext {
+  signal: AbortSignal;
+}
+
+export interface Tool {
+  /** Letters, digits, `_` and `-`: what OpenAI-compatible servers accept as a function name. */
+  name: string;
+  description: string;
+  /** JSON Schema of the arguments object, sent to the model as-is. */
+  parameters: Record<string, unknown>;
+  /** `args` is the parsed JSON the model sent: validate it. The returned text goes back to the model. */
+  run(args: unknown, ctx: ToolContext): Promise<string>;
+}
+
+export interface ToolRegistry {
+  get(name: string): Tool | undefined;
+  list(): readonly Tool[];
+  names(): string[];
+}
+
+export type ApprovalDecision = "approve" | "deny";
+/** Decides whether one tool call may run. A denial is reported to the model as the tool's result. */
+export type ApprovalHandler = (call: ToolCall, ctx: ToolContext) => Promise<ApprovalDecision>;
+
+export const denyAll: ApprovalHandler = async () => "deny";
+export const approveAll: ApprovalHandler = async () => "approve";
+
+const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+
+export function toolRegistry(tools: Iterable<Tool>): ToolRegistry {
+  const byName = new Map<string, Tool>();
+  for (const t of tools) {
+    if (!TOOL_NAME.test(t.name)) {
+      throw new AgentError("Config", `Tool name "${t.name}" is invalid: use 1-64 letters, digits, "_" or "-".`);
+    }
+    if (byName.has(t.name)) throw new AgentError("Config", `Tool "${t.name}" is registered twice; give each tool a unique name.`);
+    byName.set(t.name, t);
+  }
+  const list = [...byName.values()];
+  return { get: (n) => byName.get(n), list: () => list, names: () => [...byName.keys()] };
+}
+
+/** Explains a zod failure to the model in one line, so it can correct its call. */
+function badArgs(tool: string, err: z.ZodError): string {
+  const issues = err.issues.map((i) => `${i.path.join(".") || "arguments"}: ${i.message}`).join("; ");
+  return `error: invalid arguments for ${tool}: ${issues}`;
+}
+
+export function currentTimeTool(now: () => Date = () => new Date()): Tool {
+  const Args = z.object({ timezone: z.string().min(1).max(64).optional() });
+  return {
+    name: "current_time",
+    description: "Returns the current date and time, in UTC and optionally in an IANA time zone such as Europe/Paris.",
+    parameters: {
+      type: "object",
+      properties: { timezone: { type: "string", description: "IANA time zone name, e.g. America/New_York. Omit for UTC." } },
+      additionalProperties: false,
+    },
+    async run(args) {
+      const parsed = Args.safeParse(args ?? {});
+      if (!parsed.success) return badArgs("current_time", parsed.error);
+      const at = now();
+      const tz = parsed.data.timezone;
+      if (!tz) return `UTC: ${at.toISOString()}`;
+      try {
+        const local = new Intl.DateTimeFormat("en-US", { timeZone: tz, dateStyle: "full", timeStyle: "long" }).format(at);
+        return `UTC: ${at.toISOString()}\n${tz}: ${local}`;
+      } catch {
+        return `error: unknown time zone "${tz}"; use an IANA name such as Europe/Paris, or omit it for UTC.`;
+      }
+    },
+  };
+}
+
+/** `search` is injected so the agent layer never depends on storage. */
+export function searchSessionsTool(search: (query: string) => Promise<string>): Tool {
+  const Args = z.object({ query: z.string().trim().min(1).max(500) });
+  return {
+    name: "search_sessions",
+    description: "Searches this user's earlier and archived conversations for a text query and returns matching excerpts.",
+    parameters: {
+      type: "object",
+      properties: { query: { type: "string", description: "Words to look for." } },
+      required: ["query"],
+      additionalProperties: false,
+    },
+    async run(args) {
+      const parsed = Args.safeParse(args);
+      if (!parsed.success) return badArgs("search_sessions", parsed.error);
+      const found = await search(parsed.data.query);
+      return found.trim() === "" ? "No matching conversations." : found;
+    },
+  };
+}
+
+/** The harmless built-ins. `search_sessions` is offered only when a search function is supplied. */
+export function builtinTools(opts: { searchSessions?: (query: string) => Promise<string>; now?: () => Date } = {}): ToolRegistry {
+  const tools = [currentTimeTool(opts.now)];
+  if (opts.searchSessions) tools.push(searchSessionsTool(opts.searchSessions));
+  return toolRegistry(tools);
+}
+
+/** The start of every denial result; the model (and tests) can rely on it. */
+export const DENIED = "denied by approval policy";
+/** Tool output beyond this is cut, so one chatty tool cannot crowd out the conversation. */
+export const MAX_TOOL_RESULT_CHARS = 16_000;
+
+/**
+ * Runs one call through approval and the tool, and always returns the text to
+ * send back as the `tool` message: failures become results the model can read,
+ * so a bad call never ends the turn. Only an interrupt escapes, as a throw.
+ */
+export async function runToolCall(call: ToolCall, tools: ToolRegistry | undefined, approval: ApprovalHandler, signal: AbortSignal): Promise<string> {
+  const tool = tools?.get(call.name);
+  if (!tool) {
+    const names = tools?.names().join(", ") || "none";
+    return `error: there is no tool named "${call.name}". Available tools: ${names}.`;
+  }
+  let args: unknown;
+  try {
+    args = call.arguments.trim() === "" ? {} : JSON.parse(call.arguments);
+  } catch {
+    return `error: the arguments for ${call.name} were not valid JSON; call it again with a JSON object.`;
+  }
+  let decision: ApprovalDecision;
+  try {
+    decision = await approval(call, { signal });
+  } catch {
+    decision = "deny"; // fail closed: an approval handler that breaks never lets a call through
+  }
+  if (signal.aborted) throw new AgentError("Aborted", "The turn was interrupted while a tool call waited for approval.");
+  if (decision !== "approve") return `${DENIED}: ${call.name} was not run. Continue without it, or tell the user what you would need.`;
+  try {
+    const out = await tool.run(args, { signal });
+    return out.length > MAX_TOOL_RESULT_CHARS ? `${out.slice(0, MAX_TOOL_RESULT_CHARS)}\n[truncated]` : out;
+  } catch (e) {
+    if (signal.aborted) throw new AgentError("Aborted", "The turn was interrupted while a tool was running.");
+    return `error: ${call.name} failed: ${e instanceof Error ? e.message : String(e)}`;
+  }
+}

@@ -1,0 +1,227 @@
+import { parseModelName, parseTemperature, parseThinkingLevel, METADATA_KEYS } from "../../agent/factory.js";
+import type { PersonaRegistry } from "../../agent/personas.js";
+import { isSessionError } from "../../session/errors.js";
+import type { Info } from "../../session/info.js";
+import type { TranscriptStore } from "../../store/transcript.js";
+import type { InEvent, MessageEvent, Severity } from "../events.js";
+import type { LiveSession } from "../live-session.js";
+import type { InterceptContext, Interceptor, Runner } from "../runner.js";
+import { addressedElsewhere, parseCommand, type ParsedCommand } from "./parse.js";
+
+export type CommandAccess = "anyone" | "admin";
+
+export interface CommandContext {
+  event: MessageEvent;
+  session: LiveSession;
+  runner: Runner;
+  args: string;
+  notify(severity: Severity, text: string): void;
+}
+
+export interface CommandSpec {
+  name: string;
+  aliases?: string[];
+  summary: string;
+  usage?: string;
+  access?: CommandAccess;
+  /** Return an event to hand on (e.g. an interrupt), or nothing to consume the message. */
+  run(ctx: CommandContext): Promise<InEvent | void> | InEvent | void;
+}
+
+export interface CommandOptions {
+  transcript: TranscriptStore;
+  personas: PersonaRegistry;
+  /** Command names only operators may run (overrides each command's default). */
+  adminCommands?: string[];
+  /** The model shown by /status when the session sets none. */
+  defaultModel?: string;
+  /** Extra commands (the gateway adds /approve). */
+  extra?: CommandSpec[];
+}
+
+const fmtDate = (d: Date) => d.toISOString().replace("T", " ").slice(0, 16) + " UTC";
+
+/** This chat's sessions, most recent first: the same binding (private: user + channel; group: the group). */
+async function chatSessions(runner: Runner, ev: MessageEvent, limit = 20): Promise<Info[]> {
+  const c = ev.conversation;
+  return runner.registry.list({ userId: c.userId, agentId: c.agentId }, { kinds: ["chat"], includeArchived: true, channel: c.groupId ? undefined : c.channel, limit });
+}
+
+export function builtinCommands(opts: CommandOptions): CommandSpec[] {
+  const rotate = async (ctx: CommandContext) => {
+    const persona = ctx.args.split(/\s+/)[0]?.toLowerCase() || undefined;
+    if (persona && !opts.personas.has(persona)) {
+      ctx.notify("error", `Unknown persona "${persona}". Available: ${opts.personas.names().join(", ")}.`);
+      return;
+    }
+    const { session, runner, event } = ctx;
+    try {
+      // Compare against the session this /new was bound to on arrival, not whatever is current now.
+      const expected = event.boundSessionId ?? session.id;
+      const r = await runner.registry.rotateChannel({ ...event.conversation, expectedSessionId: expected, persona });
+      runner.handoff(session, r.current, "rotated");
+      ctx.notify("success", `Started a fresh session${persona ? ` with persona ${persona}` : ""}. session: ${r.current.id}`);
+    } catch (e) {
+      if (isSessionError(e, "StaleRotation")) {
+        ctx.notify("info", "A fresh session was already started.");
+        return;
+      }
+      if (!isSessionError(e, "RotationOutcomeUnknown")) throw e;
+      const verdict = await runner.registry.verifyRotation(event.boundSessionId ?? session.id, () => runner.registry.peekChatChannel(event.conversation));
+      if (verdict === "Committed") {
+        const current = await runner.registry.resolveChatChannel(event.conversation);
+        runner.handoff(session, current, "rotated");
+        ctx.notify("success", `Started a fresh session. session: ${current.id}`);
+      } else if (verdict === "NotExecuted") ctx.notify("error", "Could not start a fresh session (the database did not confirm it). Please send /new again.");
+      else ctx.notify("warn", "It is not certain whether a fresh session was started. Send /status to check.");
+    }
+  };
+
+  const setting = (name: string, key: string, parse: (v: string) => { ok: true; value: unknown } | { ok: false; error: string }, describe: string): CommandSpec => ({
+    name,
+    summary: `set the ${describe}`,
+    usage: `/${name} <value>`,
+    async run(ctx) {
+      if (!ctx.args) {
+        ctx.notify("info", `${describe}: ${String(ctx.session.metadata[key] ?? "(default)")}. Usage: /${name} <value>`);
+        return;
+      }
+      const r = parse(ctx.args);
+      if (!r.ok) {
+        ctx.notify("error", r.error);
+        return;
+      }
+      await ctx.session.setMetadata(key, r.value);
+      ctx.notify("success", `${describe} set to ${String(r.value)}.`);
+    },
+  });
+
+  const commands: CommandSpec[] = [
+    { name: "new", aliases: ["reset"], summary: "start a fresh session (the old one stays archived)", usage: "/new [persona]", run: rotate },
+    { name: "stop", summary: "stop the running answer and drop queued messages", run: (ctx) => ({ ...ctx.event, type: "interrupt" }) as InEvent },
+    {
+      name: "status",
+      summary: "show this conversation's session",
+      async run(ctx) {
+        const info = ctx.session.info;
+        const archived = (await chatSessions(ctx.runner, ctx.event, 1000)).filter((s) => s.archived).length;
+        ctx.notify("info", [
+          `session: ${info.id}`,
+          `turns: ${info.turnCount}`,
+          `model: ${String(info.metadata[METADATA_KEYS.model] ?? opts.defaultModel ?? "echo")}`,
+          `persona: ${info.persona ?? "default"}`,
+          `started: ${fmtDate(info.createdAt)}`,
+          `archived sessions: ${archived}`,
+        ].join("\n"));
+      },
+    },
+    setting("model", METADATA_KEYS.model, parseModelName, "model"),
+    setting("think", METADATA_KEYS.thinkingLevel, parseThinkingLevel, "thinking level"),
+    setting("temperature", METADATA_KEYS.temperature, parseTemperature, "temperature"),
+    {
+      name: "persona",
+      summary: "set the persona (a named system prompt)",
+      usage: "/persona <name>",
+      async run(ctx) {
+        const name = ctx.args.toLowerCase();
+        if (!name || !opts.personas.has(name)) {
+          ctx.notify(name ? "error" : "info", `${name ? `Unknown persona "${name}". ` : `persona: ${ctx.session.info.persona ?? "default"}. `}Available: ${opts.personas.names().join(", ")}.`);
+          return;
+        }
+        await ctx.session.setPersona(name);
+        ctx.notify("success", `persona set to ${name}.`);
+      },
+    },
+    {
+      name: "sessions",
+      summary: "list this chat's sessions, or search them",
+      usage: "/sessions [search terms]",
+      async run(ctx) {
+        const list = await chatSessions(ctx.runner, ctx.event);
+        if (!ctx.args) {
+          ctx.notify("info", list.length ? list.map((s, i) => `${i + 1}. ${s.id}${s.id === ctx.session.id ? " (current)" : s.archived ? " (archived)" : ""}, ${s.turnCount} turns, ${fmtDate(s.lastActive)}`).join("\n") + "\nResume one with /resume <n>." : "No sessions yet.");
+          return;
+        }
+        const terms = ctx.args.split(/\s+/).filter(Boolean).slice(0, 8);
+        const hits = await opts.transcript.search(list.map((s) => s.id), terms, 10);
+        ctx.notify("info", hits.length ? hits.map((h) => `${list.findIndex((s) => s.id === h.sessionId) + 1}. ${h.sessionId}: …${h.snippet}…`).join("\n") : `No session of this chat mentions ${terms.join(" ")}.`);
+      },
+    },
+    {
+      name: "resume",
+      summary: "switch back to an earlier session of this chat",
+      usage: "/resume <n|id>",
+      async run(ctx) {
+        if (!ctx.args) {
+          ctx.notify("error", "Usage: /resume <n|id> (see /sessions for the numbers).");
+          return;
+        }
+        let target = ctx.args.split(/\s+/)[0]!;
+        if (/^\d{1,4}$/.test(target)) {
+          const s = (await chatSessions(ctx.runner, ctx.event))[Number(target) - 1];
+          if (!s) {
+            ctx.notify("error", `There is no session ${target}; see /sessions.`);
+            return;
+          }
+          target = s.id;
+        }
+        return { ...ctx.event, type: "switch", targetSessionId: target } as InEvent;
+      },
+    },
+    {
+      name: "whoami",
+      summary: "show who and where you are",
+      run(ctx) {
+        const o = ctx.event.origin;
+        ctx.notify("info", [`platform: ${o.platform}`, `sender: ${o.senderId}${o.senderName ? ` (${o.senderName})` : ""}`, `user: ${o.userId ?? "(unknown)"}`, `chat: ${o.chatId}${o.threadId ? ` thread ${o.threadId}` : ""}`, `session: ${ctx.session.id}`].join("\n"));
+      },
+    },
+    ...(opts.extra ?? []),
+  ];
+  const help: CommandSpec = {
+    name: "help",
+    aliases: ["start"],
+    summary: "list the commands",
+    run(ctx) {
+      const visible = commands.filter((c) => (c.access ?? "anyone") === "anyone" || ctx.event.isAdmin);
+      ctx.notify("info", ["Commands:", ...[...visible, help].map((c) => `${c.usage ?? `/${c.name}`} - ${c.summary}`)].join("\n"));
+    },
+  };
+  return [...commands, help];
+}
+
+/**
+ * The slash-command interceptor. It consumes commands (replying with
+ * notices), replaces /stop and /resume with interrupt and switch events, and
+ * passes every other message on. A command addressed to another bot
+ * (`/cmd@otherbot`) is consumed silently.
+ */
+export function commandInterceptor(opts: CommandOptions): Interceptor & { commands: CommandSpec[] } {
+  const commands = builtinCommands(opts);
+  const byName = new Map<string, CommandSpec>();
+  for (const c of commands) for (const n of [c.name, ...(c.aliases ?? [])]) byName.set(n, c);
+  const admin = new Set(opts.adminCommands ?? []);
+
+  const interceptor = async (event: InEvent, ctx: InterceptContext): Promise<InEvent | null> => {
+    if (event.type !== "message") return event;
+    const cmd: ParsedCommand | undefined = parseCommand(event.text);
+    if (!cmd) return event;
+    if (addressedElsewhere(cmd, event.botUsername)) return null;
+    if (!event.respond && !cmd.target) return event; // an unaddressed command in a gated group is just context
+    const spec = byName.get(cmd.name);
+    if (!spec) {
+      ctx.notify("warn", `Unknown command /${cmd.name}. Send /help for the list.`);
+      return null;
+    }
+    const access = admin.has(spec.name) ? "admin" : (spec.access ?? "anyone");
+    if (access === "admin" && !event.isAdmin) {
+      ctx.notify("error", `/${spec.name} is for operators only.`);
+      return null;
+    }
+    const out = await spec.run({ event, session: ctx.session, runner: ctx.runner, args: cmd.args, notify: ctx.notify });
+    return out ?? null;
+  };
+  return Object.assign(interceptor, { commands });
+}
+
+export { parseCommand, addressedElsewhere, type ParsedCommand };

@@ -1,0 +1,99 @@
+/**
+ * Events in and out of a live session. Replies carry the reply address of the
+ * event that caused them, so they go back to the chat they came from.
+ */
+
+/** Where a reply goes: enough for the adapter's sink to address the platform. */
+export interface ReplyAddress {
+  platform: string;
+  /** The bot (agent) that received the message and must answer. */
+  botId: string;
+  /** Platform chat/channel id the reply is sent to. */
+  chatId: string;
+  /** Thread, forum topic or Slack thread_ts, when the reply goes into one. */
+  threadId?: string;
+  /** The platform message id to reply to (quote), when the platform supports it. */
+  replyToMessageId?: string;
+  /** Routing facts some platforms need (e.g. Slack's team id). */
+  extra?: Record<string, string>;
+}
+
+/** Who sent an event, from where. */
+export interface Origin {
+  platform: string;
+  chatId: string;
+  threadId?: string;
+  senderId: string;
+  senderName?: string;
+  /** The platform message id. */
+  messageId?: string;
+  /** The sender's canonical user id. */
+  userId?: string;
+}
+
+/** The binding coordinates of a conversation (see src/session/binding-key.ts). */
+export interface Conversation {
+  agentId: string;
+  /** The owner: the user for a private chat, the group's UUID for a group. */
+  userId: string;
+  groupId?: string;
+  channel: string;
+}
+
+export interface AttachmentInfo {
+  kind: string;
+  fileId: string;
+  name?: string;
+  mimeType?: string;
+  size?: number;
+}
+
+interface InBase {
+  origin: Origin;
+  replyTo: ReplyAddress;
+  conversation: Conversation;
+  /**
+   * The session the conversation was bound to when the event arrived. Set by
+   * the runner on first take; compare-and-rotate (/new) compares against it,
+   * so of several /new sent at once only the first rotates.
+   */
+  boundSessionId?: string;
+  /** The inbound record this event came from, so its outcome is committed with it. */
+  inboundId?: string;
+  receivedAt: Date;
+  /** The sender may run admin commands. */
+  isAdmin?: boolean;
+  /** The bot's own username, so `/cmd@otherbot` can be told apart. */
+  botUsername?: string;
+}
+
+export type InEvent =
+  | (InBase & {
+      type: "message";
+      text: string;
+      attachments?: AttachmentInfo[];
+      /** false: record it as context (an unaddressed group message) but do not answer. */
+      respond: boolean;
+    })
+  | (InBase & { type: "interrupt" })
+  | (InBase & { type: "switch"; targetSessionId: string });
+
+export type MessageEvent = Extract<InEvent, { type: "message" }>;
+
+export const OUT_KINDS = ["lifecycle", "text-delta", "text-final", "notice", "properties", "typing", "turn-complete"] as const;
+export type OutKind = (typeof OUT_KINDS)[number];
+
+export type Severity = "success" | "info" | "warn" | "error";
+
+export type LifecyclePhase = "turn-start" | "turn-end" | "rotated" | "switched" | "stopped" | "closed";
+
+export type OutEvent =
+  | { kind: "lifecycle"; sessionId: string; phase: LifecyclePhase; replyTo?: ReplyAddress; detail?: Record<string, unknown> }
+  | { kind: "text-delta"; sessionId: string; turnId: string; replyTo: ReplyAddress; delta: string; text: string }
+  | { kind: "text-final"; sessionId: string; turnId: string; replyTo: ReplyAddress; text: string; inboundId?: string; deliveryId?: string }
+  | { kind: "notice"; sessionId: string; severity: Severity; text: string; replyTo?: ReplyAddress; inboundId?: string; deliveryId?: string }
+  | { kind: "properties"; sessionId: string; key: string; value: unknown }
+  | { kind: "typing"; sessionId: string; replyTo: ReplyAddress }
+  | { kind: "turn-complete"; sessionId: string; turnId: string; replyTo: ReplyAddress; inboundId?: string; outcome: "answered" | "aborted" | "failed" | "fenced" };
+
+export type OutEventOf<K extends OutKind> = Extract<OutEvent, { kind: K }>;

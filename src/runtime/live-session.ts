@@ -1,0 +1,154 @@
+import type { Registry } from "../session/registry.js";
+import type { Info } from "../session/info.js";
+import { errors } from "../session/errors.js";
+import type { TranscriptStore } from "../store/transcript.js";
+import { EventStream } from "./event-stream.js";
+import type { OutEvent, OutKind } from "./events.js";
+
+export interface WindowMessage {
+  role: "user" | "assistant";
+  content: string;
+}
+
+export interface ContextLimits {
+  /** The agent sees at most this many recent messages... */
+  maxMessages: number;
+  /** ...and at most this many characters of them. */
+  maxChars: number;
+}
+
+export const DEFAULT_CONTEXT: ContextLimits = { maxMessages: 40, maxChars: 24_000 };
+
+/**
+ * A session while it is live in this process: its Info, its durable metadata,
+ * a bounded window of its transcript, its subscribers, and its generation.
+ *
+ * The generation fences agent runs: a run captures it at start, and rotation,
+ * /stop or a switch bump it, after which nothing the old run emits is
+ * delivered or persisted.
+ */
+export class LiveSession {
+  #info: Info;
+  #window: WindowMessage[] | null = null;
+  #windowChars = 0;
+  readonly #subscribers = new Set<EventStream>();
+  #generation = 0;
+  #closed = false;
+  /** Set when the session was rotated or switched away from: later events go there. */
+  successorId: string | undefined;
+  lastUsed = Date.now();
+
+  constructor(
+    info: Info,
+    private readonly deps: { registry: Registry; transcript: TranscriptStore; context?: ContextLimits; publish?: (e: OutEvent) => void },
+  ) {
+    this.#info = info;
+  }
+
+  get id(): string {
+    return this.#info.id;
+  }
+  get info(): Info {
+    return this.#info;
+  }
+  get metadata(): Readonly<Record<string, unknown>> {
+    return this.#info.metadata;
+  }
+  get generation(): number {
+    return this.#generation;
+  }
+  get closed(): boolean {
+    return this.#closed;
+  }
+  get limits(): ContextLimits {
+    return this.deps.context ?? DEFAULT_CONTEXT;
+  }
+
+  /** Invalidates every run started before now. */
+  fence(): number {
+    return ++this.#generation;
+  }
+
+  /** Live only, no replay; filtered by kind (none: every kind). Closed session: an already-closed stream. */
+  subscribe(...kinds: OutKind[]): EventStream {
+    if (this.#closed) return EventStream.closedStream();
+    const s = new EventStream(kinds, (x) => this.#subscribers.delete(x));
+    this.#subscribers.add(s);
+    return s;
+  }
+
+  get subscriberCount(): number {
+    return this.#subscribers.size;
+  }
+
+  /** Delivers to subscribers, then to the runner's sinks. */
+  emit(e: OutEvent): void {
+    if (this.#closed && e.kind !== "lifecycle") return;
+    for (const s of this.#subscribers) s.push(e);
+    this.deps.publish?.(e);
+  }
+
+  /** Persists one metadata value and emits a `properties` event. Archived sessions refuse (Archived). */
+  async setMetadata(key: string, value: unknown): Promise<void> {
+    if (this.#closed) throw errors.closed(`Session ${this.id}`);
+    const metadata = { ...this.#info.metadata };
+    if (value === undefined) delete metadata[key];
+    else metadata[key] = value;
+    await this.deps.registry.update(this.id, { metadata });
+    this.#info = { ...this.#info, metadata };
+    this.emit({ kind: "properties", sessionId: this.id, key, value });
+  }
+
+  /** Persists the persona and emits a `properties` event. */
+  async setPersona(persona: string): Promise<void> {
+    if (this.#closed) throw errors.closed(`Session ${this.id}`);
+    await this.deps.registry.update(this.id, { persona });
+    this.#info = { ...this.#info, persona };
+    this.emit({ kind: "properties", sessionId: this.id, key: "persona", value: persona });
+  }
+
+  /** Updates the in-memory Info after a committed turn. */
+  noteTurn(turnIncrement: number): void {
+    this.#info = { ...this.#info, turnCount: this.#info.turnCount + turnIncrement, lastActive: new Date() };
+    this.lastUsed = Date.now();
+  }
+
+  /** The bounded transcript window, loaded from the store on first use. */
+  async window(): Promise<readonly WindowMessage[]> {
+    if (this.#window === null) {
+      const rows = await this.deps.transcript.recent(this.id, this.limits.maxMessages);
+      this.#window = [];
+      this.#windowChars = 0;
+      this.remember(rows.filter((r) => r.role === "user" || r.role === "assistant").map((r) => ({ role: r.role as WindowMessage["role"], content: r.content })));
+    }
+    return this.#window;
+  }
+
+  /** How many messages the live window retains (bounded by the context limits). */
+  get retainedMessages(): number {
+    return this.#window?.length ?? 0;
+  }
+
+  /** Adds committed messages to the window, dropping the oldest past the limits. */
+  remember(messages: WindowMessage[]): void {
+    if (this.#window === null) return; // not loaded yet: the next load reads them from the store
+    for (const m of messages) {
+      this.#window.push(m);
+      this.#windowChars += m.content.length;
+    }
+    const { maxMessages, maxChars } = this.limits;
+    while (this.#window.length > maxMessages || (this.#windowChars > maxChars && this.#window.length > 1)) {
+      this.#windowChars -= this.#window.shift()!.content.length;
+    }
+  }
+
+  /** Idempotent. Subscribers' streams end. */
+  close(): void {
+    if (this.#closed) return;
+    this.fence();
+    this.emit({ kind: "lifecycle", sessionId: this.id, phase: "closed" });
+    this.#closed = true;
+    for (const s of [...this.#subscribers]) s.close();
+    this.#window = null;
+  }
+}

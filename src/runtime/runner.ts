@@ -1,0 +1,421 @@
+import type { Logger } from "../log.js";
+import { errors } from "../session/errors.js";
+import type { Info } from "../session/info.js";
+import type { Registry } from "../session/registry.js";
+import type { TranscriptStore } from "../store/transcript.js";
+import type { MemoryStore } from "../store/memories.js";
+import type { Agent } from "../agent/types.js";
+import type { PersonaRegistry } from "../agent/personas.js";
+import type { InEvent, MessageEvent, OutEvent, OutKind, Severity } from "./events.js";
+import { TranscriptLedger, type Ledger, type Reply } from "./ledger.js";
+import { LiveSession, type ContextLimits } from "./live-session.js";
+import { SinkRouter, type Sink } from "./sink-router.js";
+import { executeTurn, type Pending, type TurnOutcome } from "./turn.js";
+
+export type BusyPolicy = "queue" | "collect" | "interrupt";
+
+export interface InterceptContext {
+  readonly session: LiveSession;
+  readonly runner: Runner;
+  /** Adds a notice; it is delivered as a `notice` event with the event's reply address. */
+  notify(severity: Severity, text: string): void;
+}
+
+/**
+ * Return the event unchanged to pass it on, a different event to replace it
+ * (the first replacement wins and ends the chain), or nothing to consume it.
+ */
+export type Interceptor = (event: InEvent, ctx: InterceptContext) => InEvent | null | undefined | void | Promise<InEvent | null | undefined | void>;
+
+export interface RunHandle {
+  sessionId: string;
+  accepted: "consumed" | "queued" | "collected" | "context";
+  /** Settles when the event's handling is committed. */
+  done: Promise<TurnOutcome>;
+}
+
+export interface RunnerOptions {
+  registry: Registry;
+  transcript: TranscriptStore;
+  agentFactory: (metadata: Record<string, unknown>) => Agent;
+  personas: PersonaRegistry;
+  memories?: MemoryStore;
+  ledger?: Ledger;
+  sinks?: SinkRouter;
+  busyPolicy?: BusyPolicy;
+  context?: ContextLimits;
+  turnTimeoutMs?: number;
+  typingIntervalMs?: number;
+  log?: Logger;
+  /** Called after every committed turn (reflection hooks in here). Never awaited. */
+  onTurnCommitted?: (session: LiveSession) => void;
+}
+
+interface Worker {
+  intake: Promise<unknown>;
+  queue: Pending[];
+  collected: Pending | null;
+  running: { pending: Pending; abort: AbortController; settled: Promise<void> } | null;
+}
+
+/** Remembers where rotated sessions went, so late events for them are forwarded (bounded). */
+const RETIRED_CAP = 50_000;
+
+/**
+ * The engine between a conversation's binding and its replies. It holds the
+ * live sessions, runs the interceptor chain, applies the busy policy, runs
+ * agent turns one at a time per session, and fans replies out through sinks.
+ */
+export class Runner {
+  readonly sinks: SinkRouter;
+  readonly ledger: Ledger;
+  readonly #live = new Map<string, LiveSession>();
+  readonly #workers = new Map<string, Worker>();
+  readonly #retired = new Map<string, string>();
+  readonly #interceptors: Interceptor[] = [];
+  #closed = false;
+
+  constructor(readonly opts: RunnerOptions) {
+    this.sinks = opts.sinks ?? new SinkRouter(opts.log);
+    this.ledger = opts.ledger ?? new TranscriptLedger(opts.transcript);
+  }
+
+  get registry(): Registry {
+    return this.opts.registry;
+  }
+
+  get size(): number {
+    return this.#live.size;
+  }
+
+  /** Adds a live session under `id`. AlreadyExists if the id is taken; the existing one is untouched. */
+  create(id: string, session: LiveSession): LiveSession {
+    if (this.#closed) throw errors.closed("The runner");
+    if (this.#live.has(id)) throw errors.alreadyExists(`Live session ${id}`, { sessionId: id });
+    this.#live.set(id, session);
+    return session;
+  }
+
+  /** The live session `id`. NotFound if there is none. */
+  get(id: string): LiveSession {
+    const s = this.#live.get(id);
+    if (!s) throw errors.notFound(`Live session ${id}`, { sessionId: id });
+    return s;
+  }
+
+  has(id: string): boolean {
+    return this.#live.has(id);
+  }
+
+  /** The live session for `info`, created on first use. */
+  open(info: Info): LiveSession {
+    const existing = this.#live.get(info.id);
+    if (existing) return existing;
+    return this.create(info.id, this.newSession(info));
+  }
+
+  newSession(info: Info): LiveSession {
+    return new LiveSession(info, {
+      registry: this.opts.registry,
+      transcript: this.opts.transcript,
+      context: this.opts.context,
+      publish: (e) => void this.sinks.deliver(e.sessionId, e),
+    });
+  }
+
+  /** Adds an interceptor at the end of the chain. Returns an idempotent remover. */
+  register(interceptor: Interceptor): () => void {
+    this.#interceptors.push(interceptor);
+    return () => {
+      const i = this.#interceptors.indexOf(interceptor);
+      if (i >= 0) this.#interceptors.splice(i, 1);
+    };
+  }
+
+  /** Registers a sink for these kinds (empty: all). Returns an idempotent remover. */
+  withSink(kinds: readonly OutKind[], fn: Sink): () => void {
+    return this.sinks.add(kinds, fn);
+  }
+
+  #worker(id: string): Worker {
+    let w = this.#workers.get(id);
+    if (!w) {
+      w = { intake: Promise.resolve(), queue: [], collected: null, running: null };
+      this.#workers.set(id, w);
+    }
+    return w;
+  }
+
+  /**
+   * Takes one event for `session`. Events are taken one at a time, in the
+   * order `run` was called; the returned promise settles once the event is
+   * consumed or queued, and `done` once its handling is committed.
+   */
+  run(session: LiveSession, event: InEvent): Promise<RunHandle> {
+    if (this.#closed) return Promise.reject(errors.closed("The runner"));
+    const w = this.#worker(session.id);
+    const taken = w.intake.then(() => this.#take(session, event));
+    w.intake = taken.catch(() => undefined);
+    return taken;
+  }
+
+  async #take(session: LiveSession, incoming: InEvent): Promise<RunHandle> {
+    const event: InEvent = incoming.boundSessionId ? incoming : { ...incoming, boundSessionId: session.id };
+    // A rotated or switched session forwards later messages to where its conversation went.
+    const forwardTo = session.successorId ?? (session.info.archived ? this.#retired.get(session.id) : undefined);
+    if (event.type === "message" && forwardTo) return this.run(await this.#openById(forwardTo), event);
+    if (event.type === "message" && (session.closed || session.info.archived)) {
+      const current = await this.opts.registry.resolveChatChannel(event.conversation);
+      if (current.id !== session.id) return this.run(this.open(current), event);
+    }
+    if (session.closed) throw errors.closed(`Session ${session.id}`);
+
+    const notices: Array<{ severity: Severity; text: string }> = [];
+    const ctx: InterceptContext = { session, runner: this, notify: (severity, text) => notices.push({ severity, text }) };
+    let ev: InEvent | null = event;
+    for (const interceptor of [...this.#interceptors]) {
+      const r: InEvent | null | undefined | void = await interceptor(ev, ctx);
+      if (r === null || r === undefined) {
+        ev = null;
+        break;
+      }
+      if (r !== ev) {
+        ev = r;
+        break;
+      }
+    }
+    // An interceptor may have handed the conversation to another session: replies go where it went.
+    if (ev === null) return this.#consumed(await this.#follow(session), event, notices);
+    if (notices.length) await this.#commitAndEmit(await this.#follow(session), event, [], 0, notices, false);
+
+    switch (ev.type) {
+      case "interrupt":
+        return this.#consumed(session, ev, this.stop(session));
+      case "switch": {
+        const switched = await this.#switch(session, ev);
+        return this.#consumed(await this.#follow(session), ev, switched);
+      }
+      case "message":
+        return this.#accept(await this.#follow(session), ev);
+    }
+  }
+
+  async #follow(session: LiveSession): Promise<LiveSession> {
+    return session.successorId && !this.#closed ? this.#openById(session.successorId) : session;
+  }
+
+  async #openById(id: string): Promise<LiveSession> {
+    return this.#live.get(id) ?? this.open(await this.opts.registry.getUnscoped(id));
+  }
+
+  async #consumed(session: LiveSession, event: InEvent, notices: Array<{ severity: Severity; text: string }>): Promise<RunHandle> {
+    await this.#commitAndEmit(session, event, [], 0, notices, true);
+    return { sessionId: session.id, accepted: "consumed", done: Promise.resolve("consumed") };
+  }
+
+  /** Commits notices (and marks the inbound handled when `final`), then emits them. */
+  async #commitAndEmit(session: LiveSession, event: InEvent, messages: Array<{ role: "user" | "assistant"; content: string }>, turnIncrement: number, notices: Array<{ severity: Severity; text: string }>, final: boolean): Promise<void> {
+    const replies: Reply[] = notices.map((n) => ({ replyTo: event.replyTo, text: n.text, kind: "notice", severity: n.severity }));
+    const { deliveryIds } = await this.ledger.commit({
+      sessionId: session.id,
+      inboundIds: final && event.inboundId ? [event.inboundId] : [],
+      messages,
+      turnIncrement,
+      replies,
+    });
+    if (messages.length) session.remember(messages);
+    notices.forEach((n, i) =>
+      session.emit({ kind: "notice", sessionId: session.id, severity: n.severity, text: n.text, replyTo: event.replyTo, inboundId: event.inboundId, deliveryId: deliveryIds[i] }),
+    );
+  }
+
+  async #accept(session: LiveSession, ev: MessageEvent): Promise<RunHandle> {
+    if (!ev.respond) {
+      await this.#commitAndEmit(session, ev, [{ role: "user", content: renderUserText(ev) }], 0, [], true);
+      return { sessionId: session.id, accepted: "context", done: Promise.resolve("context") };
+    }
+    const w = this.#worker(session.id);
+    const policy = this.opts.busyPolicy ?? "queue";
+    if (w.running && policy === "collect") {
+      if (w.collected) {
+        mergeInto(w.collected, ev);
+        return { sessionId: session.id, accepted: "collected", done: w.collected.done };
+      }
+      w.collected = newPending(ev);
+      return { sessionId: session.id, accepted: "collected", done: w.collected.done };
+    }
+    const pending = newPending(ev);
+    if (w.running && policy === "interrupt") {
+      w.queue.unshift(pending);
+      this.#abortRunning(session, w);
+    } else {
+      w.queue.push(pending);
+    }
+    this.#pump(session, w);
+    return { sessionId: session.id, accepted: "queued", done: pending.done };
+  }
+
+  #abortRunning(session: LiveSession, w: Worker): void {
+    if (!w.running) return;
+    session.fence();
+    w.running.abort.abort(new Error("interrupted"));
+  }
+
+  #pump(session: LiveSession, w: Worker): void {
+    if (w.running || this.#closed || session.closed) return;
+    let next = w.queue.shift();
+    if (!next && w.collected) {
+      next = w.collected;
+      w.collected = null;
+    }
+    if (!next) return;
+    const abort = new AbortController();
+    const pending = next;
+    const settled = executeTurn(this, session, pending, session.generation, abort)
+      .then((outcome) => pending.resolve(outcome))
+      .catch((err) => {
+        this.opts.log?.error({ sessionId: session.id, err: errInfo(err) }, "a turn failed outside the agent");
+        pending.resolve("failed");
+      })
+      .finally(() => {
+        w.running = null;
+        this.#pump(session, w);
+      });
+    w.running = { pending, abort, settled };
+  }
+
+  /**
+   * /stop: aborts the running turn and drops the queued messages. Their
+   * inbound records are committed as handled (their text stays in the
+   * transcript), so a restart does not replay them. Returns the notices.
+   */
+  stop(session: LiveSession): Array<{ severity: Severity; text: string }> {
+    const w = this.#worker(session.id);
+    const wasRunning = !!w.running;
+    const dropped = [...w.queue, ...(w.collected ? [w.collected] : [])];
+    w.queue = [];
+    w.collected = null;
+    this.#abortRunning(session, w);
+    for (const p of dropped) void this.#drop(session, p);
+    const text = wasRunning || dropped.length
+      ? `Stopped.${dropped.length ? ` Dropped ${dropped.length} queued message${dropped.length === 1 ? "" : "s"}.` : ""}`
+      : "Nothing to stop.";
+    session.emit({ kind: "lifecycle", sessionId: session.id, phase: "stopped", detail: { dropped: dropped.length } });
+    return [{ severity: "info", text }];
+  }
+
+  async #drop(session: LiveSession, p: Pending): Promise<void> {
+    try {
+      await this.ledger.commit({ sessionId: session.id, inboundIds: p.inboundIds, messages: [{ role: "user", content: renderUserText(p.event) }], turnIncrement: 0, replies: [] });
+    } catch (err) {
+      this.opts.log?.error({ sessionId: session.id, err: errInfo(err) }, "could not record dropped messages");
+    }
+    p.resolve("dropped");
+  }
+
+  /**
+   * Moves a conversation from `from` to the session `to` (after /new or
+   * /resume): fences and retires `from`, and hands its queued messages over.
+   */
+  handoff(from: LiveSession, to: Info, phase: "rotated" | "switched"): LiveSession {
+    this.#retired.delete(to.id);
+    const next = this.open(to);
+    const w = this.#worker(from.id);
+    const moved = [...w.queue, ...(w.collected ? [w.collected] : [])];
+    w.queue = [];
+    w.collected = null;
+    this.#abortRunning(from, w);
+    from.successorId = next.id;
+    this.#retire(from.id, next.id);
+    const nw = this.#worker(next.id);
+    nw.queue.push(...moved);
+    next.emit({ kind: "lifecycle", sessionId: next.id, phase, detail: { previousId: from.id } });
+    this.#live.delete(from.id);
+    const settled = w.running?.settled ?? Promise.resolve();
+    void settled.then(() => {
+      from.close();
+      if (!w.running && w.queue.length === 0) this.#workers.delete(from.id);
+      this.#pump(next, nw);
+    });
+    return next;
+  }
+
+  #retire(id: string, successor: string): void {
+    this.#retired.set(id, successor);
+    if (this.#retired.size > RETIRED_CAP) this.#retired.delete(this.#retired.keys().next().value!);
+  }
+
+  async #switch(session: LiveSession, ev: Extract<InEvent, { type: "switch" }>): Promise<Array<{ severity: Severity; text: string }>> {
+    const r = await this.opts.registry.switchChannel({ ...ev.conversation, targetId: ev.targetSessionId, expectedSessionId: session.id });
+    if (r.current.id === session.id) return [{ severity: "info", text: `Already in session ${session.id}.` }];
+    this.handoff(session, r.current, "switched");
+    return [{ severity: "success", text: `Resumed session ${r.current.id} (${r.current.turnCount} turns).` }];
+  }
+
+  /** Closes live sessions unused for `idleMs`, keeping memory bounded as chats pile up. */
+  evictIdle(idleMs: number, now = Date.now()): number {
+    let n = 0;
+    for (const [id, s] of this.#live) {
+      const w = this.#workers.get(id);
+      if (now - s.lastUsed < idleMs || w?.running || w?.queue.length || s.subscriberCount) continue;
+      s.close();
+      this.#live.delete(id);
+      this.#workers.delete(id);
+      n++;
+    }
+    return n;
+  }
+
+  /** Deliver an event to the sinks (used by the turn executor). */
+  publish(e: OutEvent): Promise<void> {
+    return this.sinks.deliver(e.sessionId, e);
+  }
+
+  /** Rejects new events, aborts running turns, closes every live session. Idempotent. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    const running: Promise<void>[] = [];
+    for (const [id, s] of this.#live) {
+      const w = this.#workers.get(id);
+      if (w?.running) {
+        this.#abortRunning(s, w);
+        running.push(w.running.settled);
+      }
+      for (const p of [...(w?.queue ?? []), ...(w?.collected ? [w.collected] : [])]) p.resolve("dropped");
+    }
+    await Promise.allSettled(running);
+    for (const s of this.#live.values()) s.close();
+    this.#live.clear();
+    this.#workers.clear();
+  }
+
+  get closed(): boolean {
+    return this.#closed;
+  }
+}
+
+function newPending(ev: MessageEvent): Pending {
+  let resolve!: (o: TurnOutcome) => void;
+  const done = new Promise<TurnOutcome>((r) => (resolve = r));
+  return { event: ev, inboundIds: ev.inboundId ? [ev.inboundId] : [], done, resolve };
+}
+
+function mergeInto(p: Pending, ev: MessageEvent): void {
+  p.event = { ...ev, text: `${p.event.text}\n\n${ev.text}`, attachments: [...(p.event.attachments ?? []), ...(ev.attachments ?? [])] };
+  if (ev.inboundId) p.inboundIds.push(ev.inboundId);
+}
+
+/** The user's text as the agent and the transcript see it, attachments described. */
+export function renderUserText(ev: MessageEvent): string {
+  const parts = [ev.text];
+  for (const a of ev.attachments ?? []) {
+    const bits = [a.name, a.mimeType, a.size !== undefined ? `${a.size} bytes` : undefined].filter(Boolean).join(", ");
+    parts.push(`[${a.kind} attached${bits ? `: ${bits}` : ""}]`);
+  }
+  return parts.filter((p) => p.length > 0).join("\n");
+}
+
+export function errInfo(err: unknown): Record<string, unknown> {
+  return err instanceof Error ? { name: err.name, message: err.message, code: (err as { code?: unknown }).code } : { message: String(err) };
+}

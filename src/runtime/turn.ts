@@ -1,0 +1,119 @@
+import { randomUUID } from "node:crypto";
+import { buildSystemPrompt } from "../agent/prompt.js";
+import { isAgentError, type ChatMessage } from "../agent/types.js";
+import { memoryScope } from "../session/memory-scope.js";
+import type { MessageEvent, Severity } from "./events.js";
+import type { Reply } from "./ledger.js";
+import type { LiveSession, WindowMessage } from "./live-session.js";
+import { errInfo, renderUserText, type Runner } from "./runner.js";
+
+export type TurnOutcome = "answered" | "failed" | "aborted" | "fenced" | "dropped" | "consumed" | "context";
+
+export interface Pending {
+  event: MessageEvent;
+  inboundIds: string[];
+  done: Promise<TurnOutcome>;
+  resolve(o: TurnOutcome): void;
+}
+
+const DEFAULT_TIMEOUT_MS = 120_000;
+const DEFAULT_TYPING_MS = 4_000;
+
+/**
+ * Runs one agent turn for a pending message. The run is fenced by the
+ * session generation captured at its start: once the session is rotated,
+ * stopped or switched, nothing more it produces is emitted, and it commits
+ * nothing but the inbound record's handled state.
+ */
+export async function executeTurn(runner: Runner, session: LiveSession, p: Pending, generation: number, abort: AbortController): Promise<TurnOutcome> {
+  const { opts } = runner;
+  const ev = p.event;
+  const turnId = randomUUID();
+  const live = () => session.generation === generation;
+  const emit = (e: Parameters<LiveSession["emit"]>[0]) => {
+    if (live()) session.emit(e);
+  };
+  const timeoutMs = opts.turnTimeoutMs ?? DEFAULT_TIMEOUT_MS;
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    abort.abort(new Error("turn timeout"));
+  }, timeoutMs);
+  timer.unref?.();
+  const typing = setInterval(() => emit({ kind: "typing", sessionId: session.id, replyTo: ev.replyTo }), opts.typingIntervalMs ?? DEFAULT_TYPING_MS);
+  typing.unref?.();
+
+  const userText = renderUserText(ev);
+  let text = "";
+  const notices: Array<{ severity: Severity; text: string }> = [];
+  let outcome: TurnOutcome = "answered";
+  try {
+    emit({ kind: "lifecycle", sessionId: session.id, phase: "turn-start", replyTo: ev.replyTo, detail: { turnId } });
+    emit({ kind: "typing", sessionId: session.id, replyTo: ev.replyTo });
+    const window = await session.window();
+    const memories = opts.memories ? await opts.memories.recall(memoryScope(session.info).read, 20) : [];
+    const persona = opts.personas.resolve(session.info.persona);
+    const messages: ChatMessage[] = [...window.map((m) => ({ role: m.role, content: m.content })), { role: "user", content: userText }];
+    const agent = opts.agentFactory(session.metadata as Record<string, unknown>);
+    for await (const out of agent.run({ system: buildSystemPrompt(persona.prompt, memories), messages, signal: abort.signal })) {
+      if (!live()) break;
+      if (out.type === "text-delta") {
+        text += out.text;
+        emit({ kind: "text-delta", sessionId: session.id, turnId, replyTo: ev.replyTo, delta: out.text, text });
+      } else if (out.type === "notice") {
+        notices.push({ severity: out.severity, text: out.text });
+      } else {
+        text = out.text;
+      }
+    }
+  } catch (err) {
+    if (!live()) outcome = "fenced";
+    else if (timedOut) {
+      outcome = "failed";
+      notices.push({ severity: "error", text: `The agent did not answer within ${Math.round(timeoutMs / 1000)} s, so the turn was stopped. Please try again.` });
+    } else if (isAgentError(err, "Aborted")) {
+      outcome = "aborted";
+    } else {
+      outcome = "failed";
+      opts.log?.warn({ sessionId: session.id, err: errInfo(err) }, "agent turn failed");
+      const why = isAgentError(err) ? err.message : "an unexpected error";
+      notices.push({ severity: "error", text: `Sorry, the agent failed: ${why}` });
+    }
+  } finally {
+    clearTimeout(timer);
+    clearInterval(typing);
+  }
+  if (!live()) outcome = outcome === "failed" ? "failed" : "fenced";
+
+  if (outcome === "fenced") {
+    // The conversation moved on: record only that the inbound was handled.
+    await runner.ledger.commit({ sessionId: session.id, inboundIds: p.inboundIds, messages: [], turnIncrement: 0, replies: [] });
+    return outcome;
+  }
+
+  const answered = outcome === "answered" && text.length > 0;
+  if (outcome === "answered" && text.length === 0) notices.push({ severity: "warn", text: "The agent returned an empty answer." });
+  const committed: WindowMessage[] = [{ role: "user", content: userText }, ...(answered ? [{ role: "assistant" as const, content: text }] : [])];
+  const replies: Reply[] = [
+    ...(answered ? [{ replyTo: ev.replyTo, text, kind: "reply" as const }] : []),
+    ...notices.map((n) => ({ replyTo: ev.replyTo, text: n.text, kind: "notice" as const, severity: n.severity })),
+  ];
+  const result = await runner.ledger.commit({ sessionId: session.id, inboundIds: p.inboundIds, messages: committed, turnIncrement: answered ? 1 : 0, replies });
+  if (result.transcript === "ok") {
+    session.remember(committed);
+    if (answered) session.noteTurn(1);
+  }
+  // Committed: from here the replies are durable and are sent even if the session moves on.
+  let i = 0;
+  if (answered) session.emit({ kind: "text-final", sessionId: session.id, turnId, replyTo: ev.replyTo, text, inboundId: ev.inboundId, deliveryId: result.deliveryIds[i++] });
+  for (const n of notices) session.emit({ kind: "notice", sessionId: session.id, severity: n.severity, text: n.text, replyTo: ev.replyTo, inboundId: ev.inboundId, deliveryId: result.deliveryIds[i++] });
+  session.emit({ kind: "turn-complete", sessionId: session.id, turnId, replyTo: ev.replyTo, inboundId: ev.inboundId, outcome: outcome === "answered" ? "answered" : outcome === "aborted" ? "aborted" : "failed" });
+  if (answered) {
+    try {
+      opts.onTurnCommitted?.(session);
+    } catch (err) {
+      opts.log?.error({ sessionId: session.id, err: errInfo(err) }, "turn hook failed");
+    }
+  }
+  return outcome;
+}

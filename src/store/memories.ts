@@ -1,0 +1,40 @@
+import { randomUUID } from "node:crypto";
+import type { Database } from "./db.js";
+
+export interface MemoryRecord {
+  id: string;
+  scope: string;
+  sessionId: string | null;
+  content: string;
+  createdAt: Date;
+}
+
+/** Condensed memories, partitioned by memory scope (src/session/memory-scope.ts makes the scope). */
+export class MemoryStore {
+  constructor(readonly db: Database) {}
+
+  async add(scope: string, sessionId: string | null, contents: string[]): Promise<void> {
+    if (contents.length === 0) return;
+    const now = new Date();
+    await this.db.write((c) => c.memory.createMany({ data: contents.map((content) => ({ id: randomUUID(), scope, sessionId, content, createdAt: now })) }));
+  }
+
+  /** The most recent memories of a scope, oldest first. */
+  async recall(scope: string, limit = 20): Promise<string[]> {
+    const rows = await this.db.read((c) => c.memory.findMany({ where: { scope }, orderBy: [{ createdAt: "desc" }, { id: "asc" }], take: limit }));
+    return rows.reverse().map((r) => r.content);
+  }
+
+  list(scope: string): Promise<MemoryRecord[]> {
+    return this.db.read((c) => c.memory.findMany({ where: { scope }, orderBy: { createdAt: "asc" } }));
+  }
+
+  /** Replaces a scope's memories with a condensed set (compaction of a private scope). */
+  replace(scope: string, contents: string[]): Promise<void> {
+    return this.db.transaction("memory-compact", async (tx) => {
+      await tx.memory.deleteMany({ where: { scope } });
+      const now = new Date();
+      if (contents.length) await tx.memory.createMany({ data: contents.map((content) => ({ id: randomUUID(), scope, sessionId: null, content, createdAt: now })) });
+    });
+  }
+}

@@ -1,0 +1,168 @@
+/**
+ * A fake OpenAI-compatible chat-completions server for tests. It speaks the
+ * real wire format (HTTP + SSE `data:` lines) on 127.0.0.1, answers each
+ * request with the next scripted Reply, and records what it received.
+ */
+import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+
+/** A body part: text or bytes to write, or a pause in ms before the next part. */
+export type Part = string | Buffer | { pause: number };
+
+export interface Reply {
+  status?: number;
+  headers?: Record<string, string>;
+  body?: Part[];
+  /** Send nothing at all, not even headers: the client sees a hung server. */
+  noHeaders?: boolean;
+  /** After the body, keep the response open instead of ending it. */
+  hang?: boolean;
+  /** After the body, close the connection without finishing the response. */
+  reset?: boolean;
+}
+
+export interface RecordedRequest {
+  method: string;
+  url: string;
+  headers: IncomingHttpHeaders;
+  /** The parsed JSON body. */
+  body: any;
+  at: number;
+  /** True once the client closed the connection before the reply was complete. */
+  closedByClient: boolean;
+  /** Resolves when the exchange is over, either way. */
+  closed: Promise<void>;
+}
+
+export const sse = {
+  event: (data: unknown): string => `data: ${typeof data === "string" ? data : JSON.stringify(data)}\n\n`,
+  done: "data: [DONE]\n\n",
+  /** A chat.completion.chunk with one choice. */
+  chunk: (delta: Record<string, unknown>, finish: string | null = null, extra: Record<string, unknown> = {}) =>
+    sse.event({ id: "chatcmpl-1", object: "chat.completion.chunk", created: 1, model: "fake", choices: [{ index: 0, delta, finish_reason: finish }], ...extra }),
+};
+
+const SSE_HEADERS = { "content-type": "text/event-stream", "cache-control": "no-cache" };
+
+/** Streams `pieces` as content deltas (optionally pausing between them), then stop and [DONE]. */
+export function textReply(pieces: string[], opts: { pauseMs?: number; done?: boolean } = {}): Reply {
+  const body: Part[] = [sse.chunk({ role: "assistant", content: "" })];
+  for (const p of pieces) {
+    if (opts.pauseMs) body.push({ pause: opts.pauseMs });
+    body.push(sse.chunk({ content: p }));
+  }
+  body.push(sse.chunk({}, "stop"));
+  if (opts.done !== false) body.push(sse.done);
+  return { headers: SSE_HEADERS, body };
+}
+
+export interface FakeToolCall {
+  id?: string;
+  name: string;
+  arguments: string;
+}
+
+/** Streams tool calls the way OpenAI does: name first, then argument fragments, keyed by index. */
+export function toolCallReply(calls: FakeToolCall[], opts: { omitIds?: boolean; fragment?: number; text?: string } = {}): Reply {
+  const body: Part[] = [sse.chunk({ role: "assistant", content: opts.text ?? null })];
+  calls.forEach((c, index) => {
+    const id = opts.omitIds ? {} : { id: c.id ?? `call_${index}` };
+    body.push(sse.chunk({ tool_calls: [{ index, ...id, type: "function", function: { name: c.name, arguments: "" } }] }));
+    const size = opts.fragment ?? 4;
+    for (let i = 0; i < c.arguments.length; i += size) {
+      body.push(sse.chunk({ tool_calls: [{ index, function: { arguments: c.arguments.slice(i, i + size) } }] }));
+    }
+  });
+  body.push(sse.chunk({}, "tool_calls"), sse.done);
+  return { headers: SSE_HEADERS, body };
+}
+
+export function statusReply(status: number, headers: Record<string, string> = {}, body = ""): Reply {
+  return { status, headers: { "content-type": "application/json", ...headers }, body: body ? [body] : [] };
+}
+
+/** A raw SSE body, for malformed or unusual streams. */
+export function rawReply(body: Part[], headers: Record<string, string> = SSE_HEADERS): Reply {
+  return { headers, body };
+}
+
+export class FakeOpenAi {
+  readonly requests: RecordedRequest[] = [];
+  private readonly queue: Reply[] = [];
+  private readonly timers = new Set<NodeJS.Timeout>();
+  private waiters: Array<() => void> = [];
+
+  private constructor(private readonly server: Server) {}
+
+  static async start(): Promise<FakeOpenAi> {
+    let fake!: FakeOpenAi;
+    const server = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on("data", (c: Buffer) => chunks.push(c));
+      req.on("end", () => void fake.handle(req.method ?? "", req.url ?? "", req.headers, Buffer.concat(chunks).toString("utf8"), res));
+    });
+    fake = new FakeOpenAi(server);
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    return fake;
+  }
+
+  get baseUrl(): string {
+    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/v1`;
+  }
+
+  /** Replies are used in order, one per request; an unscripted request gets a 500 that says so. */
+  enqueue(...replies: Reply[]): this {
+    this.queue.push(...replies);
+    return this;
+  }
+
+  async waitForRequests(n: number): Promise<void> {
+    while (this.requests.length < n) await new Promise<void>((r) => this.waiters.push(r));
+  }
+
+  async close(): Promise<void> {
+    for (const t of this.timers) clearTimeout(t);
+    this.timers.clear();
+    this.server.closeAllConnections();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+
+  private pause(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const t = setTimeout(() => {
+        this.timers.delete(t);
+        resolve();
+      }, ms).unref();
+      this.timers.add(t);
+    });
+  }
+
+  private async handle(method: string, url: string, headers: IncomingHttpHeaders, raw: string, res: ServerResponse): Promise<void> {
+    let body: unknown;
+    try {
+      body = JSON.parse(raw);
+    } catch {
+      body = raw;
+    }
+    let markClosed!: () => void;
+    const rec: RecordedRequest = { method, url, headers, body, at: Date.now(), closedByClient: false, closed: new Promise<void>((r) => (markClosed = r)) };
+    res.on("close", () => {
+      if (!res.writableFinished) rec.closedByClient = true;
+      markClosed();
+    });
+    this.requests.push(rec);
+    for (const w of this.waiters.splice(0)) w();
+
+    const reply = this.queue.shift() ?? statusReply(500, {}, JSON.stringify({ error: { message: "fake server: no scripted reply left" } }));
+    if (reply.noHeaders) return;
+    res.writeHead(reply.status ?? 200, reply.headers ?? SSE_HEADERS);
+    res.flushHeaders();
+    for (const part of reply.body ?? []) {
+      if (res.destroyed) return;
+      if (typeof part === "string" || Buffer.isBuffer(part)) res.write(part);
+      else await this.pause(part.pause);
+    }
+    if (reply.reset) res.socket?.end(); // flushes what was written, then closes mid-response
+    else if (!reply.hang && !res.destroyed) res.end();
+  }
+}

@@ -6,3 +6,4 @@ export * from "./live-session.js";
 export * from "./runner.js";
 export { executeTurn, type TurnOutcome } from "./turn.js";
 export * from "./commands/index.js";
+export * from "./reflection.js";

@@ -17,3 +17,4 @@ export async function openDatabase(opts: DatabaseOptions & { migrate?: boolean }
 export { TranscriptStore, type MessageRecord, type NewMessage } from "./transcript.js";
 export { AccessStore, type PairingRecord } from "./access.js";
 export { MemoryStore, type MemoryRecord } from "./memories.js";
+export { KvStore } from "./kv.js";

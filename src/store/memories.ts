@@ -15,8 +15,9 @@ export class MemoryStore {
 
   async add(scope: string, sessionId: string | null, contents: string[]): Promise<void> {
     if (contents.length === 0) return;
-    const now = new Date();
-    await this.db.write((c) => c.memory.createMany({ data: contents.map((content) => ({ id: randomUUID(), scope, sessionId, content, createdAt: now })) }));
+    // One millisecond apart, so recall keeps the condenser's order.
+    const now = Date.now();
+    await this.db.write((c) => c.memory.createMany({ data: contents.map((content, i) => ({ id: randomUUID(), scope, sessionId, content, createdAt: new Date(now + i) })) }));
   }
 
   /** The most recent memories of a scope, oldest first. */

@@ -60,7 +60,12 @@ async function withDb<T>(config: Config, fn: (db: Database) => Promise<T>): Prom
   }
 }
 
-export async function runCli(argv: string[], io: CliIO = stdio, env: NodeJS.ProcessEnv = process.env): Promise<number> {
+export interface CliDeps {
+  /** Builds the platform adapters for `serve` (given by the composition root, bin/switchboard.mjs). */
+  adapters?: (config: Config) => import("./gateway/adapter.js").Adapter[];
+}
+
+export async function runCli(argv: string[], io: CliIO = stdio, env: NodeJS.ProcessEnv = process.env, deps: CliDeps = {}): Promise<number> {
   let parsed;
   try {
     parsed = parseArgs({
@@ -102,7 +107,7 @@ export async function runCli(argv: string[], io: CliIO = stdio, env: NodeJS.Proc
     switch (cmd) {
       case "serve": {
         const { serve } = await import("./main.js");
-        await serve(config);
+        await serve(config, { adapters: deps.adapters });
         return 0;
       }
       case "migrate": {

@@ -1,25 +1,30 @@
 import type { Config } from "./config.js";
-import { createLogger, registerSecret } from "./log.js";
 import { SECRET_KEYS } from "./config.js";
-import { openDatabase } from "./store/index.js";
+import { createApp, type AppOptions } from "./gateway/app.js";
+import { createLogger, registerSecret } from "./log.js";
 
 /**
- * Runs the gateway until SIGINT/SIGTERM. Issue by issue this grows the HTTP
- * server, the web console and the platform adapters; it always starts on
- * embedded SQLite with no tokens.
+ * Runs the gateway until SIGINT/SIGTERM: migrations, the HTTP server (web
+ * console, /healthz, /metrics, webhooks) and every configured adapter. The
+ * composition root (bin/switchboard.mjs) passes the adapters in, so src/
+ * never imports an adapter or a platform SDK.
  */
-export async function serve(config: Config): Promise<void> {
+export async function serve(config: Config, opts: Pick<AppOptions, "adapters"> = {}): Promise<void> {
   for (const k of SECRET_KEYS) registerSecret(config[k] as string | undefined);
   const log = createLogger({ level: config.LOG_LEVEL });
   const started = performance.now();
-  const db = await openDatabase({ url: config.DATABASE_URL });
-  log.info({ provider: db.provider, readyMs: Math.round(performance.now() - started) }, "switchboard ready");
+  const app = await createApp(config, { log, adapters: opts.adapters });
+  const url = await app.start();
+  log.info(
+    { url, provider: app.db.provider, adapters: app.gateway.adapters.map((a) => `${a.platform}:${a.botId}`), readyMs: Math.round(performance.now() - started) },
+    `switchboard ready on ${url}`,
+  );
   await new Promise<void>((resolve) => {
-    const stop = () => resolve();
-    process.once("SIGINT", stop);
-    process.once("SIGTERM", stop);
+    process.once("SIGINT", resolve);
+    process.once("SIGTERM", resolve);
   });
-  await db.close();
+  log.info("stopping: draining in-flight replies");
+  await app.stop();
   log.info("switchboard stopped");
   log.flush();
 }

@@ -48,6 +48,12 @@ export interface HttpResponse {
   status: number;
   headers?: Record<string, string>;
   body?: string | Buffer;
+  /**
+   * For long-lived responses (server-sent events): called with the raw
+   * response after the status and headers are written; `body` is ignored.
+   * Call `onClose` to learn when the client goes away.
+   */
+  stream?: (write: (chunk: string) => boolean, onClose: (fn: () => void) => void) => void;
 }
 
 export type HttpHandler = (req: HttpRequest) => Promise<HttpResponse>;
@@ -66,6 +72,11 @@ export interface Adapter {
   readonly botUsername?: string;
   readonly limits: AdapterLimits;
   readonly sink: AdapterSink;
+  /**
+   * A local operator channel (the web console): DM policy does not apply to
+   * it. Platform adapters leave this unset.
+   */
+  readonly trusted?: boolean;
   start(ctx: AdapterContext): Promise<void>;
   /** Stops taking events, lets in-flight replies drain, and releases every connection. */
   stop(): Promise<void>;

@@ -37,7 +37,8 @@ export interface RunHandle {
 export interface RunnerOptions {
   registry: Registry;
   transcript: TranscriptStore;
-  agentFactory: (metadata: Record<string, unknown>) => Agent;
+  /** Builds the agent for a turn from the session's metadata (and the session, for per-user tools). */
+  agentFactory: (metadata: Record<string, unknown>, ctx: { session: Info }) => Agent;
   personas: PersonaRegistry;
   memories?: MemoryStore;
   ledger?: Ledger;

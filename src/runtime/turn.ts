@@ -54,7 +54,7 @@ export async function executeTurn(runner: Runner, session: LiveSession, p: Pendi
     const memories = opts.memories ? await opts.memories.recall(memoryScope(session.info).read, 20) : [];
     const persona = opts.personas.resolve(session.info.persona);
     const messages: ChatMessage[] = [...window.map((m) => ({ role: m.role, content: m.content })), { role: "user", content: userText }];
-    const agent = opts.agentFactory(session.metadata as Record<string, unknown>);
+    const agent = opts.agentFactory(session.metadata as Record<string, unknown>, { session: session.info });
     for await (const out of agent.run({ system: buildSystemPrompt(persona.prompt, memories), messages, signal: abort.signal })) {
       if (!live()) break;
       if (out.type === "text-delta") {

@@ -18,3 +18,6 @@ export { TranscriptStore, type MessageRecord, type NewMessage } from "./transcri
 export { AccessStore, type PairingRecord } from "./access.js";
 export { MemoryStore, type MemoryRecord } from "./memories.js";
 export { KvStore } from "./kv.js";
+export { InboundStore, type InboundRecord, type InboundStatus } from "./inbound.js";
+export { DeliveryStore, type DeliveryRecord, type DeliveryStatus } from "./deliveries.js";
+export { TurnStore, type TurnCommit } from "./turns.js";

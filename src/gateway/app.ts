@@ -1,0 +1,163 @@
+import type { Config } from "../config.js";
+import { createLogger, type Logger } from "../log.js";
+import { createAgentFactory, type AgentFactory } from "../agent/factory.js";
+import { personas as loadPersonas } from "../agent/personas.js";
+import { builtinTools } from "../agent/tools.js";
+import { commandInterceptor, type CommandSpec } from "../runtime/commands/index.js";
+import { agentCondenser, extractiveCondenser, Reflector } from "../runtime/reflection.js";
+import { Runner } from "../runtime/runner.js";
+import { Registry } from "../session/registry.js";
+import {
+  AccessStore, DeliveryStore, IdentityStore, InboundStore, KvStore, MemoryStore, SessionStore, TranscriptStore, TurnStore,
+  openDatabase, type Database, type StoreFaults,
+} from "../store/index.js";
+import type { Adapter } from "./adapter.js";
+import { Gateway } from "./gateway.js";
+import { HttpServer, json } from "./http.js";
+import { mountConsoleApi } from "./console-api.js";
+import { GatewayLedger } from "./ledger.js";
+import { GatewayMetrics } from "./metrics.js";
+import { Outbound } from "./outbound.js";
+import { Pairing } from "./pairing.js";
+
+export interface AppOptions {
+  log?: Logger;
+  /** Builds the platform adapters once the app exists (the composition root passes adapters/). */
+  adapters?: (config: Config) => Adapter[];
+  agentFactory?: AgentFactory | ((metadata: Record<string, unknown>, ctx: { session: import("../session/info.js").Info }) => import("../agent/types.js").Agent);
+  faults?: StoreFaults;
+  /** Stream a draft only when a turn runs longer than this. */
+  streamAfterMs?: number;
+  /** How often unsent replies are retried. */
+  retryIntervalMs?: number;
+}
+
+export interface App {
+  config: Config;
+  log: Logger;
+  db: Database;
+  registry: Registry;
+  runner: Runner;
+  gateway: Gateway;
+  http: HttpServer;
+  metrics: GatewayMetrics;
+  reflector: Reflector;
+  /** Listens on HTTP_HOST:HTTP_PORT and starts the adapters. Returns the base URL. */
+  start(): Promise<string>;
+  stop(): Promise<void>;
+}
+
+/** The composition of every layer, as `npm start` runs it. */
+export async function createApp(config: Config, opts: AppOptions = {}): Promise<App> {
+  const log = opts.log ?? createLogger({ level: config.LOG_LEVEL });
+  const db = await openDatabase({ url: config.DATABASE_URL, faults: opts.faults });
+  const registry = new Registry(new SessionStore(db));
+  const transcript = new TranscriptStore(db);
+  const memories = new MemoryStore(db);
+  const kv = new KvStore(db);
+  const identities = new IdentityStore(db);
+  const metrics = new GatewayMetrics({ processMetrics: true });
+  const personaRegistry = loadPersonas(config.PERSONAS ? (JSON.parse(config.PERSONAS) as Record<string, string>) : {});
+  const agentFactory =
+    opts.agentFactory ??
+    createAgentFactory({
+      baseUrl: config.OPENAI_BASE_URL,
+      apiKey: config.OPENAI_API_KEY,
+      model: config.OPENAI_MODEL,
+      temperature: config.MODEL_TEMPERATURE !== undefined ? Number(config.MODEL_TEMPERATURE) : undefined,
+      maxOutputTokens: config.MODEL_MAX_OUTPUT_TOKENS !== undefined ? Number(config.MODEL_MAX_OUTPUT_TOKENS) : undefined,
+      thinkingLevel: config.MODEL_THINKING_LEVEL as never,
+      maxToolRounds: config.TOOL_MAX_ROUNDS,
+      log,
+    });
+  const ledger = new GatewayLedger(new TurnStore(db), config.INBOUND_TTL);
+  const reflector = new Reflector({
+    registry, transcript, memories, kv, log,
+    everyTurns: config.REFLECT_EVERY_TURNS,
+    condenser: "provider" in agentFactory && agentFactory.provider === "openai" ? agentCondenser(() => agentFactory({})) : extractiveCondenser(),
+  });
+  // The built-in tools, scoped per turn: search_sessions only sees the asking conversation's own sessions.
+  const withTools = (metadata: Record<string, unknown>, ctx: { session: import("../session/info.js").Info }) => {
+    if (!("provider" in agentFactory) || agentFactory.provider !== "openai") return agentFactory(metadata, ctx as never);
+    const owner = { userId: ctx.session.userId, agentId: ctx.session.agentId };
+    const tools = builtinTools({
+      searchSessions: async (query) => {
+        const mine = await registry.list(owner, { kinds: ["chat", "main"], includeArchived: true, limit: 100 });
+        const hits = await transcript.search(mine.map((s) => s.id), query.split(/\s+/).filter(Boolean).slice(0, 8), 10);
+        return hits.length ? hits.map((h) => `${h.sessionId}: ${h.snippet}`).join("\n") : "No earlier session mentions that.";
+      },
+    });
+    return agentFactory(metadata, { tools });
+  };
+  const runner = new Runner({
+    registry, transcript, memories, ledger, log,
+    agentFactory: withTools,
+    personas: personaRegistry,
+    busyPolicy: config.BUSY_POLICY,
+    context: { maxMessages: config.CONTEXT_MAX_MESSAGES, maxChars: config.CONTEXT_MAX_CHARS },
+    turnTimeoutMs: config.AGENT_TIMEOUT,
+    onTurnCommitted: reflector.onTurnCommitted,
+  });
+  const pairing = new Pairing(new AccessStore(db));
+  const approve: CommandSpec = {
+    name: "approve",
+    summary: "approve a DM pairing code (operators)",
+    usage: "/approve <code>",
+    access: "admin",
+    async run(ctx) {
+      const r = await pairing.approve(ctx.args);
+      ctx.notify(typeof r === "string" ? "error" : "success", typeof r === "string" ? `Code ${ctx.args || "(none)"} is ${r === "missing" ? "unknown" : r}.` : `Approved ${r.senderId} on ${r.platform}.`);
+    },
+  };
+  const commands = commandInterceptor({ transcript, personas: personaRegistry, defaultModel: config.OPENAI_MODEL, extra: [approve] });
+  runner.register(commands);
+
+  const http = new HttpServer(log);
+  const outbound = new Outbound({ deliveries: new DeliveryStore(db), metrics, log, streamAfterMs: opts.streamAfterMs });
+  runner.withSink([], outbound.sink);
+  const gateway = new Gateway({
+    policy: config, registry, identities, inbound: new InboundStore(db), kv, runner, ledger, outbound, pairing, metrics, log,
+    route: (m, p, h) => http.route(m, p, h),
+    commands: commands.commands.filter((c) => (c.access ?? "anyone") === "anyone").map((c) => ({ name: c.name, description: c.summary })),
+  });
+  for (const a of opts.adapters?.(config) ?? []) gateway.add(a);
+
+  const health = () => gateway.adapters.map((a) => ({ platform: a.platform, botId: a.botId, ...a.health() }));
+  http.route("GET", "/healthz", async (req) => {
+    const adapters = health();
+    const ready = adapters.every((a) => a.ready);
+    return json(req.query.get("ready") && !ready ? 503 : 200, { status: "ok", ready, adapters });
+  });
+  http.route("GET", "/metrics", async () => {
+    for (const a of health()) metrics.adapterUp.set({ platform: a.platform, bot: a.botId }, a.ready ? 1 : 0);
+    outbound.updateGauges();
+    return { status: 200, headers: { "content-type": metrics.contentType }, body: await metrics.text() };
+  });
+
+  if (config.CONSOLE_ENABLED) mountConsoleApi((m, p, h) => http.route(m, p, h), { registry, sessions: registry.store, transcript, runner });
+
+  let timers: NodeJS.Timeout[] = [];
+  return {
+    config, log, db, registry, runner, gateway, http, metrics, reflector,
+    async start() {
+      const addr = await http.listen(config.HTTP_PORT, config.HTTP_HOST);
+      await gateway.start();
+      reflector.start(config.REFLECT_SWEEP_INTERVAL);
+      timers = [
+        setInterval(() => void outbound.flushUnsent().catch((err) => log.warn({ err: String(err) }, "retrying unsent replies failed")), opts.retryIntervalMs ?? 15_000),
+        setInterval(() => runner.evictIdle(30 * 60_000), 60_000),
+      ];
+      for (const t of timers) t.unref();
+      return `http://${addr.address}:${addr.port}`;
+    },
+    async stop() {
+      for (const t of timers) clearInterval(t);
+      await gateway.stop();
+      await reflector.stop();
+      await runner.close();
+      outbound.close();
+      await http.close();
+      await db.close();
+    },
+  };
+}

@@ -1,0 +1,264 @@
+import type { Config } from "../config.js";
+import type { Logger } from "../log.js";
+import type { InEvent } from "../runtime/events.js";
+import { errInfo, type Runner } from "../runtime/runner.js";
+import type { Registry } from "../session/registry.js";
+import type { Info } from "../session/info.js";
+import type { IdentityStore } from "../store/identities.js";
+import type { InboundStore } from "../store/inbound.js";
+import type { KvStore } from "../store/kv.js";
+import type { Adapter, AdapterContext, HttpHandler, InboundResult } from "./adapter.js";
+import type { InboundEnvelope } from "./contract.js";
+import type { GatewayLedger } from "./ledger.js";
+import type { GatewayMetrics } from "./metrics.js";
+import { adapterKey, type Outbound } from "./outbound.js";
+import type { Pairing } from "./pairing.js";
+import { answersInGroup, listed } from "./policy.js";
+
+export type GatewayPolicy = Pick<
+  Config,
+  "INBOUND_TTL" | "DM_POLICY" | "ALLOW_FROM" | "ADMIN_USERS" | "GROUP_REQUIRE_MENTION" | "THREAD_SESSIONS" | "MAX_INBOUND_CHARS"
+>;
+
+export interface GatewayDeps {
+  policy: GatewayPolicy;
+  registry: Registry;
+  identities: IdentityStore;
+  inbound: InboundStore;
+  kv: KvStore;
+  runner: Runner;
+  ledger: GatewayLedger;
+  outbound: Outbound;
+  pairing: Pairing;
+  metrics: GatewayMetrics;
+  log: Logger;
+  route: (method: "GET" | "POST", path: string, handler: HttpHandler) => void;
+  commands: ReadonlyArray<{ name: string; description: string }>;
+}
+
+/** Envelope JSON revived (dates), for replaying a recorded event after a restart. */
+function revive(json: string): InboundEnvelope {
+  return JSON.parse(json, (k, v) => (k === "occurredAt" && typeof v === "string" ? new Date(v) : v));
+}
+
+/**
+ * The inbound pipeline: record -> access policy -> identity -> binding ->
+ * runner, and recovery after a restart. Events of one chat are handled in
+ * arrival order; different chats run concurrently.
+ */
+export class Gateway {
+  readonly adapters: Adapter[] = [];
+  readonly #chains = new Map<string, Promise<void>>();
+  readonly #bindings = new Map<string, string>();
+  readonly #pendingHandles = new Set<Promise<unknown>>();
+  #stopping = false;
+
+  constructor(readonly deps: GatewayDeps) {
+    // Rotations and switches move a conversation: forget its cached binding.
+    deps.runner.withSink(["lifecycle"], (_id, e) => {
+      if (e.kind === "lifecycle" && (e.phase === "rotated" || e.phase === "switched")) {
+        const prev = String(e.detail?.previousId ?? "");
+        for (const [k, v] of this.#bindings) if (v === prev) this.#bindings.set(k, e.sessionId);
+      }
+    });
+  }
+
+  add(adapter: Adapter): void {
+    this.adapters.push(adapter);
+    this.deps.outbound.add(adapter);
+  }
+
+  context(adapter: Adapter): AdapterContext {
+    return {
+      inbound: (env) => this.inbound(env),
+      route: this.deps.route,
+      kv: { get: (k) => this.deps.kv.get(k), set: (k, v) => this.deps.kv.set(k, v) },
+      commands: this.deps.commands,
+      log: this.deps.log.child({ platform: adapter.platform }),
+    };
+  }
+
+  /** Starts every adapter; one that fails to start is logged and reported down, the rest carry on. */
+  async start(): Promise<void> {
+    await Promise.all(
+      this.adapters.map(async (a) => {
+        try {
+          await a.start(this.context(a));
+          this.deps.outbound.rekey(a);
+        } catch (err) {
+          this.deps.log.error({ platform: a.platform, err: errInfo(err) }, "adapter failed to start; the gateway runs without it");
+        }
+      }),
+    );
+    await this.recover();
+  }
+
+  /**
+   * After a restart: replies that were committed but not confirmed sent go
+   * out once; accepted events that were never handled are handled now, or
+   * expired if they are older than INBOUND_TTL.
+   */
+  async recover(): Promise<{ replayed: number; expired: number; resent: number }> {
+    let replayed = 0;
+    let expired = 0;
+    const resent = await this.deps.outbound.flushUnsent();
+    for (const rec of await this.deps.inbound.unhandled()) {
+      let env: InboundEnvelope;
+      try {
+        env = revive(rec.envelope);
+      } catch {
+        await this.deps.inbound.mark(rec.id, "ignored", "unreadable envelope");
+        continue;
+      }
+      if (Date.now() - rec.occurredAt.getTime() > this.deps.policy.INBOUND_TTL) {
+        await this.deps.inbound.mark(rec.id, "expired", "expired before it was handled");
+        this.deps.metrics.expired.inc({ platform: rec.platform, what: "inbound" });
+        expired++;
+        continue;
+      }
+      this.#enqueue(env, rec.id, rec.occurredAt.getTime());
+      replayed++;
+    }
+    if (replayed || expired || resent) this.deps.log.info({ replayed, expired, resent }, "recovered work from before the restart");
+    return { replayed, expired, resent };
+  }
+
+  /** Records the event (the adapter may acknowledge once this resolves) and queues its handling. */
+  async inbound(env: InboundEnvelope): Promise<InboundResult> {
+    const { metrics, policy } = this.deps;
+    if (env.senderIsBot) {
+      metrics.inbound.inc({ platform: env.platform, outcome: "ignored" });
+      return { status: "ignored", reason: "sent by a bot" };
+    }
+    const age = Date.now() - env.occurredAt.getTime();
+    const expired = age > policy.INBOUND_TTL;
+    const rec = await this.deps.inbound.record({
+      platform: env.platform,
+      botId: env.botId,
+      eventId: env.eventId,
+      envelope: JSON.stringify(env),
+      occurredAt: env.occurredAt,
+      ...(expired ? { status: "expired" as const, note: `arrived ${Math.round(age / 1000)} s late` } : {}),
+    });
+    if (rec === "duplicate") {
+      metrics.duplicates.inc({ platform: env.platform });
+      metrics.inbound.inc({ platform: env.platform, outcome: "duplicate" });
+      return { status: "duplicate" };
+    }
+    if (expired) {
+      metrics.expired.inc({ platform: env.platform, what: "inbound" });
+      metrics.inbound.inc({ platform: env.platform, outcome: "expired" });
+      return { status: "expired" };
+    }
+    metrics.inbound.inc({ platform: env.platform, outcome: "accepted" });
+    this.#enqueue(env, rec.id, env.occurredAt.getTime());
+    return { status: "accepted", inboundId: rec.id };
+  }
+
+  #enqueue(env: InboundEnvelope, inboundId: string, occurredAt: number): void {
+    this.deps.ledger.occurredAt.set(inboundId, occurredAt);
+    const key = `${env.platform}:${env.botId}:${env.chatId}:${env.threadId ?? ""}`;
+    const prev = this.#chains.get(key) ?? Promise.resolve();
+    const next = prev.then(() => this.#handle(env, inboundId));
+    this.#chains.set(key, next);
+    this.#pendingHandles.add(next);
+    void next.finally(() => {
+      this.#pendingHandles.delete(next);
+      if (this.#chains.get(key) === next) this.#chains.delete(key);
+    });
+  }
+
+  /** Waits until every queued event has been taken by the runner. */
+  async idle(): Promise<void> {
+    while (this.#pendingHandles.size) await Promise.allSettled([...this.#pendingHandles]);
+  }
+
+  async #handle(env: InboundEnvelope, inboundId: string): Promise<void> {
+    try {
+      await this.#dispatch(env, inboundId);
+    } catch (err) {
+      // The event stays "received": it is replayed at the next start, or expires.
+      this.deps.log.error({ platform: env.platform, inboundId, err: errInfo(err) }, "could not handle an inbound event; it will be retried after a restart");
+    }
+  }
+
+  async #reply(env: InboundEnvelope, inboundId: string, text: string, sessionId = ""): Promise<void> {
+    const r = await this.deps.ledger.commit({ sessionId, inboundIds: [inboundId], messages: [], turnIncrement: 0, replies: [{ replyTo: env.replyTo, text, kind: "notice", severity: "info" }] });
+    for (const id of r.deliveryIds) await this.deps.outbound.deliverId(id);
+  }
+
+  async #dispatch(env: InboundEnvelope, inboundId: string): Promise<void> {
+    const { policy, identities, runner } = this.deps;
+    const adapter = this.adapters.find((a) => adapterKey(a.platform, a.botId) === adapterKey(env.platform, env.botId));
+    const isAdmin = listed(policy.ADMIN_USERS, env);
+
+    if (env.chatKind === "private" && policy.DM_POLICY !== "open" && !adapter?.trusted && !isAdmin && !listed(policy.ALLOW_FROM, env)) {
+      const granted = await this.deps.pairing.store.isGranted(env.platform, env.botId, env.senderId);
+      if (!granted) {
+        if (policy.DM_POLICY === "allowlist") {
+          await this.#reply(env, inboundId, "Sorry, this bot only talks to people on its allowlist. Ask its operator for access.");
+          return;
+        }
+        const p = await this.deps.pairing.request({ platform: env.platform, botId: env.botId, senderId: env.senderId, displayName: env.senderName });
+        await this.#reply(
+          env,
+          inboundId,
+          p.kind === "code"
+            ? `Hi! This bot needs its operator's approval before it can chat with you. Your pairing code is ${p.code} (valid for 1 hour). The operator approves it with: switchboard pairing approve ${p.code}`
+            : "This bot has too many pending access requests right now. Please try again later.",
+        );
+        return;
+      }
+    }
+
+    if (env.text.length > policy.MAX_INBOUND_CHARS) {
+      await this.#reply(env, inboundId, `Your message is too long (${env.text.length} characters; the limit is ${policy.MAX_INBOUND_CHARS}). Please shorten it or send it in parts.`);
+      return;
+    }
+
+    const userId = await identities.userId(env.platform, env.senderId, env.senderName);
+    let conversation: InEvent["conversation"];
+    let respond = true;
+    if (env.chatKind === "private") {
+      conversation = { agentId: env.botId, userId, channel: env.channel };
+    } else {
+      let groupId = await identities.groupId(env.platform, env.chatId, { title: env.chatTitle });
+      if (env.chatKind === "thread" && env.threadId && policy.THREAD_SESSIONS === "own") {
+        groupId = await identities.groupId(env.platform, `${env.chatId}:thread:${env.threadId}`, { parentId: groupId });
+      }
+      conversation = { agentId: env.botId, userId: groupId, groupId, channel: env.channel };
+      respond = answersInGroup(env, policy.GROUP_REQUIRE_MENTION, adapter?.botUsername);
+    }
+
+    const key = this.deps.registry.chatKey(conversation);
+    const cached = this.#bindings.get(key);
+    let info: Info;
+    if (cached && runner.has(cached) && !runner.get(cached).closed) info = runner.get(cached).info;
+    else {
+      info = await this.deps.registry.resolveChatChannel(conversation);
+      this.#bindings.set(key, info.id);
+    }
+    const event: InEvent = {
+      type: "message",
+      text: env.text,
+      attachments: env.attachments,
+      respond,
+      conversation,
+      origin: { platform: env.platform, chatId: env.chatId, threadId: env.threadId, senderId: env.senderId, senderName: env.senderName, messageId: env.messageId, userId },
+      replyTo: env.replyTo,
+      inboundId,
+      receivedAt: new Date(),
+      isAdmin,
+      botUsername: adapter?.botUsername,
+    };
+    if (!this.#stopping) await runner.run(runner.open(info), event);
+  }
+
+  /** Stops adapters (they drain), then waits for queued handling and replies. */
+  async stop(): Promise<void> {
+    this.#stopping = true;
+    await Promise.allSettled(this.adapters.map((a) => a.stop()));
+    await this.idle();
+    await this.deps.outbound.drain();
+  }
+}

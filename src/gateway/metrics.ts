@@ -1,0 +1,26 @@
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+
+/** The gateway's Prometheus metrics, on a registry of its own (one per gateway instance). */
+export class GatewayMetrics {
+  readonly registry = new Registry();
+  readonly inbound = new Counter({ name: "switchboard_inbound_total", help: "Inbound platform events by outcome.", labelNames: ["platform", "outcome"] as const, registers: [this.registry] });
+  readonly duplicates = new Counter({ name: "switchboard_duplicates_dropped_total", help: "Inbound events dropped as duplicates (retries, redeliveries, replays).", labelNames: ["platform"] as const, registers: [this.registry] });
+  readonly expired = new Counter({ name: "switchboard_expired_total", help: "Inbound events and replies dropped because they were older than INBOUND_TTL.", labelNames: ["platform", "what"] as const, registers: [this.registry] });
+  readonly outbound = new Counter({ name: "switchboard_outbound_total", help: "Outbound platform calls by kind and outcome.", labelNames: ["platform", "call", "outcome"] as const, registers: [this.registry] });
+  readonly rateLimited = new Counter({ name: "switchboard_rate_limited_total", help: "429 answers received from platforms.", labelNames: ["platform"] as const, registers: [this.registry] });
+  readonly queueDepth = new Gauge({ name: "switchboard_outbound_queue_depth", help: "Outbound calls queued or running.", labelNames: ["platform"] as const, registers: [this.registry] });
+  readonly turnLatency = new Histogram({ name: "switchboard_turn_latency_seconds", help: "From an inbound event's arrival to its reply being committed.", buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60], registers: [this.registry] });
+  readonly adapterUp = new Gauge({ name: "switchboard_adapter_up", help: "1 when the adapter is ready, 0 when it is down.", labelNames: ["platform", "bot"] as const, registers: [this.registry] });
+
+  constructor(opts: { processMetrics?: boolean } = {}) {
+    if (opts.processMetrics) collectDefaultMetrics({ register: this.registry, prefix: "switchboard_" });
+  }
+
+  text(): Promise<string> {
+    return this.registry.metrics();
+  }
+
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+}

@@ -1,0 +1,242 @@
+import type { Logger } from "../log.js";
+import type { OutEvent, ReplyAddress } from "../runtime/events.js";
+import { errInfo } from "../runtime/runner.js";
+import type { DeliveryRecord, DeliveryStore } from "../store/deliveries.js";
+import type { Adapter } from "./adapter.js";
+import { chunkText } from "./chunker.js";
+import { isAdapterError } from "./contract.js";
+import type { GatewayMetrics } from "./metrics.js";
+import { OutboundScheduler } from "./scheduler.js";
+
+export const adapterKey = (platform: string, botId: string) => `${platform}:${botId}`;
+export const chatKey = (a: ReplyAddress) => `${a.platform}:${a.botId}:${a.chatId}:${a.threadId ?? ""}`;
+
+interface Draft {
+  messageId?: string;
+  sending?: Promise<void>;
+  text: string;
+  shown: string;
+  lastEdit: number;
+  timer?: NodeJS.Timeout;
+}
+
+export interface OutboundOptions {
+  deliveries: DeliveryStore;
+  metrics: GatewayMetrics;
+  log: Logger;
+  /** Stream a draft only when a turn is still producing text this long after it started. */
+  streamAfterMs?: number;
+}
+
+/**
+ * Everything that leaves for a platform: durable replies (by delivery id),
+ * streamed drafts edited in place, and typing. Every platform call goes
+ * through the adapter's OutboundScheduler, the one place that paces and
+ * retries them.
+ */
+export class Outbound {
+  readonly #adapters = new Map<string, { adapter: Adapter; scheduler: OutboundScheduler }>();
+  readonly #drafts = new Map<string, Draft>();
+  readonly #turnStart = new Map<string, number>();
+  readonly #inFlight = new Set<string>();
+  /** Replies to one chat are delivered in the order they were emitted. */
+  readonly #chains = new Map<string, Promise<void>>();
+
+  constructor(readonly opts: OutboundOptions) {}
+
+  add(adapter: Adapter): void {
+    const scheduler = new OutboundScheduler({
+      limits: { perChat: adapter.limits.perChat, global: adapter.limits.global },
+      log: this.opts.log,
+      onRateLimited: () => this.opts.metrics.rateLimited.inc({ platform: adapter.platform }),
+    });
+    this.#adapters.set(adapterKey(adapter.platform, adapter.botId), { adapter, scheduler });
+  }
+
+  /** Re-keys an adapter whose bot id became known at start. */
+  rekey(adapter: Adapter): void {
+    for (const [k, v] of this.#adapters) if (v.adapter === adapter) this.#adapters.delete(k);
+    this.add(adapter);
+  }
+
+  #for(a: { platform: string; botId: string }) {
+    return this.#adapters.get(adapterKey(a.platform, a.botId));
+  }
+
+  /** Queue depth of every adapter, for /metrics. */
+  updateGauges(): void {
+    for (const { adapter, scheduler } of this.#adapters.values()) this.opts.metrics.queueDepth.set({ platform: adapter.platform }, scheduler.pending());
+  }
+
+  /** The sink the gateway registers with the Runner. */
+  sink = async (_sessionId: string, e: OutEvent): Promise<void> => {
+    switch (e.kind) {
+      case "lifecycle":
+        if (e.phase === "turn-start" && e.detail?.turnId) this.#turnStart.set(String(e.detail.turnId), Date.now());
+        return;
+      case "typing":
+        return this.typing(e.replyTo);
+      case "text-delta":
+        return this.#stream(e.turnId, e.replyTo, e.text);
+      case "text-final": {
+        const { deliveryId, turnId } = e;
+        if (deliveryId) await this.#inOrder(chatKey(e.replyTo), () => this.deliverId(deliveryId, turnId));
+        this.#forget(turnId);
+        return;
+      }
+      case "notice": {
+        const { deliveryId } = e;
+        if (deliveryId && e.replyTo) await this.#inOrder(chatKey(e.replyTo), () => this.deliverId(deliveryId));
+        return;
+      }
+      case "turn-complete":
+        this.#forget(e.turnId);
+        return;
+      default:
+        return;
+    }
+  };
+
+  #inOrder(key: string, fn: () => Promise<void>): Promise<void> {
+    const prev = this.#chains.get(key) ?? Promise.resolve();
+    const next = prev.then(fn, fn);
+    const tail = next.catch(() => undefined);
+    this.#chains.set(key, tail);
+    void tail.then(() => {
+      if (this.#chains.get(key) === tail) this.#chains.delete(key);
+    });
+    return next;
+  }
+
+  #forget(turnId: string): void {
+    const d = this.#drafts.get(turnId);
+    if (d?.timer) clearTimeout(d.timer);
+    this.#drafts.delete(turnId);
+    this.#turnStart.delete(turnId);
+  }
+
+  async typing(to: ReplyAddress): Promise<void> {
+    const a = this.#for(to);
+    if (!a) return;
+    const r = await a.scheduler.schedule(chatKey(to), () => a.adapter.sink.typing(to).then(() => true), { essential: false, label: "typing" });
+    this.opts.metrics.outbound.inc({ platform: to.platform, call: "typing", outcome: r ? "ok" : "skipped" });
+  }
+
+  /** Streams a draft: sent once the turn has run a while, then edited at the adapter's pace. */
+  async #stream(turnId: string, to: ReplyAddress, text: string): Promise<void> {
+    const a = this.#for(to);
+    if (!a || !a.adapter.limits.canEdit) return;
+    const started = this.#turnStart.get(turnId) ?? Date.now();
+    let d = this.#drafts.get(turnId);
+    if (!d) {
+      if (Date.now() - started < (this.opts.streamAfterMs ?? 1000)) return;
+      d = { text, shown: "", lastEdit: 0 };
+      this.#drafts.set(turnId, d);
+      const draft = d;
+      const first = chunkText(text, a.adapter.limits.maxTextLength)[0] ?? "…";
+      draft.sending = a.scheduler
+        .schedule(chatKey(to), () => a.adapter.sink.send(to, first), { essential: false, label: "draft" })
+        .then((sent) => {
+          if (sent) {
+            draft.messageId = sent.messageId;
+            draft.shown = first;
+            draft.lastEdit = Date.now();
+          }
+        });
+      return;
+    }
+    d.text = text;
+    if (d.timer) return;
+    const interval = to.threadId || !to.chatId ? a.adapter.limits.editIntervalMs.group : a.adapter.limits.editIntervalMs.private;
+    const draft = d;
+    draft.timer = setTimeout(() => {
+      draft.timer = undefined;
+      const next = chunkText(draft.text, a.adapter.limits.maxTextLength)[0] ?? "";
+      if (!draft.messageId || next === draft.shown) return;
+      void a.scheduler.schedule(chatKey(to), () => a.adapter.sink.edit(to, draft.messageId!, next), { essential: false, label: "edit" }).then(() => {
+        draft.shown = next;
+        draft.lastEdit = Date.now();
+      });
+    }, Math.max(0, interval - (Date.now() - draft.lastEdit)));
+    draft.timer.unref?.();
+  }
+
+  async deliverId(id: string, turnId?: string): Promise<void> {
+    const rec = await this.opts.deliveries.find(id);
+    if (rec) await this.deliver(rec, turnId);
+  }
+
+  /**
+   * Sends one durable reply: chunked at the adapter's limit, the first chunk
+   * quoting the user's message, each chunk through the scheduler (which
+   * waits out 429s and never drops). A streamed draft becomes the first chunk.
+   */
+  async deliver(rec: DeliveryRecord, turnId?: string): Promise<void> {
+    if (this.#inFlight.has(rec.id) || rec.status === "sent") return;
+    const a = this.#for(rec);
+    if (!a) {
+      this.opts.log.warn({ deliveryId: rec.id, platform: rec.platform }, "no adapter for this reply yet; it stays pending");
+      return;
+    }
+    if (rec.expiresAt.getTime() < Date.now()) {
+      await this.opts.deliveries.markFailed(rec.id, "expired", "older than INBOUND_TTL");
+      this.opts.metrics.expired.inc({ platform: rec.platform, what: "reply" });
+      return;
+    }
+    this.#inFlight.add(rec.id);
+    try {
+      if (!(await this.opts.deliveries.markSending(rec.id))) return;
+      const to = JSON.parse(rec.address) as ReplyAddress;
+      const chunks = chunkText(rec.text, a.adapter.limits.maxTextLength);
+      const draft = turnId ? this.#drafts.get(turnId) : undefined;
+      if (draft?.timer) clearTimeout(draft.timer);
+      await draft?.sending;
+      let firstId: string | undefined;
+      for (const [i, chunk] of chunks.entries()) {
+        if (i === 0 && draft?.messageId) {
+          const mid = draft.messageId;
+          if (draft.shown !== chunk) await a.scheduler.schedule(chatKey(to), () => a.adapter.sink.edit(to, mid, chunk), { label: "edit" });
+          firstId = mid;
+          continue;
+        }
+        const target = i === 0 ? to : { ...to, replyToMessageId: undefined };
+        const sent = await a.scheduler.schedule(chatKey(to), () => a.adapter.sink.send(target, chunk), { label: "send" });
+        firstId ??= sent?.messageId;
+      }
+      await this.opts.deliveries.markSent(rec.id, firstId);
+      this.opts.metrics.outbound.inc({ platform: rec.platform, call: "send", outcome: "ok" });
+    } catch (err) {
+      this.opts.metrics.outbound.inc({ platform: rec.platform, call: "send", outcome: "error" });
+      if (isAdapterError(err, "Rejected")) {
+        await this.opts.deliveries.markFailed(rec.id, "failed", err.message);
+        this.opts.log.error({ deliveryId: rec.id, platform: rec.platform, err: errInfo(err) }, "the platform refused a reply; it will not be retried");
+      } else {
+        this.opts.log.warn({ deliveryId: rec.id, platform: rec.platform, err: errInfo(err) }, "a reply could not be sent yet; it stays queued and is retried");
+      }
+    } finally {
+      this.#inFlight.delete(rec.id);
+    }
+  }
+
+  /** Sends every reply written but not confirmed sent (at start, and periodically). */
+  async flushUnsent(): Promise<number> {
+    const rows = await this.opts.deliveries.unsent();
+    let n = 0;
+    for (const r of rows) {
+      if (this.#inFlight.has(r.id)) continue;
+      await this.deliver(r);
+      n++;
+    }
+    return n;
+  }
+
+  /** Waits until every adapter's queued calls are done. */
+  async drain(): Promise<void> {
+    await Promise.all([...this.#adapters.values()].map((a) => a.scheduler.drain()));
+  }
+
+  close(): void {
+    for (const d of this.#drafts.values()) if (d.timer) clearTimeout(d.timer);
+    for (const a of this.#adapters.values()) a.scheduler.close();
+  }
+}

@@ -1,0 +1,68 @@
+import { randomUUID } from "node:crypto";
+import type { Database } from "./db.js";
+import { isUniqueViolation } from "./errors.js";
+
+export type InboundStatus = "received" | "done" | "expired" | "ignored";
+
+export interface InboundRecord {
+  id: string;
+  platform: string;
+  botId: string;
+  eventId: string;
+  status: string;
+  envelope: string;
+  occurredAt: Date;
+  receivedAt: Date;
+  processedAt: Date | null;
+  sessionId: string | null;
+  note: string | null;
+}
+
+/**
+ * Inbound events, recorded before they are acknowledged or processed. The
+ * unique key platform + bot + event id turns every platform retry, Socket
+ * Mode redelivery or restart replay into a dropped duplicate.
+ */
+export class InboundStore {
+  constructor(readonly db: Database) {}
+
+  /**
+   * Records an event. Returns its id, or "duplicate" when the key was seen
+   * before. An expired event is recorded as expired (so its redeliveries are
+   * duplicates too).
+   */
+  async record(e: { platform: string; botId: string; eventId: string; envelope: string; occurredAt: Date; status?: InboundStatus; note?: string }): Promise<{ id: string } | "duplicate"> {
+    const id = randomUUID();
+    try {
+      await this.db.write((c) =>
+        c.inboundEvent.create({
+          data: { id, platform: e.platform, botId: e.botId, eventId: e.eventId, envelope: e.envelope, occurredAt: e.occurredAt, status: e.status ?? "received", note: e.note ?? null, ...(e.status && e.status !== "received" ? { processedAt: new Date() } : {}) },
+        }),
+      );
+      return { id };
+    } catch (err) {
+      if (isUniqueViolation(err)) return "duplicate";
+      throw err;
+    }
+  }
+
+  async mark(id: string, status: InboundStatus, note?: string): Promise<void> {
+    await this.db.write((c) => c.inboundEvent.updateMany({ where: { id, status: "received" }, data: { status, processedAt: new Date(), ...(note ? { note } : {}) } }));
+  }
+
+  /** Accepted events not yet handled, oldest first (replayed at start). */
+  unhandled(limit = 1000): Promise<InboundRecord[]> {
+    return this.db.read((c) => c.inboundEvent.findMany({ where: { status: "received" }, orderBy: [{ receivedAt: "asc" }, { id: "asc" }], take: limit }));
+  }
+
+  find(id: string): Promise<InboundRecord | null> {
+    return this.db.read((c) => c.inboundEvent.findUnique({ where: { id } }));
+  }
+
+  countByStatus(): Promise<Record<string, number>> {
+    return this.db.read(async (c) => {
+      const rows = await c.inboundEvent.groupBy({ by: ["status"], _count: { _all: true } });
+      return Object.fromEntries(rows.map((r) => [r.status, r._count._all]));
+    });
+  }
+}

@@ -72,8 +72,17 @@ export interface SentMessage {
 }
 
 /** The outbound half of an adapter. Every call is made through the gateway's scheduler. */
+export interface SendOptions {
+  /**
+   * Stable per reply chunk (delivery id + chunk index). Adapters whose
+   * platform deduplicates on a client key (Discord's nonce with
+   * enforce_nonce) pass it on, so a resend after a crash is not shown twice.
+   */
+  idempotencyKey?: string;
+}
+
 export interface AdapterSink {
-  send(to: ReplyAddress, text: string): Promise<SentMessage>;
+  send(to: ReplyAddress, text: string, opts?: SendOptions): Promise<SentMessage>;
   edit(to: ReplyAddress, messageId: string, text: string): Promise<void>;
   typing(to: ReplyAddress): Promise<void>;
   /** React to or acknowledge the user's message, where the platform has it. */

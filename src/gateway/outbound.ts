@@ -200,7 +200,7 @@ export class Outbound {
           continue;
         }
         const target = i === 0 ? to : { ...to, replyToMessageId: undefined };
-        const sent = await a.scheduler.schedule(chatKey(to), () => a.adapter.sink.send(target, chunk), { label: "send" });
+        const sent = await a.scheduler.schedule(chatKey(to), () => a.adapter.sink.send(target, chunk, { idempotencyKey: `${rec.id}:${i}` }), { label: "send" });
         firstId ??= sent?.messageId;
       }
       await this.opts.deliveries.markSent(rec.id, firstId);

@@ -43,6 +43,9 @@ export class AccessStore {
    */
   createPending(rec: Omit<PairingRecord, "status" | "decidedAt" | "createdAt">, cap: number, now: Date): Promise<PairingRecord | "full"> {
     return this.db.transaction("pairing-create", async (tx) => {
+      // PostgreSQL: serialize creators per channel, or concurrent senders could each see room under the cap.
+      // (SQLite: the first statement below is a write, which already takes the database's one write lock.)
+      if (this.db.provider === "postgresql") await tx.$queryRawUnsafe("SELECT pg_advisory_xact_lock(hashtext($1))::text", rec.channel);
       await tx.pairingRequest.updateMany({ where: { channel: rec.channel, status: "pending", expiresAt: { lte: now } }, data: { status: "expired" } });
       const live = await tx.pairingRequest.count({ where: { channel: rec.channel, status: "pending" } });
       if (live >= cap) return "full" as const;

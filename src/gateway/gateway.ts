@@ -52,6 +52,8 @@ export class Gateway {
   readonly #bindings = new Map<string, string>();
   readonly #pendingHandles = new Set<Promise<unknown>>();
   #stopping = false;
+  /** Handling waits for start() to finish, so events replayed from before a restart go first. */
+  #gate: Promise<void> = Promise.resolve();
 
   constructor(readonly deps: GatewayDeps) {
     // Rotations and switches move a conversation: forget its cached binding.
@@ -78,8 +80,27 @@ export class Gateway {
     };
   }
 
-  /** Starts every adapter; one that fails to start is logged and reported down, the rest carry on. */
+  /**
+   * Queues what a previous run left unfinished (unsent replies, unhandled
+   * events), then starts every adapter. The recovered work is queued first,
+   * so in each chat it goes out before anything new. An adapter that fails to
+   * start is logged and reported down; the rest carry on.
+   */
   async start(): Promise<void> {
+    let open!: () => void;
+    this.#gate = new Promise((r) => (open = r));
+    this.deps.outbound.hold();
+    try {
+      await this.deps.outbound.queueUnsent();
+      await this.#replay();
+      await this.#startAdapters();
+    } finally {
+      open();
+      this.deps.outbound.release();
+    }
+  }
+
+  async #startAdapters(): Promise<void> {
     await Promise.all(
       this.adapters.map(async (a) => {
         try {
@@ -90,18 +111,15 @@ export class Gateway {
         }
       }),
     );
-    await this.recover();
   }
 
   /**
-   * After a restart: replies that were committed but not confirmed sent go
-   * out once; accepted events that were never handled are handled now, or
-   * expired if they are older than INBOUND_TTL.
+   * Accepted events that were never handled are handled now, or expired if
+   * they are older than INBOUND_TTL (never answered late).
    */
-  async recover(): Promise<{ replayed: number; expired: number; resent: number }> {
+  async #replay(): Promise<{ replayed: number; expired: number }> {
     let replayed = 0;
     let expired = 0;
-    const resent = await this.deps.outbound.flushUnsent();
     for (const rec of await this.deps.inbound.unhandled()) {
       let env: InboundEnvelope;
       try {
@@ -119,8 +137,8 @@ export class Gateway {
       this.#enqueue(env, rec.id, rec.occurredAt.getTime());
       replayed++;
     }
-    if (replayed || expired || resent) this.deps.log.info({ replayed, expired, resent }, "recovered work from before the restart");
-    return { replayed, expired, resent };
+    if (replayed || expired) this.deps.log.info({ replayed, expired }, "recovered events from before the restart");
+    return { replayed, expired };
   }
 
   /** Records the event (the adapter may acknowledge once this resolves) and queues its handling. */
@@ -174,6 +192,7 @@ export class Gateway {
   }
 
   async #handle(env: InboundEnvelope, inboundId: string): Promise<void> {
+    await this.#gate;
     try {
       await this.#dispatch(env, inboundId);
     } catch (err) {

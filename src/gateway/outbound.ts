@@ -42,7 +42,26 @@ export class Outbound {
   /** Replies to one chat are delivered in the order they were emitted. */
   readonly #chains = new Map<string, Promise<void>>();
 
+  /** Held closed while the gateway starts, so replies recovered from before a restart go out before new ones. */
+  #gate: Promise<void> = Promise.resolve();
+  #openGate: (() => void) | undefined;
+
   constructor(readonly opts: OutboundOptions) {}
+
+  hold(): void {
+    this.#gate = new Promise((r) => (this.#openGate = r));
+  }
+
+  release(): void {
+    this.#openGate?.();
+  }
+
+  /** Queues every reply written but not confirmed sent, each behind its chat's earlier replies. */
+  async queueUnsent(): Promise<number> {
+    const rows = await this.opts.deliveries.unsent();
+    for (const r of rows) void this.#inOrder(chatKey(JSON.parse(r.address) as ReplyAddress), () => this.deliver(r));
+    return rows.length;
+  }
 
   add(adapter: Adapter): void {
     const scheduler = new OutboundScheduler({
@@ -98,7 +117,7 @@ export class Outbound {
   };
 
   #inOrder(key: string, fn: () => Promise<void>): Promise<void> {
-    const prev = this.#chains.get(key) ?? Promise.resolve();
+    const prev = this.#chains.get(key) ?? this.#gate;
     const next = prev.then(fn, fn);
     const tail = next.catch(() => undefined);
     this.#chains.set(key, tail);

@@ -2,10 +2,19 @@ import type { Config } from "../src/config.js";
 import type { Adapter } from "./types.js";
 
 /**
- * Every adapter the configuration turns on. Platform adapters are loaded
+ * Every adapter the configuration turns on. Platform adapters are imported
  * only when their token is set, so a console-only start never loads an SDK.
  */
 export async function adaptersFromConfig(config: Config): Promise<Adapter[]> {
   const out: Adapter[] = [];
+  if (config.CONSOLE_ENABLED) {
+    const { ConsoleAdapter } = await import("./console/index.js");
+    out.push(new ConsoleAdapter());
+  }
+  if (config.TELEGRAM_BOT_TOKEN) {
+    const { telegramAdapterFromConfig } = await import("./telegram/index.js");
+    const a = telegramAdapterFromConfig(config);
+    if (a) out.push(a);
+  }
   return out;
 }

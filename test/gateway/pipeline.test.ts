@@ -191,12 +191,12 @@ describe.each(PROVIDERS)("gateway pipeline on %s", (provider) => {
 
   it("/healthz reports readiness per adapter and reflects one that is down; /metrics parses as Prometheus text", async () => {
     const { adapter, url } = await start();
-    let h = await (await fetch(`${url}/healthz`)).json();
+    let h = (await (await fetch(`${url}/healthz`)).json()) as { adapters: Array<Record<string, unknown>> };
     expect(h).toEqual({ status: "ok", ready: true, adapters: [{ platform: "telegram", botId: "777", ready: true }] });
     adapter.ready = false;
     const res = await fetch(`${url}/healthz?ready=1`);
     expect(res.status).toBe(503);
-    h = await res.json();
+    h = (await res.json()) as typeof h;
     expect(h.adapters[0]).toMatchObject({ ready: false, detail: "connection lost" });
     const text = await (await fetch(`${url}/metrics`)).text();
     const { parsePrometheus } = await import("../support/prometheus.js");

@@ -1,0 +1,28 @@
+import type { Adapter } from "../../adapters/types.js";
+
+/** Where a message goes on a platform fake: a DM with a user, a group, or a thread in a group. */
+export type Place = { dm: string } | { group: string } | { group: string; thread: string };
+
+/**
+ * One platform's side of the conformance suite: its fake, its real SDK (inside
+ * the adapter), and how a user acts on that platform. Scenarios are written
+ * once against this interface (test/conformance/suite.ts).
+ */
+export interface ConformanceDriver {
+  readonly name: string;
+  /** Starts the fake and builds the adapter that talks to it. */
+  setup(): Promise<{ adapter: Adapter; env?: Record<string, string> }>;
+  /** Called once the gateway (and so the adapter) is running, with the gateway's base URL. */
+  started?(baseUrl: string): Promise<void>;
+  /** A user says something. `mention` addresses the bot in a group. */
+  say(place: Place, user: string, text: string, opts?: { mention?: boolean }): Promise<void>;
+  /** The platform delivers the previous message of `user` in `place` again (a retry or redelivery). */
+  redeliverLast(place: Place, user: string): Promise<void>;
+  /** The next `count` sends answer 429 with this retry-after. */
+  rateLimitSends(retryAfterSec: number, count: number): void;
+  /** What the bot has shown in `place`, in order, as users see it. */
+  replies(place: Place): string[];
+  /** The platform's message length limit. */
+  readonly maxTextLength: number;
+  teardown(): Promise<void>;
+}

@@ -30,7 +30,11 @@ export interface InboundEnvelope {
   chatKind: ChatKind;
   /** External chat (DM channel, group, channel) id. */
   chatId: string;
-  /** External thread/topic id when chatKind is "thread". */
+  /**
+   * External thread/topic id when chatKind is "thread": unique at least
+   * within the chat (the gateway keys the thread's group on chatId + threadId).
+   * Sending uses replyTo, which carries the platform's raw routing ids.
+   */
   threadId?: string;
   senderId: string;
   senderName?: string;
@@ -102,14 +106,17 @@ export type AdapterErrorCode =
 /** An error from a platform call, with the platform, a stable code, and retryAfterMs for 429s. */
 export class AdapterError extends Error {
   override readonly name = "AdapterError";
+  /** For RateLimited: whether the limit is the chat's or the whole bot's (the scheduler then pauses every chat). */
+  readonly scope: "chat" | "global" | undefined;
   constructor(
     readonly platform: Platform,
     readonly code: AdapterErrorCode,
     message: string,
     readonly retryAfterMs?: number,
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; scope?: "chat" | "global" },
   ) {
     super(message, options);
+    this.scope = options?.scope;
   }
 }
 

@@ -1,0 +1,100 @@
+/**
+ * The outbound half of the Telegram adapter, over grammY's Api.
+ *
+ * Every method makes exactly one Bot API call and turns any failure into an
+ * AdapterError (errors.ts): retrying, pacing and chunking are the gateway's
+ * (OutboundScheduler, chunker), so the sink gets one chunk of the agent's
+ * Markdown at a time and sends it as Telegram HTML. markdownToTelegramHtml
+ * escapes everything it does not itself turn into a tag, so user text quoted
+ * by the agent can never break the parse ("can't parse entities").
+ */
+import { GrammyError, type Api } from "grammy";
+import type { ReactionTypeEmoji } from "grammy/types";
+import { markdownToTelegramHtml } from "../../src/gateway/markup.js";
+import { AdapterError, type AdapterSink, type ReplyAddress, type SentMessage } from "../types.js";
+import { toAdapterError } from "./errors.js";
+import { decodeReplyAddress, parseMessageId, type TelegramTarget } from "./ids.js";
+
+export interface TelegramSinkOptions {
+  /** The bot's id (known from the token before getMe), to refuse addresses meant for another bot. */
+  botId: () => string;
+}
+
+export function createTelegramSink(api: Api, opts: TelegramSinkOptions): AdapterSink {
+  const target = (to: ReplyAddress): TelegramTarget => {
+    const t = decodeReplyAddress(to);
+    if ("error" in t) throw new AdapterError("telegram", "Rejected", t.error);
+    const me = opts.botId();
+    if (to.botId !== me)
+      throw new AdapterError("telegram", "Rejected", `reply address is for Telegram bot ${to.botId} but this adapter is bot ${me}: route it to that bot's adapter`);
+    return t;
+  };
+  const messageId = (id: string): number => {
+    const n = parseMessageId(id);
+    if (n === undefined) throw new AdapterError("telegram", "Rejected", `"${id}" is not a Telegram message id (a positive integer from send())`);
+    return n;
+  };
+  const render = (markdown: string): string => {
+    const html = markdownToTelegramHtml(markdown);
+    // Telegram answers 400 "message text is empty"; say why before calling.
+    if (html.trim() === "") throw new AdapterError("telegram", "Rejected", "cannot send an empty message: the chunk has no visible text after rendering");
+    return html;
+  };
+  const call = async <T>(method: string, fn: () => Promise<T>): Promise<T> => {
+    try {
+      return await fn();
+    } catch (err) {
+      throw toAdapterError(err, method);
+    }
+  };
+
+  return {
+    async send(to, text): Promise<SentMessage> {
+      const t = target(to);
+      const html = render(text);
+      const msg = await call("sendMessage", () =>
+        api.sendMessage(t.chat_id, html, {
+          parse_mode: "HTML",
+          ...(t.message_thread_id !== undefined && { message_thread_id: t.message_thread_id }),
+          // The quoted message may be deleted by the time the answer is ready;
+          // the answer still matters more than the quote.
+          ...(t.reply_to_message_id !== undefined && {
+            reply_parameters: { message_id: t.reply_to_message_id, allow_sending_without_reply: true },
+          }),
+        }),
+      );
+      return { messageId: String(msg.message_id) };
+    },
+
+    async edit(to, id, text): Promise<void> {
+      const t = target(to);
+      const mid = messageId(id);
+      const html = render(text);
+      try {
+        await api.editMessageText(t.chat_id, mid, html, { parse_mode: "HTML" });
+      } catch (err) {
+        // A streamed edit that repeats the current text is already where the
+        // caller wants it; Telegram reports it as a 400.
+        if (err instanceof GrammyError && err.error_code === 400 && /message is not modified/i.test(err.description)) return;
+        throw toAdapterError(err, "editMessageText");
+      }
+    },
+
+    async typing(to): Promise<void> {
+      const t = target(to);
+      // Failures are thrown, not swallowed: the scheduler treats typing as
+      // best effort and is the one place that decides to log and move on.
+      await call("sendChatAction", () =>
+        api.sendChatAction(t.chat_id, "typing", t.message_thread_id !== undefined ? { message_thread_id: t.message_thread_id } : {}),
+      );
+    },
+
+    async react(to, id, emoji): Promise<void> {
+      const t = target(to);
+      const mid = messageId(id);
+      // Telegram accepts only its fixed set of reaction emoji; others come back as 400 REACTION_INVALID (Rejected).
+      const reaction: ReactionTypeEmoji = { type: "emoji", emoji: emoji as ReactionTypeEmoji["emoji"] };
+      await call("setMessageReaction", () => api.setMessageReaction(t.chat_id, mid, [reaction]));
+    },
+  };
+}

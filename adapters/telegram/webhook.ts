@@ -1,0 +1,67 @@
+/**
+ * The webhook route: Telegram POSTs one Update per request, with the secret
+ * given to setWebhook in X-Telegram-Bot-Api-Secret-Token.
+ *
+ * The answer is the acknowledgement: Telegram redelivers on anything but a
+ * 2xx. So 200 is sent only after ctx.inbound resolved (durably recorded), and
+ * a failure to record answers 500 to have Telegram try again later. The same
+ * update delivered twice is passed to inbound twice: dropping duplicates is
+ * the gateway's job (it dedupes on eventId), not this handler's.
+ */
+import { createHash, timingSafeEqual } from "node:crypto";
+import type { Logger } from "../../src/log.js";
+import type { HttpHandler, HttpResponse, InboundEnvelope } from "../types.js";
+import { isJsonObject, normalizeUpdate, type BotIdentity } from "./normalize.js";
+
+export const SECRET_HEADER = "x-telegram-bot-api-secret-token";
+
+export interface WebhookHandlerOptions {
+  secret: string;
+  bot: () => BotIdentity;
+  inbound: (env: InboundEnvelope) => Promise<unknown>;
+  /** false after stop(): answer 503 so Telegram keeps the update for later. */
+  accepting: () => boolean;
+  log: Logger;
+}
+
+const text = (status: number, body: string): HttpResponse => ({ status, headers: { "content-type": "text/plain; charset=utf-8" }, body });
+
+/**
+ * Constant-time comparison. Hashing first gives both sides the same length,
+ * so not even the secret's length leaks through timing.
+ */
+export function secretMatches(given: string, expected: string): boolean {
+  const a = createHash("sha256").update(given, "utf8").digest();
+  const b = createHash("sha256").update(expected, "utf8").digest();
+  return timingSafeEqual(a, b);
+}
+
+export function createWebhookHandler(o: WebhookHandlerOptions): HttpHandler {
+  return async (req) => {
+    const header = req.headers[SECRET_HEADER];
+    // A repeated header is not something Telegram sends; refuse rather than pick one.
+    if (typeof header !== "string" || !secretMatches(header, o.secret)) {
+      o.log.warn({ path: req.path, hasHeader: header !== undefined }, "telegram webhook: missing or wrong secret token; request refused");
+      return text(401, "unauthorized: X-Telegram-Bot-Api-Secret-Token does not match TELEGRAM_WEBHOOK_SECRET");
+    }
+    if (!o.accepting()) return text(503, "the Telegram adapter is stopped");
+    let update: unknown;
+    try {
+      update = JSON.parse(req.rawBody.toString("utf8"));
+    } catch {
+      return text(400, "bad request: the body is not JSON");
+    }
+    if (!isJsonObject(update)) return text(400, "bad request: the body is not a Telegram Update object");
+    const env = normalizeUpdate(update, o.bot());
+    if (env) {
+      try {
+        await o.inbound(env);
+      } catch (err) {
+        o.log.warn({ eventId: env.eventId, error: err instanceof Error ? err.name : typeof err }, "telegram webhook: recording the update failed; answering 500 so Telegram redelivers it");
+        return text(500, "could not record the update; Telegram will retry");
+      }
+    }
+    // Updates that start no turn (edits, unknown types) are acknowledged too, or Telegram would resend them forever.
+    return text(200, "");
+  };
+}

@@ -1,0 +1,65 @@
+import { randomUUID } from "node:crypto";
+import { ConsoleAdapter } from "../../adapters/console/index.js";
+import * as ids from "../../adapters/console/ids.js";
+import { AdapterError } from "../../adapters/types.js";
+import type { ConformanceDriver, Place } from "./driver.js";
+import { conformance } from "./suite.js";
+
+/**
+ * The web console through the same scenarios. Its "platform" is the browser:
+ * the driver speaks the console's HTTP API as the page does, reads what the
+ * page would show from the console's history, and plays the platform's 429s
+ * in the console's sink (the only place a console reply can be refused).
+ */
+function consoleDriver(): ConformanceDriver {
+  let base = "";
+  let rateLimited = 0;
+  let retryAfterMs = 0;
+  const adapter = new ConsoleAdapter();
+  const send = adapter.sink.send.bind(adapter.sink);
+  adapter.sink.send = async (to, text, opts) => {
+    if (rateLimited > 0) {
+      rateLimited--;
+      throw new AdapterError("console", "RateLimited", "slow down", retryAfterMs);
+    }
+    return send(to, text, opts);
+  };
+  const last = new Map<string, unknown>();
+  const slug = (s: string) => s.replace(/[^A-Za-z0-9_.-]/g, "-").slice(0, 60);
+  const chatOf = (place: Place, user: string) =>
+    "dm" in place ? { type: "private" as const } : { type: "group" as const, id: slug(place.group), ...("thread" in place ? { threadId: slug(place.thread) } : {}) };
+  const post = async (body: unknown) => {
+    const r = await fetch(`${base}/api/console/messages`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+    if (r.status >= 400) throw new Error(`console refused a message: ${r.status} ${await r.text()}`);
+  };
+  return {
+    name: "web console",
+    maxTextLength: adapter.limits.maxTextLength,
+    async setup() {
+      return { adapter };
+    },
+    async started(url) {
+      base = url;
+    },
+    async say(place, user, text, opts = {}) {
+      const body = { chat: chatOf(place, user), sender: { id: slug(user), name: user }, text, mention: !!opts.mention, clientId: randomUUID() };
+      last.set(`${JSON.stringify(place)}|${user}`, body);
+      await post(body);
+    },
+    async redeliverLast(place, user) {
+      await post(last.get(`${JSON.stringify(place)}|${user}`));
+    },
+    rateLimitSends(retryAfterSec, count) {
+      rateLimited = count;
+      retryAfterMs = retryAfterSec * 1000;
+    },
+    replies(place) {
+      const chatId = "dm" in place ? ids.dmChatId(slug(place.dm)) : ids.groupChatId(slug(place.group));
+      const threadId = "thread" in place ? slug(place.thread) : undefined;
+      return adapter.history(chatId, threadId).filter((m) => m.from === "bot").map((m) => m.text);
+    },
+    async teardown() {},
+  };
+}
+
+conformance(consoleDriver);

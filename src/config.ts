@@ -89,6 +89,10 @@ const schema = z.object({
   DM_POLICY: z.enum(["pairing", "allowlist", "open"]).default("pairing"),
   ALLOW_FROM: list(),
   ADMIN_USERS: list(),
+  ADMIN_COMMANDS: z
+    .string()
+    .default("approve")
+    .transform((v) => v.split(",").map((s) => s.trim().replace(/^\//, "").toLowerCase()).filter(Boolean)),
   GROUP_REQUIRE_MENTION: bool(true),
   THREAD_SESSIONS: z.enum(["own", "parent"]).default("own"),
   BUSY_POLICY: z.enum(["queue", "collect", "interrupt"]).default("queue"),

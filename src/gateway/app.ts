@@ -109,7 +109,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
       ctx.notify(typeof r === "string" ? "error" : "success", typeof r === "string" ? `Code ${ctx.args || "(none)"} is ${r === "missing" ? "unknown" : r}.` : `Approved ${r.senderId} on ${r.platform}.`);
     },
   };
-  const commands = commandInterceptor({ transcript, personas: personaRegistry, defaultModel: config.OPENAI_MODEL, extra: [approve] });
+  const commands = commandInterceptor({ transcript, personas: personaRegistry, defaultModel: config.OPENAI_MODEL, extra: [approve], adminCommands: config.ADMIN_COMMANDS });
   runner.register(commands);
 
   const http = new HttpServer(log);
@@ -118,7 +118,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
   const gateway = new Gateway({
     policy: config, registry, identities, inbound: new InboundStore(db), kv, runner, ledger, outbound, pairing, metrics, log,
     route: (m, p, h) => http.route(m, p, h),
-    commands: commands.commands.filter((c) => (c.access ?? "anyone") === "anyone").map((c) => ({ name: c.name, description: c.summary })),
+    commands: commands.commands.filter((c) => (c.access ?? "anyone") === "anyone" && !config.ADMIN_COMMANDS.includes(c.name)).map((c) => ({ name: c.name, description: c.summary })),
   });
   for (const a of opts.adapters?.(config) ?? []) gateway.add(a);
 

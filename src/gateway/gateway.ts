@@ -1,7 +1,7 @@
 import type { Config } from "../config.js";
 import type { Logger } from "../log.js";
 import type { InEvent } from "../runtime/events.js";
-import { errInfo, type Runner } from "../runtime/runner.js";
+import { errInfo, type RunHandle, type Runner } from "../runtime/runner.js";
 import type { Registry } from "../session/registry.js";
 import type { Info } from "../session/info.js";
 import type { IdentityStore } from "../store/identities.js";
@@ -51,13 +51,20 @@ export class Gateway {
   readonly #chains = new Map<string, Promise<void>>();
   readonly #bindings = new Map<string, string>();
   readonly #pendingHandles = new Set<Promise<unknown>>();
+  /** Arrival time of each in-flight inbound event, for the turn latency metric. */
+  readonly #arrivals = new Map<string, number>();
   #stopping = false;
   /** Handling waits for start() to finish, so events replayed from before a restart go first. */
   #gate: Promise<void> = Promise.resolve();
 
   constructor(readonly deps: GatewayDeps) {
     // Rotations and switches move a conversation: forget its cached binding.
-    deps.runner.withSink(["lifecycle"], (_id, e) => {
+    deps.runner.withSink(["lifecycle", "turn-complete"], (_id, e) => {
+      if (e.kind === "turn-complete" && e.inboundId) {
+        const t = this.#arrivals.get(e.inboundId);
+        this.#arrivals.delete(e.inboundId);
+        if (t !== undefined) deps.metrics.turnLatency.observe((performance.now() - t) / 1000);
+      }
       if (e.kind === "lifecycle" && (e.phase === "rotated" || e.phase === "switched")) {
         const prev = String(e.detail?.previousId ?? "");
         for (const [k, v] of this.#bindings) if (v === prev) this.#bindings.set(k, e.sessionId);
@@ -175,6 +182,7 @@ export class Gateway {
 
   #enqueue(env: InboundEnvelope, inboundId: string, occurredAt: number): void {
     this.deps.ledger.occurredAt.set(inboundId, occurredAt);
+    this.#arrivals.set(inboundId, performance.now());
     const key = `${env.platform}:${env.botId}:${env.chatId}:${env.threadId ?? ""}`;
     const prev = this.#chains.get(key) ?? Promise.resolve();
     const next = prev.then(() => this.#handle(env, inboundId));
@@ -194,8 +202,11 @@ export class Gateway {
   async #handle(env: InboundEnvelope, inboundId: string): Promise<void> {
     await this.#gate;
     try {
-      await this.#dispatch(env, inboundId);
+      const handle = await this.#dispatch(env, inboundId);
+      // Consumed and context-only events complete no turn: stop tracking them.
+      if (!handle || handle.accepted === "consumed" || handle.accepted === "context") this.#arrivals.delete(inboundId);
     } catch (err) {
+      this.#arrivals.delete(inboundId);
       // The event stays "received": it is replayed at the next start, or expires.
       this.deps.log.error({ platform: env.platform, inboundId, err: errInfo(err) }, "could not handle an inbound event; it will be retried after a restart");
     }
@@ -206,7 +217,7 @@ export class Gateway {
     for (const id of r.deliveryIds) await this.deps.outbound.deliverId(id);
   }
 
-  async #dispatch(env: InboundEnvelope, inboundId: string): Promise<void> {
+  async #dispatch(env: InboundEnvelope, inboundId: string): Promise<RunHandle | undefined> {
     const { policy, identities, runner } = this.deps;
     const adapter = this.adapters.find((a) => adapterKey(a.platform, a.botId) === adapterKey(env.platform, env.botId));
     const isAdmin = listed(policy.ADMIN_USERS, env);
@@ -264,13 +275,14 @@ export class Gateway {
       respond,
       conversation,
       origin: { platform: env.platform, chatId: env.chatId, threadId: env.threadId, senderId: env.senderId, senderName: env.senderName, messageId: env.messageId, userId },
-      replyTo: env.replyTo,
+      replyTo: { ...env.replyTo, kind: env.chatKind === "private" ? "private" : "group" },
       inboundId,
       receivedAt: new Date(),
       isAdmin,
       botUsername: adapter?.botUsername,
     };
-    if (!this.#stopping) await runner.run(runner.open(info), event);
+    if (this.#stopping) return undefined;
+    return runner.run(runner.open(info), event);
   }
 
   /** Stops adapters (they drain), then waits for queued handling and replies. */

@@ -12,6 +12,8 @@ export const adapterKey = (platform: string, botId: string) => `${platform}:${bo
 export const chatKey = (a: ReplyAddress) => `${a.platform}:${a.botId}:${a.chatId}:${a.threadId ?? ""}`;
 
 interface Draft {
+  /** Set once the final reply takes over: no more streaming edits. */
+  final?: boolean;
   messageId?: string;
   sending?: Promise<void>;
   text: string;
@@ -99,7 +101,13 @@ export class Outbound {
         return this.#stream(e.turnId, e.replyTo, e.text);
       case "text-final": {
         const { deliveryId, turnId } = e;
-        if (deliveryId) await this.#inOrder(chatKey(e.replyTo), () => this.deliverId(deliveryId, turnId));
+        // Take the draft now: turn-complete follows at once and forgets the turn.
+        const draft = this.#drafts.get(turnId);
+        if (draft) {
+          draft.final = true;
+          if (draft.timer) clearTimeout(draft.timer);
+        }
+        if (deliveryId) await this.#inOrder(chatKey(e.replyTo), () => this.deliverId(deliveryId, draft));
         this.#forget(turnId);
         return;
       }
@@ -166,10 +174,11 @@ export class Outbound {
     }
     d.text = text;
     if (d.timer) return;
-    const interval = to.threadId || !to.chatId ? a.adapter.limits.editIntervalMs.group : a.adapter.limits.editIntervalMs.private;
+    const interval = to.kind === "private" ? a.adapter.limits.editIntervalMs.private : a.adapter.limits.editIntervalMs.group;
     const draft = d;
     draft.timer = setTimeout(() => {
       draft.timer = undefined;
+      if (draft.final) return;
       const next = chunkText(draft.text, a.adapter.limits.maxTextLength)[0] ?? "";
       if (!draft.messageId || next === draft.shown) return;
       void a.scheduler.schedule(chatKey(to), () => a.adapter.sink.edit(to, draft.messageId!, next), { essential: false, label: "edit" }).then(() => {
@@ -180,9 +189,9 @@ export class Outbound {
     draft.timer.unref?.();
   }
 
-  async deliverId(id: string, turnId?: string): Promise<void> {
+  async deliverId(id: string, draft?: Draft): Promise<void> {
     const rec = await this.opts.deliveries.find(id);
-    if (rec) await this.deliver(rec, turnId);
+    if (rec) await this.deliver(rec, draft);
   }
 
   /**
@@ -190,7 +199,7 @@ export class Outbound {
    * quoting the user's message, each chunk through the scheduler (which
    * waits out 429s and never drops). A streamed draft becomes the first chunk.
    */
-  async deliver(rec: DeliveryRecord, turnId?: string): Promise<void> {
+  async deliver(rec: DeliveryRecord, draft?: Draft): Promise<void> {
     if (this.#inFlight.has(rec.id) || rec.status === "sent") return;
     const a = this.#for(rec);
     if (!a) {
@@ -207,8 +216,6 @@ export class Outbound {
       if (!(await this.opts.deliveries.markSending(rec.id))) return;
       const to = JSON.parse(rec.address) as ReplyAddress;
       const chunks = chunkText(rec.text, a.adapter.limits.maxTextLength);
-      const draft = turnId ? this.#drafts.get(turnId) : undefined;
-      if (draft?.timer) clearTimeout(draft.timer);
       await draft?.sending;
       let firstId: string | undefined;
       for (const [i, chunk] of chunks.entries()) {

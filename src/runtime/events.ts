@@ -16,6 +16,8 @@ export interface ReplyAddress {
   replyToMessageId?: string;
   /** Routing facts some platforms need (e.g. Slack's team id). */
   extra?: Record<string, string>;
+  /** Whether the chat is private or a group (pacing differs); set by the gateway. */
+  kind?: "private" | "group";
 }
 
 /** Who sent an event, from where. */

@@ -183,7 +183,7 @@ export function builtinCommands(opts: CommandOptions): CommandSpec[] {
     aliases: ["start"],
     summary: "list the commands",
     run(ctx) {
-      const visible = commands.filter((c) => (c.access ?? "anyone") === "anyone" || ctx.event.isAdmin);
+      const visible = commands.filter((c) => ((c.access ?? "anyone") === "anyone" && !opts.adminCommands?.includes(c.name)) || ctx.event.isAdmin);
       ctx.notify("info", ["Commands:", ...[...visible, help].map((c) => `${c.usage ?? `/${c.name}`} - ${c.summary}`)].join("\n"));
     },
   };

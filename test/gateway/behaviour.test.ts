@@ -1,0 +1,86 @@
+import { afterEach, describe, expect, it } from "vitest";
+import type { Agent } from "../../src/agent/types.js";
+import type { App } from "../../src/gateway/app.js";
+import { eventually, startApp } from "../support/app.js";
+import { MemoryAdapter } from "../support/memory-adapter.js";
+import { slowAgent } from "../support/runtime.js";
+
+describe("gateway behaviour", () => {
+  let app: App | undefined;
+  afterEach(async () => {
+    await app?.stop();
+    app = undefined;
+  });
+
+  async function start(env: Record<string, string> = {}, adapter = new MemoryAdapter(), agent?: Agent, streamAfterMs?: number) {
+    const r = await startApp("sqlite", [adapter], env, { ...(agent ? { agentFactory: () => agent } : {}), ...(streamAfterMs !== undefined ? { streamAfterMs } : {}) });
+    app = r.app;
+    return adapter;
+  }
+
+  const thread = (a: MemoryAdapter, chat: string, thread: string, user: string, text: string) =>
+    a.group(chat, user, text, { chatKind: "thread", threadId: thread, mentioned: true, replyTo: { platform: "telegram", botId: a.botId, chatId: chat, threadId: thread } });
+
+  it("THREAD_SESSIONS=own gives each thread its own session; replies go into the thread", async () => {
+    const a = await start({ THREAD_SESSIONS: "own" });
+    await a.ctx.inbound(a.group("-1", "u", "main", { mentioned: true }));
+    await a.ctx.inbound(thread(a, "-1", "t1", "u", "in thread"));
+    await eventually(() => a.sent, (s) => s.length === 2);
+    expect(a.sent.find((s) => s.text === "echo: in thread")?.threadId).toBe("t1");
+    expect(await app!.registry.listAll()).toHaveLength(2);
+  });
+
+  it("THREAD_SESSIONS=parent makes threads share the parent channel's session", async () => {
+    const a = await start({ THREAD_SESSIONS: "parent" });
+    await a.ctx.inbound(a.group("-2", "u", "main", { mentioned: true }));
+    await a.ctx.inbound(thread(a, "-2", "t1", "u", "in thread"));
+    await eventually(() => a.sent, (s) => s.length === 2);
+    expect(a.sent.find((s) => s.text === "echo: in thread")?.threadId).toBe("t1");
+    expect(await app!.registry.listAll()).toHaveLength(1);
+  });
+
+  it("streams a slow answer: a draft is sent, edited in place at the adapter's pace, and becomes the final reply", async () => {
+    const a = await start({}, new MemoryAdapter(), slowAgent(["Once ", "upon ", "a ", "time ", "there ", "was ", "a ", "gateway."], 60), 100);
+    await a.ctx.inbound(a.dm("300", "story please"));
+    await eventually(() => a.edits, (e) => e.some((x) => x.text === "Once upon a time there was a gateway."), 10_000, "the final edit");
+    expect(a.to("300")).toHaveLength(1); // one message, edited in place
+    const draftId = a.to("300")[0]!.messageId;
+    expect(a.edits.every((e) => e.messageId === draftId)).toBe(true);
+    // Paced: edits are at least the private edit interval (100 ms in this adapter) apart, so fewer edits than deltas.
+    expect(a.edits.length).toBeLessThan(8);
+    const deliveries = await app!.db.read((c) => c.outboundDelivery.findMany());
+    expect(deliveries.map((d) => [d.status, d.platformMessageId])).toEqual([["sent", draftId]]);
+  });
+
+  it("falls back to one final message where the platform cannot edit", async () => {
+    const noEdit = new MemoryAdapter("777", { maxTextLength: 4096, editIntervalMs: { private: 100, group: 100 }, perChat: { ratePerSec: 1000, burst: 1000 }, global: { ratePerSec: 1000, burst: 1000 }, canEdit: false });
+    const a = await start({}, noEdit, slowAgent(["a", "b", "c", "d"], 60), 50);
+    await a.ctx.inbound(a.dm("301", "go"));
+    await eventually(() => a.to("301"), (s) => s.length === 1);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(a.to("301").map((s) => s.text)).toEqual(["abcd"]);
+    expect(a.edits).toEqual([]);
+  });
+
+  it("ADMIN_COMMANDS restricts commands to operators", async () => {
+    const a = await start({ ADMIN_COMMANDS: "model,approve", ADMIN_USERS: "telegram:1" });
+    await a.ctx.inbound(a.dm("2", "/model big-one"));
+    await a.ctx.inbound(a.dm("1", "/model big-one"));
+    await eventually(() => a.sent, (s) => s.length === 2);
+    expect(a.to("2")[0]!.text).toBe("/model is for operators only.");
+    expect(a.to("1")[0]!.text).toBe("model set to big-one.");
+    await a.ctx.inbound(a.dm("2", "/help"));
+    const help = (await eventually(() => a.to("2"), (s) => s.length === 2))[1]!.text;
+    expect(help).not.toContain("/model");
+    expect(help).toContain("/new");
+  });
+
+  it("records the turn latency of answered messages in /metrics", async () => {
+    const a = await start();
+    for (let i = 0; i < 3; i++) await a.ctx.inbound(a.dm("400", `m${i}`));
+    await eventually(() => a.to("400"), (s) => s.length === 3);
+    await app!.gateway.idle();
+    const text = await app!.metrics.text();
+    expect(text).toMatch(/switchboard_turn_latency_seconds_count 3/);
+  });
+});

@@ -1,0 +1,37 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { openAiAgent } from "../../src/agent/openai.js";
+import { FakeOpenAi, textReply } from "../fakes/openai.js";
+import { finals, makeRuntime, message, notices, privateChat, send, waitUntil, type TestRuntime } from "../support/runtime.js";
+
+/** The OpenAI-compatible provider driven by the real Runner: /stop aborts the HTTP stream mid-answer. */
+describe("OpenAI-compatible agent under the Runner", () => {
+  let rt: TestRuntime | undefined;
+  let server: FakeOpenAi | undefined;
+  afterEach(async () => {
+    await rt?.close();
+    await server?.close();
+  });
+
+  it("streams an answer into the transcript, and /stop aborts the request mid-stream", async () => {
+    server = await FakeOpenAi.start();
+    server.enqueue(textReply(["Hello", " there"]), textReply(["one ", "two ", "three ", "four ", "five"], { pauseMs: 150 }));
+    const agent = openAiAgent({ baseUrl: server.baseUrl, apiKey: "sk-test-key", settings: { model: "fake-model" } });
+    rt = await makeRuntime("sqlite", { agent });
+    const conv = privateChat();
+    expect(await (await send(rt, conv, message(conv, "hi"))).done).toBe("answered");
+    expect(finals(rt.events)).toEqual(["Hello there"]);
+    const long = await send(rt, conv, message(conv, "count slowly"));
+    await waitUntil(() => rt!.events.some((e) => e.kind === "text-delta" && e.text.includes("one")));
+    await send(rt, conv, message(conv, "/stop"));
+    expect(await long.done).toBe("fenced");
+    const req = server.requests[1]!;
+    await req.closed;
+    expect(req.closedByClient).toBe(true);
+    expect(notices(rt.events)).toContain("Stopped.");
+    expect(finals(rt.events)).toEqual(["Hello there"]);
+    const info = await rt.registry.resolveChatChannel(conv);
+    const rows = await rt.transcript.recent(info.id, 10);
+    expect(rows.map((r) => r.content).join("|")).not.toMatch(/one two/);
+    expect(server.requests[1]!.body.messages.at(-1)).toMatchObject({ role: "user", content: "count slowly" });
+  });
+});

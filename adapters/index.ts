@@ -16,5 +16,15 @@ export async function adaptersFromConfig(config: Config): Promise<Adapter[]> {
     const a = telegramAdapterFromConfig(config);
     if (a) out.push(a);
   }
+  if (config.DISCORD_BOT_TOKEN) {
+    const { discordAdapterFromConfig } = await import("./discord/index.js");
+    const a = discordAdapterFromConfig(config);
+    if (a) out.push(a);
+  }
+  if (config.SLACK_BOT_TOKEN) {
+    const { slackAdapterFromConfig } = await import("./slack/index.js");
+    const a = slackAdapterFromConfig(config);
+    if (a) out.push(a);
+  }
   return out;
 }

@@ -1,0 +1,276 @@
+/**
+ * The Discord adapter: a discord.js Client for the gateway (events in) and
+ * its REST client for calls out (sink.ts).
+ *
+ * Inbound reads raw dispatches (Events.Raw) rather than discord.js's
+ * MessageCreate: the raw event comes for every message, cached channel or
+ * not, and normalize.ts stays a pure, fuzzable function of it. Events of one
+ * channel are handed to ctx.inbound one at a time, in gateway order; after a
+ * RESUME the replayed events simply go through again and the gateway drops
+ * the ones it already recorded (same eventId).
+ *
+ * discord.js's REST runs with retries: 0: the gateway's scheduler is the one
+ * retry mechanism for failures, while 429s stay with the REST queue (see
+ * errors.ts).
+ */
+import type { EventEmitter } from "node:events";
+import { Client, Events, GatewayIntentBits, Partials, Status, type ClientOptions } from "discord.js";
+import { registerSecret, type Logger } from "../../src/log.js";
+import { AdapterError, type Adapter, type AdapterContext, type AdapterHealth, type AdapterLimits, type InboundEnvelope } from "../types.js";
+import { deferInteraction, normalizeInteraction, syncCommands } from "./commands.js";
+import { isSnowflake, PLATFORM } from "./ids.js";
+import { normalizeMessage, type ChannelInfo, type DiscordBotIdentity } from "./normalize.js";
+import { createDiscordSink, type DiscordSink } from "./sink.js";
+
+export interface DiscordAdapterOptions {
+  /** The bot token from the Developer Portal. Never logged. */
+  token: string;
+  /** REST base without version or trailing slash, e.g. http://127.0.0.1:PORT/api. The gateway URL then comes from /gateway/bot. */
+  apiUrl?: string;
+  /** Answer other bots' messages (default false). */
+  allowBots?: boolean;
+  /** Role ids whose mention addresses the bot. */
+  mentionRoles?: string[];
+  /** Run one shard of several (one process per shard). */
+  shard?: { id: number; count: number };
+  /** Defaults to ctx.log at start. */
+  log?: Logger;
+  /** Extra discord.js client options (tests: ws.buildIdentifyThrottler). */
+  clientOptions?: Partial<ClientOptions>;
+  /** Attempts of one ctx.inbound call before the event is dropped. Default 6, backing off from 200 ms. */
+  inboundAttempts?: number;
+  inboundBackoffMs?: number;
+  /** How long stop() waits for client.destroy() and in-flight events. Default 3000 ms. */
+  stopTimeoutMs?: number;
+}
+
+type State = "idle" | "starting" | "running" | "stopped";
+type Raw = { t?: unknown; d?: unknown };
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms).unref());
+
+export class DiscordAdapter implements Adapter {
+  readonly platform = PLATFORM;
+  /**
+   * Discord allows 5 messages per 5 s per channel and 50 requests a second
+   * per bot; the budgets stay just under them so 429s stay rare. Edits are
+   * spaced wider in guild channels, where many people see the stream.
+   */
+  readonly limits: AdapterLimits = {
+    maxTextLength: 2000,
+    editIntervalMs: { private: 1000, group: 1500 },
+    perChat: { ratePerSec: 1, burst: 5 },
+    global: { ratePerSec: 40, burst: 50 },
+    canEdit: true,
+  };
+  readonly sink: DiscordSink;
+
+  private client: Client | undefined;
+  private state: State = "idle";
+  private id = "";
+  private username: string | undefined;
+  private applicationId = "";
+  private log: Logger | undefined;
+  private ctx: AdapterContext | undefined;
+  private readonly queues = new Map<string, Promise<void>>();
+  private readonly deferrals = new Map<string, Promise<unknown>>();
+  private readonly mentionRoles: string[];
+
+  constructor(private readonly opts: DiscordAdapterOptions) {
+    const token = opts.token?.trim() ?? "";
+    if (!token) throw new Error("DiscordAdapter needs a bot token: set DISCORD_BOT_TOKEN to the token from the Discord Developer Portal (Bot tab)");
+    registerSecret(token);
+    if (opts.apiUrl?.endsWith("/")) throw new Error("DISCORD_API_URL must not end with '/': remove the trailing slash");
+    if (opts.shard && !(Number.isInteger(opts.shard.id) && Number.isInteger(opts.shard.count) && opts.shard.id >= 0 && opts.shard.id < opts.shard.count))
+      throw new Error(`Discord shard ${opts.shard.id}/${opts.shard.count} is invalid: DISCORD_SHARD_ID must be 0..DISCORD_SHARD_COUNT-1`);
+    this.mentionRoles = (opts.mentionRoles ?? []).filter((r) => isSnowflake(r));
+    this.sink = createDiscordSink({
+      rest: () => {
+        if (!this.client || this.state === "stopped") throw new AdapterError("discord", "Unavailable", "the Discord adapter is not running: call start() first");
+        return this.client.rest;
+      },
+      deferral: (token) => this.deferrals.get(token),
+    });
+  }
+
+  get botId(): string {
+    return this.id;
+  }
+
+  get botUsername(): string | undefined {
+    return this.username;
+  }
+
+  private identity(): DiscordBotIdentity {
+    return { id: this.id, allowBots: this.opts.allowBots ?? false, mentionRoles: this.mentionRoles };
+  }
+
+  async start(ctx: AdapterContext): Promise<void> {
+    if (this.state === "starting" || this.state === "running") throw new Error("DiscordAdapter.start() called while already started: stop() it first");
+    this.state = "starting";
+    this.ctx = ctx;
+    const log = (this.opts.log ?? ctx.log).child({ platform: PLATFORM });
+    this.log = log;
+    const client = new Client({
+      intents: [GatewayIntentBits.Guilds, GatewayIntentBits.GuildMessages, GatewayIntentBits.DirectMessages, GatewayIntentBits.MessageContent],
+      partials: [Partials.Channel, Partials.Message],
+      ...(this.opts.shard ? { shards: [this.opts.shard.id], shardCount: this.opts.shard.count } : {}),
+      ...this.opts.clientOptions,
+      rest: { ...this.opts.clientOptions?.rest, retries: 0, ...(this.opts.apiUrl ? { api: this.opts.apiUrl } : {}) },
+    });
+    this.client = client;
+    (client as unknown as EventEmitter).on(Events.Raw, (packet: Raw) => this.onDispatch(packet));
+    client.on(Events.Error, (err) => log.warn({ error: err.name }, "discord client error"));
+    client.on(Events.ShardDisconnect, (ev, shardId) => log.error({ shardId, code: ev.code }, "discord shard disconnected for good (check the token, intents and shard settings)"));
+    client.on(Events.ShardReconnecting, (shardId) => log.info({ shardId }, "discord shard reconnecting"));
+    client.on(Events.ShardResume, (shardId, replayed) => log.info({ shardId, replayed }, "discord shard resumed"));
+    try {
+      const ready = new Promise<void>((resolve, reject) => {
+        client.once(Events.ClientReady, () => resolve());
+        client.once(Events.ShardDisconnect, (ev) => reject(new AdapterError("discord", "Unavailable", `the Discord gateway closed the connection (${ev.code}) during login`)));
+      });
+      await client.login(this.opts.token.trim());
+      await ready;
+      if (this.state !== "starting") return;
+      this.id = client.user!.id;
+      this.username = client.user!.username;
+      this.applicationId = client.application?.id ?? this.id;
+      this.log = log.child({ botId: this.id });
+      await syncCommands(client.rest, ctx, { botId: this.id, applicationId: this.applicationId }, this.log);
+      if (this.state !== "starting") return;
+      this.state = "running";
+      this.log.info({ username: this.username, shard: this.opts.shard }, "discord adapter started");
+    } catch (err) {
+      if (this.state === "starting") {
+        this.state = "idle";
+        this.client = undefined;
+        await this.destroyClient(client);
+      }
+      if (err instanceof AdapterError) throw err;
+      const e = err as { name?: string; code?: unknown; status?: unknown };
+      const hint = e.code === "TokenInvalid" || e.status === 401 ? ": Discord refused the token; check DISCORD_BOT_TOKEN" : "";
+      throw new AdapterError("discord", "Unavailable", `the Discord adapter could not log in (${e.name ?? "error"}${e.code ? ` ${String(e.code)}` : ""})${hint}`, undefined, { cause: err });
+    }
+  }
+
+  /** Called synchronously for every gateway dispatch, in order. */
+  private onDispatch(packet: Raw): void {
+    if (this.state === "stopped" || this.state === "idle") return;
+    const d = packet.d as Record<string, unknown> | null | undefined;
+    if (!d || typeof d !== "object") return;
+    if (packet.t === "MESSAGE_CREATE") {
+      this.enqueue(String(d["channel_id"]), () => this.handleMessage(d));
+    } else if (packet.t === "INTERACTION_CREATE" && d["type"] === 2 && typeof d["token"] === "string" && isSnowflake(d["id"])) {
+      // Deferred here, not behind the channel's queue: the 3 s window runs from now.
+      const token = d["token"];
+      const deferral = deferInteraction(this.client!.rest, { id: d["id"], token }).catch((err: unknown) => {
+        const e = err as { status?: unknown; code?: unknown };
+        this.log?.warn({ status: e.status, code: e.code }, "discord: could not defer an interaction; its reply goes to the channel instead");
+      });
+      this.deferrals.set(token, deferral);
+      setTimeout(() => this.deferrals.delete(token), 15 * 60_000).unref();
+      this.enqueue(String(d["channel_id"]), () => this.handleInteraction(d));
+    }
+  }
+
+  private enqueue(key: string, fn: () => Promise<void>): void {
+    const prev = this.queues.get(key) ?? Promise.resolve();
+    const next = prev.then(fn).catch((err: unknown) => this.log?.error({ error: err instanceof Error ? err.name : typeof err }, "discord: inbound handling failed"));
+    this.queues.set(key, next);
+    void next.then(() => {
+      if (this.queues.get(key) === next) this.queues.delete(key);
+    });
+  }
+
+  private async handleMessage(d: Record<string, unknown>): Promise<void> {
+    if (!this.id) return;
+    const info = await this.channelInfo(d["channel_id"], d["guild_id"] !== undefined);
+    const env = normalizeMessage(d, this.identity(), info);
+    if (env) await this.deliver(env);
+  }
+
+  private async handleInteraction(d: Record<string, unknown>): Promise<void> {
+    if (!this.id) return;
+    const info = await this.channelInfo(d["channel_id"], d["guild_id"] !== undefined);
+    const i = normalizeInteraction(d, this.identity(), info);
+    if (i) await this.deliver(i.env);
+  }
+
+  /** Channel type, thread parent and name: from discord.js's cache, else one REST fetch for guild channels. */
+  private async channelInfo(id: unknown, inGuild: boolean): Promise<ChannelInfo | undefined> {
+    const client = this.client;
+    if (!client || !isSnowflake(id)) return undefined;
+    let ch = client.channels.cache.get(id);
+    if (!ch && inGuild) ch = (await client.channels.fetch(id).catch(() => null)) ?? undefined;
+    if (!ch) return undefined;
+    const info: ChannelInfo = { type: ch.type };
+    if (ch.isThread() && ch.parentId) info.parentId = ch.parentId;
+    if ("name" in ch && typeof ch.name === "string") info.name = ch.name;
+    return info;
+  }
+
+  /** Hands one envelope to the gateway, retrying while the store is briefly unavailable. */
+  private async deliver(env: InboundEnvelope): Promise<void> {
+    const ctx = this.ctx!;
+    const attempts = this.opts.inboundAttempts ?? 6;
+    const base = this.opts.inboundBackoffMs ?? 200;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const r = await ctx.inbound(env);
+        this.log?.debug({ eventId: env.eventId, status: r.status }, "discord inbound");
+        return;
+      } catch (err) {
+        if (attempt >= attempts || this.state === "stopped") {
+          this.log?.error({ eventId: env.eventId, attempt, error: err instanceof Error ? err.name : typeof err }, "discord: inbound event could not be recorded; dropped");
+          return;
+        }
+        await sleep(Math.min(base * 2 ** (attempt - 1), 5000));
+      }
+    }
+  }
+
+  async stop(): Promise<void> {
+    if (this.state === "idle" || this.state === "stopped") return;
+    this.state = "stopped";
+    const client = this.client;
+    const timeout = this.opts.stopTimeoutMs ?? 3000;
+    if (client) await this.destroyClient(client, timeout);
+    // In-flight inbound calls finish (they are being recorded); nothing new starts.
+    await Promise.race([Promise.allSettled([...this.queues.values()]), sleep(timeout)]);
+    this.queues.clear();
+    this.deferrals.clear();
+    this.client = undefined;
+    this.log?.info("discord adapter stopped");
+  }
+
+  /** destroy() can hang while a shard is mid-reconnect; the process must still be able to exit. */
+  private async destroyClient(client: Client, timeoutMs = 3000): Promise<void> {
+    client.removeAllListeners();
+    // An 'error' emitted with no listener would throw from inside discord.js.
+    client.on(Events.Error, () => undefined);
+    const done = client.destroy().then(
+      () => true,
+      () => true,
+    );
+    const finished = await Promise.race([done, sleep(timeoutMs).then(() => false)]);
+    if (!finished) this.log?.warn({ timeoutMs }, "discord: client.destroy() did not finish in time; continuing the stop");
+  }
+
+  health(): AdapterHealth {
+    switch (this.state) {
+      case "idle":
+        return { ready: false, detail: "not started" };
+      case "starting":
+        return { ready: false, detail: "starting: logging in to the gateway" };
+      case "stopped":
+        return { ready: false, detail: "stopped" };
+      case "running": {
+        const shards = [...(this.client?.ws.shards.values() ?? [])];
+        const down = shards.filter((s) => s.status !== Status.Ready);
+        if (shards.length === 0) return { ready: false, detail: "no gateway shard" };
+        if (down.length) return { ready: false, detail: `gateway shard ${down.map((s) => s.id).join(",")} not ready (reconnecting)` };
+        return { ready: true };
+      }
+    }
+  }
+}

@@ -1,0 +1,207 @@
+/**
+ * SlackAdapter: Bolt in HTTP mode (served on the gateway's one HTTP server)
+ * or Socket Mode (when an app token is set), normalizing `message`,
+ * `app_mention` and slash commands into envelopes, and a sink over the Web API.
+ */
+import { App, LogLevel, webApi, type Logger as SlackLogger } from "@slack/bolt";
+import { registerSecret, type Logger } from "../../src/log.js";
+import type { Adapter, AdapterContext, AdapterHealth, AdapterLimits, InboundEnvelope } from "../types.js";
+import { AdapterError } from "../types.js";
+import { normalizeCommand } from "./commands.js";
+import { toAdapterError } from "./errors.js";
+import { isSlackId } from "./ids.js";
+import { eventOf, normalizeEvent, replyThreadTs, startsThread, type SlackIdentity } from "./normalize.js";
+import { SlackHttpReceiver } from "./receiver.js";
+import { SlackSink, type SlackWebClient } from "./sink.js";
+import { SlackSocketReceiver } from "./socket.js";
+import { ThreadMemory } from "./threads.js";
+
+export interface SlackAdapterOptions {
+  botToken: string;
+  /** HTTP mode: verifies the Events API requests. */
+  signingSecret?: string;
+  /** Socket Mode (xapp-…); when set, no HTTP route is mounted. */
+  appToken?: string;
+  /** Web API base with the trailing slash (tests point it at a fake). */
+  apiUrl?: string;
+  log?: Logger;
+  /** Socket Mode reconnect delay (ms). */
+  socketReconnectMs?: number;
+}
+
+export const SLACK_LIMITS: AdapterLimits = {
+  // Slack's hard limit is 40k, but messages past ~4000 characters display badly; escaping can grow the text.
+  maxTextLength: 3500,
+  // chat.update is Tier 3 (~50/min per workspace): streamed edits must be sparse, sparser in busy channels.
+  editIntervalMs: { private: 1500, group: 3000 },
+  // chat.postMessage allows about 1 message per second per channel, with short bursts.
+  perChat: { ratePerSec: 1, burst: 3 },
+  global: { ratePerSec: 20, burst: 20 },
+  canEdit: true,
+};
+
+/** Events API paths on the gateway's server. */
+export const EVENTS_PATH = "/slack/events";
+export const COMMANDS_PATH = "/slack/commands";
+
+export class SlackAdapter implements Adapter {
+  readonly platform = "slack" as const;
+  readonly limits = SLACK_LIMITS;
+  readonly sink: SlackSink;
+  private client: webApi.WebClient | undefined;
+  private app: App | undefined;
+  private httpReceiver: SlackHttpReceiver | undefined;
+  private me: SlackIdentity | undefined;
+  private username: string | undefined;
+  private socketConnected = false;
+  private running = false;
+
+  constructor(private readonly o: SlackAdapterOptions) {
+    if (!o.botToken) throw new Error("SlackAdapter needs a bot token (xoxb-…): set SLACK_BOT_TOKEN");
+    if (!o.appToken && !o.signingSecret)
+      throw new Error("SlackAdapter needs SLACK_SIGNING_SECRET for HTTP mode (from the app's Basic Information page), or SLACK_APP_TOKEN for Socket Mode");
+    for (const s of [o.botToken, o.appToken, o.signingSecret]) registerSecret(s);
+    this.sink = new SlackSink(() => this.client as unknown as SlackWebClient | undefined);
+  }
+
+  /** The bot's user id (U…), known after start(): what `<@…>` mentions name. */
+  get botId(): string {
+    return this.me?.botUserId ?? "";
+  }
+  get botUsername(): string | undefined {
+    return this.username;
+  }
+  get teamId(): string | undefined {
+    return this.me?.teamId;
+  }
+  get mode(): "socket" | "http" {
+    return this.o.appToken ? "socket" : "http";
+  }
+
+  async start(ctx: AdapterContext): Promise<void> {
+    if (this.running) throw new Error("SlackAdapter.start() called twice");
+    const log = (this.o.log ?? ctx.log).child({ platform: "slack" });
+    const slackLogger = boltLogger(log);
+    const clientOptions = {
+      ...(this.o.apiUrl !== undefined ? { slackApiUrl: this.o.apiUrl } : {}),
+      // The gateway's scheduler is the one retry mechanism; see src/gateway/scheduler.ts.
+      retryConfig: { retries: 0 },
+      rejectRateLimitedCalls: true,
+      logger: slackLogger,
+    };
+    const client = new webApi.WebClient(this.o.botToken, clientOptions);
+    let auth: webApi.AuthTestResponse;
+    try {
+      auth = await client.auth.test();
+    } catch (err) {
+      throw toAdapterError(err, "auth.test");
+    }
+    if (!isSlackId(auth.user_id) || !isSlackId(auth.team_id))
+      throw new AdapterError("slack", "Rejected", "Slack auth.test did not return a bot user and team: is SLACK_BOT_TOKEN a bot token (xoxb-…)?");
+    const me: SlackIdentity = { teamId: auth.team_id, botUserId: auth.user_id, ...(typeof auth.bot_id === "string" ? { botId: auth.bot_id } : {}) };
+    this.client = client;
+    this.me = me;
+    this.username = typeof auth.user === "string" ? auth.user : undefined;
+
+    const threads = new ThreadMemory(ctx.kv, me.botUserId, log);
+    const known = ctx.commands.map((c) => c.name.toLowerCase());
+    const receiver = this.o.appToken
+      ? new SlackSocketReceiver({
+          appToken: this.o.appToken,
+          logger: slackLogger,
+          ...(this.o.apiUrl !== undefined ? { apiUrl: this.o.apiUrl } : {}),
+          ...(this.o.socketReconnectMs !== undefined ? { clientPingTimeoutMs: this.o.socketReconnectMs } : {}),
+          onState: (up) => (this.socketConnected = up),
+        })
+      : new SlackHttpReceiver({ signingSecret: this.o.signingSecret!, log });
+    const app = new App({
+      token: this.o.botToken,
+      botId: me.botId,
+      botUserId: me.botUserId,
+      // auth.test already ran above; Bolt need not repeat it.
+      tokenVerificationEnabled: false,
+      receiver,
+      ...(this.o.appToken ? { socketMode: true, appToken: this.o.appToken } : {}),
+      clientOptions,
+      logger: slackLogger,
+      logLevel: LogLevel.WARN,
+    });
+    app.error(async (err) => {
+      log.warn({ err: err.code ?? err.name }, "a Slack event could not be recorded; it is not acked, so Slack redelivers it");
+      throw err;
+    });
+
+    const record = async (env: InboundEnvelope, slackEventId: unknown): Promise<void> => {
+      const r = await ctx.inbound(env);
+      log.debug({ eventId: env.eventId, slackEventId, chatKind: env.chatKind, status: r.status }, "slack event recorded");
+    };
+    const onEvent = async ({ body }: { body: unknown }): Promise<void> => {
+      const event = eventOf(body);
+      const channel = event?.["channel"];
+      const threadTs = event ? replyThreadTs(event) : undefined;
+      const knownThread = threadTs !== undefined && isSlackId(channel) ? await threads.has(channel, threadTs) : false;
+      const env = normalizeEvent(body, me, { knownThread });
+      if (!env) return;
+      if (startsThread(env) && isSlackId(channel)) await threads.remember(channel, env.threadId!);
+      await record(env, (body as { event_id?: unknown }).event_id);
+    };
+    app.event("message", onEvent);
+    app.event("app_mention", onEvent);
+    app.command(/.*/, async ({ command, ack }) => {
+      const env = normalizeCommand(command as unknown as Record<string, unknown>, me, known);
+      if (!env) return ack();
+      const r = await ctx.inbound(env);
+      log.debug({ eventId: env.eventId, status: r.status }, "slack command recorded");
+      // The answer goes to the channel through the gateway; this only tells the user it was heard.
+      await ack(r.status === "accepted" ? { response_type: "ephemeral", text: "Working on it…" } : undefined);
+    });
+
+    if (receiver instanceof SlackHttpReceiver) {
+      ctx.route("POST", EVENTS_PATH, receiver.handle);
+      ctx.route("POST", COMMANDS_PATH, receiver.handle);
+      this.httpReceiver = receiver;
+    }
+    this.app = app;
+    await app.start();
+    this.running = true;
+    log.info({ mode: this.mode, teamId: me.teamId, botId: me.botUserId }, "slack adapter started");
+  }
+
+  async stop(): Promise<void> {
+    const app = this.app;
+    this.running = false;
+    this.app = undefined;
+    if (!app) return;
+    // Socket Mode's stop resolves before the close handshake; bound it anyway so shutdown never hangs on Slack.
+    await Promise.race([app.stop().catch(() => undefined), new Promise<void>((r) => setTimeout(r, 3000).unref())]);
+    this.socketConnected = false;
+  }
+
+  health(): AdapterHealth {
+    if (!this.me) return { ready: false, detail: "not started (auth.test has not succeeded)" };
+    if (!this.running) return { ready: false, detail: "stopped" };
+    if (this.mode === "socket" && !this.socketConnected) return { ready: false, detail: "Socket Mode is not connected" };
+    return { ready: true, detail: `${this.mode} mode, team ${this.me.teamId}` };
+  }
+}
+
+/**
+ * Bolt's and the WebClient's log calls, into pino. Their debug output
+ * includes whole event payloads (user text), so it goes to trace; only
+ * string arguments and error names are kept, never objects that could carry
+ * a request (and its token).
+ */
+export function boltLogger(log: Logger): SlackLogger {
+  const line = (args: unknown[]): string =>
+    args.map((a) => (typeof a === "string" ? a : a instanceof Error ? `${a.name}${(a as { code?: unknown }).code ? ` ${String((a as { code?: unknown }).code)}` : ""}` : typeof a)).join(" ");
+  let level = LogLevel.WARN;
+  return {
+    debug: (...a: unknown[]) => log.trace(line(a)),
+    info: (...a: unknown[]) => log.debug(line(a)),
+    warn: (...a: unknown[]) => log.warn(line(a)),
+    error: (...a: unknown[]) => log.error(line(a)),
+    setLevel: (l: LogLevel) => void (level = l),
+    getLevel: () => level,
+    setName: () => undefined,
+  };
+}

@@ -1,0 +1,191 @@
+/**
+ * Events API event -> InboundEnvelope. Pure and total: whatever Slack (or an
+ * attacker who got past the signature check, or a future Slack) sends, it
+ * returns an envelope or undefined and never throws; the fuzz test holds it
+ * to that.
+ */
+import type { Attachment, InboundEnvelope } from "../types.js";
+import {
+  PLATFORM,
+  chatExternalId,
+  chatKindOf,
+  dmChannel,
+  encodeReplyAddress,
+  groupChannel,
+  isSlackId,
+  isSlackTs,
+  messageEventId,
+} from "./ids.js";
+
+export interface SlackIdentity {
+  teamId: string;
+  /** The bot's user id (U…): the adapter's botId, and what `<@…>` mentions name. */
+  botUserId: string;
+  /** The bot's bot id (B…): what its own posts carry as bot_id. */
+  botId?: string;
+}
+
+export interface NormalizeOptions {
+  /** The message's thread (thread_ts) is one the bot was summoned into, so it is addressed to the bot. */
+  knownThread?: boolean;
+}
+
+/** Subtypes that are still a person talking; every other subtype (joins, edits, deletes, bots) is not a turn. */
+const TURN_SUBTYPES = new Set(["file_share", "thread_broadcast"]);
+
+type Obj = Record<string, unknown>;
+const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
+const str = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined);
+
+/** The event inside an event_callback body, or the body itself when it is already an event. */
+export function eventOf(body: unknown): Obj | undefined {
+  if (!isObj(body)) return undefined;
+  return isObj(body["event"]) ? body["event"] : body;
+}
+
+/** The thread a message belongs to, when it is a reply in one (thread_ts differs from ts). */
+export function replyThreadTs(event: Obj): string | undefined {
+  const threadTs = event["thread_ts"];
+  return isSlackTs(threadTs) && threadTs !== event["ts"] ? threadTs : undefined;
+}
+
+const escapeRe = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+
+/** Slack escapes &, < and > in message text; the agent should see what the user typed. */
+function unescapeSlack(s: string): string {
+  return s.replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&amp;/g, "&");
+}
+
+function attachmentsOf(files: unknown): Attachment[] {
+  if (!Array.isArray(files)) return [];
+  const out: Attachment[] = [];
+  for (const f of files) {
+    if (!isObj(f) || typeof f["id"] !== "string") continue;
+    const mime = str(f["mimetype"]);
+    const a: Attachment = { kind: kindOfMime(mime), fileId: f["id"] };
+    const name = str(f["name"]);
+    if (name !== undefined) a.name = name;
+    if (mime !== undefined) a.mimeType = mime;
+    if (typeof f["size"] === "number" && Number.isFinite(f["size"])) a.size = f["size"];
+    out.push(a);
+  }
+  return out;
+}
+
+function kindOfMime(mime: string | undefined): Attachment["kind"] {
+  if (!mime) return "document";
+  if (mime.startsWith("image/")) return "photo";
+  if (mime.startsWith("audio/")) return "audio";
+  if (mime.startsWith("video/")) return "video";
+  return "document";
+}
+
+function senderNameOf(event: Obj): string | undefined {
+  const p = event["user_profile"];
+  if (!isObj(p)) return undefined;
+  const name = str(p["display_name"]) || str(p["real_name"]) || str(p["name"]);
+  return name || undefined;
+}
+
+/**
+ * Normalizes a `message` or `app_mention` event (or the event_callback body
+ * around it). Both normalize to the same eventId (`<channel>:<ts>`), so the
+ * pair Slack sends for one @-mention is answered once.
+ *
+ * Returns undefined for what is not a person's turn: the bot's own posts,
+ * bot_message and other subtypes (edits arrive as message_changed and must
+ * not start a second turn), hidden events, and malformed input.
+ */
+export function normalizeEvent(body: unknown, me: SlackIdentity, opts: NormalizeOptions = {}): InboundEnvelope | undefined {
+  try {
+    return normalizeUnsafe(body, me, opts);
+  } catch {
+    // Belt and braces: the code below is written not to throw, but a getter on
+    // a hostile object could; an event we cannot read is not a turn.
+    return undefined;
+  }
+}
+
+function normalizeUnsafe(body: unknown, me: SlackIdentity, opts: NormalizeOptions): InboundEnvelope | undefined {
+  const event = eventOf(body);
+  if (!event) return undefined;
+  const type = event["type"];
+  if (type !== "message" && type !== "app_mention") return undefined;
+  const subtype = event["subtype"];
+  if (subtype !== undefined && !(typeof subtype === "string" && TURN_SUBTYPES.has(subtype))) return undefined;
+  if (event["hidden"] === true) return undefined;
+
+  const channelId = event["channel"];
+  const ts = event["ts"];
+  const user = event["user"];
+  if (!isSlackId(channelId) || !isSlackTs(ts) || !isSlackId(user)) return undefined;
+  const botIdOfPost = str(event["bot_id"]);
+  if (user === me.botUserId || (me.botId !== undefined && botIdOfPost === me.botId)) return undefined;
+
+  const outer = isObj(body) ? body : {};
+  const teamCandidate = [event["team"], outer["team_id"], me.teamId].find(isSlackId);
+  const teamId = typeof teamCandidate === "string" ? teamCandidate : me.teamId;
+
+  const threadTs = replyThreadTs(event);
+  const rawText = str(event["text"]) ?? "";
+  const mentionTag = `<@${me.botUserId}>`;
+  const mentionedInText = rawText.includes(mentionTag) || rawText.includes(`<@${me.botUserId}|`);
+  const text = unescapeSlack(rawText.split(mentionTag).join(" ").replace(new RegExp(`<@${escapeRe(me.botUserId)}\\|[^>]*>`, "g"), " ")).replace(/[ \t]{2,}/g, " ").trim();
+  const attachments = attachmentsOf(event["files"]);
+  if (text === "" && attachments.length === 0 && !mentionedInText && type !== "app_mention") return undefined;
+
+  const kind = chatKindOf(event["channel_type"], channelId, threadTs);
+  if (kind === undefined) return undefined;
+  const mentioned = type === "app_mention" || mentionedInText;
+
+  let chatKind = kind;
+  let threadId: string | undefined;
+  let replyThread: string | undefined;
+  let addressed: boolean;
+  if (kind === "private") {
+    // A DM is addressed to the bot by definition; a reply in a DM thread stays in that thread.
+    addressed = true;
+    replyThread = threadTs;
+  } else if (threadTs !== undefined) {
+    threadId = threadTs;
+    replyThread = threadTs;
+    addressed = mentioned || opts.knownThread === true;
+  } else if (mentioned) {
+    // A top-level mention in a channel is answered in a thread under it, and
+    // that thread becomes the conversation (see startsThread).
+    chatKind = "thread";
+    threadId = ts;
+    replyThread = ts;
+    addressed = true;
+  } else {
+    addressed = false;
+  }
+
+  const occurredMs = Math.floor(Number(ts) * 1000);
+  const env: InboundEnvelope = {
+    platform: PLATFORM,
+    botId: me.botUserId,
+    chatKind,
+    chatId: chatExternalId(teamId, channelId),
+    senderId: user,
+    text,
+    mentioned: addressed,
+    eventId: messageEventId(channelId, ts),
+    messageId: ts,
+    occurredAt: new Date(Number.isFinite(occurredMs) ? occurredMs : 0),
+    replyTo: encodeReplyAddress(me.botUserId, { channel: channelId, teamId, ...(replyThread !== undefined ? { thread_ts: replyThread } : {}) }),
+    channel: chatKind === "private" ? dmChannel(teamId, me.botUserId, channelId) : groupChannel(teamId, me.botUserId, channelId, threadId),
+  };
+  if (threadId !== undefined) env.threadId = threadId;
+  if (attachments.length > 0) env.attachments = attachments;
+  const senderName = senderNameOf(event);
+  if (senderName !== undefined) env.senderName = senderName;
+  // Another app posting as a user (bot_id without the bot_message subtype): the gateway's policy drops it.
+  if (botIdOfPost !== undefined) env.senderIsBot = true;
+  return env;
+}
+
+/** The envelope is a top-level channel mention that the bot answers in a new thread under it. */
+export function startsThread(env: InboundEnvelope): boolean {
+  return env.chatKind === "thread" && env.threadId !== undefined && env.threadId === env.messageId;
+}

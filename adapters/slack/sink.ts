@@ -1,0 +1,90 @@
+/**
+ * The outbound half: every call here is made by the gateway's scheduler,
+ * which paces and retries, so each method makes exactly one Web API call and
+ * maps a failure to AdapterError.
+ */
+import { escapeSlackMrkdwn } from "../../src/gateway/markup.js";
+import { AdapterError, type AdapterSink, type ReplyAddress, type SentMessage } from "../types.js";
+import { toAdapterError, platformErrorCode } from "./errors.js";
+import { decodeReplyAddress, type SlackTarget } from "./ids.js";
+
+/** The slice of Bolt's WebClient the sink uses (so tests can see exactly what it calls). */
+export interface SlackWebClient {
+  chat: {
+    postMessage(args: { channel: string; text: string; mrkdwn?: boolean; thread_ts?: string }): Promise<{ ts?: string }>;
+    update(args: { channel: string; ts: string; text: string }): Promise<unknown>;
+  };
+  reactions: { add(args: { channel: string; timestamp: string; name: string }): Promise<unknown> };
+}
+
+/** Reactions the gateway may ask for as characters; Slack wants names. */
+const EMOJI_NAMES: Record<string, string> = {
+  "👀": "eyes",
+  "✅": "white_check_mark",
+  "👍": "+1",
+  "❌": "x",
+  "⏳": "hourglass_flowing_sand",
+  "🤔": "thinking_face",
+  "⚠️": "warning",
+};
+
+export function emojiName(emoji: string): string {
+  const e = emoji.trim();
+  return EMOJI_NAMES[e] ?? e.replace(/^:|:$/g, "");
+}
+
+export class SlackSink implements AdapterSink {
+  constructor(private readonly client: () => SlackWebClient | undefined) {}
+
+  async send(to: ReplyAddress, text: string): Promise<SentMessage> {
+    const t = this.target(to);
+    const c = this.webClient();
+    // The agent writes Markdown-ish text that Slack's mrkdwn shows well enough;
+    // only &, < and > must be escaped, or "<!channel>" in a reply would ping everyone.
+    const args: { channel: string; text: string; mrkdwn: boolean; thread_ts?: string } = { channel: t.channel, text: escapeSlackMrkdwn(text), mrkdwn: true };
+    if (t.thread_ts !== undefined) args.thread_ts = t.thread_ts;
+    let res: { ts?: string };
+    try {
+      res = await c.chat.postMessage(args);
+    } catch (err) {
+      throw toAdapterError(err, "chat.postMessage");
+    }
+    if (typeof res.ts !== "string") throw new AdapterError("slack", "Transient", "Slack chat.postMessage answered without a message ts");
+    return { messageId: res.ts };
+  }
+
+  async edit(to: ReplyAddress, messageId: string, text: string): Promise<void> {
+    const t = this.target(to);
+    try {
+      await this.webClient().chat.update({ channel: t.channel, ts: messageId, text: escapeSlackMrkdwn(text) });
+    } catch (err) {
+      throw toAdapterError(err, "chat.update");
+    }
+  }
+
+  /** Slack has no typing indicator for bots (only the legacy RTM API had one). */
+  async typing(_to: ReplyAddress): Promise<void> {}
+
+  async react(to: ReplyAddress, messageId: string, emoji: string): Promise<void> {
+    const t = this.target(to);
+    try {
+      await this.webClient().reactions.add({ channel: t.channel, timestamp: messageId, name: emojiName(emoji) });
+    } catch (err) {
+      // The reaction is there, which is all that was asked (e.g. a replayed event).
+      if (platformErrorCode(err) === "already_reacted") return;
+      throw toAdapterError(err, "reactions.add");
+    }
+  }
+
+  private target(to: ReplyAddress): SlackTarget {
+    const t = decodeReplyAddress(to);
+    if ("error" in t) throw new AdapterError("slack", "Rejected", t.error);
+    return t;
+  }
+
+  private webClient(): SlackWebClient {
+    const c = this.client();
+    if (!c) throw new AdapterError("slack", "Unavailable", "the Slack adapter is not started; call start() first");
+    return c;
+  }
+}

@@ -1,0 +1,89 @@
+/** The sink through a started adapter's real WebClient against FakeSlack. */
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { SlackAdapter } from "../../../adapters/slack/index.js";
+import { encodeReplyAddress } from "../../../adapters/slack/ids.js";
+import { toAdapterError } from "../../../adapters/slack/errors.js";
+import { AdapterError, isAdapterError } from "../../../adapters/types.js";
+import { FakeSlack } from "../../fakes/slack.js";
+import { makeContext } from "./helpers.js";
+
+let sl: FakeSlack;
+let adapter: SlackAdapter;
+
+beforeEach(async () => {
+  sl = new FakeSlack();
+  await sl.start();
+  adapter = new SlackAdapter({ botToken: sl.botToken, signingSecret: sl.signingSecret, apiUrl: sl.apiUrl });
+  await adapter.start(makeContext());
+});
+
+afterEach(async () => {
+  await adapter.stop();
+  await sl.close();
+});
+
+const to = (channel: string, thread_ts?: string) => encodeReplyAddress("U0FAKEBOT", { channel, teamId: "T0FAKE001", ...(thread_ts ? { thread_ts } : {}) });
+const caught = (p: Promise<unknown>): Promise<unknown> => p.then(() => undefined, (e: unknown) => e);
+
+describe("SlackSink", () => {
+  it("send: mrkdwn with &, <, > escaped (Markdown kept); thread_ts kept; returns the ts", async () => {
+    const sent = await adapter.sink.send(to("C0GENERAL", "1700000000.000100"), "*bold* & <!channel> `a<b>`");
+    const call = sl.callsTo("chat.postMessage")[0]!;
+    expect(call.params).toMatchObject({ channel: "C0GENERAL", thread_ts: "1700000000.000100", text: "*bold* &amp; &lt;!channel&gt; `a&lt;b&gt;`" });
+    expect(String(call.params["mrkdwn"])).toBe("true");
+    expect(sl.sent()[0]).toMatchObject({ channel: "C0GENERAL", threadTs: "1700000000.000100", ts: sent.messageId });
+    await adapter.sink.send(to("D0DM0001"), "plain");
+    expect(sl.callsTo("chat.postMessage")[1]!.params["thread_ts"]).toBeUndefined();
+  });
+
+  it("edit uses chat.update; typing is a no-op; react uses reactions.add and already_reacted is success", async () => {
+    const { messageId } = await adapter.sink.send(to("C0GENERAL"), "v1");
+    await adapter.sink.edit(to("C0GENERAL"), messageId, "v2 <x>");
+    expect(sl.sent()[0]!.history).toEqual(["v1", "v2 &lt;x&gt;"]);
+    const before = sl.calls.length;
+    await adapter.sink.typing(to("C0GENERAL"));
+    expect(sl.calls.length).toBe(before);
+    await adapter.sink.react!(to("C0GENERAL"), messageId, "👀");
+    await adapter.sink.react!(to("C0GENERAL"), messageId, ":eyes:");
+    expect(sl.reactions()).toHaveLength(1);
+    expect(sl.reactions()[0]).toMatchObject({ name: "eyes", timestamp: messageId });
+  });
+
+  it("a 429 becomes AdapterError RateLimited with retryAfterMs = Retry-After * 1000, with no SDK retry", async () => {
+    sl.rateLimitNext("chat.postMessage", 2);
+    const err = await caught(adapter.sink.send(to("C0GENERAL"), "x"));
+    expect(isAdapterError(err, "RateLimited")).toBe(true);
+    expect((err as AdapterError).retryAfterMs).toBe(2000);
+    expect((err as AdapterError).platform).toBe("slack");
+    expect(sl.callsTo("chat.postMessage")).toHaveLength(1);
+  });
+
+  it("platform errors are Rejected with a hint; 5xx is Transient", async () => {
+    sl.failNext("chat.postMessage", { error: "not_in_channel" });
+    const e1 = await caught(adapter.sink.send(to("C0GENERAL"), "x"));
+    expect(isAdapterError(e1, "Rejected")).toBe(true);
+    expect((e1 as Error).message).toContain("not_in_channel");
+    const e2 = await caught(adapter.sink.send(to("nope"), "x"));
+    expect(isAdapterError(e2, "Rejected")).toBe(true);
+    sl.failNext("chat.update", { error: "message_not_found" });
+    expect(isAdapterError(await caught(adapter.sink.edit(to("C0GENERAL"), "1.000001", "x")), "Rejected")).toBe(true);
+    sl.failNext("chat.postMessage", { error: "fatal_error", status: 500 });
+    expect(isAdapterError(await caught(adapter.sink.send(to("C0GENERAL"), "x")), "Transient")).toBe(true);
+    // "nope" is not a channel id: refused before any call.
+    expect(sl.callsTo("chat.postMessage")).toHaveLength(2);
+  });
+
+  it("maps network failures to Transient and refuses a foreign reply address", async () => {
+    expect(toAdapterError({ code: "slack_webapi_request_error", original: new Error("ECONNREFUSED") }, "chat.postMessage").code).toBe("Transient");
+    expect(toAdapterError({ code: "slack_webapi_http_error", statusCode: 503 }, "chat.postMessage").code).toBe("Transient");
+    expect(toAdapterError({ code: "slack_webapi_http_error", statusCode: 403 }, "chat.postMessage").code).toBe("Rejected");
+    const err = await caught(adapter.sink.send({ platform: "slack", botId: "U0FAKEBOT", chatId: "T0FAKE001/C0GENERAL" }, "x"));
+    expect(isAdapterError(err, "Rejected")).toBe(true);
+  });
+
+  it("is Unavailable before start", async () => {
+    const idle = new SlackAdapter({ botToken: sl.botToken, signingSecret: sl.signingSecret, apiUrl: sl.apiUrl });
+    expect(isAdapterError(await caught(idle.sink.send(to("C0GENERAL"), "x")), "Unavailable")).toBe(true);
+    expect(idle.health().ready).toBe(false);
+  });
+});

@@ -1,0 +1,61 @@
+import { DiscordAdapter } from "../../adapters/discord/index.js";
+import { FakeDiscord, type DChannel, type DMessage, type DUser } from "../fakes/discord.js";
+import type { ConformanceDriver, Place } from "./driver.js";
+import { conformance } from "./suite.js";
+
+/**
+ * Discord through real discord.js: a guild whose channels and threads exist
+ * before login (as a bot sees them in GUILD_CREATE), handed out to the
+ * scenarios' groups in order.
+ */
+function discordDriver(): ConformanceDriver {
+  const fake = new FakeDiscord();
+  const POOL = 12;
+  let channels: DChannel[] = [];
+  let threads: DChannel[] = [];
+  const users = new Map<string, DUser>();
+  const groupChannel = new Map<string, DChannel>();
+  const threadChannel = new Map<string, DChannel>();
+  const last = new Map<string, { msg: DMessage; channel: DChannel }>();
+  const user = (name: string) => users.get(name) ?? (users.set(name, fake.user(name.slice(0, 30))), users.get(name)!);
+  const channelOf = (place: Place): DChannel => {
+    if ("dm" in place) return fake.dmChannel(user(place.dm));
+    if ("thread" in place) return threadChannel.get(place.thread) ?? (threadChannel.set(place.thread, threads[threadChannel.size]!), threadChannel.get(place.thread)!);
+    return groupChannel.get(place.group) ?? (groupChannel.set(place.group, channels[groupChannel.size]!), groupChannel.get(place.group)!);
+  };
+  return {
+    name: "discord (discord.js)",
+    maxTextLength: 2000,
+    async setup() {
+      await fake.start();
+      const guild = fake.addGuild({
+        channels: Array.from({ length: POOL }, (_, i) => `room-${i}`),
+        threads: Array.from({ length: POOL }, (_, i) => ({ name: `thread-${i}`, parent: `room-${POOL - 1}` })),
+      });
+      channels = Object.values(guild.channels).slice(0, POOL - 1);
+      threads = Object.values(guild.threads);
+      return { adapter: new DiscordAdapter({ token: fake.token, apiUrl: fake.apiUrl }) };
+    },
+    async say(place, name, text, opts = {}) {
+      const channel = channelOf(place);
+      const content = !("dm" in place) && opts.mention ? `<@${fake.bot.id}> ${text}` : text;
+      const msg = fake.userMessage({ channel, author: user(name), content });
+      last.set(`${JSON.stringify(place)}|${name}`, { msg, channel });
+    },
+    async redeliverLast(place, name) {
+      const l = last.get(`${JSON.stringify(place)}|${name}`)!;
+      fake.dispatch("MESSAGE_CREATE", { ...l.msg, channel_type: l.channel.type }, l.msg.guild_id ? { guildId: l.msg.guild_id } : {});
+    },
+    rateLimitSends(retryAfterSec, count) {
+      fake.rateLimitNext("POST /channels/:id/messages", { retryAfter: retryAfterSec, count });
+    },
+    replies(place) {
+      return fake.sent({ channelId: channelOf(place).id }).map((m) => m.content);
+    },
+    async teardown() {
+      await fake.close();
+    },
+  };
+}
+
+conformance(discordDriver);

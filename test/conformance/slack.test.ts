@@ -1,0 +1,78 @@
+import { SlackAdapter } from "../../adapters/slack/index.js";
+import { FakeSlack } from "../fakes/slack.js";
+import type { ConformanceDriver, Place } from "./driver.js";
+import { conformance } from "./suite.js";
+
+/**
+ * Slack over HTTP (Events API, signed) through real Bolt. On Slack a
+ * top-level mention opens a thread that becomes the conversation, so a
+ * group's later messages go into the thread that conversation started, as
+ * Slack users reply there.
+ */
+function slackDriver(): ConformanceDriver {
+  const fake = new FakeSlack();
+  let eventsUrl = "";
+  let n = 0;
+  const ids = new Map<string, string>();
+  const id = (prefix: string, name: string) => ids.get(`${prefix}${name}`) ?? (ids.set(`${prefix}${name}`, `${prefix}${(++n).toString(36).toUpperCase().padStart(8, "0")}`), ids.get(`${prefix}${name}`)!);
+  const conversationRoot = new Map<string, string>();
+  const threadRoots = new Map<string, string>();
+  const last = new Map<string, object>();
+  const ts = () => `${Math.floor(Date.now() / 1000)}.${String(++n).padStart(6, "0")}`;
+  const channelOf = (place: Place) => ("dm" in place ? id("D", place.dm) : id("C", place.group));
+
+  return {
+    name: "slack (Bolt, HTTP mode)",
+    maxTextLength: 3500,
+    async setup() {
+      await fake.start();
+      return { adapter: new SlackAdapter({ botToken: fake.botToken, signingSecret: fake.signingSecret, apiUrl: fake.apiUrl }) };
+    },
+    async started(url) {
+      eventsUrl = `${url}/slack/events`;
+    },
+    async say(place, name, text, opts = {}) {
+      const channel = channelOf(place);
+      const user = id("U", name);
+      const bodies: object[] = [];
+      if ("dm" in place) {
+        bodies.push(fake.events.message({ channel, user, text }));
+      } else {
+        const mention = opts.mention ? `<@${fake.identity.botUserId}> ` : "";
+        let threadTs: string | undefined;
+        if ("thread" in place) threadTs = threadRoots.get(place.thread) ?? (threadRoots.set(place.thread, ts()), threadRoots.get(place.thread)!);
+        else threadTs = conversationRoot.get(place.group);
+        const msgTs = ts();
+        bodies.push(fake.events.message({ channel, user, text: `${mention}${text}`, ts: msgTs, ...(threadTs ? { threadTs } : {}) }));
+        // Slack sends app_mention besides the message when the bot is mentioned.
+        if (opts.mention) bodies.push(fake.events.appMention({ channel, user, text: `${mention}${text}`, ts: msgTs, ...(threadTs ? { threadTs } : {}) }));
+        if (opts.mention && !threadTs && !("thread" in place)) conversationRoot.set(place.group, msgTs);
+      }
+      last.set(`${JSON.stringify(place)}|${name}`, bodies[0]!);
+      for (const b of bodies) {
+        const r = await fake.postEvent(eventsUrl, b);
+        if (r.status !== 200) throw new Error(`the gateway answered ${r.status} to a Slack event`);
+      }
+    },
+    async redeliverLast(place, name) {
+      const body = last.get(`${JSON.stringify(place)}|${name}`)!;
+      await fake.postEvent(eventsUrl, body, { retryNum: 1, retryReason: "http_timeout" });
+      await fake.postEvent(eventsUrl, body, { retryNum: 2, retryReason: "http_timeout" });
+    },
+    rateLimitSends(retryAfterSec, count) {
+      fake.rateLimitNext("chat.postMessage", retryAfterSec, count);
+    },
+    replies(place) {
+      const channel = channelOf(place);
+      const all = fake.sent({ channel });
+      const mine = "thread" in place ? all.filter((m) => m.threadTs === threadRoots.get(place.thread)) : all.filter((m) => !m.threadTs || ![...threadRoots.values()].includes(m.threadTs));
+      // Slack shows &, < and > as typed; the bot sends them escaped.
+      return mine.map((m) => m.text.replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&amp;/g, "&"));
+    },
+    async teardown() {
+      await fake.close();
+    },
+  };
+}
+
+conformance(slackDriver);

@@ -1,0 +1,239 @@
+/**
+ * Slack Web API methods of the fake. Answers use Slack's shapes and error
+ * strings ({ ok: false, error: "channel_not_found" }, ...).
+ */
+import { jsonParam } from "../shared.js";
+import { inferType, nextTs } from "./events.js";
+import { SlackApiError, type SlackConversation, type SlackIdentity, type SlackSentMessage, type SlackUser } from "./types.js";
+
+export class SlackWorld {
+  readonly conversations = new Map<string, SlackConversation>();
+  readonly users = new Map<string, SlackUser>();
+  /** key `${channel}:${ts}` */
+  readonly messages = new Map<string, Record<string, unknown>>();
+  readonly reactions: { channel: string; timestamp: string; name: string; at: number }[] = [];
+
+  constructor(readonly id: SlackIdentity) {
+    this.reset();
+  }
+
+  reset(): void {
+    this.conversations.clear();
+    this.users.clear();
+    this.messages.clear();
+    this.reactions.length = 0;
+    this.users.set(this.id.botUserId, { id: this.id.botUserId, name: this.id.botName, real_name: this.id.botName, is_bot: true });
+  }
+
+  /** The conversation for an id; unknown ids that look like Slack ids are created from their prefix. */
+  conversation(id: string): SlackConversation | undefined {
+    const known = this.conversations.get(id);
+    if (known) return known;
+    if (!/^[CDG][A-Z0-9]{2,}$/.test(id)) return undefined;
+    const c: SlackConversation = { id, type: inferType(id) };
+    this.conversations.set(id, c);
+    return c;
+  }
+
+  user(id: string): SlackUser | undefined {
+    const known = this.users.get(id);
+    if (known) return known;
+    if (!/^[UW][A-Z0-9]{2,}$/.test(id)) return undefined;
+    const u: SlackUser = { id, name: id.toLowerCase(), real_name: `User ${id}` };
+    this.users.set(id, u);
+    return u;
+  }
+
+  /** Remembers a message the app saw or posted (for chat.update / reactions.add checks). */
+  noteMessage(channel: string, msg: Record<string, unknown>): void {
+    if (typeof msg["ts"] === "string") this.messages.set(`${channel}:${msg["ts"]}`, msg);
+  }
+
+  /** Registers what an event_callback body tells about conversations, users and messages. */
+  noteEvent(body: Record<string, unknown>): void {
+    const ev = body["event"] as Record<string, unknown> | undefined;
+    if (!ev) return;
+    const channel = typeof ev["channel"] === "string" ? ev["channel"] : undefined;
+    const user = typeof ev["user"] === "string" ? ev["user"] : undefined;
+    if (user) this.user(user);
+    if (!channel) return;
+    const conv = this.conversation(channel);
+    const ct = ev["channel_type"];
+    if (conv && (ct === "im" || ct === "mpim" || ct === "group" || ct === "channel")) conv.type = ct;
+    if (conv?.type === "im" && user && user !== this.id.botUserId) conv.user ??= user;
+    if (ev["subtype"] !== "message_changed") this.noteMessage(channel, ev);
+  }
+}
+
+type Method = (p: Record<string, unknown>, token: string) => Record<string, unknown>;
+
+export interface WebApiDeps {
+  world: SlackWorld;
+  sent: SlackSentMessage[];
+  socketUrl: () => string;
+  /** Called with each message the app posts (for echoing it as an event). */
+  posted: (channel: string, message: Record<string, unknown>) => void;
+  changed: () => void;
+}
+
+const str = (v: unknown): string | undefined => (typeof v === "string" && v !== "" ? v : typeof v === "number" ? String(v) : undefined);
+
+function conversationObject(c: SlackConversation, botUserId: string): Record<string, unknown> {
+  const base = {
+    id: c.id,
+    created: 1_700_000_000,
+    is_archived: false,
+    is_org_shared: false,
+    is_shared: false,
+    is_ext_shared: false,
+    context_team_id: "T0FAKE",
+    updated: Date.now(),
+  };
+  if (c.type === "im") return { ...base, is_im: true, is_channel: false, is_group: false, is_mpim: false, is_private: true, user: c.user ?? "U0UNKNOWN", is_open: true, priority: 0 };
+  const name = c.name ?? (c.type === "mpim" ? `mpdm-${c.id.toLowerCase()}-1` : `channel-${c.id.toLowerCase()}`);
+  return {
+    ...base,
+    name,
+    name_normalized: name,
+    is_channel: c.type === "channel",
+    is_group: c.type === "group",
+    is_mpim: c.type === "mpim",
+    is_im: false,
+    is_private: c.type !== "channel",
+    is_general: false,
+    is_member: true,
+    creator: botUserId,
+    topic: { value: "", creator: "", last_set: 0 },
+    purpose: { value: "", creator: "", last_set: 0 },
+    num_members: c.members?.length ?? 2,
+  };
+}
+
+export function createWebApi(d: WebApiDeps): Record<string, Method> {
+  const { world, sent } = d;
+  const id = world.id;
+  const requireChannel = (p: Record<string, unknown>): string => {
+    const ch = str(p["channel"]);
+    if (!ch || !world.conversation(ch)) throw new SlackApiError("channel_not_found");
+    return ch;
+  };
+  const botMessage = (text: string, ts: string): Record<string, unknown> => ({
+    type: "message",
+    text,
+    user: id.botUserId,
+    bot_id: id.botId,
+    app_id: id.appId,
+    ts,
+    team: id.teamId,
+    bot_profile: { id: id.botId, app_id: id.appId, name: id.botName, icons: {}, deleted: false, updated: 1_700_000_000, team_id: id.teamId },
+  });
+
+  const post = (p: Record<string, unknown>, ephemeralTo?: string): Record<string, unknown> => {
+    const channel = requireChannel(p);
+    const text = str(p["text"]) ?? "";
+    const blocks = jsonParam<unknown[]>(p["blocks"]);
+    const attachments = jsonParam<unknown[]>(p["attachments"]);
+    if (!text && !blocks?.length && !attachments?.length) throw new SlackApiError("no_text");
+    if (text.length > 40_000) throw new SlackApiError("msg_too_long");
+    const ts = nextTs();
+    const msg = botMessage(text, ts);
+    if (blocks) msg["blocks"] = blocks;
+    if (attachments) msg["attachments"] = attachments;
+    const threadTs = str(p["thread_ts"]);
+    if (threadTs) {
+      msg["thread_ts"] = threadTs;
+      msg["parent_user_id"] = (world.messages.get(`${channel}:${threadTs}`)?.["user"] as string | undefined) ?? id.botUserId;
+    }
+    const rec: SlackSentMessage = { channel, ts, text, history: [text], message: msg, at: Date.now() };
+    if (threadTs) rec.threadTs = threadTs;
+    if (blocks) rec.blocks = blocks;
+    if (ephemeralTo) rec.ephemeralTo = ephemeralTo;
+    sent.push(rec);
+    if (!ephemeralTo) {
+      world.noteMessage(channel, msg);
+      d.posted(channel, msg);
+    }
+    d.changed();
+    return ephemeralTo ? { message_ts: ts } : { channel, ts, message: msg };
+  };
+
+  return {
+    "auth.test": () => ({
+      url: `https://${id.teamDomain}.slack.com/`,
+      team: id.teamName,
+      user: id.botName,
+      team_id: id.teamId,
+      user_id: id.botUserId,
+      bot_id: id.botId,
+      is_enterprise_install: false,
+    }),
+    "chat.postMessage": (p) => post(p),
+    "chat.postEphemeral": (p) => {
+      const user = str(p["user"]);
+      if (!user || !world.user(user)) throw new SlackApiError("user_not_found");
+      return post(p, user);
+    },
+    "chat.update": (p) => {
+      const channel = requireChannel(p);
+      const ts = str(p["ts"]);
+      const msg = ts ? world.messages.get(`${channel}:${ts}`) : undefined;
+      if (!ts || !msg) throw new SlackApiError("message_not_found");
+      if (msg["user"] !== id.botUserId && msg["bot_id"] !== id.botId) throw new SlackApiError("cant_update_message");
+      const text = str(p["text"]) ?? "";
+      const blocks = jsonParam<unknown[]>(p["blocks"]);
+      if (!text && !blocks?.length) throw new SlackApiError("no_text");
+      msg["text"] = text;
+      if (blocks) msg["blocks"] = blocks;
+      msg["edited"] = { user: id.botUserId, ts: nextTs() };
+      const rec = sent.find((s) => s.channel === channel && s.ts === ts);
+      if (rec) {
+        rec.text = text;
+        rec.history.push(text);
+        if (blocks) rec.blocks = blocks;
+      }
+      d.changed();
+      return { channel, ts, text, message: { ...msg } };
+    },
+    "reactions.add": (p) => {
+      const channel = requireChannel(p);
+      const timestamp = str(p["timestamp"]);
+      const name = str(p["name"])?.replace(/^:|:$/g, "");
+      if (!timestamp) throw new SlackApiError("no_item_specified");
+      if (!name) throw new SlackApiError("invalid_name");
+      if (!world.messages.has(`${channel}:${timestamp}`)) throw new SlackApiError("message_not_found");
+      if (world.reactions.some((r) => r.channel === channel && r.timestamp === timestamp && r.name === name)) throw new SlackApiError("already_reacted");
+      world.reactions.push({ channel, timestamp, name, at: Date.now() });
+      d.changed();
+      return {};
+    },
+    "conversations.info": (p) => {
+      const ch = str(p["channel"]);
+      const c = ch ? world.conversation(ch) : undefined;
+      if (!c) throw new SlackApiError("channel_not_found");
+      return { channel: conversationObject(c, id.botUserId) };
+    },
+    "users.info": (p) => {
+      const uid = str(p["user"]);
+      const u = uid ? world.user(uid) : undefined;
+      if (!u) throw new SlackApiError("user_not_found");
+      const realName = u.real_name ?? u.name;
+      return {
+        user: {
+          team_id: id.teamId,
+          deleted: false,
+          tz: "Europe/Berlin",
+          tz_offset: 3600,
+          is_admin: false,
+          is_owner: false,
+          is_app_user: false,
+          is_bot: false,
+          updated: 1_700_000_000,
+          ...u,
+          real_name: realName,
+          profile: { real_name: realName, display_name: u.name, real_name_normalized: realName, display_name_normalized: u.name, team: id.teamId, ...(u.is_bot ? { bot_id: id.botId } : {}) },
+        },
+      };
+    },
+    "apps.connections.open": () => ({ url: d.socketUrl() }),
+  };
+}

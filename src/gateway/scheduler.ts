@@ -16,13 +16,16 @@
  *   dropped while their chat or the bot is rate-limited, and a failure is
  *   logged and resolves undefined, so it can never delay or break a reply.
  *
- * This is the ONE retry mechanism for outbound calls. Adapters must switch
- * their SDK's own retries off, or a 429 is retried twice and the budgets here
- * are wrong: grammY without the auto-retry plugin, discord.js REST with
- * `rejectOnRateLimit` set (and `retries: 0`), Slack's WebClient with
- * `rejectRateLimitedCalls: true` and `retryConfig: { retries: 0 }`. The
- * adapter maps the SDK's error to AdapterError (and sets `scope: 'global'`
- * on a platform-wide 429, such as Discord's `global: true`).
+ * Each platform's 429s are honoured by exactly one mechanism, never two:
+ * - Telegram and Slack: this scheduler. Their SDK retries are off (grammY
+ *   without the auto-retry plugin; Slack's WebClient with
+ *   `rejectRateLimitedCalls: true` and `retryConfig: { retries: 0 }`), and
+ *   the adapter maps the 429 to AdapterError('RateLimited', retryAfterMs).
+ * - Discord: discord.js's REST queue, which knows Discord's per-route
+ *   buckets and waits out a 429 itself (`retries: 0` for other failures).
+ *   Its sink never reports RateLimited, so this scheduler only adds per-chat
+ *   pacing on top, with no second retry loop.
+ * An adapter that does report a platform-wide 429 sets `scope: 'global'`.
  *
  * Logs carry the chat key, the label and the error code, never message text
  * or error messages (those can echo the text).

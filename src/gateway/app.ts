@@ -26,6 +26,8 @@ export interface AppOptions {
   adapters?: (config: Config) => Adapter[];
   agentFactory?: AgentFactory | ((metadata: Record<string, unknown>, ctx: { session: import("../session/info.js").Info }) => import("../agent/types.js").Agent);
   faults?: StoreFaults;
+  /** Sees every SQL statement (benchmarks). */
+  onQuery?: import("../store/db.js").DatabaseOptions["onQuery"];
   /** Stream a draft only when a turn runs longer than this. */
   streamAfterMs?: number;
   /** How often unsent replies are retried. */
@@ -50,7 +52,7 @@ export interface App {
 /** The composition of every layer, as `npm start` runs it. */
 export async function createApp(config: Config, opts: AppOptions = {}): Promise<App> {
   const log = opts.log ?? createLogger({ level: config.LOG_LEVEL });
-  const db = await openDatabase({ url: config.DATABASE_URL, faults: opts.faults });
+  const db = await openDatabase({ url: config.DATABASE_URL, faults: opts.faults, onQuery: opts.onQuery });
   const registry = new Registry(new SessionStore(db));
   const transcript = new TranscriptStore(db);
   const memories = new MemoryStore(db);

@@ -31,6 +31,8 @@ export interface DatabaseOptions {
   /** PostgreSQL pool size. */
   poolSize?: number;
   faults?: StoreFaults;
+  /** Called with every SQL statement Prisma runs (benchmarks capture the hot path's statements with it). */
+  onQuery?: (e: { query: string; params: string; durationMs: number }) => void;
 }
 
 export function providerOf(url: string): Provider {
@@ -75,12 +77,16 @@ export class Database {
     this.#maxRetries = options.maxRetries ?? 8;
     if (this.provider === "sqlite") {
       const adapter = new PrismaBetterSqlite3({ url: `file:${sqliteFile(options.url)}`, timeout: options.busyTimeoutMs ?? 5000 });
-      this.client = new SqliteClient({ adapter });
+      this.client = new SqliteClient({ adapter, ...(options.onQuery ? { log: [{ emit: "event", level: "query" }] } : {}) }) as Client;
       this.#serialize = true;
     } else {
       const adapter = new PrismaPg({ connectionString: options.url, max: options.poolSize ?? 10, connectionTimeoutMillis: 5000 });
-      this.client = new PgClient({ adapter }) as unknown as Client;
+      this.client = new PgClient({ adapter, ...(options.onQuery ? { log: [{ emit: "event", level: "query" }] } : {}) }) as unknown as Client;
       this.#serialize = false;
+    }
+    if (options.onQuery) {
+      const on = options.onQuery;
+      (this.client as unknown as { $on(e: "query", cb: (q: { query: string; params: string; duration: number }) => void): void }).$on("query", (q) => on({ query: q.query, params: q.params, durationMs: Number(q.duration) }));
     }
   }
 

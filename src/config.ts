@@ -97,6 +97,7 @@ const schema = z.object({
   THREAD_SESSIONS: z.enum(["own", "parent"]).default("own"),
   BUSY_POLICY: z.enum(["queue", "collect", "interrupt"]).default("queue"),
   MAX_INBOUND_CHARS: int(16_000, 1, 1_000_000),
+  SHARED_DATABASE: bool(false),
 
   OPENAI_BASE_URL: url("the OpenAI-compatible API, e.g. https://api.openai.com/v1"),
   OPENAI_API_KEY: optionalString(),

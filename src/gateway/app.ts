@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import type { Config } from "../config.js";
 import { createLogger, type Logger } from "../log.js";
 import { createAgentFactory, type AgentFactory } from "../agent/factory.js";
@@ -8,7 +9,7 @@ import { agentCondenser, extractiveCondenser, Reflector } from "../runtime/refle
 import { Runner } from "../runtime/runner.js";
 import { Registry } from "../session/registry.js";
 import {
-  AccessStore, DeliveryStore, IdentityStore, InboundStore, KvStore, MemoryStore, SessionStore, TranscriptStore, TurnStore,
+  AccessStore, DeliveryStore, IdentityStore, InboundStore, KvStore, LeaseStore, MemoryStore, SessionStore, TranscriptStore, TurnStore,
   openDatabase, type Database, type StoreFaults,
 } from "../store/index.js";
 import type { Adapter } from "./adapter.js";
@@ -98,6 +99,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
     busyPolicy: config.BUSY_POLICY,
     context: { maxMessages: config.CONTEXT_MAX_MESSAGES, maxChars: config.CONTEXT_MAX_CHARS },
     turnTimeoutMs: config.AGENT_TIMEOUT,
+    freshWindow: config.SHARED_DATABASE,
     onTurnCommitted: reflector.onTurnCommitted,
   });
   const pairing = new Pairing(new AccessStore(db));
@@ -115,11 +117,17 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
   runner.register(commands);
 
   const http = new HttpServer(log);
-  const outbound = new Outbound({ deliveries: new DeliveryStore(db), metrics, log, streamAfterMs: opts.streamAfterMs });
+  const processId = randomUUID();
+  const outbound = new Outbound({
+    deliveries: new DeliveryStore(db), metrics, log, streamAfterMs: opts.streamAfterMs, owner: processId,
+    ...(config.SHARED_DATABASE ? { staleAfterMs: 30_000 } : {}),
+  });
   runner.withSink([], outbound.sink);
   const gateway = new Gateway({
     policy: config, registry, identities, inbound: new InboundStore(db), kv, runner, ledger, outbound, pairing, metrics, log,
     route: (m, p, h) => http.route(m, p, h),
+    leases: new LeaseStore(db),
+    processId,
     commands: commands.commands.filter((c) => (c.access ?? "anyone") === "anyone" && !config.ADMIN_COMMANDS.includes(c.name)).map((c) => ({ name: c.name, description: c.summary })),
   });
   for (const a of opts.adapters?.(config) ?? []) gateway.add(a);

@@ -7,6 +7,7 @@ import type { Info } from "../session/info.js";
 import type { IdentityStore } from "../store/identities.js";
 import type { InboundStore } from "../store/inbound.js";
 import type { KvStore } from "../store/kv.js";
+import type { LeaseStore } from "../store/leases.js";
 import type { Adapter, AdapterContext, HttpHandler, InboundResult } from "./adapter.js";
 import type { InboundEnvelope } from "./contract.js";
 import type { GatewayLedger } from "./ledger.js";
@@ -17,7 +18,7 @@ import { answersInGroup, listed } from "./policy.js";
 
 export type GatewayPolicy = Pick<
   Config,
-  "INBOUND_TTL" | "DM_POLICY" | "ALLOW_FROM" | "ADMIN_USERS" | "GROUP_REQUIRE_MENTION" | "THREAD_SESSIONS" | "MAX_INBOUND_CHARS"
+  "INBOUND_TTL" | "DM_POLICY" | "ALLOW_FROM" | "ADMIN_USERS" | "GROUP_REQUIRE_MENTION" | "THREAD_SESSIONS" | "MAX_INBOUND_CHARS" | "SHARED_DATABASE"
 >;
 
 export interface GatewayDeps {
@@ -34,7 +35,16 @@ export interface GatewayDeps {
   log: Logger;
   route: (method: "GET" | "POST", path: string, handler: HttpHandler) => void;
   commands: ReadonlyArray<{ name: string; description: string }>;
+  /** With SHARED_DATABASE: conversation leases, and this process's id as their owner. */
+  leases?: LeaseStore;
+  processId?: string;
 }
+
+/** How long a conversation lease lasts unless renewed, and how often it is renewed. */
+const LEASE_TTL_MS = 30_000;
+const LEASE_RENEW_MS = 10_000;
+/** How often a process looks for conversations nobody is handling (after a peer crashed, or a missed kick). */
+const SWEEP_MS = 1_000;
 
 /** Envelope JSON revived (dates), for replaying a recorded event after a restart. */
 function revive(json: string): InboundEnvelope {
@@ -56,6 +66,10 @@ export class Gateway {
   #stopping = false;
   /** Handling waits for start() to finish, so events replayed from before a restart go first. */
   #gate: Promise<void> = Promise.resolve();
+  /** Shared mode: conversations this process is draining, and those kicked again meanwhile. */
+  readonly #draining = new Map<string, Promise<void>>();
+  readonly #dirty = new Set<string>();
+  #sweeper: NodeJS.Timeout | undefined;
 
   constructor(readonly deps: GatewayDeps) {
     // Rotations and switches move a conversation: forget its cached binding.
@@ -99,12 +113,27 @@ export class Gateway {
     this.deps.outbound.hold();
     try {
       await this.deps.outbound.queueUnsent();
-      await this.#replay();
+      // Shared mode: events left by any process are found by the sweeper, under leases.
+      if (!this.#shared) await this.#replay();
       await this.#startAdapters();
     } finally {
       open();
       this.deps.outbound.release();
     }
+    if (this.#shared) {
+      this.#sweeper = setInterval(() => void this.#sweep(), SWEEP_MS);
+      this.#sweeper.unref();
+    }
+  }
+
+  get #shared(): boolean {
+    return this.deps.policy.SHARED_DATABASE && this.deps.leases !== undefined;
+  }
+
+  /** The ordering key of a conversation: the thread counts only when threads have sessions of their own. */
+  #conversationKey(env: InboundEnvelope): string {
+    const thread = env.chatKind === "thread" && this.deps.policy.THREAD_SESSIONS === "own" ? (env.threadId ?? "") : "";
+    return `${env.platform}:${env.botId}:${env.chatId}:${thread}`;
   }
 
   async #startAdapters(): Promise<void> {
@@ -157,7 +186,9 @@ export class Gateway {
     }
     const age = Date.now() - env.occurredAt.getTime();
     const expired = age > policy.INBOUND_TTL;
+    const conversation = this.#conversationKey(env);
     const rec = await this.deps.inbound.record({
+      conversation,
       platform: env.platform,
       botId: env.botId,
       eventId: env.eventId,
@@ -176,8 +207,88 @@ export class Gateway {
       return { status: "expired" };
     }
     metrics.inbound.inc({ platform: env.platform, outcome: "accepted" });
-    this.#enqueue(env, rec.id, env.occurredAt.getTime());
+    if (this.#shared) {
+      this.#arrivals.set(rec.id, performance.now());
+      this.kick(conversation);
+    } else this.#enqueue(env, rec.id, env.occurredAt.getTime());
     return { status: "accepted", inboundId: rec.id };
+  }
+
+  /** Shared mode: make sure somebody drains this conversation (us, if we can take its lease). */
+  kick(conversation: string): void {
+    if (this.#stopping) return;
+    if (this.#draining.has(conversation)) {
+      this.#dirty.add(conversation);
+      return;
+    }
+    const run = this.#gate
+      .then(() => this.#drain(conversation))
+      .catch((err) => this.deps.log.warn({ conversation, err: errInfo(err) }, "draining a conversation failed; the sweeper retries it"))
+      .finally(() => this.#draining.delete(conversation));
+    this.#draining.set(conversation, run);
+    this.#pendingHandles.add(run);
+    void run.finally(() => this.#pendingHandles.delete(run));
+  }
+
+  async #sweep(): Promise<void> {
+    try {
+      for (const c of await this.deps.inbound.conversationsWaiting(new Date(Date.now() - SWEEP_MS))) this.kick(c);
+    } catch (err) {
+      this.deps.log.warn({ err: errInfo(err) }, "looking for waiting conversations failed");
+    }
+  }
+
+  /**
+   * Shared mode: while holding the conversation's lease, take its unhandled
+   * events in recorded order into this process's runner, wait until their
+   * turns are committed, and release. Another process that records an event
+   * for the conversation meanwhile finds the lease taken and leaves the event
+   * to us; we look again after releasing, so nothing is stranded.
+   */
+  async #drain(conversation: string): Promise<void> {
+    const { leases, processId } = this.deps;
+    for (;;) {
+      if (!(await leases!.acquire(conversation, processId!, LEASE_TTL_MS))) return;
+      const renew = setInterval(() => void leases!.renew(conversation, processId!, LEASE_TTL_MS).catch(() => undefined), LEASE_RENEW_MS);
+      renew.unref();
+      const taken = new Set<string>();
+      const handles: Array<Promise<unknown>> = [];
+      try {
+        for (;;) {
+          this.#dirty.delete(conversation);
+          const batch = (await this.deps.inbound.receivedIn(conversation)).filter((r) => !taken.has(r.id));
+          if (batch.length === 0) {
+            await Promise.allSettled(handles.splice(0));
+            if (!this.#dirty.has(conversation) && (await this.deps.inbound.receivedIn(conversation, 1)).every((r) => taken.has(r.id))) break;
+            continue;
+          }
+          for (const rec of batch) {
+            taken.add(rec.id);
+            if (Date.now() - rec.occurredAt.getTime() > this.deps.policy.INBOUND_TTL) {
+              await this.deps.inbound.mark(rec.id, "expired", "expired before it was handled");
+              this.deps.metrics.expired.inc({ platform: rec.platform, what: "inbound" });
+              continue;
+            }
+            let env: InboundEnvelope;
+            try {
+              env = revive(rec.envelope);
+            } catch {
+              await this.deps.inbound.mark(rec.id, "ignored", "unreadable envelope");
+              continue;
+            }
+            this.deps.ledger.occurredAt.set(rec.id, rec.occurredAt.getTime());
+            if (!this.#arrivals.has(rec.id)) this.#arrivals.set(rec.id, performance.now());
+            const handle = await this.#dispatch(env, rec.id);
+            if (handle) handles.push(handle.done);
+          }
+        }
+      } finally {
+        clearInterval(renew);
+        await leases!.release(conversation, processId!).catch(() => undefined);
+      }
+      // An event recorded while we released may have found our lease: look once more.
+      if (!this.#dirty.has(conversation) && (await this.deps.inbound.receivedIn(conversation, 1)).length === 0) return;
+    }
   }
 
   #enqueue(env: InboundEnvelope, inboundId: string, occurredAt: number): void {
@@ -263,7 +374,7 @@ export class Gateway {
     const key = this.deps.registry.chatKey(conversation);
     const cached = this.#bindings.get(key);
     let info: Info;
-    if (cached && runner.has(cached) && !runner.get(cached).closed) info = runner.get(cached).info;
+    if (!this.#shared && cached && runner.has(cached) && !runner.get(cached).closed) info = runner.get(cached).info;
     else {
       info = await this.deps.registry.resolveChatChannel(conversation);
       this.#bindings.set(key, info.id);
@@ -288,6 +399,7 @@ export class Gateway {
   /** Stops adapters (they drain), then waits for queued handling and replies. */
   async stop(): Promise<void> {
     this.#stopping = true;
+    if (this.#sweeper) clearInterval(this.#sweeper);
     await Promise.allSettled(this.adapters.map((a) => a.stop()));
     await this.idle();
     await this.deps.outbound.drain();

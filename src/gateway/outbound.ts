@@ -28,6 +28,10 @@ export interface OutboundOptions {
   log: Logger;
   /** Stream a draft only when a turn is still producing text this long after it started. */
   streamAfterMs?: number;
+  /** This process's id, recorded on the replies it is sending. */
+  owner?: string;
+  /** Several processes: recovery only takes replies abandoned this long. */
+  staleAfterMs?: number;
 }
 
 /**
@@ -60,7 +64,7 @@ export class Outbound {
 
   /** Queues every reply written but not confirmed sent, each behind its chat's earlier replies. */
   async queueUnsent(): Promise<number> {
-    const rows = await this.opts.deliveries.unsent();
+    const rows = await this.opts.deliveries.unsent({ staleAfterMs: this.opts.staleAfterMs });
     for (const r of rows) void this.#inOrder(chatKey(JSON.parse(r.address) as ReplyAddress), () => this.deliver(r));
     return rows.length;
   }
@@ -213,7 +217,7 @@ export class Outbound {
     }
     this.#inFlight.add(rec.id);
     try {
-      if (!(await this.opts.deliveries.markSending(rec.id))) return;
+      if (!(await this.opts.deliveries.markSending(rec.id, this.opts.owner))) return;
       const to = JSON.parse(rec.address) as ReplyAddress;
       const chunks = chunkText(rec.text, a.adapter.limits.maxTextLength);
       await draft?.sending;
@@ -246,7 +250,7 @@ export class Outbound {
 
   /** Sends every reply written but not confirmed sent (at start, and periodically). */
   async flushUnsent(): Promise<number> {
-    const rows = await this.opts.deliveries.unsent();
+    const rows = await this.opts.deliveries.unsent({ staleAfterMs: this.opts.staleAfterMs ?? 5_000 });
     let n = 0;
     for (const r of rows) {
       if (this.#inFlight.has(r.id)) continue;

@@ -124,6 +124,12 @@ export class LiveSession {
     return this.#window;
   }
 
+  /** Drops the cached window; the next turn reads it from the store (another process may have written). */
+  invalidateWindow(): void {
+    this.#window = null;
+    this.#windowChars = 0;
+  }
+
   /** How many messages the live window retains (bounded by the context limits). */
   get retainedMessages(): number {
     return this.#window?.length ?? 0;

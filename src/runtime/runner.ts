@@ -48,6 +48,8 @@ export interface RunnerOptions {
   turnTimeoutMs?: number;
   typingIntervalMs?: number;
   log?: Logger;
+  /** Re-read the transcript window from the store for every turn (several processes share the database). */
+  freshWindow?: boolean;
   /** Called after every committed turn (reflection hooks in here). Never awaited. */
   onTurnCommitted?: (session: LiveSession) => void;
 }
@@ -57,6 +59,8 @@ interface Worker {
   queue: Pending[];
   collected: Pending | null;
   running: { pending: Pending; abort: AbortController; settled: Promise<void> } | null;
+  /** Resolved when the worker has nothing running or queued. */
+  idleWaiters: Array<() => void>;
 }
 
 /** Remembers where rotated sessions went, so late events for them are forwarded (bounded). */
@@ -141,7 +145,7 @@ export class Runner {
   #worker(id: string): Worker {
     let w = this.#workers.get(id);
     if (!w) {
-      w = { intake: Promise.resolve(), queue: [], collected: null, running: null };
+      w = { intake: Promise.resolve(), queue: [], collected: null, running: null, idleWaiters: [] };
       this.#workers.set(id, w);
     }
     return w;
@@ -263,13 +267,16 @@ export class Runner {
   }
 
   #pump(session: LiveSession, w: Worker): void {
-    if (w.running || this.#closed || session.closed) return;
-    let next = w.queue.shift();
-    if (!next && w.collected) {
+    if (w.running) return;
+    let next = this.#closed || session.closed ? undefined : w.queue.shift();
+    if (!next && w.collected && !this.#closed && !session.closed) {
       next = w.collected;
       w.collected = null;
     }
-    if (!next) return;
+    if (!next) {
+      for (const wake of w.idleWaiters.splice(0)) wake();
+      return;
+    }
     const abort = new AbortController();
     const pending = next;
     const settled = executeTurn(this, session, pending, session.generation, abort)
@@ -283,6 +290,16 @@ export class Runner {
         this.#pump(session, w);
       });
     w.running = { pending, abort, settled };
+  }
+
+  /**
+   * Resolves once the session has no turn running or queued: a command that
+   * must come after the messages sent before it (/new) waits for this.
+   */
+  whenIdle(session: LiveSession): Promise<void> {
+    const w = this.#worker(session.id);
+    if (!w.running && w.queue.length === 0 && !w.collected) return Promise.resolve();
+    return new Promise((resolve) => w.idleWaiters.push(resolve));
   }
 
   /**
@@ -386,6 +403,7 @@ export class Runner {
       for (const p of [...(w?.queue ?? []), ...(w?.collected ? [w.collected] : [])]) p.resolve("dropped");
     }
     await Promise.allSettled(running);
+    for (const w of this.#workers.values()) for (const wake of w.idleWaiters.splice(0)) wake();
     for (const s of this.#live.values()) s.close();
     this.#live.clear();
     this.#workers.clear();

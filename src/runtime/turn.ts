@@ -50,6 +50,7 @@ export async function executeTurn(runner: Runner, session: LiveSession, p: Pendi
   try {
     emit({ kind: "lifecycle", sessionId: session.id, phase: "turn-start", replyTo: ev.replyTo, detail: { turnId } });
     emit({ kind: "typing", sessionId: session.id, replyTo: ev.replyTo });
+    if (opts.freshWindow) session.invalidateWindow();
     const window = await session.window();
     const memories = opts.memories ? await opts.memories.recall(memoryScope(session.info).read, 20) : [];
     const persona = opts.personas.resolve(session.info.persona);

@@ -28,8 +28,10 @@ export interface DeliveryRecord {
 export class DeliveryStore {
   constructor(readonly db: Database) {}
 
-  async markSending(id: string): Promise<boolean> {
-    const r = await this.db.write((c) => c.outboundDelivery.updateMany({ where: { id, status: { in: ["pending", "sending"] } }, data: { status: "sending", attempts: { increment: 1 } } }));
+  async markSending(id: string, owner?: string): Promise<boolean> {
+    const r = await this.db.write((c) =>
+      c.outboundDelivery.updateMany({ where: { id, status: { in: ["pending", "sending"] } }, data: { status: "sending", attempts: { increment: 1 }, owner: owner ?? null, claimedAt: new Date() } }),
+    );
     return r.count === 1;
   }
 
@@ -41,9 +43,22 @@ export class DeliveryStore {
     await this.db.write((c) => c.outboundDelivery.updateMany({ where: { id, status: { notIn: ["sent"] } }, data: { status, lastError: error.slice(0, 500) } }));
   }
 
-  /** Replies written but not confirmed sent, oldest first. */
-  unsent(limit = 1000): Promise<DeliveryRecord[]> {
-    return this.db.read((c) => c.outboundDelivery.findMany({ where: { status: { in: ["pending", "sending"] } }, orderBy: [{ createdAt: "asc" }, { part: "asc" }], take: limit }));
+  /**
+   * Replies written but not confirmed sent, oldest first. With `staleAfterMs`
+   * (several processes), only those abandoned that long: another live
+   * process may still be sending the fresher ones.
+   */
+  unsent(opts: { limit?: number; staleAfterMs?: number } = {}): Promise<DeliveryRecord[]> {
+    const cutoff = opts.staleAfterMs ? new Date(Date.now() - opts.staleAfterMs) : undefined;
+    return this.db.read((c) =>
+      c.outboundDelivery.findMany({
+        where: cutoff
+          ? { OR: [{ status: "pending", createdAt: { lt: cutoff } }, { status: "sending", claimedAt: { lt: cutoff } }] }
+          : { status: { in: ["pending", "sending"] } },
+        orderBy: [{ createdAt: "asc" }, { part: "asc" }],
+        take: opts.limit ?? 1000,
+      }),
+    );
   }
 
   find(id: string): Promise<DeliveryRecord | null> {

@@ -31,12 +31,12 @@ export class InboundStore {
    * before. An expired event is recorded as expired (so its redeliveries are
    * duplicates too).
    */
-  async record(e: { platform: string; botId: string; eventId: string; envelope: string; occurredAt: Date; status?: InboundStatus; note?: string }): Promise<{ id: string } | "duplicate"> {
+  async record(e: { platform: string; botId: string; eventId: string; envelope: string; occurredAt: Date; conversation?: string; status?: InboundStatus; note?: string }): Promise<{ id: string } | "duplicate"> {
     const id = randomUUID();
     try {
       await this.db.write((c) =>
         c.inboundEvent.create({
-          data: { id, platform: e.platform, botId: e.botId, eventId: e.eventId, envelope: e.envelope, occurredAt: e.occurredAt, status: e.status ?? "received", note: e.note ?? null, ...(e.status && e.status !== "received" ? { processedAt: new Date() } : {}) },
+          data: { id, platform: e.platform, botId: e.botId, eventId: e.eventId, envelope: e.envelope, occurredAt: e.occurredAt, conversation: e.conversation ?? "", status: e.status ?? "received", note: e.note ?? null, ...(e.status && e.status !== "received" ? { processedAt: new Date() } : {}) },
         }),
       );
       return { id };
@@ -53,6 +53,19 @@ export class InboundStore {
   /** Accepted events not yet handled, oldest first (replayed at start). */
   unhandled(limit = 1000): Promise<InboundRecord[]> {
     return this.db.read((c) => c.inboundEvent.findMany({ where: { status: "received" }, orderBy: [{ receivedAt: "asc" }, { id: "asc" }], take: limit }));
+  }
+
+  /** A conversation's unhandled events, oldest first. */
+  receivedIn(conversation: string, limit = 50): Promise<InboundRecord[]> {
+    return this.db.read((c) => c.inboundEvent.findMany({ where: { conversation, status: "received" }, orderBy: [{ receivedAt: "asc" }, { id: "asc" }], take: limit }));
+  }
+
+  /** Conversations with unhandled events recorded before `before`. */
+  async conversationsWaiting(before: Date, limit = 500): Promise<string[]> {
+    const rows = await this.db.read((c) =>
+      c.inboundEvent.findMany({ where: { status: "received", receivedAt: { lt: before } }, distinct: ["conversation"], select: { conversation: true }, take: limit }),
+    );
+    return rows.map((r) => r.conversation);
   }
 
   find(id: string): Promise<InboundRecord | null> {

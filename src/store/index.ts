@@ -21,3 +21,4 @@ export { KvStore } from "./kv.js";
 export { InboundStore, type InboundRecord, type InboundStatus } from "./inbound.js";
 export { DeliveryStore, type DeliveryRecord, type DeliveryStatus } from "./deliveries.js";
 export { TurnStore, type TurnCommit } from "./turns.js";
+export { LeaseStore } from "./leases.js";

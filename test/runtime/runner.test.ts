@@ -165,20 +165,37 @@ describe.each(PROVIDERS)("Runner on %s", (provider) => {
     const s = rt.runner.open(old);
     const turn = await rt.runner.run(s, message(conv, "tell me a long story"));
     await waitUntil(() => streamed.length >= 2);
-    await rt.runner.run(s, message(conv, "/new"));
+    // The conversation is rotated while the run streams (by an operator, another process, or a switch).
+    const r = await rt.registry.rotateChannel({ ...conv, expectedSessionId: old.id });
+    rt.runner.handoff(s, r.current, "rotated");
     expect(await turn.done).toBe("fenced");
-    await new Promise((r) => setTimeout(r, 300)); // the agent would have kept streaming by now
+    await new Promise((res) => setTimeout(res, 300)); // the agent would have kept streaming by now
     const current = await rt.registry.resolveChatChannel(conv);
-    expect(current.id).not.toBe(old.id);
+    expect(current.id).toBe(r.current.id);
     const newEvents = rt.events.filter((e) => e.sessionId === current.id);
     const leaked = newEvents.flatMap((e) => ("text" in e ? [e.text] : "delta" in e ? [e.delta] : [])).join("");
     expect(leaked).not.toContain("OLD");
-    const newRows = await rt.transcript.recent(current.id, 100);
-    expect(newRows.map((r) => r.content).join("")).not.toContain("OLD");
-    expect((await rt.transcript.recent(old.id, 100)).map((r) => r.content).join("")).not.toContain("OLD");
+    expect((await rt.transcript.recent(current.id, 100)).map((m) => m.content).join("")).not.toContain("OLD");
+    expect((await rt.transcript.recent(old.id, 100)).map((m) => m.content).join("")).not.toContain("OLD");
     const afterRotation = rt.events.slice(rt.events.findIndex((e) => e.kind === "lifecycle" && e.phase === "rotated"));
     expect(afterRotation.some((e) => (e.kind === "text-delta" || e.kind === "text-final") && e.text.includes("OLD"))).toBe(false);
     expect(finals(rt.events)).toEqual([]);
+  });
+
+  it("/new sent while a turn runs waits for it: the earlier message is answered in the old session first", async () => {
+    rt = await makeRuntime(provider, { agent: slowAgent(["part one, ", "part two"], 60) });
+    const conv = privateChat();
+    const old = await rt.registry.resolveChatChannel(conv);
+    const s = rt.runner.open(old);
+    const turn = await rt.runner.run(s, message(conv, "question"));
+    await waitUntil(() => rt.events.some((e) => e.kind === "text-delta"));
+    await rt.runner.run(s, message(conv, "/new"));
+    expect(await turn.done).toBe("answered");
+    expect(finals(rt.events)).toEqual(["part one, part two"]);
+    expect((await rt.transcript.recent(old.id, 10)).map((m) => m.content)).toEqual(["question", "part one, part two"]);
+    const order = rt.events.filter((e) => e.kind === "text-final" || e.kind === "notice").map((e) => (e.kind === "notice" ? "notice" : "final"));
+    expect(order).toEqual(["final", "notice"]);
+    expect((await rt.registry.resolveChatChannel(conv)).parentId).toBe(old.id);
   });
 
   it("a message for a rotated session goes to the conversation's current session", async () => {

@@ -15,7 +15,11 @@ export class LoopbackAdapter implements Adapter {
   #loop: Promise<void> | undefined;
   #abort = new AbortController();
 
-  constructor(readonly baseUrl: string) {}
+  constructor(
+    readonly baseUrl: string,
+    /** "poll": long-poll the platform (like Telegram's getUpdates); "webhook": the platform POSTs to /loopback/update. */
+    readonly mode: "poll" | "webhook" = "poll",
+  ) {}
 
   sink: AdapterSink = {
     send: async (to, text, opts) => {
@@ -30,7 +34,23 @@ export class LoopbackAdapter implements Adapter {
   };
 
   async start(ctx: AdapterContext): Promise<void> {
-    this.#loop = this.#poll(ctx);
+    if (this.mode === "poll") {
+      this.#loop = this.#poll(ctx);
+      return;
+    }
+    ctx.route("POST", "/loopback/update", async (req) => {
+      const u = JSON.parse(req.rawBody.toString("utf8")) as PlatformUpdate;
+      const r = await ctx.inbound(this.#envelope(u));
+      return { status: 200, headers: { "content-type": "application/json" }, body: JSON.stringify(r) };
+    });
+  }
+
+  #envelope(u: PlatformUpdate): InboundEnvelope {
+    return {
+      platform: "telegram", botId: this.botId, chatKind: "private", chatId: u.chatId, senderId: u.senderId, text: u.text, mentioned: false,
+      eventId: `${u.chatId}:${u.messageId}`, messageId: u.messageId, occurredAt: new Date(u.date),
+      replyTo: { platform: "telegram", botId: this.botId, chatId: u.chatId, replyToMessageId: u.messageId }, channel: `telegram:${this.botId}:dm:${u.chatId}`,
+    };
   }
 
   async #poll(ctx: AdapterContext): Promise<void> {
@@ -45,12 +65,7 @@ export class LoopbackAdapter implements Adapter {
         continue;
       }
       for (const u of batch) {
-        const env: InboundEnvelope = {
-          platform: "telegram", botId: this.botId, chatKind: "private", chatId: u.chatId, senderId: u.senderId, text: u.text, mentioned: false,
-          eventId: `${u.chatId}:${u.messageId}`, messageId: u.messageId, occurredAt: new Date(u.date),
-          replyTo: { platform: "telegram", botId: this.botId, chatId: u.chatId, replyToMessageId: u.messageId }, channel: `telegram:${this.botId}:dm:${u.chatId}`,
-        };
-        await ctx.inbound(env);
+        await ctx.inbound(this.#envelope(u));
         offset = u.id + 1; // confirmed only once recorded
       }
     }

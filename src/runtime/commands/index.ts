@@ -55,6 +55,9 @@ export function builtinCommands(opts: CommandOptions): CommandSpec[] {
       return;
     }
     const { session, runner, event } = ctx;
+    // /new is ordered like a message: what was sent before it is answered first, in the old session.
+    // (To abandon an answer in progress, /stop it.)
+    await runner.whenIdle(session);
     try {
       // Compare against the session this /new was bound to on arrival, not whatever is current now.
       const expected = event.boundSessionId ?? session.id;

@@ -84,8 +84,9 @@ export async function startPgCluster(opts: { port?: number } = {}): Promise<PgCl
       `port = ${port}`,
       `unix_socket_directories = '${root}'`,
       `max_connections = 300`,
+      // No fsync (a throwaway cluster needs no protection from power loss), but commits are
+      // synchronous: an acknowledged write must survive the immediate stop in restart().
       `fsync = off`,
-      `synchronous_commit = off`,
       `full_page_writes = off`,
       "",
     ].join("\n"),

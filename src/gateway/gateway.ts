@@ -178,8 +178,10 @@ export class Gateway {
   }
 
   /** Records the event (the adapter may acknowledge once this resolves) and queues its handling. */
-  async inbound(env: InboundEnvelope): Promise<InboundResult> {
+  async inbound(incoming: InboundEnvelope): Promise<InboundResult> {
     const { metrics, policy } = this.deps;
+    // PostgreSQL text cannot hold NUL; no chat platform means one. Drop it at the edge.
+    const env = incoming.text.includes("\u0000") ? { ...incoming, text: incoming.text.replace(/\u0000/g, "") } : incoming;
     if (env.senderIsBot) {
       metrics.inbound.inc({ platform: env.platform, outcome: "ignored" });
       return { status: "ignored", reason: "sent by a bot" };

@@ -1,5 +1,6 @@
 import type { Logger } from "../log.js";
-import { errors } from "../session/errors.js";
+import { SessionError, errors } from "../session/errors.js";
+import { StoreError } from "../store/errors.js";
 import type { Info } from "../session/info.js";
 import type { Registry } from "../session/registry.js";
 import type { TranscriptStore } from "../store/transcript.js";
@@ -178,16 +179,28 @@ export class Runner {
     const notices: Array<{ severity: Severity; text: string }> = [];
     const ctx: InterceptContext = { session, runner: this, notify: (severity, text) => notices.push({ severity, text }) };
     let ev: InEvent | null = event;
-    for (const interceptor of [...this.#interceptors]) {
-      const r: InEvent | null | undefined | void = await interceptor(ev, ctx);
-      if (r === null || r === undefined) {
-        ev = null;
-        break;
+    try {
+      for (const interceptor of [...this.#interceptors]) {
+        const r: InEvent | null | undefined | void = await interceptor(ev, ctx);
+        if (r === null || r === undefined) {
+          ev = null;
+          break;
+        }
+        if (r !== ev) {
+          ev = r;
+          break;
+        }
       }
-      if (r !== ev) {
-        ev = r;
-        break;
+      if (ev?.type === "switch") {
+        const switched = await this.#switch(session, ev);
+        return this.#consumed(await this.#follow(session), ev, [...notices, ...switched]);
       }
+    } catch (err) {
+      // The database being away is worth retrying (the event stays unhandled); anything else is answered.
+      if (err instanceof StoreError) throw err;
+      const text = err instanceof SessionError ? `${err.code}: ${err.message}` : "Sorry, that command failed. The operator can find the details in the gateway's log.";
+      if (!(err instanceof SessionError)) this.opts.log?.error({ sessionId: session.id, err: errInfo(err) }, "a command failed");
+      return this.#consumed(await this.#follow(session), event, [...notices, { severity: "error", text }]);
     }
     // An interceptor may have handed the conversation to another session: replies go where it went.
     if (ev === null) return this.#consumed(await this.#follow(session), event, notices);
@@ -196,10 +209,6 @@ export class Runner {
     switch (ev.type) {
       case "interrupt":
         return this.#consumed(session, ev, this.stop(session));
-      case "switch": {
-        const switched = await this.#switch(session, ev);
-        return this.#consumed(await this.#follow(session), ev, switched);
-      }
       case "message":
         return this.#accept(await this.#follow(session), ev);
     }

@@ -103,6 +103,16 @@ export async function executeTurn(runner: Runner, session: LiveSession, p: Pendi
   if (result.transcript === "ok") {
     session.remember(committed);
     if (answered) session.noteTurn(1);
+  } else if (result.transcript === "archived") {
+    // Rotated outside this runner (an operator's `sessions rotate`, another process): keep the
+    // exchange in the conversation's current session, and retire this one so the next event re-resolves.
+    try {
+      const current = await opts.registry.resolveChatChannel(ev.conversation);
+      await opts.transcript.append(current.id, committed, { turnIncrement: answered ? 1 : 0 });
+      runner.handoff(session, current, "rotated");
+    } catch (err) {
+      opts.log?.warn({ sessionId: session.id, err: errInfo(err) }, "could not move a turn to the conversation's current session");
+    }
   }
   // Committed: from here the replies are durable and are sent even if the session moves on.
   let i = 0;

@@ -84,3 +84,26 @@ describe("gateway behaviour", () => {
     expect(text).toMatch(/switchboard_turn_latency_seconds_count 3/);
   });
 });
+
+describe("a rotation made outside the gateway", () => {
+  it("an operator's `sessions rotate` while the gateway runs: the next turn lands in the new session", async () => {
+    const adapter = new MemoryAdapter();
+    const { app } = await startApp("sqlite", [adapter]);
+    try {
+      await adapter.ctx.inbound(adapter.dm("500", "first"));
+      await eventually(() => adapter.to("500"), (s) => s.length === 1);
+      const [old] = await app.registry.listAll();
+      const r = await app.registry.rotateBound(old!.id); // what `switchboard sessions rotate` does, from another process
+      await adapter.ctx.inbound(adapter.dm("500", "second"));
+      await eventually(() => adapter.to("500"), (s) => s.length === 2);
+      await adapter.ctx.inbound(adapter.dm("500", "third"));
+      await eventually(() => adapter.to("500"), (s) => s.length === 3);
+      await app.gateway.idle();
+      const rows = await app.db.read((c) => c.message.findMany({ where: { sessionId: r.current.id }, orderBy: { seq: "asc" } }));
+      expect(rows.map((m) => m.content)).toEqual(["second", "echo: second", "third", "echo: third"]);
+      expect(await app.db.read((c) => c.message.count({ where: { sessionId: old!.id } }))).toBe(2);
+    } finally {
+      await app.stop();
+    }
+  });
+});

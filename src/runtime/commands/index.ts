@@ -145,7 +145,8 @@ export function builtinCommands(opts: CommandOptions): CommandSpec[] {
           ctx.notify("info", list.length ? list.map((s, i) => `${i + 1}. ${s.id}${s.id === ctx.session.id ? " (current)" : s.archived ? " (archived)" : ""}, ${s.turnCount} turns, ${fmtDate(s.lastActive)}`).join("\n") + "\nResume one with /resume <n>." : "No sessions yet.");
           return;
         }
-        const terms = ctx.args.split(/\s+/).filter(Boolean).slice(0, 8);
+        // Bounded: SQLite refuses LIKE patterns past a certain complexity, and nobody searches with a novel.
+        const terms = ctx.args.split(/\s+/).filter(Boolean).slice(0, 8).map((t) => t.slice(0, 100));
         const hits = await opts.transcript.search(list.map((s) => s.id), terms, 10);
         ctx.notify("info", hits.length ? hits.map((h) => `${list.findIndex((s) => s.id === h.sessionId) + 1}. ${h.sessionId}: …${h.snippet}…`).join("\n") : `No session of this chat mentions ${terms.join(" ")}.`);
       },

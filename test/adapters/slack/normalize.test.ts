@@ -134,7 +134,8 @@ describe("normalizeEvent", () => {
           throws++;
         }
       }),
-      { numRuns: 10_000 },
+      // A fixed seed: valid envelopes are rare among random bodies, and the test must reach them every run.
+      { numRuns: 10_000, seed: 20261129 },
     );
     expect(throws).toBe(0);
     expect(produced).toBeGreaterThan(0);

@@ -1,0 +1,135 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { FakeSlack } from "../fakes/slack.js";
+import { FakeTelegram, type TgChat, type TgUser } from "../fakes/telegram.js";
+import { freePort } from "../../tools/pg-cluster.js";
+import { report, sleep, sqliteUrl } from "./helpers.js";
+
+const RUNS = Number(process.env.CRASH_RUNS ?? 20);
+const MESSAGES = 2000;
+const CHATS = 200;
+const TTL_MS = 10 * 60_000;
+
+interface Gateway {
+  child: ChildProcess;
+  exited: Promise<void>;
+}
+
+async function startGateway(env: Record<string, string>, port: number): Promise<Gateway> {
+  const child = spawn(process.execPath, [path.resolve("bin/switchboard.mjs"), "serve"], { env: { ...process.env, ...env }, stdio: ["ignore", "ignore", "pipe"] });
+  let err = "";
+  child.stderr!.on("data", (d) => (err = (err + d).slice(-4000)));
+  const exited = new Promise<void>((r) => child.once("exit", () => r()));
+  const end = Date.now() + 30_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`the gateway exited ${child.exitCode}: ${err}`);
+    try {
+      const r = await fetch(`http://127.0.0.1:${port}/healthz?ready=1`);
+      if (r.status === 200) return { child, exited };
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > end) throw new Error(`the gateway did not become ready: ${err}`);
+    await sleep(25);
+  }
+}
+
+/**
+ * kill -9 at a random moment, 20 times. Each run sends 2,000 messages across
+ * 200 chats (half Telegram DMs by long polling, half Slack DMs over signed
+ * HTTP events, which the "Slack" side retries with X-Slack-Retry-Num while
+ * the gateway is down), kills the real `switchboard serve` process mid-way,
+ * restarts it, and counts what each message got.
+ */
+describe("crash: kill -9 at a random moment, restart", () => {
+  let tg: FakeTelegram | undefined;
+  let slack: FakeSlack | undefined;
+  let gw: Gateway | undefined;
+  afterEach(async () => {
+    gw?.child.kill("SIGKILL");
+    await gw?.exited;
+    await tg?.close();
+    await slack?.close();
+  });
+
+  it(`${RUNS} runs of ${MESSAGES} messages across ${CHATS} chats lose nothing, double nothing, send nothing late`, async () => {
+    const totals = { runs: 0, messages: 0, accepted: 0, noReply: 0, duplicates: 0, late: 0 };
+    for (let run = 0; run < RUNS; run++) {
+      tg = new FakeTelegram();
+      slack = new FakeSlack();
+      await Promise.all([tg.start(), slack.start()]);
+      const port = await freePort();
+      const env = {
+        DATABASE_URL: sqliteUrl(), HTTP_PORT: String(port), DM_POLICY: "open", LOG_LEVEL: "error", CONSOLE_ENABLED: "false",
+        TELEGRAM_BOT_TOKEN: tg.token, TELEGRAM_API_ROOT: tg.apiRoot,
+        SLACK_BOT_TOKEN: slack.botToken, SLACK_SIGNING_SECRET: slack.signingSecret, SLACK_API_URL: slack.apiUrl,
+      };
+      gw = await startGateway(env, port);
+      const sentAt = new Map<string, number>();
+      const tgChats: Array<{ user: TgUser; chat: TgChat }> = Array.from({ length: CHATS / 2 }, (_, i) => {
+        const user = tg!.user(`u${i}`);
+        return { user, chat: tg!.privateChat(user) };
+      });
+      const perChat = MESSAGES / CHATS;
+      // Slack delivers each event until it gets a 200, as Slack does, marking redeliveries.
+      const slackEvents: Promise<void>[] = [];
+      const postSlack = async (c: number, i: number) => {
+        const text = `sl ${c}-${i}`;
+        const body = slack!.events.message({ channel: `D${String(c).padStart(8, "0")}`, user: `U${String(c).padStart(8, "0")}`, text });
+        sentAt.set(`echo: ${text}`, Date.now());
+        for (let attempt = 0; ; attempt++) {
+          try {
+            const r = await slack!.postEvent(`http://127.0.0.1:${port}/slack/events`, body, attempt ? { retryNum: Math.min(attempt, 3), retryReason: "http_error" } : {});
+            if (r.status === 200) return;
+          } catch {
+            // connection refused while the gateway is down
+          }
+          await sleep(100);
+        }
+      };
+      for (let i = 0; i < perChat; i++) {
+        for (let c = 0; c < CHATS / 2; c++) {
+          const text = `tg ${c}-${i}`;
+          sentAt.set(`echo: ${text}`, Date.now());
+          tg.userMessage({ chat: tgChats[c]!.chat, from: tgChats[c]!.user, text });
+        }
+      }
+      for (let c = 0; c < CHATS / 2; c++) slackEvents.push((async () => { for (let i = 0; i < perChat; i++) await postSlack(c, i); })());
+      const replies = () => tg!.sent().length + slack!.sent().length;
+      const killAt = Math.floor(MESSAGES * (0.1 + Math.random() * 0.7));
+      const endKill = Date.now() + 120_000;
+      while (replies() < killAt && Date.now() < endKill) await sleep(5);
+      gw.child.kill("SIGKILL");
+      await gw.exited;
+      gw = await startGateway(env, port);
+      await Promise.all(slackEvents);
+      const expected = [...sentAt.keys()];
+      const endAll = Date.now() + 180_000;
+      const texts = () => [...tg!.sent().map((s) => s.text), ...slack!.sent().map((s) => s.text)];
+      while (new Set(texts()).size < expected.length && Date.now() < endAll) await sleep(50);
+      await sleep(1000);
+      const counts = new Map<string, number>();
+      for (const t of texts()) counts.set(t, (counts.get(t) ?? 0) + 1);
+      const at = new Map<string, number>([...tg.sent().map((s) => [s.text, s.message.date * 1000] as const), ...slack.sent().map((s) => [s.text, s.at] as const)]);
+      const noReply = expected.filter((t) => !counts.has(t)).length;
+      const duplicates = [...counts.values()].filter((n) => n > 1).length;
+      const late = expected.filter((t) => (at.get(t) ?? 0) - sentAt.get(t)! > TTL_MS).length;
+      report("crash-run", { run: run + 1, killedAfterReplies: killAt, messages: MESSAGES, noReply, duplicates, late });
+      totals.runs++;
+      totals.messages += MESSAGES;
+      totals.accepted += MESSAGES - noReply;
+      totals.noReply += noReply;
+      totals.duplicates += duplicates;
+      totals.late += late;
+      gw.child.kill("SIGKILL");
+      await gw.exited;
+      gw = undefined;
+      await Promise.all([tg.close(), slack.close()]);
+      tg = undefined;
+      slack = undefined;
+    }
+    report("crash", totals);
+    expect({ noReply: totals.noReply, duplicates: totals.duplicates, late: totals.late }).toEqual({ noReply: 0, duplicates: 0, late: 0 });
+  }, 1_800_000);
+});

@@ -5,7 +5,7 @@ import { errInfo, type RunHandle, type Runner } from "../runtime/runner.js";
 import type { Registry } from "../session/registry.js";
 import type { Info } from "../session/info.js";
 import type { IdentityStore } from "../store/identities.js";
-import type { InboundStore } from "../store/inbound.js";
+import type { InboundRecord, InboundStore } from "../store/inbound.js";
 import type { KvStore } from "../store/kv.js";
 import type { LeaseStore } from "../store/leases.js";
 import type { Adapter, AdapterContext, HttpHandler, InboundResult } from "./adapter.js";
@@ -157,24 +157,32 @@ export class Gateway {
     let replayed = 0;
     let expired = 0;
     for (const rec of await this.deps.inbound.unhandled()) {
-      let env: InboundEnvelope;
-      try {
-        env = revive(rec.envelope);
-      } catch {
-        await this.deps.inbound.mark(rec.id, "ignored", "unreadable envelope");
-        continue;
-      }
-      if (Date.now() - rec.occurredAt.getTime() > this.deps.policy.INBOUND_TTL) {
-        await this.deps.inbound.mark(rec.id, "expired", "expired before it was handled");
-        this.deps.metrics.expired.inc({ platform: rec.platform, what: "inbound" });
-        expired++;
-        continue;
-      }
+      const env = await this.#recorded(rec);
+      if (env === "expired") expired++;
+      if (typeof env === "string") continue;
       this.#enqueue(env, rec.id, rec.occurredAt.getTime());
       replayed++;
     }
     if (replayed || expired) this.deps.log.info({ replayed, expired }, "recovered events from before the restart");
     return { replayed, expired };
+  }
+
+  /**
+   * A recorded, still unhandled event ready to handle again, or why not:
+   * expired events are marked (never answered late), unreadable ones ignored.
+   */
+  async #recorded(rec: InboundRecord): Promise<InboundEnvelope | "expired" | "unreadable"> {
+    if (Date.now() - rec.occurredAt.getTime() > this.deps.policy.INBOUND_TTL) {
+      await this.deps.inbound.mark(rec.id, "expired", "expired before it was handled");
+      this.deps.metrics.expired.inc({ platform: rec.platform, what: "inbound" });
+      return "expired";
+    }
+    try {
+      return revive(rec.envelope);
+    } catch {
+      await this.deps.inbound.mark(rec.id, "ignored", "unreadable envelope");
+      return "unreadable";
+    }
   }
 
   /** Records the event (the adapter may acknowledge once this resolves) and queues its handling. */
@@ -266,18 +274,8 @@ export class Gateway {
           }
           for (const rec of batch) {
             taken.add(rec.id);
-            if (Date.now() - rec.occurredAt.getTime() > this.deps.policy.INBOUND_TTL) {
-              await this.deps.inbound.mark(rec.id, "expired", "expired before it was handled");
-              this.deps.metrics.expired.inc({ platform: rec.platform, what: "inbound" });
-              continue;
-            }
-            let env: InboundEnvelope;
-            try {
-              env = revive(rec.envelope);
-            } catch {
-              await this.deps.inbound.mark(rec.id, "ignored", "unreadable envelope");
-              continue;
-            }
+            const env = await this.#recorded(rec);
+            if (typeof env === "string") continue;
             this.deps.ledger.occurredAt.set(rec.id, rec.occurredAt.getTime());
             if (!this.#arrivals.has(rec.id)) this.#arrivals.set(rec.id, performance.now());
             const handle = await this.#dispatch(env, rec.id);

@@ -168,23 +168,16 @@ export class Registry {
     return fromRecord(found);
   }
 
-  async list(scope: Scope, opts: ListOptions = {}): Promise<Info[]> {
-    const rows = await this.store.list({
-      userId: scope.userId,
-      agentId: scope.agentId,
-      kinds: opts.kinds,
-      excludeKinds: opts.excludeInternal ? [...INTERNAL_KINDS] : undefined,
-      includeArchived: opts.includeArchived,
-      projectId: opts.projectId,
-      channel: opts.channel,
-      limit: opts.limit,
-      offset: opts.offset,
-    });
-    return rows.map(fromRecord);
+  list(scope: Scope, opts: ListOptions = {}): Promise<Info[]> {
+    return this.#list({ ...opts, userId: scope.userId, agentId: scope.agentId });
   }
 
   /** Every session, for operators (CLI, console) only. */
-  async listAll(opts: ListOptions & { userId?: string; agentId?: string } = {}): Promise<Info[]> {
+  listAll(opts: ListOptions & { userId?: string; agentId?: string } = {}): Promise<Info[]> {
+    return this.#list(opts);
+  }
+
+  async #list(opts: ListOptions & { userId?: string; agentId?: string }): Promise<Info[]> {
     const rows = await this.store.list({
       userId: opts.userId,
       agentId: opts.agentId,

@@ -20,6 +20,8 @@ import { GatewayLedger } from "./ledger.js";
 import { GatewayMetrics } from "./metrics.js";
 import { Outbound } from "./outbound.js";
 import { Pairing } from "./pairing.js";
+import { SentLog } from "./sent-log.js";
+import { sqliteFile } from "../store/db.js";
 
 export interface AppOptions {
   log?: Logger;
@@ -118,8 +120,11 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
 
   const http = new HttpServer(log);
   const processId = randomUUID();
+  // The sent log lives beside a SQLite file (one host, one process). PostgreSQL marks replies sent
+  // over a pool without SQLite's single-writer queue, so the window it closes is far smaller there.
+  const sentLog = db.provider === "sqlite" && !config.DATABASE_URL.includes(":memory:") ? SentLog.open(`${sqliteFile(config.DATABASE_URL)}.sent.log`) : undefined;
   const outbound = new Outbound({
-    deliveries: new DeliveryStore(db), metrics, log, streamAfterMs: opts.streamAfterMs, owner: processId,
+    deliveries: new DeliveryStore(db), metrics, log, streamAfterMs: opts.streamAfterMs, owner: processId, sentLog,
     ...(config.SHARED_DATABASE ? { staleAfterMs: 30_000 } : {}),
   });
   runner.withSink([], outbound.sink);

@@ -7,6 +7,7 @@ import { chunkText } from "./chunker.js";
 import { isAdapterError } from "./contract.js";
 import type { GatewayMetrics } from "./metrics.js";
 import { OutboundScheduler } from "./scheduler.js";
+import type { SentLog } from "./sent-log.js";
 
 export const adapterKey = (platform: string, botId: string) => `${platform}:${botId}`;
 export const chatKey = (a: ReplyAddress) => `${a.platform}:${a.botId}:${a.chatId}:${a.threadId ?? ""}`;
@@ -32,6 +33,8 @@ export interface OutboundOptions {
   owner?: string;
   /** Several processes: recovery only takes replies abandoned this long. */
   staleAfterMs?: number;
+  /** Chunks accepted by the platform, recorded before the database hears of it (see sent-log.ts). */
+  sentLog?: SentLog;
 }
 
 /**
@@ -229,11 +232,26 @@ export class Outbound {
           firstId = mid;
           continue;
         }
+        const logged = this.opts.sentLog?.sent(rec.id, i);
+        if (logged !== undefined) {
+          firstId ??= logged; // accepted before a crash: not again
+          continue;
+        }
         const target = i === 0 ? to : { ...to, replyToMessageId: undefined };
-        const sent = await a.scheduler.schedule(chatKey(to), () => a.adapter.sink.send(target, chunk, { idempotencyKey: `${rec.id}:${i}` }), { label: "send" });
+        const log = this.opts.sentLog;
+        const sent = await a.scheduler.schedule(
+          chatKey(to),
+          async () => {
+            const r = await a.adapter.sink.send(target, chunk, { idempotencyKey: `${rec.id}:${i}` });
+            log?.record(rec.id, i, r.messageId);
+            return r;
+          },
+          { label: "send" },
+        );
         firstId ??= sent?.messageId;
       }
       await this.opts.deliveries.markSent(rec.id, firstId);
+      this.opts.sentLog?.done(rec.id);
       this.opts.metrics.outbound.inc({ platform: rec.platform, call: "send", outcome: "ok" });
     } catch (err) {
       this.opts.metrics.outbound.inc({ platform: rec.platform, call: "send", outcome: "error" });
@@ -268,5 +286,6 @@ export class Outbound {
   close(): void {
     for (const d of this.#drafts.values()) if (d.timer) clearTimeout(d.timer);
     for (const a of this.#adapters.values()) a.scheduler.close();
+    this.opts.sentLog?.close();
   }
 }

@@ -9,9 +9,10 @@ import { conformance } from "./suite.js";
  * group's later messages go into the thread that conversation started, as
  * Slack users reply there.
  */
-function slackDriver(): ConformanceDriver {
+function slackDriver(mode: "http" | "socket"): ConformanceDriver {
   const fake = new FakeSlack();
   let eventsUrl = "";
+  const lastEnvelope = new Map<string, string>();
   let n = 0;
   const ids = new Map<string, string>();
   const id = (prefix: string, name: string) => ids.get(`${prefix}${name}`) ?? (ids.set(`${prefix}${name}`, `${prefix}${(++n).toString(36).toUpperCase().padStart(8, "0")}`), ids.get(`${prefix}${name}`)!);
@@ -22,11 +23,16 @@ function slackDriver(): ConformanceDriver {
   const channelOf = (place: Place) => ("dm" in place ? id("D", place.dm) : id("C", place.group));
 
   return {
-    name: "slack (Bolt, HTTP mode)",
+    name: mode === "http" ? "slack (Bolt, HTTP mode)" : "slack (Bolt, Socket Mode)",
     maxTextLength: 3500,
     async setup() {
       await fake.start();
-      return { adapter: new SlackAdapter({ botToken: fake.botToken, signingSecret: fake.signingSecret, apiUrl: fake.apiUrl }) };
+      return {
+        adapter:
+          mode === "http"
+            ? new SlackAdapter({ botToken: fake.botToken, signingSecret: fake.signingSecret, apiUrl: fake.apiUrl })
+            : new SlackAdapter({ botToken: fake.botToken, appToken: fake.appToken, apiUrl: fake.apiUrl }),
+      };
     },
     async started(url) {
       eventsUrl = `${url}/slack/events`;
@@ -48,14 +54,26 @@ function slackDriver(): ConformanceDriver {
         if (opts.mention) bodies.push(fake.events.appMention({ channel, user, text: `${mention}${text}`, ts: msgTs, ...(threadTs ? { threadTs } : {}) }));
         if (opts.mention && !threadTs && !("thread" in place)) conversationRoot.set(place.group, msgTs);
       }
-      last.set(`${JSON.stringify(place)}|${name}`, bodies[0]!);
+      const key = `${JSON.stringify(place)}|${name}`;
+      last.set(key, bodies[0]!);
       for (const b of bodies) {
+        if (mode === "socket") {
+          const ack = await fake.deliverEvent(b);
+          if (b === bodies[0]) lastEnvelope.set(key, ack.envelopeId);
+          continue;
+        }
         const r = await fake.postEvent(eventsUrl, b);
         if (r.status !== 200) throw new Error(`the gateway answered ${r.status} to a Slack event`);
       }
     },
     async redeliverLast(place, name) {
-      const body = last.get(`${JSON.stringify(place)}|${name}`)!;
+      const key = `${JSON.stringify(place)}|${name}`;
+      if (mode === "socket") {
+        const again = fake.redeliver(lastEnvelope.get(key)!);
+        await fake.waitForAck(again.envelope_id);
+        return;
+      }
+      const body = last.get(key)!;
       await fake.postEvent(eventsUrl, body, { retryNum: 1, retryReason: "http_timeout" });
       await fake.postEvent(eventsUrl, body, { retryNum: 2, retryReason: "http_timeout" });
     },
@@ -75,4 +93,5 @@ function slackDriver(): ConformanceDriver {
   };
 }
 
-conformance(slackDriver);
+conformance(() => slackDriver("http"));
+conformance(() => slackDriver("socket"));

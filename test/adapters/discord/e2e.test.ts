@@ -1,0 +1,56 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { DiscordAdapter } from "../../../adapters/discord/index.js";
+import type { App } from "../../../src/gateway/app.js";
+import { FakeDiscord } from "../../fakes/discord.js";
+import { eventually, startApp } from "../../support/app.js";
+
+/** The Discord adapter behind the real gateway, end to end against FakeDiscord. */
+describe("Discord end to end", () => {
+  let fake: FakeDiscord;
+  let app: App | undefined;
+  afterEach(async () => {
+    await app?.stop();
+    app = undefined;
+    await fake?.close();
+  });
+
+  async function start() {
+    fake = new FakeDiscord();
+    await fake.start();
+    const guild = fake.addGuild({ channels: ["general"] });
+    const r = await startApp("sqlite", [new DiscordAdapter({ token: fake.token, apiUrl: fake.apiUrl })]);
+    app = r.app;
+    return guild;
+  }
+
+  it("a forced disconnect and RESUME, with missed events replayed and an answered one sent again, gives 0 duplicate replies", async () => {
+    await start();
+    const alice = fake.user("alice");
+    const dm = fake.dmChannel(alice);
+    const first = fake.userMessage({ channel: dm, author: alice, content: "before the drop" });
+    await eventually(() => fake.sent({ channelId: dm.id }), (s) => s.length === 1, 10_000, "the first reply");
+    fake.forceDisconnect({ resumable: true });
+    // Sent while the bot is disconnected: the fake replays them as missed events on RESUME.
+    for (const t of ["missed one", "missed two"]) fake.userMessage({ channel: dm, author: alice, content: t });
+    await eventually(() => fake.resumes.length, (n) => n >= 1, 15_000, "a RESUME");
+    // A redelivery of an already-answered message (as after a reconnect that replays too much).
+    fake.dispatch("MESSAGE_CREATE", { ...first, channel_type: 1 });
+    await eventually(() => fake.sent({ channelId: dm.id }), (s) => s.length >= 3, 15_000, "the replies to the missed events");
+    await new Promise((r) => setTimeout(r, 600));
+    expect(fake.sent({ channelId: dm.id }).map((m) => m.content)).toEqual(["echo: before the drop", "echo: missed one", "echo: missed two"]);
+  });
+
+  it("a /status application command is deferred and answered through the interaction", async () => {
+    const guild = await start();
+    const bob = fake.user("bob");
+    const channel = guild.channels["general"]!;
+    fake.userMessage({ channel, author: bob, content: `<@${fake.bot.id}> hello` });
+    await eventually(() => fake.sent({ channelId: channel.id }), (s) => s.length === 1, 10_000, "the mention's reply");
+    const interaction = fake.slashCommand({ name: "status", user: bob, channel });
+    const id = String(interaction["id"]);
+    await eventually(() => fake.interaction(id)?.responseType, (t) => t === 5, 3000, "a deferral within Discord's 3 seconds");
+    const answered = await eventually(() => fake.sent({ via: "interaction" }), (s) => s.some((m) => m.content.startsWith("session: ") && !m.loading), 10_000, "the status answer");
+    expect(answered.find((m) => m.content.startsWith("session: "))!.content).toMatch(/^turns: 1$/m);
+    expect(fake.sent({ channelId: channel.id }).filter((m) => m.via === "channel")).toHaveLength(1);
+  });
+});

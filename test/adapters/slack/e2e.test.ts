@@ -1,0 +1,60 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { SlackAdapter } from "../../../adapters/slack/index.js";
+import type { App } from "../../../src/gateway/app.js";
+import { FakeSlack } from "../../fakes/slack.js";
+import { eventually, startApp } from "../../support/app.js";
+
+/** The Slack adapter behind the real gateway, end to end against FakeSlack. */
+describe("Slack end to end", () => {
+  let fake: FakeSlack;
+  const apps: App[] = [];
+  afterEach(async () => {
+    for (const a of apps.splice(0)) await a.stop();
+    await fake?.close();
+  });
+
+  it("the same event delivered 3 times (2 HTTP retries and a Socket Mode redelivery) gets exactly 1 reply", async () => {
+    fake = new FakeSlack();
+    await fake.start();
+    const http = await startApp("sqlite", [new SlackAdapter({ botToken: fake.botToken, signingSecret: fake.signingSecret, apiUrl: fake.apiUrl })]);
+    apps.push(http.app);
+    const body = fake.events.message({ channel: "D0000DUP1", user: "U0000DUP1", text: "deliver me thrice" });
+    expect((await fake.postEvent(`${http.url}/slack/events`, body)).status).toBe(200);
+    expect((await fake.postEvent(`${http.url}/slack/events`, body, { retryNum: 1, retryReason: "http_timeout" })).status).toBe(200);
+    expect((await fake.postEvent(`${http.url}/slack/events`, body, { retryNum: 2, retryReason: "http_timeout" })).status).toBe(200);
+    await eventually(() => fake.sent({ channel: "D0000DUP1" }), (s) => s.length === 1, 10_000, "the reply");
+    await new Promise((r) => setTimeout(r, 500));
+    expect(fake.sent({ channel: "D0000DUP1" }).map((m) => m.text)).toEqual(["echo: deliver me thrice"]);
+
+    const sock = await startApp("sqlite", [new SlackAdapter({ botToken: fake.botToken, appToken: fake.appToken, apiUrl: fake.apiUrl })]);
+    apps.push(sock.app);
+    const again = fake.events.message({ channel: "D0000DUP2", user: "U0000DUP2", text: "over the socket" });
+    const ack = await fake.deliverEvent(again);
+    await fake.waitForAck(fake.redeliver(ack.envelopeId).envelope_id);
+    await fake.waitForAck(fake.redeliver(ack.envelopeId).envelope_id);
+    await eventually(() => fake.sent({ channel: "D0000DUP2" }), (s) => s.length === 1, 10_000, "the socket reply");
+    await new Promise((r) => setTimeout(r, 500));
+    expect(fake.sent({ channel: "D0000DUP2" })).toHaveLength(1);
+  });
+
+  it("an app_mention and its twin message get exactly 1 reply, in a thread under the mention; a follow-up in the thread needs no mention", async () => {
+    fake = new FakeSlack();
+    await fake.start();
+    const { app, url } = await startApp("sqlite", [new SlackAdapter({ botToken: fake.botToken, signingSecret: fake.signingSecret, apiUrl: fake.apiUrl })], { GROUP_REQUIRE_MENTION: "true" });
+    apps.push(app);
+    const ts = `${Math.floor(Date.now() / 1000)}.000100`;
+    const text = `<@${fake.identity.botUserId}> plan the offsite`;
+    await fake.postEvent(`${url}/slack/events`, fake.events.message({ channel: "C0000TWIN", user: "U0000ANN", text, ts }));
+    await fake.postEvent(`${url}/slack/events`, fake.events.appMention({ channel: "C0000TWIN", user: "U0000ANN", text, ts }));
+    const [reply] = await eventually(() => fake.sent({ channel: "C0000TWIN" }), (s) => s.length >= 1, 10_000, "the reply");
+    expect(reply!.threadTs).toBe(ts);
+    await fake.postEvent(`${url}/slack/events`, fake.events.message({ channel: "C0000TWIN", user: "U0000BEN", text: "and the budget?", threadTs: ts }));
+    await eventually(() => fake.sent({ channel: "C0000TWIN" }), (s) => s.length >= 2, 10_000, "the thread follow-up's reply");
+    await new Promise((r) => setTimeout(r, 500));
+    const replies = fake.sent({ channel: "C0000TWIN" });
+    expect(replies).toHaveLength(2);
+    expect(replies.every((m) => m.threadTs === ts)).toBe(true);
+    const sessions = await app.registry.listAll();
+    expect(sessions).toHaveLength(1); // the thread is one conversation
+  });
+});

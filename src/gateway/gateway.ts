@@ -60,6 +60,12 @@ export class Gateway {
   readonly adapters: Adapter[] = [];
   readonly #chains = new Map<string, Promise<void>>();
   readonly #bindings = new Map<string, string>();
+  /**
+   * The session each chat was last handed to, read when an event arrives:
+   * it is the session the event was bound to on arrival, which /new compares
+   * against, so of several /new sent at once only the first rotates.
+   */
+  readonly #boundByChat = new Map<string, string>();
   readonly #pendingHandles = new Set<Promise<unknown>>();
   /** Arrival time of each in-flight inbound event, for the turn latency metric. */
   readonly #arrivals = new Map<string, number>();
@@ -82,6 +88,7 @@ export class Gateway {
       if (e.kind === "lifecycle" && (e.phase === "rotated" || e.phase === "switched")) {
         const prev = String(e.detail?.previousId ?? "");
         for (const [k, v] of this.#bindings) if (v === prev) this.#bindings.set(k, e.sessionId);
+        for (const [k, v] of this.#boundByChat) if (v === prev) this.#boundByChat.set(k, e.sessionId);
       }
     });
   }
@@ -220,7 +227,7 @@ export class Gateway {
     if (this.#shared) {
       this.#arrivals.set(rec.id, performance.now());
       this.kick(conversation);
-    } else this.#enqueue(env, rec.id, env.occurredAt.getTime());
+    } else this.#enqueue(env, rec.id, env.occurredAt.getTime(), this.#boundByChat.get(this.#chatKey(env)));
     return { status: "accepted", inboundId: rec.id };
   }
 
@@ -291,12 +298,16 @@ export class Gateway {
     }
   }
 
-  #enqueue(env: InboundEnvelope, inboundId: string, occurredAt: number): void {
+  #chatKey(env: InboundEnvelope): string {
+    return `${env.platform}:${env.botId}:${env.chatId}:${env.threadId ?? ""}`;
+  }
+
+  #enqueue(env: InboundEnvelope, inboundId: string, occurredAt: number, boundAtArrival?: string): void {
     this.deps.ledger.occurredAt.set(inboundId, occurredAt);
     this.#arrivals.set(inboundId, performance.now());
-    const key = `${env.platform}:${env.botId}:${env.chatId}:${env.threadId ?? ""}`;
+    const key = this.#chatKey(env);
     const prev = this.#chains.get(key) ?? Promise.resolve();
-    const next = prev.then(() => this.#handle(env, inboundId));
+    const next = prev.then(() => this.#handle(env, inboundId, boundAtArrival));
     this.#chains.set(key, next);
     this.#pendingHandles.add(next);
     void next.finally(() => {
@@ -310,10 +321,10 @@ export class Gateway {
     while (this.#pendingHandles.size) await Promise.allSettled([...this.#pendingHandles]);
   }
 
-  async #handle(env: InboundEnvelope, inboundId: string): Promise<void> {
+  async #handle(env: InboundEnvelope, inboundId: string, boundAtArrival?: string): Promise<void> {
     await this.#gate;
     try {
-      const handle = await this.#dispatch(env, inboundId);
+      const handle = await this.#dispatch(env, inboundId, boundAtArrival);
       // Consumed and context-only events complete no turn: stop tracking them.
       if (!handle || handle.accepted === "consumed" || handle.accepted === "context") this.#arrivals.delete(inboundId);
     } catch (err) {
@@ -328,7 +339,7 @@ export class Gateway {
     for (const id of r.deliveryIds) await this.deps.outbound.deliverId(id);
   }
 
-  async #dispatch(env: InboundEnvelope, inboundId: string): Promise<RunHandle | undefined> {
+  async #dispatch(env: InboundEnvelope, inboundId: string, boundAtArrival?: string): Promise<RunHandle | undefined> {
     const { policy, identities, runner } = this.deps;
     const adapter = this.adapters.find((a) => adapterKey(a.platform, a.botId) === adapterKey(env.platform, env.botId));
     const isAdmin = listed(policy.ADMIN_USERS, env);
@@ -379,6 +390,7 @@ export class Gateway {
       info = await this.deps.registry.resolveChatChannel(conversation);
       this.#bindings.set(key, info.id);
     }
+    if (!this.#shared) this.#boundByChat.set(this.#chatKey(env), info.id);
     const event: InEvent = {
       type: "message",
       text: env.text,
@@ -388,6 +400,7 @@ export class Gateway {
       origin: { platform: env.platform, chatId: env.chatId, threadId: env.threadId, senderId: env.senderId, senderName: env.senderName, messageId: env.messageId, userId },
       replyTo: { ...env.replyTo, kind: env.chatKind === "private" ? "private" : "group" },
       inboundId,
+      ...(boundAtArrival ? { boundSessionId: boundAtArrival } : {}),
       receivedAt: new Date(),
       isAdmin,
       botUsername: adapter?.botUsername,

@@ -107,3 +107,22 @@ describe("a rotation made outside the gateway", () => {
     }
   });
 });
+
+describe("a /new race through the gateway", () => {
+  it("100 /new sent at once in one chat rotate once; 99 are told a fresh session was already started", async () => {
+    const adapter = new MemoryAdapter();
+    const { app } = await startApp("sqlite", [adapter]);
+    try {
+      await adapter.ctx.inbound(adapter.dm("600", "hello"));
+      await eventually(() => adapter.to("600"), (s) => s.length === 1);
+      await Promise.all(Array.from({ length: 100 }, () => adapter.ctx.inbound(adapter.dm("600", "/new"))));
+      const replies = await eventually(() => adapter.to("600"), (s) => s.length === 101, 30_000, "100 answers");
+      const texts = replies.slice(1).map((s) => s.text);
+      expect(texts.filter((t) => t.startsWith("Started a fresh session"))).toHaveLength(1);
+      expect(texts.filter((t) => t === "A fresh session was already started.")).toHaveLength(99);
+      expect(await app.registry.listAll({ includeArchived: true })).toHaveLength(2);
+    } finally {
+      await app.stop();
+    }
+  });
+});

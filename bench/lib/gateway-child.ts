@@ -1,0 +1,21 @@
+// The gateway as `switchboard serve` composes it (adapters from the env), in its own
+// process so its RSS can be read alone. With BENCH_LIFT_LIMITS=1 the adapters'
+// declared rate limits are lifted (the fakes do not rate-limit), so a memory
+// figure measures what live chats cost, not a backlog of paced replies.
+import { adaptersFromConfig } from "../../adapters/index.js";
+import type { AdapterLimits } from "../../adapters/types.js";
+import { loadConfig } from "../../src/config.js";
+import { createApp } from "../../src/gateway/app.js";
+import { silentLogger } from "../../src/log.js";
+
+const config = loadConfig();
+const list = await adaptersFromConfig(config);
+if (process.env.BENCH_LIFT_LIMITS === "1") {
+  for (const a of list) (a as { limits: AdapterLimits }).limits = { ...a.limits, perChat: { ratePerSec: 1e6, burst: 1e6 }, global: { ratePerSec: 1e6, burst: 1e6 } };
+}
+const app = await createApp(config, { log: silentLogger, adapters: () => list });
+const url = await app.start();
+process.send?.({ url });
+process.on("disconnect", () => {
+  void app.stop().finally(() => process.exit(0));
+});

@@ -1,0 +1,49 @@
+/** The targets of issue 8 and the short human table. */
+type Scen = Record<string, Record<string, unknown>>;
+export interface Target {
+  target: string;
+  value: number;
+  threshold: number;
+  met: boolean;
+}
+
+const num = (s: Scen, k: string, f: string) => Number((s[k] as Record<string, unknown> | undefined)?.[f] ?? Number.NaN);
+const nested = (s: Scen, k: string, a: string, b: string) => Number(((s[k]?.[a] ?? {}) as Record<string, unknown>)[b] ?? Number.NaN);
+
+export function targets(s: Scen): Record<string, Target> {
+  const ge = (target: string, value: number, threshold: number): Target => ({ target, value, threshold, met: value >= threshold });
+  const le = (target: string, value: number, threshold: number): Target => ({ target, value, threshold, met: value <= threshold });
+  return {
+    core_sqlite_throughput: ge("core_sqlite >= 3000 msgs/s", num(s, "core_sqlite", "msgs_per_s"), 3000),
+    floor_ratio_sqlite: ge("core/floor >= 0.5 (sqlite)", num(s, "floor_sqlite", "ratio"), 0.5),
+    floor_ratio_postgres: ge("core/floor >= 0.5 (postgres)", num(s, "floor_postgres", "ratio"), 0.5),
+    overhead_p50_sqlite: le("overhead p50 <= 2 ms @500/s (sqlite)", nested(s, "core_sqlite", "overhead_at_rate", "p50_ms"), 2),
+    overhead_p99_sqlite: le("overhead p99 <= 10 ms @500/s (sqlite)", nested(s, "core_sqlite", "overhead_at_rate", "p99_ms"), 10),
+    overhead_p50_postgres: le("overhead p50 <= 2 ms @500/s (postgres)", nested(s, "core_postgres", "overhead_at_rate", "p50_ms"), 2),
+    overhead_p99_postgres: le("overhead p99 <= 10 ms @500/s (postgres)", nested(s, "core_postgres", "overhead_at_rate", "p99_ms"), 10),
+    peer_ratio: ge("switchboard/peer >= 1.5", num(s, "peer_grammy_session", "ratio"), 1.5),
+    rss_live_chats: le("RSS <= 150 MB at live chats", num(s, "memory", "rss_live_chats_mb"), 150),
+    soak_slope: le("soak slope ~ 0 (<= 1 MB/min)", Math.abs(num(s, "memory", "soak_slope_bytes_per_min")), 1024 * 1024),
+    start_to_ready: le("start to ready <= 1500 ms", num(s, "startup", "start_to_ready_ms"), 1500),
+    rotation_p99: le("rotation p99 <= 20 ms", num(s, "rotation", "p99_ms"), 20),
+  };
+}
+
+export function table(doc: { date: string; quick: boolean; machine: Record<string, unknown>; scenarios: Scen; targets: Record<string, Target> }): string {
+  const s = doc.scenarios;
+  const rows: [string, string][] = [
+    ["core_sqlite", `${num(s, "core_sqlite", "msgs_per_s")} msgs/s; @500/s p50 ${nested(s, "core_sqlite", "overhead_at_rate", "p50_ms")} p99 ${nested(s, "core_sqlite", "overhead_at_rate", "p99_ms")} p99.9 ${nested(s, "core_sqlite", "overhead_at_rate", "p999_ms")} ms`],
+    ["core_postgres", `${num(s, "core_postgres", "msgs_per_s")} msgs/s; @500/s p50 ${nested(s, "core_postgres", "overhead_at_rate", "p50_ms")} p99 ${nested(s, "core_postgres", "overhead_at_rate", "p99_ms")} p99.9 ${nested(s, "core_postgres", "overhead_at_rate", "p999_ms")} ms`],
+    ["floor_sqlite", `${num(s, "floor_sqlite", "msgs_per_s")} msgs/s; core/floor ${num(s, "floor_sqlite", "ratio")}`],
+    ["floor_postgres", `${num(s, "floor_postgres", "msgs_per_s")} msgs/s; core/floor ${num(s, "floor_postgres", "ratio")}`],
+    ...(["telegram", "discord", "slack"] as const).map((p): [string, string] => [`e2e_${p}`, `${num(s, `e2e_${p}`, "msgs_per_s")} msgs/s p50 ${num(s, `e2e_${p}`, "p50_ms")} p99 ${num(s, `e2e_${p}`, "p99_ms")} ms; limits lifted ${nested(s, `e2e_${p}`, "unthrottled", "msgs_per_s")} msgs/s`]),
+    ["peer_grammy_session", `${num(s, "peer_grammy_session", "msgs_per_s")} msgs/s; ratio ${num(s, "peer_grammy_session", "ratio")} (limits lifted ${num(s, "peer_grammy_session", "ratio_unthrottled")})`],
+    ["rotation", `/new p50 ${num(s, "rotation", "p50_ms")} p99 ${num(s, "rotation", "p99_ms")} ms; 100 concurrent: ${JSON.stringify(s.rotation?.concurrent)}`],
+    ["memory", `RSS ${num(s, "memory", "rss_live_chats_mb")} MB at live chats (idle ${num(s, "memory", "rss_idle_mb")}); slope ${num(s, "memory", "soak_slope_bytes_per_min")} B/min`],
+    ["startup", `${num(s, "startup", "start_to_ready_ms")} ms to ready (median)`],
+  ];
+  const w = Math.max(...rows.map((r) => r[0].length));
+  const lines = [`switchboard bench ${doc.quick ? "(quick) " : ""}${doc.date} ${JSON.stringify(doc.machine)}`, ...rows.map(([k, v]) => `${k.padEnd(w)}  ${v}`), "targets:"];
+  for (const t of Object.values(doc.targets)) lines.push(`  [${t.met ? "met" : "MISSED"}] ${t.target}: ${t.value}`);
+  return lines.join("\n");
+}

@@ -1,0 +1,105 @@
+/**
+ * `npm run bench [-- --quick]`: every scenario of issue 8, one after the
+ * other in this process (gateway processes for memory/startup are spawned).
+ * --quick: small scales (< about 90 s on 2 busy cores); --smoke: smallest
+ * scales, for the schema test only; --only=core_sqlite,e2e_slack,...
+ * Prints one JSON document to stdout, a table to stderr, and writes
+ * bench/results/latest.json.
+ */
+import fs from "node:fs";
+import os from "node:os";
+import { fileURLToPath } from "node:url";
+import { cleanupDatabases } from "./lib/db.js";
+import { discordDriver, slackDriver, telegramDriver } from "./lib/platforms.js";
+import { progress, progressDone } from "./lib/progress.js";
+import { table, targets } from "./lib/report.js";
+import { runCore } from "./scenarios/core.js";
+import { runE2e } from "./scenarios/e2e.js";
+import { runFloor } from "./scenarios/floor.js";
+import { liveChatCount, runMemory } from "./scenarios/memory.js";
+import { mode } from "./lib/mode.js";
+import { peerResult, runPeer } from "./scenarios/peer.js";
+import { runRotation } from "./scenarios/rotation.js";
+import { runStartup } from "./scenarios/startup.js";
+import type { StreamResult } from "./scenarios/e2e.js";
+
+export async function runBench(opts: { quick: boolean; smoke?: boolean; only?: string[] }): Promise<Record<string, unknown>> {
+  const quick = opts.quick || !!opts.smoke;
+  mode.smoke = !!opts.smoke;
+  const want = (k: string) => !opts.only?.length || opts.only.includes(k);
+  const scenarios: Record<string, Record<string, unknown>> = {};
+  const t0 = performance.now();
+  const step = async (name: string, fn: () => Promise<void>) => {
+    progress(`${name}…`, true);
+    const s = performance.now();
+    await fn();
+    progress(`${name} done in ${Math.round((performance.now() - s) / 100) / 10} s`, true);
+  };
+  try {
+    for (const db of ["sqlite", "postgres"] as const) {
+      if (!want(`core_${db}`) && !want(`floor_${db}`)) continue;
+      await step(`core_${db}`, async () => void (scenarios[`core_${db}`] = { ...(await runCore(db, quick)) }));
+      await step(`floor_${db}`, async () => void (scenarios[`floor_${db}`] = { ...(await runFloor(db, quick, Number(scenarios[`core_${db}`]!.msgs_per_s))) }));
+    }
+    let peer: StreamResult | undefined;
+    let peerChats = 0;
+    for (const p of ["telegram", "discord", "slack"] as const) {
+      if (!want(`e2e_${p}`)) continue;
+      await step(`e2e_${p}`, async () => {
+        scenarios[`e2e_${p}`] = { ...(await runE2e(p, quick, p === "telegram" ? async (d, chats) => void ((peer = await runPeer(d, chats)), (peerChats = chats)) : undefined)) };
+      });
+    }
+    if (peer) {
+      const tg = scenarios.e2e_telegram as { msgs_per_s: number; unthrottled: { msgs_per_s: number } };
+      scenarios.peer_grammy_session = { ...peerResult(quick, peerChats, peer, tg.msgs_per_s, tg.unthrottled.msgs_per_s) };
+    }
+    if (want("rotation")) await step("rotation", async () => void (scenarios.rotation = { ...(await runRotation(quick)) }));
+    if (want("memory") || want("startup")) {
+      const live = liveChatCount(quick);
+      const drivers = [telegramDriver(Math.ceil(live / 3)), discordDriver(Math.ceil(live / 3)), slackDriver(Math.ceil(live / 3))];
+      for (const d of drivers) await d.start();
+      try {
+        if (want("startup")) await step("startup", async () => void (scenarios.startup = { ...(await runStartup(quick, drivers)) }));
+        if (want("memory")) await step("memory", async () => void (scenarios.memory = { ...(await runMemory(quick, drivers)) }));
+      } finally {
+        for (const d of drivers) await d.close();
+      }
+    }
+  } finally {
+    cleanupDatabases();
+    progressDone();
+  }
+  const doc = {
+    date: new Date().toISOString(),
+    machine: { cpus: os.cpus().length, memGB: Math.round(os.totalmem() / 2 ** 30), node: process.version, cpuModel: os.cpus()[0]?.model ?? "" },
+    quick,
+    smoke: mode.smoke,
+    duration_s: Math.round((performance.now() - t0) / 1000),
+    scenarios,
+    targets: targets(scenarios),
+  };
+  return doc;
+}
+
+async function main(): Promise<void> {
+  const argv = process.argv.slice(2);
+  const quick = argv.includes("--quick");
+  const onlyArg = argv.find((a) => a.startsWith("--only="));
+  const only = onlyArg ? onlyArg.slice("--only=".length).split(",") : undefined;
+  const doc = await runBench({ quick, smoke: argv.includes("--smoke"), ...(only ? { only } : {}) });
+  const dir = fileURLToPath(new URL("./results/", import.meta.url));
+  fs.mkdirSync(dir, { recursive: true });
+  fs.writeFileSync(`${dir}latest.json`, `${JSON.stringify(doc, null, 2)}\n`);
+  process.stderr.write(`${table(doc as never)}\n`);
+  process.stdout.write(`${JSON.stringify(doc, null, 2)}\n`);
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === fs.realpathSync(process.argv[1])) {
+  main().then(
+    () => process.exit(0),
+    (err: unknown) => {
+      process.stderr.write(`bench failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+      process.exit(1);
+    },
+  );
+}

@@ -1,0 +1,149 @@
+import { BenchAdapter } from "../lib/memory-adapter.js";
+import { startBenchApp } from "../lib/app.js";
+import { freshUrl } from "../lib/db.js";
+import { pick } from "../lib/mode.js";
+import { progress } from "../lib/progress.js";
+import { latency, median, r1, sleep, windowRates, type LatencySummary } from "../lib/stats.js";
+import { eventOfReply, messageText, workItem } from "../lib/workload.js";
+import type { App } from "../../src/gateway/app.js";
+
+export interface CoreParams {
+  quick: boolean;
+  chats: number;
+  messages: number;
+  /** The throughput phase stops at `messages` or after this long, whichever comes first (the run's time budget). */
+  maxSeconds: number;
+  window: number;
+  latencyRate: number;
+  latencyMessages: number;
+}
+
+export interface CoreResult {
+  params: CoreParams & { provider: string; windows: number; messages_done: number; time_capped: boolean };
+  msgs_per_s: number;
+  window_rates_median: number;
+  window_rates: number[];
+  throughput_latency: LatencySummary;
+  overhead_at_rate: LatencySummary & { offered_per_s: number; achieved_per_s: number };
+  errors: number;
+}
+
+export function coreParams(quick: boolean): CoreParams {
+  return pick(
+    quick,
+    { quick, chats: 10_000, messages: 100_000, maxSeconds: 25, window: 64, latencyRate: 500, latencyMessages: 5000 },
+    { quick, chats: 1000, messages: 5000, maxSeconds: 4, window: 64, latencyRate: 500, latencyMessages: 500 },
+    { quick, chats: 200, messages: 600, maxSeconds: 1.5, window: 32, latencyRate: 500, latencyMessages: 150 },
+  );
+}
+
+/** Drives the real app through an in-process adapter; `onReply` sees each reply with its eventId. */
+export class CoreDriver {
+  readonly adapter = new BenchAdapter();
+  app!: App;
+  readonly started = new Map<string, number>();
+  onDone: (eventId: string, ms: number, at: number) => void = () => {};
+  errors = 0;
+
+  async start(dbUrl: string, onQuery?: (e: { query: string; params: string; durationMs: number }) => void, faults?: { beforeTransaction?(op: string): void }): Promise<void> {
+    this.adapter.onSend = (_to, text) => {
+      const at = performance.now();
+      const id = eventOfReply(text);
+      const t0 = this.started.get(id);
+      if (t0 === undefined) return;
+      this.started.delete(id);
+      this.onDone(id, at - t0, at);
+    };
+    this.app = (await startBenchApp(dbUrl, [this.adapter], { ...(onQuery ? { onQuery } : {}), ...(faults ? { faults } : {}) })).app;
+  }
+
+  send(j: number, chats: number): void {
+    const w = workItem(j, chats);
+    this.started.set(w.eventId, performance.now());
+    this.adapter.ctx.inbound(this.adapter.envelope(w.chat, w.sender, w.group, messageText(w.eventId), w.eventId)).catch(() => this.errors++);
+  }
+
+  /** Closed loop: keeps `window` messages in flight; returns completion times and latencies. */
+  async closedLoop(from: number, count: number, chats: number, window: number, label: string, maxSeconds = Infinity): Promise<{ doneAt: number[]; lat: number[] }> {
+    const doneAt: number[] = [];
+    const lat: number[] = [];
+    let next = from;
+    let end = from + count;
+    const stopAt = performance.now() + maxSeconds * 1000;
+    let finish!: () => void;
+    const all = new Promise<void>((r) => (finish = r));
+    this.onDone = (_id, ms, at) => {
+      doneAt.push(at);
+      lat.push(ms);
+      if (next < end && at > stopAt) end = next;
+      if (next < end) this.send(next++, chats);
+      if (doneAt.length % 500 === 0) progress(`${label}: ${doneAt.length}/${count}`);
+      if (doneAt.length === end - from) finish();
+    };
+    while (next < end && next - from < window) this.send(next++, chats);
+    await withTimeout(all, 30 * 60_000, () => `${label}: ${doneAt.length}/${count} replies`);
+    return { doneAt, lat };
+  }
+
+  /** Open loop at a fixed offered rate; latency from each inbound call to its sink send. */
+  async fixedRate(from: number, count: number, chats: number, rate: number, label: string): Promise<{ lat: number[]; achieved: number }> {
+    const lat: number[] = [];
+    let finish!: () => void;
+    const all = new Promise<void>((r) => (finish = r));
+    let lastAt = 0;
+    this.onDone = (_id, ms, at) => {
+      lat.push(ms);
+      lastAt = at;
+      if (lat.length === count) finish();
+    };
+    const t0 = performance.now();
+    let sent = 0;
+    while (sent < count) {
+      const due = Math.min(count, Math.floor(((performance.now() - t0) * rate) / 1000) + 1);
+      while (sent < due) this.send(from + sent++, chats);
+      progress(`${label}: ${sent}/${count} offered`);
+      await sleep(1);
+    }
+    await withTimeout(all, 5 * 60_000, () => `${label}: ${lat.length}/${count} replies`);
+    return { lat, achieved: (count * 1000) / (lastAt - t0) };
+  }
+
+  async stop(): Promise<void> {
+    await this.app.stop();
+  }
+}
+
+export async function withTimeout<T>(p: Promise<T>, ms: number, what: () => string): Promise<T> {
+  let t: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([p, new Promise<never>((_, rej) => (t = setTimeout(() => rej(new Error(`timed out: ${what()}`)), ms)))]);
+  } finally {
+    clearTimeout(t);
+  }
+}
+
+export async function runCore(provider: "sqlite" | "postgres", quick: boolean): Promise<CoreResult> {
+  const p = coreParams(quick);
+  const d = new CoreDriver();
+  await d.start(await freshUrl(provider));
+  const label = `core_${provider}`;
+  try {
+    const { doneAt, lat } = await d.closedLoop(0, p.messages, p.chats, p.window, `${label} throughput`, p.maxSeconds);
+    const windows = 10;
+    const rates = windowRates(doneAt, windows);
+    // Settle background work (delivery bookkeeping) before the latency phase.
+    await sleep(500);
+    const fr = await d.fixedRate(doneAt.length, p.latencyMessages, p.chats, p.latencyRate, `${label} latency@${p.latencyRate}/s`);
+    return {
+      params: { ...p, provider, windows, messages_done: doneAt.length, time_capped: doneAt.length < p.messages },
+      msgs_per_s: r1(median(rates)),
+      window_rates_median: r1(median(rates)),
+      window_rates: rates.map(r1),
+      throughput_latency: latency(lat),
+      overhead_at_rate: { ...latency(fr.lat), offered_per_s: p.latencyRate, achieved_per_s: r1(fr.achieved) },
+      errors: d.errors,
+    };
+  } finally {
+    await d.stop();
+  }
+}

@@ -1,0 +1,108 @@
+import Sqlite from "better-sqlite3";
+import pg from "pg";
+import { sqliteFile } from "../../src/store/db.js";
+import { openDatabase } from "../../src/store/index.js";
+import { freshUrl } from "../lib/db.js";
+import { pick } from "../lib/mode.js";
+import { progress } from "../lib/progress.js";
+import { median, r1, windowRates } from "../lib/stats.js";
+import { captureTrace, freshen, TRACE_CHATS, type TraceMessage } from "../lib/trace.js";
+
+export interface FloorResult {
+  params: { quick: boolean; provider: string; messages: number; maxSeconds: number; messages_done: number; trace_messages: number; statements_per_message: number; transactions_per_message: number; concurrency: number; method: string };
+  msgs_per_s: number;
+  window_rates: number[];
+  ratio: number;
+  core_msgs_per_s: number;
+}
+
+const METHOD =
+  "statements captured per message via createApp onQuery (+ store beforeTransaction seam for BEGIN) from a sequential core run of the same 1:9 new/steady, 20%-group mix; replayed with the raw driver against a fresh migrated database, each replay with fresh UUIDs and chat/sender/event ids (a chat's messages in order); SQLite on one connection (WAL, synchronous=NORMAL, prepared statements cached), PostgreSQL on a 10-connection pool with 10 workers";
+
+const sqliteParam = (v: unknown) => (typeof v === "boolean" ? (v ? 1 : 0) : v === undefined ? null : v);
+
+function units(trace: TraceMessage[], k: number): TraceMessage[][] {
+  const t = freshen(trace, k);
+  return Array.from({ length: TRACE_CHATS }, (_, c) => t.filter((m) => m.chat === c));
+}
+
+export async function runFloor(provider: "sqlite" | "postgres", quick: boolean, coreMsgsPerS: number): Promise<FloorResult> {
+  const messages = pick(quick, 30_000, 3000, 600);
+  const maxSeconds = pick(quick, 10, 3, 1);
+  const trace = await captureTrace(await freshUrl(provider));
+  const url = await freshUrl(provider);
+  await (await openDatabase({ url })).close(); // migrated, empty
+  const replays = Math.ceil(messages / trace.length);
+  const doneAt: number[] = [];
+  const stopAt = performance.now() + maxSeconds * 1000;
+  let concurrency = 1;
+  if (provider === "sqlite") {
+    const db = new Sqlite(sqliteFile(url));
+    db.pragma("journal_mode = WAL");
+    db.pragma("synchronous = NORMAL");
+    const cache = new Map<string, Sqlite.Statement>();
+    try {
+      for (let k = 0; k < replays && performance.now() < stopAt; k++) {
+        for (const unit of units(trace, k)) {
+          for (const m of unit) {
+            for (const s of m.stmts) {
+              if (s.sql === "BEGIN" || s.sql === "COMMIT" || s.sql === "ROLLBACK") {
+                db.exec(s.sql);
+                continue;
+              }
+              let st = cache.get(s.sql);
+              if (!st) cache.set(s.sql, (st = db.prepare(s.sql)));
+              const ps = s.params.map(sqliteParam);
+              if (st.reader) st.all(...ps);
+              else st.run(...ps);
+            }
+            doneAt.push(performance.now());
+          }
+        }
+        progress(`floor_${provider}: ${doneAt.length}/${messages}`);
+      }
+    } finally {
+      db.close();
+    }
+  } else {
+    concurrency = 10;
+    const pool = new pg.Pool({ connectionString: url, max: 10 });
+    const queue: TraceMessage[][] = [];
+    let k = 0;
+    const take = () => {
+      if (!queue.length && k < replays && performance.now() < stopAt) queue.push(...units(trace, k++));
+      return queue.shift();
+    };
+    try {
+      await Promise.all(
+        Array.from({ length: concurrency }, async () => {
+          const client = await pool.connect();
+          try {
+            for (let unit = take(); unit; unit = take()) {
+              for (const m of unit) {
+                for (const s of m.stmts) await client.query(s.sql, s.params);
+                doneAt.push(performance.now());
+              }
+              progress(`floor_${provider}: ${doneAt.length}/${messages}`);
+            }
+          } finally {
+            client.release();
+          }
+        }),
+      );
+    } finally {
+      await pool.end();
+    }
+  }
+  const rates = windowRates(doneAt, 10);
+  const floor = median(rates);
+  const stmts = trace.reduce((a, m) => a + m.stmts.length, 0) / trace.length;
+  const txs = trace.reduce((a, m) => a + m.stmts.filter((s) => s.sql === "COMMIT").length, 0) / trace.length;
+  return {
+    params: { quick, provider, messages, maxSeconds, messages_done: doneAt.length, trace_messages: trace.length, statements_per_message: r1(stmts), transactions_per_message: r1(txs), concurrency, method: METHOD },
+    msgs_per_s: r1(floor),
+    window_rates: rates.map(r1),
+    ratio: Math.round((coreMsgsPerS / floor) * 1000) / 1000,
+    core_msgs_per_s: coreMsgsPerS,
+  };
+}

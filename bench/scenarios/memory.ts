@@ -1,0 +1,100 @@
+import { forkGateway, rssOf, stopChild } from "../lib/child.js";
+import { freshSqliteUrl } from "../lib/db.js";
+import type { PlatformDriver } from "../lib/platforms.js";
+import { pick } from "../lib/mode.js";
+import { progress } from "../lib/progress.js";
+
+export const liveChatCount = (quick: boolean) => pick(quick, 10_000, 300, 150);
+import { median, r1, sleep } from "../lib/stats.js";
+
+export interface MemoryResult {
+  params: { quick: boolean; live_chats: number; soak_seconds: number; soak_rate_per_s: number; soak_label: string; limits: string };
+  rss_idle_mb: number;
+  rss_live_chats_mb: number;
+  rss_samples_mb: number[];
+  soak_slope_bytes_per_min: number;
+  soak_messages: number;
+  soak_replies: number;
+}
+
+const MB = 1024 * 1024;
+
+/** Least-squares slope of (t seconds, bytes) in bytes per minute. */
+function slope(points: [number, number][]): number {
+  const n = points.length;
+  const mx = points.reduce((a, p) => a + p[0], 0) / n;
+  const my = points.reduce((a, p) => a + p[1], 0) / n;
+  const num = points.reduce((a, p) => a + (p[0] - mx) * (p[1] - my), 0);
+  const den = points.reduce((a, p) => a + (p[0] - mx) ** 2, 0);
+  return den ? (num / den) * 60 : 0;
+}
+
+/** The gateway in its own process, all three adapters on their fakes (which run here): RSS at N live chats, then a soak. */
+export async function runMemory(quick: boolean, drivers: PlatformDriver[]): Promise<MemoryResult> {
+  const liveChats = liveChatCount(quick);
+  const soakSeconds = pick(quick, 300, 5, 3);
+  const rate = 200;
+  const env: Record<string, string> = { DATABASE_URL: freshSqliteUrl(), HTTP_PORT: "0", HTTP_HOST: "127.0.0.1", LOG_LEVEL: "silent", DM_POLICY: "open", GROUP_REQUIRE_MENTION: "false", BENCH_LIFT_LIMITS: "1" };
+  for (const d of drivers) Object.assign(env, d.env());
+  const { child, url } = await forkGateway(env);
+  const pid = child.pid!;
+  const replies = () => drivers.reduce((a, d) => a + d.replies().length, 0);
+  try {
+    for (const d of drivers) d.setEventsUrl(url);
+    await sleep(quick ? 1000 : 2000);
+    const idle = rssOf(pid);
+    const base = replies();
+    // One message in each of liveChats chats, spread over the platforms, at most 200 awaiting a reply.
+    let sent = 0;
+    const end = Date.now() + 15 * 60_000;
+    while (sent < liveChats && Date.now() < end) {
+      while (sent < liveChats && sent - (replies() - base) < 200) {
+        const d = drivers[sent % drivers.length]!;
+        await d.say(Math.floor(sent / drivers.length), `m live${sent}`);
+        sent++;
+      }
+      progress(`memory: ${replies() - base}/${liveChats} live chats`);
+      await sleep(20);
+    }
+    while (replies() - base < liveChats && Date.now() < end) await sleep(50);
+    await sleep(quick ? 1000 : 2000);
+    const live = [rssOf(pid)];
+    for (let i = 0; i < 4; i++) { await sleep(250); live.push(rssOf(pid)); }
+    // Soak: `rate` msgs/s over the same chats for soakSeconds; RSS sampled every second.
+    const points: [number, number][] = [];
+    const t0 = performance.now();
+    const soakBase = replies();
+    let n = 0;
+    let lastSample = 0;
+    while (performance.now() - t0 < soakSeconds * 1000) {
+      const due = Math.floor(((performance.now() - t0) * rate) / 1000);
+      const batch: Promise<unknown>[] = [];
+      while (n < due) {
+        const d = drivers[n % drivers.length]!;
+        const r = d.say(Math.floor(n / drivers.length) % Math.ceil(liveChats / drivers.length), `m soak${n}`);
+        if (r) batch.push(r);
+        n++;
+      }
+      await Promise.all(batch);
+      const el = performance.now() - t0;
+      if (el - lastSample >= 1000) {
+        lastSample = el;
+        points.push([el / 1000, rssOf(pid)]);
+        progress(`memory: soak ${Math.round(el / 1000)}/${soakSeconds} s, rss ${r1(points.at(-1)![1] / MB)} MB`);
+      }
+      await sleep(5);
+    }
+    await sleep(1000);
+    return {
+      params: { quick, live_chats: liveChats, soak_seconds: soakSeconds, soak_rate_per_s: rate, soak_label: quick ? `quick soak (${soakSeconds} s): slope is indicative only` : `${soakSeconds / 60} min soak`, limits: "adapters' rate limits lifted in the gateway process (fakes do not rate-limit), so declared platform pacing adds no backlog (soak_replies < soak_messages means the gateway itself fell behind)" },
+      rss_idle_mb: r1(idle / MB),
+      rss_live_chats_mb: r1(median(live) / MB),
+      rss_samples_mb: points.filter((_, i) => i % Math.max(1, Math.floor(points.length / 20)) === 0).map((p) => r1(p[1] / MB)),
+      soak_slope_bytes_per_min: Math.round(slope(points.slice(Math.floor(points.length / 5)))),
+      soak_messages: n,
+      soak_replies: replies() - soakBase,
+    };
+  } finally {
+    await stopChild(child);
+  }
+}

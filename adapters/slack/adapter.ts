@@ -36,7 +36,9 @@ export const SLACK_LIMITS: AdapterLimits = {
   editIntervalMs: { private: 1500, group: 3000 },
   // chat.postMessage allows about 1 message per second per channel, with short bursts.
   perChat: { ratePerSec: 1, burst: 3 },
-  global: { ratePerSec: 20, burst: 20 },
+  // No workspace-wide cap is documented for chat.postMessage; stay well-mannered and let a 429's
+  // Retry-After (honoured by the scheduler) slow us further when Slack asks.
+  global: { ratePerSec: 50, burst: 50 },
   canEdit: true,
 };
 

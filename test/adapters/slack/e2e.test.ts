@@ -57,4 +57,22 @@ describe("Slack end to end", () => {
     const sessions = await app.registry.listAll();
     expect(sessions).toHaveLength(1); // the thread is one conversation
   });
+
+  it("a 429 storm ends with every reply delivered, in order per channel", async () => {
+    fake = new FakeSlack();
+    await fake.start();
+    const { app, url } = await startApp("sqlite", [new SlackAdapter({ botToken: fake.botToken, signingSecret: fake.signingSecret, apiUrl: fake.apiUrl })]);
+    apps.push(app);
+    fake.rateLimitNext("chat.postMessage", 1, 3);
+    fake.rateLimitNext("chat.postMessage", 2, 2);
+    const channels = ["D0000STM1", "D0000STM2", "D0000STM3"];
+    for (let i = 0; i < 4; i++) {
+      for (const ch of channels) expect((await fake.postEvent(`${url}/slack/events`, fake.events.message({ channel: ch, user: `U${ch.slice(1)}`, text: `storm ${i}` }))).status).toBe(200);
+    }
+    for (const ch of channels) {
+      const got = await eventually(() => fake.sent({ channel: ch }), (s) => s.length === 4, 30_000, `the replies in ${ch}`);
+      expect(got.map((m) => m.text)).toEqual([0, 1, 2, 3].map((i) => `echo: storm ${i}`));
+    }
+    expect(fake.callsTo("chat.postMessage").filter((c) => c.status === 429)).toHaveLength(5);
+  }, 60_000);
 });

@@ -46,5 +46,10 @@ export function createLogger(opts: { level?: string; destination?: NodeJS.Writab
   );
 }
 
+/** An error as a log field: name, message and code, nothing else (no stacks full of payloads). */
+export function errInfo(err: unknown): Record<string, unknown> {
+  return err instanceof Error ? { name: err.name, message: err.message, code: (err as { code?: unknown }).code } : { message: String(err) };
+}
+
 /** A logger that drops everything, for tests and library defaults. */
 export const silentLogger: Logger = pino({ level: "silent" });

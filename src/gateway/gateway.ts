@@ -1,7 +1,8 @@
 import type { Config } from "../config.js";
 import type { Logger } from "../log.js";
 import type { InEvent } from "../runtime/events.js";
-import { errInfo, type RunHandle, type Runner } from "../runtime/runner.js";
+import { errInfo } from "../log.js";
+import type { RunHandle, Runner } from "../runtime/runner.js";
 import type { Registry } from "../session/registry.js";
 import type { Info } from "../session/info.js";
 import type { IdentityStore } from "../store/identities.js";
@@ -14,6 +15,7 @@ import type { GatewayLedger } from "./ledger.js";
 import type { GatewayMetrics } from "./metrics.js";
 import { adapterKey, type Outbound } from "./outbound.js";
 import type { Pairing } from "./pairing.js";
+import { ConversationDrainer } from "./conversation-drain.js";
 import { answersInGroup, listed } from "./policy.js";
 
 export type GatewayPolicy = Pick<
@@ -40,11 +42,7 @@ export interface GatewayDeps {
   processId?: string;
 }
 
-/** How long a conversation lease lasts unless renewed, and how often it is renewed. */
-const LEASE_TTL_MS = 30_000;
-const LEASE_RENEW_MS = 10_000;
-/** How often a process looks for conversations nobody is handling (after a peer crashed, or a missed kick). */
-const SWEEP_MS = 1_000;
+
 
 /** Envelope JSON revived (dates), for replaying a recorded event after a restart. */
 function revive(json: string): InboundEnvelope {
@@ -72,12 +70,14 @@ export class Gateway {
   #stopping = false;
   /** Handling waits for start() to finish, so events replayed from before a restart go first. */
   #gate: Promise<void> = Promise.resolve();
-  /** Shared mode: conversations this process is draining, and those kicked again meanwhile. */
-  readonly #draining = new Map<string, Promise<void>>();
-  readonly #dirty = new Set<string>();
-  #sweeper: NodeJS.Timeout | undefined;
+  /** Shared mode: conversations handled under database leases. */
+  readonly #drainer: ConversationDrainer | undefined;
 
   constructor(readonly deps: GatewayDeps) {
+    this.#drainer =
+      deps.policy.SHARED_DATABASE && deps.leases && deps.processId
+        ? new ConversationDrainer({ inbound: deps.inbound, leases: deps.leases, processId: deps.processId, log: deps.log, take: (rec) => this.#take(rec) })
+        : undefined;
     // Rotations and switches move a conversation: forget its cached binding.
     deps.runner.withSink(["lifecycle", "turn-complete"], (_id, e) => {
       if (e.kind === "turn-complete" && e.inboundId) {
@@ -117,6 +117,7 @@ export class Gateway {
   async start(): Promise<void> {
     let open!: () => void;
     this.#gate = new Promise((r) => (open = r));
+    this.#drainer?.start(this.#gate);
     this.deps.outbound.hold();
     try {
       await this.deps.outbound.queueUnsent();
@@ -127,14 +128,10 @@ export class Gateway {
       open();
       this.deps.outbound.release();
     }
-    if (this.#shared) {
-      this.#sweeper = setInterval(() => void this.#sweep(), SWEEP_MS);
-      this.#sweeper.unref();
-    }
   }
 
   get #shared(): boolean {
-    return this.deps.policy.SHARED_DATABASE && this.deps.leases !== undefined;
+    return this.#drainer !== undefined;
   }
 
   /** The ordering key of a conversation: the thread counts only when threads have sessions of their own. */
@@ -224,78 +221,24 @@ export class Gateway {
       return { status: "expired" };
     }
     metrics.inbound.inc({ platform: env.platform, outcome: "accepted" });
-    if (this.#shared) {
+    if (this.#drainer) {
       this.#arrivals.set(rec.id, performance.now());
-      this.kick(conversation);
+      this.#drainer.kick(conversation);
     } else this.#enqueue(env, rec.id, env.occurredAt.getTime(), this.#boundByChat.get(this.#chatKey(env)));
     return { status: "accepted", inboundId: rec.id };
   }
 
-  /** Shared mode: make sure somebody drains this conversation (us, if we can take its lease). */
-  kick(conversation: string): void {
-    if (this.#stopping) return;
-    if (this.#draining.has(conversation)) {
-      this.#dirty.add(conversation);
-      return;
-    }
-    const run = this.#gate
-      .then(() => this.#drain(conversation))
-      .catch((err) => this.deps.log.warn({ conversation, err: errInfo(err) }, "draining a conversation failed; the sweeper retries it"))
-      .finally(() => this.#draining.delete(conversation));
-    this.#draining.set(conversation, run);
-    this.#pendingHandles.add(run);
-    void run.finally(() => this.#pendingHandles.delete(run));
-  }
-
-  async #sweep(): Promise<void> {
-    try {
-      for (const c of await this.deps.inbound.conversationsWaiting(new Date(Date.now() - SWEEP_MS))) this.kick(c);
-    } catch (err) {
-      this.deps.log.warn({ err: errInfo(err) }, "looking for waiting conversations failed");
-    }
-  }
-
   /**
-   * Shared mode: while holding the conversation's lease, take its unhandled
-   * events in recorded order into this process's runner, wait until their
-   * turns are committed, and release. Another process that records an event
-   * for the conversation meanwhile finds the lease taken and leaves the event
-   * to us; we look again after releasing, so nothing is stranded.
+   * Shared mode: takes one recorded event into this process's runner (under
+   * the conversation's lease); the promise settles once it is committed.
    */
-  async #drain(conversation: string): Promise<void> {
-    const { leases, processId } = this.deps;
-    for (;;) {
-      if (!(await leases!.acquire(conversation, processId!, LEASE_TTL_MS))) return;
-      const renew = setInterval(() => void leases!.renew(conversation, processId!, LEASE_TTL_MS).catch(() => undefined), LEASE_RENEW_MS);
-      renew.unref();
-      const taken = new Set<string>();
-      const handles: Array<Promise<unknown>> = [];
-      try {
-        for (;;) {
-          this.#dirty.delete(conversation);
-          const batch = (await this.deps.inbound.receivedIn(conversation)).filter((r) => !taken.has(r.id));
-          if (batch.length === 0) {
-            await Promise.allSettled(handles.splice(0));
-            if (!this.#dirty.has(conversation) && (await this.deps.inbound.receivedIn(conversation, 1)).every((r) => taken.has(r.id))) break;
-            continue;
-          }
-          for (const rec of batch) {
-            taken.add(rec.id);
-            const env = await this.#recorded(rec);
-            if (typeof env === "string") continue;
-            this.deps.ledger.occurredAt.set(rec.id, rec.occurredAt.getTime());
-            if (!this.#arrivals.has(rec.id)) this.#arrivals.set(rec.id, performance.now());
-            const handle = await this.#dispatch(env, rec.id);
-            if (handle) handles.push(handle.done);
-          }
-        }
-      } finally {
-        clearInterval(renew);
-        await leases!.release(conversation, processId!).catch(() => undefined);
-      }
-      // An event recorded while we released may have found our lease: look once more.
-      if (!this.#dirty.has(conversation) && (await this.deps.inbound.receivedIn(conversation, 1)).length === 0) return;
-    }
+  async #take(rec: InboundRecord): Promise<{ done: Promise<unknown> } | undefined> {
+    const env = await this.#recorded(rec);
+    if (typeof env === "string") return undefined;
+    this.deps.ledger.occurredAt.set(rec.id, rec.occurredAt.getTime());
+    if (!this.#arrivals.has(rec.id)) this.#arrivals.set(rec.id, performance.now());
+    const handle = await this.#dispatch(env, rec.id);
+    return handle ? { done: handle.done } : undefined;
   }
 
   #chatKey(env: InboundEnvelope): string {
@@ -319,6 +262,7 @@ export class Gateway {
   /** Waits until every queued event has been taken by the runner. */
   async idle(): Promise<void> {
     while (this.#pendingHandles.size) await Promise.allSettled([...this.#pendingHandles]);
+    await this.#drainer?.idle();
   }
 
   async #handle(env: InboundEnvelope, inboundId: string, boundAtArrival?: string): Promise<void> {
@@ -412,7 +356,7 @@ export class Gateway {
   /** Stops adapters (they drain), then waits for queued handling and replies. */
   async stop(): Promise<void> {
     this.#stopping = true;
-    if (this.#sweeper) clearInterval(this.#sweeper);
+    this.#drainer?.stop();
     await Promise.allSettled(this.adapters.map((a) => a.stop()));
     await this.idle();
     await this.deps.outbound.drain();

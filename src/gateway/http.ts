@@ -1,7 +1,7 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Logger } from "../log.js";
-import { errInfo } from "../runtime/runner.js";
+import { errInfo } from "../log.js";
 import type { HttpHandler, HttpRequest, HttpResponse } from "./adapter.js";
 
 /** Largest request body accepted (Slack and Telegram payloads are far smaller). */

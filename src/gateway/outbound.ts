@@ -1,6 +1,6 @@
 import type { Logger } from "../log.js";
 import type { OutEvent, ReplyAddress } from "../runtime/events.js";
-import { errInfo } from "../runtime/runner.js";
+import { errInfo } from "../log.js";
 import type { DeliveryRecord, DeliveryStore } from "../store/deliveries.js";
 import type { Adapter } from "./adapter.js";
 import { chunkText } from "./chunker.js";

@@ -6,7 +6,7 @@ import type { KvStore } from "../store/kv.js";
 import type { MemoryStore } from "../store/memories.js";
 import type { MessageRecord, TranscriptStore } from "../store/transcript.js";
 import type { LiveSession } from "./live-session.js";
-import { errInfo } from "./runner.js";
+import { errInfo } from "../log.js";
 
 /** Turns a stretch of transcript into a few memory lines. */
 export interface Condenser {

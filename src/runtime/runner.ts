@@ -11,7 +11,11 @@ import type { InEvent, MessageEvent, OutEvent, OutKind, Severity } from "./event
 import { TranscriptLedger, type Ledger, type Reply } from "./ledger.js";
 import { LiveSession, type ContextLimits } from "./live-session.js";
 import { SinkRouter, type Sink } from "./sink-router.js";
+import { errInfo } from "../log.js";
+import { mergeInto, newPending, renderUserText } from "./pending.js";
 import { executeTurn, type Pending, type TurnOutcome } from "./turn.js";
+
+export { errInfo, renderUserText };
 
 export type BusyPolicy = "queue" | "collect" | "interrupt";
 
@@ -421,29 +425,4 @@ export class Runner {
   get closed(): boolean {
     return this.#closed;
   }
-}
-
-function newPending(ev: MessageEvent): Pending {
-  let resolve!: (o: TurnOutcome) => void;
-  const done = new Promise<TurnOutcome>((r) => (resolve = r));
-  return { event: ev, inboundIds: ev.inboundId ? [ev.inboundId] : [], done, resolve };
-}
-
-function mergeInto(p: Pending, ev: MessageEvent): void {
-  p.event = { ...ev, text: `${p.event.text}\n\n${ev.text}`, attachments: [...(p.event.attachments ?? []), ...(ev.attachments ?? [])] };
-  if (ev.inboundId) p.inboundIds.push(ev.inboundId);
-}
-
-/** The user's text as the agent and the transcript see it, attachments described. */
-export function renderUserText(ev: MessageEvent): string {
-  const parts = [ev.text];
-  for (const a of ev.attachments ?? []) {
-    const bits = [a.name, a.mimeType, a.size !== undefined ? `${a.size} bytes` : undefined].filter(Boolean).join(", ");
-    parts.push(`[${a.kind} attached${bits ? `: ${bits}` : ""}]`);
-  }
-  return parts.filter((p) => p.length > 0).join("\n");
-}
-
-export function errInfo(err: unknown): Record<string, unknown> {
-  return err instanceof Error ? { name: err.name, message: err.message, code: (err as { code?: unknown }).code } : { message: String(err) };
 }

@@ -5,7 +5,9 @@ import { memoryScope } from "../session/memory-scope.js";
 import type { MessageEvent, Severity } from "./events.js";
 import type { Reply } from "./ledger.js";
 import type { LiveSession, WindowMessage } from "./live-session.js";
-import { errInfo, renderUserText, type Runner } from "./runner.js";
+import { errInfo } from "../log.js";
+import { renderUserText } from "./pending.js";
+import type { Runner } from "./runner.js";
 
 export type TurnOutcome = "answered" | "failed" | "aborted" | "fenced" | "dropped" | "consumed" | "context";
 

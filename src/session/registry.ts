@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { SessionStore, NewBinding, SessionRecord } from "../store/sessions.js";
 import { StoreError } from "../store/errors.js";
-import { groupKey, mainKey, privateKey, type BindingScope } from "./binding-key.js";
+import { chatBinding, mainBinding } from "./binding-key.js";
 import { isPrivateChannel } from "./channel.js";
 import { errors, isSessionError } from "./errors.js";
 import { INTERNAL_KINDS, fromRecord, isUuid, record, type Info, type Kind } from "./info.js";
@@ -229,21 +229,6 @@ export class Registry {
 
   // ---- bindings -----------------------------------------------------------
 
-  #chatBinding(req: ChatRequest): NewBinding {
-    if (!req.agentId || !req.userId || !req.channel) throw errors.invalid("A conversation needs agentId, userId and channel.");
-    if (req.groupId !== undefined) {
-      if (!isUuid(req.groupId)) throw errors.invalid("groupId must be the group's canonical UUID (map it through the identity store).", { groupId: req.groupId });
-      if (req.userId !== req.groupId) throw errors.invalid("A group conversation is owned by its group: userId must equal groupId.", { userId: req.userId, groupId: req.groupId });
-      return { key: groupKey(req.groupId, req.agentId, "chat"), scope: "group" satisfies BindingScope, agentId: req.agentId, userId: req.userId, groupId: req.groupId, kind: "chat", channel: req.channel };
-    }
-    return { key: privateKey(req.userId, req.agentId, "chat", req.channel), scope: "private" satisfies BindingScope, agentId: req.agentId, userId: req.userId, groupId: null, kind: "chat", channel: req.channel };
-  }
-
-  #mainBinding(req: MainRequest): NewBinding {
-    if (!req.agentId || !req.userId || !req.channel) throw errors.invalid("A main session needs agentId, userId and channel.");
-    return { key: mainKey(req.userId, req.agentId), scope: "main" satisfies BindingScope, agentId: req.agentId, userId: req.userId, groupId: null, kind: "main", channel: req.channel };
-  }
-
   #successor(b: NewBinding, prev: Info | undefined, extra: { persona?: string; title?: string }): SessionRecord {
     return record(
       newInfo({
@@ -296,7 +281,7 @@ export class Registry {
    * conversation is adopted rather than superseded.
    */
   async resolveChatChannel(req: ChatRequest): Promise<Info> {
-    const b = this.#chatBinding(req);
+    const b = chatBinding(req);
     let legacy: Info | undefined;
     if (req.legacyId) {
       const rec = await this.store.find(req.legacyId);
@@ -344,12 +329,12 @@ export class Registry {
    * moved on. A lost commit acknowledgement gives RotationOutcomeUnknown.
    */
   rotateChannel(req: RotateRequest): Promise<Rotation> {
-    return this.#rotate(this.#chatBinding(req), req.expectedSessionId, { persona: req.persona, title: req.title });
+    return this.#rotate(chatBinding(req), req.expectedSessionId, { persona: req.persona, title: req.title });
   }
 
   /** The user's main session: the bound one, else the most recent candidate promoted, else a new one if asked. */
   async resolveMain(req: MainRequest): Promise<Info> {
-    const b = this.#mainBinding(req);
+    const b = mainBinding(req);
     const current = await this.#current(b.key);
     if (current && !current.archived) return current;
     const [candidate] = await this.list({ userId: req.userId, agentId: req.agentId }, { kinds: ["main"], limit: 1 });
@@ -366,7 +351,7 @@ export class Registry {
 
   /** Rotates the main session. With no main session yet, this simply creates one. */
   rotateMain(req: MainRotateRequest): Promise<Rotation> {
-    return this.#rotate(this.#mainBinding(req), req.expectedSessionId, { persona: req.persona });
+    return this.#rotate(mainBinding(req), req.expectedSessionId, { persona: req.persona });
   }
 
   /**
@@ -399,12 +384,12 @@ export class Registry {
 
   /** The session a conversation's binding points at now, without creating anything. */
   async peekChatChannel(req: ChatRequest): Promise<Info | undefined> {
-    return this.#current(this.#chatBinding(req).key);
+    return this.#current(chatBinding(req).key);
   }
 
   /** The binding key of a conversation (for locks and caches above this layer). */
   chatKey(req: ChatRequest): string {
-    return this.#chatBinding(req).key;
+    return chatBinding(req).key;
   }
 
   /**
@@ -412,7 +397,7 @@ export class Registry {
    * (for /resume). Another conversation's session gives Forbidden.
    */
   async switchChannel(req: ChatRequest & { targetId: string; expectedSessionId: string }): Promise<Rotation> {
-    const b = this.#chatBinding(req);
+    const b = chatBinding(req);
     const target = await this.get({ userId: b.userId, agentId: b.agentId }, req.targetId);
     if (target.kind !== "chat" || (target.groupId ?? null) !== b.groupId || (b.groupId === null && target.channel !== b.channel)) {
       throw errors.forbidden(`Session ${req.targetId}`, { sessionId: req.targetId });

@@ -30,14 +30,17 @@ describe("SQLite: no write is lost to another caller's rolled-back transaction",
     closers.push(() => client.$disconnect());
     const x = randomUUID();
     const y = randomUUID();
+    let inside!: () => void;
+    const txOpen = new Promise<void>((r) => (inside = r));
     const tx = client
       .$transaction(async (t) => {
         await t.session.create({ data: session(x) });
+        inside();
         await sleep(150);
         throw new Error("force rollback");
       })
       .catch(() => "rolled back");
-    await sleep(30);
+    await txOpen; // the other caller's transaction is open and has written
     await client.session.create({ data: session(y) }); // an unrelated caller's write, outside the transaction
     expect(await tx).toBe("rolled back");
     const survived = await client.session.findUnique({ where: { id: y } });
@@ -52,14 +55,17 @@ describe("SQLite: no write is lost to another caller's rolled-back transaction",
     closers.push(() => db.close());
     const x = randomUUID();
     const y = randomUUID();
+    let inside!: () => void;
+    const txOpen = new Promise<void>((r) => (inside = r));
     const tx = db
       .transaction("doomed", async (t) => {
         await t.session.create({ data: session(x) });
+        inside();
         await sleep(150);
         throw new Error("force rollback");
       })
       .catch(() => "rolled back");
-    await sleep(30);
+    await txOpen;
     const write = db.write((c) => c.session.create({ data: session(y) }));
     expect(await tx).toBe("rolled back");
     await write;
@@ -74,14 +80,17 @@ describe("SQLite: no write is lost to another caller's rolled-back transaction",
     await db.init();
     closers.push(() => db.close());
     const x = randomUUID();
+    let inside!: () => void;
+    const txOpen = new Promise<void>((r) => (inside = r));
     const tx = db
       .transaction("doomed", async (t) => {
         await t.session.create({ data: session(x) });
+        inside();
         await sleep(100);
         throw new Error("force rollback");
       })
       .catch(() => "rolled back");
-    await sleep(20);
+    await txOpen;
     const seen = await db.read((c) => c.session.findUnique({ where: { id: x } }));
     expect(await tx).toBe("rolled back");
     expect(seen).toBeNull();

@@ -1,0 +1,113 @@
+import { errInfo, type Logger } from "../log.js";
+import type { InboundRecord, InboundStore } from "../store/inbound.js";
+import type { LeaseStore } from "../store/leases.js";
+
+/** How long a conversation lease lasts unless renewed, and how often it is renewed. */
+const LEASE_TTL_MS = 30_000;
+const LEASE_RENEW_MS = 10_000;
+/** How often a process looks for conversations nobody is handling (after a peer crashed, or a missed kick). */
+export const SWEEP_MS = 1_000;
+
+export interface DrainDeps {
+  inbound: InboundStore;
+  leases: LeaseStore;
+  processId: string;
+  log: Logger;
+  /** Takes one recorded event into this process; `done` settles once its handling is committed. */
+  take(rec: InboundRecord): Promise<{ done: Promise<unknown> } | undefined>;
+}
+
+/**
+ * With several gateway processes on one database (SHARED_DATABASE): a
+ * conversation's events are handled by whichever process holds the
+ * conversation's lease, in recorded order. Order comes from the database,
+ * never from one process's memory.
+ */
+export class ConversationDrainer {
+  readonly #draining = new Map<string, Promise<void>>();
+  /** Conversations kicked again while being drained. */
+  readonly #dirty = new Set<string>();
+  #sweeper: NodeJS.Timeout | undefined;
+  #stopped = false;
+  #gate: Promise<void> = Promise.resolve();
+
+  constructor(private readonly deps: DrainDeps) {}
+
+  /** Handling waits for `gate` (the gateway's start); then a sweep runs every second. */
+  start(gate: Promise<void>): void {
+    this.#gate = gate;
+    this.#sweeper = setInterval(() => void this.#sweep(), SWEEP_MS);
+    this.#sweeper.unref();
+  }
+
+  /** Makes sure somebody drains this conversation: us, if we can take its lease. */
+  kick(conversation: string): void {
+    if (this.#stopped) return;
+    if (this.#draining.has(conversation)) {
+      this.#dirty.add(conversation);
+      return;
+    }
+    const run = this.#gate
+      .then(() => this.#drain(conversation))
+      .catch((err) => this.deps.log.warn({ conversation, err: errInfo(err) }, "draining a conversation failed; the sweeper retries it"))
+      .finally(() => this.#draining.delete(conversation));
+    this.#draining.set(conversation, run);
+  }
+
+  /** Settles when every drain under way has finished. */
+  async idle(): Promise<void> {
+    while (this.#draining.size) await Promise.allSettled([...this.#draining.values()]);
+  }
+
+  stop(): void {
+    this.#stopped = true;
+    if (this.#sweeper) clearInterval(this.#sweeper);
+  }
+
+  async #sweep(): Promise<void> {
+    try {
+      for (const c of await this.deps.inbound.conversationsWaiting(new Date(Date.now() - SWEEP_MS))) this.kick(c);
+    } catch (err) {
+      this.deps.log.warn({ err: errInfo(err) }, "looking for waiting conversations failed");
+    }
+  }
+
+  /**
+   * While holding the conversation's lease, take its unhandled events in
+   * recorded order, wait until their handling is committed, and release.
+   * Another process that records an event meanwhile finds the lease taken
+   * and leaves the event to us; we look again after releasing, so nothing is
+   * stranded.
+   */
+  async #drain(conversation: string): Promise<void> {
+    const { leases, processId, inbound } = this.deps;
+    for (;;) {
+      if (!(await leases.acquire(conversation, processId, LEASE_TTL_MS))) return;
+      const renew = setInterval(() => void leases.renew(conversation, processId, LEASE_TTL_MS).catch(() => undefined), LEASE_RENEW_MS);
+      renew.unref();
+      const taken = new Set<string>();
+      const handles: Array<Promise<unknown>> = [];
+      try {
+        for (;;) {
+          this.#dirty.delete(conversation);
+          const batch = (await inbound.receivedIn(conversation)).filter((r) => !taken.has(r.id));
+          if (batch.length === 0) {
+            await Promise.allSettled(handles.splice(0));
+            if (!this.#dirty.has(conversation) && (await inbound.receivedIn(conversation, 1)).every((r) => taken.has(r.id))) break;
+            continue;
+          }
+          for (const rec of batch) {
+            taken.add(rec.id);
+            const took = await this.deps.take(rec);
+            if (took) handles.push(took.done);
+          }
+        }
+      } finally {
+        clearInterval(renew);
+        await leases.release(conversation, processId).catch(() => undefined);
+      }
+      // An event recorded while we released may have found our lease: look once more.
+      if (!this.#dirty.has(conversation) && (await inbound.receivedIn(conversation, 1)).length === 0) return;
+    }
+  }
+}

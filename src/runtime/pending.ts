@@ -1,0 +1,25 @@
+import type { MessageEvent } from "./events.js";
+import type { Pending, TurnOutcome } from "./turn.js";
+
+/** A message waiting for its turn, with the promise its caller awaits. */
+export function newPending(ev: MessageEvent): Pending {
+  let resolve!: (o: TurnOutcome) => void;
+  const done = new Promise<TurnOutcome>((r) => (resolve = r));
+  return { event: ev, inboundIds: ev.inboundId ? [ev.inboundId] : [], done, resolve };
+}
+
+/** Busy policy `collect`: a message that arrives during a turn joins the one follow-up turn. */
+export function mergeInto(p: Pending, ev: MessageEvent): void {
+  p.event = { ...ev, text: `${p.event.text}\n\n${ev.text}`, attachments: [...(p.event.attachments ?? []), ...(ev.attachments ?? [])] };
+  if (ev.inboundId) p.inboundIds.push(ev.inboundId);
+}
+
+/** The user's text as the agent and the transcript see it, attachments described. */
+export function renderUserText(ev: MessageEvent): string {
+  const parts = [ev.text];
+  for (const a of ev.attachments ?? []) {
+    const bits = [a.name, a.mimeType, a.size !== undefined ? `${a.size} bytes` : undefined].filter(Boolean).join(", ");
+    parts.push(`[${a.kind} attached${bits ? `: ${bits}` : ""}]`);
+  }
+  return parts.filter((p) => p.length > 0).join("\n");
+}

@@ -102,7 +102,7 @@ describe("TelegramAdapter long polling", () => {
     const t0 = Date.now();
     await a.stop();
     // A hung store must not hold up shutdown, nor the 30 s long poll.
-    expect(Date.now() - t0).toBeLessThan(1000);
+    expect(Date.now() - t0).toBeLessThan(5000);
     expect(texts(first.recorded)).toEqual(["one", "two"]);
     expect(texts(first.calls)).toEqual(["one", "two", "three"]);
     expect(tg.pending().map((u) => u.message?.text)).toEqual(["three", "four"]);
@@ -193,7 +193,7 @@ describe("TelegramAdapter long polling", () => {
     await tg.waitFor(() => tg.callsTo("getUpdates").length > 0);
     const t0 = Date.now();
     await a.stop();
-    expect(Date.now() - t0).toBeLessThan(500);
+    expect(Date.now() - t0).toBeLessThan(5000); // not the 30 s long poll
     tg.userMessage({ chat: dm, from: alice, text: "while stopped" });
     await a.start(makeContext());
     expect(a.health().ready).toBe(true);

@@ -7,7 +7,7 @@ import type { TranscriptStore } from "../store/transcript.js";
 import type { MemoryStore } from "../store/memories.js";
 import type { Agent } from "../agent/types.js";
 import type { PersonaRegistry } from "../agent/personas.js";
-import type { InEvent, MessageEvent, OutEvent, OutKind, Severity } from "./events.js";
+import type { InEvent, MessageEvent, OutKind, Severity } from "./events.js";
 import { TranscriptLedger, type Ledger, type Reply } from "./ledger.js";
 import { LiveSession, type ContextLimits } from "./live-session.js";
 import { SinkRouter, type Sink } from "./sink-router.js";
@@ -395,11 +395,6 @@ export class Runner {
       n++;
     }
     return n;
-  }
-
-  /** Deliver an event to the sinks (used by the turn executor). */
-  publish(e: OutEvent): Promise<void> {
-    return this.sinks.deliver(e.sessionId, e);
   }
 
   /** Rejects new events, aborts running turns, closes every live session. Idempotent. */

@@ -64,8 +64,4 @@ export class DeliveryStore {
   find(id: string): Promise<DeliveryRecord | null> {
     return this.db.read((c) => c.outboundDelivery.findUnique({ where: { id } }));
   }
-
-  forInbound(inboundId: string): Promise<DeliveryRecord[]> {
-    return this.db.read((c) => c.outboundDelivery.findMany({ where: { inboundId }, orderBy: { part: "asc" } }));
-  }
 }

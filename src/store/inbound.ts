@@ -71,11 +71,4 @@ export class InboundStore {
   find(id: string): Promise<InboundRecord | null> {
     return this.db.read((c) => c.inboundEvent.findUnique({ where: { id } }));
   }
-
-  countByStatus(): Promise<Record<string, number>> {
-    return this.db.read(async (c) => {
-      const rows = await c.inboundEvent.groupBy({ by: ["status"], _count: { _all: true } });
-      return Object.fromEntries(rows.map((r) => [r.status, r._count._all]));
-    });
-  }
 }

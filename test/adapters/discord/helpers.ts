@@ -2,8 +2,8 @@
  * Test plumbing for the Discord adapter: a small AdapterContext that records
  * what the adapter hands the gateway, and an adapter wired to FakeDiscord.
  */
-import { Writable } from "node:stream";
-import { createLogger, type Logger } from "../../../src/log.js";
+import type { Logger } from "../../../src/log.js";
+import { captureLogger } from "../../support/adapter-harness.js";
 import type { AdapterContext, InboundEnvelope, InboundResult } from "../../../adapters/types.js";
 import { DiscordAdapter, type DiscordAdapterOptions } from "../../../adapters/discord/index.js";
 import type { FakeDiscord } from "../../fakes/discord.js";
@@ -19,13 +19,7 @@ export interface TestContext extends AdapterContext {
 }
 
 export function testLogger(lines: string[]): Logger {
-  const destination = new Writable({
-    write(chunk: Buffer, _enc, cb) {
-      lines.push(chunk.toString("utf8"));
-      cb();
-    },
-  });
-  return createLogger({ level: "debug", destination, name: "discord-test" });
+  return captureLogger(lines, { name: "discord-test", level: "debug" });
 }
 
 export function makeContext(o: { store?: Map<string, string>; commands?: { name: string; description: string }[] } = {}): TestContext {

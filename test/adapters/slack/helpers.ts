@@ -4,10 +4,10 @@
  * the routes the adapter mounts (as the gateway's one server would), so
  * FakeSlack can post signed events over real HTTP.
  */
-import http from "node:http";
-import type { AddressInfo } from "node:net";
-import { Writable } from "node:stream";
-import { createLogger, type Logger } from "../../../src/log.js";
+import type { Logger } from "../../../src/log.js";
+import { captureLogger, RouteBridge } from "../../support/adapter-harness.js";
+
+export { RouteBridge };
 import type { AdapterContext, HttpHandler, InboundEnvelope, InboundResult } from "../../../adapters/types.js";
 
 export interface TestContext extends AdapterContext {
@@ -27,13 +27,7 @@ export interface TestContextOptions {
 }
 
 export function testLogger(lines: string[]): Logger {
-  const destination = new Writable({
-    write(chunk: Buffer, _enc, cb) {
-      lines.push(chunk.toString("utf8"));
-      cb();
-    },
-  });
-  return createLogger({ level: "trace", destination, name: "slack-test" });
+  return captureLogger(lines, { name: "slack-test", level: "trace" });
 }
 
 export function makeContext(o: TestContextOptions = {}): TestContext {
@@ -77,34 +71,6 @@ export function makeContext(o: TestContextOptions = {}): TestContext {
   };
 }
 
-/** Serves the recorded routes over HTTP on 127.0.0.1, like the gateway's server. */
-export class RouteBridge {
-  private readonly server = http.createServer((req, res) => void this.handle(req, res));
-  constructor(private readonly routes: Map<string, HttpHandler>) {}
-
-  async start(): Promise<string> {
-    await new Promise<void>((resolve) => this.server.listen(0, "127.0.0.1", resolve));
-    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
-  }
-
-  async close(): Promise<void> {
-    this.server.closeAllConnections();
-    await new Promise((r) => this.server.close(r));
-  }
-
-  private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
-    const chunks: Buffer[] = [];
-    for await (const c of req) chunks.push(c as Buffer);
-    const url = new URL(req.url ?? "/", "http://bridge");
-    const handler = this.routes.get(`${req.method} ${url.pathname}`);
-    if (!handler) {
-      res.writeHead(404).end();
-      return;
-    }
-    const out = await handler({ method: req.method ?? "GET", path: url.pathname, headers: req.headers, rawBody: Buffer.concat(chunks), query: url.searchParams, params: {} });
-    res.writeHead(out.status, out.headers).end(out.body ?? "");
-  }
-}
 
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms).unref());
 

@@ -4,10 +4,10 @@
  * that serves the routes the adapter mounts, so FakeTelegram can call the
  * webhook over real HTTP.
  */
-import http from "node:http";
-import type { AddressInfo } from "node:net";
-import { Writable } from "node:stream";
-import { createLogger, type Logger } from "../../../src/log.js";
+import type { Logger } from "../../../src/log.js";
+import { captureLogger, RouteBridge } from "../../support/adapter-harness.js";
+
+export { RouteBridge };
 import type { AdapterContext, HttpHandler, HttpRequest, InboundEnvelope, InboundResult } from "../../../adapters/types.js";
 import { TelegramAdapter, type TelegramAdapterOptions } from "../../../adapters/telegram/index.js";
 import type { FakeTelegram, TgUpdate } from "../../fakes/telegram.js";
@@ -33,13 +33,7 @@ export interface TestContextOptions {
 }
 
 export function testLogger(lines: string[]): Logger {
-  const destination = new Writable({
-    write(chunk: Buffer, _enc, cb) {
-      lines.push(chunk.toString("utf8"));
-      cb();
-    },
-  });
-  return createLogger({ level: "debug", destination, name: "telegram-test" });
+  return captureLogger(lines, { name: "telegram-test", level: "debug" });
 }
 
 export function makeContext(o: TestContextOptions = {}): TestContext {
@@ -99,37 +93,6 @@ export function eventIdOfUpdate(u: TgUpdate): string {
   return `${m.chat.id}:${m.message_id}`;
 }
 
-/** An HTTP server that serves the routes recorded in a TestContext, like the gateway's server would. */
-export class RouteBridge {
-  private readonly server: http.Server;
-
-  constructor(private readonly routes: Map<string, HttpHandler>) {
-    this.server = http.createServer((req, res) => void this.handle(req, res));
-  }
-
-  async start(): Promise<string> {
-    await new Promise<void>((resolve) => this.server.listen(0, "127.0.0.1", resolve));
-    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
-  }
-
-  async close(): Promise<void> {
-    this.server.closeAllConnections();
-    await new Promise((r) => this.server.close(r));
-  }
-
-  private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
-    const chunks: Buffer[] = [];
-    for await (const c of req) chunks.push(c as Buffer);
-    const url = new URL(req.url ?? "/", "http://bridge");
-    const handler = this.routes.get(`${req.method} ${url.pathname}`);
-    if (!handler) {
-      res.writeHead(404).end();
-      return;
-    }
-    const out = await handler(httpRequest(req.method ?? "GET", url.pathname, req.headers, Buffer.concat(chunks), url.searchParams));
-    res.writeHead(out.status, out.headers).end(out.body ?? "");
-  }
-}
 
 export function httpRequest(
   method: string,

@@ -39,7 +39,7 @@ export async function runBench(opts: { quick: boolean; smoke?: boolean; only?: s
     for (const db of ["sqlite", "postgres"] as const) {
       if (!want(`core_${db}`) && !want(`floor_${db}`)) continue;
       await step(`core_${db}`, async () => void (scenarios[`core_${db}`] = { ...(await runCore(db, quick)) }));
-      await step(`floor_${db}`, async () => void (scenarios[`floor_${db}`] = { ...(await runFloor(db, quick, Number(scenarios[`core_${db}`]!.msgs_per_s))) }));
+      await step(`floor_${db}`, async () => void (scenarios[`floor_${db}`] = { ...(await runFloor(db, quick, Number(scenarios[`core_${db}`]!.msgs_per_s), Number((scenarios[`core_${db}`] as { params: { messages_per_commit: number | null } }).params.messages_per_commit ?? 1))) }));
     }
     let peer: StreamResult | undefined;
     let peerChats = 0;

@@ -3,7 +3,7 @@ import { CoreDriver } from "../scenarios/core.js";
 import { sleep } from "./stats.js";
 import { workItem } from "./workload.js";
 
-/** One captured statement; `BEGIN` comes from the store's beforeTransaction seam (the SQLite adapter does not report it). */
+/** One captured statement, as the store ran it (the raw hot path reports its BEGIN/SAVEPOINT/COMMIT too). */
 export interface Stmt {
   sql: string;
   params: unknown[];
@@ -27,11 +27,7 @@ export const TRACE_PER_CHAT = 10;
 export async function captureTrace(dbUrl: string): Promise<TraceMessage[]> {
   let current: Stmt[] = [];
   const d = new CoreDriver();
-  await d.start(
-    dbUrl,
-    (e) => current.push({ sql: e.query, params: e.params ? (JSON.parse(e.params) as unknown[]) : [] }),
-    { beforeTransaction: () => current.push({ sql: "BEGIN", params: [] }) },
-  );
+  await d.start(dbUrl, (e) => current.push({ sql: e.query, params: e.params ? (JSON.parse(e.params) as unknown[]) : [] }));
   const out: TraceMessage[] = [];
   try {
     await sleep(50);
@@ -44,9 +40,7 @@ export async function captureTrace(dbUrl: string): Promise<TraceMessage[]> {
       d.send(j, TRACE_CHATS);
       await replied;
       await sleep(15);
-      // PostgreSQL reports its own BEGIN right after our marker: keep one.
-      const stmts = current.filter((s, i) => !(s.sql === "BEGIN" && /^BEGIN\b/i.test(current[i + 1]?.sql ?? "")));
-      out.push({ chat: j % TRACE_CHATS, stmts });
+      out.push({ chat: j % TRACE_CHATS, stmts: current });
     }
   } finally {
     await d.stop();

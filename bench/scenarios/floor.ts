@@ -1,6 +1,7 @@
 import Sqlite from "better-sqlite3";
 import pg from "pg";
 import { sqliteFile } from "../../src/store/db.js";
+import { SQLITE_PRAGMAS } from "../../src/store/sql.js";
 import { openDatabase } from "../../src/store/index.js";
 import { freshUrl } from "../lib/db.js";
 import { pick } from "../lib/mode.js";
@@ -9,7 +10,7 @@ import { median, r1, windowRates } from "../lib/stats.js";
 import { captureTrace, freshen, TRACE_CHATS, type TraceMessage } from "../lib/trace.js";
 
 export interface FloorResult {
-  params: { quick: boolean; provider: string; messages: number; maxSeconds: number; messages_done: number; trace_messages: number; statements_per_message: number; transactions_per_message: number; concurrency: number; method: string };
+  params: { quick: boolean; provider: string; messages: number; maxSeconds: number; messages_done: number; trace_messages: number; statements_per_message: number; transactions_per_message: number; messages_per_commit: number; concurrency: number; method: string };
   msgs_per_s: number;
   window_rates: number[];
   ratio: number;
@@ -17,7 +18,9 @@ export interface FloorResult {
 }
 
 const METHOD =
-  "statements captured per message via createApp onQuery (+ store beforeTransaction seam for BEGIN) from a sequential core run of the same 1:9 new/steady, 20%-group mix; replayed with the raw driver against a fresh migrated database, each replay with fresh UUIDs and chat/sender/event ids (a chat's messages in order); SQLite on one connection (WAL, synchronous=NORMAL, prepared statements cached), PostgreSQL on a 10-connection pool with 10 workers";
+  "statements captured per message via createApp onQuery from a sequential core run of the same 1:9 new/steady, 20%-group mix; replayed with the raw driver against a fresh migrated database, each replay with fresh UUIDs and chat/sender/event ids (a chat's messages in order); SQLite on one connection with the gateway's pragmas and prepared statements cached, every statement of a message including its savepoints, with one BEGIN IMMEDIATE..COMMIT around as many messages as the core run put in one group commit (messages_per_commit); PostgreSQL on a 10-connection pool with 10 workers, transactions as captured";
+
+const TX_CONTROL = /^(BEGIN|COMMIT|ROLLBACK)\b/i;
 
 const sqliteParam = (v: unknown) => (typeof v === "boolean" ? (v ? 1 : 0) : v === undefined ? null : v);
 
@@ -26,7 +29,7 @@ function units(trace: TraceMessage[], k: number): TraceMessage[][] {
   return Array.from({ length: TRACE_CHATS }, (_, c) => t.filter((m) => m.chat === c));
 }
 
-export async function runFloor(provider: "sqlite" | "postgres", quick: boolean, coreMsgsPerS: number): Promise<FloorResult> {
+export async function runFloor(provider: "sqlite" | "postgres", quick: boolean, coreMsgsPerS: number, messagesPerCommit = 1): Promise<FloorResult> {
   const messages = pick(quick, 30_000, 3000, 600);
   const maxSeconds = pick(quick, 10, 3, 1);
   const trace = await captureTrace(await freshUrl(provider));
@@ -38,28 +41,41 @@ export async function runFloor(provider: "sqlite" | "postgres", quick: boolean, 
   let concurrency = 1;
   if (provider === "sqlite") {
     const db = new Sqlite(sqliteFile(url));
-    db.pragma("journal_mode = WAL");
-    db.pragma("synchronous = NORMAL");
+    for (const p of SQLITE_PRAGMAS) db.pragma(p);
     const cache = new Map<string, Sqlite.Statement>();
+    const group = Math.max(1, Math.round(messagesPerCommit));
+    const begin = db.prepare("BEGIN IMMEDIATE");
+    const commit = db.prepare("COMMIT");
+    let inGroup = 0;
+    const pending: number[] = [];
     try {
       for (let k = 0; k < replays && performance.now() < stopAt; k++) {
         for (const unit of units(trace, k)) {
           for (const m of unit) {
+            if (inGroup === 0) begin.run();
             for (const s of m.stmts) {
-              if (s.sql === "BEGIN" || s.sql === "COMMIT" || s.sql === "ROLLBACK") {
-                db.exec(s.sql);
-                continue;
-              }
+              if (TX_CONTROL.test(s.sql)) continue;
               let st = cache.get(s.sql);
               if (!st) cache.set(s.sql, (st = db.prepare(s.sql)));
               const ps = s.params.map(sqliteParam);
               if (st.reader) st.all(...ps);
               else st.run(...ps);
             }
-            doneAt.push(performance.now());
+            pending.push(0);
+            if (++inGroup === group) {
+              commit.run();
+              const at = performance.now();
+              for (const _ of pending) doneAt.push(at);
+              pending.length = 0;
+              inGroup = 0;
+            }
           }
         }
         progress(`floor_${provider}: ${doneAt.length}/${messages}`);
+      }
+      if (inGroup) {
+        commit.run();
+        for (const _ of pending) doneAt.push(performance.now());
       }
     } finally {
       db.close();
@@ -97,9 +113,9 @@ export async function runFloor(provider: "sqlite" | "postgres", quick: boolean, 
   const rates = windowRates(doneAt, 10);
   const floor = median(rates);
   const stmts = trace.reduce((a, m) => a + m.stmts.length, 0) / trace.length;
-  const txs = trace.reduce((a, m) => a + m.stmts.filter((s) => s.sql === "COMMIT").length, 0) / trace.length;
+  const txs = trace.reduce((a, m) => a + m.stmts.filter((s) => /^COMMIT\b/i.test(s.sql)).length, 0) / trace.length;
   return {
-    params: { quick, provider, messages, maxSeconds, messages_done: doneAt.length, trace_messages: trace.length, statements_per_message: r1(stmts), transactions_per_message: r1(txs), concurrency, method: METHOD },
+    params: { quick, provider, messages, maxSeconds, messages_done: doneAt.length, trace_messages: trace.length, statements_per_message: r1(stmts), transactions_per_message: r1(txs), messages_per_commit: provider === "sqlite" ? Math.max(1, Math.round(messagesPerCommit)) : 1, concurrency, method: METHOD },
     msgs_per_s: r1(floor),
     window_rates: rates.map(r1),
     ratio: Math.round((coreMsgsPerS / floor) * 1000) / 1000,

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { Config } from "../config.js";
-import { createLogger, type Logger } from "../log.js";
+import { createLogger, errInfo, type Logger } from "../log.js";
 import { createAgentFactory, type AgentFactory } from "../agent/factory.js";
 import { personas as loadPersonas } from "../agent/personas.js";
 import { builtinTools } from "../agent/tools.js";
@@ -55,7 +55,10 @@ export interface App {
 /** The composition of every layer, as `npm start` runs it. */
 export async function createApp(config: Config, opts: AppOptions = {}): Promise<App> {
   const log = opts.log ?? createLogger({ level: config.LOG_LEVEL });
-  const db = await openDatabase({ url: config.DATABASE_URL, faults: opts.faults, onQuery: opts.onQuery });
+  const db = await openDatabase({
+    url: config.DATABASE_URL, faults: opts.faults, onQuery: opts.onQuery,
+    onIdleError: (err) => log.warn({ err: errInfo(err) }, "an idle PostgreSQL connection dropped; the next query reconnects"),
+  });
   const registry = new Registry(new SessionStore(db));
   const transcript = new TranscriptStore(db);
   const memories = new MemoryStore(db);

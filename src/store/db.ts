@@ -5,7 +5,9 @@ import { PrismaPg } from "@prisma/adapter-pg";
 import { PrismaClient as SqliteClient, Prisma } from "./generated/sqlite/client.js";
 import { PrismaClient as PgClient } from "./generated/postgresql/client.js";
 import { Mutex } from "./mutex.js";
+import type SqliteDb from "better-sqlite3";
 import { StoreError, isRetryable, isUnavailable } from "./errors.js";
+import { PgSql, SQLITE_PRAGMAS, SqliteSql, type Sql, type SqlValue } from "./sql.js";
 
 /** Both generated clients expose the same model API for our models; code against one type. */
 export type Client = SqliteClient;
@@ -33,6 +35,8 @@ export interface DatabaseOptions {
   faults?: StoreFaults;
   /** Called with every SQL statement Prisma runs (benchmarks capture the hot path's statements with it). */
   onQuery?: (e: { query: string; params: string; durationMs: number }) => void;
+  /** Told when an idle PostgreSQL connection of the hot path's pool fails (a server restart); the next query reconnects. */
+  onIdleError?: (err: Error) => void;
 }
 
 export function providerOf(url: string): Provider {
@@ -52,6 +56,15 @@ export function sqliteFile(url: string): string {
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms).unref?.());
 
+interface GroupUnit {
+  op: string;
+  fn: (q: Sql) => Promise<unknown>;
+  resolve: (v: unknown) => void;
+  reject: (e: unknown) => void;
+  result?: unknown;
+  error?: unknown;
+}
+
 /**
  * One database handle for the process. Every access goes through `read`,
  * `write` or `transaction`:
@@ -70,19 +83,35 @@ export class Database {
   readonly #maxRetries: number;
   readonly #faults: StoreFaults | undefined;
   #closed = false;
+  /** The hot path's raw SQL: on SQLite the very connection Prisma's adapter opened; on PostgreSQL a pool of its own. */
+  readonly #sqlite: SqliteSql | undefined;
+  readonly #pg: PgSql | undefined;
 
   constructor(readonly options: DatabaseOptions) {
     this.provider = providerOf(options.url);
     this.#faults = options.faults;
     this.#maxRetries = options.maxRetries ?? 8;
     if (this.provider === "sqlite") {
-      const adapter = new PrismaBetterSqlite3({ url: `file:${sqliteFile(options.url)}`, timeout: options.busyTimeoutMs ?? 5000 });
+      const factory = new PrismaBetterSqlite3({ url: `file:${sqliteFile(options.url)}`, timeout: options.busyTimeoutMs ?? 5000 });
+      const sqlite = (this.#sqlite = new SqliteSql(options.onQuery));
+      // Share Prisma's connection: one connection, one mutex, so raw statements can never land inside a Prisma transaction.
+      const adapter = {
+        provider: factory.provider,
+        adapterName: factory.adapterName,
+        connect: async () => {
+          const a = await factory.connect();
+          sqlite.attach((a as unknown as { client: SqliteDb.Database }).client);
+          return a;
+        },
+        connectToShadowDb: () => factory.connectToShadowDb(),
+      } as unknown as PrismaBetterSqlite3;
       this.client = new SqliteClient({ adapter, ...(options.onQuery ? { log: [{ emit: "event", level: "query" }] } : {}) }) as Client;
       this.#serialize = true;
     } else {
       const adapter = new PrismaPg({ connectionString: options.url, max: options.poolSize ?? 10, connectionTimeoutMillis: 5000 });
       this.client = new PgClient({ adapter, ...(options.onQuery ? { log: [{ emit: "event", level: "query" }] } : {}) }) as unknown as Client;
       this.#serialize = false;
+      this.#pg = new PgSql(options.url, options.poolSize ?? 10, options.onQuery, options.onIdleError);
     }
     if (options.onQuery) {
       const on = options.onQuery;
@@ -93,8 +122,7 @@ export class Database {
   /** Applies connection settings. Called once by openDatabase. */
   async init(): Promise<void> {
     if (this.provider === "sqlite") {
-      await this.client.$queryRawUnsafe("PRAGMA journal_mode = WAL");
-      await this.client.$executeRawUnsafe("PRAGMA synchronous = NORMAL");
+      for (const pragma of SQLITE_PRAGMAS) await this.client.$queryRawUnsafe(`PRAGMA ${pragma}`);
     } else {
       await this.client.$queryRawUnsafe("SELECT 1");
     }
@@ -152,6 +180,211 @@ export class Database {
     );
   }
 
+  /** Rows of one raw statement outside any transaction (see sql.ts). */
+  query<T>(op: string, text: string, params: readonly SqlValue[] = []): Promise<T[]> {
+    return this.#withRetry(op, () => this.#raw((q) => q.all<T>(text, params), (s) => s.allSync<T>(text, params)));
+  }
+
+  /** One raw write outside any transaction; resolves to the rows changed. */
+  exec(op: string, text: string, params: readonly SqlValue[] = []): Promise<number> {
+    if (this.#sqlite) return this.#grouped(op, async (q) => q.run(text, params));
+    return this.#withRetry(op, () => this.#raw((q) => q.run(text, params), (s) => s.runSync(text, params)));
+  }
+
+  #raw<T>(onPg: (q: Sql) => Promise<T>, onSqlite: (s: SqliteSql) => T): Promise<T> {
+    if (this.#closed) return Promise.reject(new StoreError("Unavailable", "The database handle is closed."));
+    const sqlite = this.#sqlite;
+    if (!sqlite) return onPg(this.#pg!.on(this.#pg!.pool));
+    // A synchronous statement cannot interleave with anything: it needs the mutex only when someone holds it.
+    if (this.#mutex.pending === 0 && sqlite.attached) {
+      try {
+        return Promise.resolve(onSqlite(sqlite));
+      } catch (e) {
+        return Promise.reject(e);
+      }
+    }
+    return this.#mutex.run(async () => {
+      await this.#attached();
+      return onSqlite(sqlite);
+    });
+  }
+
+  async #attached(): Promise<void> {
+    if (this.#sqlite && !this.#sqlite.attached) await this.client.$connect();
+  }
+
+  /**
+   * Runs `fn` in one transaction of raw statements, with the same guarantees
+   * as `transaction`: retried as a whole on busy or serialization errors, and
+   * CommitUnknown when a commit was sent but its outcome is not known.
+   */
+  sqlTransaction<T>(op: string, fn: (q: Sql) => Promise<T>): Promise<T> {
+    if (this.#sqlite) return this.#grouped(op, fn);
+    return this.#withRetry(op, () => this.#pgTransaction(op, this.#pg!, fn));
+  }
+
+  /**
+   * SQLite group commit. Raw writes and raw transactions that arrive in the
+   * same turn of the event loop share one transaction, each inside its own
+   * savepoint (so one failing unit rolls back alone), and one COMMIT: a
+   * commit costs about as much as all the statements of a message together.
+   * No caller hears "done" before the COMMIT that holds its write.
+   */
+  #grouped<T>(op: string, fn: (q: Sql) => Promise<T>): Promise<T> {
+    if (this.#closed) return Promise.reject(new StoreError("Unavailable", "The database handle is closed."));
+    return new Promise<T>((resolve, reject) => {
+      this.#group.push({ op, fn, resolve: resolve as (v: unknown) => void, reject });
+      if (!this.#flushScheduled) {
+        this.#flushScheduled = true;
+        setImmediate(() => void this.#flushGroup());
+      }
+    });
+  }
+
+  readonly #group: GroupUnit[] = [];
+  /** Group commits so far and the units they carried (benchmarks report the grouping). */
+  readonly groupStats = { commits: 0, units: 0 };
+  #flushScheduled = false;
+
+  async #flushGroup(): Promise<void> {
+    const budgetMs = (this.options.busyTimeoutMs ?? 5000) * (this.#maxRetries + 1);
+    const t0 = Date.now();
+    let units: GroupUnit[] = [];
+    for (let i = 0; ; i++) {
+      let outcome: "done" | "busy";
+      let busyError: unknown;
+      try {
+        outcome = await this.#exclusive(async () => {
+          // Units that arrived while waiting for the mutex join this group.
+          if (i === 0) {
+            units = this.#group.splice(0);
+            this.#flushScheduled = false;
+          }
+          await this.#attached();
+          try {
+            await this.#runGroup(units);
+            return "done" as const;
+          } catch (e) {
+            if (!isRetryable(e)) throw e;
+            busyError = e;
+            return "busy" as const;
+          }
+        });
+        if (i === 0 && this.#group.length && !this.#flushScheduled) {
+          this.#flushScheduled = true;
+          setImmediate(() => void this.#flushGroup());
+        }
+      } catch (e) {
+        // Closed handle or a failure of BEGIN/COMMIT itself: every unit learns it.
+        if (i === 0 && !units.length) units = this.#group.splice(0);
+        const err = isUnavailable(e) ? new StoreError("Unavailable", "The SQLite database could not be written. Check DATABASE_URL and the file's permissions.", { cause: e }) : e;
+        for (const u of units) u.reject(err);
+        return;
+      }
+      if (outcome === "done") break;
+      if (Date.now() - t0 > budgetMs) {
+        const err = new StoreError("Busy", `The database stayed busy during "${units[0]?.op ?? "write"}" for ${Date.now() - t0} ms; another process may hold a long lock.`, { cause: busyError });
+        for (const u of units) u.reject(err);
+        return;
+      }
+      await sleep(Math.min(200, 5 * 2 ** i) * (0.5 + Math.random()));
+    }
+    for (const u of units) {
+      if (u.error !== undefined) u.reject(u.error);
+      else {
+        try {
+          this.#afterCommit(u.op);
+          u.resolve(u.result);
+        } catch (e) {
+          u.reject(e);
+        }
+      }
+    }
+  }
+
+  /**
+   * One attempt at a group: BEGIN IMMEDIATE, each unit in a savepoint, COMMIT.
+   * The mutex is held throughout, so nothing else touches the connection
+   * while the units' bodies run (their statements settle at once).
+   * Throws a retryable error when another process holds the lock.
+   */
+  async #runGroup(units: GroupUnit[]): Promise<void> {
+    const s = this.#sqlite!;
+    // IMMEDIATE takes the write lock up front: no upgrade deadlock with another process.
+    s.runSync("BEGIN IMMEDIATE");
+    try {
+      for (const u of units) {
+        u.error = undefined;
+        s.runSync("SAVEPOINT unit");
+        try {
+          this.#faults?.beforeTransaction?.(u.op);
+          u.result = await u.fn(s.sql);
+        } catch (e) {
+          s.runSync("ROLLBACK TO unit");
+          s.runSync("RELEASE unit");
+          u.error = e;
+          continue;
+        }
+        try {
+          this.#faults?.beforeCommit?.(u.op);
+        } catch (e) {
+          s.runSync("ROLLBACK TO unit");
+          u.error = new StoreError("CommitUnknown", `The commit of "${u.op}" was sent but not acknowledged; re-read to learn its outcome.`, { cause: e });
+        }
+        s.runSync("RELEASE unit");
+      }
+      s.runSync("COMMIT");
+      this.groupStats.commits++;
+      this.groupStats.units += units.length;
+    } catch (e) {
+      // Synchronous: a failed COMMIT did not commit. Roll back; the caller retries the group.
+      try {
+        s.runSync("ROLLBACK");
+      } catch {
+        // no transaction left to roll back
+      }
+      throw e;
+    }
+  }
+
+  async #pgTransaction<T>(op: string, p: PgSql, fn: (q: Sql) => Promise<T>): Promise<T> {
+    if (this.#closed) throw new StoreError("Unavailable", "The database handle is closed.");
+    this.#faults?.beforeTransaction?.(op);
+    const client = await p.pool.connect();
+    let broken: Error | undefined;
+    let commitSent = false;
+    try {
+      await p.control(client, "BEGIN");
+      const result = await fn(p.on(client));
+      try {
+        this.#faults?.beforeCommit?.(op);
+      } catch (e) {
+        throw new StoreError("CommitUnknown", `The commit of "${op}" was sent but not acknowledged; re-read to learn its outcome.`, { cause: e });
+      }
+      commitSent = true;
+      await p.control(client, "COMMIT");
+      this.#afterCommit(op);
+      return result;
+    } catch (e) {
+      if (!commitSent) await client.query("ROLLBACK").catch((err: Error) => (broken = err));
+      else if (!(e instanceof StoreError)) {
+        broken = e as Error;
+        throw new StoreError("CommitUnknown", `The commit of "${op}" was sent but not acknowledged; re-read to learn its outcome.`, { cause: e });
+      }
+      throw e;
+    } finally {
+      client.release(broken);
+    }
+  }
+
+  #afterCommit(op: string): void {
+    try {
+      this.#faults?.afterCommit?.(op);
+    } catch (e) {
+      throw new StoreError("CommitUnknown", `The commit of "${op}" was sent but not acknowledged; re-read to learn its outcome.`, { cause: e });
+    }
+  }
+
   async #withRetry<T>(op: string, attempt: () => Promise<T>): Promise<T> {
     for (let i = 0; ; i++) {
       try {
@@ -178,5 +411,6 @@ export class Database {
       this.#closed = true;
       await this.client.$disconnect();
     });
+    await this.#pg?.close().catch(() => {});
   }
 }

@@ -1,4 +1,7 @@
 import type { Database } from "./db.js";
+import { toDate, toDateOrNull } from "./sql.js";
+
+const COLUMNS = `"id","inboundId","sessionId","platform","botId","address","part","text","status","attempts","platformMessageId","lastError","createdAt","expiresAt","sentAt"`;
 
 export type DeliveryStatus = "pending" | "sending" | "sent" | "failed" | "expired";
 
@@ -29,18 +32,22 @@ export class DeliveryStore {
   constructor(readonly db: Database) {}
 
   async markSending(id: string, owner?: string): Promise<boolean> {
-    const r = await this.db.write((c) =>
-      c.outboundDelivery.updateMany({ where: { id, status: { in: ["pending", "sending"] } }, data: { status: "sending", attempts: { increment: 1 }, owner: owner ?? null, claimedAt: new Date() } }),
+    const n = await this.db.exec(
+      "mark-sending",
+      `UPDATE "OutboundDelivery" SET "status" = ?, "attempts" = "attempts" + 1, "owner" = ?, "claimedAt" = ? WHERE "id" = ? AND "status" IN (?, ?)`,
+      ["sending", owner ?? null, new Date(), id, "pending", "sending"],
     );
-    return r.count === 1;
+    return n === 1;
   }
 
   async markSent(id: string, platformMessageId: string | undefined): Promise<void> {
-    await this.db.write((c) => c.outboundDelivery.updateMany({ where: { id }, data: { status: "sent", platformMessageId: platformMessageId ?? null, sentAt: new Date(), lastError: null } }));
+    await this.db.exec("mark-sent", `UPDATE "OutboundDelivery" SET "status" = ?, "platformMessageId" = ?, "sentAt" = ?, "lastError" = ? WHERE "id" = ?`, [
+      "sent", platformMessageId ?? null, new Date(), null, id,
+    ]);
   }
 
   async markFailed(id: string, status: "failed" | "expired", error: string): Promise<void> {
-    await this.db.write((c) => c.outboundDelivery.updateMany({ where: { id, status: { notIn: ["sent"] } }, data: { status, lastError: error.slice(0, 500) } }));
+    await this.db.exec("mark-failed", `UPDATE "OutboundDelivery" SET "status" = ?, "lastError" = ? WHERE "id" = ? AND "status" <> ?`, [status, error.slice(0, 500), id, "sent"]);
   }
 
   /**
@@ -61,7 +68,8 @@ export class DeliveryStore {
     );
   }
 
-  find(id: string): Promise<DeliveryRecord | null> {
-    return this.db.read((c) => c.outboundDelivery.findUnique({ where: { id } }));
+  async find(id: string): Promise<DeliveryRecord | null> {
+    const [r] = await this.db.query<DeliveryRecord>("find-delivery", `SELECT ${COLUMNS} FROM "OutboundDelivery" WHERE "id" = ?`, [id]);
+    return r ? { ...r, createdAt: toDate(r.createdAt), expiresAt: toDate(r.expiresAt), sentAt: toDateOrNull(r.sentAt) } : null;
   }
 }

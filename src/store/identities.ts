@@ -19,6 +19,13 @@ export interface GroupRecord {
   createdAt: Date;
 }
 
+/** Identity caches stay bounded: the oldest entry goes first (a miss costs one indexed read). */
+const CACHE_LIMIT = 20_000;
+function remember(cache: Map<string, string>, k: string, id: string): void {
+  if (cache.size >= CACHE_LIMIT) cache.delete(cache.keys().next().value!);
+  cache.set(k, id);
+}
+
 /**
  * Canonical identities: each platform user and group maps to one UUID, unique
  * on platform + external id. Insert-or-get is race-safe: a losing insert reads
@@ -47,9 +54,29 @@ export class IdentityStore {
     const k = `${platform}\u0000${externalId}`;
     const hit = this.#users.get(k);
     if (hit) return hit;
-    const id = (await this.ensureUser(platform, externalId, displayName)).id;
-    this.#users.set(k, id);
+    const id = await this.#insertOrGet("User", [randomUUID(), platform, externalId, displayName ?? null, null, new Date()], platform, externalId);
+    remember(this.#users, k, id);
     return id;
+  }
+
+  /**
+   * Hot path of a first message: one INSERT ... ON CONFLICT DO NOTHING
+   * RETURNING; only when the row already exists, a second statement reads it.
+   * Columns: id, platform, externalId, displayName (User) or title (Group), parentId (Group), createdAt.
+   */
+  async #insertOrGet(table: "User" | "Group", v: [string, string, string, string | null, string | null, Date], platform: string, externalId: string): Promise<string> {
+    const insert =
+      table === "User"
+        ? `INSERT INTO "User" ("id","platform","externalId","displayName","createdAt") VALUES (?,?,?,?,?) ON CONFLICT DO NOTHING RETURNING "id"`
+        : `INSERT INTO "Group" ("id","platform","externalId","title","parentId","createdAt") VALUES (?,?,?,?,?,?) ON CONFLICT DO NOTHING RETURNING "id"`;
+    const params = table === "User" ? [v[0], v[1], v[2], v[3], v[5]] : v;
+    return this.db.sqlTransaction(`ensure-${table.toLowerCase()}`, async (q) => {
+      const [made] = await q.all<{ id: string }>(insert, params);
+      if (made) return made.id;
+      const [found] = await q.all<{ id: string }>(`SELECT "id" FROM "${table}" WHERE "platform" = ? AND "externalId" = ?`, [platform, externalId]);
+      if (!found) throw new Error(`${table} ${platform}:${externalId} was neither inserted nor found`);
+      return found.id;
+    });
   }
 
   async ensureGroup(platform: string, externalId: string, opts: { parentId?: string; title?: string } = {}): Promise<GroupRecord> {
@@ -70,8 +97,8 @@ export class IdentityStore {
     const k = `${platform}\u0000${externalId}`;
     const hit = this.#groups.get(k);
     if (hit) return hit;
-    const id = (await this.ensureGroup(platform, externalId, opts)).id;
-    this.#groups.set(k, id);
+    const id = await this.#insertOrGet("Group", [randomUUID(), platform, externalId, opts.title ?? null, opts.parentId ?? null, new Date()], platform, externalId);
+    remember(this.#groups, k, id);
     return id;
   }
 

@@ -1,6 +1,5 @@
 import { randomUUID } from "node:crypto";
 import type { Database } from "./db.js";
-import { isUniqueViolation } from "./errors.js";
 
 export type InboundStatus = "received" | "done" | "expired" | "ignored";
 
@@ -33,21 +32,23 @@ export class InboundStore {
    */
   async record(e: { platform: string; botId: string; eventId: string; envelope: string; occurredAt: Date; conversation?: string; status?: InboundStatus; note?: string }): Promise<{ id: string } | "duplicate"> {
     const id = randomUUID();
-    try {
-      await this.db.write((c) =>
-        c.inboundEvent.create({
-          data: { id, platform: e.platform, botId: e.botId, eventId: e.eventId, envelope: e.envelope, occurredAt: e.occurredAt, conversation: e.conversation ?? "", status: e.status ?? "received", note: e.note ?? null, ...(e.status && e.status !== "received" ? { processedAt: new Date() } : {}) },
-        }),
-      );
-      return { id };
-    } catch (err) {
-      if (isUniqueViolation(err)) return "duplicate";
-      throw err;
-    }
+    const now = new Date();
+    const status = e.status ?? "received";
+    // ON CONFLICT on the unique platform + bot + event id: a redelivery changes nothing.
+    const inserted = await this.db.exec(
+      "record-inbound",
+      `INSERT INTO "InboundEvent" ("id","platform","botId","eventId","status","envelope","occurredAt","receivedAt","processedAt","note","conversation") VALUES (?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT DO NOTHING`,
+      [id, e.platform, e.botId, e.eventId, status, e.envelope, e.occurredAt, now, status !== "received" ? now : null, e.note ?? null, e.conversation ?? ""],
+    );
+    return inserted === 1 ? { id } : "duplicate";
   }
 
   async mark(id: string, status: InboundStatus, note?: string): Promise<void> {
-    await this.db.write((c) => c.inboundEvent.updateMany({ where: { id, status: "received" }, data: { status, processedAt: new Date(), ...(note ? { note } : {}) } }));
+    await this.db.exec(
+      "mark-inbound",
+      `UPDATE "InboundEvent" SET "status" = ?, "processedAt" = ?, "note" = COALESCE(?, "note") WHERE "id" = ? AND "status" = ?`,
+      [status, new Date(), note ?? null, id, "received"],
+    );
   }
 
   /** Accepted events not yet handled, oldest first (replayed at start). */

@@ -22,7 +22,8 @@ export class MemoryStore {
 
   /** The most recent memories of a scope, oldest first. */
   async recall(scope: string, limit = 20): Promise<string[]> {
-    const rows = await this.db.read((c) => c.memory.findMany({ where: { scope }, orderBy: [{ createdAt: "desc" }, { id: "asc" }], take: limit }));
+    // Every turn reads this: raw SQL on the (scope, createdAt) index.
+    const rows = await this.db.query<{ content: string }>("recall-memories", `SELECT "content" FROM "Memory" WHERE "scope" = ? ORDER BY "createdAt" DESC, "id" ASC LIMIT ?`, [scope, limit]);
     return rows.reverse().map((r) => r.content);
   }
 

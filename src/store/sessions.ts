@@ -1,5 +1,6 @@
-import type { Database, TxClient } from "./db.js";
+import type { Database } from "./db.js";
 import { StoreError, isUniqueViolation } from "./errors.js";
+import { toBool, toDate, toDateOrNull, type Sql } from "./sql.js";
 
 /** A session row as stored. The domain maps it to and from Info (src/session/info.ts). */
 export interface SessionRecord {
@@ -79,6 +80,47 @@ function row(r: SessionRecord): SessionRecord {
     projectId: r.projectId, title: r.title, parentId: r.parentId, persona: r.persona, metadata: r.metadata,
     turnCount: r.turnCount, createdAt: r.createdAt, lastActive: r.lastActive, archived: r.archived, archivedAt: r.archivedAt,
   };
+}
+
+const SESSION_COLUMNS = `"id","agentId","userId","groupId","channel","kind","projectId","title","parentId","persona","metadata","turnCount","createdAt","lastActive","archived","archivedAt"`;
+const BINDING_COLUMNS = `"key","scope","agentId","userId","groupId","kind","channel","sessionId","version","createdAt","updatedAt"`;
+
+/** A raw row (ISO text and 0/1 on SQLite) as a SessionRecord. */
+function sessionOf(r: Record<string, unknown>): SessionRecord {
+  return {
+    ...(r as unknown as SessionRecord),
+    turnCount: Number(r.turnCount), createdAt: toDate(r.createdAt), lastActive: toDate(r.lastActive), archived: toBool(r.archived), archivedAt: toDateOrNull(r.archivedAt),
+  };
+}
+
+function bindingOf(r: Record<string, unknown>): BindingRecord {
+  return { ...(r as unknown as BindingRecord), version: Number(r.version), createdAt: toDate(r.createdAt), updatedAt: toDate(r.updatedAt) };
+}
+
+async function sessionIn(q: Sql, id: string): Promise<SessionRecord | null> {
+  const [r] = await q.all<Record<string, unknown>>(`SELECT ${SESSION_COLUMNS} FROM "Session" WHERE "id" = ?`, [id]);
+  return r ? sessionOf(r) : null;
+}
+
+async function bindingIn(q: Sql, key: string): Promise<BindingRecord | null> {
+  const [r] = await q.all<Record<string, unknown>>(`SELECT ${BINDING_COLUMNS} FROM "Binding" WHERE "key" = ?`, [key]);
+  return r ? bindingOf(r) : null;
+}
+
+async function insertSession(q: Sql, rec: SessionRecord): Promise<SessionRecord> {
+  const r = row(rec);
+  await q.run(`INSERT INTO "Session" (${SESSION_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`, [
+    r.id, r.agentId, r.userId, r.groupId, r.channel, r.kind, r.projectId, r.title, r.parentId, r.persona, r.metadata, r.turnCount, r.createdAt, r.lastActive, r.archived, r.archivedAt,
+  ]);
+  return r;
+}
+
+async function insertBinding(q: Sql, b: NewBinding, sessionId: string, now: Date): Promise<BindingRecord> {
+  const rec: BindingRecord = { key: b.key, scope: b.scope, agentId: b.agentId, userId: b.userId, groupId: b.groupId, kind: b.kind, channel: b.channel, sessionId, version: 0, createdAt: now, updatedAt: now };
+  await q.run(`INSERT INTO "Binding" (${BINDING_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?)`, [
+    rec.key, rec.scope, rec.agentId, rec.userId, rec.groupId, rec.kind, rec.channel, rec.sessionId, rec.version, rec.createdAt, rec.updatedAt,
+  ]);
+  return rec;
 }
 
 /** Sessions and the bindings that point at them. Rotation is atomic here. */
@@ -195,16 +237,16 @@ export class SessionStore {
    */
   async bind(binding: NewBinding, target: { session: SessionRecord } | { adoptId: string }): Promise<{ binding: BindingRecord; session: SessionRecord; created: boolean }> {
     try {
-      return await this.db.transaction("bind", async (tx) => {
+      // A conversation's first message: raw statements (sql.ts), one transaction.
+      return await this.db.sqlTransaction("bind", async (q) => {
         let session: SessionRecord;
-        if ("session" in target) session = await tx.session.create({ data: row(target.session) });
+        if ("session" in target) session = await insertSession(q, target.session);
         else {
-          const found = await tx.session.findUnique({ where: { id: target.adoptId } });
+          const found = await sessionIn(q, target.adoptId);
           if (!found || found.archived) throw new StoreError("Stale", `session ${target.adoptId} cannot be adopted`);
           session = found;
         }
-        const now = new Date();
-        const b = await tx.binding.create({ data: { ...binding, sessionId: session.id, version: 0, createdAt: now, updatedAt: now } });
+        const b = await insertBinding(q, binding, session.id, new Date());
         return { binding: b, session, created: true };
       });
     } catch (e) {
@@ -216,12 +258,10 @@ export class SessionStore {
   }
 
   async #current(key: string): Promise<{ binding: BindingRecord; session: SessionRecord } | null> {
-    return this.db.read(async (c) => {
-      const binding = await c.binding.findUnique({ where: { key } });
-      if (!binding) return null;
-      const session = await c.session.findUnique({ where: { id: binding.sessionId } });
-      return session ? { binding, session } : null;
-    });
+    const [b] = await this.db.query<Record<string, unknown>>("current-binding", `SELECT ${BINDING_COLUMNS} FROM "Binding" WHERE "key" = ?`, [key]);
+    if (!b) return null;
+    const [r] = await this.db.query<Record<string, unknown>>("current-session", `SELECT ${SESSION_COLUMNS} FROM "Session" WHERE "id" = ?`, [String(b.sessionId)]);
+    return r ? { binding: bindingOf(b), session: sessionOf(r) } : null;
   }
 
   /** The binding and the session it points at, read together. */
@@ -237,7 +277,7 @@ export class SessionStore {
    * Throws StoreError("Stale") and writes nothing when the binding moved on.
    */
   rotate(input: RotateInput): Promise<RotateResult> {
-    return this.db.transaction("rotate", (tx) => rotateIn(tx, input));
+    return this.db.sqlTransaction("rotate", (q) => rotateIn(q, input));
   }
 
   /** Points an existing binding at another session of the same conversation (for /resume). */
@@ -255,23 +295,21 @@ export class SessionStore {
   }
 }
 
-async function rotateIn(tx: TxClient, input: RotateInput): Promise<RotateResult> {
+async function rotateIn(q: Sql, input: RotateInput): Promise<RotateResult> {
   const now = new Date();
-  const current = await tx.session.create({ data: row(input.successor) });
-  const existing = await tx.binding.findUnique({ where: { key: input.binding.key } });
+  const key = input.binding.key;
+  const current = await insertSession(q, input.successor);
+  const existing = await bindingIn(q, key);
   if (!existing) {
-    if (input.expectedSessionId) throw new StoreError("Stale", `binding ${input.binding.key} does not exist yet`);
-    const binding = await tx.binding.create({ data: { ...input.binding, sessionId: current.id, version: 0, createdAt: now, updatedAt: now } });
+    if (input.expectedSessionId) throw new StoreError("Stale", `binding ${key} does not exist yet`);
+    const binding = await insertBinding(q, input.binding, current.id, now);
     return { previous: null, current, binding };
   }
   const expected = input.expectedSessionId ?? existing.sessionId;
-  const moved = await tx.binding.updateMany({
-    where: { key: input.binding.key, sessionId: expected },
-    data: { sessionId: current.id, version: { increment: 1 }, updatedAt: now },
-  });
-  if (moved.count !== 1) throw new StoreError("Stale", `binding ${input.binding.key} no longer points at ${expected}`);
-  await tx.session.updateMany({ where: { id: expected, archived: false }, data: { archived: true, archivedAt: now } });
-  const previous = await tx.session.findUnique({ where: { id: expected } });
-  const binding = (await tx.binding.findUnique({ where: { key: input.binding.key } }))!;
+  const moved = await q.run(`UPDATE "Binding" SET "sessionId" = ?, "version" = "version" + 1, "updatedAt" = ? WHERE "key" = ? AND "sessionId" = ?`, [current.id, now, key, expected]);
+  if (moved !== 1) throw new StoreError("Stale", `binding ${key} no longer points at ${expected}`);
+  await q.run(`UPDATE "Session" SET "archived" = ?, "archivedAt" = ? WHERE "id" = ? AND "archived" = ?`, [true, now, expected, false]);
+  const previous = await sessionIn(q, expected);
+  const binding = (await bindingIn(q, key))!;
   return { previous, current, binding };
 }

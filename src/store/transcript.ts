@@ -1,4 +1,5 @@
 import type { Database } from "./db.js";
+import { toDate } from "./sql.js";
 
 export interface MessageRecord {
   sessionId: string;
@@ -47,8 +48,13 @@ export class TranscriptStore {
 
   /** The last `limit` messages, oldest first. */
   async recent(sessionId: string, limit: number): Promise<MessageRecord[]> {
-    const rows = await this.db.read((c) => c.message.findMany({ where: { sessionId }, orderBy: { seq: "desc" }, take: limit }));
-    return rows.reverse();
+    // Every live session loads its window with this: raw SQL on the primary key.
+    const rows = await this.db.query<Record<string, unknown>>(
+      "recent-messages",
+      `SELECT "sessionId","seq","role","content","meta","createdAt" FROM "Message" WHERE "sessionId" = ? ORDER BY "seq" DESC LIMIT ?`,
+      [sessionId, limit],
+    );
+    return rows.reverse().map((r) => ({ ...(r as unknown as MessageRecord), seq: Number(r.seq), createdAt: toDate(r.createdAt) }));
   }
 
   /** Messages with seq > afterSeq, oldest first. */

@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { Database } from "./db.js";
+import type { Sql, SqlValue } from "./sql.js";
 import type { NewMessage } from "./transcript.js";
 
 export interface TurnCommit {
@@ -10,49 +11,53 @@ export interface TurnCommit {
   deliveries: Array<{ platform: string; botId: string; address: string; text: string; expiresAt: Date }>;
 }
 
+export type TranscriptOutcome = "ok" | "archived" | "missing" | "skipped";
+
+const marks = (n: number) => Array.from({ length: n }, () => "?").join(",");
+const rows = (n: number, width: number) => Array.from({ length: n }, () => `(${marks(width)})`).join(",");
+
+const DELIVERY_COLUMNS = `"id","inboundId","sessionId","platform","botId","address","part","text","status","attempts","createdAt","expiresAt"`;
+const MESSAGE_COLUMNS = `"sessionId","seq","role","content","meta","createdAt"`;
+
 /**
  * Commits everything one handled inbound event changes in ONE transaction:
  * transcript messages (refused for an archived session), the turn count,
  * the pending deliveries, and the inbound records marked done. A crash
  * before it replays the event; a crash after it only sends the deliveries.
+ * Hot path: raw statements (see sql.ts), one round of each per turn.
  */
 export class TurnStore {
   constructor(readonly db: Database) {}
 
-  commit(t: TurnCommit): Promise<{ transcript: "ok" | "archived" | "missing" | "skipped"; deliveryIds: string[] }> {
-    return this.db.transaction("commit-turn", async (tx) => {
-      const now = new Date();
-      const deliveryIds = t.deliveries.map(() => randomUUID());
-      // Deliveries first: a write as the first statement takes SQLite's write lock up front.
-      if (t.deliveries.length) {
-        await tx.outboundDelivery.createMany({
-          data: t.deliveries.map((d, i) => ({
-            id: deliveryIds[i]!, inboundId: t.inboundIds[0] ?? null, sessionId: t.sessionId, platform: d.platform, botId: d.botId,
-            address: d.address, part: i, text: d.text, status: "pending", createdAt: now, expiresAt: d.expiresAt,
-          })),
-        });
-      }
-      if (t.inboundIds.length) {
-        await tx.inboundEvent.updateMany({ where: { id: { in: t.inboundIds }, status: "received" }, data: { status: "done", processedAt: now, sessionId: t.sessionId } });
-      }
-      let transcript: "ok" | "archived" | "missing" | "skipped" = "skipped";
-      if (t.messages.length || t.turnIncrement) {
-        const touched = await tx.session.updateMany({
-          where: { id: t.sessionId, archived: false },
-          data: { lastActive: now, ...(t.turnIncrement ? { turnCount: { increment: t.turnIncrement } } : {}) },
-        });
-        if (touched.count === 1) {
-          const last = await tx.message.findFirst({ where: { sessionId: t.sessionId }, orderBy: { seq: "desc" }, select: { seq: true } });
-          let seq = last?.seq ?? 0;
-          if (t.messages.length) {
-            await tx.message.createMany({ data: t.messages.map((m) => ({ sessionId: t.sessionId, seq: ++seq, role: m.role, content: m.content, meta: m.meta ?? null, createdAt: m.createdAt ?? now })) });
-          }
-          transcript = "ok";
-        } else {
-          transcript = (await tx.session.findUnique({ where: { id: t.sessionId }, select: { id: true } })) ? "archived" : "missing";
-        }
-      }
-      return { transcript, deliveryIds };
-    });
+  commit(t: TurnCommit): Promise<{ transcript: TranscriptOutcome; deliveryIds: string[] }> {
+    const deliveryIds = t.deliveries.map(() => randomUUID());
+    return this.db.sqlTransaction("commit-turn", async (q) => ({ transcript: await commitIn(q, t, deliveryIds, new Date()), deliveryIds }));
   }
+}
+
+async function commitIn(q: Sql, t: TurnCommit, deliveryIds: string[], now: Date): Promise<TranscriptOutcome> {
+  if (t.deliveries.length) {
+    const params: SqlValue[] = [];
+    t.deliveries.forEach((d, i) => params.push(deliveryIds[i], t.inboundIds[0] ?? null, t.sessionId, d.platform, d.botId, d.address, i, d.text, "pending", 0, now, d.expiresAt));
+    await q.run(`INSERT INTO "OutboundDelivery" (${DELIVERY_COLUMNS}) VALUES ${rows(t.deliveries.length, 12)}`, params);
+  }
+  if (t.inboundIds.length) {
+    await q.run(`UPDATE "InboundEvent" SET "status" = ?, "processedAt" = ?, "sessionId" = ? WHERE "id" IN (${marks(t.inboundIds.length)}) AND "status" = ?`, [
+      "done", now, t.sessionId, ...t.inboundIds, "received",
+    ]);
+  }
+  if (!t.messages.length && !t.turnIncrement) return "skipped";
+  const touched = await q.run(`UPDATE "Session" SET "lastActive" = ?, "turnCount" = "turnCount" + ? WHERE "id" = ? AND "archived" = ?`, [now, t.turnIncrement, t.sessionId, false]);
+  if (touched !== 1) {
+    const found = await q.all(`SELECT "id" FROM "Session" WHERE "id" = ?`, [t.sessionId]);
+    return found.length ? "archived" : "missing";
+  }
+  if (t.messages.length) {
+    const [last] = await q.all<{ seq: number | null }>(`SELECT MAX("seq") AS "seq" FROM "Message" WHERE "sessionId" = ?`, [t.sessionId]);
+    let seq = Number(last?.seq ?? 0);
+    const params: SqlValue[] = [];
+    for (const m of t.messages) params.push(t.sessionId, ++seq, m.role, m.content, m.meta ?? null, m.createdAt ?? now);
+    await q.run(`INSERT INTO "Message" (${MESSAGE_COLUMNS}) VALUES ${rows(t.messages.length, 6)}`, params);
+  }
+  return "ok";
 }

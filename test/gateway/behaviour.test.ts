@@ -48,7 +48,8 @@ describe("gateway behaviour", () => {
     expect(a.edits.every((e) => e.messageId === draftId)).toBe(true);
     // Paced: edits are at least the private edit interval (100 ms in this adapter) apart, so fewer edits than deltas.
     expect(a.edits.length).toBeLessThan(8);
-    const deliveries = await app!.db.read((c) => c.outboundDelivery.findMany());
+    // The "sent" mark is written after the platform answered the last edit (one group commit later).
+    const deliveries = await eventually(() => app!.db.read((c) => c.outboundDelivery.findMany()), (ds) => ds.every((d) => d.status === "sent"), 5_000, "the sent mark");
     expect(deliveries.map((d) => [d.status, d.platformMessageId])).toEqual([["sent", draftId]]);
   });
 

@@ -1,0 +1,120 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { DeliveryStore, InboundStore, StoreError, TurnStore } from "../../src/store/index.js";
+import { numbered } from "../../src/store/sql.js";
+import { PROVIDERS, openTestDb, type TestDb } from "../support/db.js";
+
+const KV_INSERT = `INSERT INTO "AdapterState" ("key","value","updatedAt") VALUES (?,?,?)`;
+
+describe("numbered placeholders for PostgreSQL", () => {
+  it("turns each ? into $1, $2, … in order", () => {
+    expect(numbered(`UPDATE "T" SET "a" = ?, "b" = ? WHERE "id" IN (?,?)`)).toBe(`UPDATE "T" SET "a" = $1, "b" = $2 WHERE "id" IN ($3,$4)`);
+  });
+});
+
+describe.each(PROVIDERS)("the raw hot path on %s", (provider) => {
+  let t: TestDb | undefined;
+  afterEach(async () => {
+    await t?.close();
+    t = undefined;
+  });
+
+  it("writes values Prisma reads back unchanged (dates, booleans, nulls)", async () => {
+    t = await openTestDb(provider);
+    const inbound = new InboundStore(t.db);
+    const occurredAt = new Date("2026-01-02T03:04:05.678Z");
+    const rec = await inbound.record({ platform: "telegram", botId: "b", eventId: "e1", envelope: "{}", occurredAt, conversation: "c" });
+    expect(rec).not.toBe("duplicate");
+    const id = (rec as { id: string }).id;
+    const row = await t.db.read((c) => c.inboundEvent.findUnique({ where: { id } }));
+    expect(row).toMatchObject({ occurredAt, status: "received", processedAt: null, note: null, conversation: "c" });
+    // Prisma's comparison operators work on what the raw path wrote.
+    expect(await t.db.read((c) => c.inboundEvent.count({ where: { receivedAt: { lt: new Date(Date.now() + 60_000) }, occurredAt: { gte: occurredAt } } }))).toBe(1);
+    expect(await inbound.record({ platform: "telegram", botId: "b", eventId: "e1", envelope: "{}", occurredAt })).toBe("duplicate");
+    await inbound.mark(id, "ignored", "why");
+    expect(await t.db.read((c) => c.inboundEvent.findUnique({ where: { id } }))).toMatchObject({ status: "ignored", note: "why" });
+
+    const turns = new TurnStore(t.db);
+    const expiresAt = new Date("2030-01-01T00:00:00.000Z");
+    const r = await turns.commit({ sessionId: "", inboundIds: [], messages: [], turnIncrement: 0, deliveries: [{ platform: "telegram", botId: "b", address: "{}", text: "hi", expiresAt }] });
+    const d = await new DeliveryStore(t.db).find(r.deliveryIds[0]!);
+    expect(d).toMatchObject({ status: "pending", attempts: 0, expiresAt, sentAt: null, text: "hi" });
+    expect(await t.db.read((c) => c.outboundDelivery.findUnique({ where: { id: r.deliveryIds[0]! } }))).toMatchObject({ expiresAt, status: "pending" });
+  });
+
+  it("a transaction that throws leaves nothing behind, and its siblings commit", async () => {
+    t = await openTestDb(provider);
+    const db = t.db;
+    const results = await Promise.allSettled([
+      db.exec("a", KV_INSERT, ["a", "1", new Date()]),
+      db.sqlTransaction("b", async (q) => {
+        await q.run(KV_INSERT, ["b", "1", new Date()]);
+        throw new Error("changed my mind");
+      }),
+      db.exec("dup", KV_INSERT, ["a", "2", new Date()]),
+      db.sqlTransaction("c", async (q) => {
+        await q.run(KV_INSERT, ["c", "1", new Date()]);
+        return (await q.all<{ value: string }>(`SELECT "value" FROM "AdapterState" WHERE "key" = ?`, ["c"]))[0]?.value;
+      }),
+    ]);
+    expect(results.map((r) => r.status)).toEqual(["fulfilled", "rejected", "rejected", "fulfilled"]);
+    expect((results[1] as PromiseRejectedResult).reason.message).toBe("changed my mind");
+    expect((results[3] as PromiseFulfilledResult<string>).value).toBe("1");
+    const rows = await db.read((c) => c.adapterState.findMany({ orderBy: { key: "asc" } }));
+    expect(rows.map((r) => [r.key, r.value])).toEqual([["a", "1"], ["c", "1"]]);
+  });
+
+  it("a lost commit acknowledgement is CommitUnknown for that unit only", async () => {
+    t = await openTestDb(provider, {
+      faults: {
+        beforeCommit: (op) => {
+          if (op === "lost-before") throw new Error("connection lost before the commit");
+        },
+        afterCommit: (op) => {
+          if (op === "lost-after") throw new Error("ack lost");
+        },
+      },
+    });
+    const db = t.db;
+    const [before, after, fine] = await Promise.allSettled([
+      db.sqlTransaction("lost-before", (q) => q.run(KV_INSERT, ["before", "1", new Date()])),
+      db.sqlTransaction("lost-after", (q) => q.run(KV_INSERT, ["after", "1", new Date()])),
+      db.sqlTransaction("fine", (q) => q.run(KV_INSERT, ["fine", "1", new Date()])),
+    ]);
+    expect(before.status === "rejected" && before.reason instanceof StoreError && before.reason.code).toBe("CommitUnknown");
+    expect(after.status === "rejected" && after.reason instanceof StoreError && after.reason.code).toBe("CommitUnknown");
+    expect(fine.status).toBe("fulfilled");
+    const keys = (await db.read((c) => c.adapterState.findMany())).map((r) => r.key).sort();
+    // "before" never committed; "after" did, only its acknowledgement was lost.
+    expect(keys).toEqual(["after", "fine"]);
+  });
+
+  it("a closed handle refuses raw work with a clear error", async () => {
+    t = await openTestDb(provider);
+    await t.db.close();
+    await expect(t.db.exec("late", KV_INSERT, ["x", "1", new Date()])).rejects.toMatchObject({ code: "Unavailable" });
+    await expect(t.db.query("late", `SELECT 1`)).rejects.toMatchObject({ code: "Unavailable" });
+    t = undefined;
+  });
+});
+
+describe("SQLite group commit", () => {
+  let t: TestDb | undefined;
+  afterEach(async () => {
+    await t?.close();
+    t = undefined;
+  });
+
+  it("writes issued together share one COMMIT, and each caller hears back only after it", async () => {
+    t = await openTestDb("sqlite");
+    const db = t.db;
+    const before = { ...db.groupStats };
+    const writes = Array.from({ length: 200 }, (_, i) => db.exec(`w${i}`, KV_INSERT, [`k${i}`, "v", new Date()]));
+    // Nothing is acknowledged before its COMMIT: at the first acknowledgement every row of its group is visible.
+    const first = await Promise.race(writes.map((w) => w.then(() => db.read((c) => c.adapterState.count()))));
+    await Promise.all(writes);
+    expect(first).toBe(200);
+    expect(db.groupStats.commits - before.commits).toBeLessThanOrEqual(2);
+    expect(db.groupStats.units - before.units).toBe(200);
+    expect(await db.read((c) => c.adapterState.count())).toBe(200);
+  });
+});

@@ -52,6 +52,8 @@ export interface RunnerOptions {
   context?: ContextLimits;
   turnTimeoutMs?: number;
   typingIntervalMs?: number;
+  /** The typing indicator first shows when a turn has run this long (a quick answer needs none). */
+  typingDelayMs?: number;
   log?: Logger;
   /** Re-read the transcript window from the store for every turn (several processes share the database). */
   freshWindow?: boolean;

@@ -20,6 +20,7 @@ export interface Pending {
 
 const DEFAULT_TIMEOUT_MS = 120_000;
 const DEFAULT_TYPING_MS = 4_000;
+const DEFAULT_TYPING_DELAY_MS = 500;
 
 /**
  * Runs one agent turn for a pending message. The run is fenced by the
@@ -42,8 +43,15 @@ export async function executeTurn(runner: Runner, session: LiveSession, p: Pendi
     abort.abort(new Error("turn timeout"));
   }, timeoutMs);
   timer.unref?.();
-  const typing = setInterval(() => emit({ kind: "typing", sessionId: session.id, replyTo: ev.replyTo }), opts.typingIntervalMs ?? DEFAULT_TYPING_MS);
-  typing.unref?.();
+  // Typing shows only when the answer is not there at once: a fast reply needs no indicator, and each one is a platform call under the same rate limits as replies.
+  const showTyping = () => emit({ kind: "typing", sessionId: session.id, replyTo: ev.replyTo });
+  let typing: NodeJS.Timeout | undefined;
+  const typingStart = setTimeout(() => {
+    showTyping();
+    typing = setInterval(showTyping, opts.typingIntervalMs ?? DEFAULT_TYPING_MS);
+    typing.unref?.();
+  }, opts.typingDelayMs ?? DEFAULT_TYPING_DELAY_MS);
+  typingStart.unref?.();
 
   const userText = renderUserText(ev);
   let text = "";
@@ -51,7 +59,6 @@ export async function executeTurn(runner: Runner, session: LiveSession, p: Pendi
   let outcome: TurnOutcome = "answered";
   try {
     emit({ kind: "lifecycle", sessionId: session.id, phase: "turn-start", replyTo: ev.replyTo, detail: { turnId } });
-    emit({ kind: "typing", sessionId: session.id, replyTo: ev.replyTo });
     if (opts.freshWindow) session.invalidateWindow();
     const window = await session.window();
     const memories = opts.memories ? await opts.memories.recall(memoryScope(session.info).read, 20) : [];
@@ -84,6 +91,7 @@ export async function executeTurn(runner: Runner, session: LiveSession, p: Pendi
     }
   } finally {
     clearTimeout(timer);
+    clearTimeout(typingStart);
     clearInterval(typing);
   }
   if (!live()) outcome = outcome === "failed" ? "failed" : "fenced";

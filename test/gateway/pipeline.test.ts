@@ -3,6 +3,7 @@ import type { App } from "../../src/gateway/app.js";
 import { PROVIDERS } from "../support/db.js";
 import { eventually, startApp } from "../support/app.js";
 import { MemoryAdapter } from "../support/memory-adapter.js";
+import { slowAgent } from "../support/runtime.js";
 
 describe.each(PROVIDERS)("gateway pipeline on %s", (provider) => {
   let app: App | undefined;
@@ -167,10 +168,19 @@ describe.each(PROVIDERS)("gateway pipeline on %s", (provider) => {
   it("a failing typing call is logged and skipped; the reply still goes out", async () => {
     const adapter = new MemoryAdapter();
     adapter.failTyping = true;
-    await start({}, adapter);
+    // Typing shows once a turn runs past its delay (500 ms): this agent takes longer.
+    app = (await startApp(provider, [adapter], {}, { agentFactory: () => slowAgent(["slow ", "answer"], 400) })).app;
     await adapter.ctx.inbound(adapter.dm("93", "hi"));
-    await eventually(() => adapter.to("93"), (s) => s.length === 1);
+    await eventually(() => adapter.to("93"), (s) => s.length >= 1);
     expect(adapter.typingCalls).toContain("93");
+  });
+
+  it("a quick answer goes out without a typing call", async () => {
+    const { adapter } = await start();
+    await adapter.ctx.inbound(adapter.dm("95", "hi"));
+    await eventually(() => adapter.to("95"), (s) => s.length === 1);
+    await new Promise((r) => setTimeout(r, 600));
+    expect(adapter.typingCalls).not.toContain("95");
   });
 
   it("/new through the gateway rotates the DM's binding", async () => {

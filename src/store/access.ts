@@ -19,8 +19,9 @@ export class AccessStore {
   constructor(readonly db: Database) {}
 
   async isGranted(platform: string, botId: string, senderId: string): Promise<boolean> {
-    const g = await this.db.read((c) => c.accessGrant.findUnique({ where: { platform_botId_senderId: { platform, botId, senderId } } }));
-    return g !== null;
+    // Every DM under a pairing or allowlist policy asks this: raw SQL on the primary key.
+    const rows = await this.db.query("access-granted", `SELECT 1 AS "ok" FROM "AccessGrant" WHERE "platform" = ? AND "botId" = ? AND "senderId" = ?`, [platform, botId, senderId]);
+    return rows.length > 0;
   }
 
   async grant(platform: string, botId: string, senderId: string, source: string): Promise<void> {

@@ -5,9 +5,8 @@ import { PrismaPg } from "@prisma/adapter-pg";
 import { PrismaClient as SqliteClient, Prisma } from "./generated/sqlite/client.js";
 import { PrismaClient as PgClient } from "./generated/postgresql/client.js";
 import { Mutex } from "./mutex.js";
-import type SqliteDb from "better-sqlite3";
 import { StoreError, isRetryable, isUnavailable } from "./errors.js";
-import { PgSql, SQLITE_PRAGMAS, SqliteSql, type Sql, type SqlValue } from "./sql.js";
+import { PgSql, SqliteSql, type Sql, type SqlValue } from "./sql.js";
 
 /** Both generated clients expose the same model API for our models; code against one type. */
 export type Client = SqliteClient;
@@ -77,55 +76,57 @@ interface GroupUnit {
  */
 export class Database {
   readonly provider: Provider;
-  readonly client: Client;
   readonly #mutex = new Mutex();
   readonly #serialize: boolean;
   readonly #maxRetries: number;
   readonly #faults: StoreFaults | undefined;
   #closed = false;
-  /** The hot path's raw SQL: on SQLite the very connection Prisma's adapter opened; on PostgreSQL a pool of its own. */
+  /** The hot path's raw SQL: on SQLite a connection of its own; on PostgreSQL a pool of its own. */
   readonly #sqlite: SqliteSql | undefined;
   readonly #pg: PgSql | undefined;
+  #client: Client | undefined;
 
   constructor(readonly options: DatabaseOptions) {
     this.provider = providerOf(options.url);
     this.#faults = options.faults;
     this.#maxRetries = options.maxRetries ?? 8;
+    this.#serialize = this.provider === "sqlite";
     if (this.provider === "sqlite") {
-      const factory = new PrismaBetterSqlite3({ url: `file:${sqliteFile(options.url)}`, timeout: options.busyTimeoutMs ?? 5000 });
-      const sqlite = (this.#sqlite = new SqliteSql(options.onQuery));
-      // Share Prisma's connection: one connection, one mutex, so raw statements can never land inside a Prisma transaction.
-      const adapter = {
-        provider: factory.provider,
-        adapterName: factory.adapterName,
-        connect: async () => {
-          const a = await factory.connect();
-          sqlite.attach((a as unknown as { client: SqliteDb.Database }).client);
-          return a;
-        },
-        connectToShadowDb: () => factory.connectToShadowDb(),
-      } as unknown as PrismaBetterSqlite3;
-      this.client = new SqliteClient({ adapter, ...(options.onQuery ? { log: [{ emit: "event", level: "query" }] } : {}) }) as Client;
-      this.#serialize = true;
+      const file = sqliteFile(options.url);
+      if (file === ":memory:") throw new StoreError("Unavailable", "An in-memory SQLite database cannot be shared by the gateway's connections; use a file, e.g. DATABASE_URL=file:./data/switchboard.db");
+      this.#sqlite = new SqliteSql(file, options.busyTimeoutMs ?? 5000, options.onQuery);
     } else {
-      const adapter = new PrismaPg({ connectionString: options.url, max: options.poolSize ?? 10, connectionTimeoutMillis: 5000 });
-      this.client = new PgClient({ adapter, ...(options.onQuery ? { log: [{ emit: "event", level: "query" }] } : {}) }) as unknown as Client;
-      this.#serialize = false;
       this.#pg = new PgSql(options.url, options.poolSize ?? 10, options.onQuery, options.onIdleError);
-    }
-    if (options.onQuery) {
-      const on = options.onQuery;
-      (this.client as unknown as { $on(e: "query", cb: (q: { query: string; params: string; duration: number }) => void): void }).$on("query", (q) => on({ query: q.query, params: q.params, durationMs: Number(q.duration) }));
     }
   }
 
-  /** Applies connection settings. Called once by openDatabase. */
-  async init(): Promise<void> {
+  /**
+   * Prisma, for the schema's typed queries off the hot path (CLI, console,
+   * pairing, reflection). Built on first use: its query engine costs about
+   * 90 MB of memory, which a gateway that only answers messages never pays.
+   * On SQLite it has its own connection; the mutex keeps the two from ever
+   * overlapping.
+   */
+  get client(): Client {
+    if (this.#client) return this.#client;
+    const log = this.options.onQuery ? { log: [{ emit: "event" as const, level: "query" as const }] } : {};
     if (this.provider === "sqlite") {
-      for (const pragma of SQLITE_PRAGMAS) await this.client.$queryRawUnsafe(`PRAGMA ${pragma}`);
+      const adapter = new PrismaBetterSqlite3({ url: `file:${sqliteFile(this.options.url)}`, timeout: this.options.busyTimeoutMs ?? 5000 });
+      this.#client = new SqliteClient({ adapter, ...log }) as Client;
     } else {
-      await this.client.$queryRawUnsafe("SELECT 1");
+      const adapter = new PrismaPg({ connectionString: this.options.url, max: this.options.poolSize ?? 10, connectionTimeoutMillis: 5000 });
+      this.#client = new PgClient({ adapter, ...log }) as unknown as Client;
     }
+    if (this.options.onQuery) {
+      const on = this.options.onQuery;
+      (this.#client as unknown as { $on(e: "query", cb: (q: { query: string; params: string; duration: number }) => void): void }).$on("query", (q) => on({ query: q.query, params: q.params, durationMs: Number(q.duration) }));
+    }
+    return this.#client;
+  }
+
+  /** Checks the database answers. Called once by openDatabase. */
+  async init(): Promise<void> {
+    await this.query("init", "SELECT 1");
   }
 
   #exclusive<T>(fn: () => Promise<T>): Promise<T> {
@@ -196,21 +197,14 @@ export class Database {
     const sqlite = this.#sqlite;
     if (!sqlite) return onPg(this.#pg!.on(this.#pg!.pool));
     // A synchronous statement cannot interleave with anything: it needs the mutex only when someone holds it.
-    if (this.#mutex.pending === 0 && sqlite.attached) {
+    if (this.#mutex.pending === 0) {
       try {
         return Promise.resolve(onSqlite(sqlite));
       } catch (e) {
         return Promise.reject(e);
       }
     }
-    return this.#mutex.run(async () => {
-      await this.#attached();
-      return onSqlite(sqlite);
-    });
-  }
-
-  async #attached(): Promise<void> {
-    if (this.#sqlite && !this.#sqlite.attached) await this.client.$connect();
+    return this.#mutex.run(async () => onSqlite(sqlite));
   }
 
   /**
@@ -260,7 +254,6 @@ export class Database {
             units = this.#group.splice(0);
             this.#flushScheduled = false;
           }
-          await this.#attached();
           try {
             await this.#runGroup(units);
             return "done" as const;
@@ -404,13 +397,12 @@ export class Database {
 
   async close(): Promise<void> {
     if (this.#closed) return;
-    await this.#exclusive(async () => {
+    const shut = async () => {
       this.#closed = true;
-      await this.client.$disconnect();
-    }).catch(async () => {
-      this.#closed = true;
-      await this.client.$disconnect();
-    });
+      await this.#client?.$disconnect();
+      this.#sqlite?.close();
+    };
+    await this.#exclusive(shut).catch(shut);
     await this.#pg?.close().catch(() => {});
   }
 }

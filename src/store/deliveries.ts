@@ -23,6 +23,10 @@ export interface DeliveryRecord {
   sentAt: Date | null;
 }
 
+function deliveryOf(r: Record<string, unknown>): DeliveryRecord {
+  return { ...(r as unknown as DeliveryRecord), part: Number(r.part), attempts: Number(r.attempts), createdAt: toDate(r.createdAt), expiresAt: toDate(r.expiresAt), sentAt: toDateOrNull(r.sentAt) };
+}
+
 /**
  * Outbound replies. Every reply is written (pending) before it is sent, in
  * the same transaction that records the turn; it is marked `sending` just
@@ -55,21 +59,20 @@ export class DeliveryStore {
    * (several processes), only those abandoned that long: another live
    * process may still be sending the fresher ones.
    */
-  unsent(opts: { limit?: number; staleAfterMs?: number } = {}): Promise<DeliveryRecord[]> {
-    const cutoff = opts.staleAfterMs ? new Date(Date.now() - opts.staleAfterMs) : undefined;
-    return this.db.read((c) =>
-      c.outboundDelivery.findMany({
-        where: cutoff
-          ? { OR: [{ status: "pending", createdAt: { lt: cutoff } }, { status: "sending", claimedAt: { lt: cutoff } }] }
-          : { status: { in: ["pending", "sending"] } },
-        orderBy: [{ createdAt: "asc" }, { part: "asc" }],
-        take: opts.limit ?? 1000,
-      }),
-    );
+  async unsent(opts: { limit?: number; staleAfterMs?: number } = {}): Promise<DeliveryRecord[]> {
+    const limit = opts.limit ?? 1000;
+    const rows = opts.staleAfterMs
+      ? await this.db.query<Record<string, unknown>>(
+          "unsent-stale",
+          `SELECT ${COLUMNS} FROM "OutboundDelivery" WHERE ("status" = ? AND "createdAt" < ?) OR ("status" = ? AND "claimedAt" < ?) ORDER BY "createdAt" ASC, "part" ASC LIMIT ?`,
+          ["pending", new Date(Date.now() - opts.staleAfterMs), "sending", new Date(Date.now() - opts.staleAfterMs), limit],
+        )
+      : await this.db.query<Record<string, unknown>>("unsent", `SELECT ${COLUMNS} FROM "OutboundDelivery" WHERE "status" IN (?, ?) ORDER BY "createdAt" ASC, "part" ASC LIMIT ?`, ["pending", "sending", limit]);
+    return rows.map(deliveryOf);
   }
 
   async find(id: string): Promise<DeliveryRecord | null> {
-    const [r] = await this.db.query<DeliveryRecord>("find-delivery", `SELECT ${COLUMNS} FROM "OutboundDelivery" WHERE "id" = ?`, [id]);
-    return r ? { ...r, createdAt: toDate(r.createdAt), expiresAt: toDate(r.expiresAt), sentAt: toDateOrNull(r.sentAt) } : null;
+    const [r] = await this.db.query<Record<string, unknown>>("find-delivery", `SELECT ${COLUMNS} FROM "OutboundDelivery" WHERE "id" = ?`, [id]);
+    return r ? deliveryOf(r) : null;
   }
 }

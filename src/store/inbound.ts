@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { Database } from "./db.js";
+import { toDate, toDateOrNull } from "./sql.js";
 
 export type InboundStatus = "received" | "done" | "expired" | "ignored";
 
@@ -15,6 +16,12 @@ export interface InboundRecord {
   processedAt: Date | null;
   sessionId: string | null;
   note: string | null;
+}
+
+const COLUMNS = `"id","platform","botId","eventId","status","envelope","occurredAt","receivedAt","processedAt","sessionId","note","conversation"`;
+
+function inboundOf(r: Record<string, unknown>): InboundRecord {
+  return { ...(r as unknown as InboundRecord), occurredAt: toDate(r.occurredAt), receivedAt: toDate(r.receivedAt), processedAt: toDateOrNull(r.processedAt) };
 }
 
 /**
@@ -52,24 +59,33 @@ export class InboundStore {
   }
 
   /** Accepted events not yet handled, oldest first (replayed at start). */
-  unhandled(limit = 1000): Promise<InboundRecord[]> {
-    return this.db.read((c) => c.inboundEvent.findMany({ where: { status: "received" }, orderBy: [{ receivedAt: "asc" }, { id: "asc" }], take: limit }));
+  async unhandled(limit = 1000): Promise<InboundRecord[]> {
+    const rows = await this.db.query<Record<string, unknown>>("unhandled-inbound", `SELECT ${COLUMNS} FROM "InboundEvent" WHERE "status" = ? ORDER BY "receivedAt" ASC, "id" ASC LIMIT ?`, ["received", limit]);
+    return rows.map(inboundOf);
   }
 
   /** A conversation's unhandled events, oldest first. */
-  receivedIn(conversation: string, limit = 50): Promise<InboundRecord[]> {
-    return this.db.read((c) => c.inboundEvent.findMany({ where: { conversation, status: "received" }, orderBy: [{ receivedAt: "asc" }, { id: "asc" }], take: limit }));
+  async receivedIn(conversation: string, limit = 50): Promise<InboundRecord[]> {
+    const rows = await this.db.query<Record<string, unknown>>(
+      "conversation-inbound",
+      `SELECT ${COLUMNS} FROM "InboundEvent" WHERE "conversation" = ? AND "status" = ? ORDER BY "receivedAt" ASC, "id" ASC LIMIT ?`,
+      [conversation, "received", limit],
+    );
+    return rows.map(inboundOf);
   }
 
   /** Conversations with unhandled events recorded before `before`. */
   async conversationsWaiting(before: Date, limit = 500): Promise<string[]> {
-    const rows = await this.db.read((c) =>
-      c.inboundEvent.findMany({ where: { status: "received", receivedAt: { lt: before } }, distinct: ["conversation"], select: { conversation: true }, take: limit }),
+    const rows = await this.db.query<{ conversation: string }>(
+      "waiting-conversations",
+      `SELECT DISTINCT "conversation" FROM "InboundEvent" WHERE "status" = ? AND "receivedAt" < ? LIMIT ?`,
+      ["received", before, limit],
     );
     return rows.map((r) => r.conversation);
   }
 
-  find(id: string): Promise<InboundRecord | null> {
-    return this.db.read((c) => c.inboundEvent.findUnique({ where: { id } }));
+  async find(id: string): Promise<InboundRecord | null> {
+    const [r] = await this.db.query<Record<string, unknown>>("find-inbound", `SELECT ${COLUMNS} FROM "InboundEvent" WHERE "id" = ?`, [id]);
+    return r ? inboundOf(r) : null;
   }
 }

@@ -8,11 +8,13 @@ export class KvStore {
   constructor(readonly db: Database) {}
 
   async get(key: string): Promise<string | undefined> {
-    const r = await this.db.read((c) => c.adapterState.findUnique({ where: { key } }));
+    const [r] = await this.db.query<{ value: string }>("kv-get", `SELECT "value" FROM "AdapterState" WHERE "key" = ?`, [key]);
     return r?.value;
   }
 
   async set(key: string, value: string): Promise<void> {
-    await this.db.write((c) => c.adapterState.upsert({ where: { key }, create: { key, value }, update: { value, updatedAt: new Date() } }));
+    await this.db.exec("kv-set", `INSERT INTO "AdapterState" ("key","value","updatedAt") VALUES (?,?,?) ON CONFLICT ("key") DO UPDATE SET "value" = excluded."value", "updatedAt" = excluded."updatedAt"`, [
+      key, value, new Date(),
+    ]);
   }
 }

@@ -1,5 +1,4 @@
 import type { Database } from "./db.js";
-import { isUniqueViolation } from "./errors.js";
 
 /**
  * Conversation leases: with several gateway processes on one database, a
@@ -15,25 +14,22 @@ export class LeaseStore {
   async acquire(key: string, owner: string, ttlMs: number): Promise<boolean> {
     const now = new Date();
     const expiresAt = new Date(now.getTime() + ttlMs);
-    try {
-      await this.db.write((c) => c.conversationLease.create({ data: { key, owner, expiresAt } }));
-      return true;
-    } catch (e) {
-      if (!isUniqueViolation(e)) throw e;
-    }
-    const r = await this.db.write((c) =>
-      c.conversationLease.updateMany({ where: { key, OR: [{ owner }, { expiresAt: { lt: now } }] }, data: { owner, expiresAt } }),
+    // One conditional upsert: insert, or take over where the lease is ours or has expired.
+    const n = await this.db.exec(
+      "lease-acquire",
+      `INSERT INTO "ConversationLease" ("key","owner","expiresAt") VALUES (?,?,?) ON CONFLICT ("key") DO UPDATE SET "owner" = excluded."owner", "expiresAt" = excluded."expiresAt" WHERE "ConversationLease"."owner" = ? OR "ConversationLease"."expiresAt" < ?`,
+      [key, owner, expiresAt, owner, now],
     );
-    return r.count === 1;
+    return n === 1;
   }
 
   /** Extends our lease; false if it was lost (expired and taken). */
   async renew(key: string, owner: string, ttlMs: number): Promise<boolean> {
-    const r = await this.db.write((c) => c.conversationLease.updateMany({ where: { key, owner }, data: { expiresAt: new Date(Date.now() + ttlMs) } }));
-    return r.count === 1;
+    const n = await this.db.exec("lease-renew", `UPDATE "ConversationLease" SET "expiresAt" = ? WHERE "key" = ? AND "owner" = ?`, [new Date(Date.now() + ttlMs), key, owner]);
+    return n === 1;
   }
 
   async release(key: string, owner: string): Promise<void> {
-    await this.db.write((c) => c.conversationLease.deleteMany({ where: { key, owner } }));
+    await this.db.exec("lease-release", `DELETE FROM "ConversationLease" WHERE "key" = ? AND "owner" = ?`, [key, owner]);
   }
 }

@@ -17,7 +17,8 @@ export class MemoryStore {
     if (contents.length === 0) return;
     // One millisecond apart, so recall keeps the condenser's order.
     const now = Date.now();
-    await this.db.write((c) => c.memory.createMany({ data: contents.map((content, i) => ({ id: randomUUID(), scope, sessionId, content, createdAt: new Date(now + i) })) }));
+    const params = contents.flatMap((content, i) => [randomUUID(), scope, sessionId, content, new Date(now + i)]);
+    await this.db.exec("add-memories", `INSERT INTO "Memory" ("id","scope","sessionId","content","createdAt") VALUES ${contents.map(() => "(?,?,?,?,?)").join(",")}`, params);
   }
 
   /** The most recent memories of a scope, oldest first. */

@@ -1,6 +1,6 @@
 import type { Database } from "./db.js";
 import { StoreError, isUniqueViolation } from "./errors.js";
-import { toBool, toDate, toDateOrNull, type Sql } from "./sql.js";
+import { toBool, toDate, toDateOrNull, type Sql, type SqlValue } from "./sql.js";
 
 /** A session row as stored. The domain maps it to and from Info (src/session/info.ts). */
 export interface SessionRecord {
@@ -165,29 +165,34 @@ export class SessionStore {
     );
   }
 
-  /** Sessions due for reflection, each with the highest transcript seq it has. */
+  /** Sessions due for reflection, each with the highest transcript seq it has (the periodic sweep: raw SQL). */
   async listForReview(f: ReviewFilter): Promise<Array<SessionRecord & { latestSeq: number }>> {
-    const sessions = await this.db.read((c) =>
-      c.session.findMany({
-        where: {
-          ...(f.agentId ? { agentId: f.agentId } : {}),
-          ...(f.kinds?.length || f.excludeKinds?.length
-            ? { kind: { ...(f.kinds?.length ? { in: f.kinds } : {}), ...(f.excludeKinds?.length ? { notIn: f.excludeKinds } : {}) } }
-            : {}),
-          ...(f.privateOnly ? { groupId: null, channel: { contains: ":dm:" } } : {}),
-          ...(f.activeSince ? { lastActive: { gte: f.activeSince } } : {}),
-          ...(f.includeArchived ? {} : { archived: false }),
-        },
-        orderBy: [{ lastActive: "desc" }, { id: "asc" }],
-        take: f.limit ?? 100,
-      }),
+    const where: string[] = [];
+    const params: SqlValue[] = [];
+    const list = (col: string, values: string[], not: boolean) => {
+      where.push(`"${col}" ${not ? "NOT IN" : "IN"} (${values.map(() => "?").join(",")})`);
+      params.push(...values);
+    };
+    if (f.agentId) (where.push(`"agentId" = ?`), params.push(f.agentId));
+    if (f.kinds?.length) list("kind", f.kinds, false);
+    if (f.excludeKinds?.length) list("kind", f.excludeKinds, true);
+    if (f.privateOnly) (where.push(`"groupId" IS NULL AND "channel" LIKE ?`), params.push("%:dm:%"));
+    if (f.activeSince) (where.push(`"lastActive" >= ?`), params.push(f.activeSince));
+    if (!f.includeArchived) (where.push(`"archived" = ?`), params.push(false));
+    const rows = await this.db.query<Record<string, unknown>>(
+      "sessions-for-review",
+      `SELECT ${SESSION_COLUMNS} FROM "Session"${where.length ? ` WHERE ${where.join(" AND ")}` : ""} ORDER BY "lastActive" DESC, "id" ASC LIMIT ?`,
+      [...params, f.limit ?? 100],
     );
-    if (sessions.length === 0) return [];
-    const seqs = await this.db.read((c) =>
-      c.message.groupBy({ by: ["sessionId"], where: { sessionId: { in: sessions.map((s) => s.id) } }, _max: { seq: true } }),
+    if (rows.length === 0) return [];
+    const ids = rows.map((r) => String(r.id));
+    const seqs = await this.db.query<{ sessionId: string; seq: number | null }>(
+      "latest-seqs",
+      `SELECT "sessionId", MAX("seq") AS "seq" FROM "Message" WHERE "sessionId" IN (${ids.map(() => "?").join(",")}) GROUP BY "sessionId"`,
+      ids,
     );
-    const latest = new Map(seqs.map((s) => [s.sessionId, s._max.seq ?? 0]));
-    return sessions.map((s) => ({ ...s, latestSeq: latest.get(s.id) ?? 0 }));
+    const latest = new Map(seqs.map((s) => [s.sessionId, Number(s.seq ?? 0)]));
+    return rows.map((r) => ({ ...sessionOf(r), latestSeq: latest.get(String(r.id)) ?? 0 }));
   }
 
   /** Marks a session archived. Returns the updated row, or null if it does not exist. */

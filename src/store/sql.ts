@@ -1,3 +1,4 @@
+import Sqlite from "better-sqlite3";
 import type SqliteDb from "better-sqlite3";
 import pg from "pg";
 
@@ -49,30 +50,30 @@ function sqliteValue(v: SqlValue): string | number | null {
 }
 
 /**
- * SQLite: statements run synchronously on the connection Prisma's adapter
- * opened, so the two never hold separate locks; the caller (Database)
- * serializes them with every Prisma call through one mutex.
+ * SQLite: statements run synchronously on a connection of their own. The
+ * caller (Database) serializes them with every Prisma call through one
+ * mutex, so neither connection ever waits on the other's lock.
  */
 export class SqliteSql {
-  #conn: SqliteDb.Database | undefined;
+  readonly #conn: SqliteDb.Database;
   readonly #cache = new Map<string, SqliteDb.Statement>();
 
-  constructor(private readonly onQuery?: QueryListener) {}
-
-  attach(conn: SqliteDb.Database): void {
-    if (conn === this.#conn) return;
-    this.#conn = conn;
-    this.#cache.clear();
+  constructor(
+    file: string,
+    busyTimeoutMs: number,
+    private readonly onQuery?: QueryListener,
+  ) {
+    this.#conn = new Sqlite(file, { timeout: busyTimeoutMs });
+    for (const p of SQLITE_PRAGMAS) this.#conn.pragma(p);
   }
 
-  get attached(): boolean {
-    return this.#conn !== undefined && this.#conn.open;
+  close(): void {
+    if (this.#conn.open) this.#conn.close();
   }
 
   #statement(text: string): SqliteDb.Statement {
     let st = this.#cache.get(text);
     if (!st) {
-      if (!this.#conn) throw new Error("The SQLite connection is not open yet.");
       st = this.#conn.prepare(text);
       if (st.reader) st.safeIntegers(false);
       this.#cache.set(text, st);

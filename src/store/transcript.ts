@@ -12,6 +12,9 @@ export interface MessageRecord {
 
 export type NewMessage = Pick<MessageRecord, "role" | "content"> & { meta?: string | null; createdAt?: Date };
 
+const MESSAGE_COLUMNS = `"sessionId","seq","role","content","meta","createdAt"`;
+const messageOf = (r: Record<string, unknown>): MessageRecord => ({ ...(r as unknown as MessageRecord), seq: Number(r.seq), createdAt: toDate(r.createdAt) });
+
 /**
  * Transcript messages, ordered by a per-session `seq`. Appends refuse archived
  * sessions: the check and the insert are one transaction.
@@ -49,17 +52,14 @@ export class TranscriptStore {
   /** The last `limit` messages, oldest first. */
   async recent(sessionId: string, limit: number): Promise<MessageRecord[]> {
     // Every live session loads its window with this: raw SQL on the primary key.
-    const rows = await this.db.query<Record<string, unknown>>(
-      "recent-messages",
-      `SELECT "sessionId","seq","role","content","meta","createdAt" FROM "Message" WHERE "sessionId" = ? ORDER BY "seq" DESC LIMIT ?`,
-      [sessionId, limit],
-    );
-    return rows.reverse().map((r) => ({ ...(r as unknown as MessageRecord), seq: Number(r.seq), createdAt: toDate(r.createdAt) }));
+    const rows = await this.db.query<Record<string, unknown>>("recent-messages", `SELECT ${MESSAGE_COLUMNS} FROM "Message" WHERE "sessionId" = ? ORDER BY "seq" DESC LIMIT ?`, [sessionId, limit]);
+    return rows.reverse().map(messageOf);
   }
 
   /** Messages with seq > afterSeq, oldest first. */
-  since(sessionId: string, afterSeq: number, limit = 500): Promise<MessageRecord[]> {
-    return this.db.read((c) => c.message.findMany({ where: { sessionId, seq: { gt: afterSeq } }, orderBy: { seq: "asc" }, take: limit }));
+  async since(sessionId: string, afterSeq: number, limit = 500): Promise<MessageRecord[]> {
+    const rows = await this.db.query<Record<string, unknown>>("messages-since", `SELECT ${MESSAGE_COLUMNS} FROM "Message" WHERE "sessionId" = ? AND "seq" > ? ORDER BY "seq" ASC LIMIT ?`, [sessionId, afterSeq, limit]);
+    return rows.map(messageOf);
   }
 
   count(sessionId: string): Promise<number> {

@@ -3,16 +3,14 @@
 // declared rate limits are lifted (the fakes do not rate-limit), so a memory
 // figure measures what live chats cost, not a backlog of paced replies.
 import { adaptersFromConfig } from "../../adapters/index.js";
-import type { AdapterLimits } from "../../adapters/types.js";
+import { unlimited } from "./unlimited.js";
 import { loadConfig } from "../../src/config.js";
 import { createApp } from "../../src/gateway/app.js";
 import { silentLogger } from "../../src/log.js";
 
 const config = loadConfig();
 const list = await adaptersFromConfig(config);
-if (process.env.BENCH_LIFT_LIMITS === "1") {
-  for (const a of list) (a as { limits: AdapterLimits }).limits = { ...a.limits, perChat: { ratePerSec: 1e6, burst: 1e6 }, global: { ratePerSec: 1e6, burst: 1e6 } };
-}
+if (process.env.BENCH_LIFT_LIMITS === "1") for (const a of list) unlimited(a);
 const app = await createApp(config, { log: silentLogger, adapters: () => list });
 const url = await app.start();
 process.send?.({ url });

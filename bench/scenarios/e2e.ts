@@ -1,3 +1,4 @@
+import { unlimited } from "../lib/unlimited.js";
 import { DiscordAdapter } from "../../adapters/discord/index.js";
 import { SlackAdapter } from "../../adapters/slack/index.js";
 import { TelegramAdapter } from "../../adapters/telegram/index.js";
@@ -72,10 +73,7 @@ export function adapterFor(d: PlatformDriver): Adapter {
   return new SlackAdapter({ botToken: env.SLACK_BOT_TOKEN!, signingSecret: env.SLACK_SIGNING_SECRET!, apiUrl: env.SLACK_API_URL! });
 }
 
-export function unlimited(a: Adapter): Adapter {
-  (a as { limits: AdapterLimits }).limits = { ...a.limits, perChat: { ratePerSec: 1e6, burst: 1e6 }, global: { ratePerSec: 1e6, burst: 1e6 } };
-  return a;
-}
+
 
 /** Runs `d`'s stream through the real app (SQLite) with one adapter; `after` runs on the same fake while it is still up. */
 export async function runE2e(name: "telegram" | "discord" | "slack", quick: boolean, after?: (d: PlatformDriver, chats: number) => Promise<void>): Promise<E2eResult> {

@@ -6,7 +6,7 @@ import { latency, sleep, type LatencySummary } from "../lib/stats.js";
 import { CoreDriver, withTimeout } from "./core.js";
 
 export interface RotationResult {
-  params: { quick: boolean; provider: string; samples: number; background_window: number; concurrent: number };
+  params: { quick: boolean; provider: string; samples: number; background_rate_per_s: number; concurrent: number };
   p50_ms: number;
   p99_ms: number;
   latency: LatencySummary;
@@ -14,6 +14,8 @@ export interface RotationResult {
 }
 
 /** `/new` latency while a closed loop of echo traffic runs, then 100 concurrent `/new` in one chat. */
+const BACKGROUND_RATE = 500;
+
 export async function runRotation(quick: boolean): Promise<RotationResult> {
   const samples = pick(quick, 200, 40, 10);
   const d = new CoreDriver();
@@ -39,11 +41,18 @@ export async function runRotation(quick: boolean): Promise<RotationResult> {
       void say(`rot${c}`, "hello");
       await withTimeout(got, 30_000, () => "rotation warm-up");
     }
-    // Background load: a closed loop of echo messages (never awaited until the end).
-    const window = 16;
+    // Background load: echo messages offered at a fixed 500 msgs/s across 500 chats (the rate the overhead figure uses), never awaited until the end.
+    const rate = BACKGROUND_RATE;
     let stop = false;
     const bg = (async () => {
-      for (let from = 0; !stop; from += 500) await d.closedLoop(from, 500, 500, window, "rotation background");
+      const t0 = performance.now();
+      let sent = 0;
+      d.onDone = () => {};
+      while (!stop) {
+        const due = Math.floor(((performance.now() - t0) * rate) / 1000);
+        while (sent < due) d.send(sent++, 500);
+        await sleep(2);
+      }
     })();
     const lat: number[] = [];
     for (let i = 0; i < samples; i++) {
@@ -69,7 +78,7 @@ export async function runRotation(quick: boolean): Promise<RotationResult> {
     const rotated = burst.filter((r) => /fresh|new session|started/i.test(r.text) && !/already/i.test(r.text)).length;
     const l = latency(lat);
     return {
-      params: { quick, provider: "sqlite", samples, background_window: window, concurrent: 100 },
+      params: { quick, provider: "sqlite", samples, background_rate_per_s: rate, concurrent: 100 },
       p50_ms: l.p50_ms,
       p99_ms: l.p99_ms,
       latency: l,

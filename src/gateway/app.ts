@@ -78,7 +78,8 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
       maxToolRounds: config.TOOL_MAX_ROUNDS,
       log,
     });
-  const ledger = new GatewayLedger(new TurnStore(db), config.INBOUND_TTL);
+  const deliveries = new DeliveryStore(db);
+  const ledger = new GatewayLedger(new TurnStore(db, deliveries), config.INBOUND_TTL);
   const reflector = new Reflector({
     registry, transcript, memories, kv, log,
     everyTurns: config.REFLECT_EVERY_TURNS,
@@ -127,7 +128,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
   // over a pool without SQLite's single-writer queue, so the window it closes is far smaller there.
   const sentLog = db.provider === "sqlite" && !config.DATABASE_URL.includes(":memory:") ? SentLog.open(`${sqliteFile(config.DATABASE_URL)}.sent.log`) : undefined;
   const outbound = new Outbound({
-    deliveries: new DeliveryStore(db), metrics, log, streamAfterMs: opts.streamAfterMs, owner: processId, sentLog,
+    deliveries, metrics, log, streamAfterMs: opts.streamAfterMs, owner: processId, sentLog,
     ...(config.SHARED_DATABASE ? { staleAfterMs: 30_000 } : {}),
   });
   runner.withSink([], outbound.sink);

@@ -181,6 +181,12 @@ export class Database {
     );
   }
 
+  /** Rows a single raw write returns (RETURNING): grouped on SQLite, one autocommit statement on PostgreSQL. */
+  writeReturning<T>(op: string, text: string, params: readonly SqlValue[] = []): Promise<T[]> {
+    if (this.#sqlite) return this.#grouped(op, (q) => q.all<T>(text, params));
+    return this.query<T>(op, text, params);
+  }
+
   /** Rows of one raw statement outside any transaction (see sql.ts). */
   query<T>(op: string, text: string, params: readonly SqlValue[] = []): Promise<T[]> {
     return this.#withRetry(op, () => this.#raw((q) => q.all<T>(text, params), (s) => s.allSync<T>(text, params)));

@@ -33,7 +33,18 @@ function deliveryOf(r: Record<string, unknown>): DeliveryRecord {
  * before the platform call and `sent` with the platform message id after.
  */
 export class DeliveryStore {
+  /** Records this process just committed, handed to the sender without a read back (bounded; the oldest goes first). */
+  readonly #fresh = new Map<string, DeliveryRecord>();
+
   constructor(readonly db: Database) {}
+
+  /** Called with the records a turn's commit wrote; `find` answers from here once. */
+  remember(records: DeliveryRecord[]): void {
+    for (const r of records) {
+      if (this.#fresh.size >= 10_000) this.#fresh.delete(this.#fresh.keys().next().value!);
+      this.#fresh.set(r.id, r);
+    }
+  }
 
   async markSending(id: string, owner?: string): Promise<boolean> {
     const n = await this.db.exec(
@@ -72,6 +83,11 @@ export class DeliveryStore {
   }
 
   async find(id: string): Promise<DeliveryRecord | null> {
+    const fresh = this.#fresh.get(id);
+    if (fresh) {
+      this.#fresh.delete(id);
+      return fresh;
+    }
     const [r] = await this.db.query<Record<string, unknown>>("find-delivery", `SELECT ${COLUMNS} FROM "OutboundDelivery" WHERE "id" = ?`, [id]);
     return r ? deliveryOf(r) : null;
   }

@@ -70,13 +70,11 @@ export class IdentityStore {
         ? `INSERT INTO "User" ("id","platform","externalId","displayName","createdAt") VALUES (?,?,?,?,?) ON CONFLICT DO NOTHING RETURNING "id"`
         : `INSERT INTO "Group" ("id","platform","externalId","title","parentId","createdAt") VALUES (?,?,?,?,?,?) ON CONFLICT DO NOTHING RETURNING "id"`;
     const params = table === "User" ? [v[0], v[1], v[2], v[3], v[5]] : v;
-    return this.db.sqlTransaction(`ensure-${table.toLowerCase()}`, async (q) => {
-      const [made] = await q.all<{ id: string }>(insert, params);
-      if (made) return made.id;
-      const [found] = await q.all<{ id: string }>(`SELECT "id" FROM "${table}" WHERE "platform" = ? AND "externalId" = ?`, [platform, externalId]);
-      if (!found) throw new Error(`${table} ${platform}:${externalId} was neither inserted nor found`);
-      return found.id;
-    });
+    const [made] = await this.db.writeReturning<{ id: string }>(`ensure-${table.toLowerCase()}`, insert, params);
+    if (made) return made.id;
+    const [found] = await this.db.query<{ id: string }>(`find-${table.toLowerCase()}`, `SELECT "id" FROM "${table}" WHERE "platform" = ? AND "externalId" = ?`, [platform, externalId]);
+    if (!found) throw new Error(`${table} ${platform}:${externalId} was neither inserted nor found`);
+    return found.id;
   }
 
   async ensureGroup(platform: string, externalId: string, opts: { parentId?: string; title?: string } = {}): Promise<GroupRecord> {

@@ -107,11 +107,13 @@ async function bindingIn(q: Sql, key: string): Promise<BindingRecord | null> {
   return r ? bindingOf(r) : null;
 }
 
+const sessionValues = (r: SessionRecord): SqlValue[] => [
+  r.id, r.agentId, r.userId, r.groupId, r.channel, r.kind, r.projectId, r.title, r.parentId, r.persona, r.metadata, r.turnCount, r.createdAt, r.lastActive, r.archived, r.archivedAt,
+];
+
 async function insertSession(q: Sql, rec: SessionRecord): Promise<SessionRecord> {
   const r = row(rec);
-  await q.run(`INSERT INTO "Session" (${SESSION_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`, [
-    r.id, r.agentId, r.userId, r.groupId, r.channel, r.kind, r.projectId, r.title, r.parentId, r.persona, r.metadata, r.turnCount, r.createdAt, r.lastActive, r.archived, r.archivedAt,
-  ]);
+  await q.run(`INSERT INTO "Session" (${SESSION_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`, sessionValues(r));
   return r;
 }
 
@@ -242,7 +244,15 @@ export class SessionStore {
    */
   async bind(binding: NewBinding, target: { session: SessionRecord } | { adoptId: string }): Promise<{ binding: BindingRecord; session: SessionRecord; created: boolean }> {
     try {
-      // A conversation's first message: raw statements (sql.ts), one transaction.
+      // A conversation's first message: raw statements (sql.ts). On PostgreSQL a new session and its binding are one statement (one round trip, atomic).
+      if ("session" in target && this.db.provider === "postgresql") {
+        const session = row(target.session);
+        const now = new Date();
+        await this.db.exec("bind", `WITH s AS (INSERT INTO "Session" (${SESSION_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) RETURNING "id") INSERT INTO "Binding" (${BINDING_COLUMNS}) SELECT ?,?,?,?,?,?,?,s."id",?,?,? FROM s`, [
+          ...sessionValues(session), binding.key, binding.scope, binding.agentId, binding.userId, binding.groupId, binding.kind, binding.channel, 0, now, now,
+        ]);
+        return { binding: { ...binding, sessionId: session.id, version: 0, createdAt: now, updatedAt: now }, session, created: true };
+      }
       return await this.db.sqlTransaction("bind", async (q) => {
         let session: SessionRecord;
         if ("session" in target) session = await insertSession(q, target.session);

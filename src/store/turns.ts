@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { Database } from "./db.js";
+import type { DeliveryStore } from "./deliveries.js";
 import type { Sql, SqlValue } from "./sql.js";
 import type { NewMessage } from "./transcript.js";
 
@@ -27,11 +28,23 @@ const MESSAGE_COLUMNS = `"sessionId","seq","role","content","meta","createdAt"`;
  * Hot path: raw statements (see sql.ts), one round of each per turn.
  */
 export class TurnStore {
-  constructor(readonly db: Database) {}
+  /** With `deliveries`, the pending records it writes are handed to the sender directly (no read back). */
+  constructor(
+    readonly db: Database,
+    private readonly deliveries?: DeliveryStore,
+  ) {}
 
-  commit(t: TurnCommit): Promise<{ transcript: TranscriptOutcome; deliveryIds: string[] }> {
+  async commit(t: TurnCommit): Promise<{ transcript: TranscriptOutcome; deliveryIds: string[] }> {
     const deliveryIds = t.deliveries.map(() => randomUUID());
-    return this.db.sqlTransaction("commit-turn", async (q) => ({ transcript: await commitIn(q, t, deliveryIds, new Date()), deliveryIds }));
+    const now = new Date();
+    const transcript = await this.db.sqlTransaction("commit-turn", (q) => commitIn(q, t, deliveryIds, now));
+    this.deliveries?.remember(
+      t.deliveries.map((d, i) => ({
+        id: deliveryIds[i]!, inboundId: t.inboundIds[0] ?? null, sessionId: t.sessionId, platform: d.platform, botId: d.botId, address: d.address, part: i, text: d.text,
+        status: "pending", attempts: 0, platformMessageId: null, lastError: null, createdAt: now, expiresAt: d.expiresAt, sentAt: null,
+      })),
+    );
+    return { transcript, deliveryIds };
   }
 }
 

@@ -31,7 +31,7 @@ export interface CoreResult {
 export function coreParams(quick: boolean): CoreParams {
   return pick(
     quick,
-    { quick, chats: 10_000, messages: 100_000, maxSeconds: 25, window: 64, latencyRate: 500, latencyMessages: 5000 },
+    { quick, chats: 10_000, messages: 100_000, maxSeconds: 20, window: 64, latencyRate: 500, latencyMessages: 5000 },
     { quick, chats: 1000, messages: 5000, maxSeconds: 4, window: 64, latencyRate: 500, latencyMessages: 500 },
     { quick, chats: 200, messages: 600, maxSeconds: 1.5, window: 32, latencyRate: 500, latencyMessages: 150 },
   );

@@ -31,7 +31,7 @@ function units(trace: TraceMessage[], k: number): TraceMessage[][] {
 
 export async function runFloor(provider: "sqlite" | "postgres", quick: boolean, coreMsgsPerS: number, messagesPerCommit = 1): Promise<FloorResult> {
   const messages = pick(quick, 30_000, 3000, 600);
-  const maxSeconds = pick(quick, 10, 3, 1);
+  const maxSeconds = pick(quick, 8, 3, 1);
   const trace = await captureTrace(await freshUrl(provider));
   const url = await freshUrl(provider);
   await (await openDatabase({ url })).close(); // migrated, empty

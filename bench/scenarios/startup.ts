@@ -16,7 +16,7 @@ export interface StartupResult {
 
 /** `node bin/switchboard.mjs serve` with all three adapters on their fakes: spawn to GET /healthz ready:true. */
 export async function runStartup(quick: boolean, drivers: PlatformDriver[]): Promise<StartupResult> {
-  const runs = pick(quick, 7, 3, 1);
+  const runs = pick(quick, 5, 3, 1);
   const db = freshSqliteUrl();
   const samples: number[] = [];
   for (let i = 0; i < runs + 1; i++) {

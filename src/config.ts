@@ -109,6 +109,7 @@ const schema = z.object({
   TOOL_MAX_ROUNDS: int(4, 0, 50),
   PERSONAS: optionalString(),
   CONTEXT_MAX_MESSAGES: int(40, 1, 10_000),
+  LIVE_SESSIONS_MAX: int(2000, 10, 10_000_000),
   CONTEXT_MAX_CHARS: int(24_000, 100, 10_000_000),
   REFLECT_EVERY_TURNS: int(20, 0, 100_000),
   REFLECT_SWEEP_INTERVAL: duration("15m"),

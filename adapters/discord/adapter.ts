@@ -14,7 +14,7 @@
  * errors.ts).
  */
 import type { EventEmitter } from "node:events";
-import { Client, Events, GatewayIntentBits, Partials, Status, type ClientOptions } from "discord.js";
+import { Client, Events, GatewayIntentBits, Options, Partials, Status, type ClientOptions } from "discord.js";
 import { registerSecret, type Logger } from "../../src/log.js";
 import { AdapterError, type Adapter, type AdapterContext, type AdapterHealth, type AdapterLimits, type InboundEnvelope } from "../types.js";
 import { deferInteraction, normalizeInteraction, syncCommands } from "./commands.js";
@@ -114,6 +114,17 @@ export class DiscordAdapter implements Adapter {
     const client = new Client({
       intents: [GatewayIntentBits.Guilds, GatewayIntentBits.GuildMessages, GatewayIntentBits.DirectMessages, GatewayIntentBits.MessageContent],
       partials: [Partials.Channel, Partials.Message],
+      // Inbound events are read from the raw packets and replies go out over REST: discord.js's
+      // message, member and user caches would only grow with every chat (about 100 MB per 1,000 busy channels).
+      makeCache: Options.cacheWithLimits({
+        ...Options.DefaultMakeCacheSettings,
+        MessageManager: 0,
+        ReactionManager: 0,
+        PresenceManager: 0,
+        ThreadMemberManager: 0,
+        GuildMemberManager: { maxSize: 0, keepOverLimit: (m) => m.id === m.client.user.id },
+        UserManager: { maxSize: 0, keepOverLimit: (u) => u.id === u.client.user.id },
+      }),
       ...(this.opts.shard ? { shards: [this.opts.shard.id], shardCount: this.opts.shard.count } : {}),
       ...this.opts.clientOptions,
       rest: { ...this.opts.clientOptions?.rest, retries: 0, ...(this.opts.apiUrl ? { api: this.opts.apiUrl } : {}) },

@@ -105,6 +105,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
     busyPolicy: config.BUSY_POLICY,
     context: { maxMessages: config.CONTEXT_MAX_MESSAGES, maxChars: config.CONTEXT_MAX_CHARS },
     turnTimeoutMs: config.AGENT_TIMEOUT,
+    maxLiveSessions: config.LIVE_SESSIONS_MAX,
     freshWindow: config.SHARED_DATABASE,
     onTurnCommitted: reflector.onTurnCommitted,
   });

@@ -52,6 +52,12 @@ export interface RunnerOptions {
   context?: ContextLimits;
   turnTimeoutMs?: number;
   typingIntervalMs?: number;
+  /**
+   * At most this many live sessions stay in memory; past it (by a tenth, so
+   * the sweep is rare) the least recently used idle ones are closed. A closed
+   * session reopens from the store on its next event.
+   */
+  maxLiveSessions?: number;
   /** The typing indicator first shows when a turn has run this long (a quick answer needs none). */
   typingDelayMs?: number;
   log?: Logger;
@@ -123,7 +129,10 @@ export class Runner {
   open(info: Info): LiveSession {
     const existing = this.#live.get(info.id);
     if (existing) return existing;
-    return this.create(info.id, this.newSession(info));
+    const session = this.create(info.id, this.newSession(info));
+    const cap = this.opts.maxLiveSessions;
+    if (cap && this.#live.size > Math.ceil(cap * 1.1)) this.#evict([...this.#live.values()].sort((a, b) => a.lastUsed - b.lastUsed), this.#live.size - cap);
+    return session;
   }
 
   newSession(info: Info): LiveSession {
@@ -387,13 +396,19 @@ export class Runner {
 
   /** Closes live sessions unused for `idleMs`, keeping memory bounded as chats pile up. */
   evictIdle(idleMs: number, now = Date.now()): number {
+    return this.#evict([...this.#live.values()].filter((s) => now - s.lastUsed >= idleMs));
+  }
+
+  /** Closes up to `limit` of `candidates`, in order, skipping any with a turn running or queued, or a live subscriber. */
+  #evict(candidates: LiveSession[], limit = Infinity): number {
     let n = 0;
-    for (const [id, s] of this.#live) {
-      const w = this.#workers.get(id);
-      if (now - s.lastUsed < idleMs || w?.running || w?.queue.length || s.subscriberCount) continue;
+    for (const s of candidates) {
+      if (n >= limit) break;
+      const w = this.#workers.get(s.id);
+      if (w?.running || w?.queue.length || s.subscriberCount) continue;
       s.close();
-      this.#live.delete(id);
-      this.#workers.delete(id);
+      this.#live.delete(s.id);
+      this.#workers.delete(s.id);
       n++;
     }
     return n;

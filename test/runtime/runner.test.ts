@@ -18,6 +18,26 @@ describe.each(PROVIDERS)("Runner on %s", (provider) => {
     expect(() => rt.runner.get("nope")).toThrow(expect.objectContaining({ code: "NotFound" }));
   });
 
+  it("keeps at most maxLiveSessions in memory: the least recently used idle ones close, a busy one stays, a closed one reopens with its history", async () => {
+    rt = await makeRuntime(provider, { maxLiveSessions: 10, agent: slowAgent(["slow"], 300) });
+    const busy = privateChat();
+    const running = await send(rt, busy, message(busy, "hold on"));
+    const convs = Array.from({ length: 30 }, () => privateChat());
+    for (const c of convs) rt.runner.open(await rt.registry.resolveChatChannel(c));
+    expect(rt.runner.size).toBeLessThanOrEqual(11);
+    const busyInfo = await rt.registry.resolveChatChannel(busy);
+    expect(rt.runner.has(busyInfo.id)).toBe(true);
+    const last = await rt.registry.resolveChatChannel(convs.at(-1)!);
+    expect(rt.runner.has(last.id)).toBe(true);
+    await running.done;
+    const first = await rt.registry.resolveChatChannel(convs[0]!);
+    expect(rt.runner.has(first.id)).toBe(false);
+    // The busy chat's session was kept while its turn ran; it answers and its history is intact after eviction and reopening.
+    rt.runner.evictIdle(0);
+    expect(rt.runner.has(busyInfo.id)).toBe(false);
+    expect((await rt.runner.open(busyInfo).window()).map((m) => m.content)).toEqual(["hold on", "slow"]);
+  });
+
   it("answers with the echo agent, appending the transcript with increasing seq and bumping turns", async () => {
     rt = await makeRuntime(provider);
     const conv = privateChat();

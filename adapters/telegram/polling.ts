@@ -33,6 +33,15 @@ export interface LongPollerOptions {
   backoff: Backoff;
 }
 
+/** The chat an update belongs to (updates without one share a key, so they stay in order). */
+function chatOf(update: Update): string {
+  for (const v of Object.values(update)) {
+    const chat = (v as { chat?: { id?: unknown }; message?: { chat?: { id?: unknown } } } | undefined)?.chat ?? (v as { message?: { chat?: { id?: unknown } } } | undefined)?.message?.chat;
+    if (chat?.id !== undefined) return String(chat.id);
+  }
+  return "";
+}
+
 /** getUpdates failures in a row before health() reports not ready. */
 const UNHEALTHY_AFTER = 3;
 const STOPPED = Symbol("stopped");
@@ -123,10 +132,30 @@ export class LongPoller {
         await sleep(backoffMs(this.o.backoff, this.pollFailures), signal);
         continue;
       }
+      // Chats are recorded side by side (their records share a commit); one chat's updates go in order.
+      const recorded = new Set<Update>();
+      const chats = new Map<string, Update[]>();
+      for (const u of batch) {
+        const k = chatOf(u);
+        const list = chats.get(k);
+        if (list) list.push(u);
+        else chats.set(k, [u]);
+      }
+      const finished = await Promise.all(
+        [...chats.values()].map(async (updates) => {
+          for (const u of updates) {
+            if (!(await this.deliverUntilRecorded(u))) return false;
+            recorded.add(u);
+          }
+          return true;
+        }),
+      );
+      // The offset confirms only the batch's recorded prefix: nothing unrecorded is ever skipped.
       for (const update of batch) {
-        if (!(await this.deliverUntilRecorded(update))) return;
+        if (!recorded.has(update)) break;
         if (Number.isSafeInteger(update.update_id)) this.offset = Math.max(this.offset ?? 0, update.update_id + 1);
       }
+      if (finished.includes(false)) return;
     }
   }
 

@@ -120,6 +120,7 @@ describe("TelegramAdapter long polling", () => {
     const updateOf = new Map(burst.map((u) => [eventIdOfUpdate(u), u.update_id]));
     const seen = new Map<string, number>();
     const firstSeenOrder: number[] = [];
+    const chatOfUpdate = new Map(burst.map((u) => [u.update_id, (u as { message?: { chat: { id: number } } }).message!.chat.id]));
     const violations: string[] = [];
     const onInbound = async (env: InboundEnvelope, i: number): Promise<void> => {
       const id = updateOf.get(env.eventId)!;
@@ -145,11 +146,15 @@ describe("TelegramAdapter long polling", () => {
 
     expect(violations).toEqual([]);
     expect([...updateOf.keys()].every((k) => (seen.get(k) ?? 0) >= 1)).toBe(true);
-    // Order holds across the restart.
-    expect(firstSeenOrder).toEqual([...firstSeenOrder].sort((x, y) => x - y));
-    // A clean stop confirms what was recorded; at most the update in flight at stop is delivered twice.
+    // Each chat's order holds across the restart (chats are recorded side by side).
+    for (const chat of chats) {
+      const inChat = firstSeenOrder.filter((id) => chatOfUpdate.get(id) === chat.id);
+      expect(inChat).toEqual([...inChat].sort((x, y) => x - y));
+    }
+    // A clean stop confirms the recorded prefix of the batch: what other chats recorded past it is delivered again after the
+    // restart (at most one batch of 100), and the gateway drops those as duplicates by their event id.
     const duplicates = [...seen.values()].reduce((n, c) => n + c - 1, 0);
-    expect(duplicates).toBeLessThanOrEqual(1);
+    expect(duplicates).toBeLessThanOrEqual(100);
   });
 
   it("unknown update types and edits are confirmed without reaching inbound", async () => {

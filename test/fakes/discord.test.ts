@@ -272,4 +272,18 @@ describe("FakeDiscord with discord.js", () => {
     await dc.waitFor(() => contents.length === 2);
     expect(contents).toEqual(["", `<@${dc.bot.id}> visible`]);
   });
+
+  it("enforce_nonce: a second create with the same nonce returns the first message and creates nothing", async () => {
+    const g = dc.addGuild({ members: [human] });
+    const client = await login();
+    const channel = g.channels["general"]!;
+    const post = (content: string, nonce: string, enforce: boolean) =>
+      client.rest.post(`/channels/${channel.id}/messages`, { body: { content, nonce, ...(enforce ? { enforce_nonce: true } : {}) } }) as Promise<{ id: string; content: string }>;
+    const first = await post("once", "n-1", true);
+    const again = await post("once, resent", "n-1", true);
+    expect(again).toMatchObject({ id: first.id, content: "once" });
+    const loose = await post("no enforcement", "n-1", false);
+    expect(loose.id).not.toBe(first.id);
+    expect(dc.sent({ channelId: channel.id }).map((m) => m.content)).toEqual(["once", "no enforcement"]);
+  });
 });

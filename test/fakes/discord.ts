@@ -175,6 +175,7 @@ export class FakeDiscord {
   reset(): void {
     this.world.reset();
     this.gateway.reset();
+    this.rest.reset();
     this.calls = [];
     this.sentLog.length = 0;
     this.faults.clear();

@@ -317,4 +317,38 @@ describe("FakeTelegram with grammY", () => {
     await b.api.deleteWebhook();
     expect(tg.webhook).toBeNull();
   });
+
+  it("webhookRetry: an update answered 5xx is delivered again before the next one", async () => {
+    const retrying = new FakeTelegram({ webhookRetry: { attempts: 3, delayMs: 20 } });
+    await retrying.start();
+    const seen: Array<{ id: number; status: number }> = [];
+    let failures = 2;
+    const server = http.createServer((req, res) => {
+      let body = "";
+      req.on("data", (c) => (body += c));
+      req.on("end", () => {
+        const status = failures-- > 0 ? 500 : 200;
+        seen.push({ id: (JSON.parse(body) as { update_id: number }).update_id, status });
+        res.writeHead(status).end();
+      });
+    });
+    servers.push(server);
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    try {
+      await fetch(`${retrying.apiUrl}/setWebhook`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/tg` }) });
+      const user = retrying.user("Carol");
+      const chat = retrying.privateChat(user);
+      const first = retrying.userMessage({ chat, from: user, text: "first" });
+      const second = retrying.userMessage({ chat, from: user, text: "second" });
+      await retrying.waitFor(() => seen.length === 4);
+      expect(seen).toEqual([
+        { id: first.update_id, status: 500 },
+        { id: first.update_id, status: 500 },
+        { id: first.update_id, status: 200 },
+        { id: second.update_id, status: 200 },
+      ]);
+    } finally {
+      await retrying.close();
+    }
+  });
 });

@@ -38,6 +38,13 @@ export interface FakeTelegramOptions {
   bot?: Partial<TgUser>;
   /** Upper bound for holding a long poll, in ms (Telegram itself caps timeout at 50 s). */
   maxLongPollMs?: number;
+  /**
+   * Redeliver a webhook update the bot did not answer with 2xx (or could not
+   * be reached for), as Telegram does: up to `attempts` deliveries in all,
+   * `delayMs` apart, before the next update is sent. Default: one delivery,
+   * no retry.
+   */
+  webhookRetry?: { attempts: number; delayMs: number };
 }
 
 export interface WebhookInfo {
@@ -86,6 +93,7 @@ export class FakeTelegram {
   private readonly methods: Record<string, MethodHandler>;
   private readonly canonical = new Map<string, string>();
   private readonly maxLongPollMs: number;
+  private readonly webhookRetry: { attempts: number; delayMs: number };
   private portNumber = 0;
   private queue: TgUpdate[] = [];
   private polls: HeldPoll[] = [];
@@ -101,6 +109,7 @@ export class FakeTelegram {
     const id = Number(this.token.split(":")[0]) || 7_000_000_001;
     this.botUser = { id, is_bot: true, first_name: "Switchboard Test Bot", username: "switchboard_test_bot", ...opts.bot };
     this.maxLongPollMs = opts.maxLongPollMs ?? 50_000;
+    this.webhookRetry = opts.webhookRetry ?? { attempts: 1, delayMs: 0 };
     this.store = new TgStore(this.botUser);
     this.build = new UpdateBuilder(this.store);
     this.methods = createApiMethods({ store: this.store, sent: this.sentLog, changed: () => this.signal.notify() });
@@ -449,16 +458,19 @@ export class FakeTelegram {
     const hook = this.hook;
     if (!hook) return;
     this.hookChain = this.hookChain.then(async () => {
-      try {
-        const d = await this.deliverWebhook(hook.url, u, hook.secret_token);
-        if (d.status < 200 || d.status > 299) {
+      for (let attempt = 1; ; attempt++) {
+        try {
+          const d = await this.deliverWebhook(hook.url, u, hook.secret_token);
+          if (d.status >= 200 && d.status <= 299) return;
           hook.last_error_date = Math.floor(Date.now() / 1000);
           hook.last_error_message = `Wrong response from the webhook: ${d.status}`;
+        } catch (err) {
+          hook.last_error_date = Math.floor(Date.now() / 1000);
+          hook.last_error_message = `Connection refused: ${String(err)}`;
+          this.signal.notify();
         }
-      } catch (err) {
-        hook.last_error_date = Math.floor(Date.now() / 1000);
-        hook.last_error_message = `Connection refused: ${String(err)}`;
-        this.signal.notify();
+        if (attempt >= this.webhookRetry.attempts || this.hook !== hook) return;
+        await new Promise((r) => setTimeout(r, this.webhookRetry.delayMs).unref());
       }
     });
   }

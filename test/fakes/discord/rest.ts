@@ -38,8 +38,13 @@ const unknownMessage = (): DApiError => new DApiError(404, 10008, "Unknown Messa
 const unknownInteraction = (): DApiError => new DApiError(404, 10062, "Unknown interaction");
 const unknownWebhook = (): DApiError => new DApiError(404, 10015, "Unknown Webhook");
 
+/** How long Discord remembers a message nonce for enforce_nonce ("the past few minutes"). */
+const NONCE_WINDOW_MS = 5 * 60_000;
+
 export class DiscordRest {
   private routes: { method: string; re: RegExp; auth: boolean; fn: Handler }[] = [];
+  /** Bot messages created with enforce_nonce, by channel + nonce. */
+  private readonly nonces = new Map<string, { msg: DMessage; at: number }>();
 
   constructor(private readonly d: RestDeps) {
     const r = (method: string, pattern: string, fn: Handler, auth = true): void => {
@@ -92,6 +97,11 @@ export class DiscordRest {
       return body === null ? [204, null] : [200, body];
     }
     throw new DApiError(404, 0, "404: Not Found");
+  }
+
+  /** Forgets remembered nonces (FakeDiscord.reset). */
+  reset(): void {
+    this.nonces.clear();
   }
 
   private channel(id: string): DChannel {
@@ -167,8 +177,19 @@ export class DiscordRest {
     this.d.gateway.route(t, ev, msg.guild_id ? { guildId: msg.guild_id, intent: Intents.GuildMessages } : { intent: Intents.DirectMessages });
   }
 
+  /**
+   * With `enforce_nonce: true` and a nonce, Discord checks the nonce for
+   * uniqueness over the past few minutes: a second create with the same
+   * nonce by the same author returns the first message and creates nothing.
+   */
   private createMessage(channel: DChannel, req: RestRequest, via: "channel"): DMessage {
+    const p = this.payload(req);
+    const nonceKey = p["enforce_nonce"] === true && (typeof p["nonce"] === "string" || typeof p["nonce"] === "number") ? `${channel.id}:${String(p["nonce"])}` : undefined;
+    const now = Date.now();
+    const earlier = nonceKey ? this.nonces.get(nonceKey) : undefined;
+    if (earlier && now - earlier.at < NONCE_WINDOW_MS) return earlier.msg;
     const msg = this.d.world.storeMessage(this.buildBotMessage(channel, req, true));
+    if (nonceKey) this.nonces.set(nonceKey, { msg, at: now });
     this.record(msg, via, req.files);
     this.echo("MESSAGE_CREATE", msg);
     return msg;

@@ -7,6 +7,14 @@ const LEASE_TTL_MS = 30_000;
 const LEASE_RENEW_MS = 10_000;
 /** How often a process looks for conversations nobody is handling (after a peer crashed, or a missed kick). */
 export const SWEEP_MS = 1_000;
+/**
+ * How long a sweep leaves alone a conversation whose lease another process
+ * held when we last tried. The holder looks again after releasing, so the
+ * sweep is only for a holder that died (its lease expires after
+ * LEASE_TTL_MS anyway); retrying every second would only add lease traffic
+ * for every busy conversation, in every process.
+ */
+const HELD_ELSEWHERE_MS = 5_000;
 
 export interface DrainDeps {
   inbound: InboundStore;
@@ -15,6 +23,13 @@ export interface DrainDeps {
   log: Logger;
   /** Takes one recorded event into this process; `done` settles once its handling is committed. */
   take(rec: InboundRecord): Promise<{ done: Promise<unknown> } | undefined>;
+  /**
+   * Settles once the replies these handled events produced have left for
+   * the platform (or given up). Each process paces and orders a chat's
+   * replies in its own outbound queue, so a conversation may move to another
+   * process only after this: its next replies must not overtake them.
+   */
+  flushed?(inboundIds: string[]): Promise<void>;
 }
 
 /**
@@ -27,6 +42,8 @@ export class ConversationDrainer {
   readonly #draining = new Map<string, Promise<void>>();
   /** Conversations kicked again while being drained. */
   readonly #dirty = new Set<string>();
+  /** Conversations whose lease another process held, and when a sweep may try them again. */
+  readonly #heldElsewhere = new Map<string, number>();
   #sweeper: NodeJS.Timeout | undefined;
   #stopped = false;
   #gate: Promise<void> = Promise.resolve();
@@ -66,7 +83,9 @@ export class ConversationDrainer {
 
   async #sweep(): Promise<void> {
     try {
-      for (const c of await this.deps.inbound.conversationsWaiting(new Date(Date.now() - SWEEP_MS))) this.kick(c);
+      const now = Date.now();
+      for (const [c, until] of this.#heldElsewhere) if (until <= now) this.#heldElsewhere.delete(c);
+      for (const c of await this.deps.inbound.conversationsWaiting(new Date(now - SWEEP_MS))) if (!this.#heldElsewhere.has(c)) this.kick(c);
     } catch (err) {
       this.deps.log.warn({ err: errInfo(err) }, "looking for waiting conversations failed");
     }
@@ -74,30 +93,40 @@ export class ConversationDrainer {
 
   /**
    * While holding the conversation's lease, take its unhandled events in
-   * recorded order, wait until their handling is committed, and release.
-   * Another process that records an event meanwhile finds the lease taken
-   * and leaves the event to us; we look again after releasing, so nothing is
-   * stranded.
+   * recorded order, wait until their handling is committed and their replies
+   * have gone out, and release. Another process that records an event
+   * meanwhile finds the lease taken and leaves the event to us; we look
+   * again after releasing, so nothing is stranded.
    */
   async #drain(conversation: string): Promise<void> {
     const { leases, processId, inbound } = this.deps;
     for (;;) {
-      if (!(await leases.acquire(conversation, processId, LEASE_TTL_MS))) return;
+      if (!(await leases.acquire(conversation, processId, LEASE_TTL_MS))) {
+        this.#heldElsewhere.set(conversation, Date.now() + HELD_ELSEWHERE_MS);
+        return;
+      }
+      this.#heldElsewhere.delete(conversation);
       const renew = setInterval(() => void leases.renew(conversation, processId, LEASE_TTL_MS).catch(() => undefined), LEASE_RENEW_MS);
       renew.unref();
       const taken = new Set<string>();
       const handles: Array<Promise<unknown>> = [];
+      const unflushed: string[] = [];
+      const settled = async () => !this.#dirty.has(conversation) && (await inbound.receivedIn(conversation, 1)).every((r) => taken.has(r.id));
       try {
         for (;;) {
           this.#dirty.delete(conversation);
           const batch = (await inbound.receivedIn(conversation)).filter((r) => !taken.has(r.id));
           if (batch.length === 0) {
             await Promise.allSettled(handles.splice(0));
-            if (!this.#dirty.has(conversation) && (await inbound.receivedIn(conversation, 1)).every((r) => taken.has(r.id))) break;
+            if (!(await settled())) continue;
+            // Our replies go out before the conversation can move to another process.
+            if (unflushed.length) await this.deps.flushed?.(unflushed.splice(0));
+            if (await settled()) break;
             continue;
           }
           for (const rec of batch) {
             taken.add(rec.id);
+            unflushed.push(rec.id);
             const took = await this.deps.take(rec);
             if (took) handles.push(took.done);
           }

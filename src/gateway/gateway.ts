@@ -44,6 +44,17 @@ export interface GatewayDeps {
 
 
 
+/**
+ * Shared mode: how long a conversation's lease is held, at most, waiting for
+ * its replies to leave (as long as another process waits before taking over
+ * replies abandoned by a crashed one).
+ */
+const FLUSH_WAIT_MS = 30_000;
+/** Shared mode: events whose replies are tracked until their conversation's lease is released. */
+const REPLIES_TRACKED = 50_000;
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
 /** Envelope JSON revived (dates), for replaying a recorded event after a restart. */
 function revive(json: string): InboundEnvelope {
   return JSON.parse(json, (k, v) => (k === "occurredAt" && typeof v === "string" ? new Date(v) : v));
@@ -72,12 +83,37 @@ export class Gateway {
   #gate: Promise<void> = Promise.resolve();
   /** Shared mode: conversations handled under database leases. */
   readonly #drainer: ConversationDrainer | undefined;
+  /**
+   * When the last record of each conversation completed (epoch ms). Events
+   * are handled in the order of their recorded time, kept to the
+   * millisecond; two events of one conversation recorded back to back within
+   * one millisecond would be ordered by their random ids. So the next record
+   * of a conversation starts only once the clock has moved past the previous
+   * one's completion.
+   */
+  readonly #lastRecorded = new Map<string, number>();
+  /** Shared mode: the replies (delivery ids) each taken event produced, until its lease is released. */
+  readonly #repliesOf = new Map<string, string[]>();
 
   constructor(readonly deps: GatewayDeps) {
     this.#drainer =
       deps.policy.SHARED_DATABASE && deps.leases && deps.processId
-        ? new ConversationDrainer({ inbound: deps.inbound, leases: deps.leases, processId: deps.processId, log: deps.log, take: (rec) => this.#take(rec) })
+        ? new ConversationDrainer({
+            inbound: deps.inbound, leases: deps.leases, processId: deps.processId, log: deps.log,
+            take: (rec) => this.#take(rec),
+            flushed: (ids) => this.#flushed(ids),
+          })
         : undefined;
+    if (this.#drainer) {
+      deps.runner.withSink(["text-final", "notice"], (_id, e) => {
+        if ((e.kind !== "text-final" && e.kind !== "notice") || !e.inboundId || !e.deliveryId) return;
+        const list = this.#repliesOf.get(e.inboundId);
+        if (list) list.push(e.deliveryId);
+        else this.#repliesOf.set(e.inboundId, [e.deliveryId]);
+        // Bounded: an event whose drain failed before its flush is forgotten eventually.
+        if (this.#repliesOf.size > REPLIES_TRACKED) this.#repliesOf.delete(this.#repliesOf.keys().next().value!);
+      });
+    }
     // Rotations and switches move a conversation: forget its cached binding.
     deps.runner.withSink(["lifecycle", "turn-complete"], (_id, e) => {
       if (e.kind === "turn-complete" && e.inboundId) {
@@ -201,6 +237,8 @@ export class Gateway {
     const age = Date.now() - env.occurredAt.getTime();
     const expired = age > policy.INBOUND_TTL;
     const conversation = this.#conversationKey(env);
+    const last = this.#lastRecorded.get(conversation);
+    while (last !== undefined && Date.now() <= last) await sleep(1);
     const rec = await this.deps.inbound.record({
       conversation,
       platform: env.platform,
@@ -210,6 +248,7 @@ export class Gateway {
       occurredAt: env.occurredAt,
       ...(expired ? { status: "expired" as const, note: `arrived ${Math.round(age / 1000)} s late` } : {}),
     });
+    this.#noteRecorded(conversation);
     if (rec === "duplicate") {
       metrics.duplicates.inc({ platform: env.platform });
       metrics.inbound.inc({ platform: env.platform, outcome: "duplicate" });
@@ -228,6 +267,13 @@ export class Gateway {
     return { status: "accepted", inboundId: rec.id };
   }
 
+  #noteRecorded(conversation: string): void {
+    const now = Date.now();
+    this.#lastRecorded.set(conversation, now);
+    // Only entries of the current millisecond matter.
+    if (this.#lastRecorded.size > 1000) for (const [k, t] of this.#lastRecorded) if (t < now) this.#lastRecorded.delete(k);
+  }
+
   /**
    * Shared mode: takes one recorded event into this process's runner (under
    * the conversation's lease); the promise settles once it is committed.
@@ -239,6 +285,36 @@ export class Gateway {
     if (!this.#arrivals.has(rec.id)) this.#arrivals.set(rec.id, performance.now());
     const handle = await this.#dispatch(env, rec.id);
     return handle ? { done: handle.done } : undefined;
+  }
+
+  /**
+   * Shared mode: settles once the replies to these events are no longer
+   * waiting in this process's outbound queue (sent, refused or expired), or
+   * after FLUSH_WAIT_MS. The queue sends a chat's replies in order, so the
+   * last one leaving means every earlier one has been tried. Never rejects.
+   */
+  async #flushed(inboundIds: string[]): Promise<void> {
+    const ids = inboundIds.flatMap((id) => {
+      const d = this.#repliesOf.get(id) ?? [];
+      this.#repliesOf.delete(id);
+      return d;
+    });
+    const last = ids.at(-1);
+    if (!last) return;
+    // The delivery record's status is the truth every process shares (the outbound queue has no per-reply signal).
+    const deliveries = this.deps.outbound.opts.deliveries;
+    const end = Date.now() + FLUSH_WAIT_MS;
+    for (let wait = 10; ; wait = Math.min(wait * 2, 200)) {
+      try {
+        const rec = await deliveries.find(last);
+        if (!rec || (rec.status !== "pending" && rec.status !== "sending")) return;
+      } catch (err) {
+        this.deps.log.warn({ err: errInfo(err) }, "could not tell whether a conversation's replies were sent; releasing it anyway");
+        return;
+      }
+      if (Date.now() >= end || this.#stopping) return;
+      await sleep(wait);
+    }
   }
 
   #chatKey(env: InboundEnvelope): string {

@@ -156,9 +156,12 @@ describe("no command crosses chats", () => {
     const aliceDm = tg!.privateChat(t.alice);
     const bobDm = tg!.privateChat(t.bob);
     await t.say(aliceDm, t.alice, "alice secret-pineapple");
+    // /status answers at once, even while a turn runs: wait for the echo so the replies come in a known order.
+    await replyTo(aliceDm.id, 1);
     await t.say(aliceDm, t.alice, "/status");
     const aliceSession = /session: (\S+)/.exec(await replyTo(aliceDm.id, 2))?.[1];
     await t.say(bobDm, t.bob, "bob hello");
+    await replyTo(bobDm.id, 1);
     await t.say(bobDm, t.bob, "/status");
     const bobSession = /session: (\S+)/.exec(await replyTo(bobDm.id, 2))?.[1];
     expect(aliceSession).toBeTruthy();
@@ -182,6 +185,7 @@ describe("no command crosses chats", () => {
     const aliceDm = tg!.privateChat(t.alice);
     const group = tg!.group("Team");
     await t.say(aliceDm, t.alice, "my password hint is secret-pineapple");
+    await replyTo(aliceDm.id, 1);
     await t.say(aliceDm, t.alice, "/status");
     const dmSession = /session: (\S+)/.exec(await replyTo(aliceDm.id, 2))?.[1]!;
     await t.say(aliceDm, t.alice, "/new");

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { parseCommand, addressedElsewhere } from "../../src/runtime/commands/index.js";
 import { PROVIDERS } from "../support/db.js";
-import { finals, makeRuntime, message, notices, privateChat, send, type TestRuntime } from "../support/runtime.js";
+import { finals, makeRuntime, message, notices, privateChat, send, waitUntil, type TestRuntime } from "../support/runtime.js";
 
 describe("parseCommand", () => {
   it("parses names, targets and arguments, and rejects non-commands", () => {
@@ -63,6 +63,15 @@ describe.each(PROVIDERS)("slash commands on %s", (provider) => {
     const after = await send(rt, conv, message(conv, "still here?"));
     await after.done;
     expect(finals(rt.events)).toEqual(["echo: still here?"]);
+  });
+
+  it("/status counts the turns the live session ran since it opened", async () => {
+    rt = await makeRuntime(provider);
+    const conv = privateChat();
+    for (const text of ["a", "b"]) await (await send(rt, conv, message(conv, text))).done;
+    await send(rt, conv, message(conv, "/status"));
+    await waitUntil(() => notices(rt.events).some((n) => n.startsWith("session: ")), 5_000, "the status");
+    expect(notices(rt.events).find((n) => n.startsWith("session: "))).toMatch(/^turns: 2$/m);
   });
 
   it("/status shows the session: and turns: tokens, model, persona, start and archived count", async () => {

@@ -107,10 +107,13 @@ export function builtinCommands(opts: CommandOptions): CommandSpec[] {
       summary: "show this conversation's session",
       async run(ctx) {
         const info = ctx.session.info;
-        const archived = (await chatSessions(ctx.runner, ctx.event, 1000)).filter((s) => s.archived).length;
+        const sessions = await chatSessions(ctx.runner, ctx.event, 1000);
+        const archived = sessions.filter((s) => s.archived).length;
+        // The live session's info is from when it opened; the stored row has the turns since.
+        const turns = sessions.find((s) => s.id === info.id)?.turnCount ?? info.turnCount;
         ctx.notify("info", [
           `session: ${info.id}`,
-          `turns: ${info.turnCount}`,
+          `turns: ${turns}`,
           `model: ${String(info.metadata[METADATA_KEYS.model] ?? opts.defaultModel ?? "echo")}`,
           `persona: ${info.persona ?? "default"}`,
           `started: ${fmtDate(info.createdAt)}`,

@@ -161,6 +161,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
     config, log, db, registry, runner, gateway, http, metrics, reflector,
     async start() {
       const addr = await http.listen(config.HTTP_PORT, config.HTTP_HOST);
+      outbound.startClaims();
       await gateway.start();
       reflector.start(config.REFLECT_SWEEP_INTERVAL);
       timers = [

@@ -48,6 +48,9 @@ export class Outbound {
   readonly #drafts = new Map<string, Draft>();
   readonly #turnStart = new Map<string, number>();
   readonly #inFlight = new Set<string>();
+  /** Replies this process has taken on (queued behind their chat, or being sent): their claims are kept fresh in shared mode. */
+  readonly #held = new Set<string>();
+  #claimTimer: NodeJS.Timeout | undefined;
   /** Replies to one chat are delivered in the order they were emitted. */
   readonly #chains = new Map<string, Promise<void>>();
 
@@ -68,8 +71,17 @@ export class Outbound {
   /** Queues every reply written but not confirmed sent, each behind its chat's earlier replies. */
   async queueUnsent(): Promise<number> {
     const rows = await this.opts.deliveries.unsent({ staleAfterMs: this.opts.staleAfterMs });
-    for (const r of rows) void this.#inOrder(chatKey(JSON.parse(r.address) as ReplyAddress), () => this.deliver(r));
+    for (const r of rows) void this.#holding(r.id, () => this.#inOrder(chatKey(JSON.parse(r.address) as ReplyAddress), () => this.deliver(r)));
     return rows.length;
+  }
+
+  async #holding<T>(id: string, fn: () => Promise<T>): Promise<T> {
+    this.#held.add(id);
+    try {
+      return await fn();
+    } finally {
+      this.#held.delete(id);
+    }
   }
 
   add(adapter: Adapter): void {
@@ -114,13 +126,13 @@ export class Outbound {
           draft.final = true;
           if (draft.timer) clearTimeout(draft.timer);
         }
-        if (deliveryId) await this.#inOrder(chatKey(e.replyTo), () => this.deliverId(deliveryId, draft));
+        if (deliveryId) await this.#holding(deliveryId, () => this.#inOrder(chatKey(e.replyTo), () => this.deliverId(deliveryId, draft)));
         this.#forget(turnId);
         return;
       }
       case "notice": {
         const { deliveryId } = e;
-        if (deliveryId && e.replyTo) await this.#inOrder(chatKey(e.replyTo), () => this.deliverId(deliveryId));
+        if (deliveryId && e.replyTo) await this.#holding(deliveryId, () => this.#inOrder(chatKey(e.replyTo!), () => this.deliverId(deliveryId)));
         return;
       }
       case "turn-complete":
@@ -164,6 +176,8 @@ export class Outbound {
     let d = this.#drafts.get(turnId);
     if (!d) {
       if (Date.now() - started < (this.opts.streamAfterMs ?? 1000)) return;
+      // A draft goes straight to the scheduler: it must not overtake this chat's earlier replies still queued. Try again at the next delta.
+      if (this.#chains.has(chatKey(to))) return;
       d = { text, shown: "", lastEdit: 0 };
       this.#drafts.set(turnId, d);
       const draft = d;
@@ -199,6 +213,26 @@ export class Outbound {
   async deliverId(id: string, draft?: Draft): Promise<void> {
     const rec = await this.opts.deliveries.find(id);
     if (rec) await this.deliver(rec, draft);
+  }
+
+  /**
+   * Shared mode: another process takes over replies whose claim is older
+   * than staleAfterMs. A reply queued here behind a slow chat is not
+   * abandoned, so this process renews the claims of every reply it holds.
+   */
+  startClaims(): void {
+    const stale = this.opts.staleAfterMs;
+    if (!stale || this.#claimTimer) return;
+    this.#claimTimer = setInterval(() => {
+      if (!this.#held.size) return;
+      this.opts.deliveries.renewClaims([...this.#held], this.opts.owner ?? "").catch((err) => this.opts.log.warn({ err: errInfo(err) }, "renewing reply claims failed; another process may send them after the stale period"));
+    }, Math.max(250, Math.floor(stale / 3)));
+    this.#claimTimer.unref?.();
+  }
+
+  stopClaims(): void {
+    clearInterval(this.#claimTimer);
+    this.#claimTimer = undefined;
   }
 
   /**
@@ -271,7 +305,7 @@ export class Outbound {
     const rows = await this.opts.deliveries.unsent({ staleAfterMs: this.opts.staleAfterMs ?? 5_000 });
     let n = 0;
     for (const r of rows) {
-      if (this.#inFlight.has(r.id)) continue;
+      if (this.#inFlight.has(r.id) || this.#held.has(r.id)) continue;
       await this.deliver(r);
       n++;
     }
@@ -284,6 +318,7 @@ export class Outbound {
   }
 
   close(): void {
+    this.stopClaims();
     for (const d of this.#drafts.values()) if (d.timer) clearTimeout(d.timer);
     for (const a of this.#adapters.values()) a.scheduler.close();
     this.opts.sentLog?.close();

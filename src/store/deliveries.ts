@@ -55,6 +55,16 @@ export class DeliveryStore {
     return n === 1;
   }
 
+  /** Keeps the claims of replies this process still holds (queued or sending) fresh, so no other process takes them over. */
+  async renewClaims(ids: string[], owner: string): Promise<void> {
+    for (let i = 0; i < ids.length; i += 500) {
+      const part = ids.slice(i, i + 500);
+      await this.db.exec("renew-claims", `UPDATE "OutboundDelivery" SET "claimedAt" = ?, "owner" = ? WHERE "id" IN (${part.map(() => "?").join(",")}) AND "status" IN (?, ?)`, [
+        new Date(), owner, ...part, "pending", "sending",
+      ]);
+    }
+  }
+
   async markSent(id: string, platformMessageId: string | undefined): Promise<void> {
     await this.db.exec("mark-sent", `UPDATE "OutboundDelivery" SET "status" = ?, "platformMessageId" = ?, "sentAt" = ?, "lastError" = ? WHERE "id" = ?`, [
       "sent", platformMessageId ?? null, new Date(), null, id,
@@ -75,8 +85,8 @@ export class DeliveryStore {
     const rows = opts.staleAfterMs
       ? await this.db.query<Record<string, unknown>>(
           "unsent-stale",
-          `SELECT ${COLUMNS} FROM "OutboundDelivery" WHERE ("status" = ? AND "createdAt" < ?) OR ("status" = ? AND "claimedAt" < ?) ORDER BY "createdAt" ASC, "part" ASC LIMIT ?`,
-          ["pending", new Date(Date.now() - opts.staleAfterMs), "sending", new Date(Date.now() - opts.staleAfterMs), limit],
+          `SELECT ${COLUMNS} FROM "OutboundDelivery" WHERE ("status" = ? AND "createdAt" < ? AND ("claimedAt" IS NULL OR "claimedAt" < ?)) OR ("status" = ? AND "claimedAt" < ?) ORDER BY "createdAt" ASC, "part" ASC LIMIT ?`,
+          ["pending", new Date(Date.now() - opts.staleAfterMs), new Date(Date.now() - opts.staleAfterMs), "sending", new Date(Date.now() - opts.staleAfterMs), limit],
         )
       : await this.db.query<Record<string, unknown>>("unsent", `SELECT ${COLUMNS} FROM "OutboundDelivery" WHERE "status" IN (?, ?) ORDER BY "createdAt" ASC, "part" ASC LIMIT ?`, ["pending", "sending", limit]);
     return rows.map(deliveryOf);

@@ -53,6 +53,26 @@ describe("gateway behaviour", () => {
     expect(deliveries.map((d) => [d.status, d.platformMessageId])).toEqual([["sent", draftId]]);
   });
 
+  it("a streamed draft never overtakes the chat's earlier replies still queued", async () => {
+    const quickOrSlow: Agent = {
+      name: "quick-or-slow",
+      run(req) {
+        const last = String(req.messages.at(-1)?.content ?? "");
+        return last.includes("slow") ? slowAgent(["draft ", "then ", "more"], 60).run(req) : slowAgent([`quick answer`], 0).run(req);
+      },
+    };
+    const a = await start({}, new MemoryAdapter(), quickOrSlow, 50);
+    const outbound = app!.gateway.deps.outbound;
+    outbound.hold(); // the first reply waits in the chat's queue, as it would behind a slow database or platform
+    await a.ctx.inbound(a.dm("310", "first"));
+    await new Promise((r) => setTimeout(r, 100));
+    await a.ctx.inbound(a.dm("310", "slow one"));
+    await new Promise((r) => setTimeout(r, 400)); // the slow turn streams past streamAfterMs meanwhile
+    outbound.release();
+    await eventually(() => a.edits, (e) => e.some((x) => x.text === "draft then more") || a.to("310").some((m) => m.text === "draft then more"), 10_000, "the slow answer");
+    expect(a.to("310")[0]!.text).toBe("quick answer");
+  });
+
   it("falls back to one final message where the platform cannot edit", async () => {
     const noEdit = new MemoryAdapter("777", { maxTextLength: 4096, editIntervalMs: { private: 100, group: 100 }, perChat: { ratePerSec: 1000, burst: 1000 }, global: { ratePerSec: 1000, burst: 1000 }, canEdit: false });
     const a = await start({}, noEdit, slowAgent(["a", "b", "c", "d"], 60), 50);

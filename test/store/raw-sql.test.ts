@@ -41,6 +41,19 @@ describe.each(PROVIDERS)("the raw hot path on %s", (provider) => {
     expect(await t.db.read((c) => c.outboundDelivery.findUnique({ where: { id: r.deliveryIds[0]! } }))).toMatchObject({ expiresAt, status: "pending" });
   });
 
+  it("shared mode: a reply whose claim its process keeps renewing is never stale, however old", async () => {
+    t = await openTestDb(provider);
+    const deliveries = new DeliveryStore(t.db);
+    const r = await new TurnStore(t.db).commit({ sessionId: "", inboundIds: [], messages: [], turnIncrement: 0, deliveries: [{ platform: "telegram", botId: "b", address: "{}", text: "queued", expiresAt: new Date(Date.now() + 60_000) }] });
+    const id = r.deliveryIds[0]!;
+    await new Promise((res) => setTimeout(res, 250));
+    expect((await deliveries.unsent({ staleAfterMs: 150 })).map((d) => d.id)).toEqual([id]); // abandoned: another process takes it over
+    await deliveries.renewClaims([id], "process-a");
+    expect(await deliveries.unsent({ staleAfterMs: 150 })).toEqual([]); // held and renewed: left to its holder
+    await new Promise((res) => setTimeout(res, 250));
+    expect((await deliveries.unsent({ staleAfterMs: 150 })).map((d) => d.id)).toEqual([id]); // the holder stopped renewing
+  });
+
   it("a transaction that throws leaves nothing behind, and its siblings commit", async () => {
     t = await openTestDb(provider);
     const db = t.db;

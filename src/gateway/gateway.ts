@@ -1,6 +1,7 @@
 import type { Config } from "../config.js";
 import type { Logger } from "../log.js";
 import type { InEvent } from "../runtime/events.js";
+import { setBounded } from "../bounded.js";
 import { errInfo } from "../log.js";
 import type { RunHandle, Runner } from "../runtime/runner.js";
 import type { Registry } from "../session/registry.js";
@@ -54,6 +55,9 @@ const FLUSH_WAIT_MS = 30_000;
 const REPLIES_TRACKED = 50_000;
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/** Per-chat caches (bindings, the session bound at arrival) stay bounded; a miss re-reads the binding. */
+const CHAT_CACHE_LIMIT = 50_000;
 
 /** Envelope JSON revived (dates), for replaying a recorded event after a restart. */
 function revive(json: string): InboundEnvelope {
@@ -408,9 +412,9 @@ export class Gateway {
     if (!this.#shared && cached && runner.has(cached) && !runner.get(cached).closed) info = runner.get(cached).info;
     else {
       info = await this.deps.registry.resolveChatChannel(conversation);
-      this.#bindings.set(key, info.id);
+      setBounded(this.#bindings, key, info.id, CHAT_CACHE_LIMIT);
     }
-    if (!this.#shared) this.#boundByChat.set(this.#chatKey(env), info.id);
+    if (!this.#shared) setBounded(this.#boundByChat, this.#chatKey(env), info.id, CHAT_CACHE_LIMIT);
     const event: InEvent = {
       type: "message",
       text: env.text,

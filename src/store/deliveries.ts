@@ -1,3 +1,4 @@
+import { setBounded } from "../bounded.js";
 import type { Database } from "./db.js";
 import { toDate, toDateOrNull } from "./sql.js";
 
@@ -40,10 +41,7 @@ export class DeliveryStore {
 
   /** Called with the records a turn's commit wrote; `find` answers from here once. */
   remember(records: DeliveryRecord[]): void {
-    for (const r of records) {
-      if (this.#fresh.size >= 10_000) this.#fresh.delete(this.#fresh.keys().next().value!);
-      this.#fresh.set(r.id, r);
-    }
+    for (const r of records) setBounded(this.#fresh, r.id, r, 10_000);
   }
 
   async markSending(id: string, owner?: string): Promise<boolean> {

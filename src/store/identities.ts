@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { setBounded } from "../bounded.js";
 import type { Database } from "./db.js";
 import { isUniqueViolation } from "./errors.js";
 
@@ -19,12 +20,8 @@ export interface GroupRecord {
   createdAt: Date;
 }
 
-/** Identity caches stay bounded: the oldest entry goes first (a miss costs one indexed read). */
+/** Identity caches stay bounded (a miss costs one indexed read). */
 const CACHE_LIMIT = 20_000;
-function remember(cache: Map<string, string>, k: string, id: string): void {
-  if (cache.size >= CACHE_LIMIT) cache.delete(cache.keys().next().value!);
-  cache.set(k, id);
-}
 
 /**
  * Canonical identities: each platform user and group maps to one UUID, unique
@@ -55,7 +52,7 @@ export class IdentityStore {
     const hit = this.#users.get(k);
     if (hit) return hit;
     const id = await this.#insertOrGet("User", [randomUUID(), platform, externalId, displayName ?? null, null, new Date()], platform, externalId);
-    remember(this.#users, k, id);
+    setBounded(this.#users, k, id, CACHE_LIMIT);
     return id;
   }
 
@@ -96,7 +93,7 @@ export class IdentityStore {
     const hit = this.#groups.get(k);
     if (hit) return hit;
     const id = await this.#insertOrGet("Group", [randomUUID(), platform, externalId, opts.title ?? null, opts.parentId ?? null, new Date()], platform, externalId);
-    remember(this.#groups, k, id);
+    setBounded(this.#groups, k, id, CACHE_LIMIT);
     return id;
   }
 

@@ -55,6 +55,9 @@ export function sqliteFile(url: string): string {
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms).unref?.());
 
+const commitUnknown = (op: string, cause: unknown) =>
+  new StoreError("CommitUnknown", `The commit of "${op}" was sent but not acknowledged; re-read to learn its outcome.`, { cause });
+
 interface GroupUnit {
   op: string;
   fn: (q: Sql) => Promise<unknown>;
@@ -66,9 +69,11 @@ interface GroupUnit {
 
 /**
  * One database handle for the process. Every access goes through `read`,
- * `write` or `transaction`:
+ * `write` or `transaction` (Prisma), or `query`, `exec`, `writeReturning` or
+ * `sqlTransaction` (the hot path's raw SQL, see sql.ts):
  * - On SQLite all of them are serialized by one mutex, so no statement can
- *   slip into another caller's open transaction on the shared connection.
+ *   slip into another caller's open transaction, and raw writes are grouped
+ *   into shared commits.
  *   Across processes, busy_timeout makes a statement wait for the file lock,
  *   and a whole transaction is retried with bounded backoff if it still fails.
  * - On PostgreSQL they use the pool directly; the database does the locking.
@@ -167,15 +172,11 @@ export class Database {
           );
         } catch (e) {
           if (bodyDone && !(e instanceof StoreError)) {
-            throw new StoreError("CommitUnknown", `The commit of "${op}" was sent but not acknowledged; re-read to learn its outcome.`, { cause: e });
+            throw commitUnknown(op, e);
           }
           throw e;
         }
-        try {
-          this.#faults?.afterCommit?.(op);
-        } catch (e) {
-          throw new StoreError("CommitUnknown", `The commit of "${op}" was sent but not acknowledged; re-read to learn its outcome.`, { cause: e });
-        }
+        this.#afterCommit(op);
         return result;
       }),
     );
@@ -328,7 +329,7 @@ export class Database {
           this.#faults?.beforeCommit?.(u.op);
         } catch (e) {
           s.runSync("ROLLBACK TO unit");
-          u.error = new StoreError("CommitUnknown", `The commit of "${u.op}" was sent but not acknowledged; re-read to learn its outcome.`, { cause: e });
+          u.error = commitUnknown(u.op, e);
         }
         s.runSync("RELEASE unit");
       }
@@ -358,7 +359,7 @@ export class Database {
       try {
         this.#faults?.beforeCommit?.(op);
       } catch (e) {
-        throw new StoreError("CommitUnknown", `The commit of "${op}" was sent but not acknowledged; re-read to learn its outcome.`, { cause: e });
+        throw commitUnknown(op, e);
       }
       commitSent = true;
       await p.control(client, "COMMIT");
@@ -368,7 +369,7 @@ export class Database {
       if (!commitSent) await client.query("ROLLBACK").catch((err: Error) => (broken = err));
       else if (!(e instanceof StoreError)) {
         broken = e as Error;
-        throw new StoreError("CommitUnknown", `The commit of "${op}" was sent but not acknowledged; re-read to learn its outcome.`, { cause: e });
+        throw commitUnknown(op, e);
       }
       throw e;
     } finally {
@@ -380,7 +381,7 @@ export class Database {
     try {
       this.#faults?.afterCommit?.(op);
     } catch (e) {
-      throw new StoreError("CommitUnknown", `The commit of "${op}" was sent but not acknowledged; re-read to learn its outcome.`, { cause: e });
+      throw commitUnknown(op, e);
     }
   }
 

@@ -23,6 +23,15 @@ interface Draft {
   timer?: NodeJS.Timeout;
 }
 
+/**
+ * A draft starts this long after the delta that qualified it, and not at
+ * all if the answer is complete by then: a quick answer (one that was only
+ * slow to start, behind a busy database) goes out as one durable message.
+ * A draft has no delivery record yet, so it is the one message a crash can
+ * leave behind for the recovered reply to repeat.
+ */
+const DRAFT_GRACE_MS = 150;
+
 export interface OutboundOptions {
   deliveries: DeliveryStore;
   metrics: GatewayMetrics;
@@ -181,16 +190,21 @@ export class Outbound {
       d = { text, shown: "", lastEdit: 0 };
       this.#drafts.set(turnId, d);
       const draft = d;
-      const first = chunkText(text, a.adapter.limits.maxTextLength)[0] ?? "…";
-      draft.sending = a.scheduler
-        .schedule(chatKey(to), () => a.adapter.sink.send(to, first), { essential: false, label: "draft" })
-        .then((sent) => {
-          if (sent) {
-            draft.messageId = sent.messageId;
-            draft.shown = first;
-            draft.lastEdit = Date.now();
-          }
-        });
+      draft.timer = setTimeout(() => {
+        draft.timer = undefined;
+        if (draft.final || this.#chains.has(chatKey(to))) return;
+        const first = chunkText(draft.text, a.adapter.limits.maxTextLength)[0] ?? "…";
+        draft.sending = a.scheduler
+          .schedule(chatKey(to), () => a.adapter.sink.send(to, first), { essential: false, label: "draft" })
+          .then((sent) => {
+            if (sent) {
+              draft.messageId = sent.messageId;
+              draft.shown = first;
+              draft.lastEdit = Date.now();
+            }
+          });
+      }, DRAFT_GRACE_MS);
+      draft.timer.unref?.();
       return;
     }
     d.text = text;

@@ -53,6 +53,17 @@ describe("gateway behaviour", () => {
     expect(deliveries.map((d) => [d.status, d.platformMessageId])).toEqual([["sent", draftId]]);
   });
 
+  it("an answer that was only slow to start goes out as one message, with no draft to repeat after a crash", async () => {
+    const a = await start({}, new MemoryAdapter(), slowAgent(["all at once"], 300), 50);
+    await a.ctx.inbound(a.dm("305", "hi"));
+    await eventually(() => a.to("305"), (s) => s.length === 1);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(a.to("305").map((m) => m.text)).toEqual(["all at once"]);
+    // The durable reply itself (with its idempotency key), not a draft edited into it.
+    expect(a.to("305")[0]!.idempotencyKey).toMatch(/:0$/);
+    expect(a.edits).toEqual([]);
+  });
+
   it("a streamed draft never overtakes the chat's earlier replies still queued", async () => {
     const quickOrSlow: Agent = {
       name: "quick-or-slow",

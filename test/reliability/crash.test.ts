@@ -144,6 +144,11 @@ describe("crash: kill -9 at a random moment, restart", () => {
         const at = firstAsked.get(t) ?? 0;
         return !(at >= killedAt - 2000 && at <= killedAt);
       }).length;
+      // Any duplicate outside the kill's window is a bug: print its calls (time relative to the kill) to tell where it came from.
+      for (const t of duplicated.filter((d) => !(((firstAsked.get(d) ?? 0) >= killedAt - 2000) && (firstAsked.get(d) ?? 0) <= killedAt))) {
+        const calls = [...tg.callsTo("sendMessage"), ...tg.callsTo("editMessageText"), ...slack.callsTo("chat.postMessage"), ...slack.callsTo("chat.update")].filter((c) => String(c.params["text"] ?? "") === t);
+        report("crash-duplicate", { run: run + 1, text: t, calls: calls.map((c) => ({ msFromKill: c.at - killedAt, status: c.status })) });
+      }
       const late = expected.filter((t) => (at.get(t) ?? 0) - sentAt.get(t)! > TTL_MS).length;
       report("crash-run", { run: run + 1, seconds: Math.round((Date.now() - runStarted) / 1000), killedAfterSeconds: Math.round((killedAt - runStarted) / 1000), killedAfterReplies: killAt, messages: MESSAGES, noReply, duplicates, duplicatesInFlightAtKill: duplicates - outsideKill, late });
       gw.child.kill("SIGKILL");

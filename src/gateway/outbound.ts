@@ -225,7 +225,7 @@ export class Outbound {
   }
 
   async deliverId(id: string, draft?: Draft): Promise<void> {
-    const rec = await this.opts.deliveries.find(id);
+    const rec = await this.opts.deliveries.take(id);
     if (rec) await this.deliver(rec, draft);
   }
 

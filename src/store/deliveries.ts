@@ -39,7 +39,7 @@ export class DeliveryStore {
 
   constructor(readonly db: Database) {}
 
-  /** Called with the records a turn's commit wrote; `find` answers from here once. */
+  /** Called with the records a turn's commit wrote; `take` answers from here once. */
   remember(records: DeliveryRecord[]): void {
     for (const r of records) setBounded(this.#fresh, r.id, r, 10_000);
   }
@@ -90,12 +90,17 @@ export class DeliveryStore {
     return rows.map(deliveryOf);
   }
 
-  async find(id: string): Promise<DeliveryRecord | null> {
+  /** The record the sender is about to send: the one this process just committed, else read. */
+  async take(id: string): Promise<DeliveryRecord | null> {
     const fresh = this.#fresh.get(id);
     if (fresh) {
       this.#fresh.delete(id);
       return fresh;
     }
+    return this.find(id);
+  }
+
+  async find(id: string): Promise<DeliveryRecord | null> {
     const [r] = await this.db.query<Record<string, unknown>>("find-delivery", `SELECT ${COLUMNS} FROM "OutboundDelivery" WHERE "id" = ?`, [id]);
     return r ? deliveryOf(r) : null;
   }

@@ -17,6 +17,7 @@ import type { GatewayMetrics } from "./metrics.js";
 import { adapterKey, type Outbound } from "./outbound.js";
 import type { Pairing } from "./pairing.js";
 import { ConversationDrainer } from "./conversation-drain.js";
+import { ReplyTracker } from "./reply-tracker.js";
 import { answersInGroup, listed } from "./policy.js";
 
 export type GatewayPolicy = Pick<
@@ -44,15 +45,6 @@ export interface GatewayDeps {
 }
 
 
-
-/**
- * Shared mode: how long a conversation's lease is held, at most, waiting for
- * its replies to leave (as long as another process waits before taking over
- * replies abandoned by a crashed one).
- */
-const FLUSH_WAIT_MS = 30_000;
-/** Shared mode: events whose replies are tracked until their conversation's lease is released. */
-const REPLIES_TRACKED = 50_000;
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
@@ -96,26 +88,14 @@ export class Gateway {
    * one's completion.
    */
   readonly #lastRecorded = new Map<string, number>();
-  /** Shared mode: the replies (delivery ids) each taken event produced, until its lease is released. */
-  readonly #repliesOf = new Map<string, string[]>();
 
   constructor(readonly deps: GatewayDeps) {
-    this.#drainer =
-      deps.policy.SHARED_DATABASE && deps.leases && deps.processId
-        ? new ConversationDrainer({
-            inbound: deps.inbound, leases: deps.leases, processId: deps.processId, log: deps.log,
-            take: (rec) => this.#take(rec),
-            flushed: (ids) => this.#flushed(ids),
-          })
-        : undefined;
-    if (this.#drainer) {
-      deps.runner.withSink(["text-final", "notice"], (_id, e) => {
-        if ((e.kind !== "text-final" && e.kind !== "notice") || !e.inboundId || !e.deliveryId) return;
-        const list = this.#repliesOf.get(e.inboundId);
-        if (list) list.push(e.deliveryId);
-        else this.#repliesOf.set(e.inboundId, [e.deliveryId]);
-        // Bounded: an event whose drain failed before its flush is forgotten eventually.
-        if (this.#repliesOf.size > REPLIES_TRACKED) this.#repliesOf.delete(this.#repliesOf.keys().next().value!);
+    if (deps.policy.SHARED_DATABASE && deps.leases && deps.processId) {
+      const replies = new ReplyTracker(deps.runner, deps.outbound.opts.deliveries, deps.log, () => this.#stopping);
+      this.#drainer = new ConversationDrainer({
+        inbound: deps.inbound, leases: deps.leases, processId: deps.processId, log: deps.log,
+        take: (rec) => this.#take(rec),
+        flushed: (ids) => replies.flushed(ids),
       });
     }
     // Rotations and switches move a conversation: forget its cached binding.
@@ -289,36 +269,6 @@ export class Gateway {
     if (!this.#arrivals.has(rec.id)) this.#arrivals.set(rec.id, performance.now());
     const handle = await this.#dispatch(env, rec.id);
     return handle ? { done: handle.done } : undefined;
-  }
-
-  /**
-   * Shared mode: settles once the replies to these events are no longer
-   * waiting in this process's outbound queue (sent, refused or expired), or
-   * after FLUSH_WAIT_MS. The queue sends a chat's replies in order, so the
-   * last one leaving means every earlier one has been tried. Never rejects.
-   */
-  async #flushed(inboundIds: string[]): Promise<void> {
-    const ids = inboundIds.flatMap((id) => {
-      const d = this.#repliesOf.get(id) ?? [];
-      this.#repliesOf.delete(id);
-      return d;
-    });
-    const last = ids.at(-1);
-    if (!last) return;
-    // The delivery record's status is the truth every process shares (the outbound queue has no per-reply signal).
-    const deliveries = this.deps.outbound.opts.deliveries;
-    const end = Date.now() + FLUSH_WAIT_MS;
-    for (let wait = 10; ; wait = Math.min(wait * 2, 200)) {
-      try {
-        const rec = await deliveries.find(last);
-        if (!rec || (rec.status !== "pending" && rec.status !== "sending")) return;
-      } catch (err) {
-        this.deps.log.warn({ err: errInfo(err) }, "could not tell whether a conversation's replies were sent; releasing it anyway");
-        return;
-      }
-      if (Date.now() >= end || this.#stopping) return;
-      await sleep(wait);
-    }
   }
 
   #chatKey(env: InboundEnvelope): string {

@@ -6,6 +6,7 @@ import { PrismaClient as SqliteClient, Prisma } from "./generated/sqlite/client.
 import { PrismaClient as PgClient } from "./generated/postgresql/client.js";
 import { Mutex } from "./mutex.js";
 import { StoreError, isRetryable, isUnavailable } from "./errors.js";
+import { afterCommit, commitUnknown, GroupCommit } from "./group-commit.js";
 import { PgSql, SqliteSql, type Sql, type SqlValue } from "./sql.js";
 
 /** Both generated clients expose the same model API for our models; code against one type. */
@@ -55,18 +56,6 @@ export function sqliteFile(url: string): string {
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms).unref?.());
 
-const commitUnknown = (op: string, cause: unknown) =>
-  new StoreError("CommitUnknown", `The commit of "${op}" was sent but not acknowledged; re-read to learn its outcome.`, { cause });
-
-interface GroupUnit {
-  op: string;
-  fn: (q: Sql) => Promise<unknown>;
-  resolve: (v: unknown) => void;
-  reject: (e: unknown) => void;
-  result?: unknown;
-  error?: unknown;
-}
-
 /**
  * One database handle for the process. Every access goes through `read`,
  * `write` or `transaction` (Prisma), or `query`, `exec`, `writeReturning` or
@@ -89,6 +78,7 @@ export class Database {
   /** The hot path's raw SQL: on SQLite a connection of its own; on PostgreSQL a pool of its own. */
   readonly #sqlite: SqliteSql | undefined;
   readonly #pg: PgSql | undefined;
+  readonly #group: GroupCommit | undefined;
   #client: Client | undefined;
 
   constructor(readonly options: DatabaseOptions) {
@@ -100,6 +90,10 @@ export class Database {
       const file = sqliteFile(options.url);
       if (file === ":memory:") throw new StoreError("Unavailable", "An in-memory SQLite database cannot be shared by the gateway's connections; use a file, e.g. DATABASE_URL=file:./data/switchboard.db");
       this.#sqlite = new SqliteSql(file, options.busyTimeoutMs ?? 5000, options.onQuery);
+      this.#group = new GroupCommit({
+        sql: this.#sqlite, exclusive: (fn) => this.#exclusive(fn), faults: options.faults,
+        busyBudgetMs: (options.busyTimeoutMs ?? 5000) * (this.#maxRetries + 1),
+      });
     } else {
       this.#pg = new PgSql(options.url, options.poolSize ?? 10, options.onQuery, options.onIdleError);
     }
@@ -176,7 +170,7 @@ export class Database {
           }
           throw e;
         }
-        this.#afterCommit(op);
+        afterCommit(this.#faults, op);
         return result;
       }),
     );
@@ -224,127 +218,14 @@ export class Database {
     return this.#withRetry(op, () => this.#pgTransaction(op, this.#pg!, fn));
   }
 
-  /**
-   * SQLite group commit. Raw writes and raw transactions that arrive in the
-   * same turn of the event loop share one transaction, each inside its own
-   * savepoint (so one failing unit rolls back alone), and one COMMIT: a
-   * commit costs about as much as all the statements of a message together.
-   * No caller hears "done" before the COMMIT that holds its write.
-   */
   #grouped<T>(op: string, fn: (q: Sql) => Promise<T>): Promise<T> {
     if (this.#closed) return Promise.reject(new StoreError("Unavailable", "The database handle is closed."));
-    return new Promise<T>((resolve, reject) => {
-      this.#group.push({ op, fn, resolve: resolve as (v: unknown) => void, reject });
-      if (!this.#flushScheduled) {
-        this.#flushScheduled = true;
-        setImmediate(() => void this.#flushGroup());
-      }
-    });
+    return this.#group!.run(op, fn);
   }
 
-  readonly #group: GroupUnit[] = [];
-  /** Group commits so far and the units they carried (benchmarks report the grouping). */
-  readonly groupStats = { commits: 0, units: 0 };
-  #flushScheduled = false;
-
-  async #flushGroup(): Promise<void> {
-    const budgetMs = (this.options.busyTimeoutMs ?? 5000) * (this.#maxRetries + 1);
-    const t0 = Date.now();
-    let units: GroupUnit[] = [];
-    for (let i = 0; ; i++) {
-      let outcome: "done" | "busy";
-      let busyError: unknown;
-      try {
-        outcome = await this.#exclusive(async () => {
-          // Units that arrived while waiting for the mutex join this group.
-          if (i === 0) {
-            units = this.#group.splice(0);
-            this.#flushScheduled = false;
-          }
-          try {
-            await this.#runGroup(units);
-            return "done" as const;
-          } catch (e) {
-            if (!isRetryable(e)) throw e;
-            busyError = e;
-            return "busy" as const;
-          }
-        });
-        if (i === 0 && this.#group.length && !this.#flushScheduled) {
-          this.#flushScheduled = true;
-          setImmediate(() => void this.#flushGroup());
-        }
-      } catch (e) {
-        // Closed handle or a failure of BEGIN/COMMIT itself: every unit learns it.
-        if (i === 0 && !units.length) units = this.#group.splice(0);
-        const err = isUnavailable(e) ? new StoreError("Unavailable", "The SQLite database could not be written. Check DATABASE_URL and the file's permissions.", { cause: e }) : e;
-        for (const u of units) u.reject(err);
-        return;
-      }
-      if (outcome === "done") break;
-      if (Date.now() - t0 > budgetMs) {
-        const err = new StoreError("Busy", `The database stayed busy during "${units[0]?.op ?? "write"}" for ${Date.now() - t0} ms; another process may hold a long lock.`, { cause: busyError });
-        for (const u of units) u.reject(err);
-        return;
-      }
-      await sleep(Math.min(200, 5 * 2 ** i) * (0.5 + Math.random()));
-    }
-    for (const u of units) {
-      if (u.error !== undefined) u.reject(u.error);
-      else {
-        try {
-          this.#afterCommit(u.op);
-          u.resolve(u.result);
-        } catch (e) {
-          u.reject(e);
-        }
-      }
-    }
-  }
-
-  /**
-   * One attempt at a group: BEGIN IMMEDIATE, each unit in a savepoint, COMMIT.
-   * The mutex is held throughout, so nothing else touches the connection
-   * while the units' bodies run (their statements settle at once).
-   * Throws a retryable error when another process holds the lock.
-   */
-  async #runGroup(units: GroupUnit[]): Promise<void> {
-    const s = this.#sqlite!;
-    // IMMEDIATE takes the write lock up front: no upgrade deadlock with another process.
-    s.runSync("BEGIN IMMEDIATE");
-    try {
-      for (const u of units) {
-        u.error = undefined;
-        s.runSync("SAVEPOINT unit");
-        try {
-          this.#faults?.beforeTransaction?.(u.op);
-          u.result = await u.fn(s.sql);
-        } catch (e) {
-          s.runSync("ROLLBACK TO unit");
-          s.runSync("RELEASE unit");
-          u.error = e;
-          continue;
-        }
-        try {
-          this.#faults?.beforeCommit?.(u.op);
-        } catch (e) {
-          s.runSync("ROLLBACK TO unit");
-          u.error = commitUnknown(u.op, e);
-        }
-        s.runSync("RELEASE unit");
-      }
-      s.runSync("COMMIT");
-      this.groupStats.commits++;
-      this.groupStats.units += units.length;
-    } catch (e) {
-      // Synchronous: a failed COMMIT did not commit. Roll back; the caller retries the group.
-      try {
-        s.runSync("ROLLBACK");
-      } catch {
-        // no transaction left to roll back
-      }
-      throw e;
-    }
+  /** SQLite group commits so far and the units they carried (benchmarks report the grouping). */
+  get groupStats(): { commits: number; units: number } {
+    return this.#group?.stats ?? { commits: 0, units: 0 };
   }
 
   async #pgTransaction<T>(op: string, p: PgSql, fn: (q: Sql) => Promise<T>): Promise<T> {
@@ -363,7 +244,7 @@ export class Database {
       }
       commitSent = true;
       await p.control(client, "COMMIT");
-      this.#afterCommit(op);
+      afterCommit(this.#faults, op);
       return result;
     } catch (e) {
       if (!commitSent) await client.query("ROLLBACK").catch((err: Error) => (broken = err));
@@ -374,14 +255,6 @@ export class Database {
       throw e;
     } finally {
       client.release(broken);
-    }
-  }
-
-  #afterCommit(op: string): void {
-    try {
-      this.#faults?.afterCommit?.(op);
-    } catch (e) {
-      throw commitUnknown(op, e);
     }
   }
 

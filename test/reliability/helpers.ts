@@ -8,6 +8,7 @@ import os from "node:os";
 import path from "node:path";
 import { Writable } from "node:stream";
 import { MemoryAdapter } from "../support/memory-adapter.js";
+import { abortableSleep } from "../support/runtime.js";
 import { loadConfig, type Config } from "../../src/config.js";
 import { createApp, type App, type AppOptions } from "../../src/gateway/app.js";
 import { createLogger, silentLogger, type Logger } from "../../src/log.js";
@@ -86,13 +87,7 @@ export function slowEcho(delayMs: number, calls?: string[]): () => Agent {
     async *run(req) {
       const last = [...req.messages].reverse().find((m) => m.role === "user")?.content ?? "";
       calls?.push(last);
-      await new Promise<void>((resolve, reject) => {
-        const t = setTimeout(resolve, delayMs);
-        req.signal.addEventListener("abort", () => {
-          clearTimeout(t);
-          reject(Object.assign(new Error("aborted"), { name: "AbortError" }));
-        }, { once: true });
-      });
+      await abortableSleep(delayMs, req.signal);
       const text = `echo: ${last}`;
       yield { type: "text-delta", text };
       yield { type: "done", text, toolRounds: 0 };

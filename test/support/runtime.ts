@@ -81,19 +81,24 @@ export const notices = (events: OutEvent[]) => events.filter((e): e is Extract<O
 export const finals = (events: OutEvent[]) => events.filter((e): e is Extract<OutEvent, { kind: "text-final" }> => e.kind === "text-final").map((e) => e.text);
 
 /** An agent that streams `chunks` with a delay between them, honouring abort. */
+/** Waits `ms`, or rejects with an AbortError as soon as `signal` aborts (as a real provider's request would). */
+export function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    const t = setTimeout(resolve, ms);
+    signal.addEventListener("abort", () => {
+      clearTimeout(t);
+      reject(Object.assign(new Error("aborted"), { name: "AbortError" }));
+    }, { once: true });
+  });
+}
+
 export function slowAgent(chunks: string[], delayMs: number, onChunk?: (c: string) => void): Agent {
   return {
     name: "slow",
     async *run(req) {
       let text = "";
       for (const c of chunks) {
-        await new Promise<void>((resolve, reject) => {
-          const t = setTimeout(resolve, delayMs);
-          req.signal.addEventListener("abort", () => {
-            clearTimeout(t);
-            reject(Object.assign(new Error("aborted"), { name: "AbortError" }));
-          }, { once: true });
-        });
+        await abortableSleep(delayMs, req.signal);
         onChunk?.(c);
         text += c;
         yield { type: "text-delta", text: c };

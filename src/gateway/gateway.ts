@@ -331,7 +331,7 @@ export class Gateway {
           inboundId,
           p.kind === "code"
             ? `Hi! This bot needs its operator's approval before it can chat with you. Your pairing code is ${p.code} (valid for 1 hour). The operator approves it with: switchboard pairing approve ${p.code}`
-            : "This bot has too many pending access requests right now. Please try again later.",
+            : `You asked for a pairing code a moment ago. Please try again in ${Math.max(1, Math.ceil((p.retryAt.getTime() - Date.now()) / 60_000))} minute(s).`,
         );
         return;
       }

@@ -23,6 +23,7 @@ export async function pairingCommand(db: Database, sub: string | undefined, code
         expired: `Code ${code} has expired. Ask the sender to message the bot again for a new code.`,
         missing: `No pairing request has code ${code}. Run \`switchboard pairing list\` to see pending codes.`,
         decided: `Code ${code} was already used.`,
+        replaced: `Code ${code} was replaced by a newer request (at most 3 are pending). Ask the sender to message the bot again for a new code.`,
       }[r];
       io.emit({ error: { code: r === "missing" ? "NotFound" : "Invalid", message } }, [message]);
       return 1;

@@ -5,6 +5,8 @@ import type { AccessStore, PairingRecord } from "../store/access.js";
 const ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789";
 export const PAIRING_TTL_MS = 60 * 60 * 1000;
 export const PAIRING_MAX_PENDING = 3;
+/** One sender may ask for a new code at most this often. */
+export const PAIRING_MIN_INTERVAL_MS = 10 * 60 * 1000;
 
 export function newPairingCode(length = 8): string {
   let s = "";
@@ -14,18 +16,22 @@ export function newPairingCode(length = 8): string {
 
 export type PairingOutcome =
   | { kind: "code"; code: string; expiresAt: Date; reused: boolean }
-  | { kind: "full" };
+  /** The sender asked for a new code too recently; they may ask again at retryAt. */
+  | { kind: "throttled"; retryAt: Date };
 
 /**
  * DM pairing: an unknown sender gets a one-time code that the operator
  * approves with `switchboard pairing approve <code>`. Codes expire after an
- * hour; at most three are pending per bot channel, so a flood of strangers
- * cannot bury the operator. A sender who asks again gets the same live code.
+ * hour. At most three are pending per bot channel, so a flood of strangers
+ * cannot bury the operator; a new request replaces the oldest pending one,
+ * so strangers cannot lock everyone else out either. A sender who asks again
+ * gets the same live code, and may ask for a new one at most once per
+ * 10 minutes (so two senders cannot keep replacing each other's codes).
  */
 export class Pairing {
   constructor(
     readonly store: AccessStore,
-    readonly opts: { ttlMs?: number; maxPending?: number; now?: () => Date } = {},
+    readonly opts: { ttlMs?: number; maxPending?: number; minIntervalMs?: number; now?: () => Date } = {},
   ) {}
 
   #now(): Date {
@@ -35,9 +41,7 @@ export class Pairing {
   async request(input: { platform: string; botId: string; senderId: string; displayName?: string }): Promise<PairingOutcome> {
     const now = this.#now();
     const channel = `${input.platform}:${input.botId}`;
-    const live = await this.store.livePending(channel, input.senderId, now);
-    if (live) return { kind: "code", code: live.code, expiresAt: live.expiresAt, reused: true };
-    const rec = await this.store.createPending(
+    const r = await this.store.createPending(
       {
         code: newPairingCode(),
         platform: input.platform,
@@ -49,16 +53,17 @@ export class Pairing {
       },
       this.opts.maxPending ?? PAIRING_MAX_PENDING,
       now,
+      this.opts.minIntervalMs ?? PAIRING_MIN_INTERVAL_MS,
     );
-    if (rec === "full") return { kind: "full" };
-    return { kind: "code", code: rec.code, expiresAt: rec.expiresAt, reused: false };
+    if ("throttledUntil" in r) return { kind: "throttled", retryAt: r.throttledUntil };
+    return { kind: "code", code: r.record.code, expiresAt: r.record.expiresAt, reused: r.reused };
   }
 
   list(): Promise<PairingRecord[]> {
     return this.store.listPending(this.#now());
   }
 
-  approve(code: string): Promise<PairingRecord | "expired" | "missing" | "decided"> {
+  approve(code: string): Promise<PairingRecord | "expired" | "missing" | "decided" | "replaced"> {
     return this.store.approve(code.trim().toUpperCase(), this.#now());
   }
 }

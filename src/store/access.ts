@@ -38,19 +38,39 @@ export class AccessStore {
   }
 
   /**
-   * Creates a pending request unless the channel already has `cap` live ones.
-   * The count and the insert are one transaction, so concurrent senders
-   * cannot exceed the cap.
+   * Creates a pending request for a sender who has none live. The channel
+   * keeps at most `cap` pending: a new request replaces the oldest one
+   * (status "replaced"), so strangers filling the slots cannot lock everyone
+   * else out. A sender whose last request is younger than `minIntervalMs`
+   * gets "throttled" instead, so two senders cannot keep evicting each other.
+   * Checks and writes are one transaction, serialized per channel.
    */
-  createPending(rec: Omit<PairingRecord, "status" | "decidedAt" | "createdAt">, cap: number, now: Date): Promise<PairingRecord | "full"> {
+  createPending(
+    rec: Omit<PairingRecord, "status" | "decidedAt" | "createdAt">,
+    cap: number,
+    now: Date,
+    minIntervalMs = 0,
+  ): Promise<{ record: PairingRecord; reused: boolean; replaced?: string } | { throttledUntil: Date }> {
     return this.db.transaction("pairing-create", async (tx) => {
       // PostgreSQL: serialize creators per channel, or concurrent senders could each see room under the cap.
       // (SQLite: the first statement below is a write, which already takes the database's one write lock.)
       if (this.db.provider === "postgresql") await tx.$queryRawUnsafe("SELECT pg_advisory_xact_lock(hashtext($1))::text", rec.channel);
       await tx.pairingRequest.updateMany({ where: { channel: rec.channel, status: "pending", expiresAt: { lte: now } }, data: { status: "expired" } });
-      const live = await tx.pairingRequest.count({ where: { channel: rec.channel, status: "pending" } });
-      if (live >= cap) return "full" as const;
-      return tx.pairingRequest.create({ data: { ...rec, status: "pending", createdAt: now } });
+      const mine = await tx.pairingRequest.findFirst({ where: { channel: rec.channel, senderId: rec.senderId, status: "pending" } });
+      if (mine) return { record: mine, reused: true };
+      if (minIntervalMs > 0) {
+        const last = await tx.pairingRequest.findFirst({ where: { channel: rec.channel, senderId: rec.senderId, status: { not: "approved" } }, orderBy: { createdAt: "desc" } });
+        if (last && now.getTime() - last.createdAt.getTime() < minIntervalMs) return { throttledUntil: new Date(last.createdAt.getTime() + minIntervalMs) };
+      }
+      const live = await tx.pairingRequest.findMany({ where: { channel: rec.channel, status: "pending" }, orderBy: [{ createdAt: "asc" }, { code: "asc" }], select: { code: true } });
+      let replaced: string | undefined;
+      // Normally at most one over; a lowered cap trims the rest too.
+      for (const old of live.slice(0, Math.max(0, live.length - cap + 1))) {
+        await tx.pairingRequest.update({ where: { code: old.code }, data: { status: "replaced", decidedAt: now } });
+        replaced ??= old.code;
+      }
+      const record = await tx.pairingRequest.create({ data: { ...rec, status: "pending", createdAt: now } });
+      return { record, reused: false, ...(replaced !== undefined && { replaced }) };
     });
   }
 
@@ -63,10 +83,11 @@ export class AccessStore {
   }
 
   /** Approves a live code and grants its sender, atomically. */
-  approve(code: string, now: Date): Promise<PairingRecord | "expired" | "missing" | "decided"> {
+  approve(code: string, now: Date): Promise<PairingRecord | "expired" | "missing" | "decided" | "replaced"> {
     return this.db.transaction("pairing-approve", async (tx) => {
       const r = await tx.pairingRequest.findUnique({ where: { code } });
       if (!r) return "missing" as const;
+      if (r.status === "replaced") return "replaced" as const;
       if (r.status !== "pending") return "decided" as const;
       if (r.expiresAt <= now) {
         await tx.pairingRequest.update({ where: { code }, data: { status: "expired" } });

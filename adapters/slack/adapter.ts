@@ -106,7 +106,7 @@ export class SlackAdapter implements Adapter {
     this.username = typeof auth.user === "string" ? auth.user : undefined;
 
     const threads = new ThreadMemory(ctx.kv, me.botUserId, log);
-    const known = ctx.commands.map((c) => c.name.toLowerCase());
+    const known = (ctx.commandNames ?? ctx.commands.map((c) => c.name)).map((n) => n.toLowerCase());
     const receiver = this.o.appToken
       ? new SlackSocketReceiver({
           appToken: this.o.appToken,

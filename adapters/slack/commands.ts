@@ -17,7 +17,9 @@ const WORD = /^[a-z][a-z0-9_-]{0,31}$/i;
 /**
  * The chat text a slash command stands for. `/switchboard new` -> `/new`;
  * `/switchboard` alone -> `/help`; `/switchboard what is up` (not a known
- * command) -> the plain message `what is up`. Any other registered command
+ * command) -> the plain message `what is up`. `known` holds every chat
+ * command and alias, operator-only ones included, so `/switchboard approve
+ * <code>` is the command and never reaches the agent. Any other registered command
  * (`/new x`) is passed on as typed.
  */
 export function commandText(command: string, text: string, known: ReadonlyArray<string>): string {
@@ -26,7 +28,8 @@ export function commandText(command: string, text: string, known: ReadonlyArray<
   if (args === "") return "/help";
   const [first = "", ...rest] = args.split(/\s+/);
   const name = first.replace(/^\//, "").toLowerCase();
-  const isCommand = WORD.test(name) && (known.length === 0 || known.includes(name));
+  // "/switchboard /x" is always meant as a command (an unknown one gets the gateway's "Unknown command").
+  const isCommand = WORD.test(name) && (first.startsWith("/") || known.length === 0 || known.includes(name));
   if (!isCommand) return args;
   return rest.length > 0 ? `/${name} ${rest.join(" ")}` : `/${name}`;
 }

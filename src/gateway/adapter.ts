@@ -19,6 +19,12 @@ export interface AdapterContext {
   kv: { get(key: string): Promise<string | undefined>; set(key: string, value: string): Promise<void> };
   /** The chat commands to register with the platform (setMyCommands, application commands). */
   commands: ReadonlyArray<{ name: string; description: string }>;
+  /**
+   * Every chat command name and alias the gateway answers, operator-only
+   * ones (approve) included: what an umbrella command (Slack's
+   * `/switchboard <command>`) may stand for. Defaults to `commands`' names.
+   */
+  commandNames?: ReadonlyArray<string>;
   log: Logger;
 }
 

@@ -139,6 +139,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
     leases: new LeaseStore(db),
     processId,
     commands: commands.commands.filter((c) => (c.access ?? "anyone") === "anyone" && !config.ADMIN_COMMANDS.includes(c.name)).map((c) => ({ name: c.name, description: c.summary })),
+    commandNames: commands.commands.flatMap((c) => [c.name, ...(c.aliases ?? [])]),
   });
   for (const a of opts.adapters?.(config) ?? []) gateway.add(a);
 

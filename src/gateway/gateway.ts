@@ -39,6 +39,8 @@ export interface GatewayDeps {
   log: Logger;
   route: (method: "GET" | "POST", path: string, handler: HttpHandler) => void;
   commands: ReadonlyArray<{ name: string; description: string }>;
+  /** Every chat command name and alias, operator-only ones included (for umbrella commands such as Slack's /switchboard). */
+  commandNames?: ReadonlyArray<string>;
   /** With SHARED_DATABASE: conversation leases, and this process's id as their owner. */
   leases?: LeaseStore;
   processId?: string;
@@ -124,6 +126,7 @@ export class Gateway {
       route: this.deps.route,
       kv: { get: (k) => this.deps.kv.get(k), set: (k, v) => this.deps.kv.set(k, v) },
       commands: this.deps.commands,
+      commandNames: this.deps.commandNames ?? this.deps.commands.map((c) => c.name),
       log: this.deps.log.child({ platform: adapter.platform }),
     };
   }

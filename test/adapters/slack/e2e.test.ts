@@ -75,4 +75,34 @@ describe("Slack end to end", () => {
     }
     expect(fake.callsTo("chat.postMessage").filter((c) => c.status === 429)).toHaveLength(5);
   }, 60_000);
+
+  it("every chat command works through /switchboard <command>: an operator's /switchboard approve <code> approves, and the code never reaches the agent", async () => {
+    fake = new FakeSlack();
+    await fake.start();
+    const { app, url } = await startApp("sqlite", [new SlackAdapter({ botToken: fake.botToken, signingSecret: fake.signingSecret, apiUrl: fake.apiUrl })], {
+      DM_POLICY: "pairing",
+      ADMIN_USERS: "slack:U0000OPER",
+    });
+    apps.push(app);
+    await fake.postEvent(`${url}/slack/events`, fake.events.message({ channel: "D0000STRG", user: "U0000STRG", text: "let me in" }));
+    const [hello] = await eventually(() => fake.sent({ channel: "D0000STRG" }), (s) => s.length === 1, 10_000, "the pairing reply");
+    const code = /pairing code is ([A-Z0-9]{8})/.exec(hello!.text)![1]!;
+
+    // Not an operator: refused, and the code is not handed to the agent as text.
+    await fake.postCommand(`${url}/slack/commands`, fake.events.slashCommand({ command: "/switchboard", text: `approve ${code}`, user: "U0000RAND", channel: "C0000OPS1" }));
+    const [refused] = await eventually(() => fake.sent({ channel: "C0000OPS1" }), (s) => s.length === 1, 10_000, "the refusal");
+    expect(refused!.text).toContain("for operators only");
+    // The operator: approved. Then an alias spelled with its slash (/reset) is a command as well.
+    await fake.postCommand(`${url}/slack/commands`, fake.events.slashCommand({ command: "/switchboard", text: `approve ${code}`, user: "U0000OPER", channel: "C0000OPS1" }));
+    const replies = await eventually(() => fake.sent({ channel: "C0000OPS1" }), (s) => s.length === 2, 10_000, "the approval");
+    expect(replies[1]!.text).toBe("Approved U0000STRG on slack.");
+    await fake.postCommand(`${url}/slack/commands`, fake.events.slashCommand({ command: "/switchboard", text: "/reset", user: "U0000OPER", channel: "C0000OPS1" }));
+    await eventually(() => fake.sent({ channel: "C0000OPS1" }), (s) => s.length === 3, 10_000, "the /reset answer");
+    expect(fake.sent({ channel: "C0000OPS1" })[2]!.text).not.toContain("echo:");
+    expect(fake.sent().some((m) => m.text.includes("echo:"))).toBe(false);
+
+    await fake.postEvent(`${url}/slack/events`, fake.events.message({ channel: "D0000STRG", user: "U0000STRG", text: "thanks" }));
+    await eventually(() => fake.sent({ channel: "D0000STRG" }), (s) => s.length === 2, 10_000, "the approved sender's answer");
+    expect(fake.sent({ channel: "D0000STRG" })[1]!.text).toBe("echo: thanks");
+  });
 });

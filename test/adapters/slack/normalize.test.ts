@@ -151,6 +151,9 @@ describe("slash commands", () => {
     expect(commandText("/switchboard", "", known)).toBe("/help");
     expect(commandText("/switchboard", "what is up", known)).toBe("what is up");
     expect(commandText("/new", "x", known)).toBe("/new x");
+    expect(commandText("/switchboard", "approve ABCD2345", [...known, "approve"])).toBe("/approve ABCD2345");
+    // A leading slash always means a command, known or not (the gateway answers "Unknown command").
+    expect(commandText("/switchboard", "/frobnicate x", known)).toBe("/frobnicate x");
   });
 
   it("normalizes to an addressed envelope keyed by trigger_id; DMs are private", () => {

@@ -8,6 +8,7 @@
  * every message, including ones in channels discord.js has not cached, and it
  * is what is fuzzed.
  */
+import { forwardedText } from "../forwarded.js";
 import type { Attachment, InboundEnvelope } from "../types.js";
 import { chatKindOf, dmChannel, encodeReplyAddress, groupChannel, isSnowflake, PLATFORM, snowflakeTime } from "./ids.js";
 
@@ -75,8 +76,11 @@ function normalizeUnsafe(raw: unknown, bot: DiscordBotIdentity, channel: Channel
 
   const content = str(m["content"]) ?? "";
   const mentioned = isMentioned(m, content, bot);
-  const text = stripBotMention(content, bot).trim();
-  const attachments = attachmentsOf(m["attachments"], num(m["flags"]) ?? 0);
+  // A forward (message_reference type 1) carries the forwarded message in message_snapshots: content, never a command.
+  const snapshots = forwardedSnapshots(m);
+  const own = stripBotMention(content, bot).trim();
+  const text = snapshots.length ? forwardedText(snapshots.map((s) => ({ text: str(s["content"]) ?? "" })), own) : own;
+  const attachments = [m, ...snapshots].flatMap((x) => attachmentsOf(x["attachments"], num(x["flags"]) ?? 0));
   if (!text && attachments.length === 0) return undefined;
 
   const member = obj(m["member"]);
@@ -110,6 +114,13 @@ function normalizeUnsafe(raw: unknown, bot: DiscordBotIdentity, channel: Channel
   if (attachments.length) env.attachments = attachments;
   if (chatKind !== "private" && channel?.name) env.chatTitle = channel.name;
   return env;
+}
+
+const FORWARD_REFERENCE = 1;
+
+function forwardedSnapshots(m: Obj): Obj[] {
+  if (obj(m["message_reference"])?.["type"] !== FORWARD_REFERENCE || !Array.isArray(m["message_snapshots"])) return [];
+  return m["message_snapshots"].map((s) => obj(obj(s)?.["message"])).filter((x): x is Obj => x !== undefined);
 }
 
 /**

@@ -100,7 +100,13 @@ export class SlackAdapter implements Adapter {
     }
     if (!isSlackId(auth.user_id) || !isSlackId(auth.team_id))
       throw new AdapterError("slack", "Rejected", "Slack auth.test did not return a bot user and team: is SLACK_BOT_TOKEN a bot token (xoxb-…)?");
-    const me: SlackIdentity = { teamId: auth.team_id, botUserId: auth.user_id, ...(typeof auth.bot_id === "string" ? { botId: auth.bot_id } : {}) };
+    const me: SlackIdentity = {
+      teamId: auth.team_id,
+      botUserId: auth.user_id,
+      ...(typeof auth.bot_id === "string" ? { botId: auth.bot_id } : {}),
+      ...(typeof auth.app_id === "string" && auth.app_id !== "" ? { appId: auth.app_id } : {}),
+    };
+    if (!me.appId) log.warn("Slack auth.test named no app id; events cannot be checked against api_app_id");
     this.client = client;
     this.me = me;
     this.username = typeof auth.user === "string" ? auth.user : undefined;
@@ -137,7 +143,16 @@ export class SlackAdapter implements Adapter {
       const r = await ctx.inbound(env);
       log.debug({ eventId: env.eventId, slackEventId, chatKind: env.chatKind, status: r.status }, "slack event recorded");
     };
+    /** An event or command meant for another Slack app (a misrouted or forged request): dropped and counted. */
+    const foreign = (payload: unknown): boolean => {
+      const appId = (payload as { api_app_id?: unknown } | null)?.api_app_id;
+      if (me.appId === undefined || typeof appId !== "string" || appId === me.appId) return false;
+      ctx.dropped?.("foreign_app");
+      log.warn({ apiAppId: appId.slice(0, 32) }, "dropped a Slack event for another app (api_app_id differs from this app's)");
+      return true;
+    };
     const onEvent = async ({ body }: { body: unknown }): Promise<void> => {
+      if (foreign(body)) return;
       const event = eventOf(body);
       const channel = event?.["channel"];
       const threadTs = event ? replyThreadTs(event) : undefined;
@@ -150,6 +165,7 @@ export class SlackAdapter implements Adapter {
     app.event("message", onEvent);
     app.event("app_mention", onEvent);
     app.command(/.*/, async ({ command, ack }) => {
+      if (foreign(command)) return ack();
       const env = normalizeCommand(command as unknown as Record<string, unknown>, me, known);
       if (!env) return ack();
       const r = await ctx.inbound(env);

@@ -41,7 +41,9 @@ export function normalizeCommand(fields: Record<string, unknown>, me: SlackIdent
   const command = fields["command"];
   const triggerId = fields["trigger_id"];
   if (!isSlackId(channelId) || !isSlackId(user) || typeof command !== "string" || typeof triggerId !== "string" || triggerId === "") return undefined;
-  const teamId = isSlackId(fields["team_id"]) ? fields["team_id"] : me.teamId;
+  // The installation's workspace, as for events (normalize.ts): in a Slack Connect channel the
+  // payload's team_id is the invoking user's, which would give each organisation its own session.
+  const teamId = me.teamId;
   const text = commandText(command, typeof fields["text"] === "string" ? fields["text"] : "", known);
   // Slack does not say what kind of conversation a command came from; D… ids are DMs.
   const isDm = channelId.startsWith("D");

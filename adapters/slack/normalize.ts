@@ -4,6 +4,7 @@
  * returns an envelope or undefined and never throws; the fuzz test holds it
  * to that.
  */
+import { forwardedText, type Forwarded } from "../forwarded.js";
 import type { Attachment, InboundEnvelope } from "../types.js";
 import {
   PLATFORM,
@@ -23,6 +24,8 @@ export interface SlackIdentity {
   botUserId: string;
   /** The bot's bot id (B…): what its own posts carry as bot_id. */
   botId?: string;
+  /** The app's id (A…) from auth.test: events for another api_app_id are dropped. */
+  appId?: string;
 }
 
 export interface NormalizeOptions {
@@ -68,6 +71,19 @@ function attachmentsOf(files: unknown): Attachment[] {
     if (mime !== undefined) a.mimeType = mime;
     if (typeof f["size"] === "number" && Number.isFinite(f["size"])) a.size = f["size"];
     out.push(a);
+  }
+  return out;
+}
+
+/** Messages shared into this one (Slack's "forward"): attachments marked is_share or is_msg_unfurl. */
+function sharedMessagesOf(attachments: unknown): Forwarded[] {
+  if (!Array.isArray(attachments)) return [];
+  const out: Forwarded[] = [];
+  for (const a of attachments) {
+    if (!isObj(a) || (a["is_share"] !== true && a["is_msg_unfurl"] !== true)) continue;
+    const text = str(a["text"]) ?? str(a["fallback"]) ?? "";
+    const from = str(a["author_name"]) || str(a["author_subname"]);
+    out.push({ text: unescapeSlack(text), ...(from ? { from } : {}) });
   }
   return out;
 }
@@ -122,15 +138,20 @@ function normalizeUnsafe(body: unknown, me: SlackIdentity, opts: NormalizeOption
   const botIdOfPost = str(event["bot_id"]);
   if (user === me.botUserId || (me.botId !== undefined && botIdOfPost === me.botId)) return undefined;
 
-  const outer = isObj(body) ? body : {};
-  const teamCandidate = [event["team"], outer["team_id"], me.teamId].find(isSlackId);
-  const teamId = typeof teamCandidate === "string" ? teamCandidate : me.teamId;
+  // Conversations are keyed on the workspace the app is installed in (the bot token's, from
+  // auth.test), never the sender's: in a Slack Connect channel, external members' events carry
+  // their own team (event.team, user_team, source_team), and keying on it split one thread
+  // into a session per organisation.
+  const teamId = me.teamId;
 
   const threadTs = replyThreadTs(event);
   const rawText = str(event["text"]) ?? "";
   const mentionTag = `<@${me.botUserId}>`;
   const mentionedInText = rawText.includes(mentionTag) || rawText.includes(`<@${me.botUserId}|`);
-  const text = unescapeSlack(rawText.split(mentionTag).join(" ").replace(new RegExp(`<@${escapeRe(me.botUserId)}\\|[^>]*>`, "g"), " ")).replace(/[ \t]{2,}/g, " ").trim();
+  const typed = unescapeSlack(rawText.split(mentionTag).join(" ").replace(new RegExp(`<@${escapeRe(me.botUserId)}\\|[^>]*>`, "g"), " ")).replace(/[ \t]{2,}/g, " ").trim();
+  // A shared (forwarded) message arrives as an attachment: content, never a command, even with a comment.
+  const shared = sharedMessagesOf(event["attachments"]);
+  const text = shared.length ? forwardedText(shared, typed) : typed;
   const attachments = attachmentsOf(event["files"]);
   if (text === "" && attachments.length === 0 && !mentionedInText && type !== "app_mention") return undefined;
 

@@ -6,6 +6,7 @@
  * every field is checked before use; the fuzz test proves the checks
  * suffice, and the try/catch in normalizeUpdate is only a last guard.
  */
+import { forwardedText } from "../forwarded.js";
 import type { Attachment, InboundEnvelope } from "../types.js";
 import {
   PLATFORM,
@@ -69,11 +70,14 @@ export function normalizeUpdateUnguarded(update: unknown, bot: BotIdentity): Inb
   if (!sender || sender.id === bot.id) return undefined;
 
   const hasText = typeof msg["text"] === "string";
-  const text = hasText ? (msg["text"] as string) : (str(msg["caption"]) ?? "");
+  const typed = hasText ? (msg["text"] as string) : (str(msg["caption"]) ?? "");
+  // A forward is someone else's words: content for the agent, never the forwarder's command or mention.
+  const forward = forwardOriginOf(msg);
+  const text = forward === undefined ? typed : forwardedText([{ from: forward, text: typed }]);
   const entities = arr(hasText ? msg["entities"] : msg["caption_entities"]);
   const attachments = attachmentsOf(msg);
   // Service messages (joins, pins, topic created...) carry neither.
-  if (text === "" && attachments.length === 0) return undefined;
+  if (typed === "" && attachments.length === 0) return undefined;
 
   const occurredAt = new Date(date * 1000);
   const env: InboundEnvelope = {
@@ -83,7 +87,7 @@ export function normalizeUpdateUnguarded(update: unknown, bot: BotIdentity): Inb
     chatId: groupExternalId(chatId),
     senderId: sender.id,
     text,
-    mentioned: isAddressedToBot(msg, text, entities, bot, threadId),
+    mentioned: forward === undefined && isAddressedToBot(msg, typed, entities, bot, threadId),
     eventId: eventIdOf(chatId, messageId),
     messageId: String(messageId),
     occurredAt: Number.isNaN(occurredAt.getTime()) ? new Date(0) : occurredAt,
@@ -97,6 +101,31 @@ export function normalizeUpdateUnguarded(update: unknown, bot: BotIdentity): Inb
   const title = str(chat["title"]);
   if (title !== undefined && kind !== "private") env.chatTitle = title;
   return env;
+}
+
+/**
+ * Who a forwarded message came from ("" when Telegram hides it), or undefined
+ * when the message is not a forward: forward_origin (Bot API 7.0+), or the
+ * older forward_from / forward_from_chat / forward_sender_name / forward_date.
+ */
+function forwardOriginOf(msg: Obj): string | undefined {
+  const origin = obj(msg["forward_origin"]);
+  if (origin) {
+    const user = obj(origin["sender_user"]);
+    const chat = obj(origin["sender_chat"]) ?? obj(origin["chat"]);
+    return (
+      (user && ([str(user["first_name"]), str(user["last_name"])].filter((x) => x).join(" ") || str(user["username"]))) ||
+      str(origin["sender_user_name"]) ||
+      str(chat?.["title"]) ||
+      ""
+    );
+  }
+  const from = obj(msg["forward_from"]);
+  if (from) return [str(from["first_name"]), str(from["last_name"])].filter((x) => x).join(" ") || str(from["username"]) || "";
+  const fromChat = obj(msg["forward_from_chat"]);
+  if (fromChat) return str(fromChat["title"]) ?? "";
+  if (str(msg["forward_sender_name"]) !== undefined) return str(msg["forward_sender_name"]);
+  return msg["forward_date"] !== undefined ? "" : undefined;
 }
 
 function arr(v: unknown): unknown[] {

@@ -26,6 +26,12 @@ export interface AdapterContext {
    */
   commandNames?: ReadonlyArray<string>;
   log: Logger;
+  /**
+   * Counts an event the adapter refused before it became an envelope (a
+   * Slack event for another app: "foreign_app"), in /metrics as
+   * switchboard_inbound_total{outcome=<reason>}.
+   */
+  dropped?(reason: string): void;
 }
 
 export type InboundResult =

@@ -127,6 +127,7 @@ export class Gateway {
       kv: { get: (k) => this.deps.kv.get(k), set: (k, v) => this.deps.kv.set(k, v) },
       commands: this.deps.commands,
       commandNames: this.deps.commandNames ?? this.deps.commands.map((c) => c.name),
+      dropped: (reason) => this.deps.metrics.inbound.inc({ platform: adapter.platform, outcome: reason }),
       log: this.deps.log.child({ platform: adapter.platform }),
     };
   }

@@ -247,6 +247,32 @@ export class FakeDiscord {
     return msg;
   }
 
+  /**
+   * The user forwards `message` into `channel`: MESSAGE_CREATE with empty
+   * content, a message_reference of type 1 (FORWARD), the HAS_SNAPSHOT flag
+   * and one message snapshot, which (as on Discord) carries the content but
+   * not the original author.
+   */
+  forwardMessage(o: { channel: DChannel | string; author: DUser; message: DMessage | { content: string; channel_id?: string } }): DMessage {
+    const channel = this.resolveChannel(o.channel);
+    this.world.users.set(o.author.id, o.author);
+    const src: DMessage = "id" in o.message ? o.message : this.world.message({ channel: this.resolveChannel(o.message.channel_id ?? channel.id), author: this.world.bot, content: o.message.content });
+    const msg = this.world.message({ channel, author: o.author, content: "", mentions: [] });
+    msg.flags = 1 << 14; // HAS_SNAPSHOT
+    msg.message_reference = { type: 1, message_id: src.id, channel_id: src.channel_id, ...(src.guild_id ? { guild_id: src.guild_id } : {}) };
+    msg["message_snapshots"] = [
+      {
+        message: {
+          type: src.type, content: src.content, embeds: src.embeds, attachments: src.attachments, timestamp: src.timestamp,
+          edited_timestamp: src.edited_timestamp, flags: src.flags, mentions: src.mentions, mention_roles: src.mention_roles,
+        },
+      },
+    ];
+    this.world.storeMessage(msg);
+    this.gateway.route("MESSAGE_CREATE", this.messageEvent(msg, channel), msg.guild_id ? { guildId: msg.guild_id, intent: Intents.GuildMessages } : { intent: Intents.DirectMessages });
+    return msg;
+  }
+
   /** The user edits their message: MESSAGE_UPDATE. */
   editUserMessage(msg: DMessage, content: string): DMessage {
     const stored = this.world.getMessage(msg.channel_id, msg.id) ?? msg;

@@ -105,4 +105,29 @@ describe("Slack end to end", () => {
     await eventually(() => fake.sent({ channel: "D0000STRG" }), (s) => s.length === 2, 10_000, "the approved sender's answer");
     expect(fake.sent({ channel: "D0000STRG" })[1]!.text).toBe("echo: thanks");
   });
+
+  it("Slack Connect: internal and external members of a shared-channel thread share one session; events for another app are dropped and counted", async () => {
+    fake = new FakeSlack();
+    await fake.start();
+    const { app, url } = await startApp("sqlite", [new SlackAdapter({ botToken: fake.botToken, signingSecret: fake.signingSecret, apiUrl: fake.apiUrl })]);
+    apps.push(app);
+    const events = `${url}/slack/events`;
+    const ts = `${Math.floor(Date.now() / 1000)}.000200`;
+    await fake.postEvent(events, fake.events.appMention({ channel: "C0000CONN", user: "U0000INT1", text: "kick off", ts }));
+    await eventually(() => fake.sent({ channel: "C0000CONN" }), (s) => s.length === 1, 10_000, "the mention's reply");
+    // An external member (another organisation: their own team on the event) answers in the thread.
+    await fake.postEvent(events, fake.events.message({ channel: "C0000CONN", user: "U0000EXT1", text: "from outside", threadTs: ts, fromTeam: "T0000EXTERN" }));
+    await fake.postEvent(events, fake.events.message({ channel: "C0000CONN", user: "U0000INT1", text: "from inside", threadTs: ts }));
+    await eventually(() => fake.sent({ channel: "C0000CONN" }), (s) => s.length === 3, 10_000, "both thread replies");
+    expect(await app.registry.listAll()).toHaveLength(1);
+
+    // An event for another app, posted (and signed) to this app's URL: acknowledged, never recorded nor answered.
+    const foreign = fake.events.message({ channel: "D0000FRGN", user: "U0000FRGN", text: "not for you", wrapper: { api_app_id: "A0000OTHER" } });
+    expect((await fake.postEvent(events, foreign)).status).toBe(200);
+    await fake.postEvent(events, fake.events.message({ channel: "D0000FRGN", user: "U0000FRGN", text: "for you" }));
+    await eventually(() => fake.sent({ channel: "D0000FRGN" }), (s) => s.length === 1, 10_000, "the reply to this app's event");
+    expect(fake.sent({ channel: "D0000FRGN" }).map((m) => m.text)).toEqual(["echo: for you"]);
+    const metrics = await (await fetch(`${url}/metrics`)).text();
+    expect(metrics).toContain('switchboard_inbound_total{platform="slack",outcome="foreign_app"} 1');
+  });
 });

@@ -261,7 +261,10 @@ export class DiscordGateway {
     const author = d["author"] as { id?: string } | undefined;
     const mentions = (d["mentions"] as { id: string }[] | undefined) ?? [];
     if (author?.id === this.world.bot.id || mentions.some((m) => m.id === this.world.bot.id)) return d;
-    return { ...d, content: "", embeds: [], attachments: [], components: [] };
+    const out: Record<string, unknown> = { ...d, content: "", embeds: [], attachments: [], components: [] };
+    // A forward's snapshot is message content too.
+    if (Array.isArray(d["message_snapshots"])) out["message_snapshots"] = (d["message_snapshots"] as { message: Record<string, unknown> }[]).map((s) => ({ message: { ...s.message, content: "", embeds: [], attachments: [], components: [] } }));
+    return out;
   }
 
   /**

@@ -34,7 +34,18 @@ export interface MessageEventInput {
   /** Makes it a thread reply. */
   threadTs?: string;
   ts?: string;
+  /**
+   * Slack Connect: the sender is a member of this other organisation. The
+   * event then carries their team (team, user_team, source_team) while the
+   * wrapper's team_id and authorizations stay the installation's, and
+   * is_ext_shared_channel is true.
+   */
+  fromTeam?: string;
+  /** Messages shared into this one (Slack's forward): attachments with is_share / is_msg_unfurl. */
+  shared?: { text: string; authorName?: string; authorId?: string; channel?: string; ts?: string }[];
   extra?: Record<string, unknown>;
+  /** Fields merged into the event_callback wrapper (e.g. another api_app_id). */
+  wrapper?: Record<string, unknown>;
 }
 
 export class SlackEventBuilder {
@@ -47,7 +58,7 @@ export class SlackEventBuilder {
   ) {}
 
   /** Wraps an event in the event_callback envelope (event_id, event_time, team_id, authorizations). */
-  callback(event: Record<string, unknown>): EventCallback {
+  callback(event: Record<string, unknown>, wrapper: Record<string, unknown> = {}): EventCallback {
     const now = Math.floor(Date.now() / 1000);
     this.eventSeq++;
     return {
@@ -63,7 +74,8 @@ export class SlackEventBuilder {
       authorizations: [{ enterprise_id: null, team_id: this.id.teamId, user_id: this.id.botUserId, is_bot: true, is_enterprise_install: false }],
       is_ext_shared_channel: false,
       event_context: `4-fake-${randomBytes(6).toString("hex")}`,
-    };
+      ...wrapper,
+    } as EventCallback;
   }
 
   /** A user's message (DM, channel, private channel, group DM; thread reply with threadTs). */
@@ -85,7 +97,29 @@ export class SlackEventBuilder {
       event["thread_ts"] = o.threadTs;
       event["parent_user_id"] = o.extra?.["parent_user_id"] ?? o.user;
     }
-    return this.callback({ ...event, ...o.extra });
+    const wrapper: Record<string, unknown> = { ...o.wrapper };
+    if (o.fromTeam) {
+      Object.assign(event, { team: o.fromTeam, user_team: o.fromTeam, source_team: o.fromTeam });
+      wrapper["is_ext_shared_channel"] = true;
+    }
+    if (o.shared?.length) {
+      event["attachments"] = o.shared.map((s, i) => ({
+        id: i + 1,
+        is_share: true,
+        is_msg_unfurl: true,
+        ts: s.ts ?? nextTs(),
+        channel_id: s.channel ?? o.channel,
+        channel_team: this.id.teamId,
+        author_id: s.authorId ?? "U0SHARED1",
+        author_name: s.authorName ?? "someone",
+        text: s.text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;"),
+        fallback: `[shared message] ${s.text}`,
+        from_url: `https://${this.id.teamDomain}.slack.com/archives/${s.channel ?? o.channel}/p${(s.ts ?? "1").replace(".", "")}`,
+        mrkdwn_in: ["text"],
+        footer: "Posted in a channel",
+      }));
+    }
+    return this.callback({ ...event, ...o.extra }, wrapper);
   }
 
   /** app_mention (Slack sends it besides the channel `message` when the bot is @-mentioned). */

@@ -165,6 +165,7 @@ export function createWebApi(d: WebApiDeps): Record<string, Method> {
       team_id: id.teamId,
       user_id: id.botUserId,
       bot_id: id.botId,
+      app_id: id.appId,
       is_enterprise_install: false,
     }),
     "chat.postMessage": (p) => post(p),

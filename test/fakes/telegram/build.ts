@@ -20,6 +20,12 @@ export interface UserMessageOptions {
   replyTo?: number | TgMessage;
   /** Entities to use instead of the auto-detected bot_command / mention / url ones. */
   entities?: TgEntity[];
+  /**
+   * Makes it a forward: the user forwarded a message written by this user,
+   * posted in this chat (a channel or group), or by a user who hides their
+   * account (a name). Sets forward_origin as Bot API 7.0+ does.
+   */
+  forwardFrom?: TgUser | TgChat | string;
   /** Extra fields merged into the message object. */
   extra?: Record<string, unknown>;
 }
@@ -45,6 +51,14 @@ export function detectEntities(text: string): TgEntity[] {
   }
   for (const m of text.matchAll(/https?:\/\/[^\s]+/g)) out.push({ type: "url", offset: m.index, length: m[0].length });
   return out.sort((a, b) => a.offset - b.offset);
+}
+
+/** MessageOrigin of a forward: user, hidden_user, chat or channel. */
+function forwardOrigin(from: TgUser | TgChat | string, date: number): Record<string, unknown> {
+  if (typeof from === "string") return { type: "hidden_user", date, sender_user_name: from };
+  if ("first_name" in from && "is_bot" in from) return { type: "user", date, sender_user: from };
+  const chat = from as TgChat;
+  return chat.type === "channel" ? { type: "channel", date, chat, message_id: 1 } : { type: "chat", date, sender_chat: chat };
 }
 
 export class UpdateBuilder {
@@ -136,6 +150,7 @@ export class UpdateBuilder {
       reply = this.store.getMessage(chat.id, o.threadId);
     }
     if (reply) msg.reply_to_message = shallow(reply);
+    if (o.forwardFrom !== undefined) msg.forward_origin = forwardOrigin(o.forwardFrom, msg.date - 60);
     Object.assign(msg, o.extra);
     return msg;
   }

@@ -21,7 +21,7 @@ import {
 import { syncCommands } from "./commands.js";
 import { toAdapterError } from "./errors.js";
 import { botIdFromToken, PLATFORM } from "./ids.js";
-import { normalizeUpdate, type BotIdentity } from "./normalize.js";
+import { chatMigrationOf, normalizeUpdate, type BotIdentity } from "./normalize.js";
 import { LongPoller, type UpdateType } from "./polling.js";
 import { createTelegramSink } from "./sink.js";
 import { backoffMs, DEFAULT_BACKOFF, sleep, type Backoff } from "./util.js";
@@ -174,6 +174,7 @@ export class TelegramAdapter implements Adapter {
           secret: this.opts.webhookSecret!,
           bot: () => this.identity(),
           inbound: (env) => ctx.inbound(env),
+          migrated: (from, to) => ctx.chatMigrated?.(from, to) ?? Promise.resolve(),
           accepting: () => this.state === "running" || this.state === "starting",
           log,
         }),
@@ -212,6 +213,8 @@ export class TelegramAdapter implements Adapter {
       log,
       backoff: this.backoff,
       deliver: async (update: Update) => {
+        const migration = chatMigrationOf(update);
+        if (migration) await ctx.chatMigrated?.(migration.from, migration.to);
         const env = normalizeUpdate(update, this.identity());
         // No envelope (an edit, a service message, a type we do not handle):
         // nothing to record, so it is confirmed and never blocks the queue.

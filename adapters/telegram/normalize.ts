@@ -104,6 +104,22 @@ export function normalizeUpdateUnguarded(update: unknown, bot: BotIdentity): Inb
 }
 
 /**
+ * A basic group upgraded to a supergroup: Telegram posts migrate_to_chat_id
+ * in the old chat and migrate_from_chat_id in the new one. Either gives the
+ * pair of external chat ids (old, new). Never throws.
+ */
+export function chatMigrationOf(update: unknown): { from: string; to: string } | undefined {
+  const msg = isObj(update) ? obj(update["message"]) : undefined;
+  const chatId = obj(msg?.["chat"])?.["id"];
+  if (!msg || !isTelegramId(chatId)) return undefined;
+  const to = msg["migrate_to_chat_id"];
+  if (isTelegramId(to) && to !== chatId) return { from: groupExternalId(chatId), to: groupExternalId(to) };
+  const from = msg["migrate_from_chat_id"];
+  if (isTelegramId(from) && from !== chatId) return { from: groupExternalId(from), to: groupExternalId(chatId) };
+  return undefined;
+}
+
+/**
  * Who a forwarded message came from ("" when Telegram hides it), or undefined
  * when the message is not a forward: forward_origin (Bot API 7.0+), or the
  * older forward_from / forward_from_chat / forward_sender_name / forward_date.

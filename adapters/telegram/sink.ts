@@ -48,21 +48,36 @@ export function createTelegramSink(api: Api, opts: TelegramSinkOptions): Adapter
     }
   };
 
+  // Groups upgraded to a supergroup since their replies were addressed: old chat id -> new.
+  const migrated = new Map<number | string, number>();
+
   return {
     async send(to, text): Promise<SentMessage> {
       const t = target(to);
       const html = render(text);
-      const msg = await call("sendMessage", () =>
-        api.sendMessage(t.chat_id, html, {
+      const sendTo = (chatId: number | string, quote: boolean) =>
+        api.sendMessage(chatId, html, {
           parse_mode: "HTML",
           ...(t.message_thread_id !== undefined && { message_thread_id: t.message_thread_id }),
           // The quoted message may be deleted by the time the answer is ready;
           // the answer still matters more than the quote.
-          ...(t.reply_to_message_id !== undefined && {
-            reply_parameters: { message_id: t.reply_to_message_id, allow_sending_without_reply: true },
-          }),
-        }),
-      );
+          ...(quote &&
+            t.reply_to_message_id !== undefined && {
+              reply_parameters: { message_id: t.reply_to_message_id, allow_sending_without_reply: true },
+            }),
+        });
+      const known = migrated.get(t.chat_id);
+      let msg;
+      try {
+        // The quoted message lives in the old chat: a reply into the supergroup goes without the quote.
+        msg = await sendTo(known ?? t.chat_id, known === undefined);
+      } catch (err) {
+        // 400 with migrate_to_chat_id: the group became a supergroup; the reply goes there.
+        const next = err instanceof GrammyError ? err.parameters.migrate_to_chat_id : undefined;
+        if (next === undefined || known !== undefined) throw toAdapterError(err, "sendMessage");
+        migrated.set(t.chat_id, next);
+        msg = await call("sendMessage", () => sendTo(next, false));
+      }
       return { messageId: String(msg.message_id) };
     },
 
@@ -85,7 +100,7 @@ export function createTelegramSink(api: Api, opts: TelegramSinkOptions): Adapter
       // Failures are thrown, not swallowed: the scheduler treats typing as
       // best effort and is the one place that decides to log and move on.
       await call("sendChatAction", () =>
-        api.sendChatAction(t.chat_id, "typing", t.message_thread_id !== undefined ? { message_thread_id: t.message_thread_id } : {}),
+        api.sendChatAction(migrated.get(t.chat_id) ?? t.chat_id, "typing", t.message_thread_id !== undefined ? { message_thread_id: t.message_thread_id } : {}),
       );
     },
 

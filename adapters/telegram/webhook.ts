@@ -11,7 +11,7 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import type { Logger } from "../../src/log.js";
 import type { HttpHandler, HttpResponse, InboundEnvelope } from "../types.js";
-import { isJsonObject, normalizeUpdate, type BotIdentity } from "./normalize.js";
+import { chatMigrationOf, isJsonObject, normalizeUpdate, type BotIdentity } from "./normalize.js";
 
 export const SECRET_HEADER = "x-telegram-bot-api-secret-token";
 
@@ -19,6 +19,8 @@ export interface WebhookHandlerOptions {
   secret: string;
   bot: () => BotIdentity;
   inbound: (env: InboundEnvelope) => Promise<unknown>;
+  /** A group became a supergroup (migrate_to/from_chat_id): move it before acknowledging. */
+  migrated?: (fromChatId: string, toChatId: string) => Promise<void>;
   /** false after stop(): answer 503 so Telegram keeps the update for later. */
   accepting: () => boolean;
   log: Logger;
@@ -52,6 +54,15 @@ export function createWebhookHandler(o: WebhookHandlerOptions): HttpHandler {
       return text(400, "bad request: the body is not JSON");
     }
     if (!isJsonObject(update)) return text(400, "bad request: the body is not a Telegram Update object");
+    const migration = chatMigrationOf(update);
+    if (migration) {
+      try {
+        await o.migrated?.(migration.from, migration.to);
+      } catch (err) {
+        o.log.warn({ error: err instanceof Error ? err.name : typeof err }, "telegram webhook: moving a migrated group failed; answering 500 so Telegram redelivers it");
+        return text(500, "could not record the update; Telegram will retry");
+      }
+    }
     const env = normalizeUpdate(update, o.bot());
     if (env) {
       try {

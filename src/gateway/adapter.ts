@@ -32,6 +32,14 @@ export interface AdapterContext {
    * switchboard_inbound_total{outcome=<reason>}.
    */
   dropped?(reason: string): void;
+  /**
+   * A group now lives under another chat id (Telegram upgraded it to a
+   * supergroup). The gateway moves the group's identity to the new id, so
+   * its session, memory, transcript and earlier sessions (/resume) follow.
+   * Idempotent; resolves once durable, so the adapter may then confirm the
+   * update that announced it.
+   */
+  chatMigrated?(fromChatId: string, toChatId: string): Promise<void>;
 }
 
 export type InboundResult =

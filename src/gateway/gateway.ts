@@ -128,6 +128,10 @@ export class Gateway {
       commands: this.deps.commands,
       commandNames: this.deps.commandNames ?? this.deps.commands.map((c) => c.name),
       dropped: (reason) => this.deps.metrics.inbound.inc({ platform: adapter.platform, outcome: reason }),
+      chatMigrated: async (from, to) => {
+        const groupId = await this.deps.identities.moveGroup(adapter.platform, from, to);
+        if (groupId) this.deps.log.info({ platform: adapter.platform, groupId }, "a group moved to a new chat id (supergroup upgrade); its sessions follow it");
+      },
       log: this.deps.log.child({ platform: adapter.platform }),
     };
   }

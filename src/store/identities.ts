@@ -97,6 +97,28 @@ export class IdentityStore {
     return id;
   }
 
+  /**
+   * A group's chat moved to a new external id (Telegram's upgrade of a group
+   * to a supergroup): the group's canonical id now answers to `to`, so its
+   * bindings, sessions and memory follow. A group row already made for `to`
+   * (a message from the new chat seen before the migration notice) is set
+   * aside under a superseded id. Idempotent: once moved, `from` is unknown
+   * and nothing changes. Returns the moved group's id, if any moved.
+   */
+  async moveGroup(platform: string, from: string, to: string): Promise<string | undefined> {
+    const id = await this.db.transaction("group-move", async (tx) => {
+      const old = await tx.group.findUnique({ where: { platform_externalId: { platform, externalId: from } } });
+      if (!old) return undefined;
+      const taken = await tx.group.findUnique({ where: { platform_externalId: { platform, externalId: to } } });
+      if (taken) await tx.group.update({ where: { id: taken.id }, data: { externalId: `${to}:superseded:${taken.id}` } });
+      await tx.group.update({ where: { id: old.id }, data: { externalId: to } });
+      return old.id;
+    });
+    this.#groups.delete(`${platform}\u0000${from}`);
+    this.#groups.delete(`${platform}\u0000${to}`);
+    return id;
+  }
+
   findUser(id: string): Promise<UserRecord | null> {
     return this.db.read((c) => c.user.findUnique({ where: { id } }));
   }

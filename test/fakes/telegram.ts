@@ -195,6 +195,12 @@ export class FakeTelegram {
     this.signal.notify();
     return u;
   }
+  /** Upgrades a basic group to a supergroup: delivers both migration service messages; returns the new chat. */
+  migrateToSupergroup(group: TgChat, by: TgUser, newId?: number): TgChat {
+    const { supergroup, updates } = this.build.migrateToSupergroup(group, by, newId);
+    for (const u of updates) this.inject(u);
+    return supergroup;
+  }
   userMessage(o: UserMessageOptions): TgUpdate {
     return this.inject(this.build.message(o));
   }

@@ -9,6 +9,19 @@ describe.each(PROVIDERS)("canonical identities and memories on %s", (provider) =
   });
   afterAll(async () => t.close());
 
+  it("a group moved to a new chat id keeps its UUID there; a row made early for the new id is set aside; moving again changes nothing", async () => {
+    const a = new IdentityStore(t.db);
+    const old = await a.groupId("telegram", "-4001");
+    const early = await a.groupId("telegram", "-100777"); // a message from the supergroup seen before the notice
+    expect(await a.moveGroup("telegram", "-4001", "-100777")).toBe(old);
+    expect(await a.groupId("telegram", "-100777")).toBe(old);
+    expect(await new IdentityStore(t.db).groupId("telegram", "-100777")).toBe(old); // another process reads the same
+    expect((await a.findGroup(early))?.externalId).toBe(`-100777:superseded:${early}`);
+    // Both service messages announce the move: the second is a no-op.
+    expect(await a.moveGroup("telegram", "-4001", "-100777")).toBeUndefined();
+    expect(await a.groupId("telegram", "-100777")).toBe(old);
+  });
+
   it("maps a platform user or group to one UUID, even when many callers race", async () => {
     const a = new IdentityStore(t.db);
     const b = new IdentityStore(t.db); // another process's cache

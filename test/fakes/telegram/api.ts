@@ -31,6 +31,9 @@ export function requireChat(store: TgStore, chatId: unknown): TgChat {
   if (chatId === undefined || chatId === null || chatId === "") throw bad("chat_id is empty");
   const chat = store.findChat(chatId);
   if (!chat) throw bad("chat not found");
+  const migratedTo = store.migrations.get(chat.id);
+  // As the Bot API answers any call for a group that became a supergroup.
+  if (migratedTo !== undefined) throw new TgApiError(400, "Bad Request: group chat was upgraded to a supergroup chat", { migrate_to_chat_id: migratedTo });
   return chat;
 }
 

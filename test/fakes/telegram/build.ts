@@ -127,6 +127,23 @@ export class UpdateBuilder {
     return id;
   }
 
+  /**
+   * A basic group becomes a supergroup (Telegram gives it a new id): the
+   * service message with migrate_to_chat_id in the old chat, then the one
+   * with migrate_from_chat_id in the new chat, as Telegram sends them. From
+   * then on every call for the old id gets 400 with migrate_to_chat_id.
+   */
+  migrateToSupergroup(old: TgChat, by: TgUser, newId = -(1_000_000_000_000 + Math.floor(Math.random() * 1e9))): { supergroup: TgChat; updates: TgUpdate[] } {
+    const oldChat = this.store.addChat(old);
+    const supergroup = this.store.addChat({ id: newId, type: "supergroup", ...(oldChat.title ? { title: oldChat.title } : {}) });
+    const inOld: TgMessage = { message_id: this.store.nextMessageId(oldChat.id), from: by, chat: oldChat, date: nowSec(), migrate_to_chat_id: newId };
+    const inNew: TgMessage = { message_id: this.store.nextMessageId(newId), from: by, chat: supergroup, date: nowSec(), migrate_from_chat_id: oldChat.id };
+    this.store.storeMessage(inOld);
+    this.store.storeMessage(inNew);
+    this.store.migrations.set(oldChat.id, newId);
+    return { supergroup, updates: [this.stamp({ message: inOld }), this.stamp({ message: inNew })] };
+  }
+
   // -------------------------------------------------- messages
 
   private baseMessage(o: Omit<UserMessageOptions, "text" | "entities">): TgMessage {

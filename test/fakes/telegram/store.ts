@@ -14,6 +14,8 @@ export class TgStore {
   readonly messages = new Map<string, TgMessage>();
   /** chatId -> known forum topic ids (message_thread_id) */
   readonly topics = new Map<number, Set<number>>();
+  /** Basic groups upgraded to a supergroup: old chat id -> the supergroup's id. */
+  readonly migrations = new Map<number, number>();
   readonly files = new Map<string, StoredFile>();
   /** key: scope JSON + language code */
   readonly commands = new Map<string, { command: string; description: string }[]>();
@@ -28,6 +30,7 @@ export class TgStore {
     this.chats.clear();
     this.messages.clear();
     this.topics.clear();
+    this.migrations.clear();
     this.files.clear();
     this.commands.clear();
     this.callbackQueries.clear();

@@ -14,6 +14,7 @@
  * errors.ts).
  */
 import type { EventEmitter } from "node:events";
+import { discordFormat } from "./format.js";
 import { Client, Events, GatewayIntentBits, Options, Partials, Status, type ClientOptions } from "discord.js";
 import { registerSecret, type Logger } from "../../src/log.js";
 import { AdapterError, type Adapter, type AdapterContext, type AdapterHealth, type AdapterLimits, type InboundEnvelope } from "../types.js";
@@ -64,6 +65,8 @@ export class DiscordAdapter implements Adapter {
     canEdit: true,
   };
   readonly sink: DiscordSink;
+  /** Markdown rendered for Discord, then split at its limit (format.ts). */
+  readonly format = discordFormat;
 
   private client: Client | undefined;
   private state: State = "idle";

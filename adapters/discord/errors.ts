@@ -36,6 +36,8 @@ export function toAdapterError(err: unknown, what: string): AdapterError {
     const base = `Discord ${what} failed (${err.status}, code ${String(err.code)}: ${err.message})`;
     if (err.status >= 500) return new AdapterError("discord", "Transient", `${base}: Discord's servers had a problem; retrying may succeed`);
     if (err.status === 401) return new AdapterError("discord", "Rejected", `${base}: Discord does not accept the bot token; check DISCORD_BOT_TOKEN`);
+    if (code === 50035 && /content/i.test(err.message) && /BASE_TYPE_MAX_LENGTH|or fewer in length/i.test(err.message))
+      return new AdapterError("discord", "Rejected", `${base}: the content is over Discord's 2000 characters; it is split and sent again`, undefined, { reason: "too-long" });
     const hint = HINTS[code];
     return new AdapterError("discord", "Rejected", `${base}: ${hint ?? "the request was refused and will not succeed if repeated"}`);
   }

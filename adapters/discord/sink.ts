@@ -12,7 +12,6 @@
  * channel message, so a slow turn is still answered.
  */
 import type { REST } from "discord.js";
-import { neutralizeDiscordMentions } from "../../src/gateway/markup.js";
 import { AdapterError, type AdapterSink, type ReplyAddress, type SendOptions, type SentMessage } from "../types.js";
 import { toAdapterError } from "./errors.js";
 import { decodeReplyAddress, isSnowflake, nonceOf, type DiscordTarget } from "./ids.js";
@@ -93,14 +92,15 @@ export function createDiscordSink(deps: DiscordSinkDeps): DiscordSink {
   return {
     async send(to: ReplyAddress, text: string, opts?: SendOptions): Promise<SentMessage> {
       const t = target(to);
-      const content = neutralizeDiscordMentions(text);
+      // Already rendered, mentions defused (format.ts), and measured against the limit as it is.
+      const content = text;
       return t.interaction ? sendToInteraction(t, content, opts) : postToChannel(t, content, opts);
     },
 
     async edit(to: ReplyAddress, messageId: string, text: string): Promise<void> {
       const t = target(to);
       if (!isSnowflake(messageId)) throw new AdapterError("discord", "Rejected", `"${messageId}" is not a Discord message id: pass the messageId send() returned`);
-      const body = { content: neutralizeDiscordMentions(text), allowed_mentions: ALLOWED_MENTIONS };
+      const body = { content: text, allowed_mentions: ALLOWED_MENTIONS };
       if (t.interaction) {
         const { applicationId, token } = t.interaction;
         try {

@@ -4,6 +4,7 @@
  * `app_mention` and slash commands into envelopes, and a sink over the Web API.
  */
 import { App, LogLevel, webApi, type Logger as SlackLogger } from "@slack/bolt";
+import { slackFormat } from "./format.js";
 import { registerSecret, type Logger } from "../../src/log.js";
 import type { Adapter, AdapterContext, AdapterHealth, AdapterLimits, InboundEnvelope } from "../types.js";
 import { AdapterError } from "../types.js";
@@ -50,6 +51,8 @@ export class SlackAdapter implements Adapter {
   readonly platform = "slack" as const;
   readonly limits = SLACK_LIMITS;
   readonly sink: SlackSink;
+  /** Markdown rendered for Slack, then split at its limit (format.ts). */
+  readonly format = slackFormat;
   private client: webApi.WebClient | undefined;
   private app: App | undefined;
   private httpReceiver: SlackHttpReceiver | undefined;

@@ -18,7 +18,7 @@ const HINTS: Record<string, string> = {
   channel_not_found: "the channel does not exist or the bot cannot see it; invite the bot or check the channel id",
   not_in_channel: "the bot is not a member of the channel; invite it with /invite @bot",
   is_archived: "the channel is archived",
-  msg_too_long: "the message is too long; the gateway should chunk below maxTextLength",
+  msg_too_long: "the message is too long; it is split and sent again",
   no_text: "the message is empty",
   message_not_found: "the message to edit or react to no longer exists",
   cant_update_message: "only the bot's own messages can be edited",
@@ -49,7 +49,7 @@ export function toAdapterError(err: unknown, method: string): AdapterError {
       if (code === "ratelimited") return new AdapterError("slack", "RateLimited", `Slack ${method} was rate limited: retry after 1000 ms`, 1000, { cause: err });
       if (TRANSIENT_PLATFORM.has(code)) return new AdapterError("slack", "Transient", `Slack ${method} failed (${code}): Slack had a problem; retrying may succeed`, undefined, { cause: err });
       const hint = HINTS[code] ?? "Slack refused the request and will refuse it again if repeated";
-      return new AdapterError("slack", "Rejected", `Slack ${method} failed (${code}): ${hint}`, undefined, { cause: err });
+      return new AdapterError("slack", "Rejected", `Slack ${method} failed (${code}): ${hint}`, undefined, { cause: err, ...(code === "msg_too_long" ? { reason: "too-long" as const } : {}) });
     }
     case "slack_webapi_http_error": {
       const status = typeof e.statusCode === "number" ? e.statusCode : 0;

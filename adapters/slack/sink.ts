@@ -3,8 +3,7 @@
  * which paces and retries, so each method makes exactly one Web API call and
  * maps a failure to AdapterError.
  */
-import { escapeSlackMrkdwn } from "../../src/gateway/markup.js";
-import { AdapterError, type AdapterSink, type ReplyAddress, type SentMessage } from "../types.js";
+import { AdapterError, type AdapterSink, type ReplyAddress, type SendOptions, type SentMessage } from "../types.js";
 import { toAdapterError, platformErrorCode } from "./errors.js";
 import { decodeReplyAddress, type SlackTarget } from "./ids.js";
 
@@ -36,12 +35,11 @@ export function emojiName(emoji: string): string {
 export class SlackSink implements AdapterSink {
   constructor(private readonly client: () => SlackWebClient | undefined) {}
 
-  async send(to: ReplyAddress, text: string): Promise<SentMessage> {
+  /** `text` is already mrkdwn (format.ts renders the agent's Markdown, escaping &, < and >, before it is split). */
+  async send(to: ReplyAddress, text: string, opts?: SendOptions): Promise<SentMessage> {
     const t = this.target(to);
     const c = this.webClient();
-    // The agent writes Markdown-ish text that Slack's mrkdwn shows well enough;
-    // only &, < and > must be escaped, or "<!channel>" in a reply would ping everyone.
-    const args: { channel: string; text: string; mrkdwn: boolean; thread_ts?: string } = { channel: t.channel, text: escapeSlackMrkdwn(text), mrkdwn: true };
+    const args: { channel: string; text: string; mrkdwn: boolean; thread_ts?: string } = { channel: t.channel, text, mrkdwn: !opts?.plain };
     if (t.thread_ts !== undefined) args.thread_ts = t.thread_ts;
     let res: { ts?: string };
     try {
@@ -56,7 +54,7 @@ export class SlackSink implements AdapterSink {
   async edit(to: ReplyAddress, messageId: string, text: string): Promise<void> {
     const t = this.target(to);
     try {
-      await this.webClient().chat.update({ channel: t.channel, ts: messageId, text: escapeSlackMrkdwn(text) });
+      await this.webClient().chat.update({ channel: t.channel, ts: messageId, text });
     } catch (err) {
       throw toAdapterError(err, "chat.update");
     }

@@ -8,6 +8,7 @@
  * minutes. Neither has auto-retry installed: see errors.ts.
  */
 import { Api } from "grammy";
+import { telegramFormat } from "./format.js";
 import type { Update } from "grammy/types";
 import { registerSecret, type Logger } from "../../src/log.js";
 import {
@@ -73,6 +74,8 @@ export class TelegramAdapter implements Adapter {
     canEdit: true,
   };
   readonly sink: AdapterSink;
+  /** Markdown rendered for Telegram, then split at its limit (format.ts). */
+  readonly format = telegramFormat;
 
   private readonly api: Api;
   private readonly pollApi: Api;

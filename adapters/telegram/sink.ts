@@ -3,15 +3,14 @@
  *
  * Every method makes exactly one Bot API call and turns any failure into an
  * AdapterError (errors.ts): retrying, pacing and chunking are the gateway's
- * (OutboundScheduler, chunker), so the sink gets one chunk of the agent's
- * Markdown at a time and sends it as Telegram HTML. markdownToTelegramHtml
- * escapes everything it does not itself turn into a tag, so user text quoted
- * by the agent can never break the parse ("can't parse entities").
+ * (OutboundScheduler, and format.ts, which renders the agent's Markdown as
+ * Telegram HTML before splitting it), so the sink gets one rendered chunk at
+ * a time and sends it with parse_mode HTML; or, with `plain`, as text
+ * without parse_mode (the fallback after "can't parse entities").
  */
 import { GrammyError, type Api } from "grammy";
 import type { ReactionTypeEmoji } from "grammy/types";
-import { markdownToTelegramHtml } from "../../src/gateway/markup.js";
-import { AdapterError, type AdapterSink, type ReplyAddress, type SentMessage } from "../types.js";
+import { AdapterError, type AdapterSink, type ReplyAddress, type SendOptions, type SentMessage } from "../types.js";
 import { toAdapterError } from "./errors.js";
 import { decodeReplyAddress, parseMessageId, type TelegramTarget } from "./ids.js";
 
@@ -34,11 +33,10 @@ export function createTelegramSink(api: Api, opts: TelegramSinkOptions): Adapter
     if (n === undefined) throw new AdapterError("telegram", "Rejected", `"${id}" is not a Telegram message id (a positive integer from send())`);
     return n;
   };
-  const render = (markdown: string): string => {
-    const html = markdownToTelegramHtml(markdown);
+  const nonEmpty = (text: string): string => {
     // Telegram answers 400 "message text is empty"; say why before calling.
-    if (html.trim() === "") throw new AdapterError("telegram", "Rejected", "cannot send an empty message: the chunk has no visible text after rendering");
-    return html;
+    if (text.trim() === "") throw new AdapterError("telegram", "Rejected", "cannot send an empty message: the chunk has no visible text after rendering");
+    return text;
   };
   const call = async <T>(method: string, fn: () => Promise<T>): Promise<T> => {
     try {
@@ -52,12 +50,12 @@ export function createTelegramSink(api: Api, opts: TelegramSinkOptions): Adapter
   const migrated = new Map<number | string, number>();
 
   return {
-    async send(to, text): Promise<SentMessage> {
+    async send(to, text, opts?: SendOptions): Promise<SentMessage> {
       const t = target(to);
-      const html = render(text);
+      const html = nonEmpty(text);
       const sendTo = (chatId: number | string, quote: boolean) =>
         api.sendMessage(chatId, html, {
-          parse_mode: "HTML",
+          ...(!opts?.plain && { parse_mode: "HTML" as const }),
           ...(t.message_thread_id !== undefined && { message_thread_id: t.message_thread_id }),
           // The quoted message may be deleted by the time the answer is ready;
           // the answer still matters more than the quote.
@@ -81,12 +79,12 @@ export function createTelegramSink(api: Api, opts: TelegramSinkOptions): Adapter
       return { messageId: String(msg.message_id) };
     },
 
-    async edit(to, id, text): Promise<void> {
+    async edit(to, id, text, opts): Promise<void> {
       const t = target(to);
       const mid = messageId(id);
-      const html = render(text);
+      const html = nonEmpty(text);
       try {
-        await api.editMessageText(t.chat_id, mid, html, { parse_mode: "HTML" });
+        await api.editMessageText(t.chat_id, mid, html, opts?.plain ? {} : { parse_mode: "HTML" });
       } catch (err) {
         // A streamed edit that repeats the current text is already where the
         // caller wants it; Telegram reports it as a 400.

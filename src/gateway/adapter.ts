@@ -1,5 +1,5 @@
 import type { Logger } from "../log.js";
-import type { AdapterLimits, AdapterSink, InboundEnvelope, Platform } from "./contract.js";
+import type { AdapterLimits, AdapterSink, InboundEnvelope, Platform, ReplyFormat } from "./contract.js";
 
 /**
  * What the gateway hands an adapter at start. Adapters never reach the store:
@@ -92,6 +92,12 @@ export interface Adapter {
   readonly botUsername?: string;
   readonly limits: AdapterLimits;
   readonly sink: AdapterSink;
+  /**
+   * Renders replies for the platform and splits them (adapters/<platform>/format.ts);
+   * the sink then gets rendered chunks. Without it, replies are split as
+   * plain text at limits.maxTextLength and sent as they are.
+   */
+  readonly format?: ReplyFormat;
   /**
    * A local operator channel (the web console): DM policy does not apply to
    * it. Platform adapters leave this unset.

@@ -70,6 +70,20 @@ export interface AdapterLimits {
   canEdit: boolean;
 }
 
+/**
+ * How an adapter writes the agent's Markdown for its platform
+ * (adapters/<platform>/format.ts). Rendering comes before splitting, so each
+ * chunk is measured as it is sent.
+ */
+export interface ReplyFormat {
+  /** The Markdown rendered for the platform and split into messages that fit its limit, in order. */
+  chunks(markdown: string): string[];
+  /** A rendered chunk the platform refused as too long, split into smaller rendered chunks of at most `limit`. */
+  split(chunk: string, limit: number): string[];
+  /** A rendered chunk the platform could not parse, as the plain text to send instead (with SendOptions.plain). */
+  plain(chunk: string): string;
+}
+
 export interface SentMessage {
   /** The platform message id of what was sent. */
   messageId: string;
@@ -83,11 +97,13 @@ export interface SendOptions {
    * enforce_nonce) pass it on, so a resend after a crash is not shown twice.
    */
   idempotencyKey?: string;
+  /** Send the text as it is, without the platform's formatting (after a formatting refusal). */
+  plain?: boolean;
 }
 
 export interface AdapterSink {
   send(to: ReplyAddress, text: string, opts?: SendOptions): Promise<SentMessage>;
-  edit(to: ReplyAddress, messageId: string, text: string): Promise<void>;
+  edit(to: ReplyAddress, messageId: string, text: string, opts?: Pick<SendOptions, "plain">): Promise<void>;
   typing(to: ReplyAddress): Promise<void>;
   /** React to or acknowledge the user's message, where the platform has it. */
   react?(to: ReplyAddress, messageId: string, emoji: string): Promise<void>;
@@ -108,15 +124,22 @@ export class AdapterError extends Error {
   override readonly name = "AdapterError";
   /** For RateLimited: whether the limit is the chat's or the whole bot's (the scheduler then pauses every chat). */
   readonly scope: "chat" | "global" | undefined;
+  /**
+   * For Rejected: why, when the refusal is about the text itself. The
+   * gateway then re-splits a "too-long" chunk and resends a "bad-format"
+   * one as plain text, so no reply is lost to formatting.
+   */
+  readonly reason: "too-long" | "bad-format" | undefined;
   constructor(
     readonly platform: Platform,
     readonly code: AdapterErrorCode,
     message: string,
     readonly retryAfterMs?: number,
-    options?: { cause?: unknown; scope?: "chat" | "global" },
+    options?: { cause?: unknown; scope?: "chat" | "global"; reason?: "too-long" | "bad-format" },
   ) {
     super(message, options);
     this.scope = options?.scope;
+    this.reason = options?.reason;
   }
 }
 

@@ -3,11 +3,61 @@ import type { OutEvent, ReplyAddress } from "../runtime/events.js";
 import { errInfo } from "../log.js";
 import type { DeliveryRecord, DeliveryStore } from "../store/deliveries.js";
 import type { Adapter } from "./adapter.js";
+import type { SentMessage } from "./contract.js";
 import { chunkText } from "./chunker.js";
 import { isAdapterError } from "./contract.js";
 import type { GatewayMetrics } from "./metrics.js";
 import { OutboundScheduler } from "./scheduler.js";
 import type { SentLog } from "./sent-log.js";
+
+/** A reply's chunks as the platform gets them: rendered by the adapter's format, then split at its limit. */
+export function chunksOf(adapter: Adapter, markdown: string): string[] {
+  return adapter.format ? adapter.format.chunks(markdown) : chunkText(markdown, adapter.limits.maxTextLength);
+}
+
+/**
+ * Sends one rendered chunk. A refusal of the text itself never loses it: a
+ * chunk refused as too long is split smaller and each piece sent (a few
+ * rounds at most), one refused for its formatting is sent as plain text.
+ * Only the first piece quotes the user's message. Returns the first piece's
+ * message.
+ */
+export async function sendChunk(
+  adapter: Adapter,
+  to: ReplyAddress,
+  chunk: string,
+  key: string,
+  onRefused?: (why: "too-long" | "bad-format") => void,
+  depth = 0,
+): Promise<SentMessage> {
+  try {
+    return await adapter.sink.send(to, chunk, { idempotencyKey: key });
+  } catch (err) {
+    const format = adapter.format;
+    if (!format || !isAdapterError(err, "Rejected") || err.reason === undefined) throw err;
+    onRefused?.(err.reason);
+    if (err.reason === "bad-format") return adapter.sink.send(to, format.plain(chunk), { idempotencyKey: `${key}p`, plain: true });
+    if (depth >= 3) throw err;
+    const pieces = format.split(chunk, Math.max(1, Math.floor(chunk.length / 2)));
+    let first: SentMessage | undefined;
+    for (const [j, piece] of pieces.entries()) {
+      const sent = await sendChunk(adapter, j === 0 ? to : { ...to, replyToMessageId: undefined }, piece, `${key}.${j}`, onRefused, depth + 1);
+      first ??= sent;
+    }
+    if (!first) throw err;
+    return first;
+  }
+}
+
+/** Edits a message to a rendered chunk; one the platform cannot parse is written as plain text instead. */
+async function editChunk(adapter: Adapter, to: ReplyAddress, messageId: string, chunk: string): Promise<void> {
+  try {
+    await adapter.sink.edit(to, messageId, chunk);
+  } catch (err) {
+    if (!adapter.format || !isAdapterError(err, "Rejected") || err.reason !== "bad-format") throw err;
+    await adapter.sink.edit(to, messageId, adapter.format.plain(chunk), { plain: true });
+  }
+}
 
 export const adapterKey = (platform: string, botId: string) => `${platform}:${botId}`;
 export const chatKey = (a: ReplyAddress) => `${a.platform}:${a.botId}:${a.chatId}:${a.threadId ?? ""}`;
@@ -193,7 +243,7 @@ export class Outbound {
       draft.timer = setTimeout(() => {
         draft.timer = undefined;
         if (draft.final || this.#chains.has(chatKey(to))) return;
-        const first = chunkText(draft.text, a.adapter.limits.maxTextLength)[0] ?? "…";
+        const first = chunksOf(a.adapter, draft.text)[0] ?? "…";
         draft.sending = a.scheduler
           .schedule(chatKey(to), () => a.adapter.sink.send(to, first), { essential: false, label: "draft" })
           .then((sent) => {
@@ -214,7 +264,7 @@ export class Outbound {
     draft.timer = setTimeout(() => {
       draft.timer = undefined;
       if (draft.final) return;
-      const next = chunkText(draft.text, a.adapter.limits.maxTextLength)[0] ?? "";
+      const next = chunksOf(a.adapter, draft.text)[0] ?? "";
       if (!draft.messageId || next === draft.shown) return;
       void a.scheduler.schedule(chatKey(to), () => a.adapter.sink.edit(to, draft.messageId!, next), { essential: false, label: "edit" }).then(() => {
         draft.shown = next;
@@ -270,13 +320,13 @@ export class Outbound {
     try {
       if (!(await this.opts.deliveries.markSending(rec.id, this.opts.owner))) return;
       const to = JSON.parse(rec.address) as ReplyAddress;
-      const chunks = chunkText(rec.text, a.adapter.limits.maxTextLength);
+      const chunks = chunksOf(a.adapter, rec.text);
       await draft?.sending;
       let firstId: string | undefined;
       for (const [i, chunk] of chunks.entries()) {
         if (i === 0 && draft?.messageId) {
           const mid = draft.messageId;
-          if (draft.shown !== chunk) await a.scheduler.schedule(chatKey(to), () => a.adapter.sink.edit(to, mid, chunk), { label: "edit" });
+          if (draft.shown !== chunk) await a.scheduler.schedule(chatKey(to), () => editChunk(a.adapter, to, mid, chunk), { label: "edit" });
           firstId = mid;
           continue;
         }
@@ -290,7 +340,7 @@ export class Outbound {
         const sent = await a.scheduler.schedule(
           chatKey(to),
           async () => {
-            const r = await a.adapter.sink.send(target, chunk, { idempotencyKey: `${rec.id}:${i}` });
+            const r = await sendChunk(a.adapter, target, chunk, `${rec.id}:${i}`, (why) => this.#refused(rec, why));
             log?.record(rec.id, i, r.messageId);
             return r;
           },
@@ -312,6 +362,11 @@ export class Outbound {
     } finally {
       this.#inFlight.delete(rec.id);
     }
+  }
+
+  #refused(rec: DeliveryRecord, why: "too-long" | "bad-format"): void {
+    this.opts.metrics.outbound.inc({ platform: rec.platform, call: "send", outcome: why === "too-long" ? "resplit" : "plain" });
+    this.opts.log.warn({ deliveryId: rec.id, platform: rec.platform, reason: why }, why === "too-long" ? "the platform refused a reply chunk as too long; it is split smaller and sent again" : "the platform could not parse a reply chunk's formatting; it is sent again as plain text");
   }
 
   /** Sends every reply written but not confirmed sent (at start, and periodically). */

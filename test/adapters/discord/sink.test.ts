@@ -41,7 +41,7 @@ async function inbound(content: string, channel = g.channels["general"]!) {
 describe("DiscordAdapter sink", () => {
   it("first chunk replies with message_reference; nonce + enforce_nonce stable per key; nobody is pinged", async () => {
     const env = await inbound(`<@${dc.bot.id}> hi`);
-    const sent = await adapter.sink.send(env.replyTo, "hello @everyone <@&123>", { idempotencyKey: "delivery-1:0" });
+    const sent = await adapter.sink.send(env.replyTo, adapter.format.chunks("hello @everyone <@&123>")[0]!, { idempotencyKey: "delivery-1:0" });
     await adapter.sink.send({ ...env.replyTo, replyToMessageId: undefined }, "second chunk", { idempotencyKey: "delivery-1:1" });
     const posts = dc.restCalls("POST /channels/:id/messages");
     expect(posts).toHaveLength(2);

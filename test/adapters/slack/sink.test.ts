@@ -26,8 +26,9 @@ const to = (channel: string, thread_ts?: string) => encodeReplyAddress("U0FAKEBO
 const caught = (p: Promise<unknown>): Promise<unknown> => p.then(() => undefined, (e: unknown) => e);
 
 describe("SlackSink", () => {
-  it("send: mrkdwn with &, <, > escaped (Markdown kept); thread_ts kept; returns the ts", async () => {
-    const sent = await adapter.sink.send(to("C0GENERAL", "1700000000.000100"), "*bold* & <!channel> `a<b>`");
+  it("send: the rendered mrkdwn as given (format.ts escapes &, <, >); thread_ts kept; returns the ts", async () => {
+    const [chunk] = adapter.format.chunks("**bold** & <!channel> `a<b>`");
+    const sent = await adapter.sink.send(to("C0GENERAL", "1700000000.000100"), chunk!);
     const call = sl.callsTo("chat.postMessage")[0]!;
     expect(call.params).toMatchObject({ channel: "C0GENERAL", thread_ts: "1700000000.000100", text: "*bold* &amp; &lt;!channel&gt; `a&lt;b&gt;`" });
     expect(String(call.params["mrkdwn"])).toBe("true");
@@ -38,7 +39,7 @@ describe("SlackSink", () => {
 
   it("edit uses chat.update; typing is a no-op; react uses reactions.add and already_reacted is success", async () => {
     const { messageId } = await adapter.sink.send(to("C0GENERAL"), "v1");
-    await adapter.sink.edit(to("C0GENERAL"), messageId, "v2 <x>");
+    await adapter.sink.edit(to("C0GENERAL"), messageId, adapter.format.chunks("v2 <x>")[0]!);
     expect(sl.sent()[0]!.history).toEqual(["v1", "v2 &lt;x&gt;"]);
     const before = sl.calls.length;
     await adapter.sink.typing(to("C0GENERAL"));

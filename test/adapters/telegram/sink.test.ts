@@ -10,7 +10,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { normalizeUpdate } from "../../../adapters/telegram/normalize.js";
 import type { TelegramAdapter } from "../../../adapters/telegram/index.js";
 import { AdapterError, type ReplyAddress } from "../../../adapters/types.js";
-import { markdownToTelegramHtml } from "../../../src/gateway/markup.js";
+import { renderTelegramHtml } from "../../../adapters/telegram/format.js";
 import { FakeTelegram, type TgChat, type TgUser } from "../../fakes/telegram.js";
 import { newAdapter } from "./helpers.js";
 
@@ -49,14 +49,14 @@ async function rejection(p: Promise<unknown>): Promise<AdapterError> {
 }
 
 describe("TelegramAdapter sink", () => {
-  it("renders Markdown to Telegram HTML with user text escaped, parse_mode HTML", async () => {
+  it("sends a chunk the format rendered to Telegram HTML, user text escaped, with parse_mode HTML", async () => {
     const md = 'Use **bold** and `a<b && c>"d"` then <script>alert(1)</script> & [x](https://example.com)';
-    const sent = await adapter.sink.send(to, md);
+    const sent = await adapter.sink.send(to, adapter.format.chunks(md)[0]!);
     const [msg] = tg.sent({ chatId: dm.id });
     expect(msg).toBeDefined();
     expect(sent.messageId).toBe(String(msg!.messageId));
     expect(msg!.parseMode).toBe("HTML");
-    expect(msg!.rawText).toBe(markdownToTelegramHtml(md));
+    expect(msg!.rawText).toBe(renderTelegramHtml(md));
     expect(msg!.rawText).not.toContain("<script>");
     // What the user sees: the tags became entities, the user's < > & " are literal.
     expect(msg!.text).toContain('a<b && c>"d"');
@@ -128,9 +128,9 @@ describe("TelegramAdapter sink", () => {
 
   it("edit: changes the text; 'message is not modified' counts as success; a missing message is Rejected", async () => {
     const { messageId } = await adapter.sink.send(to, "draft");
-    await adapter.sink.edit(to, messageId, "draft **done**");
+    await adapter.sink.edit(to, messageId, renderTelegramHtml("draft **done**"));
     expect(tg.sent()[0]!.history).toEqual(["draft", "draft <b>done</b>"]);
-    await adapter.sink.edit(to, messageId, "draft **done**");
+    await adapter.sink.edit(to, messageId, renderTelegramHtml("draft **done**"));
     const edits = tg.callsTo("editMessageText");
     expect(edits).toHaveLength(2);
     expect(edits[1]!.status).toBe(400);

@@ -1,0 +1,57 @@
+/**
+ * The agent's Markdown as Slack mrkdwn: *bold*, _italic_, ~strike~, `code`,
+ * ``` blocks, > quotes, <url|label> links; headings become bold lines, lists
+ * bullet lines, tables aligned blocks. &, < and > are escaped everywhere, so
+ * a reply can never form `<!channel>` or a link of its own. mrkdwn has no
+ * escape for its markers, so a literal *, ~ or ` in text (and _ at a word's
+ * edge) is written as a look-alike character: "text that merely looks like
+ * markup" is shown as typed instead of turning bold. Rendered before it is
+ * split, so every chunk is measured as sent.
+ */
+import { chunkText } from "../../src/gateway/chunker.js";
+import { renderMarkdown, type Dialect } from "../markdown.js";
+import type { ReplyFormat } from "../types.js";
+
+/** Slack accepts 40,000 characters but shows past ~4,000 badly. */
+export const SLACK_MAX_TEXT = 3500;
+
+export function escapeSlackMrkdwn(s: string): string {
+  return s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+}
+
+const LOOKALIKE: Record<string, string> = { "*": "\u2217", "~": "\u223c", "`": "\u02cb" };
+
+function text(s: string): string {
+  return escapeSlackMrkdwn(s)
+    .replace(/[*~`]/g, (c) => LOOKALIKE[c]!)
+    .replace(/(^|[^\p{L}\p{N}])_|_(?=[^\p{L}\p{N}]|$)/gu, (m) => m.replace("_", "\uff3f"));
+}
+
+const fenceSafe = (s: string) => s.replace(/```/g, "\u02cb\u02cb\u02cb");
+
+export const slackDialect: Dialect = {
+  text,
+  strong: (s) => `*${s}*`,
+  em: (s) => `_${s}_`,
+  del: (s) => `~${s}~`,
+  code: (s) => (s.trim() === "" ? text(s) : `\`${escapeSlackMrkdwn(s.replace(/`/g, "\u02cb"))}\``),
+  // The label is plain text: mrkdwn inside a link label is not rendered. | and > would end the link early.
+  link: (href, _label, plain) => `<${href.replace(/\|/g, "%7C")}|${text(plain).replace(/\|/g, "\u2223") || escapeSlackMrkdwn(href)}>`,
+  heading: (s) => `*${s}*`,
+  // Slack does not read a language after the fence; it would show as the first line.
+  codeBlock: (code) => (code.trim() === "" ? "" : "```\n" + escapeSlackMrkdwn(fenceSafe(code.replace(/\n+$/, ""))) + "\n```"),
+  quote: (inner) => inner.replace(/^/gm, "> "),
+  hr: () => "──────────",
+  indent: "    ",
+};
+
+export function renderSlackMrkdwn(markdown: string): string {
+  return renderMarkdown(markdown, slackDialect);
+}
+
+export const slackFormat: ReplyFormat = {
+  chunks: (markdown) => chunkText(renderSlackMrkdwn(markdown), SLACK_MAX_TEXT),
+  split: (chunk, limit) => chunkText(chunk, limit),
+  // Sent with mrkdwn off, Slack shows the characters as they are; &, < and > stay escaped (entities are decoded either way).
+  plain: (chunk) => chunk,
+};

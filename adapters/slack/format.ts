@@ -19,7 +19,7 @@ export function escapeSlackMrkdwn(s: string): string {
   return s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
 }
 
-const LOOKALIKE: Record<string, string> = { "*": "\u2217", "~": "\u223c", "`": "\u02cb" };
+const LOOKALIKE: Record<string, string> = { "*": "\u2217", "~": "\u223c", "`": "\uff40" };
 
 function text(s: string): string {
   return escapeSlackMrkdwn(s)
@@ -27,20 +27,21 @@ function text(s: string): string {
     .replace(/(^|[^\p{L}\p{N}])_|_(?=[^\p{L}\p{N}]|$)/gu, (m) => m.replace("_", "\uff3f"));
 }
 
-const fenceSafe = (s: string) => s.replace(/```/g, "\u02cb\u02cb\u02cb");
+const fenceSafe = (s: string) => s.replace(/```/g, "\uff40\uff40\uff40");
 
 export const slackDialect: Dialect = {
   text,
   strong: (s) => `*${s}*`,
   em: (s) => `_${s}_`,
   del: (s) => `~${s}~`,
-  code: (s) => (s.trim() === "" ? text(s) : `\`${escapeSlackMrkdwn(s.replace(/`/g, "\u02cb"))}\``),
+  code: (s) => (s.trim() === "" ? text(s) : `\`${escapeSlackMrkdwn(s.replace(/`/g, "\uff40"))}\``),
   // The label is plain text: mrkdwn inside a link label is not rendered. | and > would end the link early.
-  link: (href, _label, plain) => `<${href.replace(/\|/g, "%7C")}|${text(plain).replace(/\|/g, "\u2223") || escapeSlackMrkdwn(href)}>`,
+  link: (href, _label, plain) => `<${escapeSlackMrkdwn(href).replace(/\|/g, "%7C")}|${text(plain).replace(/\|/g, "\u2223") || escapeSlackMrkdwn(href)}>`,
   heading: (s) => `*${s}*`,
   // Slack does not read a language after the fence; it would show as the first line.
   codeBlock: (code) => (code.trim() === "" ? "" : "```\n" + escapeSlackMrkdwn(fenceSafe(code.replace(/\n+$/, ""))) + "\n```"),
-  quote: (inner) => inner.replace(/^/gm, "> "),
+  // mrkdwn quotes do not nest: an inner quote is marked by a bar inside the outer one.
+  quote: (inner, depth) => inner.replace(/^/gm, depth === 0 ? "> " : "▎"),
   hr: () => "──────────",
   indent: "    ",
 };

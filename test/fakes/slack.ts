@@ -31,6 +31,7 @@ import {
 } from "./slack/types.js";
 import { SlackWorld, createWebApi } from "./slack/webapi.js";
 
+export { mrkdwnView, type MrkdwnView } from "./slack/mrkdwn.js";
 export * from "./slack/types.js";
 export { SlackEventBuilder, nextTs, slackSignature, type MessageEventInput } from "./slack/events.js";
 

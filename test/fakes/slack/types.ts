@@ -51,6 +51,8 @@ export interface SlackSentMessage {
   ephemeralTo?: string;
   /** Every version of text, oldest first (chat.update appends). */
   history: string[];
+  /** How Slack shows `text` with mrkdwn on, and what its rules would object to (see mrkdwn.ts); absent with mrkdwn off. */
+  mrkdwn?: { shown: string; problems: string[] };
   message: Record<string, unknown>;
   at: number;
 }

@@ -3,6 +3,7 @@
  * strings ({ ok: false, error: "channel_not_found" }, ...).
  */
 import { jsonParam } from "../shared.js";
+import { mrkdwnView } from "./mrkdwn.js";
 import { inferType, nextTs } from "./events.js";
 import { SlackApiError, type SlackConversation, type SlackIdentity, type SlackSentMessage, type SlackUser } from "./types.js";
 
@@ -145,6 +146,8 @@ export function createWebApi(d: WebApiDeps): Record<string, Method> {
       msg["parent_user_id"] = (world.messages.get(`${channel}:${threadTs}`)?.["user"] as string | undefined) ?? id.botUserId;
     }
     const rec: SlackSentMessage = { channel, ts, text, history: [text], message: msg, at: Date.now() };
+    // mrkdwn defaults to true; the SDK sends booleans in a form body as strings.
+    if (String(p["mrkdwn"] ?? "true") !== "false") rec.mrkdwn = mrkdwnView(text);
     if (threadTs) rec.threadTs = threadTs;
     if (blocks) rec.blocks = blocks;
     if (ephemeralTo) rec.ephemeralTo = ephemeralTo;

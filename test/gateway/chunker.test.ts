@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
-import { chunkText, scanFences } from "../../src/gateway/chunker.js";
+import { chunkHtml, chunkText, scanFences } from "../../src/gateway/chunker.js";
+import { applyParseMode } from "../fakes/telegram.js";
 
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 const FENCE_LINE = /^[ \t]*(`{3,}|~{3,})/;
@@ -198,6 +199,58 @@ describe("chunkText: properties", () => {
         }
       }),
       { numRuns: 300 },
+    );
+  });
+});
+
+describe("chunkHtml: rendered Telegram HTML", () => {
+  const visible = (html: string) => applyParseMode(html, "HTML").text.replace(/\s+/g, "");
+
+  it("never splits inside a tag or an entity; tags open at a split are closed and reopened as written", () => {
+    const html = `<b>${"bold &amp; words ".repeat(10)}</b> then <a href="https://x.test/?a=1&amp;b=2">a link label here</a>`;
+    const chunks = chunkHtml(html, 60);
+    expect(chunks.length).toBeGreaterThan(2);
+    for (const c of chunks) {
+      expect(c.length).toBeLessThanOrEqual(60);
+      applyParseMode(c, "HTML"); // throws on a broken tag or entity
+      expect(c).not.toMatch(/&[a-z#0-9]*$|<[^>]*$/); // nothing cut at the end
+    }
+    expect(chunks[0]).toMatch(/^<b>.*<\/b>$/);
+    expect(chunks[1]).toMatch(/^<b>/);
+    expect(chunks.join("")).toContain('<a href="https://x.test/?a=1&amp;b=2">');
+    expect(chunks.map(visible).join("")).toBe(visible(html));
+  });
+
+  it("splits a code block at line ends, reopening <pre><code class> on each piece", () => {
+    const code = Array.from({ length: 30 }, (_, i) => `line ${i} &lt; x`).join("\n");
+    const chunks = chunkHtml(`<pre><code class="language-js">${code}</code></pre>`, 100);
+    for (const c of chunks) {
+      expect(c).toMatch(/^<pre><code class="language-js">line \d+ &lt; x(\nline \d+ &lt; x)*<\/code><\/pre>$/);
+      expect(applyParseMode(c, "HTML").entities.map((e) => [e.type, e.language])).toEqual([["pre", "js"]]);
+    }
+    expect(chunks.map(visible).join("")).toBe(visible(code));
+  });
+
+  it("prefers paragraph, then line, then word boundaries; short input is one trimmed chunk; blank is none", () => {
+    expect(chunkHtml("  <b>hi</b>  ", 100)).toEqual(["<b>hi</b>"]);
+    expect(chunkHtml(" \n ", 100)).toEqual([]);
+    expect(chunkHtml("first para here\n\nsecond <i>para</i> here", 30)).toEqual(["first para here", "second <i>para</i> here"]);
+    expect(() => chunkHtml("x", 0)).toThrow(RangeError);
+  });
+
+  it("keeps every visible character and every chunk parses (property)", () => {
+    const piece = fc.constantFrom("word ", "&amp; ", "&lt;x&gt; ", "<b>bold text</b> ", "<i>it <b>both</b></i> ", '<a href="https://x.test/p">link</a> ', "<code>a &lt; b</code> ", "\n", "\n\n", "<pre>l1\nl2\nl3</pre>\n", "😀 ", "longwordwithoutanyspaces".repeat(3) + " ");
+    fc.assert(
+      fc.property(fc.array(piece, { maxLength: 60 }), fc.integer({ min: 60, max: 300 }), (parts, limit) => {
+        const html = parts.join("");
+        const chunks = chunkHtml(html, limit);
+        for (const c of chunks) {
+          expect(c.length).toBeLessThanOrEqual(limit);
+          applyParseMode(c, "HTML");
+        }
+        expect(chunks.map(visible).join("")).toBe(visible(html));
+      }),
+      { numRuns: 400 },
     );
   });
 });

@@ -75,7 +75,8 @@ describe("forwarded messages are content, never commands", () => {
 
     fake.forwardMessage({ channel: opDm, author: op, message: { content: `/approve ${code}` } });
     const [answer] = await eventually(() => fake.sent({ channelId: opDm.id }), (s) => s.length === 1, 10_000, "the answer to the forward");
-    expect(answer!.content).toBe(`echo: [Forwarded message]\n/approve ${code}`);
+    // As a reader sees it (the brackets are backslash-escaped in Discord markdown).
+    expect(answer!.content.replace(/\\(.)/g, "$1")).toBe(`echo: [Forwarded message]\n/approve ${code}`);
 
     fake.userMessage({ channel: strangerDm, author: stranger, content: "and now?" });
     const again = await eventually(() => fake.sent({ channelId: strangerDm.id }), (s) => s.length === 2, 10_000, "the second pairing reply");

@@ -98,14 +98,22 @@ describe.each(PROVIDERS)("gateway pipeline on %s", (provider) => {
       expect(third[2]!.text).toBe("echo: thanks");
     });
 
-    it("pairing: at most 3 codes are pending per bot; the 4th stranger is told to try later", async () => {
+    it("pairing: at most 3 codes are pending per bot; a 4th stranger replaces the oldest, and asking again at once repeats the code", async () => {
       const { adapter } = await start({ DM_POLICY: "pairing" });
       for (const u of ["61", "62", "63", "64"]) await adapter.ctx.inbound(adapter.dm(u, "hi"));
       await eventually(() => adapter.sent, (s) => s.length === 4);
       const texts = ["61", "62", "63", "64"].map((u) => adapter.to(u)[0]!.text);
-      expect(texts.filter((t) => /pairing code is/.test(t))).toHaveLength(3);
-      expect(texts.filter((t) => /too many pending access requests/.test(t))).toHaveLength(1);
-      expect(await new (await import("../../src/gateway/pairing.js")).Pairing(new (await import("../../src/store/access.js")).AccessStore(app!.db)).list()).toHaveLength(3);
+      expect(texts.filter((t) => /pairing code is/.test(t))).toHaveLength(4);
+      const pending = await new (await import("../../src/gateway/pairing.js")).Pairing(new (await import("../../src/store/access.js")).AccessStore(app!.db)).list();
+      expect(pending).toHaveLength(3);
+      // The four were handled concurrently: any three of them hold the pending slots.
+      const holder = pending[0]!.senderId;
+      expect(["61", "62", "63", "64"]).toContain(holder);
+      // A pending sender asks again: the same code, no new request.
+      await adapter.ctx.inbound(adapter.dm(holder, "again"));
+      await eventually(() => adapter.to(holder), (s) => s.length === 2);
+      const code = (t: string) => /pairing code is ([A-Z0-9]{8})/.exec(t)?.[1];
+      expect(code(adapter.to(holder)[1]!.text)).toBe(pending[0]!.code);
     });
 
     it("allowlist: only ALLOW_FROM senders reach the agent", async () => {

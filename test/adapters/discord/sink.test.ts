@@ -64,6 +64,15 @@ describe("DiscordAdapter sink", () => {
     expect((dc.restCalls("POST /channels/:id/messages")[2]!.body as Record<string, unknown>)["nonce"]).toBe(first!["nonce"]);
   });
 
+  it("content over 2,000 characters is refused by the fake as by Discord (50035), and marked too-long so the gateway re-splits it", async () => {
+    const env = await inbound(`<@${dc.bot.id}> hi`);
+    const err = await adapter.sink.send(env.replyTo, "x".repeat(2001)).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).toMatchObject({ code: "Rejected", reason: "too-long" });
+  });
+
   it("typing, edit and react", async () => {
     const env = await inbound("in a thread", g.threads["help"]!);
     expect(env).toMatchObject({ chatKind: "thread", chatId: g.channels["general"]!.id, threadId: g.threads["help"]!.id });

@@ -64,6 +64,16 @@ describe("TelegramAdapter sink", () => {
     expect(msg!.entities.map((e) => e.type)).toEqual(expect.arrayContaining(["bold", "code", "text_link"]));
   });
 
+  it("text over 4096 characters and broken entities are refused by the fake as by Telegram, marked too-long and bad-format", async () => {
+    expect(await rejection(adapter.sink.send(to, "x".repeat(4097)))).toMatchObject({ code: "Rejected", reason: "too-long" });
+    expect(await rejection(adapter.sink.send(to, "<b>unclosed"))).toMatchObject({ code: "Rejected", reason: "bad-format" });
+    // The same chunk as plain text (the gateway's fallback) goes through, shown as typed.
+    await adapter.sink.send(to, "<b>unclosed", { plain: true });
+    const last = tg.sent({ chatId: dm.id }).at(-1)!;
+    expect(last.text).toBe("<b>unclosed");
+    expect(last.parseMode).toBeUndefined();
+  });
+
   it("quotes the user's message on the first chunk, and still sends when it was deleted", async () => {
     const u = tg.userMessage({ chat: dm, from: alice, text: "question" });
     await adapter.sink.send({ ...to, replyToMessageId: String(u.message!.message_id) }, "answer");

@@ -39,8 +39,10 @@ export const telegramDialect: Dialect = {
   em: (s) => around("i", s),
   del: (s) => around("s", s),
   code: (s) => (s.trim() === "" ? escapeTelegramHtml(s) : `<code>${escapeTelegramHtml(s)}</code>`),
-  // A link may not contain a code entity: its label keeps the text only.
-  link: (href, label) => `<a href="${escapeTelegramHtml(href)}">${label.replace(/<\/?code>/g, "")}</a>`,
+  // A link may not contain a code entity: its label keeps the text only. A huge URL is shown as text,
+  // so no tag can outgrow a chunk (chunkHtml reopens tags on every piece).
+  link: (href, label) =>
+    href.length > 1024 ? `${label} (${escapeTelegramHtml(href)})` : `<a href="${escapeTelegramHtml(href)}">${label.replace(/<\/?code>/g, "")}</a>`,
   heading: (s) => around("b", s),
   codeBlock: (code, lang) => {
     const body = code.replace(/\n+$/, "");

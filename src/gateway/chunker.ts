@@ -374,7 +374,8 @@ export function chunkHtml(html: string, limit: number): string[] {
       if (w <= p) throw new RangeError(`chunkHtml: limit ${limit} too small for the tags open at offset ${p}`);
       const found = best(tables, PROSE_LEVELS, p, Math.min(w, n - 1));
       b = found >= 0 ? found : settle(hardSplit(text, p, Math.min(w, n - 1)), p);
-      if (b <= p) b = Math.min(w, n - 1); // a single tag longer than the room: it cannot be split
+      // A single tag longer than the room cannot be split without breaking it.
+      if (b <= p) throw new RangeError(`chunkHtml: limit ${limit} too small for the tag at offset ${p}`);
       after = stackAt(ti, b);
       const size = prefix.length + (b - p) + closing(after.stack).length;
       if (size <= limit) break;

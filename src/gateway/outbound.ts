@@ -29,19 +29,30 @@ export async function sendChunk(
   key: string,
   onRefused?: (why: "too-long" | "bad-format") => void,
   depth = 0,
+  plain = false,
 ): Promise<SentMessage> {
   try {
-    return await adapter.sink.send(to, chunk, { idempotencyKey: key });
+    return await adapter.sink.send(to, chunk, { idempotencyKey: key, ...(plain && { plain }) });
   } catch (err) {
     const format = adapter.format;
     if (!format || !isAdapterError(err, "Rejected") || err.reason === undefined) throw err;
     onRefused?.(err.reason);
-    if (err.reason === "bad-format") return adapter.sink.send(to, format.plain(chunk), { idempotencyKey: `${key}p`, plain: true });
-    if (depth >= 3) throw err;
-    const pieces = format.split(chunk, Math.max(1, Math.floor(chunk.length / 2)));
+    if (err.reason === "bad-format" && !plain) return adapter.sink.send(to, format.plain(chunk), { idempotencyKey: `${key}p`, plain: true });
+    if (err.reason !== "too-long" || depth >= 3) throw err;
+    const half = Math.max(1, Math.floor(chunk.length / 2));
+    let pieces: string[] = [];
+    try {
+      if (!plain) pieces = format.split(chunk, half);
+    } catch {
+      // A tag longer than half the chunk cannot be split as rendered: the plain text can.
+    }
+    if (pieces.length < 2) {
+      pieces = chunkText(plain ? chunk : format.plain(chunk), half);
+      plain = true;
+    }
     let first: SentMessage | undefined;
     for (const [j, piece] of pieces.entries()) {
-      const sent = await sendChunk(adapter, j === 0 ? to : { ...to, replyToMessageId: undefined }, piece, `${key}.${j}`, onRefused, depth + 1);
+      const sent = await sendChunk(adapter, j === 0 ? to : { ...to, replyToMessageId: undefined }, piece, `${key}.${j}`, onRefused, depth + 1, plain);
       first ??= sent;
     }
     if (!first) throw err;

@@ -104,4 +104,22 @@ describe("replies rendered per platform, never lost to formatting", () => {
     const all = await eventually(() => fake.sent({ channel: "D0000FMT1" }), (s) => letters(s.slice(1).map((m) => m.text).join(" ")) === whole, 15_000, "the whole re-split reply");
     expect(all.length).toBeGreaterThanOrEqual(3);
   });
+
+  it("Telegram: a refused chunk whose link tag cannot fit half the chunk is split as plain text instead, and arrives whole", async () => {
+    const fake = new FakeTelegram();
+    await fake.start();
+    fakes.push(fake);
+    const { app } = await startApp("sqlite", [new TelegramAdapter({ token: fake.token, apiRoot: fake.apiRoot, pollingTimeoutSec: 1 })]);
+    apps.push(app);
+    const alice = fake.user("Alice");
+    const dm = fake.privateChat(alice);
+    const href = `https://example.com/${"p".repeat(300)}`;
+    fake.failNext("sendMessage", { status: 400, description: "Bad Request: message is too long" });
+    fake.userMessage({ chat: dm, from: alice, text: `see [the long link](${href}) now` });
+    const want = letters("echo: see the long link now");
+    const sent = await eventually(() => fake.sent({ chatId: dm.id }), (s) => letters(s.map((m) => m.text).join(" ")) === want, 15_000, "the whole reply");
+    // Without the tag the text fits in one piece, sent without parse_mode.
+    expect(sent.every((m) => m.parseMode === undefined)).toBe(true);
+    expect(fake.callsTo("sendMessage").filter((c) => c.status === 400)).toHaveLength(1);
+  });
 });

@@ -21,10 +21,13 @@ export function escapeSlackMrkdwn(s: string): string {
 
 const LOOKALIKE: Record<string, string> = { "*": "\u2217", "~": "\u223c", "`": "\uff40" };
 
+const WORDY = /[\p{L}\p{N}]/u;
+
 function text(s: string): string {
   return escapeSlackMrkdwn(s)
     .replace(/[*~`]/g, (c) => LOOKALIKE[c]!)
-    .replace(/(^|[^\p{L}\p{N}])_|_(?=[^\p{L}\p{N}]|$)/gu, (m) => m.replace("_", "\uff3f"));
+    // An underscore stays only inside a word (snake_case), where Slack never reads it as italics.
+    .replace(/_/g, (_c, i: number, s: string) => (WORDY.test(s[i - 1] ?? "") && WORDY.test(s[i + 1] ?? "") ? "_" : "\uff3f"));
 }
 
 const fenceSafe = (s: string) => s.replace(/```/g, "\uff40\uff40\uff40");

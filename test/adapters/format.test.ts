@@ -1,6 +1,6 @@
 /**
  * Per-platform rendering of the agent's Markdown (adapters/<platform>/format.ts),
- * over a corpus of 50 samples: each is rendered and split for Telegram, Slack
+ * over a corpus of 49 samples: each is rendered and split for Telegram, Slack
  * and Discord and checked against the platform fakes' parsers (Telegram's
  * parse_mode HTML, Slack's mrkdwn view) and, for Discord, its length and
  * fences. Nothing a reader should see is lost, on any platform, whole or

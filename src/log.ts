@@ -1,5 +1,9 @@
+import { createRequire } from "node:module";
 import pino, { type Logger } from "pino";
-import pinoPretty from "pino-pretty";
+
+// pino-pretty is loaded only when a pretty log is asked for: it costs a CLI call about 100 ms.
+const require = createRequire(import.meta.url);
+const loadPretty = (): typeof import("pino-pretty") => require("pino-pretty") as typeof import("pino-pretty");
 
 export type { Logger };
 
@@ -54,7 +58,7 @@ export function createLogger(opts: LoggerOptions = {}): Logger {
   const format = opts.format ?? defaultLogFormat(opts.destination);
   const destination =
     format === "pretty"
-      ? pinoPretty({
+      ? loadPretty()({
           destination: (opts.destination as pino.DestinationStream | undefined) ?? 2,
           sync: true,
           colorize: (opts.destination ? (opts.destination as { isTTY?: boolean }).isTTY : process.stderr.isTTY) === true,

@@ -90,12 +90,14 @@ export function createLogger(opts: LoggerOptions = {}): Logger {
  * it again) appears twice in every line. Children made here drop the keys
  * their parent already binds to the same value; a different value is kept.
  */
-function withoutRepeatedBindings(logger: Logger): Logger {
-  const child = logger.child.bind(logger);
+type ChildFn = (this: Logger, bindings: pino.Bindings, options?: pino.ChildLoggerOptions) => Logger;
+
+function withoutRepeatedBindings(logger: Logger, pinoChild: ChildFn = logger.child as unknown as ChildFn): Logger {
+  // A child is made from its parent's prototype chain, so pino's own child() is called with the parent as `this`.
   logger.child = ((bindings: pino.Bindings, options?: pino.ChildLoggerOptions) => {
     const bound = logger.bindings();
     const fresh = Object.fromEntries(Object.entries(bindings).filter(([k, v]) => !(k in bound) || bound[k] !== v));
-    return withoutRepeatedBindings(child(fresh, options));
+    return withoutRepeatedBindings(pinoChild.call(logger, fresh, options), pinoChild);
   }) as unknown as Logger["child"];
   return logger;
 }

@@ -22,7 +22,7 @@ export async function serve(config: Config, opts: Pick<AppOptions, "adapters"> =
   const database = describeDatabase(config.DATABASE_URL);
   log.info(
     { url, adapters, agent, model, modelUrl, provider: app.db.provider, database, readyMs: Math.round(performance.now() - started) },
-    `switchboard ready on ${url}: adapters ${adapters.join(", ") || "none"}; agent ${agent}${model ? ` (model ${model})` : ""}; database ${database}`,
+    `switchboard ready on ${url} (adapters ${adapters.join(", ") || "none"}; agent ${agent}${model ? `, model ${model}` : ""}; database ${database})`,
   );
   await new Promise<void>((resolve) => {
     process.once("SIGINT", resolve);

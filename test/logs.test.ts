@@ -105,8 +105,8 @@ describe("the log of a real serve process", () => {
     expect(ready).toMatchObject({ level: "info", agent: "openai", model: "fake-model", modelUrl: ai.baseUrl, provider: "postgresql" });
     expect(ready.adapters).toEqual(expect.arrayContaining(["console:console", "telegram:424242"]));
     expect(ready.database).toBe(`postgresql://postgres:[redacted]@${pg.host}${pg.pathname}`);
-    expect(ready.msg).toContain("agent openai (model fake-model)");
-    expect(ready.msg).toContain(`database postgresql://postgres:[redacted]@`);
+    expect(ready.msg).toContain("agent openai, model fake-model;");
+    expect(ready.msg).toMatch(/^switchboard ready on http:\/\/127\.0\.0\.1:\d+ \(adapters [^;]*telegram:424242[^;]*; agent openai, model fake-model; database postgresql:\/\/postgres:\[redacted\]@[^)]+\)$/);
 
     // A private message answered by the model, then one whose reply Telegram refuses.
     const alice = tg.user("Alice");
@@ -143,8 +143,8 @@ describe("the log of a real serve process", () => {
     cleanup.push(() => pretty.stop());
     const line = await pretty.line((l) => l.includes("switchboard ready"), "the pretty ready line");
     expect(() => JSON.parse(line)).toThrow();
-    // [2026-12-01 10:00:00.000] INFO: switchboard ready on http://…: adapters console:console; agent echo; database file:…
-    expect(line.replace(/\x1b\[[0-9;]*m/g, "")).toMatch(/^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}\] INFO: switchboard ready on http:\/\/127\.0\.0\.1:\d+: adapters console:console; agent echo; database file:/);
+    // [2026-12-01 10:00:00.000] INFO: switchboard ready on http://… (adapters console:console; agent echo; database file:…)
+    expect(line.replace(/\x1b\[[0-9;]*m/g, "")).toMatch(/^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}\] INFO: switchboard ready on http:\/\/127\.0\.0\.1:\d+ \(adapters console:console; agent echo; database file:/);
     await pretty.stop();
 
     const json = serve({ DATABASE_URL: await freshDatabaseUrl("sqlite"), LOG_FORMAT: "json" }, { tty: true });

@@ -36,12 +36,17 @@ export async function checkTelegram(config: Config, timeoutMs: number): Promise<
   const registered = info.url ?? "";
   const route = `/telegram/${botId}`;
   if (config.TELEGRAM_MODE === "polling") {
+    if (config.TELEGRAM_WEBHOOK_URL) out.push(warn("telegram.mode", "Telegram mode", "TELEGRAM_WEBHOOK_URL is set, but TELEGRAM_MODE=polling, so it is ignored.", "Set TELEGRAM_MODE=webhook to use it, or remove TELEGRAM_WEBHOOK_URL."));
     out.push(
       registered
         ? warn("telegram.webhook", "Telegram webhook", `TELEGRAM_MODE=polling, but Telegram has a webhook registered (${registered}); getUpdates is refused while it is set.`, "If another deployment uses this bot with a webhook, stop it or give this one its own bot. Otherwise nothing to do: serve deletes the webhook when it starts polling.")
         : pass("telegram.webhook", "Telegram webhook", `polling mode, no webhook registered${info.pending_update_count ? ` (${info.pending_update_count} updates waiting)` : ""}.`),
     );
     return out;
+  }
+  const secret = config.TELEGRAM_WEBHOOK_SECRET ?? "";
+  if (!/^[A-Za-z0-9_-]{1,256}$/.test(secret)) {
+    out.push(fail("telegram.secret", "Telegram webhook secret", "TELEGRAM_WEBHOOK_SECRET has characters Telegram refuses (it allows 1-256 of A-Z, a-z, 0-9, _ and -), so setWebhook fails at start.", "Set TELEGRAM_WEBHOOK_SECRET to a random string of those characters, e.g. `openssl rand -hex 32`."));
   }
   const wanted = config.TELEGRAM_WEBHOOK_URL;
   if (wanted && registered && registered !== wanted) {

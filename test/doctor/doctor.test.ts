@@ -184,6 +184,25 @@ describe("switchboard doctor", () => {
     }
   });
 
+  it("in-process: polling mode wants no webhook, a webhook secret Telegram would refuse fails, and a stray TELEGRAM_WEBHOOK_URL warns", async () => {
+    const { loadConfig } = await import("../../src/config.js");
+    const { runDoctor } = await import("../../src/doctor/index.js");
+    const only = (c: Awaited<ReturnType<typeof runDoctor>>) => new Map(c.filter((x) => x.id.startsWith("telegram")).map((x) => [x.id, x]));
+    await fetch(`${tg.apiRoot}/bot${TG_TOKEN}/deleteWebhook`, { method: "POST" });
+    const polling = only(await runDoctor(loadConfig({ DATABASE_URL: dbUrl, TELEGRAM_BOT_TOKEN: TG_TOKEN, TELEGRAM_API_ROOT: tg.apiRoot }), {}));
+    expect(polling.get("telegram.webhook")).toMatchObject({ status: "pass", detail: expect.stringContaining("polling mode, no webhook registered") });
+    expect(polling.has("telegram.mode")).toBe(false);
+
+    await setWebhook(webhookUrl);
+    const stray = only(await runDoctor(loadConfig({ DATABASE_URL: dbUrl, TELEGRAM_BOT_TOKEN: TG_TOKEN, TELEGRAM_API_ROOT: tg.apiRoot, TELEGRAM_WEBHOOK_URL: webhookUrl }), {}));
+    expect(stray.get("telegram.mode")).toMatchObject({ status: "warn", fix: expect.stringContaining("TELEGRAM_MODE=webhook") });
+    expect(stray.get("telegram.webhook")).toMatchObject({ status: "warn", detail: expect.stringContaining("getUpdates is refused") });
+
+    const badSecret = only(await runDoctor(loadConfig({ ...base(), TELEGRAM_WEBHOOK_SECRET: "has spaces!" }), {}));
+    expect(badSecret.get("telegram.secret")).toMatchObject({ status: "fail", fix: expect.stringContaining("TELEGRAM_WEBHOOK_SECRET") });
+    expect(JSON.stringify([...badSecret.values()])).not.toContain("has spaces!");
+  });
+
   it("the Slack scopes it asks for are the README manifest's", () => {
     const readme = fs.readFileSync("README.md", "utf8");
     const block = /oauth_config:\n\s+scopes:\n\s+bot:\n((?:\s+- \S+\n)+)/.exec(readme);

@@ -28,12 +28,16 @@ export async function checkModel(config: Config, timeoutMs: number): Promise<Che
   }
 
   try {
-    const r = await call(`${base}/chat/completions`, {
-      method: "POST",
-      headers,
-      body: JSON.stringify({ model, messages: [{ role: "user", content: "Reply with the word OK." }], max_tokens: 1, stream: false }),
-      timeoutMs,
-    });
+    const complete = (limit: Record<string, number>) =>
+      call(`${base}/chat/completions`, {
+        method: "POST",
+        headers,
+        body: JSON.stringify({ model, messages: [{ role: "user", content: "Reply with the word OK." }], ...limit, stream: false }),
+        timeoutMs,
+      });
+    let r = await complete({ max_tokens: 1 });
+    // OpenAI's reasoning models refuse max_tokens and want max_completion_tokens.
+    if (r.status === 400 && /max_tokens/.test(remoteMessage(r.body))) r = await complete({ max_completion_tokens: 1 });
     const choices = (r.body as { choices?: unknown[] }).choices;
     if (r.status === 200 && Array.isArray(choices) && choices.length > 0) out.push(pass("model.answer", "Model answers", `${model} answered a one-token completion in ${r.ms} ms.`));
     else if (r.status === 401 || r.status === 403) out.push(fail("model.answer", "Model answers", `${where} refused the key (${r.status}: ${remoteMessage(r.body)}).`, keyFix));

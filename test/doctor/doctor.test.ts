@@ -203,6 +203,19 @@ describe("switchboard doctor", () => {
     expect(JSON.stringify([...badSecret.values()])).not.toContain("has spaces!");
   });
 
+  it("in-process: a model that wants max_completion_tokens (OpenAI's reasoning models) still passes", async () => {
+    const { loadConfig } = await import("../../src/config.js");
+    const { runDoctor } = await import("../../src/doctor/index.js");
+    ai.enqueue(
+      statusReply(400, {}, JSON.stringify({ error: { message: "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.", type: "invalid_request_error", code: "unsupported_parameter" } })),
+      completionReply(""),
+    );
+    const before = ai.requests.length;
+    const checks = await runDoctor(loadConfig({ DATABASE_URL: dbUrl, OPENAI_BASE_URL: ai.baseUrl, OPENAI_API_KEY: AI_KEY, OPENAI_MODEL: "fake-model" }), {});
+    expect(checks.find((c) => c.id === "model.answer")).toMatchObject({ status: "pass" });
+    expect(ai.requests.slice(before).map((q) => Object.keys(q.body).filter((k) => k.startsWith("max")))).toEqual([["max_tokens"], ["max_completion_tokens"]]);
+  });
+
   it("the Slack scopes it asks for are the README manifest's", () => {
     const readme = fs.readFileSync("README.md", "utf8");
     const block = /oauth_config:\n\s+scopes:\n\s+bot:\n((?:\s+- \S+\n)+)/.exec(readme);

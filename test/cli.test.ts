@@ -32,7 +32,8 @@ function parsed(r: { stdout: string }): { ok: boolean; data?: any; error?: { cod
   return doc;
 }
 
-describe("switchboard CLI", () => {
+// Each test runs the real CLI several times in a row; on a loaded 2-core machine one call can take seconds.
+describe("switchboard CLI", { timeout: 180_000 }, () => {
   let url: string;
   let sessionId: string;
   let groupSessionId: string;

@@ -118,6 +118,7 @@ describe("switchboard doctor", () => {
   });
 
   it("fails with the right fix for wrong tokens, a model that does not answer and a console open on 0.0.0.0 without OPERATOR_TOKEN", async () => {
+    // The hung model is the one wait on a clock here; every fake answers within milliseconds, so 4 s leaves room under load.
     ai.enqueue({ noHeaders: true });
     const env: Record<string, string> = {
       ...base(),
@@ -126,7 +127,7 @@ describe("switchboard doctor", () => {
       SLACK_BOT_TOKEN: "xoxb-wrong-token-value",
     };
     delete env.OPERATOR_TOKEN;
-    const r = await doctor(env, ["--json", "--timeout", "1s"]);
+    const r = await doctor(env, ["--json", "--timeout", "4s"]);
     expect(r.code).toBe(1);
     expect(JSON.parse(r.stdout).ok).toBe(false);
     const checks = byId(r.stdout);
@@ -141,7 +142,7 @@ describe("switchboard doctor", () => {
 
     // The same as a checklist for people: a FAIL line and its fix under it.
     ai.enqueue({ noHeaders: true });
-    const human = await doctor(env, ["--timeout", "1s"]);
+    const human = await doctor(env, ["--timeout", "4s"]);
     expect(human.code).toBe(1);
     const lines = human.stdout.split("\n");
     const i = lines.findIndex((l) => l.startsWith("[FAIL] Exposure:"));

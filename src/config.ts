@@ -81,6 +81,7 @@ const schema = z.object({
     .default("file:./data/switchboard.db")
     .refine((v) => v.startsWith("file:") || /^postgres(ql)?:\/\//.test(v), "must start with file: (SQLite) or postgresql:// (PostgreSQL)"),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+  LOG_FORMAT: optionalString().refine((v) => v === undefined || v === "json" || v === "pretty", "must be json or pretty (or empty: pretty on a terminal, JSON otherwise)") as z.ZodType<"json" | "pretty" | undefined, string | undefined>,
   HTTP_HOST: z.string().default("127.0.0.1"),
   HTTP_PORT: int(8787, 0, 65535),
   CONSOLE_ENABLED: bool(true),

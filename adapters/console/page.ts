@@ -5,18 +5,38 @@
  * forbids inline script: whatever text a chat carries, it cannot execute.
  */
 import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
 
 export interface Asset {
   path: string;
+  /** A file in ./static, or (with `vendor`) a browser build a package ships, resolved from node_modules. */
   file: string;
   contentType: string;
+  vendor?: boolean;
 }
 
+const require = createRequire(import.meta.url);
+
+/**
+ * Model answers are Markdown: marked renders them in the page, and DOMPurify
+ * sanitizes what it produced before it reaches the DOM. Both are served
+ * from the packages' own browser builds, pinned in package.json.
+ */
 export const ASSETS: readonly Asset[] = [
   { path: "/", file: "index.html", contentType: "text/html; charset=utf-8" },
   { path: "/console/console.js", file: "console.js", contentType: "text/javascript; charset=utf-8" },
   { path: "/console/console.css", file: "console.css", contentType: "text/css; charset=utf-8" },
+  { path: "/console/vendor/marked.js", file: "marked/lib/marked.umd.js", contentType: "text/javascript; charset=utf-8", vendor: true },
+  { path: "/console/vendor/purify.js", file: "dompurify/dist/purify.min.js", contentType: "text/javascript; charset=utf-8", vendor: true },
 ];
+
+/** A vendor file's path: marked's exports map hides lib/, so it is found next to its package.json's folder. */
+function vendorPath(file: string): string {
+  const [pkg, ...rest] = file.split("/");
+  const main = require.resolve(pkg!);
+  const root = main.slice(0, main.lastIndexOf(`/node_modules/${pkg}/`) + `/node_modules/${pkg}/`.length);
+  return root + rest.join("/");
+}
 
 export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
   "content-security-policy":
@@ -32,7 +52,7 @@ const cache = new Map<string, string>();
 export function assetBody(a: Asset): string {
   let body = cache.get(a.file);
   if (body === undefined) {
-    body = readFileSync(new URL(`./static/${a.file}`, import.meta.url), "utf8");
+    body = a.vendor ? readFileSync(vendorPath(a.file), "utf8") : readFileSync(new URL(`./static/${a.file}`, import.meta.url), "utf8");
     cache.set(a.file, body);
   }
   return body;

@@ -54,7 +54,7 @@ export interface App {
 
 /** The composition of every layer, as `npm start` runs it. */
 export async function createApp(config: Config, opts: AppOptions = {}): Promise<App> {
-  const log = opts.log ?? createLogger({ level: config.LOG_LEVEL });
+  const log = opts.log ?? createLogger({ level: config.LOG_LEVEL, format: config.LOG_FORMAT });
   const db = await openDatabase({
     url: config.DATABASE_URL, faults: opts.faults, onQuery: opts.onQuery,
     onIdleError: (err) => log.warn({ err: errInfo(err) }, "an idle PostgreSQL connection dropped; the next query reconnects"),

@@ -48,6 +48,17 @@ export interface GatewayDeps {
 
 
 
+interface Arrival {
+  at: number;
+  platform: string;
+  chatKind: InboundEnvelope["chatKind"];
+}
+
+const arrival = (env: InboundEnvelope): Arrival => ({ at: performance.now(), platform: env.platform, chatKind: env.chatKind });
+
+/** How a message that started no agent turn ended: a command, context kept in a group, or a reply of the access policy. */
+const handledWithoutTurn = (handle: RunHandle | undefined): string => (handle ? (handle.accepted === "consumed" ? "command" : "context") : "policy");
+
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /** Per-chat caches (bindings, the session bound at arrival) stay bounded; a miss re-reads the binding. */
@@ -74,8 +85,8 @@ export class Gateway {
    */
   readonly #boundByChat = new Map<string, string>();
   readonly #pendingHandles = new Set<Promise<unknown>>();
-  /** Arrival time of each in-flight inbound event, for the turn latency metric. */
-  readonly #arrivals = new Map<string, number>();
+  /** Each in-flight inbound event: when it arrived and where from, for the turn latency metric and its log line. */
+  readonly #arrivals = new Map<string, Arrival>();
   #stopping = false;
   /** Handling waits for start() to finish, so events replayed from before a restart go first. */
   #gate: Promise<void> = Promise.resolve();
@@ -103,9 +114,9 @@ export class Gateway {
     // Rotations and switches move a conversation: forget its cached binding.
     deps.runner.withSink(["lifecycle", "turn-complete"], (_id, e) => {
       if (e.kind === "turn-complete" && e.inboundId) {
-        const t = this.#arrivals.get(e.inboundId);
-        this.#arrivals.delete(e.inboundId);
-        if (t !== undefined) deps.metrics.turnLatency.observe((performance.now() - t) / 1000);
+        const a = this.#arrivals.get(e.inboundId);
+        if (a !== undefined) deps.metrics.turnLatency.observe((performance.now() - a.at) / 1000);
+        this.#handled(e.inboundId, e.outcome);
       }
       if (e.kind === "lifecycle" && (e.phase === "rotated" || e.phase === "switched")) {
         const prev = String(e.detail?.previousId ?? "");
@@ -253,7 +264,7 @@ export class Gateway {
     }
     metrics.inbound.inc({ platform: env.platform, outcome: "accepted" });
     if (this.#drainer) {
-      this.#arrivals.set(rec.id, performance.now());
+      this.#arrivals.set(rec.id, arrival(env));
       this.#drainer.kick(conversation);
     } else this.#enqueue(env, rec.id, env.occurredAt.getTime(), this.#boundByChat.get(this.#chatKey(env)));
     return { status: "accepted", inboundId: rec.id };
@@ -274,8 +285,9 @@ export class Gateway {
     const env = await this.#recorded(rec);
     if (typeof env === "string") return undefined;
     this.deps.ledger.occurredAt.set(rec.id, rec.occurredAt.getTime());
-    if (!this.#arrivals.has(rec.id)) this.#arrivals.set(rec.id, performance.now());
+    if (!this.#arrivals.has(rec.id)) this.#arrivals.set(rec.id, arrival(env));
     const handle = await this.#dispatch(env, rec.id);
+    if (!handle || handle.accepted === "consumed" || handle.accepted === "context") this.#handled(rec.id, handledWithoutTurn(handle));
     return handle ? { done: handle.done } : undefined;
   }
 
@@ -285,7 +297,7 @@ export class Gateway {
 
   #enqueue(env: InboundEnvelope, inboundId: string, occurredAt: number, boundAtArrival?: string): void {
     this.deps.ledger.occurredAt.set(inboundId, occurredAt);
-    this.#arrivals.set(inboundId, performance.now());
+    this.#arrivals.set(inboundId, arrival(env));
     const key = this.#chatKey(env);
     const prev = this.#chains.get(key) ?? Promise.resolve();
     const next = prev.then(() => this.#handle(env, inboundId, boundAtArrival));
@@ -308,12 +320,23 @@ export class Gateway {
     try {
       const handle = await this.#dispatch(env, inboundId, boundAtArrival);
       // Consumed and context-only events complete no turn: stop tracking them.
-      if (!handle || handle.accepted === "consumed" || handle.accepted === "context") this.#arrivals.delete(inboundId);
+      if (!handle || handle.accepted === "consumed" || handle.accepted === "context") this.#handled(inboundId, handledWithoutTurn(handle));
     } catch (err) {
       this.#arrivals.delete(inboundId);
       // The event stays "received": it is replayed at the next start, or expires.
       this.deps.log.error({ platform: env.platform, inboundId, err: errInfo(err) }, "could not handle an inbound event; it will be retried after a restart");
     }
+  }
+
+  /**
+   * One info line per handled message: where it came from, how it ended and
+   * how long it took from arrival. Never its content.
+   */
+  #handled(inboundId: string, outcome: string): void {
+    const a = this.#arrivals.get(inboundId);
+    if (!a) return;
+    this.#arrivals.delete(inboundId);
+    this.deps.log.info({ platform: a.platform, chatKind: a.chatKind, outcome, latencyMs: Math.round(performance.now() - a.at), inboundId }, "message handled");
   }
 
   async #reply(env: InboundEnvelope, inboundId: string, text: string, sessionId = ""): Promise<void> {

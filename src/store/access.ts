@@ -1,5 +1,6 @@
 import type { Database } from "./db.js";
 import { isUniqueViolation } from "./errors.js";
+import { toDate, toDateOrNull } from "./sql.js";
 
 export interface PairingRecord {
   code: string;
@@ -74,8 +75,14 @@ export class AccessStore {
     });
   }
 
-  listPending(now: Date): Promise<PairingRecord[]> {
-    return this.db.read((c) => c.pairingRequest.findMany({ where: { status: "pending", expiresAt: { gt: now } }, orderBy: { createdAt: "asc" } }));
+  /** Raw SQL: `switchboard pairing list` reads this, and should not pay for loading Prisma. */
+  async listPending(now: Date): Promise<PairingRecord[]> {
+    const rows = await this.db.query<Record<string, unknown>>(
+      "pairing-pending",
+      `SELECT "code","platform","botId","channel","senderId","displayName","status","createdAt","expiresAt","decidedAt" FROM "PairingRequest" WHERE "status" = ? AND "expiresAt" > ? ORDER BY "createdAt" ASC`,
+      ["pending", now],
+    );
+    return rows.map((r) => ({ ...(r as unknown as PairingRecord), createdAt: toDate(r.createdAt), expiresAt: toDate(r.expiresAt), decidedAt: toDateOrNull(r.decidedAt) }));
   }
 
   find(code: string): Promise<PairingRecord | null> {

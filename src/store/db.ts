@@ -1,9 +1,7 @@
 import path from "node:path";
 import fs from "node:fs";
-import { PrismaBetterSqlite3 } from "@prisma/adapter-better-sqlite3";
-import { PrismaPg } from "@prisma/adapter-pg";
-import { PrismaClient as SqliteClient, Prisma } from "./generated/sqlite/client.js";
-import { PrismaClient as PgClient } from "./generated/postgresql/client.js";
+// Prisma is loaded on first use (see #prisma): a CLI read or a gateway that only answers messages never pays for it.
+import type { PrismaClient as SqliteClient, Prisma } from "./generated/sqlite/client.js";
 import { Mutex } from "./mutex.js";
 import { StoreError, isRetryable, isUnavailable } from "./errors.js";
 import { afterCommit, commitUnknown, GroupCommit } from "./group-commit.js";
@@ -79,7 +77,7 @@ export class Database {
   readonly #sqlite: SqliteSql | undefined;
   readonly #pg: PgSql | undefined;
   readonly #group: GroupCommit | undefined;
-  #client: Client | undefined;
+  #client: Promise<Client> | undefined;
 
   constructor(readonly options: DatabaseOptions) {
     this.provider = providerOf(options.url);
@@ -106,21 +104,28 @@ export class Database {
    * On SQLite it has its own connection; the mutex keeps the two from ever
    * overlapping.
    */
-  get client(): Client {
-    if (this.#client) return this.#client;
+  #prisma(): Promise<Client> {
+    this.#client ??= this.#loadPrisma();
+    return this.#client;
+  }
+
+  async #loadPrisma(): Promise<Client> {
     const log = this.options.onQuery ? { log: [{ emit: "event" as const, level: "query" as const }] } : {};
+    let client: Client;
     if (this.provider === "sqlite") {
+      const [{ PrismaBetterSqlite3 }, { PrismaClient }] = await Promise.all([import("@prisma/adapter-better-sqlite3"), import("./generated/sqlite/client.js")]);
       const adapter = new PrismaBetterSqlite3({ url: `file:${sqliteFile(this.options.url)}`, timeout: this.options.busyTimeoutMs ?? 5000 });
-      this.#client = new SqliteClient({ adapter, ...log }) as Client;
+      client = new PrismaClient({ adapter, ...log }) as Client;
     } else {
+      const [{ PrismaPg }, { PrismaClient }] = await Promise.all([import("@prisma/adapter-pg"), import("./generated/postgresql/client.js")]);
       const adapter = new PrismaPg({ connectionString: this.options.url, max: this.options.poolSize ?? 10, connectionTimeoutMillis: 5000 });
-      this.#client = new PgClient({ adapter, ...log }) as unknown as Client;
+      client = new PrismaClient({ adapter, ...log }) as unknown as Client;
     }
     if (this.options.onQuery) {
       const on = this.options.onQuery;
-      (this.#client as unknown as { $on(e: "query", cb: (q: { query: string; params: string; duration: number }) => void): void }).$on("query", (q) => on({ query: q.query, params: q.params, durationMs: Number(q.duration) }));
+      (client as unknown as { $on(e: "query", cb: (q: { query: string; params: string; duration: number }) => void): void }).$on("query", (q) => on({ query: q.query, params: q.params, durationMs: Number(q.duration) }));
     }
-    return this.#client;
+    return client;
   }
 
   /** Checks the database answers. Called once by openDatabase. */
@@ -135,12 +140,12 @@ export class Database {
 
   /** A read outside any transaction. */
   read<T>(fn: (c: Client) => Promise<T>): Promise<T> {
-    return this.#withRetry("read", () => this.#exclusive(() => fn(this.client)));
+    return this.#withRetry("read", () => this.#exclusive(async () => fn(await this.#prisma())));
   }
 
   /** A single-statement write outside any transaction. */
   write<T>(fn: (c: Client) => Promise<T>): Promise<T> {
-    return this.#withRetry("write", () => this.#exclusive(() => fn(this.client)));
+    return this.#withRetry("write", () => this.#exclusive(async () => fn(await this.#prisma())));
   }
 
   /**
@@ -155,7 +160,8 @@ export class Database {
         let bodyDone = false;
         let result: T;
         try {
-          result = await this.client.$transaction(
+          const client = await this.#prisma();
+          result = await client.$transaction(
             async (tx) => {
               const r = await fn(tx);
               bodyDone = true;
@@ -279,7 +285,7 @@ export class Database {
     if (this.#closed) return;
     const shut = async () => {
       this.#closed = true;
-      await this.#client?.$disconnect();
+      await (await this.#client?.catch(() => undefined))?.$disconnect();
       this.#sqlite?.close();
     };
     await this.#exclusive(shut).catch(shut);

@@ -119,6 +119,18 @@ export class IdentityStore {
     return id;
   }
 
+  /**
+   * The internal id of a platform account or chat, without creating one:
+   * users first (private chats own their sessions by user), then groups.
+   */
+  async lookup(platform: string, externalId: string): Promise<{ kind: "user" | "group"; id: string } | undefined> {
+    for (const [table, kind] of [["User", "user"], ["Group", "group"]] as const) {
+      const [r] = await this.db.query<{ id: string }>(`lookup-${kind}`, `SELECT "id" FROM "${table}" WHERE "platform" = ? AND "externalId" = ?`, [platform, externalId]);
+      if (r) return { kind, id: r.id };
+    }
+    return undefined;
+  }
+
   findUser(id: string): Promise<UserRecord | null> {
     return this.db.read((c) => c.user.findUnique({ where: { id } }));
   }

@@ -129,8 +129,10 @@ async function insertBinding(q: Sql, b: NewBinding, sessionId: string, now: Date
 export class SessionStore {
   constructor(readonly db: Database) {}
 
-  find(id: string): Promise<SessionRecord | null> {
-    return this.db.read((c) => c.session.findUnique({ where: { id } }));
+  // Reads are raw SQL: the CLI and the console read through them, and loading Prisma costs a CLI call more than the rest of it.
+  async find(id: string): Promise<SessionRecord | null> {
+    const [r] = await this.db.query<Record<string, unknown>>("find-session", `SELECT ${SESSION_COLUMNS} FROM "Session" WHERE "id" = ?`, [id]);
+    return r ? sessionOf(r) : null;
   }
 
   findMany(ids: string[]): Promise<SessionRecord[]> {
@@ -147,24 +149,27 @@ export class SessionStore {
     }
   }
 
-  list(f: SessionFilter): Promise<SessionRecord[]> {
-    return this.db.read((c) =>
-      c.session.findMany({
-        where: {
-          ...(f.userId !== undefined ? { userId: f.userId } : {}),
-          ...(f.agentId !== undefined ? { agentId: f.agentId } : {}),
-          ...(f.kinds?.length || f.excludeKinds?.length
-            ? { kind: { ...(f.kinds?.length ? { in: f.kinds } : {}), ...(f.excludeKinds?.length ? { notIn: f.excludeKinds } : {}) } }
-            : {}),
-          ...(f.includeArchived ? {} : { archived: false }),
-          ...(f.projectId !== undefined ? { projectId: f.projectId } : {}),
-          ...(f.channel !== undefined ? { channel: f.channel } : {}),
-        },
-        orderBy: [{ lastActive: "desc" }, { createdAt: "desc" }, { id: "asc" }],
-        take: f.limit ?? 50,
-        skip: f.offset ?? 0,
-      }),
+  async list(f: SessionFilter): Promise<SessionRecord[]> {
+    const where: string[] = [];
+    const params: SqlValue[] = [];
+    const eq = (col: string, v: SqlValue) => (where.push(`"${col}" = ?`), params.push(v));
+    const among = (col: string, values: string[], not: boolean) => {
+      where.push(`"${col}" ${not ? "NOT IN" : "IN"} (${values.map(() => "?").join(",")})`);
+      params.push(...values);
+    };
+    if (f.userId !== undefined) eq("userId", f.userId);
+    if (f.agentId !== undefined) eq("agentId", f.agentId);
+    if (f.kinds?.length) among("kind", f.kinds, false);
+    if (f.excludeKinds?.length) among("kind", f.excludeKinds, true);
+    if (!f.includeArchived) eq("archived", false);
+    if (f.projectId !== undefined) eq("projectId", f.projectId);
+    if (f.channel !== undefined) eq("channel", f.channel);
+    const rows = await this.db.query<Record<string, unknown>>(
+      "list-sessions",
+      `SELECT ${SESSION_COLUMNS} FROM "Session"${where.length ? ` WHERE ${where.join(" AND ")}` : ""} ORDER BY "lastActive" DESC, "createdAt" DESC, "id" ASC LIMIT ? OFFSET ?`,
+      [...params, f.limit ?? 50, f.offset ?? 0],
     );
+    return rows.map(sessionOf);
   }
 
   /** Sessions due for reflection, each with the highest transcript seq it has (the periodic sweep: raw SQL). */
@@ -225,16 +230,23 @@ export class SessionStore {
     });
   }
 
-  findBinding(key: string): Promise<BindingRecord | null> {
-    return this.db.read((c) => c.binding.findUnique({ where: { key } }));
+  async findBinding(key: string): Promise<BindingRecord | null> {
+    const [r] = await this.db.query<Record<string, unknown>>("find-binding", `SELECT ${BINDING_COLUMNS} FROM "Binding" WHERE "key" = ?`, [key]);
+    return r ? bindingOf(r) : null;
   }
 
-  bindingsForSession(sessionId: string): Promise<BindingRecord[]> {
-    return this.db.read((c) => c.binding.findMany({ where: { sessionId } }));
+  async bindingsForSession(sessionId: string): Promise<BindingRecord[]> {
+    const rows = await this.db.query<Record<string, unknown>>("session-bindings", `SELECT ${BINDING_COLUMNS} FROM "Binding" WHERE "sessionId" = ? ORDER BY "key"`, [sessionId]);
+    return rows.map(bindingOf);
   }
 
-  listBindings(opts: { limit?: number; offset?: number } = {}): Promise<BindingRecord[]> {
-    return this.db.read((c) => c.binding.findMany({ orderBy: { updatedAt: "desc" }, take: opts.limit ?? 100, skip: opts.offset ?? 0 }));
+  async listBindings(opts: { limit?: number; offset?: number } = {}): Promise<BindingRecord[]> {
+    const rows = await this.db.query<Record<string, unknown>>(
+      "list-bindings",
+      `SELECT ${BINDING_COLUMNS} FROM "Binding" ORDER BY "updatedAt" DESC, "key" ASC LIMIT ? OFFSET ?`,
+      [opts.limit ?? 100, opts.offset ?? 0],
+    );
+    return rows.map(bindingOf);
   }
 
   /**

@@ -1,6 +1,11 @@
+import { createRequire } from "node:module";
 import Sqlite from "better-sqlite3";
 import type SqliteDb from "better-sqlite3";
-import pg from "pg";
+import type pg from "pg";
+
+// pg is loaded only for a PostgreSQL URL: on SQLite (the CLI's usual case) it would cost about 100 ms of startup.
+const require = createRequire(import.meta.url);
+const loadPg = (): typeof pg => require("pg") as typeof pg;
 
 /**
  * The hot path's SQL, run straight on the driver with prepared statements
@@ -133,7 +138,8 @@ export class PgSql {
     private readonly onQuery?: QueryListener,
     onIdleError?: (err: Error) => void,
   ) {
-    this.pool = new pg.Pool({
+    const driver = loadPg();
+    this.pool = new driver.Pool({
       connectionString: url,
       max,
       connectionTimeoutMillis: 5000,
@@ -142,7 +148,7 @@ export class PgSql {
           // TIMESTAMP(3) holds UTC wall-clock time (Prisma's convention): read it as UTC.
           if (oid === TIMESTAMP) return (s: string) => new Date(`${s.replace(" ", "T")}Z`);
           if (oid === INT8) return (s: string) => Number(s);
-          return pg.types.getTypeParser(oid, format);
+          return driver.types.getTypeParser(oid, format);
         }) as typeof pg.types.getTypeParser,
       },
     });

@@ -10,12 +10,16 @@ export interface ConsoleApp {
   adapter: ConsoleAdapter;
   base: string;
   dir: string;
-  stop(): Promise<void>;
+  /** Stops the app; the database folder is removed unless `keepDatabase` (for a restart on the same database). */
+  stop(opts?: { keepDatabase?: boolean }): Promise<void>;
 }
 
-/** The real gateway, in-process, on a fresh SQLite file and a free port, with only the console adapter. */
-export async function startConsoleApp(env: Record<string, string> = {}, opts: ConsoleAdapterOptions = {}): Promise<ConsoleApp> {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "switchboard-console-"));
+/**
+ * The real gateway, in-process, on a fresh SQLite file (or the one in `dir`,
+ * to restart on the same database) and a free port, with only the console adapter.
+ */
+export async function startConsoleApp(env: Record<string, string> = {}, opts: ConsoleAdapterOptions = {}, where: { dir?: string } = {}): Promise<ConsoleApp> {
+  const dir = where.dir ?? fs.mkdtempSync(path.join(os.tmpdir(), "switchboard-console-"));
   const adapter = new ConsoleAdapter(opts);
   const app = await createApp(loadConfig({ DATABASE_URL: `file:${path.join(dir, "x.db")}`, HTTP_PORT: "0", LOG_LEVEL: "silent", ...env }), { adapters: () => [adapter] });
   let base: string;
@@ -30,9 +34,9 @@ export async function startConsoleApp(env: Record<string, string> = {}, opts: Co
     adapter,
     base,
     dir,
-    async stop() {
+    async stop(o = {}) {
       await app.stop();
-      fs.rmSync(dir, { recursive: true, force: true });
+      if (!o.keepDatabase) fs.rmSync(dir, { recursive: true, force: true });
     },
   };
 }

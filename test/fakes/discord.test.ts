@@ -51,6 +51,30 @@ async function login(extra: Partial<ClientOptions> = {}, setup?: (c: Client) => 
 }
 
 describe("FakeDiscord with discord.js", () => {
+  it("the application's flags decide the Message Content intent: without them IDENTIFY is closed with 4014, as Discord does", async () => {
+    const app = (await (await fetch(`${dc.apiUrl}/v10/applications/@me`, { headers: { authorization: `Bot ${dc.token}` } })).json()) as { flags: number };
+    expect(app.flags & (1 << 19)).toBe(1 << 19);
+
+    const off = new FakeDiscord({ heartbeatIntervalMs: 250, applicationFlags: 0 });
+    await off.start();
+    try {
+      const appOff = (await (await fetch(`${off.apiUrl}/v10/applications/@me`, { headers: { authorization: `Bot ${off.token}` } })).json()) as { flags: number };
+      expect(appOff.flags).toBe(0);
+      const client = new Client({ intents: INTENTS, rest: { api: off.apiUrl } });
+      clients.push(client);
+      await expect(client.login(off.token)).rejects.toThrow(/disallowed intents/i);
+      // Without MessageContent the same application logs in.
+      const plain = new Client({ intents: [GatewayIntentBits.Guilds, GatewayIntentBits.DirectMessages], rest: { api: off.apiUrl } });
+      clients.push(plain);
+      const ready = once(plain, Events.ClientReady);
+      await plain.login(off.token);
+      await ready;
+    } finally {
+      for (const c of clients.splice(0)) await c.destroy();
+      await off.close();
+    }
+  });
+
   it("logs in: READY then GUILD_CREATE fill the caches, heartbeats are ACKed", async () => {
     const g = dc.addGuild({ name: "Test Guild", channels: ["general", "random"], threads: ["help-thread"], members: [human] });
     const client = await login();

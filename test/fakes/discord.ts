@@ -15,6 +15,7 @@ import { BodyParseError, FaultPlan, HOST, Signal, closeServer, jsonParam, listen
 import { DiscordGateway, type GatewaySession, type ResumeRecord } from "./discord/gateway.js";
 import { DiscordRest } from "./discord/rest.js";
 import {
+  ApplicationFlags,
   DApiError,
   Intents,
   type DChannel,
@@ -47,6 +48,12 @@ export interface FakeDiscordOptions {
   /** An interaction must be answered within this many ms (Discord: 3000). */
   interactionAckDeadlineMs?: number;
   bot?: Partial<DUser>;
+  /**
+   * The application's flags. Default ApplicationFlags.GatewayMessageContentLimited
+   * (the Message Content intent on, under 100 servers); 0 makes IDENTIFY with
+   * MessageContent fail with 4014, as Discord does.
+   */
+  applicationFlags?: number;
 }
 
 export interface UserMessageInput {
@@ -125,6 +132,7 @@ export class FakeDiscord {
       recommendedShards: opts.recommendedShards ?? 1,
       echoBotMessages: opts.echoBotMessages ?? true,
       interactionAckDeadlineMs: opts.interactionAckDeadlineMs ?? 3000,
+      applicationFlags: opts.applicationFlags ?? ApplicationFlags.GatewayMessageContentLimited,
     };
     this.bot = { id: snowflake(), username: "switchboard-test-bot", discriminator: "0", global_name: null, avatar: null, bot: true, ...opts.bot };
     this.applicationId = this.bot.id;
@@ -139,6 +147,7 @@ export class FakeDiscord {
         gatewayUrl: () => this.gatewayUrl,
         resumeUrl: () => `ws://${HOST}:${this.portNumber}/gateway-resume`,
         applicationId: this.applicationId,
+        applicationFlags: this.opts.applicationFlags,
       },
       notify,
     );
@@ -147,6 +156,7 @@ export class FakeDiscord {
       gateway: this.gateway,
       sent: this.sentLog,
       applicationId: this.applicationId,
+      applicationFlags: this.opts.applicationFlags,
       token: this.token,
       gatewayInfo: () => ({
         url: this.gatewayUrl,

@@ -77,6 +77,16 @@ export function toolCallReply(calls: FakeToolCall[], opts: { omitIds?: boolean; 
   return { headers: SSE_HEADERS, body };
 }
 
+/** A non-streamed chat.completion (what a request with stream: false gets), answering `text`. */
+export function completionReply(text: string, model = "fake-model"): Reply {
+  const body = {
+    id: "chatcmpl-1", object: "chat.completion", created: 1, model,
+    choices: [{ index: 0, message: { role: "assistant", content: text }, finish_reason: text ? "length" : "stop" }],
+    usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+  };
+  return { headers: { "content-type": "application/json" }, body: [JSON.stringify(body)] };
+}
+
 export function statusReply(status: number, headers: Record<string, string> = {}, body = ""): Reply {
   return { status, headers: { "content-type": "application/json", ...headers }, body: body ? [body] : [] };
 }
@@ -88,6 +98,13 @@ export function rawReply(body: Part[], headers: Record<string, string> = SSE_HEA
 
 export class FakeOpenAi {
   readonly requests: RecordedRequest[] = [];
+  /**
+   * What GET /v1/models lists, as OpenAI-compatible servers do. Answered
+   * without taking a scripted reply, and kept out of `requests`; the calls
+   * are counted in `modelListCalls`.
+   */
+  models: string[] = ["fake-model"];
+  modelListCalls = 0;
   private readonly queue: Reply[] = [];
   private readonly timers = new Set<NodeJS.Timeout>();
   private waiters: Array<() => void> = [];
@@ -138,6 +155,13 @@ export class FakeOpenAi {
   }
 
   private async handle(method: string, url: string, headers: IncomingHttpHeaders, raw: string, res: ServerResponse): Promise<void> {
+    if (method === "GET" && /\/models\/?(\?.*)?$/.test(url)) {
+      this.modelListCalls++;
+      const list = { object: "list", data: this.models.map((id) => ({ id, object: "model", created: 0, owned_by: "fake" })) };
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(JSON.stringify(list));
+      return;
+    }
     let body: unknown;
     try {
       body = JSON.parse(raw);

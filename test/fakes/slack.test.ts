@@ -139,6 +139,15 @@ describe("FakeSlack with Bolt in HTTP mode", () => {
 });
 
 describe("FakeSlack Web API through Bolt's WebClient", () => {
+  it("sends the token's scopes in x-oauth-scopes, which the WebClient reads into response_metadata.scopes", async () => {
+    const c = new webApi.WebClient(sl.botToken, clientOptions());
+    expect((await c.auth.test()).response_metadata?.scopes).toEqual([...FakeSlack.MANIFEST_SCOPES]);
+    sl.scopes = ["chat:write"];
+    expect((await c.auth.test()).response_metadata?.scopes).toEqual(["chat:write"]);
+    const app = new webApi.WebClient(sl.appToken, clientOptions());
+    expect((await app.apiCall("apps.connections.open")).response_metadata?.scopes).toEqual(["connections:write"]);
+  });
+
   it("answers chat.update, reactions.add, conversations.info and users.info with Slack's shapes and errors", async () => {
     const { app } = await httpApp(() => undefined);
     const c = app.client;

@@ -44,6 +44,12 @@ export interface FakeSlackOptions {
   echoOwnMessages?: boolean;
   /** Server pings on Socket Mode connections (ms, 0 = off). Default 5000. */
   pingIntervalMs?: number;
+  /**
+   * The bot token's granted scopes, sent as Slack does in the `x-oauth-scopes`
+   * header of every Web API answer to an authenticated call. Default: the
+   * scopes of the app manifest in the README (FakeSlack.MANIFEST_SCOPES).
+   */
+  scopes?: string[];
 }
 
 export interface PostEventOptions {
@@ -62,6 +68,9 @@ export class FakeSlack {
   static readonly DEFAULT_BOT_TOKEN = "xoxb-0000000001-0000000002-fakeswitchboardbot";
   static readonly DEFAULT_APP_TOKEN = "xapp-1-A0FAKEAPP-0000000003-fakeswitchboardapp";
   static readonly DEFAULT_SIGNING_SECRET = "fake-signing-secret-0123456789abcdef";
+  static readonly MANIFEST_SCOPES: readonly string[] = ["app_mentions:read", "chat:write", "reactions:write", "commands", "im:history", "channels:history", "groups:history", "mpim:history"];
+  /** The scopes the bot token holds (see FakeSlackOptions.scopes); change it to model a reinstall. */
+  scopes: string[];
 
   readonly botToken: string;
   readonly appToken: string;
@@ -89,6 +98,7 @@ export class FakeSlack {
     this.botToken = opts.botToken ?? FakeSlack.DEFAULT_BOT_TOKEN;
     this.appToken = opts.appToken ?? FakeSlack.DEFAULT_APP_TOKEN;
     this.signingSecret = opts.signingSecret ?? FakeSlack.DEFAULT_SIGNING_SECRET;
+    this.scopes = [...(opts.scopes ?? FakeSlack.MANIFEST_SCOPES)];
     this.identity = {
       teamId: "T0FAKE001",
       teamName: "Fake Workspace",
@@ -341,10 +351,11 @@ export class FakeSlack {
     if (!fn) return answer(200, { ok: false, error: "unknown_method" });
     const authError = this.checkToken(method, token);
     if (authError) return answer(200, { ok: false, error: authError });
+    const scopes = { "x-oauth-scopes": token!.startsWith("xapp-") ? "connections:write" : this.scopes.join(",") };
     try {
-      answer(200, { ok: true, ...fn(params, token!) });
+      answer(200, { ok: true, ...fn(params, token!) }, scopes);
     } catch (err) {
-      if (err instanceof SlackApiError) return answer(200, { ok: false, error: err.error, ...err.extra });
+      if (err instanceof SlackApiError) return answer(200, { ok: false, error: err.error, ...err.extra }, scopes);
       answer(500, { ok: false, error: "fatal_error", detail: String(err) });
     }
   }

@@ -1,6 +1,10 @@
 // The Switchboard console page. Vanilla JS, no build step.
 // Every piece of text from a chat or the API is put in the page with
-// textContent, never parsed as HTML: chat text is untrusted.
+// textContent, never parsed as HTML: chat text is untrusted. The one
+// exception is the bot's answers, which are Markdown: marked renders them
+// with raw HTML escaped (a model's <img onerror> shows as text), and
+// DOMPurify sanitizes the result into DOM nodes, so nothing the model writes
+// can run (the page's CSP forbids inline script as well).
 "use strict";
 
 (() => {
@@ -20,6 +24,8 @@
     currentSessionId: "",
     typingTimer: 0,
     refreshTimer: 0,
+    /** The running turn of the open chat (from /api/events): its session, and how many bot messages the chat had when it started. */
+    turn: null,
   };
 
   // ---- small helpers -------------------------------------------------------
@@ -72,6 +78,50 @@
     return Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, "0")).join("");
   }
 
+  // ---- Markdown ------------------------------------------------------------
+
+  const escapeHtml = (s) => String(s).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
+
+  const markdown = (() => {
+    if (!window.marked || !window.DOMPurify) return null;
+    const m = new window.marked.Marked({ gfm: true, breaks: true, async: false });
+    // Raw HTML in an answer is shown as the text it is, never as markup.
+    m.use({ renderer: { html: (token) => escapeHtml(token.text ?? token.raw ?? "") } });
+    return m;
+  })();
+
+  const SANITIZE = {
+    RETURN_DOM_FRAGMENT: true,
+    // Images from a model could carry the conversation off in their URLs; forms and styles have no place in an answer.
+    FORBID_TAGS: ["img", "style", "form", "input", "button", "textarea", "select", "iframe", "svg", "math"],
+    FORBID_ATTR: ["style"],
+  };
+
+  /** A bot message's text as rendered Markdown (or plain text if the renderer did not load). */
+  function renderBotText(node, text) {
+    if (!markdown) {
+      node.textContent = text;
+      return;
+    }
+    const fragment = window.DOMPurify.sanitize(markdown.parse(text).trim(), SANITIZE);
+    for (const a of fragment.querySelectorAll("a[href]")) {
+      a.setAttribute("rel", "noopener noreferrer");
+      a.setAttribute("target", "_blank");
+    }
+    node.replaceChildren(fragment);
+    node.dataset.format = "markdown";
+  }
+
+  // ---- participants look distinct ------------------------------------------
+
+  const HUES = 8;
+  function hueOf(name) {
+    let h = 0;
+    for (const ch of name) h = (Math.imul(h, 31) + ch.codePointAt(0)) >>> 0;
+    return h % HUES;
+  }
+  const initialOf = (name) => (Array.from(name.trim())[0] || "?").toUpperCase();
+
   const time = (iso) => {
     const d = iso ? new Date(iso) : new Date();
     return d.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit", second: "2-digit" });
@@ -111,9 +161,16 @@
         state.address = address;
         $("chat-channel").textContent = address.channel;
         $("bot-handle").textContent = `@${address.botUsername}`;
-        const history = await api(`/api/console/history?chatId=${encodeURIComponent(address.chatId)}`);
+        const [history, earlier] = await Promise.all([
+          api(`/api/console/history?chatId=${encodeURIComponent(address.chatId)}`),
+          transcriptOf(address.channel),
+        ]);
         if (seq !== state.addressSeq) return;
         $("messages").replaceChildren();
+        // The database holds the conversation across restarts; this process's own history adds what the
+        // transcript does not keep (notices, who spoke in a group). Earlier exchanges come from the transcript.
+        const since = history.messages.length ? Date.parse(history.messages[0].at) : Infinity;
+        for (const m of earlier) if (Date.parse(m.at) < since) addMessage(m);
         for (const m of history.messages) addMessage(m);
         setTyping(false);
         await updateCurrentSession();
@@ -124,23 +181,64 @@
     return state.addressReady;
   }
 
+  /**
+   * The current session's transcript of a chat, from the database (GET
+   * /api/bindings, then /api/sessions/:id), as page messages. Empty for a
+   * chat that never talked.
+   */
+  async function transcriptOf(channel) {
+    const { bindings } = await api(`/api/bindings?channel=${encodeURIComponent(channel)}`);
+    if (!bindings[0]) return [];
+    const r = await api(`/api/sessions/${encodeURIComponent(bindings[0].sessionId)}`);
+    const privateName = state.mode === "private" ? chatDescription().name : "";
+    return r.messages
+      .filter((m) => m.role === "user" || m.role === "assistant")
+      .map((m) => ({
+        messageId: `${r.session.id}:${m.seq}`,
+        from: m.role === "assistant" ? "bot" : "user",
+        text: m.content,
+        // A group's transcript does not record who spoke.
+        senderName: m.role === "user" ? privateName || "earlier message" : undefined,
+        at: m.createdAt,
+        source: "transcript",
+      }));
+  }
+
+  function setText(li, m) {
+    const node = li.querySelector(".text");
+    if (m.from === "bot") renderBotText(node, m.text);
+    else node.textContent = m.text;
+  }
+
   function addMessage(m) {
     const list = $("messages");
     const existing = m.messageId ? findMessage(m.messageId) : null;
     if (existing) {
-      existing.querySelector(".text").textContent = m.text;
+      setText(existing, m);
       return existing;
     }
     const who = m.from === "bot" ? "switchboard" : m.senderName || "you";
     const li = el(
       "li",
-      { class: `msg ${m.from}`, "data-from": m.from, "data-message-id": m.messageId || "" },
-      el("div", { class: "meta" }, el("span", { class: "who", text: who }), el("time", { text: time(m.at) })),
-      el("div", { class: "text", text: m.text }),
+      { class: `msg ${m.from}`, "data-from": m.from, "data-message-id": m.messageId || "", "data-source": m.source || "live" },
+      el("div", { class: "meta" }, el("span", { class: "avatar", text: m.from === "bot" ? "S" : initialOf(who), "aria-hidden": "true" }), el("span", { class: "who", text: who }), el("time", { text: time(m.at) })),
+      el("div", { class: "text" }),
     );
+    if (m.from === "user") li.dataset.hue = String(hueOf(who));
+    setText(li, m);
     list.append(li);
     li.scrollIntoView({ block: "end" });
     return li;
+  }
+
+  /** Marks the answer of a stopped turn; a turn stopped before it wrote anything gets a line of its own. */
+  function markStopped(turn) {
+    const bots = [...$("messages").children].filter((li) => li.dataset.from === "bot").slice(turn.botsBefore);
+    const answer = bots.find((li) => !/^(Stopped\.|Nothing to stop\.)/.test(li.querySelector(".text").textContent.trim()));
+    const target = answer || addMessage({ messageId: "", from: "bot", text: "", at: new Date().toISOString() });
+    if (target.dataset.stopped === "true") return;
+    target.dataset.stopped = "true";
+    target.querySelector(".meta").append(el("span", { class: "stopped", text: "(stopped)" }));
   }
 
   function findMessage(messageId) {
@@ -356,7 +454,21 @@
     if (e.type === "message") scheduleRefresh();
   }
 
+  function sameChatTurn(e) {
+    const to = e.replyTo;
+    return !!to && to.platform === "console" && sameChat(to);
+  }
+
   function onOperatorEvent(e) {
+    if (e.kind === "lifecycle" && e.phase === "turn-start" && sameChatTurn(e)) {
+      state.turn = { sessionId: e.sessionId, botsBefore: [...$("messages").children].filter((li) => li.dataset.from === "bot").length };
+    }
+    if (e.kind === "turn-complete" && sameChatTurn(e)) state.turn = null;
+    // /stop fences the running turn (it completes no turn): the session's "stopped" event says so.
+    if (e.kind === "lifecycle" && e.phase === "stopped" && state.turn && e.sessionId === state.turn.sessionId) {
+      markStopped(state.turn);
+      state.turn = null;
+    }
     if (e.kind === "lifecycle" && ["rotated", "switched", "stopped"].includes(e.phase)) logEvent(e);
     if (e.kind === "turn-complete" || (e.kind === "lifecycle" && e.phase !== "turn-start")) scheduleRefresh();
   }
@@ -392,6 +504,14 @@
     input.value = "";
     if (!(await send(text))) input.value = text;
     input.focus();
+  });
+  $("stop").addEventListener("click", async () => {
+    $("stop").disabled = true;
+    try {
+      await send("/stop");
+    } finally {
+      $("stop").disabled = false;
+    }
   });
   input.addEventListener("keydown", (e) => {
     if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {

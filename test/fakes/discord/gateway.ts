@@ -8,7 +8,7 @@ import { randomBytes } from "node:crypto";
 import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import { WebSocket, WebSocketServer } from "ws";
-import { Intents, type DGatewayFrame } from "./types.js";
+import { ApplicationFlags, Intents, type DGatewayFrame } from "./types.js";
 import { shardFor, type DiscordWorld } from "./world.js";
 
 export interface GatewayOptions {
@@ -18,6 +18,8 @@ export interface GatewayOptions {
   gatewayUrl: () => string;
   resumeUrl: () => string;
   applicationId: string;
+  /** The application's flags (see ApplicationFlags in types.ts): IDENTIFY with MessageContent needs one of its content bits. */
+  applicationFlags: number;
 }
 
 interface Frame {
@@ -171,6 +173,9 @@ export class DiscordGateway {
     const [shardId = 0, shardCount = 1] = shard;
     if (!(shardId >= 0 && shardId < shardCount)) return conn.ws.close(4010, "Invalid shard.");
     if (typeof d["intents"] !== "number") return conn.ws.close(4013, "Invalid intent(s).");
+    // Discord closes with 4014 when a privileged intent is asked for that the application does not have enabled.
+    if ((d["intents"] & Intents.MessageContent) !== 0 && (this.opts.applicationFlags & (ApplicationFlags.GatewayMessageContent | ApplicationFlags.GatewayMessageContentLimited)) === 0)
+      return conn.ws.close(4014, "Disallowed intent(s).");
     this.identifies.push({ connection: conn.id, url: conn.url, d, at: Date.now() });
     const session: GatewaySession = {
       id: randomBytes(16).toString("hex"),
@@ -196,7 +201,7 @@ export class DiscordGateway {
       session_type: "normal",
       resume_gateway_url: this.opts.resumeUrl(),
       shard: [shardId, shardCount],
-      application: { id: this.opts.applicationId, flags: 0 },
+      application: { id: this.opts.applicationId, flags: this.opts.applicationFlags },
       private_channels: [],
       relationships: [],
       presences: [],

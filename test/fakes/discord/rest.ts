@@ -21,6 +21,7 @@ export interface RestDeps {
   gateway: DiscordGateway;
   sent: DSentMessage[];
   applicationId: string;
+  applicationFlags: number;
   token?: string;
   gatewayInfo: () => Record<string, unknown>;
   echoBotMessages: boolean;
@@ -61,7 +62,7 @@ export class DiscordRest {
       const user = w.users.get(uid) ?? { id: uid, username: `user${uid.slice(-4)}`, discriminator: "0", global_name: null, avatar: null };
       return w.dmChannel(user);
     });
-    r("GET", "/applications/@me", () => ({ id: d.applicationId, name: w.bot.username, flags: 0, bot_public: true, bot: w.bot, description: "" }));
+    r("GET", "/applications/@me", () => ({ id: d.applicationId, name: w.bot.username, flags: d.applicationFlags, bot_public: true, bot: w.bot, description: "" }));
     r("GET", "/channels/:id", (_q, [id]) => this.channel(id!));
     r("POST", "/channels/:id/messages", (q, [id]) => this.createMessage(this.channel(id!), q, "channel"));
     r("GET", "/channels/:id/messages/:mid", (_q, [id, mid]) => w.getMessage(id!, mid!) ?? fail(404, 10008, "Unknown Message"));

@@ -68,6 +68,17 @@ export const Intents = {
   MessageContent: 1 << 15,
 } as const;
 
+/**
+ * Application flags (GET /applications/@me, READY's application). A bot in
+ * under 100 servers with the Message Content toggle on has
+ * GatewayMessageContentLimited; a verified one in 100+ servers
+ * GatewayMessageContent.
+ */
+export const ApplicationFlags = {
+  GatewayMessageContent: 1 << 18,
+  GatewayMessageContentLimited: 1 << 19,
+} as const;
+
 /** One REST request the bot made. `path` is below /api/v10, e.g. `/channels/1/messages`. */
 export interface DRestCall {
   method: string;

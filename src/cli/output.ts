@@ -1,0 +1,55 @@
+/**
+ * What every CLI command prints. With --json: exactly one JSON document on
+ * stdout, `{"ok":true,"data":…}` or `{"ok":false,"error":{"code","message"}}`,
+ * whatever went wrong (usage errors included). Without: lines for people,
+ * results on stdout and errors on stderr.
+ */
+export interface CliIO {
+  out(line: string): void;
+  err(line: string): void;
+}
+
+export const stdio: CliIO = { out: (l) => process.stdout.write(l + "\n"), err: (l) => process.stderr.write(l + "\n") };
+
+/** Exit codes: 0 ok, 1 the command failed, 2 it was called wrongly. */
+export const EXIT = { ok: 0, failed: 1, usage: 2 } as const;
+
+/** A failure with a stable code, shown as it is (no stack): the message says what to do. */
+export class CliError extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+    readonly exit: number = EXIT.failed,
+  ) {
+    super(message);
+  }
+}
+
+export const usageError = (message: string): CliError => new CliError("Usage", message, EXIT.usage);
+
+export class Output {
+  constructor(
+    private readonly io: CliIO,
+    readonly json: boolean,
+  ) {}
+
+  /** A successful result: `data` for --json, `human` lines otherwise. */
+  ok(data: unknown, human: string[]): number {
+    if (this.json) this.io.out(JSON.stringify({ ok: true, data }, null, 2));
+    else for (const l of human) this.io.out(l);
+    return EXIT.ok;
+  }
+
+  /** A result that is itself a failure (doctor's checklist): printed like ok, exit code 1. */
+  report(data: unknown, human: string[], passed: boolean): number {
+    if (this.json) this.io.out(JSON.stringify({ ok: passed, data }, null, 2));
+    else for (const l of human) this.io.out(l);
+    return passed ? EXIT.ok : EXIT.failed;
+  }
+
+  fail(code: string, message: string, exit: number = EXIT.failed, hint?: string): number {
+    if (this.json) this.io.out(JSON.stringify({ ok: false, error: { code, message } }));
+    else this.io.err(`${code === "Usage" ? "usage error" : code}: ${message}${hint ? `\n\n${hint}` : ""}`);
+    return exit;
+  }
+}

@@ -1,0 +1,52 @@
+import { SECRET_KEYS, type Config } from "../config.js";
+import { redactSecrets, registerSecret } from "../log.js";
+import type { Output } from "../cli/output.js";
+import { usageError } from "../cli/output.js";
+import { pass, type CheckResult } from "./check.js";
+import { checkDatabase } from "./database.js";
+import { checkDiscord } from "./discord.js";
+import { checkExposure } from "./exposure.js";
+import { checkModel } from "./model.js";
+import { checkSlack } from "./slack.js";
+import { checkTelegram } from "./telegram.js";
+
+export type { CheckResult };
+
+const DURATION = /^(\d+(?:\.\d+)?)(ms|s)?$/;
+
+/** Every check, independent ones at once; the list comes back in a fixed order. */
+export async function runDoctor(config: Config, env: NodeJS.ProcessEnv, opts: { timeoutMs?: number } = {}): Promise<CheckResult[]> {
+  const timeoutMs = opts.timeoutMs ?? 10_000;
+  const platforms = [config.CONSOLE_ENABLED && "console", config.TELEGRAM_BOT_TOKEN && "telegram", config.DISCORD_BOT_TOKEN && "discord", config.SLACK_BOT_TOKEN && "slack"].filter(Boolean);
+  const configured = pass("config", "Configuration", `valid; adapters: ${platforms.join(", ") || "none"}; agent: ${config.OPENAI_BASE_URL || config.OPENAI_API_KEY ? `openai (${config.OPENAI_MODEL ?? "no model"})` : "echo"}.`);
+  const groups = await Promise.all([
+    checkDatabase(config),
+    config.TELEGRAM_BOT_TOKEN ? checkTelegram(config, timeoutMs) : [],
+    config.DISCORD_BOT_TOKEN ? checkDiscord(config, timeoutMs) : [],
+    config.SLACK_BOT_TOKEN ? checkSlack(config, timeoutMs) : [],
+    checkModel(config, timeoutMs),
+    checkExposure(config, env),
+  ]);
+  // Remote error text may quote what it refused: mask every secret once more.
+  return [configured, ...groups.flat()].map((c) => ({ ...c, detail: redactSecrets(c.detail), ...(c.fix && { fix: redactSecrets(c.fix) }) }));
+}
+
+const MARK: Record<CheckResult["status"], string> = { pass: "ok  ", warn: "warn", fail: "FAIL", skip: "skip" };
+
+/** `switchboard doctor [--timeout 10s] [--json]`: exit 0 when nothing failed (warnings allowed), 1 otherwise. */
+export async function doctorCommand(config: Config, env: NodeJS.ProcessEnv, o: { timeout?: string }, out: Output): Promise<number> {
+  let timeoutMs = 10_000;
+  if (o.timeout !== undefined) {
+    const m = DURATION.exec(o.timeout.trim());
+    if (!m) throw usageError(`--timeout must be a duration such as 500ms or 10s (got "${o.timeout}")`);
+    timeoutMs = Math.round(Number(m[1]) * (m[2] === "ms" ? 1 : 1000));
+  }
+  for (const k of SECRET_KEYS) registerSecret(config[k] as string | undefined);
+  registerSecret(env["OPERATOR_TOKEN"]);
+  const checks = await runDoctor(config, env, { timeoutMs });
+  const failed = checks.filter((c) => c.status === "fail").length;
+  const warned = checks.filter((c) => c.status === "warn").length;
+  const human = checks.flatMap((c) => [`[${MARK[c.status]}] ${c.title}: ${c.detail}`, ...(c.fix && c.status !== "pass" ? [`       fix: ${c.fix}`] : [])]);
+  human.push("", failed ? `${failed} check${failed === 1 ? "" : "s"} failed${warned ? `, ${warned} warning${warned === 1 ? "" : "s"}` : ""}.` : `All checks passed${warned ? ` (${warned} warning${warned === 1 ? "" : "s"})` : ""}.`);
+  return out.report({ checks, failed, warnings: warned }, human, failed === 0);
+}

@@ -25,7 +25,7 @@ commands:
   pairing approve <code>         let that sender talk to the bot
 
 options:
-  --json                         one JSON document on stdout: {"ok":true,"data":…} or {"ok":false,"error":{"code","message"}}
+  --json                         one JSON document on stdout: the result, or {"ok":false,"error":{"code","message"}}
   -h, --help                     this text
 
 The database comes from DATABASE_URL (default file:./data/switchboard.db).

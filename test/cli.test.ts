@@ -25,10 +25,11 @@ async function cli(url: string | undefined, args: string[], opts: { cwd?: string
   }
 }
 
-/** --json output: exactly one JSON document on stdout, in the one shape every command uses. */
-function parsed(r: { stdout: string }): { ok: boolean; data?: any; error?: { code: string; message: string } } {
+/** --json output: exactly one JSON document on stdout: the result as documented, or {ok:false,error}. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+function parsed(r: { stdout: string }): any {
   const doc = JSON.parse(r.stdout);
-  expect(Object.keys(doc).sort()).toEqual(doc.ok ? ["data", "ok"] : ["error", "ok"]);
+  if (doc.ok === false) expect(Object.keys(doc).sort()).toEqual(["error", "ok"]);
   return doc;
 }
 
@@ -57,27 +58,27 @@ describe("switchboard CLI", { timeout: 180_000 }, () => {
   it("migrate reports that nothing is pending on a migrated database, and applies on a fresh one", async () => {
     const again = await cli(url, ["migrate", "--json"]);
     expect(again.code).toBe(0);
-    expect(parsed(again).data.applied).toEqual([]);
+    expect(parsed(again).applied).toEqual([]);
     const fresh = await freshDatabaseUrl("sqlite");
     const r = await cli(fresh, ["migrate", "--json"]);
     expect(r.code).toBe(0);
-    expect(parsed(r).data.applied.length).toBeGreaterThan(0);
+    expect(parsed(r).applied.length).toBeGreaterThan(0);
   });
 
   it("sessions list --json lists sessions", async () => {
     const r = await cli(url, ["sessions", "list", "--json"]);
     expect(r.code).toBe(0);
-    expect(parsed(r).data.sessions.map((s: { id: string }) => s.id)).toEqual(expect.arrayContaining([sessionId, groupSessionId]));
+    expect(parsed(r).map((s: { id: string }) => s.id)).toEqual(expect.arrayContaining([sessionId, groupSessionId]));
   });
 
   it("--user takes platform:externalId (a user or a group) as well as the internal id, and names an unknown one", async () => {
     const byPlatform = parsed(await cli(url, ["sessions", "list", "--user", "telegram:5012345678", "--json"]));
-    expect(byPlatform.data.sessions.map((s: { id: string }) => s.id)).toEqual([sessionId]);
-    const internal = byPlatform.data.sessions[0].userId as string;
+    expect(byPlatform.map((s: { id: string }) => s.id)).toEqual([sessionId]);
+    const internal = byPlatform[0].userId as string;
     const byUuid = parsed(await cli(url, ["sessions", "list", "--user", internal, "--json"]));
-    expect(byUuid.data.sessions.map((s: { id: string }) => s.id)).toEqual([sessionId]);
+    expect(byUuid.map((s: { id: string }) => s.id)).toEqual([sessionId]);
     const group = parsed(await cli(url, ["sessions", "list", "--user", "telegram:-100777", "--json"]));
-    expect(group.data.sessions.map((s: { id: string }) => s.id)).toEqual([groupSessionId]);
+    expect(group.map((s: { id: string }) => s.id)).toEqual([groupSessionId]);
 
     const unknown = await cli(url, ["sessions", "list", "--user", "telegram:42", "--json"]);
     expect(unknown.code).toBe(1);
@@ -90,7 +91,7 @@ describe("switchboard CLI", { timeout: 180_000 }, () => {
   it("sessions show --json shows the session and its transcript", async () => {
     const r = await cli(url, ["sessions", "show", sessionId, "--json"]);
     expect(r.code).toBe(0);
-    const s = parsed(r).data.session;
+    const s = parsed(r);
     expect(s.id).toBe(sessionId);
     expect(s.turns).toBe(1);
     expect(s.messages.map((m: { content: string }) => m.content)).toEqual(["hello there", "echo: hello there"]);
@@ -99,10 +100,10 @@ describe("switchboard CLI", { timeout: 180_000 }, () => {
   it("pairing list and approve print the same shape on stdout", async () => {
     const list = await cli(url, ["pairing", "list", "--json"]);
     expect(list.code).toBe(0);
-    expect(parsed(list).data.requests.map((r: { code: string }) => r.code)).toEqual([pairingCode]);
+    expect(parsed(list).requests.map((r: { code: string }) => r.code)).toEqual([pairingCode]);
     const ok = await cli(url, ["pairing", "approve", pairingCode, "--json"]);
     expect(ok.code).toBe(0);
-    expect(parsed(ok).data.approved.senderId).toBe("999");
+    expect(parsed(ok).approved.senderId).toBe("999");
     const again = await cli(url, ["pairing", "approve", pairingCode, "--json"]);
     expect(again.code).toBe(1);
     expect(again.stderr).toBe("");
@@ -115,7 +116,7 @@ describe("switchboard CLI", { timeout: 180_000 }, () => {
   it("sessions rotate starts a successor; archive archives; errors carry codes", async () => {
     const rot = await cli(url, ["sessions", "rotate", sessionId, "--json"]);
     expect(rot.code).toBe(0);
-    const { previous, current } = parsed(rot).data;
+    const { previous, current } = parsed(rot);
     expect(previous.id).toBe(sessionId);
     expect(previous.archived).toBe(true);
     expect(current.parentId).toBe(sessionId);
@@ -124,7 +125,7 @@ describe("switchboard CLI", { timeout: 180_000 }, () => {
     expect(parsed(stale).error!.code).toBe("NotFound");
     const arch = await cli(url, ["sessions", "archive", current.id, "--json"]);
     expect(arch.code).toBe(0);
-    expect(parsed(arch).data.session.archived).toBe(true);
+    expect(parsed(arch).archived).toBe(true);
     const missing = await cli(url, ["sessions", "show", "no-such-id"]);
     expect(missing.code).toBe(1);
     expect(missing.stderr).toMatch(/^NotFound: /);
@@ -166,7 +167,7 @@ describe("switchboard CLI", { timeout: 180_000 }, () => {
     expect(created.code).toBe(0);
     expect(fs.existsSync(path.join(sub, "data", "switchboard.db"))).toBe(true);
     const listed = await cli(undefined, ["sessions", "list", "--json"], { cwd: sub });
-    expect(parsed(listed).data.sessions).toEqual([]);
+    expect(parsed(listed)).toEqual([]);
   });
 
   it("a file without the schema is an error that says to migrate", async () => {

@@ -1,7 +1,8 @@
 /**
  * What every CLI command prints. With --json: exactly one JSON document on
- * stdout, `{"ok":true,"data":…}` or `{"ok":false,"error":{"code","message"}}`,
- * whatever went wrong (usage errors included). Without: lines for people,
+ * stdout: the command's result as it always was (scripts parse it), or
+ * `{"ok":false,"error":{"code","message"}}` whatever went wrong (usage
+ * errors included). Without: lines for people,
  * results on stdout and errors on stderr.
  */
 export interface CliIO {
@@ -35,14 +36,14 @@ export class Output {
 
   /** A successful result: `data` for --json, `human` lines otherwise. */
   ok(data: unknown, human: string[]): number {
-    if (this.json) this.io.out(JSON.stringify({ ok: true, data }, null, 2));
+    if (this.json) this.io.out(JSON.stringify(data, null, 2));
     else for (const l of human) this.io.out(l);
     return EXIT.ok;
   }
 
   /** A result that is itself a failure (doctor's checklist): printed like ok, exit code 1. */
   report(data: unknown, human: string[], passed: boolean): number {
-    if (this.json) this.io.out(JSON.stringify({ ok: passed, data }, null, 2));
+    if (this.json) this.io.out(JSON.stringify({ ok: passed, ...(data as object) }, null, 2));
     else for (const l of human) this.io.out(l);
     return passed ? EXIT.ok : EXIT.failed;
   }

@@ -59,7 +59,7 @@ export async function sessionsCommand(db: Database, sub: string | undefined, id:
       if (!Number.isInteger(limit) || limit < 1) throw usageError("--limit must be a positive whole number");
       const userId = o.user ? await resolveUser(db, o.user) : undefined;
       const list = (await registry.listAll({ userId, agentId: o.agent, includeArchived: !!o.archived, limit })).map(infoView);
-      return out.ok({ sessions: list }, table(list, ["id", "kind", "turns", "archived", "lastActive", "channel"]));
+      return out.ok(list, table(list, ["id", "kind", "turns", "archived", "lastActive", "channel"]));
     }
     case "show": {
       const info = await registry.getUnscoped(need());
@@ -68,7 +68,7 @@ export async function sessionsCommand(db: Database, sub: string | undefined, id:
       const messages = await new TranscriptStore(db).recent(info.id, n);
       const bindings = await registry.store.bindingsForSession(info.id);
       const view = { ...infoView(info), metadata: info.metadata, bound: bindings.map((b) => b.key), messages: messages.map((m) => ({ seq: m.seq, role: m.role, content: m.content })) };
-      return out.ok({ session: view }, [
+      return out.ok(view, [
         ...Object.entries(infoView(info)).map(([k, v]) => `${k.padEnd(11)} ${v ?? ""}`),
         `${"bound".padEnd(11)} ${bindings.length ? "yes (current session of its conversation)" : "no"}`,
         "",
@@ -78,7 +78,7 @@ export async function sessionsCommand(db: Database, sub: string | undefined, id:
     case "archive": {
       const info = await registry.getUnscoped(need());
       const archived = await registry.archive({ userId: info.userId, agentId: info.agentId }, info.id);
-      return out.ok({ session: infoView(archived) }, [`archived ${archived.id}`]);
+      return out.ok(infoView(archived), [`archived ${archived.id}`]);
     }
     case "rotate": {
       const r = await registry.rotateBound(need());

@@ -40,7 +40,7 @@ async function doctor(env: Record<string, string>, args: string[] = ["--json"]):
 
 const byId = (stdout: string): Map<string, Check> => {
   const doc = JSON.parse(stdout) as { ok: boolean; data: { checks: Check[] } };
-  return new Map(doc.data.checks.map((c) => [c.id, c]));
+  return new Map(doc.checks.map((c) => [c.id, c]));
 };
 
 const TG_TOKEN = "123456789:AAH-doctor-telegram-token-1234567";

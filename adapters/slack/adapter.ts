@@ -11,6 +11,7 @@ import { normalizeCommand } from "./commands.js";
 import { toAdapterError } from "./errors.js";
 import { isSlackId } from "./ids.js";
 import { eventOf, normalizeEvent, replyThreadTs, startsThread, type SlackIdentity } from "./normalize.js";
+import { signatureHeadersPresent } from "./signature.js";
 import { SlackHttpReceiver } from "./receiver.js";
 import { SlackSink, type SlackWebClient } from "./sink.js";
 import { SlackSocketReceiver } from "./socket.js";
@@ -45,6 +46,8 @@ export const SLACK_LIMITS: AdapterLimits = {
 /** Events API paths on the gateway's server. */
 export const EVENTS_PATH = "/slack/events";
 export const COMMANDS_PATH = "/slack/commands";
+/** Slack's payloads are a few KB; 1 MB leaves room and bounds what an unsigned sender can make us hold. */
+export const MAX_BODY_BYTES = 1024 * 1024;
 
 export class SlackAdapter implements Adapter {
   readonly platform = "slack" as const;
@@ -159,8 +162,10 @@ export class SlackAdapter implements Adapter {
     });
 
     if (receiver instanceof SlackHttpReceiver) {
-      ctx.route("POST", EVENTS_PATH, receiver.handle);
-      ctx.route("POST", COMMANDS_PATH, receiver.handle);
+      // Public (Slack signs each request); the signature headers are checked before the body is read.
+      const route = { public: true, maxBodyBytes: MAX_BODY_BYTES, precheck: (req: { headers: Record<string, string | string[] | undefined> }) => (signatureHeadersPresent(req.headers) ? undefined : { status: 401, body: "invalid signature" }) };
+      ctx.route("POST", EVENTS_PATH, receiver.handle, route);
+      ctx.route("POST", COMMANDS_PATH, receiver.handle, route);
       this.httpReceiver = receiver;
     }
     this.app = app;

@@ -37,7 +37,7 @@ export interface GatewayDeps {
   pairing: Pairing;
   metrics: GatewayMetrics;
   log: Logger;
-  route: (method: "GET" | "POST", path: string, handler: HttpHandler) => void;
+  route: AdapterContext["route"];
   commands: ReadonlyArray<{ name: string; description: string }>;
   /** With SHARED_DATABASE: conversation leases, and this process's id as their owner. */
   leases?: LeaseStore;

@@ -87,7 +87,8 @@ export function readBody(incoming: IncomingMessage, limit: number, budget: BodyB
       size += c.length;
       if (size > limit) return finish({ ok: false, reason: "too-large", received: size });
       if (!budget.take(holder, c.length)) return finish({ ok: false, reason: "busy", received: size });
-      chunks.push(c);
+      // A copy: a small read can be a view of a much larger socket buffer, which would stay alive with it.
+      chunks.push(Buffer.from(c));
     };
     const onEnd = () => {
       const body = Buffer.concat(chunks, size);

@@ -29,7 +29,7 @@ export interface HttpLimits {
 
 export const DEFAULT_LIMITS: HttpLimits = {
   maxConnections: 2048,
-  maxBufferedBytes: 64 * 1024 * 1024,
+  maxBufferedBytes: 32 * 1024 * 1024,
   headersTimeoutMs: 10_000,
   requestTimeoutMs: 30_000,
   defaultMaxBodyBytes: 1024 * 1024,

@@ -182,7 +182,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     if (c.TELEGRAM_MODE === "webhook" && c.TELEGRAM_BOT_TOKEN && !c.TELEGRAM_WEBHOOK_SECRET) {
       throw new ConfigError("TELEGRAM_WEBHOOK_SECRET", "TELEGRAM_WEBHOOK_SECRET is required when TELEGRAM_MODE=webhook: set it to a random string of 1-256 characters (A-Z, a-z, 0-9, _ and -).");
     }
-    const operatorBind = c.OPERATOR_HOST ?? c.HTTP_HOST;
+    // Where the console, API and metrics listen: the operator listener when there is one (loopback unless OPERATOR_HOST says otherwise).
+    const operatorBind = c.OPERATOR_PORT !== undefined ? (c.OPERATOR_HOST ?? "127.0.0.1") : c.HTTP_HOST;
     if (!c.OPERATOR_TOKEN && !isLoopbackBind(operatorBind)) {
       throw new ConfigError("OPERATOR_TOKEN", `OPERATOR_TOKEN is required when the console, API and metrics listen on ${operatorBind} (not loopback): make one with \`openssl rand -hex 32\` and set OPERATOR_TOKEN, or set OPERATOR_HOST=127.0.0.1 to keep them local.`);
     }

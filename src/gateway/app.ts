@@ -131,7 +131,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
 
   const http = new HttpServer({
     log, metrics,
-    auth: new OperatorAuth({ token: config.OPERATOR_TOKEN, publicUrl: config.PUBLIC_URL, bindHosts: [config.OPERATOR_HOST ?? config.HTTP_HOST] }),
+    auth: new OperatorAuth({ token: config.OPERATOR_TOKEN, publicUrl: config.PUBLIC_URL, bindHosts: [config.OPERATOR_PORT !== undefined ? (config.OPERATOR_HOST ?? "127.0.0.1") : config.HTTP_HOST] }),
     limits: {
       maxConnections: config.HTTP_MAX_CONNECTIONS,
       maxBufferedBytes: config.HTTP_MAX_BUFFERED_MB * 1024 * 1024,

@@ -82,6 +82,8 @@ describe("exposure: OPERATOR_TOKEN", () => {
     expect((err as ConfigError).message).not.toContain("\n");
     // The operator surface moved to loopback: no token needed.
     expect(() => loadConfig({ HTTP_HOST: "0.0.0.0", OPERATOR_HOST: "127.0.0.1", OPERATOR_PORT: "8788" })).not.toThrow();
+    expect(() => loadConfig({ HTTP_HOST: "0.0.0.0", OPERATOR_PORT: "8788" })).not.toThrow();
+    expect(() => loadConfig({ HTTP_HOST: "0.0.0.0", OPERATOR_HOST: "0.0.0.0", OPERATOR_PORT: "8788" })).toThrow(/OPERATOR_TOKEN is required/);
     expect(() => loadConfig({ HTTP_HOST: "0.0.0.0", OPERATOR_TOKEN: "short" })).toThrow(/OPERATOR_TOKEN must be at least 16 characters/);
 
     // And the real command says so and exits non-zero.

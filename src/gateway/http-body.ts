@@ -31,7 +31,8 @@ export class BodyBudget {
     while (this.#used + n > this.capBytes) {
       let largest: Holder | undefined;
       for (const x of this.#holders) if (!largest || x.bytes > largest.bytes) largest = x;
-      if (!largest || largest === h || largest.bytes <= h.bytes) return false;
+      // h, grown by n, would itself be the largest: it is the one to refuse.
+      if (!largest || largest === h || largest.bytes <= h.bytes + n) return false;
       this.release(largest);
       largest.evict();
     }

@@ -93,7 +93,7 @@ const schema = z.object({
   }),
   PUBLIC_URL: url("the address operators and platforms use to reach this gateway, e.g. https://bot.example.com"),
   HTTP_MAX_CONNECTIONS: int(2048, 16, 1_000_000),
-  HTTP_MAX_BUFFERED_MB: int(32, 1, 16_384),
+  HTTP_MAX_BUFFERED_MB: int(16, 1, 16_384),
   HTTP_HEADERS_TIMEOUT: duration("10s"),
   HTTP_REQUEST_TIMEOUT: duration("30s"),
   RECORD_RETENTION: duration("7d"),

@@ -29,7 +29,7 @@ export interface HttpLimits {
 
 export const DEFAULT_LIMITS: HttpLimits = {
   maxConnections: 2048,
-  maxBufferedBytes: 32 * 1024 * 1024,
+  maxBufferedBytes: 16 * 1024 * 1024,
   headersTimeoutMs: 10_000,
   requestTimeoutMs: 30_000,
   defaultMaxBodyBytes: 1024 * 1024,
@@ -246,7 +246,9 @@ export class HttpServer {
     });
     await new Promise<void>((resolve, reject) => {
       server.once("error", reject);
-      server.listen(port, host, () => {
+      // A backlog as deep as the connection cap: a burst of connects must not overflow the accept
+      // queue (a dropped SYN costs the client a 1 s retransmit). The kernel caps it at somaxconn.
+      server.listen({ port, host, backlog: Math.max(511, l.maxConnections) }, () => {
         server.off("error", reject);
         resolve();
       });

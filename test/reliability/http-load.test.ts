@@ -15,7 +15,7 @@ import type net from "node:net";
 import os from "node:os";
 import { afterEach, describe, expect, it } from "vitest";
 import { report, sleep, until } from "./helpers.js";
-import { connect, startEdgeGateway, type EdgeGateway } from "./http-edge.js";
+import { connect, cpuSecondsOf, startEdgeGateway, type EdgeGateway } from "./http-edge.js";
 
 const CONNECTIONS = 1000;
 const BODY_BYTES = 2 * 1024 * 1024;
@@ -114,6 +114,7 @@ async function attackWave(e: EdgeGateway, idleMb: number) {
     });
   };
   const t0 = Date.now();
+  const cpu0 = cpuSecondsOf(e.g.child.pid!);
   const first = (await Promise.all(Array.from({ length: CONNECTIONS }, () => open()))).filter((x): x is net.Socket => x !== undefined);
   const openAtOnce = first.filter((s) => !s.destroyed).length;
   first.forEach((s, i) => begin(s, i % 2 === 0));
@@ -150,6 +151,8 @@ async function attackWave(e: EdgeGateway, idleMb: number) {
     sockets.clear();
     clearInterval(rss);
   }
+  // How much of a core the gateway used over the wave: low, it was waiting for a CPU, not busy.
+  const gatewayCores = Number(((cpuSecondsOf(e.g.child.pid!) - cpu0) / ((Date.now() - t0) / 1000)).toFixed(2));
   // The server's own event-loop delay over the wave (prom-client resets it at each scrape; the last was at the wave's start).
   const loopMaxMs = Math.round((await metric(e.base, "switchboard_nodejs_eventloop_lag_max_seconds")) * 1000);
   const refusedPrecheck = (await metric(e.base, "switchboard_http_refused_total", 'reason="precheck"')) - before.precheck;
@@ -161,7 +164,7 @@ async function attackWave(e: EdgeGateway, idleMb: number) {
   const afterMb = e.rssMb();
   const health = probes.map((p) => p.ms).sort((a, b) => a - b);
   return {
-    loopMaxMs,
+    gatewayCores, loopMaxMs,
     openAtOnce, connectMs, opened, statuses, peakMb: Math.round(peakMb), afterMb: Math.round(afterMb), settleMs: Date.now() - t1,
     healthChecks: probes.length, healthFailures: probes.filter((p) => p.status !== 200).length, healthMaxMs: health.at(-1) ?? NaN, healthP50Ms: health[Math.floor(health.length / 2)] ?? NaN, healthP90Ms: health[Math.floor(health.length * 0.9)] ?? NaN, loadavg: os.loadavg()[0]!.toFixed(1),
     healthSlow: probes.filter((p) => p.ms > 250).map((p) => `${(p.at / 1000).toFixed(1)}s:${p.ms}ms`).join(" "),

@@ -206,7 +206,7 @@ describe("HTTP load before authentication", () => {
       expect(wave.refusedBodies).toBeGreaterThan(0);
     }
     // What one wave leaves behind, the next does not add to: the memory is reused, not leaked.
-    expect(waves[1]!.afterMb).toBeLessThan(waves[0]!.afterMb + 30);
+    for (let w = 1; w < waves.length; w++) expect(waves[w]!.afterMb).toBeLessThan(waves[0]!.afterMb + 30);
     expect(after.status).toBe(200);
     expect(e.g.child.exitCode).toBeNull();
   });

@@ -19,13 +19,18 @@ export default defineConfig({
     projects: [
       {
         extends: true,
-        test: { name: "reliability", include: ["test/reliability/**/*.test.ts"], exclude: ["node_modules/**", "test/reliability/multiprocess.test.ts"] },
+        test: { name: "reliability", include: ["test/reliability/**/*.test.ts"], exclude: ["node_modules/**", "test/reliability/multiprocess.test.ts", "test/reliability/http-load.test.ts"] },
       },
       {
         // Three gateway processes and PostgreSQL at a sustained 65 msgs/s: on two cores it gets
         // the machine to itself, after the rest (sharing it with the crash runs starves both).
         extends: true,
         test: { name: "multiprocess", include: ["test/reliability/multiprocess.test.ts"], sequence: { groupOrder: 1 } },
+      },
+      {
+        // 1,000 connections against one gateway, timed: alone on the machine too.
+        extends: true,
+        test: { name: "http-load", include: ["test/reliability/http-load.test.ts"], sequence: { groupOrder: 2 } },
       },
     ],
   },

@@ -7,8 +7,8 @@ import { z } from "zod";
  * (test/config.test.ts checks that they match).
  */
 
-const DURATION = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/;
-const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+const DURATION = /^(\d+(?:\.\d+)?)(ms|s|m|h|d)?$/;
+const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 
 const duration = (fallback: string) =>
   z
@@ -85,6 +85,19 @@ const schema = z.object({
   HTTP_HOST: z.string().default("127.0.0.1"),
   HTTP_PORT: int(8787, 0, 65535),
   CONSOLE_ENABLED: bool(true),
+  OPERATOR_TOKEN: optionalString().superRefine((v, ctx) => {
+    if (v !== undefined && (v.length < 16 || /\s/.test(v))) ctx.addIssue({ code: "custom", message: "must be at least 16 characters with no spaces; make one with: openssl rand -hex 32" });
+  }),
+  OPERATOR_HOST: optionalString(),
+  OPERATOR_PORT: optionalString().superRefine((v, ctx) => {
+    if (v !== undefined && !(/^\d{1,5}$/.test(v) && Number(v) <= 65535)) ctx.addIssue({ code: "custom", message: `must be a port number from 0 to 65535 (got "${v}")` });
+  }),
+  PUBLIC_URL: url("the address operators and platforms use to reach this gateway, e.g. https://bot.example.com"),
+  HTTP_MAX_CONNECTIONS: int(2048, 16, 1_000_000),
+  HTTP_MAX_BUFFERED_MB: int(16, 1, 16_384),
+  HTTP_HEADERS_TIMEOUT: duration("10s"),
+  HTTP_REQUEST_TIMEOUT: duration("30s"),
+  RECORD_RETENTION: duration("7d"),
 
   INBOUND_TTL: duration("10m"),
   DM_POLICY: z.enum(["pairing", "allowlist", "open"]).default("pairing"),
@@ -140,8 +153,14 @@ export const CONFIG_KEYS = Object.keys(schema.shape) as Array<keyof Config>;
 /** Secret-bearing variables: never logged, never echoed in errors. */
 export const SECRET_KEYS: ReadonlyArray<keyof Config> = [
   "OPENAI_API_KEY", "TELEGRAM_BOT_TOKEN", "TELEGRAM_WEBHOOK_SECRET", "DISCORD_BOT_TOKEN",
-  "SLACK_BOT_TOKEN", "SLACK_SIGNING_SECRET", "SLACK_APP_TOKEN",
+  "SLACK_BOT_TOKEN", "SLACK_SIGNING_SECRET", "SLACK_APP_TOKEN", "OPERATOR_TOKEN",
 ];
+
+/** True for a bind address only this machine can reach. */
+export function isLoopbackBind(host: string): boolean {
+  const h = host.trim().replace(/^\[|\]$/g, "").toLowerCase();
+  return h === "localhost" || h === "::1" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h);
+}
 
 export class ConfigError extends Error {
   override readonly name = "ConfigError";
@@ -163,6 +182,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     const c = r.data;
     if (c.TELEGRAM_MODE === "webhook" && c.TELEGRAM_BOT_TOKEN && !c.TELEGRAM_WEBHOOK_SECRET) {
       throw new ConfigError("TELEGRAM_WEBHOOK_SECRET", "TELEGRAM_WEBHOOK_SECRET is required when TELEGRAM_MODE=webhook: set it to a random string of 1-256 characters (A-Z, a-z, 0-9, _ and -).");
+    }
+    // Where the console, API and metrics listen: the operator listener when there is one (loopback unless OPERATOR_HOST says otherwise).
+    const operatorBind = c.OPERATOR_PORT !== undefined ? (c.OPERATOR_HOST ?? "127.0.0.1") : c.HTTP_HOST;
+    if (!c.OPERATOR_TOKEN && !isLoopbackBind(operatorBind)) {
+      throw new ConfigError("OPERATOR_TOKEN", `OPERATOR_TOKEN is required when the console, API and metrics listen on ${operatorBind} (not loopback): make one with \`openssl rand -hex 32\` and set OPERATOR_TOKEN, or set OPERATOR_HOST=127.0.0.1 to keep them local.`);
+    }
+    if (c.OPERATOR_HOST !== undefined && c.OPERATOR_PORT === undefined) {
+      throw new ConfigError("OPERATOR_PORT", "OPERATOR_PORT is required with OPERATOR_HOST: the operator listener needs a port of its own (e.g. 8788).");
+    }
+    if (c.HTTP_HEADERS_TIMEOUT > c.HTTP_REQUEST_TIMEOUT) {
+      throw new ConfigError("HTTP_HEADERS_TIMEOUT", "HTTP_HEADERS_TIMEOUT must not be longer than HTTP_REQUEST_TIMEOUT (the whole request includes its headers).");
     }
     if (c.SLACK_BOT_TOKEN && !c.SLACK_APP_TOKEN && !c.SLACK_SIGNING_SECRET) {
       throw new ConfigError("SLACK_SIGNING_SECRET", "SLACK_SIGNING_SECRET is required for Slack HTTP mode: copy it from your Slack app's Basic Information page, or set SLACK_APP_TOKEN for Socket Mode.");

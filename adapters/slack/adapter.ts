@@ -6,12 +6,13 @@
 import { App, LogLevel, webApi, type Logger as SlackLogger } from "@slack/bolt";
 import { slackFormat } from "./format.js";
 import { registerSecret, type Logger } from "../../src/log.js";
-import type { Adapter, AdapterContext, AdapterHealth, AdapterLimits, InboundEnvelope } from "../types.js";
+import type { Adapter, AdapterContext, AdapterHealth, AdapterLimits, HttpRequest, InboundEnvelope } from "../types.js";
 import { AdapterError } from "../types.js";
 import { normalizeCommand } from "./commands.js";
 import { toAdapterError } from "./errors.js";
 import { isSlackId } from "./ids.js";
 import { eventOf, normalizeEvent, replyThreadTs, startsThread, type SlackIdentity } from "./normalize.js";
+import { signatureHeadersPresent } from "./signature.js";
 import { SlackHttpReceiver } from "./receiver.js";
 import { SlackSink, type SlackWebClient } from "./sink.js";
 import { SlackSocketReceiver } from "./socket.js";
@@ -46,6 +47,8 @@ export const SLACK_LIMITS: AdapterLimits = {
 /** Events API paths on the gateway's server. */
 export const EVENTS_PATH = "/slack/events";
 export const COMMANDS_PATH = "/slack/commands";
+/** Slack's payloads are a few KB; 1 MB leaves room and bounds what an unsigned sender can make us hold. */
+export const MAX_BODY_BYTES = 1024 * 1024;
 
 export class SlackAdapter implements Adapter {
   readonly platform = "slack" as const;
@@ -178,8 +181,11 @@ export class SlackAdapter implements Adapter {
     });
 
     if (receiver instanceof SlackHttpReceiver) {
-      ctx.route("POST", EVENTS_PATH, receiver.handle);
-      ctx.route("POST", COMMANDS_PATH, receiver.handle);
+      // Public (Slack signs each request); the signature headers are checked before the body is read.
+      const route = { public: true, maxBodyBytes: MAX_BODY_BYTES, precheck: (req: { headers: Record<string, string | string[] | undefined> }) => (signatureHeadersPresent(req.headers) ? undefined : { status: 401, body: "invalid signature" }) };
+      const handle = (req: HttpRequest) => (malformedEventCallback(req.rawBody) ? Promise.resolve({ status: 400, body: "malformed event_callback: event must be an object with a type, and its ids and text strings" }) : receiver.handle(req));
+      ctx.route("POST", EVENTS_PATH, handle, route);
+      ctx.route("POST", COMMANDS_PATH, handle, route);
       this.httpReceiver = receiver;
     }
     this.app = app;
@@ -225,4 +231,26 @@ export function boltLogger(log: Logger): SlackLogger {
     getLevel: () => level,
     setName: () => undefined,
   };
+}
+
+/**
+ * A signed event_callback whose `event` is not an object with a type makes
+ * Bolt throw inside processEvent, which the receiver would answer 500 (and
+ * Slack would retry). It is the sender's error: 400.
+ */
+function malformedEventCallback(raw: Buffer): boolean {
+  if (raw.length === 0 || raw[0] !== 0x7b) return false;
+  let body: unknown;
+  try {
+    body = JSON.parse(raw.toString("utf8"));
+  } catch {
+    return false;
+  }
+  if (typeof body !== "object" || body === null || (body as { type?: unknown }).type !== "event_callback") return false;
+  const event = (body as { event?: unknown }).event;
+  if (typeof event !== "object" || event === null || Array.isArray(event) || typeof (event as { type?: unknown }).type !== "string") return true;
+  // Slack sends these as strings; Bolt's own middleware reads them before any listener of ours runs.
+  const e = event as Record<string, unknown>;
+  if (e["type"] !== "message" && e["type"] !== "app_mention") return false;
+  return ["channel", "user", "ts", "thread_ts", "text", "subtype", "channel_type", "team"].some((k) => k in e && typeof e[k] !== "string");
 }

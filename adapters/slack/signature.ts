@@ -33,3 +33,14 @@ export function verifySignature(
 function single(v: string | string[] | undefined): string | undefined {
   return Array.isArray(v) ? v[0] : v;
 }
+
+/**
+ * The part of the check that needs no body: both headers present and well
+ * formed. The HTTP edge runs it before reading the body, so an unsigned
+ * request costs no buffering at all.
+ */
+export function signatureHeadersPresent(headers: Record<string, string | string[] | undefined>): boolean {
+  const ts = headers["x-slack-request-timestamp"];
+  const sig = headers["x-slack-signature"];
+  return typeof ts === "string" && /^\d{1,12}$/.test(ts) && typeof sig === "string" && /^v0=[0-9a-f]{64}$/.test(sig);
+}

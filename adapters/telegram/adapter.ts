@@ -26,7 +26,7 @@ import { chatMigrationOf, normalizeUpdate, type BotIdentity } from "./normalize.
 import { LongPoller, type UpdateType } from "./polling.js";
 import { createTelegramSink } from "./sink.js";
 import { backoffMs, DEFAULT_BACKOFF, sleep, type Backoff } from "./util.js";
-import { createWebhookHandler } from "./webhook.js";
+import { MAX_UPDATE_BYTES, createWebhookHandler, webhookPrecheck } from "./webhook.js";
 
 export interface TelegramAdapterOptions {
   /** The bot token from @BotFather. Never logged. */
@@ -181,6 +181,8 @@ export class TelegramAdapter implements Adapter {
           accepting: () => this.state === "running" || this.state === "starting",
           log,
         }),
+        // Public (Telegram sends the secret in a header, checked before the body is read).
+        { public: true, maxBodyBytes: MAX_UPDATE_BYTES, precheck: webhookPrecheck(this.opts.webhookSecret!) },
       );
       this.mounted.add(ctx);
     }

@@ -38,6 +38,21 @@ export function secretMatches(given: string, expected: string): boolean {
   return timingSafeEqual(a, b);
 }
 
+/** Telegram's updates are small; 1 MB bounds what a sender without the secret could make us hold. */
+export const MAX_UPDATE_BYTES = 1024 * 1024;
+
+/**
+ * The secret check on the headers alone, run by the HTTP edge before the
+ * body is read (the edge counts and logs the refusal, rate-limited).
+ */
+export function webhookPrecheck(secret: string): (req: { headers: Record<string, string | string[] | undefined> }) => HttpResponse | undefined {
+  return (req) => {
+    const header = req.headers[SECRET_HEADER];
+    if (typeof header === "string" && secretMatches(header, secret)) return undefined;
+    return text(401, "unauthorized: X-Telegram-Bot-Api-Secret-Token does not match TELEGRAM_WEBHOOK_SECRET");
+  };
+}
+
 export function createWebhookHandler(o: WebhookHandlerOptions): HttpHandler {
   return async (req) => {
     const header = req.headers[SECRET_HEADER];

@@ -189,7 +189,7 @@ function httpError(status: number, body: string, retryAfterMs: number | undefine
   const opts = { status, retryAfterMs };
   if (status === 429) {
     const wait = retryAfterMs !== undefined ? ` It asked to wait ${Math.ceil(retryAfterMs / 1000)} s.` : "";
-    return new AgentError("RateLimited", `The model server is rate limiting requests (HTTP 429 after ${attempts} attempt(s)).${wait} Try again later, or raise the provider's limits.${said}`, opts);
+    return new AgentError("RateLimited", `The model server at ${where} is rate limiting requests (HTTP 429 after ${attempts} attempt(s)).${wait} Try again later, or raise the provider's limits.${said}`, opts);
   }
   if (status === 401 || status === 403) {
     return new AgentError("Config", `The model server at ${where} rejected the credentials (HTTP ${status}). Check OPENAI_API_KEY.${said}`, opts);
@@ -198,9 +198,9 @@ function httpError(status: number, body: string, retryAfterMs: number | undefine
     return new AgentError("Config", `The model server answered HTTP 404 for ${where}. Check OPENAI_BASE_URL (it usually ends in /v1) and the model name in OPENAI_MODEL or /model (Ollama answers 404 for a model it has not pulled).${said}`, opts);
   }
   if (status >= 500) {
-    return new AgentError("Upstream", `The model server failed (HTTP ${status} after ${attempts} attempt(s)). Try again later, or check the server's logs.${said}`, opts);
+    return new AgentError("Upstream", `The model server at ${where} failed (HTTP ${status} after ${attempts} attempt(s)). Try again later, or check the server's logs.${said}`, opts);
   }
-  return new AgentError("Upstream", `The model server refused the request (HTTP ${status}). Check the model settings (/model, /think, /temperature).${said}`, opts);
+  return new AgentError("Upstream", `The model server at ${where} refused the request (HTTP ${status}). Check the model settings (/model, /think, /temperature).${said}`, opts);
 }
 
 /** Decoded body text; the idle timer runs only while waiting on the server, not while the caller works. */

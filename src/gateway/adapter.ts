@@ -13,8 +13,12 @@ export interface AdapterContext {
    * a Slack envelope). The handling itself continues in the background.
    */
   inbound(env: InboundEnvelope): Promise<InboundResult>;
-  /** Mounts an HTTP route on the gateway's one server (webhooks, Slack events). */
-  route(method: "GET" | "POST", path: string, handler: HttpHandler): void;
+  /**
+   * Mounts an HTTP route on the gateway's server (webhooks, Slack events).
+   * A route is an operator route (token, Host allowlist) unless mounted
+   * `public`: a webhook that authenticates by its own signature or secret.
+   */
+  route(method: "GET" | "POST", path: string, handler: HttpHandler, opts?: RouteOptions): void;
   /** Small durable facts (e.g. the hash of the last registered command list). */
   kv: { get(key: string): Promise<string | undefined>; set(key: string, value: string): Promise<void> };
   /** The chat commands to register with the platform (setMyCommands, application commands). */
@@ -62,6 +66,20 @@ export interface HttpRequest {
   rawBody: Buffer;
   query: URLSearchParams;
   params: Record<string, string>;
+  /** The caller is an operator: it carries OPERATOR_TOKEN, or it is a loopback request to a loopback name. */
+  operator?: boolean;
+}
+
+export interface RouteOptions {
+  /** Served without the operator check (webhooks that verify their own signature or secret, /healthz). */
+  public?: boolean;
+  /** The largest body accepted, counted while it streams (413 past it). Default: HttpServer's default. */
+  maxBodyBytes?: number;
+  /**
+   * Checked on the headers before any of the body is read: a response here
+   * (a missing or wrong webhook secret) refuses the request at once.
+   */
+  precheck?: (req: Omit<HttpRequest, "rawBody">) => HttpResponse | undefined;
 }
 
 export interface HttpResponse {

@@ -15,6 +15,9 @@ import {
 import type { Adapter } from "./adapter.js";
 import { Gateway } from "./gateway.js";
 import { HttpServer, json } from "./http.js";
+import { loginRoutes } from "./login.js";
+import { OperatorAuth } from "./operator-auth.js";
+import { Retention } from "./retention.js";
 import { mountConsoleApi } from "./console-api.js";
 import { GatewayLedger } from "./ledger.js";
 import { GatewayMetrics } from "./metrics.js";
@@ -46,6 +49,7 @@ export interface App {
   gateway: Gateway;
   http: HttpServer;
   metrics: GatewayMetrics;
+  retention: Retention;
   reflector: Reflector;
   /** Listens on HTTP_HOST:HTTP_PORT and starts the adapters. Returns the base URL. */
   start(): Promise<string>;
@@ -79,6 +83,8 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
       log,
     });
   const deliveries = new DeliveryStore(db);
+  const inbound = new InboundStore(db);
+  const retention = new Retention({ retentionMs: config.RECORD_RETENTION, tables: { inbound, delivery: deliveries }, log, metrics });
   const ledger = new GatewayLedger(new TurnStore(db, deliveries), config.INBOUND_TTL);
   const reflector = new Reflector({
     registry, transcript, memories, kv, log,
@@ -123,7 +129,17 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
   const commands = commandInterceptor({ transcript, personas: personaRegistry, defaultModel: config.OPENAI_MODEL, extra: [approve], adminCommands: config.ADMIN_COMMANDS });
   runner.register(commands);
 
-  const http = new HttpServer(log);
+  const http = new HttpServer({
+    log, metrics,
+    auth: new OperatorAuth({ token: config.OPERATOR_TOKEN, publicUrl: config.PUBLIC_URL, bindHosts: [config.OPERATOR_PORT !== undefined ? (config.OPERATOR_HOST ?? "127.0.0.1") : config.HTTP_HOST] }),
+    limits: {
+      maxConnections: config.HTTP_MAX_CONNECTIONS,
+      maxBufferedBytes: config.HTTP_MAX_BUFFERED_MB * 1024 * 1024,
+      headersTimeoutMs: config.HTTP_HEADERS_TIMEOUT,
+      requestTimeoutMs: config.HTTP_REQUEST_TIMEOUT,
+      defaultMaxBodyBytes: consoleBodyLimit(config.MAX_INBOUND_CHARS),
+    },
+  });
   const processId = randomUUID();
   // The sent log lives beside a SQLite file (one host, one process). PostgreSQL marks replies sent
   // over a pool without SQLite's single-writer queue, so the window it closes is far smaller there.
@@ -134,8 +150,8 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
   });
   runner.withSink([], outbound.sink);
   const gateway = new Gateway({
-    policy: config, registry, identities, inbound: new InboundStore(db), kv, runner, ledger, outbound, pairing, metrics, log,
-    route: (m, p, h) => http.route(m, p, h),
+    policy: config, registry, identities, inbound, kv, runner, ledger, outbound, pairing, metrics, log,
+    route: (m, p, h, o) => http.route(m, p, h, o),
     leases: new LeaseStore(db),
     processId,
     commands: commands.commands.filter((c) => (c.access ?? "anyone") === "anyone" && !config.ADMIN_COMMANDS.includes(c.name)).map((c) => ({ name: c.name, description: c.summary })),
@@ -144,24 +160,40 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
   for (const a of opts.adapters?.(config) ?? []) gateway.add(a);
 
   const health = () => gateway.adapters.map((a) => ({ platform: a.platform, botId: a.botId, ...a.health() }));
+  // Public, so a load balancer can probe it; the details are for operators (token, or loopback).
   http.route("GET", "/healthz", async (req) => {
     const adapters = health();
     const ready = adapters.every((a) => a.ready);
-    return json(req.query.get("ready") && !ready ? 503 : 200, { status: "ok", ready, adapters });
-  });
+    const status = req.query.get("ready") && !ready ? 503 : 200;
+    if (!req.operator) return json(status, { status: ready ? "ok" : "not ready" });
+    const store = { provider: db.provider, ...(retention.lastSweep && { lastPruned: { at: retention.lastSweep.at.toISOString(), rows: retention.lastSweep.pruned } }) };
+    return json(status, { status: "ok", ready, adapters, store });
+  }, { public: true });
   http.route("GET", "/metrics", async () => {
     for (const a of health()) metrics.adapterUp.set({ platform: a.platform, bot: a.botId }, a.ready ? 1 : 0);
+    metrics.httpConnections.set(http.connections);
+    metrics.httpBufferedBytes.set(http.budget.usedBytes);
     outbound.updateGauges();
     return { status: 200, headers: { "content-type": metrics.contentType }, body: await metrics.text() };
   });
 
-  if (config.CONSOLE_ENABLED) mountConsoleApi((m, p, h) => http.route(m, p, h), { registry, sessions: registry.store, transcript, runner });
+  if (config.CONSOLE_ENABLED) {
+    mountConsoleApi((m, p, h) => http.route(m, p, h), { registry, sessions: registry.store, transcript, runner });
+    const login = loginRoutes(http.auth, (reason) => metrics.httpRefused.inc({ reason }));
+    http.mount("GET", "/login", login.show, "login");
+    http.mount("POST", "/login", login.submit, "login", { maxBodyBytes: 4096 });
+    http.mount("POST", "/logout", login.logout, "login", { maxBodyBytes: 4096 });
+  }
 
   let timers: NodeJS.Timeout[] = [];
   return {
-    config, log, db, registry, runner, gateway, http, metrics, reflector,
+    config, log, db, registry, runner, gateway, http, metrics, reflector, retention,
     async start() {
-      const addr = await http.listen(config.HTTP_PORT, config.HTTP_HOST);
+      // With OPERATOR_PORT, the console, API and metrics move to a listener of their own; HTTP_PORT keeps the webhooks.
+      const split = config.OPERATOR_PORT !== undefined;
+      const addr = await http.listen(config.HTTP_PORT, config.HTTP_HOST, split ? "public" : "all");
+      if (split) await http.listen(Number(config.OPERATOR_PORT), config.OPERATOR_HOST ?? "127.0.0.1", "operator");
+      retention.start();
       outbound.startClaims();
       await gateway.start();
       reflector.start(config.REFLECT_SWEEP_INTERVAL);
@@ -174,6 +206,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
     },
     async stop() {
       for (const t of timers) clearInterval(t);
+      await retention.stop();
       await gateway.stop();
       await reflector.stop();
       await runner.close();
@@ -182,4 +215,12 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
       await db.close();
     },
   };
+}
+
+/**
+ * The console's body limit follows MAX_INBOUND_CHARS: up to 4 bytes per
+ * character in UTF-8, plus room for the JSON around the text.
+ */
+export function consoleBodyLimit(maxInboundChars: number): number {
+  return maxInboundChars * 4 + 16 * 1024;
 }

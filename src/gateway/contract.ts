@@ -40,6 +40,8 @@ export interface InboundEnvelope {
   senderName?: string;
   senderIsBot?: boolean;
   text: string;
+  /** The text's length as sent, when the gateway cut it to MAX_INBOUND_CHARS before storing it. */
+  textLength?: number;
   attachments?: Attachment[];
   /** The bot was @-mentioned, replied to, or a command was addressed to it. */
   mentioned: boolean;

@@ -37,7 +37,7 @@ export interface GatewayDeps {
   pairing: Pairing;
   metrics: GatewayMetrics;
   log: Logger;
-  route: (method: "GET" | "POST", path: string, handler: HttpHandler) => void;
+  route: AdapterContext["route"];
   commands: ReadonlyArray<{ name: string; description: string }>;
   /** Every chat command name and alias, operator-only ones included (for umbrella commands such as Slack's /switchboard). */
   commandNames?: ReadonlyArray<string>;
@@ -232,7 +232,9 @@ export class Gateway {
   async inbound(incoming: InboundEnvelope): Promise<InboundResult> {
     const { metrics, policy } = this.deps;
     // PostgreSQL text cannot hold NUL; no chat platform means one. Drop it at the edge.
-    const env = incoming.text.includes("\u0000") ? { ...incoming, text: incoming.text.replace(/\u0000/g, "") } : incoming;
+    const clean = incoming.text.includes("\u0000") ? { ...incoming, text: incoming.text.replace(/\u0000/g, "") } : incoming;
+    // Only MAX_INBOUND_CHARS are ever stored; the original length is kept for the "too long" reply.
+    const env = clean.text.length > policy.MAX_INBOUND_CHARS ? { ...clean, text: cutText(clean.text, policy.MAX_INBOUND_CHARS), textLength: clean.text.length } : clean;
     if (env.senderIsBot) {
       metrics.inbound.inc({ platform: env.platform, outcome: "ignored" });
       return { status: "ignored", reason: "sent by a bot" };
@@ -368,8 +370,9 @@ export class Gateway {
       }
     }
 
-    if (env.text.length > policy.MAX_INBOUND_CHARS) {
-      await this.#reply(env, inboundId, `Your message is too long (${env.text.length} characters; the limit is ${policy.MAX_INBOUND_CHARS}). Please shorten it or send it in parts.`);
+    const length = env.textLength ?? env.text.length;
+    if (length > policy.MAX_INBOUND_CHARS) {
+      await this.#reply(env, inboundId, `Your message is too long (${length} characters; the limit is ${policy.MAX_INBOUND_CHARS}). Please shorten it or send it in parts.`);
       return;
     }
 
@@ -422,4 +425,10 @@ export class Gateway {
     await this.idle();
     await this.deps.outbound.drain();
   }
+}
+
+/** The first `max` UTF-16 units, never ending on half a surrogate pair. */
+function cutText(text: string, max: number): string {
+  const code = text.charCodeAt(max - 1);
+  return text.slice(0, code >= 0xd800 && code <= 0xdbff ? max - 1 : max);
 }

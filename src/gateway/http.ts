@@ -1,142 +1,326 @@
 import http from "node:http";
-import type { AddressInfo } from "node:net";
+import type { AddressInfo, Socket } from "node:net";
+import { getRequestListener, type HttpBindings } from "@hono/node-server";
+import { Hono, type Context } from "hono";
+import { methodNotAllowed } from "hono/method-not-allowed";
+import { requestId, type RequestIdVariables } from "hono/request-id";
 import type { Logger } from "../log.js";
 import { errInfo } from "../log.js";
-import type { HttpHandler, HttpRequest, HttpResponse } from "./adapter.js";
+import type { HttpHandler, HttpRequest, HttpResponse, RouteOptions } from "./adapter.js";
+import { BodyBudget, readBody } from "./http-body.js";
+import { RefusalLog } from "./http-refusals.js";
+import type { GatewayMetrics } from "./metrics.js";
+import { OperatorAuth, type RequestFacts } from "./operator-auth.js";
 
-/** Largest request body accepted (Slack and Telegram payloads are far smaller). */
-const MAX_BODY = 2 * 1024 * 1024;
+export type { RouteOptions } from "./adapter.js";
 
-interface Route {
-  method: string;
-  parts: string[];
-  handler: HttpHandler;
+export interface HttpLimits {
+  /** Open connections per listener; more are closed at once. */
+  maxConnections: number;
+  /** Request-body bytes held in memory across all connections. */
+  maxBufferedBytes: number;
+  /** Time to receive a request's headers. */
+  headersTimeoutMs: number;
+  /** Time to receive a whole request, body included. */
+  requestTimeoutMs: number;
+  /** Body limit of a route that declares none. */
+  defaultMaxBodyBytes: number;
 }
 
+export const DEFAULT_LIMITS: HttpLimits = {
+  maxConnections: 2048,
+  maxBufferedBytes: 16 * 1024 * 1024,
+  headersTimeoutMs: 10_000,
+  requestTimeoutMs: 30_000,
+  defaultMaxBodyBytes: 1024 * 1024,
+};
+
+export interface HttpServerOptions {
+  log: Logger;
+  metrics?: GatewayMetrics;
+  /** Who may use the operator routes. Default: no token, loopback hosts only. */
+  auth?: OperatorAuth;
+  limits?: Partial<HttpLimits>;
+}
+
+/** Which routes a listener serves: "all" (the one port), or split between a public and an operator port. */
+export type ListenerRole = "all" | "public" | "operator";
+type Access = "public" | "operator" | "login";
+
+interface Route {
+  method: "GET" | "POST";
+  path: string;
+  handler: HttpHandler;
+  access: Access;
+  opts: RouteOptions;
+}
+
+interface Listener {
+  server: http.Server;
+  role: ListenerRole;
+  sockets: Set<Socket>;
+}
+
+type Env = { Bindings: HttpBindings; Variables: RequestIdVariables };
+
+const JSON_TYPE = "application/json; charset=utf-8";
+
 /**
- * The gateway's one HTTP server: health, metrics, the console, and whatever
- * routes adapters mount (Telegram webhooks, Slack events). Routing is a few
- * exact and `:param` patterns, so it is written here rather than pulling in a
- * framework; handlers see the raw body bytes, which signature checks need.
+ * The gateway's HTTP edge, on Hono: health, metrics, the console, and the
+ * routes adapters mount (Telegram webhooks, Slack events). Every request is
+ * answered (JSON errors carry a request id) and none can end the process.
+ * Bodies are bounded while they stream (per route, and one budget across
+ * connections), connections are capped, and slow senders are cut by the
+ * header and request timeouts. Operator routes (anything not mounted
+ * `public`) pass the OperatorAuth check first.
  */
 export class HttpServer {
   readonly #routes: Route[] = [];
-  readonly #server: http.Server;
-  #sockets = new Set<import("node:net").Socket>();
+  readonly #listeners: Listener[] = [];
+  readonly #apps = new Map<ListenerRole, Hono<Env>>();
+  readonly #limits: HttpLimits;
+  readonly #auth: OperatorAuth;
+  readonly #refusals: RefusalLog;
+  readonly budget: BodyBudget;
 
-  constructor(private readonly log: Logger) {
-    this.#server = http.createServer((req, res) => void this.#serve(req, res));
-    this.#server.on("connection", (s) => {
-      this.#sockets.add(s);
-      s.on("close", () => this.#sockets.delete(s));
-    });
+  readonly #o: HttpServerOptions;
+
+  constructor(o: HttpServerOptions) {
+    this.#o = o;
+    this.#limits = { ...DEFAULT_LIMITS, ...o.limits };
+    this.#auth = o.auth ?? new OperatorAuth({});
+    this.#refusals = new RefusalLog(o.log, o.metrics);
+    this.budget = new BodyBudget(this.#limits.maxBufferedBytes);
   }
 
-  route(method: "GET" | "POST", path: string, handler: HttpHandler): void {
-    const parts = path.split("/").filter(Boolean);
-    if (this.#routes.some((r) => r.method === method && r.parts.join("/") === parts.join("/"))) {
+  get auth(): OperatorAuth {
+    return this.#auth;
+  }
+
+  /** Mounts a route. Routes are operator routes unless `opts.public`. */
+  route(method: "GET" | "POST", path: string, handler: HttpHandler, opts: RouteOptions = {}): void {
+    this.mount(method, path, handler, opts.public ? "public" : "operator", opts);
+  }
+
+  /** Like route(), with the access named: "login" routes pass the Host check but need no token. */
+  mount(method: "GET" | "POST", path: string, handler: HttpHandler, access: Access, opts: RouteOptions = {}): void {
+    if (this.#routes.some((r) => r.method === method && r.path === path)) {
       throw new Error(`HTTP route ${method} ${path} is already mounted; each adapter needs its own path.`);
     }
-    this.#routes.push({ method, parts, handler });
+    this.#routes.push({ method, path, handler, access, opts });
+    // Hono's router is built on first use: a new route means a new app, built on the next request.
+    this.#apps.clear();
   }
 
-  #match(method: string, path: string): { route: Route; params: Record<string, string> } | "method" | undefined {
-    const segs = path.split("/").filter(Boolean);
-    let wrongMethod = false;
+  #app(role: ListenerRole): Hono<Env> {
+    let app = this.#apps.get(role);
+    if (app) return app;
+    app = new Hono<Env>();
+    app.use(requestId({ limitLength: 64 }));
+    app.use(methodNotAllowed({ app, onMethodNotAllowed: (c, methods) => this.#error(c, 405, `method not allowed: use ${methods.join(", ")}`, { allow: methods.join(", ") }) }));
     for (const r of this.#routes) {
-      if (r.parts.length !== segs.length) continue;
-      const params: Record<string, string> = {};
-      const ok = r.parts.every((p, i) => {
-        if (p.startsWith(":")) {
-          params[p.slice(1)] = decodeURIComponent(segs[i]!);
-          return true;
-        }
-        return p === segs[i];
-      });
-      if (!ok) continue;
-      if (r.method !== method) {
-        wrongMethod = true;
-        continue;
+      if (role === "public" && r.access !== "public") continue;
+      app.on(r.method, r.path, (c) => this.#serve(c, r));
+    }
+    app.notFound((c) => this.#error(c, 404, "not found"));
+    app.onError((err, c) => {
+      this.#o.log.error({ requestId: c.get("requestId"), method: c.req.method, path: safePath(c), err: errInfo(err) }, "HTTP handler failed");
+      this.#o.metrics?.httpErrors.inc();
+      return this.#error(c, 500, "internal error");
+    });
+    this.#apps.set(role, app);
+    return app;
+  }
+
+  #error(c: Context<Env>, status: number, error: string, headers: Record<string, string> = {}): Response {
+    const id = c.get("requestId");
+    return new Response(JSON.stringify({ error, requestId: id }), { status, headers: { "content-type": JSON_TYPE, "x-request-id": id, "cache-control": "no-store", ...headers } });
+  }
+
+  async #serve(c: Context<Env>, r: Route): Promise<Response> {
+    const incoming = c.env.incoming;
+    const facts: RequestFacts = { method: c.req.method, headers: incoming.headers, urlHost: new URL(c.req.url).host, remoteAddress: incoming.socket?.remoteAddress };
+    if (r.access !== "public") {
+      if (!this.#auth.hostAllowed(single(incoming.headers.host)) || !this.#auth.hostAllowed(facts.urlHost)) {
+        this.#refusals.refuse("host", { host: String(incoming.headers.host ?? "").slice(0, 100), path: safePath(c) });
+        return this.#error(c, 403, "this host name is not allowed for the operator pages: use 127.0.0.1 or localhost, or set PUBLIC_URL to the address you open");
       }
-      return { route: r, params };
+      if (r.access === "operator") {
+        const v = this.#auth.check(facts);
+        if (!v.ok) {
+          this.#refusals.refuse(v.reason, { path: safePath(c) });
+          if (v.reason === "auth" && r.method === "GET" && /text\/html/.test(String(incoming.headers.accept ?? ""))) {
+            return new Response(null, { status: 303, headers: { location: `/login?next=${encodeURIComponent(c.req.path)}`, "cache-control": "no-store" } });
+          }
+          return this.#error(c, v.status, v.error, v.status === 401 ? { "www-authenticate": 'Bearer realm="switchboard"' } : {});
+        }
+      }
     }
-    return wrongMethod ? "method" : undefined;
+    const request: HttpRequest = {
+      method: c.req.method,
+      path: c.req.path,
+      headers: incoming.headers,
+      rawBody: EMPTY,
+      query: new URL(c.req.url).searchParams,
+      params: c.req.param() as Record<string, string>,
+      operator: this.#auth.hasValidToken(incoming.headers) || this.#auth.isLoopbackRequest(facts),
+    };
+    const early = r.opts.precheck?.(request);
+    if (early) {
+      this.#refusals.refuse("precheck", { path: safePath(c), status: early.status });
+      return this.#response(c, early);
+    }
+    if (r.method !== "GET") {
+      const limit = r.opts.maxBodyBytes ?? this.#limits.defaultMaxBodyBytes;
+      const body = await readBody(incoming, limit, this.budget);
+      if (!body.ok) {
+        if (body.reason === "aborted") return this.#error(c, 400, "the request body ended early");
+        this.#refusals.refuse(body.reason === "too-large" ? "body-too-large" : "body-budget", { path: safePath(c), limit, received: body.received });
+        return body.reason === "too-large"
+          ? this.#error(c, 413, `request body over ${limit} bytes`)
+          : this.#error(c, 503, "too many request bodies in flight; retry shortly", { "retry-after": "1" });
+      }
+      request.rawBody = body.body;
+    }
+    return this.#response(c, await r.handler(request));
   }
 
-  async #serve(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
-    const url = new URL(req.url ?? "/", "http://localhost");
-    const found = this.#match(req.method ?? "GET", url.pathname);
-    if (found === undefined) return send(res, { status: 404, body: JSON.stringify({ error: "not found" }), headers: { "content-type": "application/json" } });
-    if (found === "method") return send(res, { status: 405, body: JSON.stringify({ error: "method not allowed" }), headers: { "content-type": "application/json" } });
-    let rawBody: Buffer;
-    try {
-      rawBody = await readBody(req);
-    } catch {
-      return send(res, { status: 413, body: JSON.stringify({ error: `request body over ${MAX_BODY} bytes` }), headers: { "content-type": "application/json" } });
-    }
-    const request: HttpRequest = { method: req.method ?? "GET", path: url.pathname, headers: req.headers, rawBody, query: url.searchParams, params: found.params };
-    try {
-      send(res, await found.route.handler(request));
-    } catch (err) {
-      this.log.error({ path: url.pathname, err: errInfo(err) }, "HTTP handler failed");
-      if (!res.headersSent) send(res, { status: 500, body: JSON.stringify({ error: "internal error" }), headers: { "content-type": "application/json" } });
-    }
+  #response(c: Context<Env>, r: HttpResponse): Response {
+    const headers = { "x-request-id": c.get("requestId"), ...r.headers };
+    if (!r.stream) return new Response(r.status === 204 || r.status === 304 ? null : (r.body ?? null), { status: r.status, headers });
+    const closers: Array<() => void> = [];
+    let closed = false;
+    const close = () => {
+      if (closed) return;
+      closed = true;
+      for (const fn of closers.splice(0)) fn();
+    };
+    c.env.outgoing.once("close", close);
+    const start = r.stream;
+    const encoder = new TextEncoder();
+    const stream = new ReadableStream<Uint8Array>(
+      {
+        start(ctrl) {
+          start(
+            (chunk) => {
+              if (closed) return false;
+              // A reader that stopped reading is dropped rather than buffered for without end.
+              if ((ctrl.desiredSize ?? 0) < -SSE_BACKLOG_BYTES) {
+                close();
+                ctrl.error(new Error("event stream client fell behind"));
+                return false;
+              }
+              ctrl.enqueue(encoder.encode(chunk));
+              return true;
+            },
+            (fn) => (closed ? fn() : closers.push(fn)),
+          );
+        },
+        cancel: close,
+      },
+      new ByteLengthQueuingStrategy({ highWaterMark: 64 * 1024 }),
+    );
+    return new Response(stream, { status: r.status, headers: { "cache-control": "no-store", ...headers } });
   }
 
-  async listen(port: number, host: string): Promise<AddressInfo> {
+  async listen(port: number, host: string, role: ListenerRole = "all"): Promise<AddressInfo> {
+    const l = this.#limits;
+    const listener = getRequestListener((req, env) => this.#app(role).fetch(req, env), {
+      // Reached when the request cannot become a URL at all (a Host header no URL can hold).
+      errorHandler: (err) => {
+        this.#refusals.refuse("bad-request", { err: errInfo(err).message });
+        return new Response(JSON.stringify({ error: "bad request: the request line or Host header is not valid" }), { status: 400, headers: { "content-type": JSON_TYPE, connection: "close" } });
+      },
+    });
+    const server = http.createServer(
+      { headersTimeout: l.headersTimeoutMs, requestTimeout: l.requestTimeoutMs, keepAliveTimeout: 5_000, connectionsCheckingInterval: Math.min(1_000, l.headersTimeoutMs) },
+      (req, res) => void listener(req, res).catch((err) => this.#lastResort(res, err)),
+    );
+    server.maxConnections = l.maxConnections;
+    server.on("drop", () => this.#refusals.refuse("connections", { max: l.maxConnections }));
+    server.on("clientError", (err, socket) => this.#clientError(err as NodeJS.ErrnoException, socket as Socket));
+    const entry: Listener = { server, role, sockets: new Set() };
+    server.on("connection", (s: Socket) => {
+      entry.sockets.add(s);
+      s.on("close", () => entry.sockets.delete(s));
+    });
     await new Promise<void>((resolve, reject) => {
-      this.#server.once("error", reject);
-      this.#server.listen(port, host, () => {
-        this.#server.off("error", reject);
+      server.once("error", reject);
+      // A backlog as deep as the connection cap: a burst of connects must not overflow the accept
+      // queue (a dropped SYN costs the client a 1 s retransmit). The kernel caps it at somaxconn.
+      server.listen({ port, host, backlog: Math.max(511, l.maxConnections) }, () => {
+        server.off("error", reject);
         resolve();
       });
     });
-    return this.#server.address() as AddressInfo;
+    // An error after listening (EMFILE on accept) is logged, never thrown.
+    server.on("error", (err) => this.#o.log.error({ err: errInfo(err) }, "HTTP server error"));
+    this.#listeners.push(entry);
+    return server.address() as AddressInfo;
+  }
+
+  /** Malformed input Node's parser refused before any route saw it: answer and close, never throw. */
+  #clientError(err: NodeJS.ErrnoException, socket: Socket): void {
+    try {
+      const code = err.code ?? "";
+      const status = code === "HPE_HEADER_OVERFLOW" ? 431 : code === "ERR_HTTP_REQUEST_TIMEOUT" || code === "ERR_HTTP_HEADERS_TIMEOUT" ? 408 : 400;
+      const reason = status === 408 ? "timeout" : status === 431 ? "headers-too-large" : "malformed";
+      if (code !== "ECONNRESET") this.#refusals.refuse(reason, { code });
+      const res = (socket as Socket & { _httpMessage?: http.ServerResponse })._httpMessage;
+      if (code === "ECONNRESET" || !socket.writable || res?.headersSent) {
+        socket.destroy();
+        return;
+      }
+      const body = JSON.stringify({ error: status === 408 ? "request timeout" : status === 431 ? "request headers too large" : "bad request" });
+      socket.end(`HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+      setTimeout(() => socket.destroy(), 1_000).unref();
+    } catch {
+      socket.destroy();
+    }
+  }
+
+  #lastResort(res: http.ServerResponse, err: unknown): void {
+    this.#o.log.error({ err: errInfo(err) }, "HTTP request failed outside any handler");
+    try {
+      if (!res.headersSent) res.writeHead(500, { "content-type": JSON_TYPE, connection: "close" }).end(JSON.stringify({ error: "internal error" }));
+      else res.destroy();
+    } catch {
+      res.destroy();
+    }
+  }
+
+  /** Open connections across listeners. */
+  get connections(): number {
+    return this.#listeners.reduce((n, l) => n + l.sockets.size, 0);
   }
 
   get address(): AddressInfo | null {
-    return this.#server.address() as AddressInfo | null;
+    return (this.#listeners[0]?.server.address() as AddressInfo | null) ?? null;
+  }
+
+  addressOf(role: ListenerRole): AddressInfo | null {
+    return (this.#listeners.find((l) => l.role === role)?.server.address() as AddressInfo | null) ?? null;
   }
 
   async close(): Promise<void> {
-    if (!this.#server.listening) return;
-    const closed = new Promise<void>((r) => this.#server.close(() => r()));
-    this.#server.closeAllConnections();
-    for (const s of this.#sockets) s.destroy();
-    await closed;
-  }
-}
-
-function readBody(req: http.IncomingMessage): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on("data", (c: Buffer) => {
-      size += c.length;
-      if (size > MAX_BODY) {
-        reject(new Error("too large"));
-        req.destroy();
-        return;
-      }
-      chunks.push(c);
-    });
-    req.on("end", () => resolve(Buffer.concat(chunks)));
-    req.on("error", reject);
-  });
-}
-
-function send(res: http.ServerResponse, r: HttpResponse): void {
-  if (r.stream) {
-    res.writeHead(r.status, { "cache-control": "no-store", ...r.headers });
-    res.flushHeaders();
-    r.stream(
-      (chunk) => res.write(chunk),
-      (fn) => res.on("close", fn),
+    await Promise.all(
+      this.#listeners.splice(0).map(async (l) => {
+        if (!l.server.listening) return;
+        const closed = new Promise<void>((r) => l.server.close(() => r()));
+        l.server.closeAllConnections();
+        for (const s of l.sockets) s.destroy();
+        await closed;
+      }),
     );
-    return;
   }
-  res.writeHead(r.status, r.headers ?? {});
-  res.end(r.body ?? "");
 }
 
-export const json = (status: number, body: unknown): HttpResponse => ({ status, headers: { "content-type": "application/json; charset=utf-8" }, body: JSON.stringify(body) });
+const EMPTY = Buffer.alloc(0);
+const SSE_BACKLOG_BYTES = 1024 * 1024;
+
+const single = (v: string | string[] | undefined): string | undefined => (Array.isArray(v) ? undefined : v);
+
+/** The path for a log line, cut short (it is attacker-controlled). */
+const safePath = (c: Context<Env>): string => c.req.path.slice(0, 200);
+
+export const json = (status: number, body: unknown): HttpResponse => ({ status, headers: { "content-type": JSON_TYPE }, body: JSON.stringify(body) });

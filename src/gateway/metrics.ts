@@ -10,6 +10,11 @@ export class GatewayMetrics {
   readonly rateLimited = new Counter({ name: "switchboard_rate_limited_total", help: "429 answers received from platforms.", labelNames: ["platform"] as const, registers: [this.registry] });
   readonly queueDepth = new Gauge({ name: "switchboard_outbound_queue_depth", help: "Outbound calls queued or running.", labelNames: ["platform"] as const, registers: [this.registry] });
   readonly turnLatency = new Histogram({ name: "switchboard_turn_latency_seconds", help: "From an inbound event's arrival to its reply being committed.", buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60], registers: [this.registry] });
+  readonly httpRefused = new Counter({ name: "switchboard_http_refused_total", help: "HTTP requests and connections refused at the edge, by reason (malformed, timeout, body-too-large, body-budget, connections, host, auth, origin, login).", labelNames: ["reason"] as const, registers: [this.registry] });
+  readonly httpErrors = new Counter({ name: "switchboard_http_errors_total", help: "HTTP requests whose handler failed (answered 500).", registers: [this.registry] });
+  readonly httpConnections = new Gauge({ name: "switchboard_http_connections", help: "Open HTTP connections.", registers: [this.registry] });
+  readonly httpBufferedBytes = new Gauge({ name: "switchboard_http_buffered_body_bytes", help: "Request-body bytes held in memory across connections.", registers: [this.registry] });
+  readonly recordsPruned = new Counter({ name: "switchboard_records_pruned_total", help: "Inbound and delivery records deleted after RECORD_RETENTION.", labelNames: ["table"] as const, registers: [this.registry] });
   readonly adapterUp = new Gauge({ name: "switchboard_adapter_up", help: "1 when the adapter is ready, 0 when it is down.", labelNames: ["platform", "bot"] as const, registers: [this.registry] });
 
   constructor(opts: { processMetrics?: boolean } = {}) {

@@ -1,4 +1,4 @@
-import { randomUUID } from "node:crypto";
+import { randomBytes, randomUUID } from "node:crypto";
 import { buildSystemPrompt } from "../agent/prompt.js";
 import { isAgentError, type ChatMessage } from "../agent/types.js";
 import { memoryScope } from "../session/memory-scope.js";
@@ -85,9 +85,10 @@ export async function executeTurn(runner: Runner, session: LiveSession, p: Pendi
       outcome = "aborted";
     } else {
       outcome = "failed";
-      opts.log?.warn({ sessionId: session.id, err: errInfo(err) }, "agent turn failed");
-      const why = isAgentError(err) ? err.message : "an unexpected error";
-      notices.push({ severity: "error", text: `Sorry, the agent failed: ${why}` });
+      // The chat sees a reference only: the error names the model server's URL and quotes its answer, which are the operator's business.
+      const ref = randomBytes(3).toString("hex");
+      opts.log?.warn({ sessionId: session.id, ref, err: errInfo(err) }, "agent turn failed");
+      notices.push({ severity: "error", text: `Sorry, I couldn't answer that (ref ${ref}). Please try again.` });
     }
   } finally {
     clearTimeout(timer);

@@ -104,4 +104,13 @@ export class DeliveryStore {
     const [r] = await this.db.query<Record<string, unknown>>("find-delivery", `SELECT ${COLUMNS} FROM "OutboundDelivery" WHERE "id" = ?`, [id]);
     return r ? deliveryOf(r) : null;
   }
+
+  /** Deletes up to `limit` settled replies (sent, failed, expired) created before `before`; unsent ones are kept. */
+  async prune(before: Date, limit: number): Promise<number> {
+    return this.db.exec(
+      "prune-deliveries",
+      `DELETE FROM "OutboundDelivery" WHERE "id" IN (SELECT "id" FROM "OutboundDelivery" WHERE "status" IN (?, ?, ?) AND "createdAt" < ? LIMIT ?)`,
+      ["sent", "failed", "expired", before, limit],
+    );
+  }
 }

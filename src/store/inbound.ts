@@ -88,4 +88,17 @@ export class InboundStore {
     const [r] = await this.db.query<Record<string, unknown>>("find-inbound", `SELECT ${COLUMNS} FROM "InboundEvent" WHERE "id" = ?`, [id]);
     return r ? inboundOf(r) : null;
   }
+
+  /**
+   * Deletes up to `limit` handled events received before `before` (one
+   * short statement; the caller loops). Unhandled events are kept whatever
+   * their age: they are replayed, or expired, first.
+   */
+  async prune(before: Date, limit: number): Promise<number> {
+    return this.db.exec(
+      "prune-inbound",
+      `DELETE FROM "InboundEvent" WHERE "id" IN (SELECT "id" FROM "InboundEvent" WHERE "status" IN (?, ?, ?) AND "receivedAt" < ? LIMIT ?)`,
+      ["done", "expired", "ignored", before, limit],
+    );
+  }
 }

@@ -210,7 +210,7 @@ describe.each(PROVIDERS)("gateway pipeline on %s", (provider) => {
   it("/healthz reports readiness per adapter and reflects one that is down; /metrics parses as Prometheus text", async () => {
     const { adapter, url } = await start();
     let h = (await (await fetch(`${url}/healthz`)).json()) as { adapters: Array<Record<string, unknown>> };
-    expect(h).toEqual({ status: "ok", ready: true, adapters: [{ platform: "telegram", botId: "777", ready: true }] });
+    expect(h).toEqual({ status: "ok", ready: true, adapters: [{ platform: "telegram", botId: "777", ready: true }], store: { provider: expect.stringMatching(/^(sqlite|postgresql)$/) } });
     adapter.ready = false;
     const res = await fetch(`${url}/healthz?ready=1`);
     expect(res.status).toBe(503);

@@ -256,7 +256,7 @@ describe.each(PROVIDERS)("Runner on %s", (provider) => {
     });
     const conv = privateChat();
     expect(await (await send(rt, conv, message(conv, "a"))).done).toBe("failed");
-    expect(notices(rt.events)[0]).toMatch(/^Sorry, the agent failed/);
+    expect(notices(rt.events)[0]).toMatch(/^Sorry, I couldn.t answer that \(ref [0-9a-f]{6}\)\. Please try again\.$/);
     expect(await (await send(rt, conv, message(conv, "b"))).done).toBe("answered");
     expect(finals(rt.events)).toEqual(["fine now"]);
   });

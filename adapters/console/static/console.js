@@ -45,6 +45,8 @@
 
   async function api(path, init) {
     const res = await fetch(path, init);
+    // The login cookie expired or the token changed: sign in again.
+    if (res.status === 401) location.assign(`/login?next=${encodeURIComponent(location.pathname)}`);
     let body = null;
     try {
       body = await res.json();

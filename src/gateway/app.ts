@@ -35,6 +35,8 @@ export interface AppOptions {
   streamAfterMs?: number;
   /** How often unsent replies are retried. */
   retryIntervalMs?: number;
+  /** The clock that stamps recording times (tests skew it: recorded order comes from the database, never from it). */
+  clock?: () => Date;
 }
 
 export interface App {
@@ -134,7 +136,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
   });
   runner.withSink([], outbound.sink);
   const gateway = new Gateway({
-    policy: config, registry, identities, inbound: new InboundStore(db), kv, runner, ledger, outbound, pairing, metrics, log,
+    policy: config, registry, identities, inbound: new InboundStore(db, opts.clock), kv, runner, ledger, outbound, pairing, metrics, log,
     route: (m, p, h) => http.route(m, p, h),
     leases: new LeaseStore(db),
     processId,

@@ -46,7 +46,8 @@ export interface GatewayDeps {
 
 
 
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+/** Unhandled events read per page when replaying at start. */
+const REPLAY_PAGE = 1000;
 
 /** Per-chat caches (bindings, the session bound at arrival) stay bounded; a miss re-reads the binding. */
 const CHAT_CACHE_LIMIT = 50_000;
@@ -79,16 +80,6 @@ export class Gateway {
   #gate: Promise<void> = Promise.resolve();
   /** Shared mode: conversations handled under database leases. */
   readonly #drainer: ConversationDrainer | undefined;
-  /**
-   * When the last record of each conversation completed (epoch ms). Events
-   * are handled in the order of their recorded time, kept to the
-   * millisecond; two events of one conversation recorded back to back within
-   * one millisecond would be ordered by their random ids. So the next record
-   * of a conversation starts only once the clock has moved past the previous
-   * one's completion.
-   */
-  readonly #lastRecorded = new Map<string, number>();
-
   constructor(readonly deps: GatewayDeps) {
     if (deps.policy.SHARED_DATABASE && deps.leases && deps.processId) {
       const replies = new ReplyTracker(deps.runner, deps.outbound.opts.deliveries, deps.log, () => this.#stopping);
@@ -180,12 +171,18 @@ export class Gateway {
   async #replay(): Promise<{ replayed: number; expired: number }> {
     let replayed = 0;
     let expired = 0;
-    for (const rec of await this.deps.inbound.unhandled()) {
-      const env = await this.#recorded(rec);
-      if (env === "expired") expired++;
-      if (typeof env === "string") continue;
-      this.#enqueue(env, rec.id, rec.occurredAt.getTime());
-      replayed++;
+    // Every page, in recorded order: each chat's chain gets its events in the order they were recorded.
+    for (let after = 0; ; ) {
+      const page = await this.deps.inbound.unhandled(REPLAY_PAGE, after);
+      for (const rec of page) {
+        const env = await this.#recorded(rec);
+        if (env === "expired") expired++;
+        if (typeof env === "string") continue;
+        this.#enqueue(env, rec.id, rec.occurredAt.getTime());
+        replayed++;
+      }
+      if (page.length < REPLAY_PAGE) break;
+      after = page[page.length - 1]!.seq;
     }
     if (replayed || expired) this.deps.log.info({ replayed, expired }, "recovered events from before the restart");
     return { replayed, expired };
@@ -221,8 +218,6 @@ export class Gateway {
     const age = Date.now() - env.occurredAt.getTime();
     const expired = age > policy.INBOUND_TTL;
     const conversation = this.#conversationKey(env);
-    const last = this.#lastRecorded.get(conversation);
-    while (last !== undefined && Date.now() <= last) await sleep(1);
     const rec = await this.deps.inbound.record({
       conversation,
       platform: env.platform,
@@ -232,7 +227,6 @@ export class Gateway {
       occurredAt: env.occurredAt,
       ...(expired ? { status: "expired" as const, note: `arrived ${Math.round(age / 1000)} s late` } : {}),
     });
-    this.#noteRecorded(conversation);
     if (rec === "duplicate") {
       metrics.duplicates.inc({ platform: env.platform });
       metrics.inbound.inc({ platform: env.platform, outcome: "duplicate" });
@@ -249,13 +243,6 @@ export class Gateway {
       this.#drainer.kick(conversation);
     } else this.#enqueue(env, rec.id, env.occurredAt.getTime(), this.#boundByChat.get(this.#chatKey(env)));
     return { status: "accepted", inboundId: rec.id };
-  }
-
-  #noteRecorded(conversation: string): void {
-    const now = Date.now();
-    this.#lastRecorded.set(conversation, now);
-    // Only entries of the current millisecond matter.
-    if (this.#lastRecorded.size > 1000) for (const [k, t] of this.#lastRecorded) if (t < now) this.#lastRecorded.delete(k);
   }
 
   /**

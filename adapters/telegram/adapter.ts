@@ -176,6 +176,7 @@ export class TelegramAdapter implements Adapter {
           inbound: (env) => ctx.inbound(env),
           accepting: () => this.state === "running" || this.state === "starting",
           log,
+          onError: (where, err) => ctx.reportError?.(where, err),
         }),
       );
       this.mounted.add(ctx);
@@ -211,8 +212,12 @@ export class TelegramAdapter implements Adapter {
       allowedUpdates: this.allowedUpdates(),
       log,
       backoff: this.backoff,
+      onError: (where, err) => ctx.reportError?.(where, err),
       deliver: async (update: Update) => {
-        const env = normalizeUpdate(update, this.identity());
+        const env = normalizeUpdate(update, this.identity(), (err) => {
+          ctx.reportError?.("telegram-normalize", err);
+          log.error({ updateId: update.update_id, err: err instanceof Error ? err.name : typeof err }, "telegram: an update could not be normalized; confirmed and not answered");
+        });
         // No envelope (an edit, a service message, a type we do not handle):
         // nothing to record, so it is confirmed and never blocks the queue.
         if (env) await ctx.inbound(env);

@@ -20,6 +20,13 @@ export interface AdapterContext {
   /** The chat commands to register with the platform (setMyCommands, application commands). */
   commands: ReadonlyArray<{ name: string; description: string }>;
   log: Logger;
+  /**
+   * Counts an error the adapter caught on a correctness path (a normalizer
+   * that threw, a record that failed and was answered non-2xx) in
+   * switchboard_internal_errors_total{where}. The adapter logs it itself,
+   * with its context.
+   */
+  reportError?(where: string, err: unknown): void;
 }
 
 export type InboundResult =

@@ -87,6 +87,7 @@ export class Gateway {
         inbound: deps.inbound, leases: deps.leases, processId: deps.processId, log: deps.log,
         take: (rec) => this.#take(rec),
         flushed: (ids) => replies.flushed(ids),
+        onError: (where) => deps.metrics.internalErrors.inc({ where }),
       });
     }
     // Rotations and switches move a conversation: forget its cached binding.
@@ -116,6 +117,7 @@ export class Gateway {
       kv: { get: (k) => this.deps.kv.get(k), set: (k, v) => this.deps.kv.set(k, v) },
       commands: this.deps.commands,
       log: this.deps.log.child({ platform: adapter.platform }),
+      reportError: (where) => this.deps.metrics.internalErrors.inc({ where: `${adapter.platform}:${where}` }),
     };
   }
 

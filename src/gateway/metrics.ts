@@ -10,6 +10,9 @@ export class GatewayMetrics {
   readonly rateLimited = new Counter({ name: "switchboard_rate_limited_total", help: "429 answers received from platforms.", labelNames: ["platform"] as const, registers: [this.registry] });
   readonly queueDepth = new Gauge({ name: "switchboard_outbound_queue_depth", help: "Outbound calls queued or running.", labelNames: ["platform"] as const, registers: [this.registry] });
   readonly turnLatency = new Histogram({ name: "switchboard_turn_latency_seconds", help: "From an inbound event's arrival to its reply being committed.", buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60], registers: [this.registry] });
+  readonly internalErrors = new Counter({ name: "switchboard_internal_errors_total", help: "Errors caught on a correctness path (store calls, lease renewals, normalizers, the sent log), by where they were caught. Each is also logged.", labelNames: ["where"] as const, registers: [this.registry] });
+  readonly storeFailures = new Counter({ name: "switchboard_store_failures_total", help: "Store calls that failed, by call site (op) and error code.", labelNames: ["op", "code"] as const, registers: [this.registry] });
+  readonly unanswered = new Counter({ name: "switchboard_unanswered_total", help: "Accepted events that reached INBOUND_TTL without an answer; the chat got a notice to send them again.", labelNames: ["platform"] as const, registers: [this.registry] });
   readonly adapterUp = new Gauge({ name: "switchboard_adapter_up", help: "1 when the adapter is ready, 0 when it is down.", labelNames: ["platform", "bot"] as const, registers: [this.registry] });
 
   constructor(opts: { processMetrics?: boolean } = {}) {

@@ -26,7 +26,7 @@ export class AccessStore {
 
   async grant(platform: string, botId: string, senderId: string, source: string): Promise<void> {
     try {
-      await this.db.write((c) => c.accessGrant.create({ data: { platform, botId, senderId, source } }));
+      await this.db.write((c) => c.accessGrant.create({ data: { platform, botId, senderId, source } }), "accessGrant-create");
     } catch (e) {
       if (!isUniqueViolation(e)) throw e;
     }
@@ -34,7 +34,7 @@ export class AccessStore {
 
   /** The sender's live (pending, unexpired) request on this channel, if any. */
   livePending(channel: string, senderId: string, now: Date): Promise<PairingRecord | null> {
-    return this.db.read((c) => c.pairingRequest.findFirst({ where: { channel, senderId, status: "pending", expiresAt: { gt: now } } }));
+    return this.db.read((c) => c.pairingRequest.findFirst({ where: { channel, senderId, status: "pending", expiresAt: { gt: now } } }), "pairingRequest-findFirst");
   }
 
   /**
@@ -55,11 +55,11 @@ export class AccessStore {
   }
 
   listPending(now: Date): Promise<PairingRecord[]> {
-    return this.db.read((c) => c.pairingRequest.findMany({ where: { status: "pending", expiresAt: { gt: now } }, orderBy: { createdAt: "asc" } }));
+    return this.db.read((c) => c.pairingRequest.findMany({ where: { status: "pending", expiresAt: { gt: now } }, orderBy: { createdAt: "asc" } }), "pairingRequest-findMany");
   }
 
   find(code: string): Promise<PairingRecord | null> {
-    return this.db.read((c) => c.pairingRequest.findUnique({ where: { code } }));
+    return this.db.read((c) => c.pairingRequest.findUnique({ where: { code } }), "pairingRequest-findUnique");
   }
 
   /** Approves a live code and grants its sender, atomically. */

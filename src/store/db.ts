@@ -22,6 +22,12 @@ export interface StoreFaults {
   beforeCommit?(op: string): void;
   /** Runs before a transaction starts; throwing simulates an unreachable database. */
   beforeTransaction?(op: string): void;
+  /**
+   * Runs at every attempt of every call (query, exec, read, write, either
+   * kind of transaction) on both providers, named by its op; throwing a
+   * driver error fails that call as the driver would (see faults.ts).
+   */
+  onStatement?(op: string): void;
 }
 
 export interface DatabaseOptions {
@@ -134,13 +140,18 @@ export class Database {
   }
 
   /** A read outside any transaction. */
-  read<T>(fn: (c: Client) => Promise<T>): Promise<T> {
-    return this.#withRetry("read", () => this.#exclusive(() => fn(this.client)));
+  read<T>(fn: (c: Client) => Promise<T>, op = "read"): Promise<T> {
+    return this.#withRetry(op, () => this.#exclusive(() => (this.#inject(op), fn(this.client))));
   }
 
   /** A single-statement write outside any transaction. */
-  write<T>(fn: (c: Client) => Promise<T>): Promise<T> {
-    return this.#withRetry("write", () => this.#exclusive(() => fn(this.client)));
+  write<T>(fn: (c: Client) => Promise<T>, op = "write"): Promise<T> {
+    return this.#withRetry(op, () => this.#exclusive(() => (this.#inject(op), fn(this.client))));
+  }
+
+  /** The fault seam of one attempt of a call (tests only). */
+  #inject(op: string): void {
+    this.#faults?.onStatement?.(op);
   }
 
   /**
@@ -152,6 +163,7 @@ export class Database {
     return this.#withRetry(op, () =>
       this.#exclusive(async () => {
         this.#faults?.beforeTransaction?.(op);
+        this.#inject(op);
         let bodyDone = false;
         let result: T;
         try {
@@ -184,13 +196,13 @@ export class Database {
 
   /** Rows of one raw statement outside any transaction (see sql.ts). */
   query<T>(op: string, text: string, params: readonly SqlValue[] = []): Promise<T[]> {
-    return this.#withRetry(op, () => this.#raw((q) => q.all<T>(text, params), (s) => s.allSync<T>(text, params)));
+    return this.#withRetry(op, () => (this.#inject(op), this.#raw((q) => q.all<T>(text, params), (s) => s.allSync<T>(text, params))));
   }
 
   /** One raw write outside any transaction; resolves to the rows changed. */
   exec(op: string, text: string, params: readonly SqlValue[] = []): Promise<number> {
     if (this.#sqlite) return this.#grouped(op, async (q) => q.run(text, params));
-    return this.#withRetry(op, () => this.#raw((q) => q.run(text, params), (s) => s.runSync(text, params)));
+    return this.#withRetry(op, () => (this.#inject(op), this.#raw((q) => q.run(text, params), (s) => s.runSync(text, params))));
   }
 
   #raw<T>(onPg: (q: Sql) => Promise<T>, onSqlite: (s: SqliteSql) => T): Promise<T> {
@@ -231,6 +243,7 @@ export class Database {
   async #pgTransaction<T>(op: string, p: PgSql, fn: (q: Sql) => Promise<T>): Promise<T> {
     if (this.#closed) throw new StoreError("Unavailable", "The database handle is closed.");
     this.#faults?.beforeTransaction?.(op);
+    this.#inject(op);
     const client = await p.pool.connect();
     let broken: Error | undefined;
     let commitSent = false;

@@ -130,17 +130,17 @@ export class SessionStore {
   constructor(readonly db: Database) {}
 
   find(id: string): Promise<SessionRecord | null> {
-    return this.db.read((c) => c.session.findUnique({ where: { id } }));
+    return this.db.read((c) => c.session.findUnique({ where: { id } }), "session-findUnique");
   }
 
   findMany(ids: string[]): Promise<SessionRecord[]> {
     if (ids.length === 0) return Promise.resolve([]);
-    return this.db.read((c) => c.session.findMany({ where: { id: { in: ids } } }));
+    return this.db.read((c) => c.session.findMany({ where: { id: { in: ids } } }), "session-findMany");
   }
 
   async insert(rec: SessionRecord): Promise<SessionRecord> {
     try {
-      return await this.db.write((c) => c.session.create({ data: row(rec) }));
+      return await this.db.write((c) => c.session.create({ data: row(rec) }), "session-create");
     } catch (e) {
       if (isUniqueViolation(e)) throw new StoreError("Conflict", `session ${rec.id} already exists`, { cause: e });
       throw e;
@@ -164,7 +164,7 @@ export class SessionStore {
         take: f.limit ?? 50,
         skip: f.offset ?? 0,
       }),
-    );
+    "session-findMany");
   }
 
   /** Sessions due for reflection, each with the highest transcript seq it has (the periodic sweep: raw SQL). */
@@ -226,15 +226,15 @@ export class SessionStore {
   }
 
   findBinding(key: string): Promise<BindingRecord | null> {
-    return this.db.read((c) => c.binding.findUnique({ where: { key } }));
+    return this.db.read((c) => c.binding.findUnique({ where: { key } }), "binding-findUnique");
   }
 
   bindingsForSession(sessionId: string): Promise<BindingRecord[]> {
-    return this.db.read((c) => c.binding.findMany({ where: { sessionId } }));
+    return this.db.read((c) => c.binding.findMany({ where: { sessionId } }), "binding-findMany");
   }
 
   listBindings(opts: { limit?: number; offset?: number } = {}): Promise<BindingRecord[]> {
-    return this.db.read((c) => c.binding.findMany({ orderBy: { updatedAt: "desc" }, take: opts.limit ?? 100, skip: opts.offset ?? 0 }));
+    return this.db.read((c) => c.binding.findMany({ orderBy: { updatedAt: "desc" }, take: opts.limit ?? 100, skip: opts.offset ?? 0 }), "binding-findMany");
   }
 
   /**

@@ -56,6 +56,61 @@ describe("conversation leases: replies leave before the conversation moves on", 
   });
 });
 
+describe("conversation leases: a renewal that fails stops the drain at once", () => {
+  for (const failure of ["throws", "finds the lease taken"] as const) {
+    it(`renewal ${failure}: no further event is taken, the error is logged and counted, the lease is not released`, async () => {
+      const rows: InboundRecord[] = [record("r1")];
+      const taken: string[] = [];
+      const errors: string[] = [];
+      const lines: string[] = [];
+      let renewals = 0;
+      let released = 0;
+      const inbound = {
+        receivedIn: async (_c: string, limit = 50) => rows.filter((r) => r.status === "received").slice(0, limit),
+        conversationsWaiting: async () => [],
+      } as unknown as InboundStore;
+      const leases = {
+        acquire: async () => true,
+        renew: async () => {
+          renewals++;
+          if (failure === "throws") throw Object.assign(new Error("read ECONNRESET"), { code: "ECONNRESET" });
+          return false;
+        },
+        release: async () => void released++,
+      } as unknown as LeaseStore;
+      const log = { ...silentLogger, error: (_o: unknown, m: string) => void lines.push(m) } as unknown as typeof silentLogger;
+      const drainer = new ConversationDrainer({
+        inbound, leases, processId: "p1", log, renewMs: 20,
+        onError: (where) => void errors.push(where),
+        take: async (rec) => {
+          taken.push(rec.id);
+          // The first turn outlasts a renewal, which fails meanwhile.
+          const done = new Promise<void>((resolve) => {
+            const t = setInterval(() => {
+              if (renewals > 0 && errors.length > 0) {
+                clearInterval(t);
+                rec.status = "done";
+                // Meanwhile the chat went on: two more events wait in the conversation.
+                rows.push(record("r2"), record("r3"));
+                resolve();
+              }
+            }, 5);
+          });
+          return { done };
+        },
+      });
+      drainer.start(Promise.resolve());
+      drainer.kick("c");
+      await drainer.idle();
+      drainer.stop();
+      expect(taken).toEqual(["r1"]);
+      expect(errors).toEqual(["lease-renew"]);
+      expect(lines.some((l) => l.includes("stops draining it"))).toBe(true);
+      expect(released).toBe(0);
+    });
+  }
+});
+
 describe.each(PROVIDERS)("recorded order on %s", (provider) => {
   let app: App | undefined;
   afterEach(async () => {

@@ -23,6 +23,13 @@ import { Pairing } from "./pairing.js";
 import { SentLog } from "./sent-log.js";
 import { sqliteFile } from "../store/db.js";
 
+/** The driver's error code behind a store failure (SQLITE_FULL, ECONNRESET, ...), for the failure counter's label. */
+function storeErrorCode(err: unknown): string {
+  const e = err as { code?: unknown; cause?: { code?: unknown } } | undefined;
+  const inner = e?.cause?.code;
+  return typeof inner === "string" ? inner : typeof e?.code === "string" ? e.code : "unknown";
+}
+
 export interface AppOptions {
   log?: Logger;
   /** Builds the platform adapters once the app exists (the composition root passes adapters/). */
@@ -35,6 +42,8 @@ export interface AppOptions {
   streamAfterMs?: number;
   /** How often unsent replies are retried. */
   retryIntervalMs?: number;
+  /** How often a probe write checks the store for /healthz (default 5 s). */
+  storeProbeMs?: number;
   /** The clock that stamps recording times (tests skew it: recorded order comes from the database, never from it). */
   clock?: () => Date;
 }
@@ -57,16 +66,22 @@ export interface App {
 /** The composition of every layer, as `npm start` runs it. */
 export async function createApp(config: Config, opts: AppOptions = {}): Promise<App> {
   const log = opts.log ?? createLogger({ level: config.LOG_LEVEL });
+  const metrics = new GatewayMetrics({ processMetrics: true });
   const db = await openDatabase({
     url: config.DATABASE_URL, faults: opts.faults, onQuery: opts.onQuery,
     onIdleError: (err) => log.warn({ err: errInfo(err) }, "an idle PostgreSQL connection dropped; the next query reconnects"),
+    // Each store call that failed for good is counted; the caller logs it with its own context.
+    onFailure: (op, err) => metrics.storeFailures.inc({ op, code: storeErrorCode(err) }),
+    onFenced: (reason) => {
+      metrics.internalErrors.inc({ where: "store-identity" });
+      log.error({ reason }, "the database is not the one this gateway opened: intake stops (nothing more is acknowledged) and /healthz answers 503");
+    },
   });
   const registry = new Registry(new SessionStore(db));
   const transcript = new TranscriptStore(db);
   const memories = new MemoryStore(db);
   const kv = new KvStore(db);
   const identities = new IdentityStore(db);
-  const metrics = new GatewayMetrics({ processMetrics: true });
   const personaRegistry = loadPersonas(config.PERSONAS ? (JSON.parse(config.PERSONAS) as Record<string, string>) : {});
   const agentFactory =
     opts.agentFactory ??
@@ -145,10 +160,15 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
   for (const a of opts.adapters?.(config) ?? []) gateway.add(a);
 
   const health = () => gateway.adapters.map((a) => ({ platform: a.platform, botId: a.botId, ...a.health() }));
+  // The store's health comes from real outcomes (every call, and a probe write every few seconds): a
+  // store that cannot write, or a SQLite file deleted or replaced, answers 503 with the reason.
   http.route("GET", "/healthz", async (req) => {
     const adapters = health();
-    const ready = adapters.every((a) => a.ready);
-    return json(req.query.get("ready") && !ready ? 503 : 200, { status: "ok", ready, adapters });
+    const store = db.health();
+    const down = adapters.filter((a) => !a.ready).map((a) => `${a.platform}${a.botId ? `:${a.botId}` : ""}${a.detail ? ` (${a.detail})` : ""}`);
+    const ready = down.length === 0 && store.ok;
+    const status = !store.ok || (req.query.get("ready") && !ready) ? 503 : 200;
+    return json(status, { status: store.ok ? "ok" : "store unhealthy", ready, store, down, adapters });
   });
   http.route("GET", "/metrics", async () => {
     for (const a of health()) metrics.adapterUp.set({ platform: a.platform, bot: a.botId }, a.ready ? 1 : 0);
@@ -167,6 +187,8 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
       await gateway.start();
       reflector.start(config.REFLECT_SWEEP_INTERVAL);
       timers = [
+        // A probe write: a store that stopped taking writes shows in /healthz even when no traffic comes.
+        setInterval(() => void kv.set("switchboard:store-probe", new Date().toISOString()).catch((err) => log.warn({ err: errInfo(err) }, "the store probe write failed")), opts.storeProbeMs ?? 5_000),
         setInterval(() => void outbound.flushUnsent().catch((err) => log.warn({ err: String(err) }, "retrying unsent replies failed")), opts.retryIntervalMs ?? 15_000),
         setInterval(() => runner.evictIdle(30 * 60_000), 60_000),
       ];

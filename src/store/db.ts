@@ -112,7 +112,9 @@ export class Database {
       this.#identityTimer = setInterval(() => this.#checkIdentity(), options.identityCheckMs ?? 2000);
       this.#identityTimer.unref();
       this.#group = new GroupCommit({
-        sql: this.#sqlite, exclusive: (fn) => this.#exclusive(fn), faults: options.faults,
+        // Each group commit first checks the file is still the one opened (one stat per commit): nothing
+        // is acknowledged into a deleted or replaced file.
+        sql: this.#sqlite, exclusive: (fn) => (this.#checkIdentity(), this.#exclusive(fn)), faults: options.faults,
         busyBudgetMs: (options.busyTimeoutMs ?? 5000) * (this.#maxRetries + 1),
       });
     } else {

@@ -125,6 +125,12 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
     maxLiveSessions: config.LIVE_SESSIONS_MAX,
     freshWindow: config.SHARED_DATABASE,
     onTurnCommitted: reflector.onTurnCommitted,
+    // A failing commit is retried until its event's TTL (durable-commit.ts); without a known event, not at all.
+    commitDeadline: (ids) => {
+      const t = ids.map((id) => ledger.occurredAt.get(id)).find((v) => v !== undefined);
+      return t === undefined ? undefined : t + config.INBOUND_TTL;
+    },
+    onCommitError: () => metrics.internalErrors.inc({ where: "turn-commit" }),
   });
   const pairing = new Pairing(new AccessStore(db));
   const approve: CommandSpec = {

@@ -46,6 +46,8 @@ export interface GatewayDeps {
 
 
 
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms).unref?.());
+
 /** Unhandled events read per page when replaying at start. */
 const REPLAY_PAGE = 1000;
 
@@ -195,16 +197,49 @@ export class Gateway {
    * expired events are marked (never answered late), unreadable ones ignored.
    */
   async #recorded(rec: InboundRecord): Promise<InboundEnvelope | "expired" | "unreadable"> {
-    if (Date.now() - rec.occurredAt.getTime() > this.deps.policy.INBOUND_TTL) {
-      await this.deps.inbound.mark(rec.id, "expired", "expired before it was handled");
-      this.deps.metrics.expired.inc({ platform: rec.platform, what: "inbound" });
-      return "expired";
-    }
+    let env: InboundEnvelope;
     try {
-      return revive(rec.envelope);
-    } catch {
+      env = revive(rec.envelope);
+    } catch (err) {
+      this.deps.metrics.internalErrors.inc({ where: "inbound-envelope" });
+      this.deps.log.error({ inboundId: rec.id, platform: rec.platform, err: errInfo(err) }, "a recorded event could not be read back; it is not answered");
       await this.deps.inbound.mark(rec.id, "ignored", "unreadable envelope");
       return "unreadable";
+    }
+    if (Date.now() - rec.occurredAt.getTime() > this.deps.policy.INBOUND_TTL) {
+      // Accepted (acknowledged to the platform) and never answered: say so in its chat, never silence.
+      await this.#unanswered(env, rec.id, "expired before it was handled");
+      return "expired";
+    }
+    return env;
+  }
+
+  /**
+   * An accepted event that reached INBOUND_TTL without an answer: marked
+   * expired (never answered late), counted, logged, and its chat gets a
+   * short notice to send it again. The notice goes through a delivery record
+   * when the store takes it, else straight to the platform (best effort).
+   */
+  async #unanswered(env: InboundEnvelope, inboundId: string, why: string): Promise<void> {
+    const { metrics, log } = this.deps;
+    metrics.expired.inc({ platform: env.platform, what: "inbound" });
+    metrics.unanswered.inc({ platform: env.platform });
+    log.error({ platform: env.platform, inboundId, chatId: env.chatId, occurredAt: env.occurredAt.toISOString(), why }, "an accepted event reached INBOUND_TTL unanswered; its chat is asked to send it again");
+    const at = env.occurredAt.toISOString().slice(11, 16);
+    const text = `I couldn't answer your message from ${at} UTC; please send it again.`;
+    try {
+      await this.deps.inbound.mark(inboundId, "expired", why);
+      // Not keyed to the inbound's TTL (that has passed): the notice gets a TTL of its own.
+      const r = await this.deps.ledger.commit({ sessionId: "", inboundIds: [], messages: [], turnIncrement: 0, replies: [{ replyTo: env.replyTo, text, kind: "notice", severity: "warn" }] });
+      for (const id of r.deliveryIds) await this.deps.outbound.deliverId(id);
+    } catch (err) {
+      metrics.internalErrors.inc({ where: "unanswered-notice" });
+      log.error({ inboundId, err: errInfo(err) }, "the store could not record the unanswered notice; sending it straight to the platform");
+      const adapter = this.adapters.find((a) => adapterKey(a.platform, a.botId) === adapterKey(env.platform, env.botId));
+      await adapter?.sink.send(env.replyTo, text).catch((e: unknown) => {
+        metrics.internalErrors.inc({ where: "unanswered-notice-send" });
+        log.error({ inboundId, err: errInfo(e) }, "the unanswered notice could not be sent either");
+      });
     }
   }
 
@@ -257,6 +292,7 @@ export class Gateway {
     this.deps.ledger.occurredAt.set(rec.id, rec.occurredAt.getTime());
     if (!this.#arrivals.has(rec.id)) this.#arrivals.set(rec.id, performance.now());
     const handle = await this.#dispatch(env, rec.id);
+    if (handle) this.#watch(handle, env, rec.id);
     return handle ? { done: handle.done } : undefined;
   }
 
@@ -284,17 +320,49 @@ export class Gateway {
     await this.#drainer?.idle();
   }
 
+  /**
+   * Hands one event to the runner. If that fails (the store is failing), it
+   * is retried here with bounded backoff, and the chat's later events wait
+   * behind it (this runs in the chat's chain): order is kept. At the event's
+   * INBOUND_TTL it is given up with a notice in its chat; while stopping it
+   * stays unhandled and is replayed at the next start.
+   */
   async #handle(env: InboundEnvelope, inboundId: string, boundAtArrival?: string): Promise<void> {
     await this.#gate;
-    try {
-      const handle = await this.#dispatch(env, inboundId, boundAtArrival);
-      // Consumed and context-only events complete no turn: stop tracking them.
-      if (!handle || handle.accepted === "consumed" || handle.accepted === "context") this.#arrivals.delete(inboundId);
-    } catch (err) {
-      this.#arrivals.delete(inboundId);
-      // The event stays "received": it is replayed at the next start, or expires.
-      this.deps.log.error({ platform: env.platform, inboundId, err: errInfo(err) }, "could not handle an inbound event; it will be retried after a restart");
+    const deadline = env.occurredAt.getTime() + this.deps.policy.INBOUND_TTL;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const handle = await this.#dispatch(env, inboundId, boundAtArrival);
+        // Consumed and context-only events complete no turn: stop tracking them.
+        if (!handle || handle.accepted === "consumed" || handle.accepted === "context") this.#arrivals.delete(inboundId);
+        if (handle) this.#watch(handle, env, inboundId);
+        return;
+      } catch (err) {
+        this.deps.metrics.internalErrors.inc({ where: "inbound-handle" });
+        const wait = Math.min(5000, 50 * 2 ** Math.min(attempt - 1, 10));
+        if (this.#stopping) {
+          this.#arrivals.delete(inboundId);
+          this.deps.log.error({ platform: env.platform, inboundId, err: errInfo(err) }, "could not handle an inbound event while stopping; it is replayed at the next start");
+          return;
+        }
+        if (Date.now() + wait >= deadline) {
+          this.#arrivals.delete(inboundId);
+          await this.#unanswered(env, inboundId, `could not be handled: ${String(errInfo(err).message ?? "error")}`);
+          return;
+        }
+        this.deps.log[attempt >= 5 ? "error" : "warn"]({ platform: env.platform, inboundId, attempt, retryInMs: wait, err: errInfo(err) }, "could not handle an inbound event; retrying (its chat's later events wait)");
+        await sleep(wait);
+      }
     }
+  }
+
+  /** A turn that could not be committed before the event's TTL: its chat is told. */
+  #watch(handle: RunHandle, env: InboundEnvelope, inboundId: string): void {
+    void handle.done.then((outcome) => {
+      if (outcome !== "unanswered") return;
+      this.#arrivals.delete(inboundId);
+      return this.#unanswered(env, inboundId, "its turn could not be committed");
+    });
   }
 
   async #reply(env: InboundEnvelope, inboundId: string, text: string, sessionId = ""): Promise<void> {

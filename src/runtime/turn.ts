@@ -6,10 +6,12 @@ import type { MessageEvent, Severity } from "./events.js";
 import type { Reply } from "./ledger.js";
 import type { LiveSession, WindowMessage } from "./live-session.js";
 import { errInfo } from "../log.js";
+import { commitDurably } from "./durable-commit.js";
 import { renderUserText } from "./pending.js";
 import type { Runner } from "./runner.js";
 
-export type TurnOutcome = "answered" | "failed" | "aborted" | "fenced" | "dropped" | "consumed" | "context";
+/** "unanswered": the turn could not be committed before its event's TTL (the gateway tells the chat). */
+export type TurnOutcome = "answered" | "failed" | "aborted" | "fenced" | "dropped" | "consumed" | "context" | "unanswered";
 
 export interface Pending {
   event: MessageEvent;
@@ -98,7 +100,7 @@ export async function executeTurn(runner: Runner, session: LiveSession, p: Pendi
 
   if (outcome === "fenced") {
     // The conversation moved on: record only that the inbound was handled.
-    await runner.ledger.commit({ sessionId: session.id, inboundIds: p.inboundIds, messages: [], turnIncrement: 0, replies: [] });
+    if ((await commitDurably(runner, { sessionId: session.id, inboundIds: p.inboundIds, messages: [], turnIncrement: 0, replies: [] })) === "unanswered") return "unanswered";
     return outcome;
   }
 
@@ -109,7 +111,13 @@ export async function executeTurn(runner: Runner, session: LiveSession, p: Pendi
     ...(answered ? [{ replyTo: ev.replyTo, text, kind: "reply" as const }] : []),
     ...notices.map((n) => ({ replyTo: ev.replyTo, text: n.text, kind: "notice" as const, severity: n.severity })),
   ];
-  const result = await runner.ledger.commit({ sessionId: session.id, inboundIds: p.inboundIds, messages: committed, turnIncrement: answered ? 1 : 0, replies });
+  const result = await commitDurably(runner, { sessionId: session.id, inboundIds: p.inboundIds, messages: committed, turnIncrement: answered ? 1 : 0, replies });
+  // Unanswered, or an earlier attempt landed (its acknowledgement lost, its replies recorded and on their way):
+  // nothing more to send from here, but the turn still ends, so what waits for its end is released.
+  if (result === "unanswered" || result.transcript === "duplicate") {
+    session.emit({ kind: "turn-complete", sessionId: session.id, turnId, replyTo: ev.replyTo, inboundId: ev.inboundId, outcome: result === "unanswered" ? "failed" : outcome === "answered" ? "answered" : outcome === "aborted" ? "aborted" : "failed" });
+    return result === "unanswered" ? "unanswered" : outcome;
+  }
   if (result.transcript === "ok") {
     session.remember(committed);
     if (answered) session.noteTurn(1);

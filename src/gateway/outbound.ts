@@ -298,7 +298,7 @@ export class Outbound {
         );
         firstId ??= sent?.messageId;
       }
-      await this.opts.deliveries.markSent(rec.id, firstId);
+      await this.#markSent(rec, firstId);
       this.opts.sentLog?.done(rec.id);
       this.opts.metrics.outbound.inc({ platform: rec.platform, call: "send", outcome: "ok" });
     } catch (err) {
@@ -311,6 +311,26 @@ export class Outbound {
       }
     } finally {
       this.#inFlight.delete(rec.id);
+    }
+  }
+
+  /**
+   * The platform took the reply: marking it sent is retried (bounded by the
+   * reply's expiry) while the store fails, and the reply stays in flight here
+   * meanwhile, so it is never sent again from this process. Giving up leaves
+   * it "sending", resent after a restart (where the sent log, on SQLite,
+   * still stops that).
+   */
+  async #markSent(rec: DeliveryRecord, firstId: string | undefined): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.opts.deliveries.markSent(rec.id, firstId);
+      } catch (err) {
+        this.opts.metrics.internalErrors.inc({ where: "mark-sent" });
+        if (Date.now() >= rec.expiresAt.getTime()) throw err;
+        this.opts.log.warn({ deliveryId: rec.id, attempt, err: errInfo(err) }, "a sent reply could not be marked sent; retrying (it is not sent again meanwhile)");
+        await new Promise<void>((r) => setTimeout(r, Math.min(2000, 50 * 2 ** Math.min(attempt - 1, 6))).unref?.());
+      }
     }
   }
 

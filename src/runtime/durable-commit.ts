@@ -36,3 +36,33 @@ export async function commitDurably(runner: Runner, rec: TurnRecord): Promise<Co
     }
   }
 }
+
+/** Thrown by readDurably when the event's deadline passed: the turn ends "unanswered". */
+export class Unanswered extends Error {
+  override readonly name = "Unanswered";
+}
+
+/**
+ * A store read a turn needs before the agent runs (its transcript window,
+ * its memories), retried like the commit: a read that fails is the store's
+ * trouble, never an answer of "the agent failed" to the user.
+ */
+export async function readDurably<T>(runner: Runner, inboundIds: string[], signal: AbortSignal, read: () => Promise<T>): Promise<T> {
+  const { opts } = runner;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await read();
+    } catch (err) {
+      opts.onCommitError?.(err);
+      const deadline = opts.commitDeadline?.(inboundIds);
+      if (deadline === undefined || runner.closed || signal.aborted) throw err;
+      const wait = Math.min(5000, 50 * 2 ** Math.min(attempt - 1, 10));
+      if (Date.now() + wait >= deadline) {
+        opts.log?.error({ inboundIds, attempts: attempt, err: errInfo(err) }, "a turn could not read its context from the store before its event's TTL; the chat is told to send it again");
+        throw new Unanswered("the store did not answer before the event's TTL", { cause: err });
+      }
+      opts.log?.[attempt >= 5 ? "error" : "warn"]({ inboundIds, attempt, retryInMs: wait, err: errInfo(err) }, "reading a turn's context failed; retrying (the conversation's later events wait)");
+      await sleep(wait);
+    }
+  }
+}

@@ -6,7 +6,7 @@ import type { MessageEvent, Severity } from "./events.js";
 import type { Reply } from "./ledger.js";
 import type { LiveSession, WindowMessage } from "./live-session.js";
 import { errInfo } from "../log.js";
-import { commitDurably } from "./durable-commit.js";
+import { commitDurably, readDurably, Unanswered } from "./durable-commit.js";
 import { renderUserText } from "./pending.js";
 import type { Runner } from "./runner.js";
 
@@ -62,8 +62,8 @@ export async function executeTurn(runner: Runner, session: LiveSession, p: Pendi
   try {
     emit({ kind: "lifecycle", sessionId: session.id, phase: "turn-start", replyTo: ev.replyTo, detail: { turnId } });
     if (opts.freshWindow) session.invalidateWindow();
-    const window = await session.window();
-    const memories = opts.memories ? await opts.memories.recall(memoryScope(session.info).read, 20) : [];
+    const window = await readDurably(runner, p.inboundIds, abort.signal, () => session.window());
+    const memories = opts.memories ? await readDurably(runner, p.inboundIds, abort.signal, () => opts.memories!.recall(memoryScope(session.info).read, 20)) : [];
     const persona = opts.personas.resolve(session.info.persona);
     const messages: ChatMessage[] = [...window.map((m) => ({ role: m.role, content: m.content })), { role: "user", content: userText }];
     const agent = opts.agentFactory(session.metadata as Record<string, unknown>, { session: session.info });
@@ -79,7 +79,8 @@ export async function executeTurn(runner: Runner, session: LiveSession, p: Pendi
       }
     }
   } catch (err) {
-    if (!live()) outcome = "fenced";
+    if (err instanceof Unanswered) outcome = "unanswered";
+    else if (!live()) outcome = "fenced";
     else if (timedOut) {
       outcome = "failed";
       notices.push({ severity: "error", text: `The agent did not answer within ${Math.round(timeoutMs / 1000)} s, so the turn was stopped. Please try again.` });
@@ -95,6 +96,10 @@ export async function executeTurn(runner: Runner, session: LiveSession, p: Pendi
     clearTimeout(timer);
     clearTimeout(typingStart);
     clearInterval(typing);
+  }
+  if (outcome === "unanswered") {
+    emit({ kind: "turn-complete", sessionId: session.id, turnId, replyTo: ev.replyTo, inboundId: ev.inboundId, outcome: "failed" });
+    return outcome;
   }
   if (!live()) outcome = outcome === "failed" ? "failed" : "fenced";
 

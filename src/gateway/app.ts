@@ -195,7 +195,14 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
       timers = [
         // A probe write: a store that stopped taking writes shows in /healthz even when no traffic comes.
         setInterval(() => void kv.set("switchboard:store-probe", new Date().toISOString()).catch((err) => log.warn({ err: errInfo(err) }, "the store probe write failed")), opts.storeProbeMs ?? 5_000),
-        setInterval(() => void outbound.flushUnsent().catch((err) => log.warn({ err: String(err) }, "retrying unsent replies failed")), opts.retryIntervalMs ?? 15_000),
+        setInterval(
+          () =>
+            void outbound.flushUnsent().catch((err) => {
+              metrics.internalErrors.inc({ where: "flush-unsent" });
+              log.warn({ err: errInfo(err) }, "retrying unsent replies failed; the next round tries again");
+            }),
+          opts.retryIntervalMs ?? 15_000,
+        ),
         setInterval(() => runner.evictIdle(30 * 60_000), 60_000),
       ];
       for (const t of timers) t.unref();

@@ -84,7 +84,7 @@ export class Gateway {
   readonly #drainer: ConversationDrainer | undefined;
   constructor(readonly deps: GatewayDeps) {
     if (deps.policy.SHARED_DATABASE && deps.leases && deps.processId) {
-      const replies = new ReplyTracker(deps.runner, deps.outbound.opts.deliveries, deps.log, () => this.#stopping);
+      const replies = new ReplyTracker(deps.runner, deps.outbound.opts.deliveries, deps.log, () => this.#stopping, (where) => deps.metrics.internalErrors.inc({ where }));
       this.#drainer = new ConversationDrainer({
         inbound: deps.inbound, leases: deps.leases, processId: deps.processId, log: deps.log,
         take: (rec) => this.#take(rec),
@@ -162,7 +162,8 @@ export class Gateway {
           await a.start(this.context(a));
           this.deps.outbound.rekey(a);
         } catch (err) {
-          this.deps.log.error({ platform: a.platform, err: errInfo(err) }, "adapter failed to start; the gateway runs without it");
+          this.deps.metrics.internalErrors.inc({ where: `${a.platform}:adapter-start` });
+          this.deps.log.error({ platform: a.platform, err: errInfo(err) }, "adapter failed to start; the gateway runs without it (/healthz?ready=1 answers 503 naming it)");
         }
       }),
     );

@@ -239,7 +239,10 @@ export class Outbound {
     if (!stale || this.#claimTimer) return;
     this.#claimTimer = setInterval(() => {
       if (!this.#held.size) return;
-      this.opts.deliveries.renewClaims([...this.#held], this.opts.owner ?? "").catch((err) => this.opts.log.warn({ err: errInfo(err) }, "renewing reply claims failed; another process may send them after the stale period"));
+      this.opts.deliveries.renewClaims([...this.#held], this.opts.owner ?? "").catch((err) => {
+        this.opts.metrics.internalErrors.inc({ where: "reply-claims-renew" });
+        this.opts.log.error({ err: errInfo(err) }, "renewing reply claims failed; another process may send them after the stale period");
+      });
     }, Math.max(250, Math.floor(stale / 3)));
     this.#claimTimer.unref?.();
   }

@@ -53,5 +53,5 @@ describe.each(PROVIDERS)("replaying a backlog at start on %s", (provider) => {
     expect(new Set(adapter.sent.map((s) => s.text)).size).toBe(total);
     expect(outOfOrder).toBe(0);
     expect(Number(left[0]!.n)).toBe(0);
-  });
+  }, 300_000);
 });

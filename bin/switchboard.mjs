@@ -11,12 +11,23 @@ const argv = process.argv.slice(2);
 let adapters;
 if (argv[0] === "serve") {
   const { adaptersFromConfig } = await import("../adapters/index.ts");
-  const { loadConfig } = await import("../src/config.ts");
+  const { loadConfig, ConfigError } = await import("../src/config.ts");
+  let config;
   try {
-    const list = await adaptersFromConfig(loadConfig());
-    adapters = () => list;
-  } catch {
-    // A configuration error is reported by runCli itself, with the variable named.
+    config = loadConfig();
+  } catch (e) {
+    // runCli reports a configuration error itself, in one line naming the variable.
+    if (!(e instanceof ConfigError)) throw e;
+  }
+  if (config) {
+    try {
+      const list = await adaptersFromConfig(config);
+      adapters = () => list;
+    } catch (e) {
+      // An adapter refusing its settings stops the start: never a gateway without its adapters.
+      process.stderr.write(`error: ${String(e?.message ?? e).replace(/[\r\n]+/g, " ")}\n`);
+      process.exit(1);
+    }
   }
 }
 const code = await runCli(argv, undefined, undefined, { adapters });

@@ -75,6 +75,15 @@ const url = (what: string, opts: { trailingSlash?: "forbid" | "require" } = {}) 
     if (opts.trailingSlash === "require" && !v.endsWith("/")) ctx.addIssue({ code: "custom", message: `must end with "/" (${what})` });
   });
 
+/** An optional value that, when set, must match `re`; `fix` says what a good one looks like. */
+const matching = (re: RegExp, fix: string) =>
+  optionalString().superRefine((v, ctx) => {
+    if (v !== undefined && !re.test(v)) ctx.addIssue({ code: "custom", message: fix });
+  });
+
+/** An optional whole number (kept as text: the adapters read it so). */
+const wholeNumber = (fix: string) => matching(/^\d{1,6}$/, fix);
+
 const schema = z.object({
   DATABASE_URL: z
     .string()
@@ -128,22 +137,25 @@ const schema = z.object({
   REFLECT_EVERY_TURNS: int(20, 0, 100_000),
   REFLECT_SWEEP_INTERVAL: duration("15m"),
 
-  TELEGRAM_BOT_TOKEN: optionalString(),
+  TELEGRAM_BOT_TOKEN: matching(/^\d+:[A-Za-z0-9_-]+$/, "must be the token @BotFather gave you: the bot id, a colon, then letters, digits, _ and - (e.g. 123456789:AAE...)"),
   TELEGRAM_API_ROOT: url("the Telegram Bot API root", { trailingSlash: "forbid" }),
   TELEGRAM_MODE: z.enum(["polling", "webhook"]).default("polling"),
-  TELEGRAM_WEBHOOK_SECRET: optionalString(),
+  TELEGRAM_WEBHOOK_SECRET: matching(/^[A-Za-z0-9_-]{1,256}$/, "must be 1-256 characters of A-Z, a-z, 0-9, _ and - (what Telegram allows in secret_token)"),
   TELEGRAM_WEBHOOK_URL: url("the public webhook URL Telegram will call"),
 
-  DISCORD_BOT_TOKEN: optionalString(),
+  DISCORD_BOT_TOKEN: matching(/^[A-Za-z0-9_.-]+$/, "must be the bot token from the Discord Developer Portal (Bot tab): letters, digits, '.', '_' and '-', no spaces"),
   DISCORD_API_URL: url("the Discord REST API, e.g. http://127.0.0.1:PORT/api", { trailingSlash: "forbid" }),
   DISCORD_ALLOW_BOTS: bool(false),
-  DISCORD_MENTION_ROLES: list(),
-  DISCORD_SHARD_ID: optionalString(),
-  DISCORD_SHARD_COUNT: optionalString(),
+  DISCORD_MENTION_ROLES: list().superRefine((ids, ctx) => {
+    const bad = ids.find((id) => !/^\d{1,20}$/.test(id));
+    if (bad !== undefined) ctx.addIssue({ code: "custom", message: `must be a comma-separated list of Discord role ids (numbers; got "${bad}")` });
+  }),
+  DISCORD_SHARD_ID: wholeNumber("must be a whole number from 0 to DISCORD_SHARD_COUNT-1"),
+  DISCORD_SHARD_COUNT: wholeNumber("must be a whole number of shards, 1 or more"),
 
-  SLACK_BOT_TOKEN: optionalString(),
-  SLACK_SIGNING_SECRET: optionalString(),
-  SLACK_APP_TOKEN: optionalString(),
+  SLACK_BOT_TOKEN: matching(/^xoxb-[A-Za-z0-9-]+$/, "must be the app's Bot User OAuth Token (xoxb-..., from OAuth & Permissions)"),
+  SLACK_SIGNING_SECRET: matching(/^[A-Za-z0-9_-]+$/, "must be the Signing Secret from the Slack app's Basic Information page (letters and digits, no spaces)"),
+  SLACK_APP_TOKEN: matching(/^xapp-[A-Za-z0-9-]+$/, "must be an app-level token with connections:write (xapp-..., from Basic Information > App-Level Tokens)"),
   SLACK_API_URL: url("the Slack Web API base, e.g. http://127.0.0.1:PORT/api/", { trailingSlash: "require" }),
 });
 
@@ -194,6 +206,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     if (c.HTTP_HEADERS_TIMEOUT > c.HTTP_REQUEST_TIMEOUT) {
       throw new ConfigError("HTTP_HEADERS_TIMEOUT", "HTTP_HEADERS_TIMEOUT must not be longer than HTTP_REQUEST_TIMEOUT (the whole request includes its headers).");
     }
+    if ((c.DISCORD_SHARD_ID === undefined) !== (c.DISCORD_SHARD_COUNT === undefined)) {
+      const missing = c.DISCORD_SHARD_ID === undefined ? "DISCORD_SHARD_ID" : "DISCORD_SHARD_COUNT";
+      throw new ConfigError(missing, `${missing} must be set too: set both DISCORD_SHARD_ID and DISCORD_SHARD_COUNT as whole numbers (e.g. 0 and 2), or neither. Fix it in the environment or .env (see .env.example).`);
+    }
+    if (c.DISCORD_SHARD_ID !== undefined && c.DISCORD_SHARD_COUNT !== undefined && (Number(c.DISCORD_SHARD_COUNT) < 1 || Number(c.DISCORD_SHARD_ID) >= Number(c.DISCORD_SHARD_COUNT))) {
+      throw new ConfigError("DISCORD_SHARD_ID", `DISCORD_SHARD_ID must be from 0 to DISCORD_SHARD_COUNT-1 (got ${c.DISCORD_SHARD_ID} of ${c.DISCORD_SHARD_COUNT}). Fix it in the environment or .env (see .env.example).`);
+    }
     if (c.SLACK_BOT_TOKEN && !c.SLACK_APP_TOKEN && !c.SLACK_SIGNING_SECRET) {
       throw new ConfigError("SLACK_SIGNING_SECRET", "SLACK_SIGNING_SECRET is required for Slack HTTP mode: copy it from your Slack app's Basic Information page, or set SLACK_APP_TOKEN for Socket Mode.");
     }
@@ -203,5 +222,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const variable = String(issue.path[0] ?? "configuration");
   // Never echo the value of a secret variable.
   const message = SECRET_KEYS.includes(variable as keyof Config) ? issue.message.replace(/\(got ".*"\)/, "").trim() : issue.message;
-  throw new ConfigError(variable, `${variable} ${message}. Fix it in the environment or .env (see .env.example).`);
+  // One line, whatever the value held.
+  throw new ConfigError(variable, `${variable} ${message.replace(/[\r\n]+/g, " ")}. Fix it in the environment or .env (see .env.example).`);
 }

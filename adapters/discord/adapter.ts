@@ -38,8 +38,15 @@ export interface DiscordAdapterOptions {
   log?: Logger;
   /** Extra discord.js client options (tests: ws.buildIdentifyThrottler). */
   clientOptions?: Partial<ClientOptions>;
-  /** Attempts of one ctx.inbound call before the event is dropped. Default 6, backing off from 200 ms. */
+  /**
+   * Attempts of one ctx.inbound call before the event is dropped. Discord
+   * never redelivers a gateway event, so by default there is no attempt
+   * limit: the record is retried (backing off from 200 ms to 5 s) until the
+   * message is older than inboundGiveUpMs (default 10 minutes, the default
+   * INBOUND_TTL, past which it would not be answered anyway).
+   */
   inboundAttempts?: number;
+  inboundGiveUpMs?: number;
   inboundBackoffMs?: number;
   /** How long stop() waits for client.destroy() and in-flight events. Default 3000 ms. */
   stopTimeoutMs?: number;
@@ -199,15 +206,20 @@ export class DiscordAdapter implements Adapter {
   private async handleMessage(d: Record<string, unknown>): Promise<void> {
     if (!this.id) return;
     const info = await this.channelInfo(d["channel_id"], d["guild_id"] !== undefined);
-    const env = normalizeMessage(d, this.identity(), info);
+    const env = normalizeMessage(d, this.identity(), info, (err) => this.normalizeFailed("message", d, err));
     if (env) await this.deliver(env);
   }
 
   private async handleInteraction(d: Record<string, unknown>): Promise<void> {
     if (!this.id) return;
     const info = await this.channelInfo(d["channel_id"], d["guild_id"] !== undefined);
-    const i = normalizeInteraction(d, this.identity(), info);
+    const i = normalizeInteraction(d, this.identity(), info, (err) => this.normalizeFailed("interaction", d, err));
     if (i) await this.deliver(i.env);
+  }
+
+  private normalizeFailed(what: string, d: Record<string, unknown>, err: unknown): void {
+    this.ctx?.reportError?.(`discord-normalize-${what}`, err);
+    this.log?.error({ id: typeof d["id"] === "string" ? d["id"] : undefined, err: err instanceof Error ? err.name : typeof err }, `discord: a ${what} could not be normalized; not answered`);
   }
 
   /** Channel type, thread parent and name: from discord.js's cache, else one REST fetch for guild channels. */
@@ -215,7 +227,14 @@ export class DiscordAdapter implements Adapter {
     const client = this.client;
     if (!client || !isSnowflake(id)) return undefined;
     let ch = client.channels.cache.get(id);
-    if (!ch && inGuild) ch = (await client.channels.fetch(id).catch(() => null)) ?? undefined;
+    if (!ch && inGuild)
+      ch =
+        (await client.channels.fetch(id).catch((err: unknown) => {
+          // Without it a thread reads as its own channel: log it, count it, and go on with what the event says.
+          this.ctx?.reportError?.("discord-channel-fetch", err);
+          this.log?.warn({ channelId: id, err: err instanceof Error ? err.name : typeof err }, "discord: could not fetch a channel's type; normalizing from the event alone");
+          return null;
+        })) ?? undefined;
     if (!ch) return undefined;
     const info: ChannelInfo = { type: ch.type };
     if (ch.isThread() && ch.parentId) info.parentId = ch.parentId;
@@ -226,7 +245,8 @@ export class DiscordAdapter implements Adapter {
   /** Hands one envelope to the gateway, retrying while the store is briefly unavailable. */
   private async deliver(env: InboundEnvelope): Promise<void> {
     const ctx = this.ctx!;
-    const attempts = this.opts.inboundAttempts ?? 6;
+    const attempts = this.opts.inboundAttempts ?? Infinity;
+    const giveUpAt = env.occurredAt.getTime() + (this.opts.inboundGiveUpMs ?? 10 * 60_000);
     const base = this.opts.inboundBackoffMs ?? 200;
     for (let attempt = 1; ; attempt++) {
       try {
@@ -234,10 +254,14 @@ export class DiscordAdapter implements Adapter {
         this.log?.debug({ eventId: env.eventId, status: r.status }, "discord inbound");
         return;
       } catch (err) {
-        if (attempt >= attempts || this.state === "stopped") {
-          this.log?.error({ eventId: env.eventId, attempt, error: err instanceof Error ? err.name : typeof err }, "discord: inbound event could not be recorded; dropped");
+        const error = err instanceof Error ? err.name : typeof err;
+        ctx.reportError?.("discord-record", err);
+        if (attempt >= attempts || this.state === "stopped" || Date.now() >= giveUpAt) {
+          ctx.reportError?.("discord-record-dropped", err);
+          this.log?.error({ eventId: env.eventId, attempt, error }, "discord: inbound event could not be recorded; dropped (Discord does not redeliver)");
           return;
         }
+        this.log?.[attempt >= 5 ? "error" : "warn"]({ eventId: env.eventId, attempt, error }, "discord: recording an inbound event failed; retrying (later events of its channel wait)");
         await sleep(Math.min(base * 2 ** (attempt - 1), 5000));
       }
     }

@@ -102,7 +102,7 @@ const obj = (v: unknown): Obj | undefined => (typeof v === "object" && v !== nul
  * A chat-input command interaction (type 2, data.type 1) -> its envelope, or
  * undefined for anything else (buttons, autocomplete, malformed). Never throws.
  */
-export function normalizeInteraction(raw: unknown, bot: DiscordBotIdentity, channel?: ChannelInfo): CommandInteraction | undefined {
+export function normalizeInteraction(raw: unknown, bot: DiscordBotIdentity, channel?: ChannelInfo, onError?: (err: unknown) => void): CommandInteraction | undefined {
   try {
     const i = obj(raw);
     const data = obj(i?.["data"]);
@@ -150,7 +150,8 @@ export function normalizeInteraction(raw: unknown, bot: DiscordBotIdentity, chan
     const title = channel?.name ?? rawChannel?.["name"];
     if (chatKind !== "private" && typeof title === "string" && title) env.chatTitle = title;
     return { id, token, applicationId, channelId, env };
-  } catch {
+  } catch (err) {
+    onError?.(err);
     return undefined;
   }
 }

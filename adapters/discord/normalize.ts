@@ -44,11 +44,12 @@ function num(v: unknown): number | undefined {
   return typeof v === "number" && Number.isFinite(v) ? v : undefined;
 }
 
-export function normalizeMessage(raw: unknown, bot: DiscordBotIdentity, channel?: ChannelInfo): InboundEnvelope | undefined {
+export function normalizeMessage(raw: unknown, bot: DiscordBotIdentity, channel?: ChannelInfo, onError?: (err: unknown) => void): InboundEnvelope | undefined {
   try {
     return normalizeUnsafe(raw, bot, channel);
-  } catch {
-    // Defence in depth: a payload shape nobody foresaw must not stop the shard's event loop.
+  } catch (err) {
+    // Defence in depth: a payload shape nobody foresaw must not stop the shard's event loop; the adapter logs and counts it.
+    onError?.(err);
     return undefined;
   }
 }

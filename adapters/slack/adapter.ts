@@ -126,8 +126,12 @@ export class SlackAdapter implements Adapter {
           ...(this.o.apiUrl !== undefined ? { apiUrl: this.o.apiUrl } : {}),
           ...(this.o.socketReconnectMs !== undefined ? { clientPingTimeoutMs: this.o.socketReconnectMs } : {}),
           onState: (up) => (this.socketConnected = up),
+          onRecordFailed: (err, retryNum) => {
+            ctx.reportError?.("slack-socket-receiver", err);
+            log.error({ retryNum, err: err instanceof Error ? { name: err.name, code: (err as { code?: unknown }).code } : typeof err }, "a Slack Socket Mode envelope could not be recorded; it is left unacked so Slack delivers it again");
+          },
         })
-      : new SlackHttpReceiver({ signingSecret: this.o.signingSecret!, log });
+      : new SlackHttpReceiver({ signingSecret: this.o.signingSecret!, log, onError: (where, err) => ctx.reportError?.(where, err) });
     const app = new App({
       token: this.o.botToken,
       botId: me.botId,
@@ -163,7 +167,13 @@ export class SlackAdapter implements Adapter {
       const channel = event?.["channel"];
       const threadTs = event ? replyThreadTs(event) : undefined;
       const knownThread = threadTs !== undefined && isSlackId(channel) ? await threads.has(channel, threadTs) : false;
-      const env = normalizeEvent(body, me, { knownThread });
+      const env = normalizeEvent(body, me, {
+        knownThread,
+        onError: (err) => {
+          ctx.reportError?.("slack-normalize", err);
+          log.error({ slackEventId: (body as { event_id?: unknown }).event_id, err: err instanceof Error ? err.name : typeof err }, "slack: an event could not be normalized; acknowledged and not answered");
+        },
+      });
       if (!env) return;
       if (startsThread(env) && isSlackId(channel)) await threads.remember(channel, env.threadId!);
       await record(env, (body as { event_id?: unknown }).event_id);

@@ -31,6 +31,8 @@ export interface SlackIdentity {
 export interface NormalizeOptions {
   /** The message's thread (thread_ts) is one the bot was summoned into, so it is addressed to the bot. */
   knownThread?: boolean;
+  /** Told when the event could not be read (the adapter logs and counts it); it is not a turn. */
+  onError?: (err: unknown) => void;
 }
 
 /** Subtypes that are still a person talking; every other subtype (joins, edits, deletes, bots) is not a turn. */
@@ -115,7 +117,8 @@ function senderNameOf(event: Obj): string | undefined {
 export function normalizeEvent(body: unknown, me: SlackIdentity, opts: NormalizeOptions = {}): InboundEnvelope | undefined {
   try {
     return normalizeUnsafe(body, me, opts);
-  } catch {
+  } catch (err) {
+    opts.onError?.(err);
     // Belt and braces: the code below is written not to throw, but a getter on
     // a hostile object could; an event we cannot read is not a turn.
     return undefined;

@@ -8,13 +8,16 @@
  * (signature check, url_verification, retry headers, body parsing) and hands
  * the body to app.processEvent().
  *
- * Acks: a fresh delivery is answered only after processEvent() resolves, that
- * is after the listeners have recorded the event with ctx.inbound() (see
- * ack.ts); the turn itself runs in the gateway's background. Slack gives 3 s;
- * recording takes milliseconds, and a guard answers 503 at ACK_DEADLINE_MS
- * so Slack redelivers rather than count a silent timeout against the app.
- * A redelivery (X-Slack-Retry-Num) is acked at once and still processed: the
- * gateway drops it by eventId if the first delivery was recorded.
+ * Acks: every delivery, a retry (X-Slack-Retry-Num) as much as the first, is
+ * answered only after processEvent() resolves, that is after the listeners
+ * have recorded the event with ctx.inbound() (see ack.ts); the turn itself
+ * runs in the gateway's background. A retry may be the last copy Slack ever
+ * sends: acknowledging it before it is recorded would lose it for good when
+ * the record fails. A redelivery of an event already recorded is a duplicate
+ * the gateway drops by eventId, and is acked as soon as that is known. Slack
+ * gives 3 s; recording takes milliseconds, and a guard answers 503 at
+ * ACK_DEADLINE_MS so Slack redelivers rather than count a silent timeout
+ * against the app. A failure to record answers 500, logged.
  */
 import type { App, Receiver } from "@slack/bolt";
 import type { Logger } from "../../src/log.js";
@@ -29,6 +32,8 @@ export interface HttpReceiverOptions {
   signingSecret: string;
   log: Logger;
   now?: () => number;
+  /** Counts an error the receiver handled (switchboard_internal_errors_total{where}). */
+  onError?: (where: string, err: unknown) => void;
 }
 
 export class SlackHttpReceiver implements Receiver {
@@ -73,7 +78,6 @@ export class SlackHttpReceiver implements Receiver {
     const gate = new AckGate();
     const run = app.processEvent({ body, ack: gate.ack, ...(retryNum !== undefined ? { retryNum } : {}), ...(retryReason !== undefined ? { retryReason } : {}) });
     this.track(run, body);
-    if (retryNum !== undefined) return { status: 200 };
 
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<"late">((resolve) => {
@@ -83,22 +87,26 @@ export class SlackHttpReceiver implements Receiver {
     try {
       const outcome = await Promise.race([run.then(() => "done" as const), deadline]);
       if (outcome === "late") {
-        this.o.log.warn({ slackEventId: body["event_id"] }, "recording a Slack event took too long; answering 503 so Slack redelivers it");
+        this.o.log.warn({ slackEventId: body["event_id"], retryNum }, "recording a Slack event took too long; answering 503 so Slack redelivers it");
         return { status: 503, body: "try again" };
       }
       return gate.toHttp();
-    } catch {
+    } catch (err) {
       // Not recorded (the store is down): a non-2xx makes Slack deliver it again.
+      this.o.onError?.("slack-receiver", err);
+      this.o.log.error(
+        { slackEventId: body["event_id"], retryNum, err: err instanceof Error ? { name: err.name, code: (err as { code?: unknown }).code } : typeof err },
+        "a Slack event could not be recorded; answering 500 so Slack delivers it again",
+      );
       return { status: 500, body: "could not record the event" };
     } finally {
       clearTimeout(timer);
     }
   };
 
-  private track(run: Promise<void>, body: Record<string, unknown>): void {
-    const p = run.catch((err: unknown) => {
-      this.o.log.warn({ slackEventId: body["event_id"], err: err instanceof Error ? err.name : typeof err }, "a Slack event was not recorded");
-    });
+  /** Keeps in-flight records for stop(); their failures are logged by handle(). */
+  private track(run: Promise<void>, _body: Record<string, unknown>): void {
+    const p = run.catch(() => undefined);
     this.inFlight.add(p);
     void p.finally(() => this.inFlight.delete(p));
   }

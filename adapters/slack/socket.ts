@@ -22,6 +22,8 @@ export interface SocketReceiverOptions {
   /** Reconnect delay after a lost connection (Bolt's default is 5 s). */
   clientPingTimeoutMs?: number;
   onState?: (connected: boolean) => void;
+  /** Told when an envelope could not be recorded (it is left unacked: Slack redelivers it). */
+  onRecordFailed?: (err: unknown, envelopeRetry: number | undefined) => void;
 }
 
 export class SlackSocketReceiver extends SocketModeReceiver {
@@ -33,7 +35,10 @@ export class SlackSocketReceiver extends SocketModeReceiver {
       ...(o.clientPingTimeoutMs !== undefined ? { clientPingTimeout: o.clientPingTimeoutMs } : {}),
       installerOptions: { clientOptions: { ...(o.apiUrl !== undefined ? { slackApiUrl: o.apiUrl } : {}), retryConfig: { retries: 0 } } },
       // Never ack an event that could not be recorded: Slack's redelivery is the retry.
-      processEventErrorHandler: async () => false,
+      processEventErrorHandler: async ({ error, event }) => {
+        o.onRecordFailed?.(error, (event as { retryNum?: number }).retryNum);
+        return false;
+      },
     });
     if (o.onState) {
       const on = o.onState;

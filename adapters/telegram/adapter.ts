@@ -180,6 +180,7 @@ export class TelegramAdapter implements Adapter {
           migrated: (from, to) => ctx.chatMigrated?.(from, to) ?? Promise.resolve(),
           accepting: () => this.state === "running" || this.state === "starting",
           log,
+          onError: (where, err) => ctx.reportError?.(where, err),
         }),
         // Public (Telegram sends the secret in a header, checked before the body is read).
         { public: true, maxBodyBytes: MAX_UPDATE_BYTES, precheck: webhookPrecheck(this.opts.webhookSecret!) },
@@ -217,10 +218,14 @@ export class TelegramAdapter implements Adapter {
       allowedUpdates: this.allowedUpdates(),
       log,
       backoff: this.backoff,
+      onError: (where, err) => ctx.reportError?.(where, err),
       deliver: async (update: Update) => {
         const migration = chatMigrationOf(update);
         if (migration) await ctx.chatMigrated?.(migration.from, migration.to);
-        const env = normalizeUpdate(update, this.identity());
+        const env = normalizeUpdate(update, this.identity(), (err) => {
+          ctx.reportError?.("telegram-normalize", err);
+          log.error({ updateId: update.update_id, err: err instanceof Error ? err.name : typeof err }, "telegram: an update could not be normalized; confirmed and not answered");
+        });
         // No envelope (an edit, a service message, a type we do not handle):
         // nothing to record, so it is confirmed and never blocks the queue.
         if (env) await ctx.inbound(env);

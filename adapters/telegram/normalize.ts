@@ -35,11 +35,16 @@ const num = (v: unknown): number | undefined => (typeof v === "number" && Number
 const obj = (v: unknown): Obj | undefined => (isObj(v) ? v : undefined);
 const nonNegInt = (v: unknown): number | undefined => (typeof v === "number" && Number.isSafeInteger(v) && v >= 0 ? v : undefined);
 
-/** Returns the envelope for an update that starts a turn, or undefined for everything else. Never throws. */
-export function normalizeUpdate(update: unknown, bot: BotIdentity): InboundEnvelope | undefined {
+/**
+ * Returns the envelope for an update that starts a turn, or undefined for
+ * everything else. Never throws: an update the code below could not read is
+ * passed to `onError` (the adapter logs and counts it) and is not a turn.
+ */
+export function normalizeUpdate(update: unknown, bot: BotIdentity, onError?: (err: unknown) => void): InboundEnvelope | undefined {
   try {
     return normalizeUpdateUnguarded(update, bot);
-  } catch {
+  } catch (err) {
+    onError?.(err);
     return undefined;
   }
 }

@@ -31,6 +31,8 @@ export interface LongPollerOptions {
   deliver: (update: Update) => Promise<void>;
   log: Logger;
   backoff: Backoff;
+  /** Counts a failed record (switchboard_internal_errors_total). */
+  onError?: (where: string, err: unknown) => void;
 }
 
 /** The chat an update belongs to (updates without one share a key, so they stay in order). */
@@ -174,6 +176,7 @@ export class LongPoller {
         return true;
       } catch (err) {
         const error = err instanceof Error ? err.name : typeof err;
+        this.o.onError?.("telegram-polling-record", err);
         this.stuck = { updateId: update.update_id, attempts: attempt, error };
         const level = attempt >= 5 ? "error" : "warn";
         this.o.log[level]({ updateId: update.update_id, attempt, error }, "telegram: recording an inbound update failed; retrying the same update (its offset stays unconfirmed)");

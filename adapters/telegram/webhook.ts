@@ -24,6 +24,8 @@ export interface WebhookHandlerOptions {
   /** false after stop(): answer 503 so Telegram keeps the update for later. */
   accepting: () => boolean;
   log: Logger;
+  /** Counts a failure to record (switchboard_internal_errors_total). */
+  onError?: (where: string, err: unknown) => void;
 }
 
 const text = (status: number, body: string): HttpResponse => ({ status, headers: { "content-type": "text/plain; charset=utf-8" }, body });
@@ -78,12 +80,16 @@ export function createWebhookHandler(o: WebhookHandlerOptions): HttpHandler {
         return text(500, "could not record the update; Telegram will retry");
       }
     }
-    const env = normalizeUpdate(update, o.bot());
+    const env = normalizeUpdate(update, o.bot(), (err) => {
+      o.onError?.("telegram-normalize", err);
+      o.log.error({ updateId: update["update_id"], err: err instanceof Error ? err.name : typeof err }, "telegram: an update could not be normalized; acknowledged and not answered");
+    });
     if (env) {
       try {
         await o.inbound(env);
       } catch (err) {
-        o.log.warn({ eventId: env.eventId, error: err instanceof Error ? err.name : typeof err }, "telegram webhook: recording the update failed; answering 500 so Telegram redelivers it");
+        o.onError?.("telegram-webhook", err);
+        o.log.error({ eventId: env.eventId, error: err instanceof Error ? err.name : typeof err }, "telegram webhook: recording the update failed; answering 500 so Telegram redelivers it");
         return text(500, "could not record the update; Telegram will retry");
       }
     }

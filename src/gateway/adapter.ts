@@ -44,6 +44,12 @@ export interface AdapterContext {
    * update that announced it.
    */
   chatMigrated?(fromChatId: string, toChatId: string): Promise<void>;
+   * Counts an error the adapter caught on a correctness path (a normalizer
+   * that threw, a record that failed and was answered non-2xx) in
+   * switchboard_internal_errors_total{where}. The adapter logs it itself,
+   * with its context.
+   */
+  reportError?(where: string, err: unknown): void;
 }
 
 export type InboundResult =

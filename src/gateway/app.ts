@@ -26,6 +26,13 @@ import { Pairing } from "./pairing.js";
 import { SentLog } from "./sent-log.js";
 import { sqliteFile } from "../store/db.js";
 
+/** The driver's error code behind a store failure (SQLITE_FULL, ECONNRESET, ...), for the failure counter's label. */
+function storeErrorCode(err: unknown): string {
+  const e = err as { code?: unknown; cause?: { code?: unknown } } | undefined;
+  const inner = e?.cause?.code;
+  return typeof inner === "string" ? inner : typeof e?.code === "string" ? e.code : "unknown";
+}
+
 export interface AppOptions {
   log?: Logger;
   /** Builds the platform adapters once the app exists (the composition root passes adapters/). */
@@ -38,6 +45,10 @@ export interface AppOptions {
   streamAfterMs?: number;
   /** How often unsent replies are retried. */
   retryIntervalMs?: number;
+  /** How often a probe write checks the store for /healthz (default 5 s). */
+  storeProbeMs?: number;
+  /** The clock that stamps recording times (tests skew it: recorded order comes from the database, never from it). */
+  clock?: () => Date;
 }
 
 export interface App {
@@ -59,16 +70,22 @@ export interface App {
 /** The composition of every layer, as `npm start` runs it. */
 export async function createApp(config: Config, opts: AppOptions = {}): Promise<App> {
   const log = opts.log ?? createLogger({ level: config.LOG_LEVEL, format: config.LOG_FORMAT });
+  const metrics = new GatewayMetrics({ processMetrics: true });
   const db = await openDatabase({
     url: config.DATABASE_URL, faults: opts.faults, onQuery: opts.onQuery,
     onIdleError: (err) => log.warn({ err: errInfo(err) }, "an idle PostgreSQL connection dropped; the next query reconnects"),
+    // Each store call that failed for good is counted; the caller logs it with its own context.
+    onFailure: (op, err) => metrics.storeFailures.inc({ op, code: storeErrorCode(err) }),
+    onFenced: (reason) => {
+      metrics.internalErrors.inc({ where: "store-identity" });
+      log.error({ reason }, "the database is not the one this gateway opened: intake stops (nothing more is acknowledged) and /healthz answers 503");
+    },
   });
   const registry = new Registry(new SessionStore(db));
   const transcript = new TranscriptStore(db);
   const memories = new MemoryStore(db);
   const kv = new KvStore(db);
   const identities = new IdentityStore(db);
-  const metrics = new GatewayMetrics({ processMetrics: true });
   const personaRegistry = loadPersonas(config.PERSONAS ? (JSON.parse(config.PERSONAS) as Record<string, string>) : {});
   const agentFactory =
     opts.agentFactory ??
@@ -83,7 +100,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
       log,
     });
   const deliveries = new DeliveryStore(db);
-  const inbound = new InboundStore(db);
+  const inbound = new InboundStore(db, opts.clock);
   const retention = new Retention({ retentionMs: config.RECORD_RETENTION, tables: { inbound, delivery: deliveries }, log, metrics });
   const ledger = new GatewayLedger(new TurnStore(db, deliveries), config.INBOUND_TTL);
   const reflector = new Reflector({
@@ -114,6 +131,12 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
     maxLiveSessions: config.LIVE_SESSIONS_MAX,
     freshWindow: config.SHARED_DATABASE,
     onTurnCommitted: reflector.onTurnCommitted,
+    // A failing commit is retried until its event's TTL (durable-commit.ts); without a known event, not at all.
+    commitDeadline: (ids) => {
+      const t = ids.map((id) => ledger.occurredAt.get(id)).find((v) => v !== undefined);
+      return t === undefined ? undefined : t + config.INBOUND_TTL;
+    },
+    onCommitError: () => metrics.internalErrors.inc({ where: "turn-commit" }),
   });
   const pairing = new Pairing(new AccessStore(db));
   const approve: CommandSpec = {
@@ -161,13 +184,18 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
 
   const health = () => gateway.adapters.map((a) => ({ platform: a.platform, botId: a.botId, ...a.health() }));
   // Public, so a load balancer can probe it; the details are for operators (token, or loopback).
+  // The store's health comes from real outcomes (every call, and a probe write every few seconds): a
+  // store that cannot write, or a SQLite file deleted or replaced, answers 503 with the reason.
   http.route("GET", "/healthz", async (req) => {
     const adapters = health();
-    const ready = adapters.every((a) => a.ready);
-    const status = req.query.get("ready") && !ready ? 503 : 200;
-    if (!req.operator) return json(status, { status: ready ? "ok" : "not ready" });
-    const store = { provider: db.provider, ...(retention.lastSweep && { lastPruned: { at: retention.lastSweep.at.toISOString(), rows: retention.lastSweep.pruned } }) };
-    return json(status, { status: "ok", ready, adapters, store });
+    const store = db.health();
+    const down = adapters.filter((a) => !a.ready).map((a) => `${a.platform}${a.botId ? `:${a.botId}` : ""}${a.detail ? ` (${a.detail})` : ""}`);
+    const ready = down.length === 0 && store.ok;
+    const status = !store.ok || (req.query.get("ready") && !ready) ? 503 : 200;
+    const summary = store.ok ? "ok" : "store unhealthy";
+    if (!req.operator) return json(status, { status: summary });
+    const pruned = retention.lastSweep && { lastPruned: { at: retention.lastSweep.at.toISOString(), rows: retention.lastSweep.pruned } };
+    return json(status, { status: summary, ready, store: { provider: db.provider, ...store, ...pruned }, down, adapters });
   }, { public: true });
   http.route("GET", "/metrics", async () => {
     for (const a of health()) metrics.adapterUp.set({ platform: a.platform, bot: a.botId }, a.ready ? 1 : 0);
@@ -198,7 +226,16 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
       await gateway.start();
       reflector.start(config.REFLECT_SWEEP_INTERVAL);
       timers = [
-        setInterval(() => void outbound.flushUnsent().catch((err) => log.warn({ err: String(err) }, "retrying unsent replies failed")), opts.retryIntervalMs ?? 15_000),
+        // A probe write: a store that stopped taking writes shows in /healthz even when no traffic comes.
+        setInterval(() => void kv.set("switchboard:store-probe", new Date().toISOString()).catch((err) => log.warn({ err: errInfo(err) }, "the store probe write failed")), opts.storeProbeMs ?? 5_000),
+        setInterval(
+          () =>
+            void outbound.flushUnsent().catch((err) => {
+              metrics.internalErrors.inc({ where: "flush-unsent" });
+              log.warn({ err: errInfo(err) }, "retrying unsent replies failed; the next round tries again");
+            }),
+          opts.retryIntervalMs ?? 15_000,
+        ),
         setInterval(() => runner.evictIdle(30 * 60_000), 60_000),
       ];
       for (const t of timers) t.unref();

@@ -30,6 +30,10 @@ export interface DrainDeps {
    * process only after this: its next replies must not overtake them.
    */
   flushed?(inboundIds: string[]): Promise<void>;
+  /** Counts an error caught here (switchboard_internal_errors_total{where}); each is logged too. */
+  onError?(where: string, err: unknown): void;
+  /** How often a held lease is renewed (tests shorten it). */
+  renewMs?: number;
 }
 
 /**
@@ -66,7 +70,10 @@ export class ConversationDrainer {
     }
     const run = this.#gate
       .then(() => this.#drain(conversation))
-      .catch((err) => this.deps.log.warn({ conversation, err: errInfo(err) }, "draining a conversation failed; the sweeper retries it"))
+      .catch((err) => {
+        this.deps.onError?.("conversation-drain", err);
+        this.deps.log.error({ conversation, err: errInfo(err) }, "draining a conversation failed; the sweeper retries it");
+      })
       .finally(() => this.#draining.delete(conversation));
     this.#draining.set(conversation, run);
   }
@@ -87,7 +94,8 @@ export class ConversationDrainer {
       for (const [c, until] of this.#heldElsewhere) if (until <= now) this.#heldElsewhere.delete(c);
       for (const c of await this.deps.inbound.conversationsWaiting(new Date(now - SWEEP_MS))) if (!this.#heldElsewhere.has(c)) this.kick(c);
     } catch (err) {
-      this.deps.log.warn({ err: errInfo(err) }, "looking for waiting conversations failed");
+      this.deps.onError?.("conversation-sweep", err);
+      this.deps.log.error({ err: errInfo(err) }, "looking for waiting conversations failed; the next sweep tries again");
     }
   }
 
@@ -106,7 +114,24 @@ export class ConversationDrainer {
         return;
       }
       this.#heldElsewhere.delete(conversation);
-      const renew = setInterval(() => void leases.renew(conversation, processId, LEASE_TTL_MS).catch(() => undefined), LEASE_RENEW_MS);
+      // A lease we could not renew may already be another process's: stop taking this conversation's events at once.
+      let lost: string | undefined;
+      const renew = setInterval(() => {
+        void leases.renew(conversation, processId, LEASE_TTL_MS).then(
+          (held) => {
+            if (held || lost) return;
+            lost = "taken over";
+            this.deps.onError?.("lease-renew", new Error("lease lost"));
+            this.deps.log.error({ conversation }, "a conversation lease was lost (expired and taken); this process stops draining it");
+          },
+          (err: unknown) => {
+            if (lost) return;
+            lost = "renewal failed";
+            this.deps.onError?.("lease-renew", err);
+            this.deps.log.error({ conversation, err: errInfo(err) }, "renewing a conversation lease failed; this process stops draining it (another may take it over when it expires)");
+          },
+        );
+      }, this.deps.renewMs ?? LEASE_RENEW_MS);
       renew.unref();
       const taken = new Set<string>();
       const handles: Array<Promise<unknown>> = [];
@@ -114,6 +139,7 @@ export class ConversationDrainer {
       const settled = async () => !this.#dirty.has(conversation) && (await inbound.receivedIn(conversation, 1)).every((r) => taken.has(r.id));
       try {
         for (;;) {
+          if (lost) break;
           this.#dirty.delete(conversation);
           const batch = (await inbound.receivedIn(conversation)).filter((r) => !taken.has(r.id));
           if (batch.length === 0) {
@@ -125,6 +151,7 @@ export class ConversationDrainer {
             continue;
           }
           for (const rec of batch) {
+            if (lost) break;
             taken.add(rec.id);
             unflushed.push(rec.id);
             const took = await this.deps.take(rec);
@@ -133,7 +160,17 @@ export class ConversationDrainer {
         }
       } finally {
         clearInterval(renew);
-        await leases.release(conversation, processId).catch(() => undefined);
+        // A lost lease is left to expire: events we already took may still be running here.
+        if (!lost) await leases.release(conversation, processId).catch((err: unknown) => {
+          // It expires after LEASE_TTL_MS; until then the conversation waits for nobody.
+          this.deps.onError?.("lease-release", err);
+          this.deps.log.error({ conversation, err: errInfo(err) }, "releasing a conversation lease failed; it expires on its own");
+        });
+      }
+      // Lost: whoever holds the lease now drains it; our sweep tries again once it is free.
+      if (lost) {
+        this.#heldElsewhere.set(conversation, Date.now() + HELD_ELSEWHERE_MS);
+        return;
       }
       // An event recorded while we released may have found our lease: look once more.
       if (!this.#dirty.has(conversation) && (await inbound.receivedIn(conversation, 1)).length === 0) return;

@@ -59,7 +59,10 @@ const arrival = (env: InboundEnvelope): Arrival => ({ at: performance.now(), pla
 /** How a message that started no agent turn ended: a command, context kept in a group, or a reply of the access policy. */
 const handledWithoutTurn = (handle: RunHandle | undefined): string => (handle ? (handle.accepted === "consumed" ? "command" : "context") : "policy");
 
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms).unref?.());
+
+/** Unhandled events read per page when replaying at start. */
+const REPLAY_PAGE = 1000;
 
 /** Per-chat caches (bindings, the session bound at arrival) stay bounded; a miss re-reads the binding. */
 const CHAT_CACHE_LIMIT = 50_000;
@@ -92,23 +95,14 @@ export class Gateway {
   #gate: Promise<void> = Promise.resolve();
   /** Shared mode: conversations handled under database leases. */
   readonly #drainer: ConversationDrainer | undefined;
-  /**
-   * When the last record of each conversation completed (epoch ms). Events
-   * are handled in the order of their recorded time, kept to the
-   * millisecond; two events of one conversation recorded back to back within
-   * one millisecond would be ordered by their random ids. So the next record
-   * of a conversation starts only once the clock has moved past the previous
-   * one's completion.
-   */
-  readonly #lastRecorded = new Map<string, number>();
-
   constructor(readonly deps: GatewayDeps) {
     if (deps.policy.SHARED_DATABASE && deps.leases && deps.processId) {
-      const replies = new ReplyTracker(deps.runner, deps.outbound.opts.deliveries, deps.log, () => this.#stopping);
+      const replies = new ReplyTracker(deps.runner, deps.outbound.opts.deliveries, deps.log, () => this.#stopping, (where) => deps.metrics.internalErrors.inc({ where }));
       this.#drainer = new ConversationDrainer({
         inbound: deps.inbound, leases: deps.leases, processId: deps.processId, log: deps.log,
         take: (rec) => this.#take(rec),
         flushed: (ids) => replies.flushed(ids),
+        onError: (where) => deps.metrics.internalErrors.inc({ where }),
       });
     }
     // Rotations and switches move a conversation: forget its cached binding.
@@ -144,6 +138,7 @@ export class Gateway {
         if (groupId) this.deps.log.info({ platform: adapter.platform, groupId }, "a group moved to a new chat id (supergroup upgrade); its sessions follow it");
       },
       log: this.deps.log.child({ platform: adapter.platform }),
+      reportError: (where) => this.deps.metrics.internalErrors.inc({ where: `${adapter.platform}:${where}` }),
     };
   }
 
@@ -186,7 +181,8 @@ export class Gateway {
           await a.start(this.context(a));
           this.deps.outbound.rekey(a);
         } catch (err) {
-          this.deps.log.error({ platform: a.platform, err: errInfo(err) }, "adapter failed to start; the gateway runs without it");
+          this.deps.metrics.internalErrors.inc({ where: `${a.platform}:adapter-start` });
+          this.deps.log.error({ platform: a.platform, err: errInfo(err) }, "adapter failed to start; the gateway runs without it (/healthz?ready=1 answers 503 naming it)");
         }
       }),
     );
@@ -199,12 +195,18 @@ export class Gateway {
   async #replay(): Promise<{ replayed: number; expired: number }> {
     let replayed = 0;
     let expired = 0;
-    for (const rec of await this.deps.inbound.unhandled()) {
-      const env = await this.#recorded(rec);
-      if (env === "expired") expired++;
-      if (typeof env === "string") continue;
-      this.#enqueue(env, rec.id, rec.occurredAt.getTime());
-      replayed++;
+    // Every page, in recorded order: each chat's chain gets its events in the order they were recorded.
+    for (let after = 0; ; ) {
+      const page = await this.deps.inbound.unhandled(REPLAY_PAGE, after);
+      for (const rec of page) {
+        const env = await this.#recorded(rec);
+        if (env === "expired") expired++;
+        if (typeof env === "string") continue;
+        this.#enqueue(env, rec.id, rec.occurredAt.getTime());
+        replayed++;
+      }
+      if (page.length < REPLAY_PAGE) break;
+      after = page[page.length - 1]!.seq;
     }
     if (replayed || expired) this.deps.log.info({ replayed, expired }, "recovered events from before the restart");
     return { replayed, expired };
@@ -215,16 +217,49 @@ export class Gateway {
    * expired events are marked (never answered late), unreadable ones ignored.
    */
   async #recorded(rec: InboundRecord): Promise<InboundEnvelope | "expired" | "unreadable"> {
-    if (Date.now() - rec.occurredAt.getTime() > this.deps.policy.INBOUND_TTL) {
-      await this.deps.inbound.mark(rec.id, "expired", "expired before it was handled");
-      this.deps.metrics.expired.inc({ platform: rec.platform, what: "inbound" });
-      return "expired";
-    }
+    let env: InboundEnvelope;
     try {
-      return revive(rec.envelope);
-    } catch {
+      env = revive(rec.envelope);
+    } catch (err) {
+      this.deps.metrics.internalErrors.inc({ where: "inbound-envelope" });
+      this.deps.log.error({ inboundId: rec.id, platform: rec.platform, err: errInfo(err) }, "a recorded event could not be read back; it is not answered");
       await this.deps.inbound.mark(rec.id, "ignored", "unreadable envelope");
       return "unreadable";
+    }
+    if (Date.now() - rec.occurredAt.getTime() > this.deps.policy.INBOUND_TTL) {
+      // Accepted (acknowledged to the platform) and never answered: say so in its chat, never silence.
+      await this.#unanswered(env, rec.id, "expired before it was handled");
+      return "expired";
+    }
+    return env;
+  }
+
+  /**
+   * An accepted event that reached INBOUND_TTL without an answer: marked
+   * expired (never answered late), counted, logged, and its chat gets a
+   * short notice to send it again. The notice goes through a delivery record
+   * when the store takes it, else straight to the platform (best effort).
+   */
+  async #unanswered(env: InboundEnvelope, inboundId: string, why: string): Promise<void> {
+    const { metrics, log } = this.deps;
+    metrics.expired.inc({ platform: env.platform, what: "inbound" });
+    metrics.unanswered.inc({ platform: env.platform });
+    log.error({ platform: env.platform, inboundId, chatId: env.chatId, occurredAt: env.occurredAt.toISOString(), why }, "an accepted event reached INBOUND_TTL unanswered; its chat is asked to send it again");
+    const at = env.occurredAt.toISOString().slice(11, 16);
+    const text = `I couldn't answer your message from ${at} UTC; please send it again.`;
+    try {
+      await this.deps.inbound.mark(inboundId, "expired", why);
+      // Not keyed to the inbound's TTL (that has passed): the notice gets a TTL of its own.
+      const r = await this.deps.ledger.commit({ sessionId: "", inboundIds: [], messages: [], turnIncrement: 0, replies: [{ replyTo: env.replyTo, text, kind: "notice", severity: "warn" }] });
+      for (const id of r.deliveryIds) await this.deps.outbound.deliverId(id);
+    } catch (err) {
+      metrics.internalErrors.inc({ where: "unanswered-notice" });
+      log.error({ inboundId, err: errInfo(err) }, "the store could not record the unanswered notice; sending it straight to the platform");
+      const adapter = this.adapters.find((a) => adapterKey(a.platform, a.botId) === adapterKey(env.platform, env.botId));
+      await adapter?.sink.send(env.replyTo, text).catch((e: unknown) => {
+        metrics.internalErrors.inc({ where: "unanswered-notice-send" });
+        log.error({ inboundId, err: errInfo(e) }, "the unanswered notice could not be sent either");
+      });
     }
   }
 
@@ -242,8 +277,6 @@ export class Gateway {
     const age = Date.now() - env.occurredAt.getTime();
     const expired = age > policy.INBOUND_TTL;
     const conversation = this.#conversationKey(env);
-    const last = this.#lastRecorded.get(conversation);
-    while (last !== undefined && Date.now() <= last) await sleep(1);
     const rec = await this.deps.inbound.record({
       conversation,
       platform: env.platform,
@@ -253,7 +286,6 @@ export class Gateway {
       occurredAt: env.occurredAt,
       ...(expired ? { status: "expired" as const, note: `arrived ${Math.round(age / 1000)} s late` } : {}),
     });
-    this.#noteRecorded(conversation);
     if (rec === "duplicate") {
       metrics.duplicates.inc({ platform: env.platform });
       metrics.inbound.inc({ platform: env.platform, outcome: "duplicate" });
@@ -272,13 +304,6 @@ export class Gateway {
     return { status: "accepted", inboundId: rec.id };
   }
 
-  #noteRecorded(conversation: string): void {
-    const now = Date.now();
-    this.#lastRecorded.set(conversation, now);
-    // Only entries of the current millisecond matter.
-    if (this.#lastRecorded.size > 1000) for (const [k, t] of this.#lastRecorded) if (t < now) this.#lastRecorded.delete(k);
-  }
-
   /**
    * Shared mode: takes one recorded event into this process's runner (under
    * the conversation's lease); the promise settles once it is committed.
@@ -290,6 +315,7 @@ export class Gateway {
     if (!this.#arrivals.has(rec.id)) this.#arrivals.set(rec.id, arrival(env));
     const handle = await this.#dispatch(env, rec.id);
     if (!handle || handle.accepted === "consumed" || handle.accepted === "context") this.#handled(rec.id, handledWithoutTurn(handle));
+    if (handle) this.#watch(handle, env, rec.id);
     return handle ? { done: handle.done } : undefined;
   }
 
@@ -317,17 +343,49 @@ export class Gateway {
     await this.#drainer?.idle();
   }
 
+  /**
+   * Hands one event to the runner. If that fails (the store is failing), it
+   * is retried here with bounded backoff, and the chat's later events wait
+   * behind it (this runs in the chat's chain): order is kept. At the event's
+   * INBOUND_TTL it is given up with a notice in its chat; while stopping it
+   * stays unhandled and is replayed at the next start.
+   */
   async #handle(env: InboundEnvelope, inboundId: string, boundAtArrival?: string): Promise<void> {
     await this.#gate;
-    try {
-      const handle = await this.#dispatch(env, inboundId, boundAtArrival);
-      // Consumed and context-only events complete no turn: stop tracking them.
-      if (!handle || handle.accepted === "consumed" || handle.accepted === "context") this.#handled(inboundId, handledWithoutTurn(handle));
-    } catch (err) {
-      this.#arrivals.delete(inboundId);
-      // The event stays "received": it is replayed at the next start, or expires.
-      this.deps.log.error({ platform: env.platform, inboundId, err: errInfo(err) }, "could not handle an inbound event; it will be retried after a restart");
+    const deadline = env.occurredAt.getTime() + this.deps.policy.INBOUND_TTL;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const handle = await this.#dispatch(env, inboundId, boundAtArrival);
+        // Consumed and context-only events complete no turn: stop tracking them.
+        if (!handle || handle.accepted === "consumed" || handle.accepted === "context") this.#handled(inboundId, handledWithoutTurn(handle));
+        if (handle) this.#watch(handle, env, inboundId);
+        return;
+      } catch (err) {
+        this.deps.metrics.internalErrors.inc({ where: "inbound-handle" });
+        const wait = Math.min(5000, 50 * 2 ** Math.min(attempt - 1, 10));
+        if (this.#stopping) {
+          this.#arrivals.delete(inboundId);
+          this.deps.log.error({ platform: env.platform, inboundId, err: errInfo(err) }, "could not handle an inbound event while stopping; it is replayed at the next start");
+          return;
+        }
+        if (Date.now() + wait >= deadline) {
+          this.#arrivals.delete(inboundId);
+          await this.#unanswered(env, inboundId, `could not be handled: ${String(errInfo(err).message ?? "error")}`);
+          return;
+        }
+        this.deps.log[attempt >= 5 ? "error" : "warn"]({ platform: env.platform, inboundId, attempt, retryInMs: wait, err: errInfo(err) }, "could not handle an inbound event; retrying (its chat's later events wait)");
+        await sleep(wait);
+      }
     }
+  }
+
+  /** A turn that could not be committed before the event's TTL: its chat is told. */
+  #watch(handle: RunHandle, env: InboundEnvelope, inboundId: string): void {
+    void handle.done.then((outcome) => {
+      if (outcome !== "unanswered") return;
+      this.#arrivals.delete(inboundId);
+      return this.#unanswered(env, inboundId, "its turn could not be committed");
+    });
   }
 
   /**

@@ -15,6 +15,9 @@ export class GatewayMetrics {
   readonly httpConnections = new Gauge({ name: "switchboard_http_connections", help: "Open HTTP connections.", registers: [this.registry] });
   readonly httpBufferedBytes = new Gauge({ name: "switchboard_http_buffered_body_bytes", help: "Request-body bytes held in memory across connections.", registers: [this.registry] });
   readonly recordsPruned = new Counter({ name: "switchboard_records_pruned_total", help: "Inbound and delivery records deleted after RECORD_RETENTION.", labelNames: ["table"] as const, registers: [this.registry] });
+  readonly internalErrors = new Counter({ name: "switchboard_internal_errors_total", help: "Errors caught on a correctness path (store calls, lease renewals, normalizers, the sent log), by where they were caught. Each is also logged.", labelNames: ["where"] as const, registers: [this.registry] });
+  readonly storeFailures = new Counter({ name: "switchboard_store_failures_total", help: "Store calls that failed, by call site (op) and error code.", labelNames: ["op", "code"] as const, registers: [this.registry] });
+  readonly unanswered = new Counter({ name: "switchboard_unanswered_total", help: "Accepted events that reached INBOUND_TTL without an answer; the chat got a notice to send them again.", labelNames: ["platform"] as const, registers: [this.registry] });
   readonly adapterUp = new Gauge({ name: "switchboard_adapter_up", help: "1 when the adapter is ready, 0 when it is down.", labelNames: ["platform", "bot"] as const, registers: [this.registry] });
 
   constructor(opts: { processMetrics?: boolean } = {}) {

@@ -300,7 +300,10 @@ export class Outbound {
     if (!stale || this.#claimTimer) return;
     this.#claimTimer = setInterval(() => {
       if (!this.#held.size) return;
-      this.opts.deliveries.renewClaims([...this.#held], this.opts.owner ?? "").catch((err) => this.opts.log.warn({ err: errInfo(err) }, "renewing reply claims failed; another process may send them after the stale period"));
+      this.opts.deliveries.renewClaims([...this.#held], this.opts.owner ?? "").catch((err) => {
+        this.opts.metrics.internalErrors.inc({ where: "reply-claims-renew" });
+        this.opts.log.error({ err: errInfo(err) }, "renewing reply claims failed; another process may send them after the stale period");
+      });
     }, Math.max(250, Math.floor(stale / 3)));
     this.#claimTimer.unref?.();
   }
@@ -359,7 +362,7 @@ export class Outbound {
         );
         firstId ??= sent?.messageId;
       }
-      await this.opts.deliveries.markSent(rec.id, firstId);
+      await this.#markSent(rec, firstId);
       this.opts.sentLog?.done(rec.id);
       this.opts.metrics.outbound.inc({ platform: rec.platform, call: "send", outcome: "ok" });
     } catch (err) {
@@ -378,6 +381,26 @@ export class Outbound {
   #refused(rec: DeliveryRecord, why: "too-long" | "bad-format"): void {
     this.opts.metrics.outbound.inc({ platform: rec.platform, call: "send", outcome: why === "too-long" ? "resplit" : "plain" });
     this.opts.log.warn({ deliveryId: rec.id, platform: rec.platform, reason: why }, why === "too-long" ? "the platform refused a reply chunk as too long; it is split smaller and sent again" : "the platform could not parse a reply chunk's formatting; it is sent again as plain text");
+  }
+
+  /**
+   * The platform took the reply: marking it sent is retried (bounded by the
+   * reply's expiry) while the store fails, and the reply stays in flight here
+   * meanwhile, so it is never sent again from this process. Giving up leaves
+   * it "sending", resent after a restart (where the sent log, on SQLite,
+   * still stops that).
+   */
+  async #markSent(rec: DeliveryRecord, firstId: string | undefined): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.opts.deliveries.markSent(rec.id, firstId);
+      } catch (err) {
+        this.opts.metrics.internalErrors.inc({ where: "mark-sent" });
+        if (Date.now() >= rec.expiresAt.getTime()) throw err;
+        this.opts.log.warn({ deliveryId: rec.id, attempt, err: errInfo(err) }, "a sent reply could not be marked sent; retrying (it is not sent again meanwhile)");
+        await new Promise<void>((r) => setTimeout(r, Math.min(2000, 50 * 2 ** Math.min(attempt - 1, 6))).unref?.());
+      }
+    }
   }
 
   /** Sends every reply written but not confirmed sent (at start, and periodically). */

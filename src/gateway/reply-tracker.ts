@@ -28,6 +28,8 @@ export class ReplyTracker {
     private readonly deliveries: DeliveryStore,
     private readonly log: Logger,
     private readonly stopping: () => boolean,
+    /** Counts an error caught here (switchboard_internal_errors_total). */
+    private readonly onError: (where: string) => void = () => undefined,
   ) {
     runner.withSink(["text-final", "notice"], (_id, e) => {
       if ((e.kind !== "text-final" && e.kind !== "notice") || !e.inboundId || !e.deliveryId) return;
@@ -60,7 +62,8 @@ export class ReplyTracker {
         const rec = await this.deliveries.find(last);
         if (!rec || (rec.status !== "pending" && rec.status !== "sending")) return;
       } catch (err) {
-        this.log.warn({ err: errInfo(err) }, "could not tell whether a conversation's replies were sent; releasing it anyway");
+        this.onError("reply-flush-check");
+        this.log.error({ err: errInfo(err) }, "could not tell whether a conversation's replies were sent; releasing it anyway (its next replies could overtake them)");
         return;
       }
       if (Date.now() >= end || this.stopping()) return;

@@ -36,8 +36,13 @@ export class SentLog {
     let text = "";
     try {
       text = fs.readFileSync(file, "utf8");
-    } catch {
-      return out;
+    } catch (err) {
+      // No log yet: a first start. Anything else would silently turn off crash dedupe: stop the start instead.
+      if ((err as NodeJS.ErrnoException).code === "ENOENT") return out;
+      throw new Error(
+        `The sent log ${file} could not be read (${(err as NodeJS.ErrnoException).code ?? String(err)}); without it, replies a crash left unmarked could be sent twice. Fix its permissions or move it away (only if no reply is pending), then start again.`,
+        { cause: err },
+      );
     }
     for (const line of text.split("\n")) {
       const [kind, key, messageId] = line.split("\t");

@@ -25,8 +25,12 @@ export interface TurnRecord {
 }
 
 export interface CommitResult {
-  /** "archived"/"missing": the transcript part was refused; replies and inbound state were still recorded. */
-  transcript: "ok" | "archived" | "missing" | "skipped";
+  /**
+   * "archived"/"missing": the transcript part was refused; replies and inbound state were still recorded.
+   * "duplicate": the inbound records were already handled (an earlier attempt of this commit did land,
+   * its acknowledgement lost): nothing was written again, and its replies are already on their way.
+   */
+  transcript: "ok" | "archived" | "missing" | "skipped" | "duplicate";
   /** Durable delivery ids, in the order of `replies` (empty when the ledger keeps no delivery records). */
   deliveryIds: string[];
 }

@@ -65,6 +65,14 @@ export interface RunnerOptions {
   freshWindow?: boolean;
   /** Called after every committed turn (reflection hooks in here). Never awaited. */
   onTurnCommitted?: (session: LiveSession) => void;
+  /**
+   * Until when (epoch ms) a turn's failing commit is retried, given the
+   * inbound events it answers (their INBOUND_TTL); undefined: not retried.
+   * See durable-commit.ts.
+   */
+  commitDeadline?: (inboundIds: string[]) => number | undefined;
+  /** Told of every failed commit attempt (counted in /metrics). */
+  onCommitError?: (err: unknown) => void;
 }
 
 interface Worker {

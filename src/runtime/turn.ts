@@ -6,10 +6,12 @@ import type { MessageEvent, Severity } from "./events.js";
 import type { Reply } from "./ledger.js";
 import type { LiveSession, WindowMessage } from "./live-session.js";
 import { errInfo } from "../log.js";
+import { commitDurably, readDurably, Unanswered } from "./durable-commit.js";
 import { renderUserText } from "./pending.js";
 import type { Runner } from "./runner.js";
 
-export type TurnOutcome = "answered" | "failed" | "aborted" | "fenced" | "dropped" | "consumed" | "context";
+/** "unanswered": the turn could not be committed before its event's TTL (the gateway tells the chat). */
+export type TurnOutcome = "answered" | "failed" | "aborted" | "fenced" | "dropped" | "consumed" | "context" | "unanswered";
 
 export interface Pending {
   event: MessageEvent;
@@ -60,8 +62,8 @@ export async function executeTurn(runner: Runner, session: LiveSession, p: Pendi
   try {
     emit({ kind: "lifecycle", sessionId: session.id, phase: "turn-start", replyTo: ev.replyTo, detail: { turnId } });
     if (opts.freshWindow) session.invalidateWindow();
-    const window = await session.window();
-    const memories = opts.memories ? await opts.memories.recall(memoryScope(session.info).read, 20) : [];
+    const window = await readDurably(runner, p.inboundIds, abort.signal, () => session.window());
+    const memories = opts.memories ? await readDurably(runner, p.inboundIds, abort.signal, () => opts.memories!.recall(memoryScope(session.info).read, 20)) : [];
     const persona = opts.personas.resolve(session.info.persona);
     const messages: ChatMessage[] = [...window.map((m) => ({ role: m.role, content: m.content })), { role: "user", content: userText }];
     const agent = opts.agentFactory(session.metadata as Record<string, unknown>, { session: session.info });
@@ -77,7 +79,8 @@ export async function executeTurn(runner: Runner, session: LiveSession, p: Pendi
       }
     }
   } catch (err) {
-    if (!live()) outcome = "fenced";
+    if (err instanceof Unanswered) outcome = "unanswered";
+    else if (!live()) outcome = "fenced";
     else if (timedOut) {
       outcome = "failed";
       notices.push({ severity: "error", text: `The agent did not answer within ${Math.round(timeoutMs / 1000)} s, so the turn was stopped. Please try again.` });
@@ -95,11 +98,15 @@ export async function executeTurn(runner: Runner, session: LiveSession, p: Pendi
     clearTimeout(typingStart);
     clearInterval(typing);
   }
+  if (outcome === "unanswered") {
+    emit({ kind: "turn-complete", sessionId: session.id, turnId, replyTo: ev.replyTo, inboundId: ev.inboundId, outcome: "failed" });
+    return outcome;
+  }
   if (!live()) outcome = outcome === "failed" ? "failed" : "fenced";
 
   if (outcome === "fenced") {
     // The conversation moved on: record only that the inbound was handled.
-    await runner.ledger.commit({ sessionId: session.id, inboundIds: p.inboundIds, messages: [], turnIncrement: 0, replies: [] });
+    if ((await commitDurably(runner, { sessionId: session.id, inboundIds: p.inboundIds, messages: [], turnIncrement: 0, replies: [] })) === "unanswered") return "unanswered";
     return outcome;
   }
 
@@ -110,7 +117,13 @@ export async function executeTurn(runner: Runner, session: LiveSession, p: Pendi
     ...(answered ? [{ replyTo: ev.replyTo, text, kind: "reply" as const }] : []),
     ...notices.map((n) => ({ replyTo: ev.replyTo, text: n.text, kind: "notice" as const, severity: n.severity })),
   ];
-  const result = await runner.ledger.commit({ sessionId: session.id, inboundIds: p.inboundIds, messages: committed, turnIncrement: answered ? 1 : 0, replies });
+  const result = await commitDurably(runner, { sessionId: session.id, inboundIds: p.inboundIds, messages: committed, turnIncrement: answered ? 1 : 0, replies });
+  // Unanswered, or an earlier attempt landed (its acknowledgement lost, its replies recorded and on their way):
+  // nothing more to send from here, but the turn still ends, so what waits for its end is released.
+  if (result === "unanswered" || result.transcript === "duplicate") {
+    session.emit({ kind: "turn-complete", sessionId: session.id, turnId, replyTo: ev.replyTo, inboundId: ev.inboundId, outcome: result === "unanswered" ? "failed" : outcome === "answered" ? "answered" : outcome === "aborted" ? "aborted" : "failed" });
+    return result === "unanswered" ? "unanswered" : outcome;
+  }
   if (result.transcript === "ok") {
     session.remember(committed);
     if (answered) session.noteTurn(1);

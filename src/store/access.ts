@@ -27,7 +27,7 @@ export class AccessStore {
 
   async grant(platform: string, botId: string, senderId: string, source: string): Promise<void> {
     try {
-      await this.db.write((c) => c.accessGrant.create({ data: { platform, botId, senderId, source } }));
+      await this.db.write((c) => c.accessGrant.create({ data: { platform, botId, senderId, source } }), "accessGrant-create");
     } catch (e) {
       if (!isUniqueViolation(e)) throw e;
     }
@@ -35,7 +35,7 @@ export class AccessStore {
 
   /** The sender's live (pending, unexpired) request on this channel, if any. */
   livePending(channel: string, senderId: string, now: Date): Promise<PairingRecord | null> {
-    return this.db.read((c) => c.pairingRequest.findFirst({ where: { channel, senderId, status: "pending", expiresAt: { gt: now } } }));
+    return this.db.read((c) => c.pairingRequest.findFirst({ where: { channel, senderId, status: "pending", expiresAt: { gt: now } } }), "pairingRequest-findFirst");
   }
 
   /**
@@ -86,7 +86,7 @@ export class AccessStore {
   }
 
   find(code: string): Promise<PairingRecord | null> {
-    return this.db.read((c) => c.pairingRequest.findUnique({ where: { code } }));
+    return this.db.read((c) => c.pairingRequest.findUnique({ where: { code } }), "pairingRequest-findUnique");
   }
 
   /** Approves a live code and grants its sender, atomically. */

@@ -6,6 +6,7 @@ import { Mutex } from "./mutex.js";
 import { StoreError, isRetryable, isUnavailable } from "./errors.js";
 import { afterCommit, commitUnknown, GroupCommit } from "./group-commit.js";
 import { PgSql, SqliteSql, type Sql, type SqlValue } from "./sql.js";
+import { FileIdentity, StoreOutcomes, type StoreHealthReport } from "./health.js";
 
 /** Both generated clients expose the same model API for our models; code against one type. */
 export type Client = SqliteClient;
@@ -20,6 +21,12 @@ export interface StoreFaults {
   beforeCommit?(op: string): void;
   /** Runs before a transaction starts; throwing simulates an unreachable database. */
   beforeTransaction?(op: string): void;
+  /**
+   * Runs at every attempt of every call (query, exec, read, write, either
+   * kind of transaction) on both providers, named by its op; throwing a
+   * driver error fails that call as the driver would (see faults.ts).
+   */
+  onStatement?(op: string): void;
 }
 
 export interface DatabaseOptions {
@@ -35,6 +42,12 @@ export interface DatabaseOptions {
   onQuery?: (e: { query: string; params: string; durationMs: number }) => void;
   /** Told when an idle PostgreSQL connection of the hot path's pool fails (a server restart); the next query reconnects. */
   onIdleError?: (err: Error) => void;
+  /** Told of every call that failed for good (after its retries), by op: counted in /metrics. */
+  onFailure?: (op: string, err: unknown) => void;
+  /** Told once when the SQLite file is found deleted or replaced; from then on every call is refused. */
+  onFenced?: (reason: string) => void;
+  /** How often the SQLite file's identity is checked (also after every failed call). Default 2000 ms. */
+  identityCheckMs?: number;
 }
 
 export function providerOf(url: string): Provider {
@@ -73,6 +86,11 @@ export class Database {
   readonly #maxRetries: number;
   readonly #faults: StoreFaults | undefined;
   #closed = false;
+  /** Why every call is refused: the SQLite file is no longer the one opened. */
+  #fenced: string | undefined;
+  readonly #identity: FileIdentity | undefined;
+  readonly #identityTimer: NodeJS.Timeout | undefined;
+  readonly #outcomes = new StoreOutcomes();
   /** The hot path's raw SQL: on SQLite a connection of its own; on PostgreSQL a pool of its own. */
   readonly #sqlite: SqliteSql | undefined;
   readonly #pg: PgSql | undefined;
@@ -88,8 +106,13 @@ export class Database {
       const file = sqliteFile(options.url);
       if (file === ":memory:") throw new StoreError("Unavailable", "An in-memory SQLite database cannot be shared by the gateway's connections; use a file, e.g. DATABASE_URL=file:./data/switchboard.db");
       this.#sqlite = new SqliteSql(file, options.busyTimeoutMs ?? 5000, options.onQuery);
+      this.#identity = new FileIdentity(file);
+      this.#identityTimer = setInterval(() => this.#checkIdentity(), options.identityCheckMs ?? 2000);
+      this.#identityTimer.unref();
       this.#group = new GroupCommit({
-        sql: this.#sqlite, exclusive: (fn) => this.#exclusive(fn), faults: options.faults,
+        // Each group commit first checks the file is still the one opened (one stat per commit): nothing
+        // is acknowledged into a deleted or replaced file.
+        sql: this.#sqlite, exclusive: (fn) => (this.#checkIdentity(), this.#exclusive(fn)), faults: options.faults,
         busyBudgetMs: (options.busyTimeoutMs ?? 5000) * (this.#maxRetries + 1),
       });
     } else {
@@ -133,19 +156,62 @@ export class Database {
     await this.query("init", "SELECT 1");
   }
 
+  /** What the store says about itself for /healthz: real outcomes, and the SQLite file's identity. */
+  health(): StoreHealthReport {
+    if (this.#fenced) return { ok: false, fenced: true, reason: this.#fenced };
+    return this.#outcomes.report();
+  }
+
+  /** Checks the SQLite file is still the one opened; if not, refuses every call from now on. */
+  #checkIdentity(): void {
+    if (this.#fenced || this.#closed || !this.#identity) return;
+    const changed = this.#identity.changed();
+    if (!changed) return;
+    this.#fenced = `${changed}. Nothing is accepted any more: restore the file (or its backup) and restart the gateway.`;
+    this.options.onFenced?.(this.#fenced);
+  }
+
+  #refusal(): StoreError | undefined {
+    if (this.#closed) return new StoreError("Unavailable", "The database handle is closed.");
+    if (this.#fenced) return new StoreError("Unavailable", this.#fenced);
+    return undefined;
+  }
+
+  /** Every call's outcome feeds health(); a failure is reported and, on SQLite, re-checks the file at once. */
+  #observe<T>(op: string, p: Promise<T>): Promise<T> {
+    return p.then(
+      (v) => {
+        this.#outcomes.success();
+        return v;
+      },
+      (e: unknown) => {
+        this.#outcomes.failure(op, e);
+        this.#checkIdentity();
+        this.options.onFailure?.(op, e);
+        throw e;
+      },
+    );
+  }
+
   #exclusive<T>(fn: () => Promise<T>): Promise<T> {
-    if (this.#closed) return Promise.reject(new StoreError("Unavailable", "The database handle is closed."));
+    const refused = this.#refusal();
+    if (refused) return Promise.reject(refused);
     return this.#serialize ? this.#mutex.run(fn) : fn();
   }
 
   /** A read outside any transaction. */
-  read<T>(fn: (c: Client) => Promise<T>): Promise<T> {
-    return this.#withRetry("read", () => this.#exclusive(async () => fn(await this.#prisma())));
+  read<T>(fn: (c: Client) => Promise<T>, op = "read"): Promise<T> {
+    return this.#observe(op, this.#withRetry(op, () => this.#exclusive(async () => (this.#inject(op), fn(await this.#prisma())))));
   }
 
   /** A single-statement write outside any transaction. */
-  write<T>(fn: (c: Client) => Promise<T>): Promise<T> {
-    return this.#withRetry("write", () => this.#exclusive(async () => fn(await this.#prisma())));
+  write<T>(fn: (c: Client) => Promise<T>, op = "write"): Promise<T> {
+    return this.#observe(op, this.#withRetry(op, () => this.#exclusive(async () => (this.#inject(op), fn(await this.#prisma())))));
+  }
+
+  /** The fault seam of one attempt of a call (tests only). */
+  #inject(op: string): void {
+    this.#faults?.onStatement?.(op);
   }
 
   /**
@@ -154,9 +220,10 @@ export class Database {
    * outcome is unknown: that is reported as StoreError("CommitUnknown").
    */
   transaction<T>(op: string, fn: (tx: TxClient) => Promise<T>): Promise<T> {
-    return this.#withRetry(op, () =>
+    return this.#observe(op, this.#withRetry(op, () =>
       this.#exclusive(async () => {
         this.#faults?.beforeTransaction?.(op);
+        this.#inject(op);
         let bodyDone = false;
         let result: T;
         try {
@@ -179,28 +246,29 @@ export class Database {
         afterCommit(this.#faults, op);
         return result;
       }),
-    );
+    ));
   }
 
   /** Rows a single raw write returns (RETURNING): grouped on SQLite, one autocommit statement on PostgreSQL. */
   writeReturning<T>(op: string, text: string, params: readonly SqlValue[] = []): Promise<T[]> {
-    if (this.#sqlite) return this.#grouped(op, (q) => q.all<T>(text, params));
+    if (this.#sqlite) return this.#observe(op, this.#grouped(op, (q) => q.all<T>(text, params)));
     return this.query<T>(op, text, params);
   }
 
   /** Rows of one raw statement outside any transaction (see sql.ts). */
   query<T>(op: string, text: string, params: readonly SqlValue[] = []): Promise<T[]> {
-    return this.#withRetry(op, () => this.#raw((q) => q.all<T>(text, params), (s) => s.allSync<T>(text, params)));
+    return this.#observe(op, this.#withRetry(op, () => (this.#inject(op), this.#raw((q) => q.all<T>(text, params), (s) => s.allSync<T>(text, params)))));
   }
 
   /** One raw write outside any transaction; resolves to the rows changed. */
   exec(op: string, text: string, params: readonly SqlValue[] = []): Promise<number> {
-    if (this.#sqlite) return this.#grouped(op, async (q) => q.run(text, params));
-    return this.#withRetry(op, () => this.#raw((q) => q.run(text, params), (s) => s.runSync(text, params)));
+    if (this.#sqlite) return this.#observe(op, this.#grouped(op, async (q) => q.run(text, params)));
+    return this.#observe(op, this.#withRetry(op, () => (this.#inject(op), this.#raw((q) => q.run(text, params), (s) => s.runSync(text, params)))));
   }
 
   #raw<T>(onPg: (q: Sql) => Promise<T>, onSqlite: (s: SqliteSql) => T): Promise<T> {
-    if (this.#closed) return Promise.reject(new StoreError("Unavailable", "The database handle is closed."));
+    const refused = this.#refusal();
+    if (refused) return Promise.reject(refused);
     const sqlite = this.#sqlite;
     if (!sqlite) return onPg(this.#pg!.on(this.#pg!.pool));
     // A synchronous statement cannot interleave with anything: it needs the mutex only when someone holds it.
@@ -220,12 +288,13 @@ export class Database {
    * CommitUnknown when a commit was sent but its outcome is not known.
    */
   sqlTransaction<T>(op: string, fn: (q: Sql) => Promise<T>): Promise<T> {
-    if (this.#sqlite) return this.#grouped(op, fn);
-    return this.#withRetry(op, () => this.#pgTransaction(op, this.#pg!, fn));
+    if (this.#sqlite) return this.#observe(op, this.#grouped(op, fn));
+    return this.#observe(op, this.#withRetry(op, () => this.#pgTransaction(op, this.#pg!, fn)));
   }
 
   #grouped<T>(op: string, fn: (q: Sql) => Promise<T>): Promise<T> {
-    if (this.#closed) return Promise.reject(new StoreError("Unavailable", "The database handle is closed."));
+    const refused = this.#refusal();
+    if (refused) return Promise.reject(refused);
     return this.#group!.run(op, fn);
   }
 
@@ -235,8 +304,10 @@ export class Database {
   }
 
   async #pgTransaction<T>(op: string, p: PgSql, fn: (q: Sql) => Promise<T>): Promise<T> {
-    if (this.#closed) throw new StoreError("Unavailable", "The database handle is closed.");
+    const refused = this.#refusal();
+    if (refused) throw refused;
     this.#faults?.beforeTransaction?.(op);
+    this.#inject(op);
     const client = await p.pool.connect();
     let broken: Error | undefined;
     let commitSent = false;
@@ -283,6 +354,7 @@ export class Database {
 
   async close(): Promise<void> {
     if (this.#closed) return;
+    if (this.#identityTimer) clearInterval(this.#identityTimer);
     const shut = async () => {
       this.#closed = true;
       await (await this.#client?.catch(() => undefined))?.$disconnect();

@@ -6,6 +6,7 @@ export interface UnitFaults {
   beforeTransaction?(op: string): void;
   beforeCommit?(op: string): void;
   afterCommit?(op: string): void;
+  onStatement?(op: string): void;
 }
 
 export const commitUnknown = (op: string, cause: unknown): StoreError =>
@@ -131,10 +132,13 @@ export class GroupCommit {
         s.runSync("SAVEPOINT unit");
         try {
           faults?.beforeTransaction?.(u.op);
+          faults?.onStatement?.(u.op);
           u.result = await u.fn(s.sql);
         } catch (e) {
           s.runSync("ROLLBACK TO unit");
           s.runSync("RELEASE unit");
+          // A busy database fails the whole group, which is retried (as a busy BEGIN IMMEDIATE is).
+          if (isRetryable(e)) throw e;
           u.error = e;
           continue;
         }

@@ -36,13 +36,13 @@ export class IdentityStore {
 
   async ensureUser(platform: string, externalId: string, displayName?: string): Promise<UserRecord> {
     const where = { platform_externalId: { platform, externalId } };
-    const found = await this.db.read((c) => c.user.findUnique({ where }));
+    const found = await this.db.read((c) => c.user.findUnique({ where }), "user-findUnique");
     if (found) return found;
     try {
-      return await this.db.write((c) => c.user.create({ data: { id: randomUUID(), platform, externalId, displayName: displayName ?? null } }));
+      return await this.db.write((c) => c.user.create({ data: { id: randomUUID(), platform, externalId, displayName: displayName ?? null } }), "user-create");
     } catch (e) {
       if (!isUniqueViolation(e)) throw e;
-      return (await this.db.read((c) => c.user.findUnique({ where })))!;
+      return (await this.db.read((c) => c.user.findUnique({ where }), "user-findUnique"))!;
     }
   }
 
@@ -76,15 +76,15 @@ export class IdentityStore {
 
   async ensureGroup(platform: string, externalId: string, opts: { parentId?: string; title?: string } = {}): Promise<GroupRecord> {
     const where = { platform_externalId: { platform, externalId } };
-    const found = await this.db.read((c) => c.group.findUnique({ where }));
+    const found = await this.db.read((c) => c.group.findUnique({ where }), "group-findUnique");
     if (found) return found;
     try {
       return await this.db.write((c) =>
         c.group.create({ data: { id: randomUUID(), platform, externalId, parentId: opts.parentId ?? null, title: opts.title ?? null } }),
-      );
+      "group-create");
     } catch (e) {
       if (!isUniqueViolation(e)) throw e;
-      return (await this.db.read((c) => c.group.findUnique({ where })))!;
+      return (await this.db.read((c) => c.group.findUnique({ where }), "group-findUnique"))!;
     }
   }
 
@@ -132,28 +132,28 @@ export class IdentityStore {
   }
 
   findUser(id: string): Promise<UserRecord | null> {
-    return this.db.read((c) => c.user.findUnique({ where: { id } }));
+    return this.db.read((c) => c.user.findUnique({ where: { id } }), "user-findUnique");
   }
 
   findGroup(id: string): Promise<GroupRecord | null> {
-    return this.db.read((c) => c.group.findUnique({ where: { id } }));
+    return this.db.read((c) => c.group.findUnique({ where: { id } }), "group-findUnique");
   }
 
   /** Joins a user account to a person (one person may own accounts on several platforms). */
   async link(userId: string, personId: string): Promise<void> {
-    await this.db.write((c) => c.identityLink.upsert({ where: { userId }, create: { userId, personId }, update: { personId } }));
+    await this.db.write((c) => c.identityLink.upsert({ where: { userId }, create: { userId, personId }, update: { personId } }), "identityLink-upsert");
   }
 
   /** The person a user belongs to; an unlinked user is their own person. */
   async personOf(userId: string): Promise<string> {
-    const l = await this.db.read((c) => c.identityLink.findUnique({ where: { userId } }));
+    const l = await this.db.read((c) => c.identityLink.findUnique({ where: { userId } }), "identityLink-findUnique");
     return l?.personId ?? userId;
   }
 
   /** Every account linked to the same person as `userId`, including itself. */
   async accountsOf(userId: string): Promise<string[]> {
     const person = await this.personOf(userId);
-    const links = await this.db.read((c) => c.identityLink.findMany({ where: { personId: person } }));
+    const links = await this.db.read((c) => c.identityLink.findMany({ where: { personId: person } }), "identityLink-findMany");
     return [...new Set([userId, person, ...links.map((l) => l.userId)])];
   }
 }

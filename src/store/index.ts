@@ -22,3 +22,4 @@ export { InboundStore, type InboundRecord, type InboundStatus } from "./inbound.
 export { DeliveryStore, type DeliveryRecord, type DeliveryStatus } from "./deliveries.js";
 export { TurnStore, type TurnCommit } from "./turns.js";
 export { LeaseStore } from "./leases.js";
+export { FaultPlan, faultError, type FaultKind } from "./faults.js";

@@ -29,7 +29,7 @@ export class MemoryStore {
   }
 
   list(scope: string): Promise<MemoryRecord[]> {
-    return this.db.read((c) => c.memory.findMany({ where: { scope }, orderBy: { createdAt: "asc" } }));
+    return this.db.read((c) => c.memory.findMany({ where: { scope }, orderBy: { createdAt: "asc" } }), "memory-findMany");
   }
 
   /** Replaces a scope's memories with a condensed set (compaction of a private scope). */

@@ -137,12 +137,12 @@ export class SessionStore {
 
   findMany(ids: string[]): Promise<SessionRecord[]> {
     if (ids.length === 0) return Promise.resolve([]);
-    return this.db.read((c) => c.session.findMany({ where: { id: { in: ids } } }));
+    return this.db.read((c) => c.session.findMany({ where: { id: { in: ids } } }), "session-findMany");
   }
 
   async insert(rec: SessionRecord): Promise<SessionRecord> {
     try {
-      return await this.db.write((c) => c.session.create({ data: row(rec) }));
+      return await this.db.write((c) => c.session.create({ data: row(rec) }), "session-create");
     } catch (e) {
       if (isUniqueViolation(e)) throw new StoreError("Conflict", `session ${rec.id} already exists`, { cause: e });
       throw e;

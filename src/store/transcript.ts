@@ -63,7 +63,7 @@ export class TranscriptStore {
   }
 
   count(sessionId: string): Promise<number> {
-    return this.db.read((c) => c.message.count({ where: { sessionId } }));
+    return this.db.read((c) => c.message.count({ where: { sessionId } }), "message-count");
   }
 
   /**
@@ -80,7 +80,7 @@ export class TranscriptStore {
         orderBy: { createdAt: "desc" },
         take: limit * 5,
       }),
-    );
+    "message-findMany");
     const seen = new Set<string>();
     const out: Array<{ sessionId: string; seq: number; snippet: string }> = [];
     for (const r of rows) {

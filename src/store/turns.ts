@@ -12,7 +12,7 @@ export interface TurnCommit {
   deliveries: Array<{ platform: string; botId: string; address: string; text: string; expiresAt: Date }>;
 }
 
-export type TranscriptOutcome = "ok" | "archived" | "missing" | "skipped";
+export type TranscriptOutcome = "ok" | "archived" | "missing" | "skipped" | "duplicate";
 
 const marks = (n: number) => Array.from({ length: n }, () => "?").join(",");
 const rows = (n: number, width: number) => Array.from({ length: n }, () => `(${marks(width)})`).join(",");
@@ -38,6 +38,7 @@ export class TurnStore {
     const deliveryIds = t.deliveries.map(() => randomUUID());
     const now = new Date();
     const transcript = await this.db.sqlTransaction("commit-turn", (q) => commitIn(q, t, deliveryIds, now));
+    if (transcript === "duplicate") return { transcript, deliveryIds: [] };
     this.deliveries?.remember(
       t.deliveries.map((d, i) => ({
         id: deliveryIds[i]!, inboundId: t.inboundIds[0] ?? null, sessionId: t.sessionId, platform: d.platform, botId: d.botId, address: d.address, part: i, text: d.text,
@@ -49,15 +50,19 @@ export class TurnStore {
 }
 
 async function commitIn(q: Sql, t: TurnCommit, deliveryIds: string[], now: Date): Promise<TranscriptOutcome> {
+  // The inbound records first: when none of them was still unhandled, this commit already landed
+  // (a retry after a lost acknowledgement) or another process handled them. Writing nothing more
+  // keeps a retried commit from answering twice.
+  if (t.inboundIds.length) {
+    const marked = await q.run(`UPDATE "InboundEvent" SET "status" = ?, "processedAt" = ?, "sessionId" = ? WHERE "id" IN (${marks(t.inboundIds.length)}) AND "status" = ?`, [
+      "done", now, t.sessionId, ...t.inboundIds, "received",
+    ]);
+    if (marked === 0) return "duplicate";
+  }
   if (t.deliveries.length) {
     const params: SqlValue[] = [];
     t.deliveries.forEach((d, i) => params.push(deliveryIds[i], t.inboundIds[0] ?? null, t.sessionId, d.platform, d.botId, d.address, i, d.text, "pending", 0, now, d.expiresAt));
     await q.run(`INSERT INTO "OutboundDelivery" (${DELIVERY_COLUMNS}) VALUES ${rows(t.deliveries.length, 12)}`, params);
-  }
-  if (t.inboundIds.length) {
-    await q.run(`UPDATE "InboundEvent" SET "status" = ?, "processedAt" = ?, "sessionId" = ? WHERE "id" IN (${marks(t.inboundIds.length)}) AND "status" = ?`, [
-      "done", now, t.sessionId, ...t.inboundIds, "received",
-    ]);
   }
   if (!t.messages.length && !t.turnIncrement) return "skipped";
   const touched = await q.run(`UPDATE "Session" SET "lastActive" = ?, "turnCount" = "turnCount" + ? WHERE "id" = ? AND "archived" = ?`, [now, t.turnIncrement, t.sessionId, false]);

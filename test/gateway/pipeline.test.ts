@@ -210,17 +210,18 @@ describe.each(PROVIDERS)("gateway pipeline on %s", (provider) => {
   it("/healthz reports readiness per adapter and reflects one that is down; /metrics parses as Prometheus text", async () => {
     const { adapter, url } = await start();
     let h = (await (await fetch(`${url}/healthz`)).json()) as { adapters: Array<Record<string, unknown>> };
-    expect(h).toEqual({ status: "ok", ready: true, adapters: [{ platform: "telegram", botId: "777", ready: true }], store: { provider: expect.stringMatching(/^(sqlite|postgresql)$/) } });
+    expect(h).toEqual({ status: "ok", ready: true, store: { provider: expect.stringMatching(/^(sqlite|postgresql)$/), ok: true }, down: [], adapters: [{ platform: "telegram", botId: "777", ready: true }] });
     adapter.ready = false;
     const res = await fetch(`${url}/healthz?ready=1`);
     expect(res.status).toBe(503);
     h = (await res.json()) as typeof h;
     expect(h.adapters[0]).toMatchObject({ ready: false, detail: "connection lost" });
+    expect(h).toMatchObject({ down: ["telegram:777 (connection lost)"] });
     const text = await (await fetch(`${url}/metrics`)).text();
     const { parsePrometheus } = await import("../support/prometheus.js");
     const samples = parsePrometheus(text);
     expect(samples.find((s) => s.name === "switchboard_adapter_up")).toMatchObject({ labels: { platform: "telegram", bot: "777" }, value: 0 });
-    for (const name of ["switchboard_inbound_total", "switchboard_outbound_total", "switchboard_duplicates_dropped_total", "switchboard_expired_total", "switchboard_rate_limited_total", "switchboard_outbound_queue_depth", "switchboard_turn_latency_seconds"]) {
+    for (const name of ["switchboard_inbound_total", "switchboard_outbound_total", "switchboard_duplicates_dropped_total", "switchboard_expired_total", "switchboard_rate_limited_total", "switchboard_outbound_queue_depth", "switchboard_turn_latency_seconds", "switchboard_internal_errors_total", "switchboard_store_failures_total", "switchboard_unanswered_total"]) {
       expect(text).toContain(`# TYPE ${name}`);
     }
   });

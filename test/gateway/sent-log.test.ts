@@ -36,4 +36,11 @@ describe("SentLog", () => {
     expect(SentLog.read(file)).toEqual(new Map([["d500:0", "m500"]]));
     log.close();
   });
+  it("a log that exists but cannot be read stops the open with the file and the fix, never reads as empty", () => {
+    const file = tmp();
+    fs.mkdirSync(file); // EISDIR: unreadable as a file
+    expect(() => SentLog.open(file)).toThrow(/sent log .* could not be read \(EISDIR\).*sent twice/);
+    // A missing log is a first start: empty.
+    expect(SentLog.read(tmp()).size).toBe(0);
+  });
 });

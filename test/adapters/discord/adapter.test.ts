@@ -88,6 +88,30 @@ describe("DiscordAdapter", () => {
     expect(ctx.recorded).toHaveLength(7);
   });
 
+  it("a record that keeps failing is retried (Discord never redelivers), beyond the old 6 attempts, and later messages of the channel wait", async () => {
+    const a = adapter();
+    const ctx = makeContext();
+    const inner = ctx.inbound.bind(ctx);
+    let failures = 0;
+    const errors: string[] = [];
+    ctx.reportError = (where) => void errors.push(where);
+    ctx.inbound = async (env) => {
+      if (failures < 10) {
+        failures++;
+        throw Object.assign(new Error("database or disk is full"), { code: "SQLITE_FULL" });
+      }
+      return inner(env);
+    };
+    await a.start(ctx);
+    const dm = dc.dmChannel(alice);
+    dc.userMessage({ channel: dm, author: alice, content: "first" });
+    dc.userMessage({ channel: dm, author: alice, content: "second" });
+    await until(() => ctx.recorded.length === 2, 20_000, "both recorded");
+    expect(ctx.recorded.map((e) => e.text)).toEqual(["first", "second"]);
+    expect(errors.filter((w) => w === "discord-record")).toHaveLength(10);
+    expect(ctx.logLines.some((l) => l.includes("retrying (later events of its channel wait)"))).toBe(true);
+  });
+
   it("forced disconnect + RESUME: replayed events reach inbound; the gateway's dedupe would answer each once", async () => {
     const g = dc.addGuild({ members: [alice] });
     const a = adapter();

@@ -3,6 +3,7 @@ import { SlackAdapter } from "../../../adapters/slack/index.js";
 import type { App } from "../../../src/gateway/app.js";
 import { FakeSlack } from "../../fakes/slack.js";
 import { eventually, startApp } from "../../support/app.js";
+import { FaultPlan } from "../../../src/store/index.js";
 
 /** The Slack adapter behind the real gateway, end to end against FakeSlack. */
 describe("Slack end to end", () => {
@@ -35,6 +36,25 @@ describe("Slack end to end", () => {
     await eventually(() => fake.sent({ channel: "D0000DUP2" }), (s) => s.length === 1, 10_000, "the socket reply");
     await new Promise((r) => setTimeout(r, 500));
     expect(fake.sent({ channel: "D0000DUP2" })).toHaveLength(1);
+  });
+
+  it.each(["sqlite", "postgresql"] as const)("with the disk full, a Slack retry is not acknowledged (500, counted); a later retry is recorded and answered once (%s)", async (provider) => {
+    fake = new FakeSlack();
+    await fake.start();
+    const faults = new FaultPlan();
+    const s = await startApp(provider, [new SlackAdapter({ botToken: fake.botToken, signingSecret: fake.signingSecret, apiUrl: fake.apiUrl })], {}, { faults });
+    apps.push(s.app);
+    const body = fake.events.message({ channel: "D0000FULL", user: "U0000FULL", text: "after the disk filled" });
+    // The first delivery was lost on the way; Slack's retries are all there is, and the disk is full.
+    faults.for("record-inbound", 60_000, provider === "sqlite" ? "SQLITE_FULL" : "ECONNRESET");
+    expect((await fake.postEvent(`${s.url}/slack/events`, body, { retryNum: 1, retryReason: "http_timeout" })).status).toBe(500);
+    expect((await fake.postEvent(`${s.url}/slack/events`, body, { retryNum: 2, retryReason: "http_error" })).status).toBe(500);
+    faults.clear();
+    expect((await fake.postEvent(`${s.url}/slack/events`, body, { retryNum: 3, retryReason: "http_error" })).status).toBe(200);
+    await eventually(() => fake.sent({ channel: "D0000FULL" }), (m) => m.length === 1, 10_000, "the reply");
+    const metrics = await (await fetch(`${s.url}/metrics`)).text();
+    expect(metrics).toMatch(/switchboard_internal_errors_total\{where="slack:slack-receiver"\} 2/);
+    expect(metrics).toMatch(/switchboard_store_failures_total\{op="record-inbound",code="(SQLITE_FULL|ECONNRESET)"\} 2/);
   });
 
   it("an app_mention and its twin message get exactly 1 reply, in a thread under the mention; a follow-up in the thread needs no mention", async () => {

@@ -65,6 +65,23 @@ describe("SlackAdapter, Socket Mode", () => {
     expect(ctx.calls[1]!.eventId).toBe(ctx.calls[0]!.eventId);
   });
 
+  it("a redelivered envelope (retry_attempt) whose record fails is not acked either, and is logged", async () => {
+    const ctx = await startSocket({
+      onInbound: (_e, i) => {
+        if (i < 2) throw new Error("SQLITE_FULL");
+      },
+    });
+    const env = sl.sendEnvelope("events_api", sl.events.message({ channel: "D0DM0001", user: "U0ALICE", text: "y" }) as unknown as Record<string, unknown>);
+    await until(() => ctx.calls.length === 1);
+    const retry = sl.redeliver(env.envelope_id, "timeout");
+    await until(() => ctx.calls.length === 2);
+    await until(() => ctx.logLines.filter((l) => l.includes("left unacked so Slack delivers it again")).length === 2);
+    expect(sl.acks().filter((a) => a.envelopeId === env.envelope_id || a.envelopeId === retry.envelope_id)).toEqual([]);
+    const third = sl.redeliver(retry.envelope_id, "timeout");
+    await sl.waitForAck(third.envelope_id);
+    expect(ctx.resolvedAt.filter(Boolean)).toHaveLength(1);
+  });
+
   it("the same message 3 ways (delivery, redelivery, app_mention twin) yields one eventId", async () => {
     const ctx = await startSocket();
     const msg = sl.events.message({ channel: "C0GENERAL", user: "U0BOB", text: "<@U0FAKEBOT> ping" });

@@ -1,0 +1,105 @@
+// The production build (`npm run build`; `npm install` runs it as `prepare`):
+// src/ and adapters/, with the generated Prisma clients, transpiled to dist/ as
+// plain JavaScript, plus the files the code reads at run time beside it. The
+// running gateway then needs no TypeScript compiler (bin/switchboard.mjs loads
+// dist/). Transpiling only: `npm run typecheck` (part of `npm test`) checks types.
+import fs from "node:fs";
+import { createRequire } from "node:module";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+const dist = path.join(root, "dist");
+
+let esbuild;
+try {
+  esbuild = createRequire(import.meta.url)("esbuild");
+} catch {
+  // `npm ci --omit=dev` (a production install) runs this too, without the build tools: the
+  // build must come from elsewhere (the Dockerfile copies it from its build stage).
+  console.log(
+    fs.existsSync(path.join(dist, "src", "cli.js"))
+      ? "build: esbuild is not installed (production install): using the dist/ already here."
+      : "build: esbuild is not installed (production install) and there is no dist/ yet: copy a build into dist/ (npm run build on a full install) before starting.",
+  );
+  process.exit(0);
+}
+
+function tsFiles(dir) {
+  return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
+    const p = path.join(dir, e.name);
+    if (e.isDirectory()) return tsFiles(p);
+    return e.name.endsWith(".ts") && !e.name.endsWith(".d.ts") ? [p] : [];
+  });
+}
+
+if (!fs.existsSync(path.join(root, "src", "store", "generated", "sqlite", "client.ts"))) {
+  console.error("build: the Prisma clients are missing (src/store/generated): run `npm run db:generate` first.");
+  process.exit(1);
+}
+
+const started = performance.now();
+fs.rmSync(dist, { recursive: true, force: true });
+const entryPoints = [...tsFiles(path.join(root, "src")), ...tsFiles(path.join(root, "adapters"))];
+// Packages that ship as many small modules are loaded file by file at every start: zod
+// (about 120 ES modules) and prom-client (with @opentelemetry/api, about 85 CommonJS files)
+// were a third of the time to ready. Each goes into dist/vendor/ as one prebundled file, which
+// the compiled modules import instead; every other import is left exactly as written.
+const VENDORED = {
+  zod: { file: path.join(dist, "vendor", "zod.js"), format: "esm" },
+  "prom-client": { file: path.join(dist, "vendor", "prom-client.cjs"), format: "cjs" },
+};
+const requireHere = createRequire(path.join(root, "package.json"));
+for (const [name, v] of Object.entries(VENDORED)) {
+  // A CommonJS bundle names its exports in the form Node's ESM loader detects statically,
+  // so `import { Counter } from ".../prom-client.cjs"` keeps working.
+  const names = v.format === "cjs" ? Object.keys(requireHere(name)).filter((k) => /^[A-Za-z_$][\w$]*$/.test(k)) : [];
+  esbuild.buildSync({
+    stdin: { contents: v.format === "esm" ? `export * from "${name}";` : `module.exports = require("${name}");`, resolveDir: root },
+    footer: names.length ? { js: `0 && (module.exports = { ${names.join(", ")} });` } : undefined,
+    bundle: true,
+    outfile: v.file,
+    format: v.format,
+    platform: "node",
+    target: "node20",
+    logLevel: "warning",
+  });
+}
+const keepImports = {
+  name: "keep-imports",
+  setup(build) {
+    build.onResolve({ filter: /.*/ }, (args) => {
+      if (args.kind === "entry-point") return undefined;
+      const vendored = VENDORED[args.path];
+      if (vendored) {
+        const out = path.join(dist, path.relative(root, args.resolveDir));
+        let rel = path.relative(out, vendored.file).split(path.sep).join("/");
+        if (!rel.startsWith(".")) rel = `./${rel}`;
+        return { path: rel, external: true };
+      }
+      return { path: args.path, external: true };
+    });
+  },
+};
+await esbuild.build({
+  entryPoints,
+  outdir: dist,
+  outbase: root,
+  bundle: true, // with every import external: one output file per module, imports rewritten only for VENDORED
+  format: "esm",
+  platform: "node",
+  target: "node20",
+  tsconfig: path.join(root, "tsconfig.json"),
+  plugins: [keepImports],
+  logLevel: "warning",
+});
+
+// Read at run time relative to the module that reads them (import.meta.url):
+// the console page's assets, and the migrations (src/store/migrate.ts looks in ../../prisma).
+const copies = [
+  ["adapters/console/static", "adapters/console/static"],
+  ["prisma/sqlite/migrations", "prisma/sqlite/migrations"],
+  ["prisma/postgresql/migrations", "prisma/postgresql/migrations"],
+];
+for (const [from, to] of copies) fs.cpSync(path.join(root, from), path.join(dist, to), { recursive: true });
+console.log(`build: ${entryPoints.length} modules into dist/ in ${Math.round(performance.now() - started)} ms.`);

@@ -9,7 +9,9 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
-const dist = path.join(root, "dist");
+// --out-dir=DIR builds elsewhere (test/build.test.ts builds into a throwaway folder).
+const outArg = process.argv.find((a) => a.startsWith("--out-dir="));
+const dist = outArg ? path.resolve(outArg.slice("--out-dir=".length)) : path.join(root, "dist");
 
 let esbuild;
 try {
@@ -102,4 +104,4 @@ const copies = [
   ["prisma/postgresql/migrations", "prisma/postgresql/migrations"],
 ];
 for (const [from, to] of copies) fs.cpSync(path.join(root, from), path.join(dist, to), { recursive: true });
-console.log(`build: ${entryPoints.length} modules into dist/ in ${Math.round(performance.now() - started)} ms.`);
+console.log(`build: ${entryPoints.length} modules into ${path.relative(root, dist) || dist}/ in ${Math.round(performance.now() - started)} ms.`);

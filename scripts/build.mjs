@@ -47,10 +47,23 @@ const entryPoints = [...tsFiles(path.join(root, "src")), ...tsFiles(path.join(ro
 // (about 120 ES modules) and prom-client (with @opentelemetry/api, about 85 CommonJS files)
 // were a third of the time to ready. Each goes into dist/vendor/ as one prebundled file, which
 // the compiled modules import instead; every other import is left exactly as written.
+// The Prisma runtime the generated clients import is vendored too, so a production install
+// needs no @prisma/client: its peer dependencies (the prisma CLI and TypeScript) would
+// otherwise come along with `npm ci --omit=dev`, since npm keeps a dev dependency that a
+// production package names as an optional peer.
+const vendor = (file) => path.join(dist, "vendor", file);
 const VENDORED = {
-  zod: { file: path.join(dist, "vendor", "zod.js"), format: "esm" },
-  "prom-client": { file: path.join(dist, "vendor", "prom-client.cjs"), format: "cjs" },
+  zod: { file: vendor("zod.js"), format: "esm" },
+  "prom-client": { file: vendor("prom-client.cjs"), format: "cjs" },
+  "@prisma/client/runtime/client": { file: vendor("prisma-client/runtime/client.cjs"), format: "cjs" },
+  "@prisma/client/runtime/index-browser": { file: vendor("prisma-client/runtime/index-browser.cjs"), format: "cjs" },
 };
+for (const provider of ["sqlite", "postgresql"]) {
+  for (const part of ["", ".wasm-base64"]) {
+    const name = `query_compiler_fast_bg.${provider}${part}.mjs`;
+    VENDORED[`@prisma/client/runtime/${name}`] = { file: vendor(`prisma-client/runtime/${name.replace(/\.mjs$/, ".js")}`), format: "esm" };
+  }
+}
 const requireHere = createRequire(path.join(root, "package.json"));
 for (const [name, v] of Object.entries(VENDORED)) {
   // A CommonJS bundle names its exports in the form Node's ESM loader detects statically,
@@ -95,6 +108,18 @@ await esbuild.build({
   plugins: [keepImports],
   logLevel: "warning",
 });
+
+// Nothing may still import a package that is only a dev dependency now.
+const leftovers = [];
+for (const f of fs.readdirSync(dist, { recursive: true })) {
+  if (!String(f).endsWith(".js") || String(f).startsWith("vendor")) continue;
+  const m = /(?:from\s*|import\()\s*["'](@prisma\/client[^"']*)["']/.exec(fs.readFileSync(path.join(dist, String(f)), "utf8"));
+  if (m) leftovers.push(`${f}: ${m[1]}`);
+}
+if (leftovers.length) {
+  console.error(`build: these imports of @prisma/client are not vendored (add them to VENDORED in scripts/build.mjs):\n${leftovers.join("\n")}`);
+  process.exit(1);
+}
 
 // Read at run time relative to the module that reads them (import.meta.url):
 // the console page's assets, and the migrations (src/store/migrate.ts looks in ../../prisma).

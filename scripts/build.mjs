@@ -54,9 +54,9 @@ const entryPoints = [...tsFiles(path.join(root, "src")), ...tsFiles(path.join(ro
 const vendor = (file) => path.join(dist, "vendor", file);
 const VENDORED = {
   zod: { file: vendor("zod.js"), format: "esm" },
-  "prom-client": { file: vendor("prom-client.cjs"), format: "cjs" },
-  "@prisma/client/runtime/client": { file: vendor("prisma-client/runtime/client.cjs"), format: "cjs" },
-  "@prisma/client/runtime/index-browser": { file: vendor("prisma-client/runtime/index-browser.cjs"), format: "cjs" },
+  "prom-client": { file: vendor("prom-client.js"), format: "cjs" },
+  "@prisma/client/runtime/client": { file: vendor("prisma-client/runtime/client.js"), format: "cjs" },
+  "@prisma/client/runtime/index-browser": { file: vendor("prisma-client/runtime/index-browser.js"), format: "esm" },
 };
 for (const provider of ["sqlite", "postgresql"]) {
   for (const part of ["", ".wasm-base64"]) {
@@ -65,21 +65,25 @@ for (const provider of ["sqlite", "postgresql"]) {
   }
 }
 const requireHere = createRequire(path.join(root, "package.json"));
+const IDENTIFIER = /^[A-Za-z_$][\w$]*$/;
 for (const [name, v] of Object.entries(VENDORED)) {
-  // A CommonJS bundle names its exports in the form Node's ESM loader detects statically,
-  // so `import { Counter } from ".../prom-client.cjs"` keeps working.
-  const names = v.format === "cjs" ? Object.keys(requireHere(name)).filter((k) => /^[A-Za-z_$][\w$]*$/.test(k)) : [];
+  // A CommonJS package is bundled into an ES module that names its exports (read here, at build
+  // time): importing it then costs no run-time scan of the file for export names.
+  const names = v.format === "cjs" ? Object.keys(requireHere(name)).filter((k) => IDENTIFIER.test(k) && k !== "default") : [];
+  const contents = v.format === "esm" ? `export * from "${name}";` : `import * as m from "${name}";\nexport const { ${names.join(", ")} } = m;\n`;
   esbuild.buildSync({
-    stdin: { contents: v.format === "esm" ? `export * from "${name}";` : `module.exports = require("${name}");`, resolveDir: root },
-    footer: names.length ? { js: `0 && (module.exports = { ${names.join(", ")} });` } : undefined,
+    stdin: { contents, resolveDir: root },
     bundle: true,
     outfile: v.file,
-    format: v.format,
+    format: "esm",
     platform: "node",
     target: "node20",
+    // Bundled CommonJS calls require() for Node's built-ins; an ES module has none of its own.
+    banner: v.format === "cjs" ? { js: 'import { createRequire as __createRequire } from "node:module";\nconst require = __createRequire(import.meta.url);' } : undefined,
     logLevel: "warning",
   });
 }
+
 const keepImports = {
   name: "keep-imports",
   setup(build) {

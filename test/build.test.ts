@@ -3,7 +3,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { discordDriver, slackDriver, telegramDriver, type PlatformDriver } from "../bench/lib/platforms.js";
 import { freePort } from "../tools/pg-cluster.js";
 
@@ -56,9 +56,17 @@ interface Running {
   stderr: () => string;
 }
 
+const children = new Set<ChildProcess>();
+afterEach(() => {
+  // A test that failed half-way leaves no gateway running behind it.
+  for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill("SIGKILL");
+  children.clear();
+});
+
 /** `switchboard serve` in `cwd`; resolves once its ready line names the URL it listens on. */
 function serve(cwd: string, env: NodeJS.ProcessEnv, nodeArgs: string[] = []): Promise<Running> {
   const child = spawn(process.execPath, [...nodeArgs, bin, "serve"], { cwd, env, stdio: ["ignore", "pipe", "pipe"] });
+  children.add(child);
   let out = "";
   let err = "";
   return new Promise((resolve, reject) => {

@@ -1,17 +1,43 @@
 #!/usr/bin/env node
 // Entry point for `npx switchboard`, `npm run switchboard -- ...` and `npm start`.
-// tsx compiles the TypeScript sources on the fly, so a fresh clone needs no build step.
-// This is the composition root: it hands the adapters (adapters/) to the core (src/),
-// which never imports them itself.
-import { register } from "tsx/esm/api";
+// It runs the compiled build in dist/ (made by `npm install`, or `npm run build`) with
+// plain Node: no TypeScript compiler at run time. SWITCHBOARD_FROM_SOURCE=1 runs the
+// TypeScript sources through tsx instead (the tests do, so they always see the current
+// code). This is the composition root: it hands the adapters (adapters/) to the core
+// (src/), which never imports them itself.
+import fs from "node:fs";
 
-register();
-const { runCli } = await import("../src/cli.ts");
+// `.env` in the working directory, as `.env.example` describes. Variables already in the
+// environment win: Node's loader never overwrites one that is set.
+if (fs.existsSync(".env")) {
+  try {
+    process.loadEnvFile(".env");
+  } catch (e) {
+    console.error(`switchboard: cannot read .env in ${process.cwd()}: ${e.message}`);
+    process.exit(1);
+  }
+}
+
+const fromSource = process.env.SWITCHBOARD_FROM_SOURCE === "1";
+let root;
+if (fromSource) {
+  const { register } = await import("tsx/esm/api");
+  register();
+  root = new URL("../", import.meta.url);
+} else {
+  root = new URL("../dist/", import.meta.url);
+  if (!fs.existsSync(new URL("src/cli.js", root))) {
+    console.error("switchboard: the compiled build (dist/) is missing: run `npm install` (or `npm run build`) in the project folder.");
+    process.exit(1);
+  }
+}
+const ext = fromSource ? ".ts" : ".js";
+const { runCli } = await import(new URL(`src/cli${ext}`, root).href);
 const argv = process.argv.slice(2);
 let adapters;
 if (argv[0] === "serve") {
-  const { adaptersFromConfig } = await import("../adapters/index.ts");
-  const { loadConfig, ConfigError } = await import("../src/config.ts");
+  const { adaptersFromConfig } = await import(new URL(`adapters/index${ext}`, root).href);
+  const { loadConfig, ConfigError } = await import(new URL(`src/config${ext}`, root).href);
   let config;
   try {
     config = loadConfig();

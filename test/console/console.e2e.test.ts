@@ -1,12 +1,10 @@
 import fs from "node:fs";
-import { chromium, type Browser } from "playwright-core";
+import type { Browser } from "playwright-core";
 import { afterEach, describe, expect, it } from "vitest";
 import { FakeOpenAi, textReply } from "../fakes/openai.js";
+import { launchChromium } from "../support/chromium.js";
 import { startConsoleApp, type ConsoleApp } from "./app.js";
 
-const CHROMIUM = "/usr/bin/chromium";
-// The machine has no network: these keep Chromium from trying to reach Google at start.
-const ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"];
 const SCREENSHOT = "/tmp/console.png";
 
 let running: ConsoleApp | undefined;
@@ -24,10 +22,9 @@ afterEach(async () => {
 
 describe("console page in a real browser", () => {
   async function openConsole(app?: ConsoleApp) {
-    // A missing browser is a broken environment, not a reason to skip: say how to fix it.
-    if (!fs.existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: install Debian's Chromium with \`apt-get install -y chromium\` to run the console end-to-end test`);
+    // A missing browser is a broken environment, not a reason to skip: launchChromium says how to fix it.
     running = app ?? (await startConsoleApp());
-    browser ??= await chromium.launch({ executablePath: CHROMIUM, args: ARGS, timeout: 30_000 });
+    browser ??= await launchChromium();
     const page = await browser.newPage({ viewport: { width: 1400, height: 950 } });
     page.setDefaultTimeout(15_000);
     const problems: string[] = [];

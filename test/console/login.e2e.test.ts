@@ -4,13 +4,11 @@
  * right one sets the cookie, the console works (chat and live streams), and
  * the cookie is HttpOnly and SameSite=Strict.
  */
-import fs from "node:fs";
-import { chromium, type Browser } from "playwright-core";
+import type { Browser } from "playwright-core";
 import { afterEach, describe, expect, it } from "vitest";
+import { launchChromium } from "../support/chromium.js";
 import { startConsoleApp, type ConsoleApp } from "./app.js";
 
-const CHROMIUM = "/usr/bin/chromium";
-const ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"];
 const TOKEN = "e2e-operator-token-0123456789abcdef";
 
 let running: ConsoleApp | undefined;
@@ -25,9 +23,8 @@ afterEach(async () => {
 
 describe("console login in a real browser", () => {
   it("redirects to the login form, refuses a wrong token, and opens the console with the right one", async () => {
-    if (!fs.existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: install Debian's Chromium with \`apt-get install -y chromium\` to run the console end-to-end test`);
     running = await startConsoleApp({ OPERATOR_TOKEN: TOKEN });
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS, timeout: 30_000 });
+    browser = await launchChromium();
     const context = await browser.newContext();
     const page = await context.newPage();
     page.setDefaultTimeout(15_000);

@@ -3,11 +3,15 @@ import type { OutEvent, ReplyAddress } from "../runtime/events.js";
 import { errInfo } from "../log.js";
 import type { DeliveryRecord, DeliveryStore } from "../store/deliveries.js";
 import type { Adapter } from "./adapter.js";
+import type { SentMessage } from "./contract.js";
 import { chunkText } from "./chunker.js";
 import { isAdapterError } from "./contract.js";
 import type { GatewayMetrics } from "./metrics.js";
 import { OutboundScheduler } from "./scheduler.js";
 import type { SentLog } from "./sent-log.js";
+
+/** markSending found the reply no longer pending or sending: it was sent meanwhile, or another process took it. */
+class ReplyTaken extends Error {}
 
 export const adapterKey = (platform: string, botId: string) => `${platform}:${botId}`;
 export const chatKey = (a: ReplyAddress) => `${a.platform}:${a.botId}:${a.chatId}:${a.threadId ?? ""}`;
@@ -268,10 +272,18 @@ export class Outbound {
     }
     this.#inFlight.add(rec.id);
     try {
-      if (!(await this.opts.deliveries.markSending(rec.id, this.opts.owner))) return;
+      // `sending` means "handed to the platform, answer not recorded": a process crashed, or a call failed, mid-send.
+      const triedBefore = rec.status === "sending";
       const to = JSON.parse(rec.address) as ReplyAddress;
       const chunks = chunkText(rec.text, a.adapter.limits.maxTextLength);
       await draft?.sending;
+      const found = triedBefore ? await this.#readBack(a, rec, to, chunks.length, draft) : undefined;
+      // Marked `sending` (and the attempt counted) right before each platform call, not while the chunk
+      // waits for a rate-limit token: after a crash, `sending` names exactly the replies that may have
+      // reached the platform, and `attempts` how many times they were handed over.
+      const handOver = async () => {
+        if (!(await this.opts.deliveries.markSending(rec.id, this.opts.owner))) throw new ReplyTaken();
+      };
       let firstId: string | undefined;
       for (const [i, chunk] of chunks.entries()) {
         if (i === 0 && draft?.messageId) {
@@ -280,17 +292,22 @@ export class Outbound {
           firstId = mid;
           continue;
         }
-        const logged = this.opts.sentLog?.sent(rec.id, i);
+        const key = `${rec.id}:${i}`;
+        const logged = this.opts.sentLog?.sent(rec.id, i) ?? found?.get(key)?.messageId;
         if (logged !== undefined) {
           firstId ??= logged; // accepted before a crash: not again
           continue;
         }
         const target = i === 0 ? to : { ...to, replyToMessageId: undefined };
         const log = this.opts.sentLog;
+        let attempt = 0;
         const sent = await a.scheduler.schedule(
           chatKey(to),
           async () => {
-            const r = await a.adapter.sink.send(target, chunk, { idempotencyKey: `${rec.id}:${i}` });
+            // The scheduler retries a failed call; the failed one may still have been posted (a timeout).
+            const already = attempt++ > 0 ? await this.#findOne(a, rec, target, key) : undefined;
+            if (!already) await handOver();
+            const r = already ?? (await a.adapter.sink.send(target, chunk, { idempotencyKey: key }));
             log?.record(rec.id, i, r.messageId);
             return r;
           },
@@ -302,6 +319,7 @@ export class Outbound {
       this.opts.sentLog?.done(rec.id);
       this.opts.metrics.outbound.inc({ platform: rec.platform, call: "send", outcome: "ok" });
     } catch (err) {
+      if (err instanceof ReplyTaken) return; // sent meanwhile, or taken over by another process
       this.opts.metrics.outbound.inc({ platform: rec.platform, call: "send", outcome: "error" });
       if (isAdapterError(err, "Rejected")) {
         await this.opts.deliveries.markFailed(rec.id, "failed", err.message);
@@ -311,6 +329,44 @@ export class Outbound {
       }
     } finally {
       this.#inFlight.delete(rec.id);
+    }
+  }
+
+  /**
+   * Before resending a reply left `sending`, asks the platform which of its
+   * chunks it already shows (Slack: by the delivery key carried in each
+   * message's metadata). Chunks the local sent log knows are not asked about.
+   * A platform that cannot tell (no read-back, or it refused the read) gets
+   * the chunk again: that is the documented in-flight window.
+   */
+  async #readBack(a: { adapter: Adapter; scheduler: OutboundScheduler }, rec: DeliveryRecord, to: ReplyAddress, chunks: number, draft?: Draft): Promise<Map<string, SentMessage> | undefined> {
+    const findSent = a.adapter.sink.findSent?.bind(a.adapter.sink);
+    if (!findSent) return undefined;
+    const keys: string[] = [];
+    for (let i = 0; i < chunks; i++) if (!(i === 0 && draft?.messageId) && this.opts.sentLog?.sent(rec.id, i) === undefined) keys.push(`${rec.id}:${i}`);
+    if (!keys.length) return undefined;
+    try {
+      const found = await a.scheduler.schedule(chatKey(to), () => findSent(to, keys, rec.createdAt), { label: "read-back" });
+      this.opts.metrics.outbound.inc({ platform: rec.platform, call: "read-back", outcome: found?.size ? "found" : "absent" });
+      return found;
+    } catch (err) {
+      this.opts.metrics.outbound.inc({ platform: rec.platform, call: "read-back", outcome: "error" });
+      if (!isAdapterError(err, "Rejected")) throw err; // the reply stays queued; the read is tried again
+      this.opts.log.error({ deliveryId: rec.id, platform: rec.platform, err: errInfo(err) }, "could not check whether a reply left sending by a crash was already posted; sending it again, so it may show twice");
+      return undefined;
+    }
+  }
+
+  /** One chunk's read-back before a retried send (no rate-limit slot of its own: it runs inside the send's). */
+  async #findOne(a: { adapter: Adapter }, rec: DeliveryRecord, to: ReplyAddress, key: string): Promise<SentMessage | undefined> {
+    if (!a.adapter.sink.findSent) return undefined;
+    try {
+      return (await a.adapter.sink.findSent(to, [key], rec.createdAt)).get(key);
+    } catch (err) {
+      if (!isAdapterError(err, "Rejected")) throw err;
+      this.opts.metrics.outbound.inc({ platform: rec.platform, call: "read-back", outcome: "error" });
+      this.opts.log.error({ deliveryId: rec.id, platform: rec.platform, err: errInfo(err) }, "could not check whether a failed send was posted after all; sending it again, so it may show twice");
+      return undefined;
     }
   }
 
@@ -324,6 +380,19 @@ export class Outbound {
       n++;
     }
     return n;
+  }
+
+  /**
+   * Waits, at most `ms`, until no reply is queued or being sent. Resolves
+   * with how many are still unfinished: they stay in the database and go
+   * out at the next start.
+   */
+  async settle(ms: number): Promise<number> {
+    const deadline = Date.now() + ms;
+    const busy = () => this.#held.size + this.#inFlight.size + [...this.#adapters.values()].reduce((n, a) => n + a.scheduler.pending(), 0);
+    await new Promise((r) => setImmediate(r));
+    while (busy() > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, Math.min(25, Math.max(1, deadline - Date.now()))));
+    return this.#held.size + this.#inFlight.size;
   }
 
   /** Waits until every adapter's queued calls are done. */

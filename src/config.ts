@@ -84,6 +84,7 @@ const schema = z.object({
   HTTP_HOST: z.string().default("127.0.0.1"),
   HTTP_PORT: int(8787, 0, 65535),
   CONSOLE_ENABLED: bool(true),
+  SHUTDOWN_GRACE: duration("25s"),
 
   INBOUND_TTL: duration("10m"),
   DM_POLICY: z.enum(["pairing", "allowlist", "open"]).default("pairing"),

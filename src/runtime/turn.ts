@@ -9,7 +9,20 @@ import { errInfo } from "../log.js";
 import { renderUserText } from "./pending.js";
 import type { Runner } from "./runner.js";
 
-export type TurnOutcome = "answered" | "failed" | "aborted" | "fenced" | "dropped" | "consumed" | "context";
+export type TurnOutcome = "answered" | "failed" | "aborted" | "fenced" | "dropped" | "consumed" | "context" | "abandoned";
+
+/**
+ * The abort reason of a turn stopped because the process is shutting down.
+ * Such a turn commits nothing: its event stays unhandled and is replayed at
+ * the next start. (Fencing, by contrast, is for /stop, /new and switches,
+ * which do mark the event handled.)
+ */
+export class TurnAbandoned extends Error {
+  override readonly name = "TurnAbandoned";
+  constructor() {
+    super("the gateway is shutting down; the event is replayed at the next start");
+  }
+}
 
 export interface Pending {
   event: MessageEvent;
@@ -77,7 +90,8 @@ export async function executeTurn(runner: Runner, session: LiveSession, p: Pendi
       }
     }
   } catch (err) {
-    if (!live()) outcome = "fenced";
+    if (abort.signal.reason instanceof TurnAbandoned) outcome = "abandoned";
+    else if (!live()) outcome = "fenced";
     else if (timedOut) {
       outcome = "failed";
       notices.push({ severity: "error", text: `The agent did not answer within ${Math.round(timeoutMs / 1000)} s, so the turn was stopped. Please try again.` });
@@ -93,6 +107,13 @@ export async function executeTurn(runner: Runner, session: LiveSession, p: Pendi
     clearTimeout(timer);
     clearTimeout(typingStart);
     clearInterval(typing);
+  }
+  // Shutting down: nothing of this turn is committed, so the event is not marked handled and the
+  // next start answers it. (Before, a shutdown fenced the turn, which recorded the event as handled
+  // with no answer: a message lost.)
+  if (abort.signal.reason instanceof TurnAbandoned) {
+    session.emit({ kind: "turn-complete", sessionId: session.id, turnId, replyTo: ev.replyTo, inboundId: ev.inboundId, outcome: "abandoned" });
+    return "abandoned";
   }
   if (!live()) outcome = outcome === "failed" ? "failed" : "fenced";
 

@@ -162,14 +162,14 @@ describe("crash: kill -9 at a random moment, restart", () => {
       const tgDuplicates = duplicated.filter(([t]) => t.startsWith("echo: tg "));
       const sendingOf = (prefix: string) => [...sendingAtKill].filter((t) => t.startsWith(prefix)).length;
       const readBacks = slack.callsTo("conversations.history").length + slack.callsTo("conversations.replies").length;
-      const drafts = tg.callsTo("editMessageText").length + slack.callsTo("chat.update").length;
+      const edits = tg.callsTo("editMessageText").length + slack.callsTo("chat.update").length;
       const late = expected.filter((t) => (at.get(t) ?? 0) - sentAt.get(t)! > TTL_MS).length;
       const r: RunCounts = {
         noReply, late, unexplained: unexplained.length,
         telegramDuplicates: dupOf("echo: tg "), slackDuplicates: dupOf("echo: sl "),
         telegramDuplicatesSendingAtKill: tgDuplicates.filter(([t]) => sendingAtKill.has(t)).length,
         telegramDuplicatesAfterTimeout: tgDuplicates.filter(([t]) => !sendingAtKill.has(t)).length,
-        telegramSendingAtKill: sendingOf("echo: tg "), slackSendingAtKill: sendingOf("echo: sl "), slackReadBacks: readBacks, drafts,
+        telegramSendingAtKill: sendingOf("echo: tg "), slackSendingAtKill: sendingOf("echo: sl "), slackReadBacks: readBacks, edits,
       };
       report("crash-run", { run: run + 1, seconds: Math.round((Date.now() - runStarted) / 1000), killedAfterSeconds: Math.round((killedAt - runStarted) / 1000), killedAfterReplies: killAt, messages: MESSAGES, ...r });
       // Anything doubled that the database does not explain is a bug: print where it came from.
@@ -180,7 +180,7 @@ describe("crash: kill -9 at a random moment, restart", () => {
   }
 
   async function runAll(runs: number, parallel: number, scenario: string): Promise<void> {
-    const totals = { runs: 0, messages: 0, noReply: 0, late: 0, unexplained: 0, telegramDuplicates: 0, telegramDuplicatesSendingAtKill: 0, telegramDuplicatesAfterTimeout: 0, slackDuplicates: 0, telegramSendingAtKill: 0, slackSendingAtKill: 0, slackReadBacks: 0, drafts: 0 };
+    const totals = { runs: 0, messages: 0, noReply: 0, late: 0, unexplained: 0, telegramDuplicates: 0, telegramDuplicatesSendingAtKill: 0, telegramDuplicatesAfterTimeout: 0, slackDuplicates: 0, telegramSendingAtKill: 0, slackSendingAtKill: 0, slackReadBacks: 0, edits: 0 };
     // Runs side by side: each is paced by the platforms' declared budgets, not by the CPU.
     for (let run = 0; run < runs; run += parallel) {
       const batch = await Promise.all(Array.from({ length: Math.min(parallel, runs - run) }, (_, i) => oneRun(run + i)));
@@ -224,8 +224,11 @@ interface RunCounts {
   slackSendingAtKill: number;
   /** conversations.history / .replies calls: the read-backs before resending Slack replies left sending. */
   slackReadBacks: number;
-  /** Streamed drafts edited in place (a draft has no delivery row: it must not be what a crash doubles). */
-  drafts: number;
+  /**
+   * Streamed drafts edited in place. A draft has no delivery row, so a draft a crash left behind
+   * and its replayed reply would count as unexplained (shown twice, handed over once).
+   */
+  edits: number;
 }
 
 /** The delivery rows of one reply text and their events' states (to tell where a duplicate came from). */

@@ -130,7 +130,7 @@ export class Outbound {
       case "typing":
         return this.typing(e.replyTo);
       case "text-delta":
-        return this.#stream(e.turnId, e.replyTo, e.text);
+        return this.#stream(e.turnId, e.replyTo, e.text, e.inboundId);
       case "text-final": {
         const { deliveryId, turnId } = e;
         // Take the draft now: turn-complete follows at once and forgets the turn.
@@ -182,7 +182,7 @@ export class Outbound {
   }
 
   /** Streams a draft: sent once the turn has run a while, then edited at the adapter's pace. */
-  async #stream(turnId: string, to: ReplyAddress, text: string): Promise<void> {
+  async #stream(turnId: string, to: ReplyAddress, text: string, inboundId?: string): Promise<void> {
     const a = this.#for(to);
     if (!a || !a.adapter.limits.canEdit) return;
     const started = this.#turnStart.get(turnId) ?? Date.now();
@@ -205,6 +205,8 @@ export class Outbound {
               draft.messageId = sent.messageId;
               draft.shown = first;
               draft.lastEdit = Date.now();
+              // Remembered past a crash: the replayed turn's reply then takes this message over.
+              if (inboundId) this.opts.sentLog?.recordDraft(inboundId, sent.messageId);
             }
           });
       }, DRAFT_GRACE_MS);
@@ -277,6 +279,9 @@ export class Outbound {
       const to = JSON.parse(rec.address) as ReplyAddress;
       const chunks = chunkText(rec.text, a.adapter.limits.maxTextLength);
       await draft?.sending;
+      // A draft a previous process showed for this event (its turn never committed) becomes the reply's first chunk.
+      const adopted = !draft && rec.inboundId && rec.part === 0 ? this.opts.sentLog?.draftOf(rec.inboundId) : undefined;
+      if (adopted) draft = { messageId: adopted, text: "", shown: "", lastEdit: 0, final: true };
       const found = triedBefore ? await this.#readBack(a, rec, to, chunks.length, draft) : undefined;
       // Marked `sending` (and the attempt counted) right before each platform call, not while the chunk
       // waits for a rate-limit token: after a crash, `sending` names exactly the replies that may have
@@ -288,9 +293,15 @@ export class Outbound {
       for (const [i, chunk] of chunks.entries()) {
         if (i === 0 && draft?.messageId) {
           const mid = draft.messageId;
-          if (draft.shown !== chunk) await a.scheduler.schedule(chatKey(to), () => a.adapter.sink.edit(to, mid, chunk), { label: "edit" });
-          firstId = mid;
-          continue;
+          try {
+            if (draft.shown !== chunk) await a.scheduler.schedule(chatKey(to), () => a.adapter.sink.edit(to, mid, chunk), { label: "edit" });
+            firstId = mid;
+            continue;
+          } catch (err) {
+            // The adopted draft is gone (deleted in the chat): post the chunk instead.
+            if (!adopted || !isAdapterError(err, "Rejected")) throw err;
+            this.opts.log.warn({ deliveryId: rec.id, platform: rec.platform, err: errInfo(err) }, "the draft left by a crash could not be edited; posting the reply as a new message");
+          }
         }
         const key = `${rec.id}:${i}`;
         const logged = this.opts.sentLog?.sent(rec.id, i) ?? found?.get(key)?.messageId;
@@ -317,6 +328,7 @@ export class Outbound {
       }
       await this.opts.deliveries.markSent(rec.id, firstId);
       this.opts.sentLog?.done(rec.id);
+      if (rec.inboundId && (adopted || draft?.messageId)) this.opts.sentLog?.forgetDraft(rec.inboundId);
       this.opts.metrics.outbound.inc({ platform: rec.platform, call: "send", outcome: "ok" });
     } catch (err) {
       if (err instanceof ReplyTaken) return; // sent meanwhile, or taken over by another process

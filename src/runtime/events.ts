@@ -91,7 +91,7 @@ export type LifecyclePhase = "turn-start" | "turn-end" | "rotated" | "switched" 
 
 export type OutEvent =
   | { kind: "lifecycle"; sessionId: string; phase: LifecyclePhase; replyTo?: ReplyAddress; detail?: Record<string, unknown> }
-  | { kind: "text-delta"; sessionId: string; turnId: string; replyTo: ReplyAddress; delta: string; text: string }
+  | { kind: "text-delta"; sessionId: string; turnId: string; replyTo: ReplyAddress; delta: string; text: string; inboundId?: string }
   | { kind: "text-final"; sessionId: string; turnId: string; replyTo: ReplyAddress; text: string; inboundId?: string; deliveryId?: string }
   | { kind: "notice"; sessionId: string; severity: Severity; text: string; replyTo?: ReplyAddress; inboundId?: string; deliveryId?: string }
   | { kind: "properties"; sessionId: string; key: string; value: unknown }

@@ -82,7 +82,7 @@ export async function executeTurn(runner: Runner, session: LiveSession, p: Pendi
       if (!live()) break;
       if (out.type === "text-delta") {
         text += out.text;
-        emit({ kind: "text-delta", sessionId: session.id, turnId, replyTo: ev.replyTo, delta: out.text, text });
+        emit({ kind: "text-delta", sessionId: session.id, turnId, replyTo: ev.replyTo, delta: out.text, text, inboundId: ev.inboundId });
       } else if (out.type === "notice") {
         notices.push({ severity: out.severity, text: out.text });
       } else {

@@ -15,7 +15,7 @@ import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import path from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
-import { FakeOpenAi, textReply } from "../fakes/openai.js";
+import { FakeOpenAi, sse, textReply } from "../fakes/openai.js";
 import { FakeSlack } from "../fakes/slack.js";
 import { FakeTelegram } from "../fakes/telegram.js";
 import { freePort } from "../../tools/pg-cluster.js";
@@ -143,6 +143,35 @@ describe("graceful stop and signals", () => {
     expect(w.tg.sent().map((s) => s.text)).toEqual(["answered after the restart"]);
     expect(inbound(env.DATABASE_URL)).toEqual(["done"]);
     report("shutdown-short-grace", { stopSeconds, transcript: said.length, botMessages: w.tg.sent().length });
+  }, 120_000);
+
+  it("a draft streamed before the stop is taken over by the answer after the restart: one message in the chat", async () => {
+    const w = await world();
+    const env = { ...w.env, SHUTDOWN_GRACE: "1s" };
+    // Text at once, then a long silence: the draft is shown (a turn running over a second), and the turn never ends.
+    w.ai.enqueue(
+      { headers: { "content-type": "text/event-stream" }, body: [sse.chunk({ role: "assistant", content: "" }), sse.chunk({ content: "thinking about it" }), { pause: 1_500 }, sse.chunk({ content: " and more" }), { pause: 60_000 }] },
+      textReply(["the answer after the restart"]),
+    );
+    let gw = serve(env);
+    cleanup.push(() => void gw.child.kill("SIGKILL"));
+    await ready(gw, w.port);
+    w.say("question three");
+    expect(await until(() => w.tg.sent().length === 1, 20_000, "the draft")).toBe(true);
+    const draftId = w.tg.sent()[0]!.messageId;
+    gw.child.kill("SIGTERM");
+    expect((await gw.exited).code, gw.stderr()).toBe(0);
+    expect(inbound(env.DATABASE_URL)).toEqual(["received"]);
+
+    gw = serve(env);
+    await ready(gw, w.port);
+    expect(await until(() => w.tg.sent().some((m) => m.text === "the answer after the restart"), 30_000, "the answer")).toBe(true);
+    gw.child.kill("SIGTERM");
+    await gw.exited;
+    // The draft was edited into the answer: one message, no second post.
+    expect(w.tg.sent().map((m) => [m.messageId, m.text])).toEqual([[draftId, "the answer after the restart"]]);
+    expect(w.tg.callsTo("sendMessage").filter((c) => (c.status ?? 200) < 300).length).toBe(1);
+    report("shutdown-draft", { botMessages: w.tg.sent().length, sendMessageCalls: w.tg.callsTo("sendMessage").length, edits: w.tg.callsTo("editMessageText").length });
   }, 120_000);
 
   it("SIGTERM mid-stream within the grace: intake answers 503 at once, the running turn finishes and its reply goes out before the exit", async () => {

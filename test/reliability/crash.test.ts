@@ -168,7 +168,7 @@ describe("crash: kill -9 at a random moment, restart", () => {
         noReply, late, unexplained: unexplained.length,
         telegramDuplicates: dupOf("echo: tg "), slackDuplicates: dupOf("echo: sl "),
         telegramDuplicatesSendingAtKill: tgDuplicates.filter(([t]) => sendingAtKill.has(t)).length,
-        telegramDuplicatesAfterTimeout: tgDuplicates.filter(([t]) => !sendingAtKill.has(t)).length,
+        telegramDuplicatesRetried: tgDuplicates.filter(([t]) => !sendingAtKill.has(t)).length,
         telegramSendingAtKill: sendingOf("echo: tg "), slackSendingAtKill: sendingOf("echo: sl "), slackReadBacks: readBacks, edits,
       };
       report("crash-run", { run: run + 1, seconds: Math.round((Date.now() - runStarted) / 1000), killedAfterSeconds: Math.round((killedAt - runStarted) / 1000), killedAfterReplies: killAt, messages: MESSAGES, ...r });
@@ -180,7 +180,7 @@ describe("crash: kill -9 at a random moment, restart", () => {
   }
 
   async function runAll(runs: number, parallel: number, scenario: string): Promise<void> {
-    const totals = { runs: 0, messages: 0, noReply: 0, late: 0, unexplained: 0, telegramDuplicates: 0, telegramDuplicatesSendingAtKill: 0, telegramDuplicatesAfterTimeout: 0, slackDuplicates: 0, telegramSendingAtKill: 0, slackSendingAtKill: 0, slackReadBacks: 0, edits: 0 };
+    const totals = { runs: 0, messages: 0, noReply: 0, late: 0, unexplained: 0, telegramDuplicates: 0, telegramDuplicatesSendingAtKill: 0, telegramDuplicatesRetried: 0, slackDuplicates: 0, telegramSendingAtKill: 0, slackSendingAtKill: 0, slackReadBacks: 0, edits: 0 };
     // Runs side by side: each is paced by the platforms' declared budgets, not by the CPU.
     for (let run = 0; run < runs; run += parallel) {
       const batch = await Promise.all(Array.from({ length: Math.min(parallel, runs - run) }, (_, i) => oneRun(run + i)));
@@ -217,8 +217,8 @@ interface RunCounts {
   telegramDuplicates: number;
   /** ...of which the database held `sending` at the kill. */
   telegramDuplicatesSendingAtKill: number;
-  /** ...of which were sent again in one process after a call whose answer never came (a timeout on a starved machine). */
-  telegramDuplicatesAfterTimeout: number;
+  /** ...of which were handed over again in one process after a call whose answer never came (a timeout, a dropped connection). */
+  telegramDuplicatesRetried: number;
   slackDuplicates: number;
   telegramSendingAtKill: number;
   slackSendingAtKill: number;

@@ -230,6 +230,10 @@ describe("graceful stop and signals", () => {
     await ready(npm, w.port);
     tree = descendants(npm.child.pid!);
     expect(tree.length).toBeGreaterThan(0);
+    // A turn that would outlast the grace is running: the stop must still end within it (+ the bounded teardown).
+    w.ai.enqueue(textReply(["never", " done"], { pauseMs: 60_000 }));
+    w.say("question four");
+    await w.ai.waitForRequests(1);
     const t0 = Date.now();
     npm.child.kill("SIGTERM");
     const gone = await until(() => tree.every((pid) => !alive(pid)), (graceSec + 5) * 1000, "every process gone");

@@ -107,6 +107,7 @@ const schema = z.object({
   HTTP_HEADERS_TIMEOUT: duration("10s"),
   HTTP_REQUEST_TIMEOUT: duration("30s"),
   RECORD_RETENTION: duration("7d"),
+  SHUTDOWN_GRACE: duration("25s"),
 
   INBOUND_TTL: duration("10m"),
   DM_POLICY: z.enum(["pairing", "allowlist", "open"]).default("pairing"),

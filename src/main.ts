@@ -4,7 +4,8 @@ import { createApp, type AppOptions } from "./gateway/app.js";
 import { createLogger, describeDatabase, registerSecret } from "./log.js";
 
 /**
- * Runs the gateway until SIGINT/SIGTERM: migrations, the HTTP server (web
+ * Runs the gateway until SIGINT/SIGTERM, then stops gracefully within
+ * SHUTDOWN_GRACE (see App.stop): migrations, the HTTP server (web
  * console, /healthz, /metrics, webhooks) and every configured adapter. The
  * composition root (bin/switchboard.mjs) passes the adapters in, so src/
  * never imports an adapter or a platform SDK.
@@ -24,12 +25,25 @@ export async function serve(config: Config, opts: Pick<AppOptions, "adapters"> =
     { url, adapters, agent, model, modelUrl, provider: app.db.provider, database, readyMs: Math.round(performance.now() - started) },
     `switchboard ready on ${url} (adapters ${adapters.join(", ") || "none"}; agent ${agent}${model ? `, model ${model}` : ""}; database ${database})`,
   );
-  await new Promise<void>((resolve) => {
-    process.once("SIGINT", resolve);
-    process.once("SIGTERM", resolve);
+  const signal = await new Promise<NodeJS.Signals>((resolve) => {
+    process.once("SIGINT", () => resolve("SIGINT"));
+    process.once("SIGTERM", () => resolve("SIGTERM"));
   });
-  log.info("stopping: draining in-flight replies");
-  await app.stop();
+  const graceMs = config.SHUTDOWN_GRACE;
+  // A second signal, or a stop that outlasts the grace (a hung adapter), ends the process at once;
+  // what did not finish is in the database and is replayed at the next start.
+  const now = (why: string, code: number) => {
+    log.warn({ graceMs }, `${why}: exiting now; unfinished work is replayed at the next start`);
+    log.flush();
+    process.exit(code);
+  };
+  process.once("SIGINT", () => now("second signal", 130));
+  process.once("SIGTERM", () => now("second signal", 143));
+  setTimeout(() => now("the stop took longer than SHUTDOWN_GRACE", 1), graceMs + 4000).unref();
+  log.info({ signal, graceMs }, "stopping: intake closed; running turns and queued replies may finish within SHUTDOWN_GRACE");
+  await app.stop({ graceMs });
   log.info("switchboard stopped");
   log.flush();
+  // Nothing should keep the process alive now; if a stray socket or timer does, do not linger.
+  setTimeout(() => process.exit(process.exitCode ?? 0), 1000).unref();
 }

@@ -63,13 +63,14 @@ export class SlackAdapter implements Adapter {
   private username: string | undefined;
   private socketConnected = false;
   private running = false;
+  private log: Logger | undefined;
 
   constructor(private readonly o: SlackAdapterOptions) {
     if (!o.botToken) throw new Error("SlackAdapter needs a bot token (xoxb-…): set SLACK_BOT_TOKEN");
     if (!o.appToken && !o.signingSecret)
       throw new Error("SlackAdapter needs SLACK_SIGNING_SECRET for HTTP mode (from the app's Basic Information page), or SLACK_APP_TOKEN for Socket Mode");
     for (const s of [o.botToken, o.appToken, o.signingSecret]) registerSecret(s);
-    this.sink = new SlackSink(() => this.client as unknown as SlackWebClient | undefined);
+    this.sink = new SlackSink(() => this.client as unknown as SlackWebClient | undefined, () => this.log);
   }
 
   /** The bot's user id (U…), known after start(): what `<@…>` mentions name. */
@@ -89,6 +90,7 @@ export class SlackAdapter implements Adapter {
   async start(ctx: AdapterContext): Promise<void> {
     if (this.running) throw new Error("SlackAdapter.start() called twice");
     const log = (this.o.log ?? ctx.log).child({ platform: "slack" });
+    this.log = log;
     const slackLogger = boltLogger(log);
     const clientOptions = {
       ...(this.o.apiUrl !== undefined ? { slackApiUrl: this.o.apiUrl } : {}),
@@ -202,6 +204,11 @@ export class SlackAdapter implements Adapter {
     await app.start();
     this.running = true;
     log.info({ mode: this.mode, teamId: me.teamId, botId: me.botUserId }, "slack adapter started");
+  }
+
+  /** Socket Mode disconnects (unacked envelopes are redelivered by Slack); the Web API client keeps sending. */
+  stopIntake(): Promise<void> {
+    return this.stop();
   }
 
   async stop(): Promise<void> {

@@ -3,14 +3,16 @@
  * which paces and retries, so each method makes exactly one Web API call and
  * maps a failure to AdapterError.
  */
+import type { Logger } from "../../src/log.js";
 import { AdapterError, type AdapterSink, type ReplyAddress, type SendOptions, type SentMessage } from "../types.js";
 import { toAdapterError, platformErrorCode } from "./errors.js";
 import { decodeReplyAddress, type SlackTarget } from "./ids.js";
+import { findPosted, replyMetadata, type SlackHistoryClient } from "./readback.js";
 
 /** The slice of Bolt's WebClient the sink uses (so tests can see exactly what it calls). */
-export interface SlackWebClient {
+export interface SlackWebClient extends SlackHistoryClient {
   chat: {
-    postMessage(args: { channel: string; text: string; mrkdwn?: boolean; thread_ts?: string }): Promise<{ ts?: string }>;
+    postMessage(args: { channel: string; text: string; mrkdwn?: boolean; thread_ts?: string; metadata?: ReturnType<typeof replyMetadata> }): Promise<{ ts?: string }>;
     update(args: { channel: string; ts: string; text: string }): Promise<unknown>;
   };
   reactions: { add(args: { channel: string; timestamp: string; name: string }): Promise<unknown> };
@@ -33,14 +35,19 @@ export function emojiName(emoji: string): string {
 }
 
 export class SlackSink implements AdapterSink {
-  constructor(private readonly client: () => SlackWebClient | undefined) {}
+  constructor(
+    private readonly client: () => SlackWebClient | undefined,
+    private readonly log: () => Logger | undefined = () => undefined,
+  ) {}
 
   /** `text` is already mrkdwn (format.ts renders the agent's Markdown, escaping &, < and >, before it is split). */
-  async send(to: ReplyAddress, text: string, opts?: SendOptions): Promise<SentMessage> {
+  async send(to: ReplyAddress, text: string, opts: SendOptions = {}): Promise<SentMessage> {
     const t = this.target(to);
     const c = this.webClient();
-    const args: { channel: string; text: string; mrkdwn: boolean; thread_ts?: string } = { channel: t.channel, text, mrkdwn: !opts?.plain };
+    const args: Parameters<SlackWebClient["chat"]["postMessage"]>[0] = { channel: t.channel, text, mrkdwn: !opts.plain };
     if (t.thread_ts !== undefined) args.thread_ts = t.thread_ts;
+    // The delivery key rides along, so findSent can tell after a crash whether this chunk got through.
+    if (opts.idempotencyKey !== undefined) args.metadata = replyMetadata(opts.idempotencyKey);
     let res: { ts?: string };
     try {
       res = await c.chat.postMessage(args);
@@ -57,6 +64,18 @@ export class SlackSink implements AdapterSink {
       await this.webClient().chat.update({ channel: t.channel, ts: messageId, text });
     } catch (err) {
       throw toAdapterError(err, "chat.update");
+    }
+  }
+
+  async findSent(to: ReplyAddress, keys: readonly string[], since: Date): Promise<Map<string, SentMessage>> {
+    const t = this.target(to);
+    const method = t.thread_ts !== undefined ? "conversations.replies" : "conversations.history";
+    try {
+      const r = await findPosted(this.webClient(), t, keys, since);
+      if (!r.complete) this.log()?.warn({ channel: t.channel, method, missing: keys.length - r.found.size }, "the channel is too busy to search to the end for a reply left sending by a crash; it is sent again and may show twice");
+      return r.found;
+    } catch (err) {
+      throw toAdapterError(err, method);
     }
   }
 

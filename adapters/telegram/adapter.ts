@@ -239,6 +239,11 @@ export class TelegramAdapter implements Adapter {
     return (this.opts.allowedUpdates ?? ["message"]) as UpdateType[];
   }
 
+  /** Polling stops (the last offsets confirmed); the sink keeps sending until the process exits. */
+  stopIntake(): Promise<void> {
+    return this.stop();
+  }
+
   async stop(): Promise<void> {
     if (this.state !== "starting" && this.state !== "running") return;
     this.state = "stopped";

@@ -128,6 +128,14 @@ export interface Adapter {
    */
   readonly trusted?: boolean;
   start(ctx: AdapterContext): Promise<void>;
+  /**
+   * Graceful stop, first step: stop taking events from the platform
+   * (polling, Socket Mode) while sending keeps working, so running turns and
+   * queued replies can still go out; stop() follows. Adapters without it
+   * keep receiving until stop(): what arrives meanwhile is recorded, and
+   * answered after the restart. (HTTP routes answer 503 from then on.)
+   */
+  stopIntake?(): Promise<void>;
   /** Stops taking events, lets in-flight replies drain, and releases every connection. */
   stop(): Promise<void>;
   health(): AdapterHealth;

@@ -18,6 +18,7 @@ import { HttpServer, json } from "./http.js";
 import { loginRoutes } from "./login.js";
 import { OperatorAuth } from "./operator-auth.js";
 import { Retention } from "./retention.js";
+import type { HttpResponse } from "./adapter.js";
 import { mountConsoleApi } from "./console-api.js";
 import { GatewayLedger } from "./ledger.js";
 import { GatewayMetrics } from "./metrics.js";
@@ -64,7 +65,16 @@ export interface App {
   reflector: Reflector;
   /** Listens on HTTP_HOST:HTTP_PORT and starts the adapters. Returns the base URL. */
   start(): Promise<string>;
-  stop(): Promise<void>;
+  /**
+   * Stops. With `graceMs` (SIGTERM/SIGINT: SHUTDOWN_GRACE) it is a graceful
+   * stop: intake closes at once (webhooks and the console answer 503,
+   * polling and Socket Mode stop), running turns and queued replies get up
+   * to graceMs to finish, and whatever has not finished stays in the
+   * database: unhandled events are replayed and unsent replies sent at the
+   * next start. Without it, running turns are abandoned at once (likewise
+   * replayed) and queued replies are waited for.
+   */
+  stop(opts?: { graceMs?: number }): Promise<void>;
 }
 
 /** The composition of every layer, as `npm start` runs it. */
@@ -163,6 +173,11 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
       defaultMaxBodyBytes: consoleBodyLimit(config.MAX_INBOUND_CHARS),
     },
   });
+  let intakeOpen = true;
+  const shuttingDown = async (): Promise<HttpResponse> => {
+    const r = json(503, { error: "switchboard is shutting down; send this again in a few seconds" });
+    return { ...r, headers: { ...r.headers, "retry-after": "5" } };
+  };
   const processId = randomUUID();
   // The sent log lives beside a SQLite file (one host, one process). PostgreSQL marks replies sent
   // over a pool without SQLite's single-writer queue, so the window it closes is far smaller there.
@@ -174,7 +189,8 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
   runner.withSink([], outbound.sink);
   const gateway = new Gateway({
     policy: config, registry, identities, inbound, kv, runner, ledger, outbound, pairing, metrics, log,
-    route: (m, p, h, o) => http.route(m, p, h, o),
+    // Adapters' routes (webhooks, Slack events, the console's messages) refuse new work once a stop begins.
+    route: (m, p, h, o) => http.route(m, p, m === "POST" ? (req) => (intakeOpen ? h(req) : shuttingDown()) : h, o),
     leases: new LeaseStore(db),
     processId,
     commands: commands.commands.filter((c) => (c.access ?? "anyone") === "anyone" && !config.ADMIN_COMMANDS.includes(c.name)).map((c) => ({ name: c.name, description: c.summary })),
@@ -190,9 +206,9 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
     const adapters = health();
     const store = db.health();
     const down = adapters.filter((a) => !a.ready).map((a) => `${a.platform}${a.botId ? `:${a.botId}` : ""}${a.detail ? ` (${a.detail})` : ""}`);
-    const ready = down.length === 0 && store.ok;
+    const ready = intakeOpen && down.length === 0 && store.ok;
     const status = !store.ok || (req.query.get("ready") && !ready) ? 503 : 200;
-    const summary = store.ok ? "ok" : "store unhealthy";
+    const summary = !store.ok ? "store unhealthy" : intakeOpen ? "ok" : "stopping";
     if (!req.operator) return json(status, { status: summary });
     const pruned = retention.lastSweep && { lastPruned: { at: retention.lastSweep.at.toISOString(), rows: retention.lastSweep.pruned } };
     return json(status, { status: summary, ready, store: { provider: db.provider, ...store, ...pruned }, down, adapters });
@@ -241,10 +257,20 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
       for (const t of timers) t.unref();
       return `http://${addr.address}:${addr.port}`;
     },
-    async stop() {
+    async stop(opts = {}) {
       for (const t of timers) clearInterval(t);
       await retention.stop();
-      await gateway.stop();
+      intakeOpen = false;
+      if (opts.graceMs !== undefined) {
+        const deadline = Date.now() + opts.graceMs;
+        const left = () => Math.max(0, deadline - Date.now());
+        await gateway.stopIntake();
+        const { running } = await runner.drain(left());
+        const unsent = await outbound.settle(left());
+        const level = running || unsent ? "warn" : "info";
+        log[level]({ runningTurns: running, unsentReplies: unsent, graceMs: opts.graceMs }, running || unsent ? "shutdown grace over: what did not finish is replayed at the next start" : "running turns and queued replies finished");
+        await gateway.stop(left());
+      } else await gateway.stop();
       await reflector.stop();
       await runner.close();
       outbound.close();

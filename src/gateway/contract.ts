@@ -109,6 +109,15 @@ export interface AdapterSink {
   typing(to: ReplyAddress): Promise<void>;
   /** React to or acknowledge the user's message, where the platform has it. */
   react?(to: ReplyAddress, messageId: string, emoji: string): Promise<void>;
+  /**
+   * Read-back, for platforms that can show what a bot already posted (Slack
+   * keeps each message's metadata): of the reply chunks named by `keys`
+   * (their idempotency keys), the ones the chat already shows, posted at or
+   * after `since`. The gateway asks before resending a reply a crash left
+   * `sending`, so a chunk that reached the platform is not posted twice.
+   * Platforms without it (Telegram) may show such a chunk twice.
+   */
+  findSent?(to: ReplyAddress, keys: readonly string[], since: Date): Promise<Map<string, SentMessage>>;
 }
 
 export type AdapterErrorCode =

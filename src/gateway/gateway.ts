@@ -475,13 +475,25 @@ export class Gateway {
     return runner.run(runner.open(info), event);
   }
 
-  /** Stops adapters (they drain), then waits for queued handling and replies. */
-  async stop(): Promise<void> {
+  /**
+   * Graceful stop, first step: no event is handed to the runner from now on
+   * (one still arriving is recorded and answered after the restart), and the
+   * adapters that can stop receiving while still sending do so.
+   */
+  async stopIntake(): Promise<void> {
+    this.#stopping = true;
+    this.#drainer?.stop();
+    await Promise.allSettled(this.adapters.map((a) => a.stopIntake?.()));
+  }
+
+  /** Stops adapters (they drain), then waits for queued handling and replies (at most `outboundWaitMs`, if given). */
+  async stop(outboundWaitMs?: number): Promise<void> {
     this.#stopping = true;
     this.#drainer?.stop();
     await Promise.allSettled(this.adapters.map((a) => a.stop()));
     await this.idle();
-    await this.deps.outbound.drain();
+    if (outboundWaitMs === undefined) await this.deps.outbound.drain();
+    else await this.deps.outbound.settle(outboundWaitMs);
   }
 }
 

@@ -70,6 +70,9 @@ async function editChunk(adapter: Adapter, to: ReplyAddress, messageId: string, 
   }
 }
 
+/** markSending found the reply no longer pending or sending: it was sent meanwhile, or another process took it. */
+class ReplyTaken extends Error {}
+
 export const adapterKey = (platform: string, botId: string) => `${platform}:${botId}`;
 export const chatKey = (a: ReplyAddress) => `${a.platform}:${a.botId}:${a.chatId}:${a.threadId ?? ""}`;
 
@@ -187,7 +190,7 @@ export class Outbound {
       case "typing":
         return this.typing(e.replyTo);
       case "text-delta":
-        return this.#stream(e.turnId, e.replyTo, e.text);
+        return this.#stream(e.turnId, e.replyTo, e.text, e.inboundId);
       case "text-final": {
         const { deliveryId, turnId } = e;
         // Take the draft now: turn-complete follows at once and forgets the turn.
@@ -239,7 +242,7 @@ export class Outbound {
   }
 
   /** Streams a draft: sent once the turn has run a while, then edited at the adapter's pace. */
-  async #stream(turnId: string, to: ReplyAddress, text: string): Promise<void> {
+  async #stream(turnId: string, to: ReplyAddress, text: string, inboundId?: string): Promise<void> {
     const a = this.#for(to);
     if (!a || !a.adapter.limits.canEdit) return;
     const started = this.#turnStart.get(turnId) ?? Date.now();
@@ -262,6 +265,8 @@ export class Outbound {
               draft.messageId = sent.messageId;
               draft.shown = first;
               draft.lastEdit = Date.now();
+              // Remembered past a crash: the replayed turn's reply then takes this message over.
+              if (inboundId) this.opts.sentLog?.recordDraft(inboundId, sent.messageId);
             }
           });
       }, DRAFT_GRACE_MS);
@@ -332,29 +337,51 @@ export class Outbound {
     }
     this.#inFlight.add(rec.id);
     try {
-      if (!(await this.opts.deliveries.markSending(rec.id, this.opts.owner))) return;
+      // `sending` means "handed to the platform, answer not recorded": a process crashed, or a call failed, mid-send.
+      const triedBefore = rec.status === "sending";
       const to = JSON.parse(rec.address) as ReplyAddress;
       const chunks = chunksOf(a.adapter, rec.text);
       await draft?.sending;
+      // A draft a previous process showed for this event (its turn never committed) becomes the reply's first chunk.
+      const adopted = !draft && rec.inboundId && rec.part === 0 ? this.opts.sentLog?.draftOf(rec.inboundId) : undefined;
+      if (adopted) draft = { messageId: adopted, text: "", shown: "", lastEdit: 0, final: true };
+      const found = triedBefore ? await this.#readBack(a, rec, to, chunks.length, draft) : undefined;
+      // Marked `sending` (and the attempt counted) right before each platform call, not while the chunk
+      // waits for a rate-limit token: after a crash, `sending` names exactly the replies that may have
+      // reached the platform, and `attempts` how many times they were handed over.
+      const handOver = async () => {
+        if (!(await this.opts.deliveries.markSending(rec.id, this.opts.owner))) throw new ReplyTaken();
+      };
       let firstId: string | undefined;
       for (const [i, chunk] of chunks.entries()) {
         if (i === 0 && draft?.messageId) {
           const mid = draft.messageId;
-          if (draft.shown !== chunk) await a.scheduler.schedule(chatKey(to), () => editChunk(a.adapter, to, mid, chunk), { label: "edit" });
-          firstId = mid;
-          continue;
+          try {
+            if (draft.shown !== chunk) await a.scheduler.schedule(chatKey(to), () => editChunk(a.adapter, to, mid, chunk), { label: "edit" });
+            firstId = mid;
+            continue;
+          } catch (err) {
+            // The adopted draft is gone (deleted in the chat): post the chunk instead.
+            if (!adopted || !isAdapterError(err, "Rejected")) throw err;
+            this.opts.log.warn({ deliveryId: rec.id, platform: rec.platform, err: errInfo(err) }, "the draft left by a crash could not be edited; posting the reply as a new message");
+          }
         }
-        const logged = this.opts.sentLog?.sent(rec.id, i);
+        const key = `${rec.id}:${i}`;
+        const logged = this.opts.sentLog?.sent(rec.id, i) ?? found?.get(key)?.messageId;
         if (logged !== undefined) {
           firstId ??= logged; // accepted before a crash: not again
           continue;
         }
         const target = i === 0 ? to : { ...to, replyToMessageId: undefined };
         const log = this.opts.sentLog;
+        let attempt = 0;
         const sent = await a.scheduler.schedule(
           chatKey(to),
           async () => {
-            const r = await sendChunk(a.adapter, target, chunk, `${rec.id}:${i}`, (why) => this.#refused(rec, why));
+            // The scheduler retries a failed call; the failed one may still have been posted (a timeout).
+            const already = attempt++ > 0 ? await this.#findOne(a, rec, target, key) : undefined;
+            if (!already) await handOver();
+            const r = already ?? (await sendChunk(a.adapter, target, chunk, key, (why) => this.#refused(rec, why)));
             log?.record(rec.id, i, r.messageId);
             return r;
           },
@@ -364,8 +391,10 @@ export class Outbound {
       }
       await this.#markSent(rec, firstId);
       this.opts.sentLog?.done(rec.id);
+      if (rec.inboundId && (adopted || draft?.messageId)) this.opts.sentLog?.forgetDraft(rec.inboundId);
       this.opts.metrics.outbound.inc({ platform: rec.platform, call: "send", outcome: "ok" });
     } catch (err) {
+      if (err instanceof ReplyTaken) return; // sent meanwhile, or taken over by another process
       this.opts.metrics.outbound.inc({ platform: rec.platform, call: "send", outcome: "error" });
       if (isAdapterError(err, "Rejected")) {
         await this.opts.deliveries.markFailed(rec.id, "failed", err.message);
@@ -403,6 +432,44 @@ export class Outbound {
     }
   }
 
+  /**
+   * Before resending a reply left `sending`, asks the platform which of its
+   * chunks it already shows (Slack: by the delivery key carried in each
+   * message's metadata). Chunks the local sent log knows are not asked about.
+   * A platform that cannot tell (no read-back, or it refused the read) gets
+   * the chunk again: that is the documented in-flight window.
+   */
+  async #readBack(a: { adapter: Adapter; scheduler: OutboundScheduler }, rec: DeliveryRecord, to: ReplyAddress, chunks: number, draft?: Draft): Promise<Map<string, SentMessage> | undefined> {
+    const findSent = a.adapter.sink.findSent?.bind(a.adapter.sink);
+    if (!findSent) return undefined;
+    const keys: string[] = [];
+    for (let i = 0; i < chunks; i++) if (!(i === 0 && draft?.messageId) && this.opts.sentLog?.sent(rec.id, i) === undefined) keys.push(`${rec.id}:${i}`);
+    if (!keys.length) return undefined;
+    try {
+      const found = await a.scheduler.schedule(chatKey(to), () => findSent(to, keys, rec.createdAt), { label: "read-back" });
+      this.opts.metrics.outbound.inc({ platform: rec.platform, call: "read-back", outcome: found?.size ? "found" : "absent" });
+      return found;
+    } catch (err) {
+      this.opts.metrics.outbound.inc({ platform: rec.platform, call: "read-back", outcome: "error" });
+      if (!isAdapterError(err, "Rejected")) throw err; // the reply stays queued; the read is tried again
+      this.opts.log.error({ deliveryId: rec.id, platform: rec.platform, err: errInfo(err) }, "could not check whether a reply left sending by a crash was already posted; sending it again, so it may show twice");
+      return undefined;
+    }
+  }
+
+  /** One chunk's read-back before a retried send (no rate-limit slot of its own: it runs inside the send's). */
+  async #findOne(a: { adapter: Adapter }, rec: DeliveryRecord, to: ReplyAddress, key: string): Promise<SentMessage | undefined> {
+    if (!a.adapter.sink.findSent) return undefined;
+    try {
+      return (await a.adapter.sink.findSent(to, [key], rec.createdAt)).get(key);
+    } catch (err) {
+      if (!isAdapterError(err, "Rejected")) throw err;
+      this.opts.metrics.outbound.inc({ platform: rec.platform, call: "read-back", outcome: "error" });
+      this.opts.log.error({ deliveryId: rec.id, platform: rec.platform, err: errInfo(err) }, "could not check whether a failed send was posted after all; sending it again, so it may show twice");
+      return undefined;
+    }
+  }
+
   /** Sends every reply written but not confirmed sent (at start, and periodically). */
   async flushUnsent(): Promise<number> {
     const rows = await this.opts.deliveries.unsent({ staleAfterMs: this.opts.staleAfterMs ?? 5_000 });
@@ -413,6 +480,19 @@ export class Outbound {
       n++;
     }
     return n;
+  }
+
+  /**
+   * Waits, at most `ms`, until no reply is queued or being sent. Resolves
+   * with how many are still unfinished: they stay in the database and go
+   * out at the next start.
+   */
+  async settle(ms: number): Promise<number> {
+    const deadline = Date.now() + ms;
+    const busy = () => this.#held.size + this.#inFlight.size + [...this.#adapters.values()].reduce((n, a) => n + a.scheduler.pending(), 0);
+    await new Promise((r) => setImmediate(r));
+    while (busy() > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, Math.min(25, Math.max(1, deadline - Date.now()))));
+    return this.#held.size + this.#inFlight.size;
   }
 
   /** Waits until every adapter's queued calls are done. */

@@ -47,7 +47,10 @@ export class SentLog {
     for (const line of text.split("\n")) {
       const [kind, key, messageId] = line.split("\t");
       if (kind === "sent" && key) out.set(key, messageId ?? "");
-      else if (kind === "done" && key) for (const k of [...out.keys()]) if (k.startsWith(`${key}:`)) out.delete(k);
+      else if (kind === "done" && key) {
+        out.delete(key);
+        for (const k of [...out.keys()]) if (k.startsWith(`${key}:`)) out.delete(k);
+      }
     }
     return out;
   }
@@ -63,6 +66,23 @@ export class SentLog {
     this.#open.set(key, messageId);
     fs.writeSync(this.#fd, `sent\t${key}\t${messageId}\n`);
     this.#tick();
+  }
+
+  /**
+   * A streamed draft is on the platform for this inbound event. It has no
+   * delivery record: if the turn never commits (a crash, a shutdown), the
+   * replayed turn's reply edits this message instead of posting another.
+   */
+  recordDraft(inboundId: string, messageId: string): void {
+    this.record(`draft:${inboundId}`, -1, messageId);
+  }
+
+  draftOf(inboundId: string): string | undefined {
+    return this.#open.get(`draft:${inboundId}:-1`);
+  }
+
+  forgetDraft(inboundId: string): void {
+    this.done(`draft:${inboundId}`);
   }
 
   /** The reply is marked sent in the database: its chunks need no memory here any more. */

@@ -91,11 +91,11 @@ export type LifecyclePhase = "turn-start" | "turn-end" | "rotated" | "switched" 
 
 export type OutEvent =
   | { kind: "lifecycle"; sessionId: string; phase: LifecyclePhase; replyTo?: ReplyAddress; detail?: Record<string, unknown> }
-  | { kind: "text-delta"; sessionId: string; turnId: string; replyTo: ReplyAddress; delta: string; text: string }
+  | { kind: "text-delta"; sessionId: string; turnId: string; replyTo: ReplyAddress; delta: string; text: string; inboundId?: string }
   | { kind: "text-final"; sessionId: string; turnId: string; replyTo: ReplyAddress; text: string; inboundId?: string; deliveryId?: string }
   | { kind: "notice"; sessionId: string; severity: Severity; text: string; replyTo?: ReplyAddress; inboundId?: string; deliveryId?: string }
   | { kind: "properties"; sessionId: string; key: string; value: unknown }
   | { kind: "typing"; sessionId: string; replyTo: ReplyAddress }
-  | { kind: "turn-complete"; sessionId: string; turnId: string; replyTo: ReplyAddress; inboundId?: string; outcome: "answered" | "aborted" | "failed" | "fenced" };
+  | { kind: "turn-complete"; sessionId: string; turnId: string; replyTo: ReplyAddress; inboundId?: string; outcome: "answered" | "aborted" | "failed" | "fenced" | "abandoned" };
 
 export type OutEventOf<K extends OutKind> = Extract<OutEvent, { kind: K }>;

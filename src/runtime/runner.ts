@@ -13,7 +13,7 @@ import { LiveSession, type ContextLimits } from "./live-session.js";
 import { SinkRouter, type Sink } from "./sink-router.js";
 import { errInfo } from "../log.js";
 import { mergeInto, newPending, renderUserText } from "./pending.js";
-import { executeTurn, type Pending, type TurnOutcome } from "./turn.js";
+import { TurnAbandoned, executeTurn, type Pending, type TurnOutcome } from "./turn.js";
 
 export { errInfo, renderUserText };
 
@@ -100,6 +100,8 @@ export class Runner {
   readonly #retired = new Map<string, string>();
   readonly #interceptors: Interceptor[] = [];
   #closed = false;
+  /** Shutting down: running turns may finish, nothing new starts. */
+  #draining = false;
 
   constructor(readonly opts: RunnerOptions) {
     this.sinks = opts.sinks ?? new SinkRouter(opts.log);
@@ -181,7 +183,7 @@ export class Runner {
    * consumed or queued, and `done` once its handling is committed.
    */
   run(session: LiveSession, event: InEvent): Promise<RunHandle> {
-    if (this.#closed) return Promise.reject(errors.closed("The runner"));
+    if (this.#closed || this.#draining) return Promise.reject(errors.closed("The runner"));
     const w = this.#worker(session.id);
     const taken = w.intake.then(() => this.#take(session, event));
     w.intake = taken.catch(() => undefined);
@@ -300,8 +302,9 @@ export class Runner {
 
   #pump(session: LiveSession, w: Worker): void {
     if (w.running) return;
-    let next = this.#closed || session.closed ? undefined : w.queue.shift();
-    if (!next && w.collected && !this.#closed && !session.closed) {
+    const stopped = this.#closed || this.#draining || session.closed;
+    let next = stopped ? undefined : w.queue.shift();
+    if (!next && w.collected && !stopped) {
       next = w.collected;
       w.collected = null;
     }
@@ -422,18 +425,39 @@ export class Runner {
     return n;
   }
 
-  /** Rejects new events, aborts running turns, closes every live session. Idempotent. */
+  /**
+   * Graceful stop, first half: takes no new event and starts no queued turn,
+   * and waits up to `graceMs` for the running turns to finish (commit and
+   * emit their replies). Resolves with how many are still running; close()
+   * then abandons them. Queued turns are left to the next start.
+   */
+  async drain(graceMs: number): Promise<{ running: number }> {
+    this.#draining = true;
+    const settled = () => [...this.#workers.values()].flatMap((w) => (w.running ? [w.running.settled] : []));
+    const deadline = Date.now() + graceMs;
+    for (let left = settled(); left.length && Date.now() < deadline; left = settled()) {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([Promise.allSettled(left), new Promise<void>((r) => (timer = setTimeout(r, Math.max(0, deadline - Date.now()))))]);
+      clearTimeout(timer);
+    }
+    return { running: settled().length };
+  }
+
+  /**
+   * Rejects new events, abandons running turns, closes every live session.
+   * Idempotent. An abandoned turn commits nothing, and a queued one never
+   * ran: their events stay unhandled and are replayed at the next start.
+   */
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
     const running: Promise<void>[] = [];
-    for (const [id, s] of this.#live) {
-      const w = this.#workers.get(id);
-      if (w?.running) {
-        this.#abortRunning(s, w);
+    for (const w of this.#workers.values()) {
+      if (w.running) {
+        w.running.abort.abort(new TurnAbandoned());
         running.push(w.running.settled);
       }
-      for (const p of [...(w?.queue ?? []), ...(w?.collected ? [w.collected] : [])]) p.resolve("dropped");
+      for (const p of [...w.queue, ...(w.collected ? [w.collected] : [])]) p.resolve("dropped");
     }
     await Promise.allSettled(running);
     for (const w of this.#workers.values()) for (const wake of w.idleWaiters.splice(0)) wake();

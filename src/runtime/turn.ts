@@ -11,7 +11,20 @@ import { renderUserText } from "./pending.js";
 import type { Runner } from "./runner.js";
 
 /** "unanswered": the turn could not be committed before its event's TTL (the gateway tells the chat). */
-export type TurnOutcome = "answered" | "failed" | "aborted" | "fenced" | "dropped" | "consumed" | "context" | "unanswered";
+export type TurnOutcome = "answered" | "failed" | "aborted" | "fenced" | "dropped" | "consumed" | "context" | "unanswered" | "abandoned";
+
+/**
+ * The abort reason of a turn stopped because the process is shutting down.
+ * Such a turn commits nothing: its event stays unhandled and is replayed at
+ * the next start. (Fencing, by contrast, is for /stop, /new and switches,
+ * which do mark the event handled.)
+ */
+export class TurnAbandoned extends Error {
+  override readonly name = "TurnAbandoned";
+  constructor() {
+    super("the gateway is shutting down; the event is replayed at the next start");
+  }
+}
 
 export interface Pending {
   event: MessageEvent;
@@ -71,7 +84,7 @@ export async function executeTurn(runner: Runner, session: LiveSession, p: Pendi
       if (!live()) break;
       if (out.type === "text-delta") {
         text += out.text;
-        emit({ kind: "text-delta", sessionId: session.id, turnId, replyTo: ev.replyTo, delta: out.text, text });
+        emit({ kind: "text-delta", sessionId: session.id, turnId, replyTo: ev.replyTo, delta: out.text, text, inboundId: ev.inboundId });
       } else if (out.type === "notice") {
         notices.push({ severity: out.severity, text: out.text });
       } else {
@@ -79,7 +92,8 @@ export async function executeTurn(runner: Runner, session: LiveSession, p: Pendi
       }
     }
   } catch (err) {
-    if (err instanceof Unanswered) outcome = "unanswered";
+    if (abort.signal.reason instanceof TurnAbandoned) outcome = "abandoned";
+    else if (err instanceof Unanswered) outcome = "unanswered";
     else if (!live()) outcome = "fenced";
     else if (timedOut) {
       outcome = "failed";
@@ -97,6 +111,13 @@ export async function executeTurn(runner: Runner, session: LiveSession, p: Pendi
     clearTimeout(timer);
     clearTimeout(typingStart);
     clearInterval(typing);
+  }
+  // Shutting down: nothing of this turn is committed, so the event is not marked handled and the
+  // next start answers it. (Before, a shutdown fenced the turn, which recorded the event as handled
+  // with no answer: a message lost.)
+  if (abort.signal.reason instanceof TurnAbandoned) {
+    session.emit({ kind: "turn-complete", sessionId: session.id, turnId, replyTo: ev.replyTo, inboundId: ev.inboundId, outcome: "abandoned" });
+    return "abandoned";
   }
   if (outcome === "unanswered") {
     emit({ kind: "turn-complete", sessionId: session.id, turnId, replyTo: ev.replyTo, inboundId: ev.inboundId, outcome: "failed" });

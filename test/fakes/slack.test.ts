@@ -179,6 +179,59 @@ describe("FakeSlack Web API through Bolt's WebClient", () => {
     expect(await c.auth.test()).toMatchObject({ user_id: "U0FAKEBOT", team_id: "T0FAKE001", bot_id: "B0FAKEBOT" });
   });
 
+  it("conversations.history and .replies: newest-first top level vs a thread oldest-first, oldest/latest/inclusive, cursor pages, metadata only when asked", async () => {
+    const { app } = await httpApp(() => undefined);
+    const c = app.client;
+    const ch = "C0HISTORY";
+    const posts: string[] = [];
+    for (let i = 0; i < 5; i++) posts.push((await c.chat.postMessage({ channel: ch, text: `m${i}`, metadata: { event_type: "switchboard_reply", event_payload: { key: `k${i}` } } })).ts!);
+    const parent = posts[1]!;
+    const replies: string[] = [];
+    for (let i = 0; i < 3; i++) replies.push((await c.chat.postMessage({ channel: ch, thread_ts: parent, text: `r${i}`, metadata: { event_type: "switchboard_reply", event_payload: { key: `t${i}` } } })).ts!);
+
+    // Top level only, newest first; no metadata unless include_all_metadata.
+    const plain = await c.conversations.history({ channel: ch });
+    expect(plain.messages!.map((m) => m.text)).toEqual(["m4", "m3", "m2", "m1", "m0"]);
+    expect(plain.messages!.some((m) => "metadata" in m)).toBe(false);
+    expect(plain.has_more).toBe(false);
+
+    // Pages of 2 through the cursor, with metadata.
+    const seen: string[] = [];
+    let cursor: string | undefined;
+    let pages = 0;
+    do {
+      const r = await c.conversations.history({ channel: ch, limit: 2, include_all_metadata: true, ...(cursor ? { cursor } : {}) });
+      pages++;
+      for (const m of r.messages!) seen.push(String((m.metadata?.event_payload as { key?: string } | undefined)?.key));
+      cursor = r.has_more ? r.response_metadata?.next_cursor : undefined;
+      if (r.has_more) expect(cursor).toBeTruthy();
+    } while (cursor);
+    expect(pages).toBe(3);
+    expect(seen).toEqual(["k4", "k3", "k2", "k1", "k0"]);
+
+    // oldest is exclusive unless inclusive=true; latest bounds the other end.
+    expect((await c.conversations.history({ channel: ch, oldest: posts[2]! })).messages!.map((m) => m.text)).toEqual(["m4", "m3"]);
+    expect((await c.conversations.history({ channel: ch, oldest: posts[2]!, inclusive: true })).messages!.map((m) => m.text)).toEqual(["m4", "m3", "m2"]);
+    expect((await c.conversations.history({ channel: ch, latest: posts[2]! })).messages!.map((m) => m.text)).toEqual(["m1", "m0"]);
+
+    // A thread: the parent first, then its replies oldest first, from the parent's ts or a reply's.
+    const thread = await c.conversations.replies({ channel: ch, ts: parent, include_all_metadata: true });
+    expect(thread.messages!.map((m) => m.text)).toEqual(["m1", "r0", "r1", "r2"]);
+    expect(thread.messages![3]!.metadata).toEqual({ event_type: "switchboard_reply", event_payload: { key: "t2" } });
+    expect((await c.conversations.replies({ channel: ch, ts: replies[0]! })).messages!.map((m) => m.text)).toEqual(["m1", "r0", "r1", "r2"]);
+    expect((await c.conversations.replies({ channel: ch, ts: parent, oldest: replies[0]! })).messages!.map((m) => m.text)).toEqual(["m1", "r1", "r2"]);
+    const first = await c.conversations.replies({ channel: ch, ts: parent, limit: 3 });
+    expect(first.messages!.map((m) => m.text)).toEqual(["m1", "r0", "r1"]);
+    const rest = await c.conversations.replies({ channel: ch, ts: parent, limit: 3, cursor: first.response_metadata!.next_cursor! });
+    expect(rest.messages!.map((m) => m.text)).toEqual(["r2"]);
+
+    const errorOf = (p: Promise<unknown>): Promise<string | undefined> => p.then(() => undefined, (e: { data?: { error?: string } }) => e.data?.error);
+    expect(await errorOf(c.conversations.replies({ channel: ch, ts: "1.000001" }))).toBe("thread_not_found");
+    expect(await errorOf(c.conversations.history({ channel: ch, cursor: "bm9wZQ==" }))).toBe("invalid_cursor");
+    expect(await errorOf(c.conversations.history({ channel: ch, oldest: "yesterday" }))).toBe("invalid_ts_oldest");
+    expect(await errorOf(c.conversations.history({ channel: "nope" }))).toBe("channel_not_found");
+  });
+
   it("429 carries Retry-After: rejectRateLimitedCalls surfaces it, and the WebClient's own retry waits it out", async () => {
     sl.rateLimitNext("chat.postMessage", 2);
     const strict = new webApi.WebClient(sl.botToken, { ...clientOptions(), rejectRateLimitedCalls: true });

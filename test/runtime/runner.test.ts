@@ -268,16 +268,33 @@ describe.each(PROVIDERS)("Runner on %s", (provider) => {
     expect(notices(rt.events).join("\n")).toMatch(/did not answer within/);
   });
 
-  it("close() aborts running turns and rejects new events with Closed", async () => {
+  it("close() abandons running turns (nothing committed: the event is replayed at the next start) and rejects new events with Closed", async () => {
     rt = await makeRuntime(provider, { agent: slowAgent(["a", "b"], 200) });
     const conv = privateChat();
     const s = rt.runner.open(await rt.registry.resolveChatChannel(conv));
     const h = await rt.runner.run(s, message(conv, "x"));
     await rt.runner.close();
     await rt.runner.close();
-    expect(["fenced", "aborted"]).toContain(await h.done);
+    expect(await h.done).toBe("abandoned");
+    // A shutdown is not /stop: the user's message is not recorded as handled without an answer.
+    expect(await rt.transcript.recent(s.id, 10)).toEqual([]);
     const e: unknown = await rt.runner.run(s, message(conv, "y") as InEvent).catch((x: unknown) => x);
     expect((e as SessionError).code).toBe("Closed");
+  });
+
+  it("drain(grace) lets the running turn finish and starts no queued one; close() leaves the queued event uncommitted", async () => {
+    rt = await makeRuntime(provider, { agent: slowAgent(["a", "b"], 100) });
+    const conv = privateChat();
+    const s = rt.runner.open(await rt.registry.resolveChatChannel(conv));
+    const first = await rt.runner.run(s, message(conv, "x"));
+    const queued = await rt.runner.run(s, message(conv, "y"));
+    expect(await rt.runner.drain(10_000)).toEqual({ running: 0 });
+    expect(await first.done).toBe("answered");
+    const e: unknown = await rt.runner.run(s, message(conv, "z") as InEvent).catch((x: unknown) => x);
+    expect((e as SessionError).code).toBe("Closed");
+    await rt.runner.close();
+    expect(await queued.done).toBe("dropped");
+    expect((await rt.transcript.recent(s.id, 10)).map((m) => m.role)).toEqual(["user", "assistant"]);
   });
 
   it("delivers events through sinks registered with withSink, filtered by kind, with an idempotent remover", async () => {

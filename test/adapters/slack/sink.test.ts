@@ -37,6 +37,33 @@ describe("SlackSink", () => {
     expect(sl.callsTo("chat.postMessage")[1]!.params["thread_ts"]).toBeUndefined();
   });
 
+  it("findSent: a chunk posted with its key is found in the channel's history or the thread's replies, across pages, and only since the reply was written", async () => {
+    const since = new Date(Date.now() - 1000);
+    const dm = await adapter.sink.send(to("D0DM0002"), "first chunk", { idempotencyKey: "del-1:0" });
+    expect(sl.callsTo("chat.postMessage")[0]!.params["metadata"]).toBeDefined();
+    // 450 later messages push it back three pages (the read-back asks 200 at a time).
+    for (let i = 0; i < 450; i++) await adapter.sink.send(to("D0DM0002"), `later ${i}`);
+    const found = await adapter.sink.findSent!(to("D0DM0002"), ["del-1:0", "del-1:1", "del-2:0"], since);
+    expect([...found]).toEqual([["del-1:0", { messageId: dm.messageId }]]);
+    const history = sl.callsTo("conversations.history");
+    expect(history.length).toBe(3);
+    expect(history[0]!.params).toMatchObject({ channel: "D0DM0002", include_all_metadata: "true", limit: "200" });
+
+    // Not found when the reply was written after the message (oldest bounds the search, allowing a minute of clock skew).
+    expect((await adapter.sink.findSent!(to("D0DM0002"), ["del-1:0"], new Date(Date.now() + 120_000))).size).toBe(0);
+
+    // A thread reply is looked up with conversations.replies on the thread.
+    const parent = await adapter.sink.send(to("C0GENERAL"), "parent");
+    const reply = await adapter.sink.send(to("C0GENERAL", parent.messageId), "in thread", { idempotencyKey: "del-3:0" });
+    const inThread = await adapter.sink.findSent!(to("C0GENERAL", parent.messageId), ["del-3:0"], since);
+    expect(inThread.get("del-3:0")).toEqual({ messageId: reply.messageId });
+    expect(sl.callsTo("conversations.replies")[0]!.params).toMatchObject({ channel: "C0GENERAL", ts: parent.messageId });
+
+    // A refusal is an AdapterError like any other call's.
+    sl.failNext("conversations.history", { error: "missing_scope" });
+    expect(isAdapterError(await caught(adapter.sink.findSent!(to("D0DM0002"), ["x:0"], since)), "Rejected")).toBe(true);
+  });
+
   it("edit uses chat.update; typing is a no-op; react uses reactions.add and already_reacted is success", async () => {
     const { messageId } = await adapter.sink.send(to("C0GENERAL"), "v1");
     await adapter.sink.edit(to("C0GENERAL"), messageId, adapter.format.chunks("v2 <x>")[0]!);

@@ -50,6 +50,14 @@ export class SlackWorld {
     if (typeof msg["ts"] === "string") this.messages.set(`${channel}:${msg["ts"]}`, msg);
   }
 
+  /** A channel's messages (the app's and its users'), oldest first. */
+  channelMessages(channel: string): Record<string, unknown>[] {
+    const out: Record<string, unknown>[] = [];
+    const prefix = `${channel}:`;
+    for (const [k, m] of this.messages) if (k.startsWith(prefix)) out.push(m);
+    return out.sort((a, b) => tsValue(String(a["ts"])) - tsValue(String(b["ts"])));
+  }
+
   /** Registers what an event_callback body tells about conversations, users and messages. */
   noteEvent(body: Record<string, unknown>): void {
     const ev = body["event"] as Record<string, unknown> | undefined;
@@ -140,6 +148,13 @@ export function createWebApi(d: WebApiDeps): Record<string, Method> {
     const msg = botMessage(text, ts);
     if (blocks) msg["blocks"] = blocks;
     if (attachments) msg["attachments"] = attachments;
+    // Message metadata (event_type + event_payload) is kept with the message and shown by
+    // conversations.history / conversations.replies when asked with include_all_metadata.
+    const metadata = jsonParam<Record<string, unknown>>(p["metadata"]);
+    if (metadata !== undefined) {
+      if (typeof metadata["event_type"] !== "string" || typeof metadata["event_payload"] !== "object" || metadata["event_payload"] === null) throw new SlackApiError("invalid_metadata_format");
+      msg["metadata"] = { event_type: metadata["event_type"], event_payload: metadata["event_payload"] };
+    }
     const threadTs = str(p["thread_ts"]);
     if (threadTs) {
       msg["thread_ts"] = threadTs;
@@ -238,6 +253,84 @@ export function createWebApi(d: WebApiDeps): Record<string, Method> {
         },
       };
     },
+    "conversations.history": (p) => {
+      const channel = requireChannel(p);
+      const window = timeline(p);
+      // Top-level messages (thread replies stay in their thread), newest first.
+      const all = world.channelMessages(channel).filter((m) => !isReply(m) && window(String(m["ts"]))).reverse();
+      return pageOf(all, p, 100, 999);
+    },
+    "conversations.replies": (p) => {
+      const channel = requireChannel(p);
+      const ts = str(p["ts"]);
+      if (!ts) throw new SlackApiError("invalid_arguments");
+      const asked = world.messages.get(`${channel}:${ts}`);
+      if (!asked) throw new SlackApiError("thread_not_found");
+      const parentTs = typeof asked["thread_ts"] === "string" ? asked["thread_ts"] : ts;
+      const parent = world.messages.get(`${channel}:${parentTs}`) ?? asked;
+      const window = timeline(p);
+      // The parent first, then its replies oldest first.
+      const replies = world.channelMessages(channel).filter((m) => m["thread_ts"] === parentTs && m["ts"] !== parentTs && window(String(m["ts"])));
+      return pageOf([parent, ...replies], p, 1000, 1000);
+    },
     "apps.connections.open": () => ({ url: d.socketUrl() }),
+  };
+}
+
+const isReply = (m: Record<string, unknown>): boolean => typeof m["thread_ts"] === "string" && m["thread_ts"] !== m["ts"];
+
+/** A ts as one comparable number (seconds and microseconds). */
+export function tsValue(ts: string): number {
+  const m = /^(\d+)(?:\.(\d{1,6}))?$/.exec(ts);
+  if (!m) return NaN;
+  return Number(m[1]) * 1e6 + Number((m[2] ?? "").padEnd(6, "0"));
+}
+
+/** `oldest` / `latest` / `inclusive`, as conversations.history and .replies read them (latest defaults to now). */
+function timeline(p: Record<string, unknown>): (ts: string) => boolean {
+  const bound = (name: "oldest" | "latest"): number | undefined => {
+    const v = str(p[name]);
+    if (v === undefined) return undefined;
+    const n = tsValue(v);
+    if (Number.isNaN(n)) throw new SlackApiError(`invalid_ts_${name}`);
+    return n;
+  };
+  const oldest = bound("oldest");
+  const latest = bound("latest");
+  const inclusive = p["inclusive"] === true || p["inclusive"] === "true" || p["inclusive"] === "1" || p["inclusive"] === 1;
+  return (ts) => {
+    const n = tsValue(ts);
+    if (oldest !== undefined && (inclusive ? n < oldest : n <= oldest)) return false;
+    if (latest !== undefined && (inclusive ? n > latest : n >= latest)) return false;
+    return true;
+  };
+}
+
+/**
+ * Cursor pagination as Slack does it: `limit` items (default, capped), and
+ * while more remain `has_more: true` with an opaque
+ * `response_metadata.next_cursor`. Metadata shows only with include_all_metadata.
+ */
+function pageOf(list: Record<string, unknown>[], p: Record<string, unknown>, defaultLimit: number, maxLimit: number): Record<string, unknown> {
+  const rawLimit = Number(str(p["limit"]) ?? defaultLimit);
+  const limit = Number.isFinite(rawLimit) && rawLimit > 0 ? Math.min(Math.floor(rawLimit), maxLimit) : defaultLimit;
+  let start = 0;
+  const cursor = str(p["cursor"]);
+  if (cursor) {
+    const m = /^next_ts:(\d+\.\d+)$/.exec(Buffer.from(cursor, "base64").toString("utf8"));
+    start = m ? list.findIndex((x) => x["ts"] === m[1]) : -1;
+    if (start < 0) throw new SlackApiError("invalid_cursor");
+  }
+  const withMetadata = p["include_all_metadata"] === true || p["include_all_metadata"] === "true" || p["include_all_metadata"] === "1" || p["include_all_metadata"] === 1;
+  const messages = list.slice(start, start + limit).map((m) => {
+    const { channel: _c, event_ts: _e, channel_type: _t, metadata, ...rest } = m;
+    return withMetadata && metadata !== undefined ? { ...rest, metadata } : rest;
+  });
+  const next = list[start + limit];
+  return {
+    messages,
+    has_more: next !== undefined,
+    pin_count: 0,
+    response_metadata: { next_cursor: next ? Buffer.from(`next_ts:${String(next["ts"])}`).toString("base64") : "" },
   };
 }

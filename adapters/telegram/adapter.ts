@@ -211,6 +211,7 @@ export class TelegramAdapter implements Adapter {
       allowedUpdates: this.allowedUpdates(),
       log,
       backoff: this.backoff,
+      ...(ctx.batch ? { batch: ctx.batch.bind(ctx) } : {}),
       deliver: async (update: Update) => {
         const env = normalizeUpdate(update, this.identity());
         // No envelope (an edit, a service message, a type we do not handle):

@@ -13,6 +13,13 @@ export interface AdapterContext {
    * a Slack envelope). The handling itself continues in the background.
    */
   inbound(env: InboundEnvelope): Promise<InboundResult>;
+  /**
+   * Runs `fn`, which hands several events to inbound() that the platform
+   * delivered at once (one getUpdates batch, a burst on one channel): their
+   * handling starts only once `fn` settles, so they all arrive before the
+   * first of them is handled (several `/new` in a burst rotate once).
+   */
+  batch?<T>(fn: () => Promise<T>): Promise<T>;
   /** Mounts an HTTP route on the gateway's one server (webhooks, Slack events). */
   route(method: "GET" | "POST", path: string, handler: HttpHandler): void;
   /** Small durable facts (e.g. the hash of the last registered command list). */

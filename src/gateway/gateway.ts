@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from "node:async_hooks";
 import type { Config } from "../config.js";
 import type { Logger } from "../log.js";
 import type { InEvent } from "../runtime/events.js";
@@ -66,11 +67,14 @@ export class Gateway {
   readonly #chains = new Map<string, Promise<void>>();
   readonly #bindings = new Map<string, string>();
   /**
-   * The session each chat was last handed to, read when an event arrives:
-   * it is the session the event was bound to on arrival, which /new compares
-   * against, so of several /new sent at once only the first rotates.
+   * Records in flight per conversation: an event's handling waits for the
+   * records that started before it, so events delivered at once (concurrent
+   * webhooks) are all recorded before the first of them can rotate the
+   * session (see the arrival stamps in RotateInput.stampInbound).
    */
-  readonly #boundByChat = new Map<string, string>();
+  readonly #recording = new Map<string, Set<Promise<unknown>>>();
+  /** An adapter's batch (ctx.batch): events recorded inside it are handled once it ends. */
+  readonly #batch = new AsyncLocalStorage<Array<() => void>>();
   readonly #pendingHandles = new Set<Promise<unknown>>();
   /** Arrival time of each in-flight inbound event, for the turn latency metric. */
   readonly #arrivals = new Map<string, number>();
@@ -108,7 +112,6 @@ export class Gateway {
       if (e.kind === "lifecycle" && (e.phase === "rotated" || e.phase === "switched")) {
         const prev = String(e.detail?.previousId ?? "");
         for (const [k, v] of this.#bindings) if (v === prev) this.#bindings.set(k, e.sessionId);
-        for (const [k, v] of this.#boundByChat) if (v === prev) this.#boundByChat.set(k, e.sessionId);
       }
     });
   }
@@ -121,6 +124,7 @@ export class Gateway {
   context(adapter: Adapter): AdapterContext {
     return {
       inbound: (env) => this.inbound(env),
+      batch: (fn) => this.batch(fn),
       route: this.deps.route,
       kv: { get: (k) => this.deps.kv.get(k), set: (k, v) => this.deps.kv.set(k, v) },
       commands: this.deps.commands,
@@ -209,6 +213,20 @@ export class Gateway {
     }
   }
 
+  /**
+   * Events recorded inside `fn` (a getUpdates batch, a channel's backlog)
+   * arrived together: their handling starts once `fn` settles, so a `/new`
+   * among them cannot rotate the session before the rest are recorded.
+   */
+  async batch<T>(fn: () => Promise<T>): Promise<T> {
+    const deferred: Array<() => void> = [];
+    try {
+      return await this.#batch.run(deferred, fn);
+    } finally {
+      for (const start of deferred) start();
+    }
+  }
+
   /** Records the event (the adapter may acknowledge once this resolves) and queues its handling. */
   async inbound(incoming: InboundEnvelope): Promise<InboundResult> {
     const { metrics, policy } = this.deps;
@@ -223,7 +241,7 @@ export class Gateway {
     const conversation = this.#conversationKey(env);
     const last = this.#lastRecorded.get(conversation);
     while (last !== undefined && Date.now() <= last) await sleep(1);
-    const rec = await this.deps.inbound.record({
+    const recording = this.deps.inbound.record({
       conversation,
       platform: env.platform,
       botId: env.botId,
@@ -232,6 +250,16 @@ export class Gateway {
       occurredAt: env.occurredAt,
       ...(expired ? { status: "expired" as const, note: `arrived ${Math.round(age / 1000)} s late` } : {}),
     });
+    const inFlight = this.#recording.get(conversation) ?? new Set<Promise<unknown>>();
+    this.#recording.set(conversation, inFlight);
+    inFlight.add(recording);
+    let rec: Awaited<typeof recording>;
+    try {
+      rec = await recording;
+    } finally {
+      inFlight.delete(recording);
+      if (inFlight.size === 0 && this.#recording.get(conversation) === inFlight) this.#recording.delete(conversation);
+    }
     this.#noteRecorded(conversation);
     if (rec === "duplicate") {
       metrics.duplicates.inc({ platform: env.platform });
@@ -244,10 +272,16 @@ export class Gateway {
       return { status: "expired" };
     }
     metrics.inbound.inc({ platform: env.platform, outcome: "accepted" });
-    if (this.#drainer) {
-      this.#arrivals.set(rec.id, performance.now());
-      this.#drainer.kick(conversation);
-    } else this.#enqueue(env, rec.id, env.occurredAt.getTime(), this.#boundByChat.get(this.#chatKey(env)));
+    const id = rec.id;
+    const start = this.#drainer
+      ? () => {
+          this.#arrivals.set(id, performance.now());
+          this.#drainer!.kick(conversation);
+        }
+      : () => this.#enqueue(env, id, env.occurredAt.getTime(), this.#earlierRecords(conversation));
+    const batch = this.#batch.getStore();
+    if (batch) batch.push(start);
+    else start();
     return { status: "accepted", inboundId: rec.id };
   }
 
@@ -275,12 +309,18 @@ export class Gateway {
     return `${env.platform}:${env.botId}:${env.chatId}:${env.threadId ?? ""}`;
   }
 
-  #enqueue(env: InboundEnvelope, inboundId: string, occurredAt: number, boundAtArrival?: string): void {
+  /** The records of this conversation still in flight (a later event's handling waits for them). */
+  #earlierRecords(conversation: string): Promise<unknown> | undefined {
+    const inFlight = this.#recording.get(conversation);
+    return inFlight?.size ? Promise.allSettled([...inFlight]) : undefined;
+  }
+
+  #enqueue(env: InboundEnvelope, inboundId: string, occurredAt: number, after?: Promise<unknown>): void {
     this.deps.ledger.occurredAt.set(inboundId, occurredAt);
     this.#arrivals.set(inboundId, performance.now());
     const key = this.#chatKey(env);
     const prev = this.#chains.get(key) ?? Promise.resolve();
-    const next = prev.then(() => this.#handle(env, inboundId, boundAtArrival));
+    const next = (after ? Promise.all([prev, after]) : prev).then(() => this.#handle(env, inboundId));
     this.#chains.set(key, next);
     this.#pendingHandles.add(next);
     void next.finally(() => {
@@ -295,10 +335,10 @@ export class Gateway {
     await this.#drainer?.idle();
   }
 
-  async #handle(env: InboundEnvelope, inboundId: string, boundAtArrival?: string): Promise<void> {
+  async #handle(env: InboundEnvelope, inboundId: string): Promise<void> {
     await this.#gate;
     try {
-      const handle = await this.#dispatch(env, inboundId, boundAtArrival);
+      const handle = await this.#dispatch(env, inboundId);
       // Consumed and context-only events complete no turn: stop tracking them.
       if (!handle || handle.accepted === "consumed" || handle.accepted === "context") this.#arrivals.delete(inboundId);
     } catch (err) {
@@ -313,7 +353,7 @@ export class Gateway {
     for (const id of r.deliveryIds) await this.deps.outbound.deliverId(id);
   }
 
-  async #dispatch(env: InboundEnvelope, inboundId: string, boundAtArrival?: string): Promise<RunHandle | undefined> {
+  async #dispatch(env: InboundEnvelope, inboundId: string): Promise<RunHandle | undefined> {
     const { policy, identities, runner } = this.deps;
     const adapter = this.adapters.find((a) => adapterKey(a.platform, a.botId) === adapterKey(env.platform, env.botId));
     const isAdmin = listed(policy.ADMIN_USERS, env);
@@ -364,7 +404,6 @@ export class Gateway {
       info = await this.deps.registry.resolveChatChannel(conversation);
       setBounded(this.#bindings, key, info.id, CHAT_CACHE_LIMIT);
     }
-    if (!this.#shared) setBounded(this.#boundByChat, this.#chatKey(env), info.id, CHAT_CACHE_LIMIT);
     const event: InEvent = {
       type: "message",
       text: env.text,
@@ -374,7 +413,6 @@ export class Gateway {
       origin: { platform: env.platform, chatId: env.chatId, threadId: env.threadId, senderId: env.senderId, senderName: env.senderName, messageId: env.messageId, userId },
       replyTo: { ...env.replyTo, kind: env.chatKind === "private" ? "private" : "group" },
       inboundId,
-      ...(boundAtArrival ? { boundSessionId: boundAtArrival } : {}),
       receivedAt: new Date(),
       isAdmin,
       botUsername: adapter?.botUsername,

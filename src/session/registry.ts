@@ -4,7 +4,7 @@ import { StoreError } from "../store/errors.js";
 import { chatBinding, mainBinding } from "./binding-key.js";
 import { isPrivateChannel } from "./channel.js";
 import { errors, isSessionError } from "./errors.js";
-import { INTERNAL_KINDS, fromRecord, isUuid, record, type Info, type Kind } from "./info.js";
+import { INTERNAL_KINDS, fromRecord, isUuid, record, type Info, type Kind, type SessionEndReason } from "./info.js";
 
 /** Who is asking: a user (or a group, for a group session) talking to an agent. */
 export interface Scope {
@@ -67,6 +67,15 @@ export interface RotateRequest extends ChatRequest {
   expectedSessionId?: string;
   persona?: string;
   title?: string;
+  /** Recorded on the session that ends. Default "rotate". */
+  reason?: SessionEndReason;
+  /**
+   * The inbound event that asked for this rotation (a `/new`). It compares
+   * against the session the conversation was bound to when that event
+   * arrived: of several `/new` recorded before the first of them is handled,
+   * only the first rotates.
+   */
+  inboundId?: string;
 }
 
 export interface MainRequest {
@@ -194,7 +203,7 @@ export class Registry {
 
   async archive(scope: Scope, id: string): Promise<Info> {
     await this.get(scope, id);
-    const rec = await this.store.archive(id);
+    const rec = await this.store.archive(id, "archive");
     if (!rec) throw errors.notFound(`Session ${id}`, { sessionId: id });
     return fromRecord(rec);
   }
@@ -259,7 +268,7 @@ export class Registry {
     if (current) {
       // The bound session was archived out of band: keep the invariant by rotating it.
       try {
-        return (await this.#rotate(b, current.id, {})).current;
+        return (await this.#rotate(b, current.id, { reason: "repair" })).current;
       } catch (e) {
         if (isSessionError(e, "StaleRotation")) return this.#resolve(b, undefined, extra);
         throw e;
@@ -302,18 +311,20 @@ export class Registry {
     return this.#resolve(b, legacy);
   }
 
-  async #rotate(b: NewBinding, expectedSessionId: string | undefined, extra: { persona?: string; title?: string }): Promise<Rotation> {
+  async #rotate(b: NewBinding, expectedSessionId: string | undefined, extra: { persona?: string; title?: string; reason?: SessionEndReason; inboundId?: string }): Promise<Rotation> {
     let prev: Info | undefined;
-    let expected = expectedSessionId;
+    // Read outside the transaction, which is safe: a stamp written after this read comes with a moved binding, and the compare below fails.
+    const arrival = extra.inboundId ? await this.store.arrivalOf(extra.inboundId) : null;
+    let expected = arrival ?? expectedSessionId;
     const cur = await this.#current(b.key);
     if (cur) {
       prev = cur;
       expected ??= cur.id;
     }
-    if (expectedSessionId && cur && cur.id !== expectedSessionId) throw errors.stale(expectedSessionId, { currentSessionId: cur.id });
+    if (expected && cur && cur.id !== expected) throw errors.stale(expected, { currentSessionId: cur.id });
     const successor = this.#successor(b, prev, extra);
     try {
-      const r = await this.store.rotate({ binding: b, expectedSessionId: expected, successor });
+      const r = await this.store.rotate({ binding: b, expectedSessionId: expected, successor, reason: extra.reason ?? "rotate", stampInbound: extra.inboundId });
       return { previous: r.previous ? fromRecord(r.previous) : undefined, current: fromRecord(r.current) };
     } catch (e) {
       if (e instanceof StoreError && e.code === "Stale") throw errors.stale(expected ?? "(none)");
@@ -329,7 +340,7 @@ export class Registry {
    * moved on. A lost commit acknowledgement gives RotationOutcomeUnknown.
    */
   rotateChannel(req: RotateRequest): Promise<Rotation> {
-    return this.#rotate(chatBinding(req), req.expectedSessionId, { persona: req.persona, title: req.title });
+    return this.#rotate(chatBinding(req), req.expectedSessionId, { persona: req.persona, title: req.title, reason: req.reason, inboundId: req.inboundId });
   }
 
   /** The user's main session: the bound one, else the most recent candidate promoted, else a new one if asked. */
@@ -351,7 +362,7 @@ export class Registry {
 
   /** Rotates the main session. With no main session yet, this simply creates one. */
   rotateMain(req: MainRotateRequest): Promise<Rotation> {
-    return this.#rotate(mainBinding(req), req.expectedSessionId, { persona: req.persona });
+    return this.#rotate(mainBinding(req), req.expectedSessionId, { persona: req.persona, reason: "new" });
   }
 
   /**
@@ -379,7 +390,7 @@ export class Registry {
     const b = bindings[0];
     if (!b) throw errors.notFound(`A binding that points at session ${sessionId} (it is not any conversation's current session)`, { sessionId });
     const { sessionId: _s, version: _v, createdAt: _c, updatedAt: _u, ...binding } = b;
-    return this.#rotate(binding, sessionId, {});
+    return this.#rotate(binding, sessionId, { reason: "rotate" });
   }
 
   /** The session a conversation's binding points at now, without creating anything. */

@@ -15,6 +15,8 @@ export interface CommandContext {
   session: LiveSession;
   runner: Runner;
   args: string;
+  /** The name the command was called by (an alias, for instance /reset). */
+  name: string;
   notify(severity: Severity, text: string): void;
 }
 
@@ -58,11 +60,14 @@ export function builtinCommands(opts: CommandOptions): CommandSpec[] {
     // /new is ordered like a message: what was sent before it is answered first, in the old session.
     // (To abandon an answer in progress, /stop it.)
     await runner.whenIdle(session);
+    const reason = ctx.name === "reset" ? "reset" : "new";
+    // Without a recorded stamp (see RotateRequest.inboundId), the session the event was taken into.
+    const fallback = event.boundSessionId ?? session.id;
+    const from = (id: string | undefined) => (id && id !== session.id && runner.has(id) ? runner.get(id) : session);
     try {
-      // Compare against the session this /new was bound to on arrival, not whatever is current now.
-      const expected = event.boundSessionId ?? session.id;
-      const r = await runner.registry.rotateChannel({ ...event.conversation, expectedSessionId: expected, persona });
-      runner.handoff(session, r.current, "rotated");
+      // Compare against the session this /new was bound to on arrival (the registry reads the recorded stamp), not whatever is current now.
+      const r = await runner.registry.rotateChannel({ ...event.conversation, expectedSessionId: fallback, persona, reason, inboundId: event.inboundId });
+      runner.handoff(from(r.previous?.id), r.current, "rotated");
       ctx.notify("success", `Started a fresh session${persona ? ` with persona ${persona}` : ""}. session: ${r.current.id}`);
     } catch (e) {
       if (isSessionError(e, "StaleRotation")) {
@@ -70,10 +75,11 @@ export function builtinCommands(opts: CommandOptions): CommandSpec[] {
         return;
       }
       if (!isSessionError(e, "RotationOutcomeUnknown")) throw e;
-      const verdict = await runner.registry.verifyRotation(event.boundSessionId ?? session.id, () => runner.registry.peekChatChannel(event.conversation));
+      const expected = typeof e.details.expectedSessionId === "string" ? e.details.expectedSessionId : fallback;
+      const verdict = await runner.registry.verifyRotation(expected, () => runner.registry.peekChatChannel(event.conversation));
       if (verdict === "Committed") {
         const current = await runner.registry.resolveChatChannel(event.conversation);
-        runner.handoff(session, current, "rotated");
+        runner.handoff(from(expected), current, "rotated");
         ctx.notify("success", `Started a fresh session. session: ${current.id}`);
       } else if (verdict === "NotExecuted") ctx.notify("error", "Could not start a fresh session (the database did not confirm it). Please send /new again.");
       else ctx.notify("warn", "It is not certain whether a fresh session was started. Send /status to check.");
@@ -225,7 +231,7 @@ export function commandInterceptor(opts: CommandOptions): Interceptor & { comman
       ctx.notify("error", `/${spec.name} is for operators only.`);
       return null;
     }
-    const out = await spec.run({ event, session: ctx.session, runner: ctx.runner, args: cmd.args, notify: ctx.notify });
+    const out = await spec.run({ event, session: ctx.session, runner: ctx.runner, args: cmd.args, name: cmd.name, notify: ctx.notify });
     return out ?? null;
   };
   return Object.assign(interceptor, { commands });

@@ -144,6 +144,11 @@ export class Runner {
     });
   }
 
+  /** With several processes on one database, re-reads the session's settings (commands that show them call this). */
+  async refresh(session: LiveSession): Promise<void> {
+    if (this.opts.freshWindow) await session.reload();
+  }
+
   /** Adds an interceptor at the end of the chain. Returns an idempotent remover. */
   register(interceptor: Interceptor): () => void {
     this.#interceptors.push(interceptor);

@@ -59,7 +59,11 @@ export async function executeTurn(runner: Runner, session: LiveSession, p: Pendi
   let outcome: TurnOutcome = "answered";
   try {
     emit({ kind: "lifecycle", sessionId: session.id, phase: "turn-start", replyTo: ev.replyTo, detail: { turnId } });
-    if (opts.freshWindow) session.invalidateWindow();
+    if (opts.freshWindow) {
+      // Several processes: settings, persona and turns may have changed elsewhere since this session opened here.
+      session.invalidateWindow();
+      await session.reload();
+    }
     const window = await session.window();
     const memories = opts.memories ? await opts.memories.recall(memoryScope(session.info).read, 20) : [];
     const persona = opts.personas.resolve(session.info.persona);

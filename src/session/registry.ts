@@ -236,6 +236,16 @@ export class Registry {
     if (outcome === "missing") throw errors.notFound(`Session ${id}`, { sessionId: id });
   }
 
+  /**
+   * Sets single metadata keys (undefined removes one), merged into the stored
+   * object by the database: a key another process set meanwhile is kept.
+   */
+  async setMetadata(id: string, patch: Record<string, unknown>): Promise<void> {
+    const outcome = await this.store.mergeMetadata(id, patch);
+    if (outcome === "archived") throw errors.archived(id);
+    if (outcome === "missing") throw errors.notFound(`Session ${id}`, { sessionId: id });
+  }
+
   // ---- bindings -----------------------------------------------------------
 
   #successor(b: NewBinding, prev: Info | undefined, extra: { persona?: string; title?: string }): SessionRecord {

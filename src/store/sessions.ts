@@ -236,6 +236,32 @@ export class SessionStore {
     });
   }
 
+  /**
+   * Sets (or, with undefined, removes) single metadata keys in the stored
+   * JSON, in one statement: keys another process set meanwhile are kept.
+   * Returns "ok", "archived" or "missing"; an archived session is never written.
+   */
+  async mergeMetadata(id: string, patch: Record<string, unknown>): Promise<"ok" | "archived" | "missing"> {
+    let expr = `"metadata"`;
+    const params: SqlValue[] = [];
+    for (const [key, value] of Object.entries(patch)) {
+      if (this.db.provider === "postgresql") {
+        if (value === undefined) (expr = `(${expr}::jsonb - ?::text)::text`), params.push(key);
+        else (expr = `(${expr}::jsonb || jsonb_build_object(?::text, (?::text)::jsonb))::text`), params.push(key, JSON.stringify(value));
+      } else {
+        // A JSON path names the key quoted, so keys with dots (model.name) stay one key.
+        const path = `$."${key.replace(/["\\]/g, "")}"`;
+        if (value === undefined) (expr = `json_remove(${expr}, ?)`), params.push(path);
+        else (expr = `json_set(${expr}, ?, json(?))`), params.push(path, JSON.stringify(value));
+      }
+    }
+    if (!params.length) return "ok";
+    const n = await this.db.exec("merge-metadata", `UPDATE "Session" SET "metadata" = ${expr} WHERE "id" = ? AND "archived" = ?`, [...params, id, false]);
+    if (n === 1) return "ok";
+    const rec = await this.find(id);
+    return rec ? "archived" : "missing";
+  }
+
   findBinding(key: string): Promise<BindingRecord | null> {
     return this.db.read((c) => c.binding.findUnique({ where: { key } }));
   }

@@ -1,4 +1,4 @@
-import { parseModelName, parseTemperature, parseThinkingLevel, METADATA_KEYS } from "../../agent/factory.js";
+import { parseMaxOutputTokens, parseModelName, parseTemperature, parseThinkingLevel, METADATA_KEYS } from "../../agent/factory.js";
 import type { PersonaRegistry } from "../../agent/personas.js";
 import { isSessionError } from "../../session/errors.js";
 import type { Info } from "../../session/info.js";
@@ -92,6 +92,7 @@ export function builtinCommands(opts: CommandOptions): CommandSpec[] {
     usage: `/${name} <value>`,
     async run(ctx) {
       if (!ctx.args) {
+        await ctx.runner.refresh(ctx.session);
         ctx.notify("info", `${describe}: ${String(ctx.session.metadata[key] ?? "(default)")}. Usage: /${name} <value>`);
         return;
       }
@@ -112,6 +113,7 @@ export function builtinCommands(opts: CommandOptions): CommandSpec[] {
       name: "status",
       summary: "show this conversation's session",
       async run(ctx) {
+        await ctx.runner.refresh(ctx.session);
         const info = ctx.session.info;
         const sessions = await chatSessions(ctx.runner, ctx.event, 1000);
         const archived = sessions.filter((s) => s.archived).length;
@@ -130,12 +132,14 @@ export function builtinCommands(opts: CommandOptions): CommandSpec[] {
     setting("model", METADATA_KEYS.model, parseModelName, "model"),
     setting("think", METADATA_KEYS.thinkingLevel, parseThinkingLevel, "thinking level"),
     setting("temperature", METADATA_KEYS.temperature, parseTemperature, "temperature"),
+    setting("maxtokens", METADATA_KEYS.maxOutputTokens, parseMaxOutputTokens, "max output tokens"),
     {
       name: "persona",
       summary: "set the persona (a named system prompt)",
       usage: "/persona <name>",
       async run(ctx) {
         const name = ctx.args.toLowerCase();
+        if (!name) await ctx.runner.refresh(ctx.session);
         if (!name || !opts.personas.has(name)) {
           ctx.notify(name ? "error" : "info", `${name ? `Unknown persona "${name}". ` : `persona: ${ctx.session.info.persona ?? "default"}. `}Available: ${opts.personas.names().join(", ")}.`);
           return;

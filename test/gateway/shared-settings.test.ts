@@ -34,20 +34,31 @@ describe("settings with several processes on one database", () => {
     children.push(...gateways.map((g) => g.child));
     const proxy = await roundRobin(gateways.map((g) => g.url));
     const p = platform;
+    const { default: pg } = await import("pg");
+    const db = new pg.Client({ connectionString: dbUrl });
+    await db.connect();
     let n = 0;
-    /** Sends one message through the next process and waits for its reply. */
+    /**
+     * Sends one message through the next process and waits for its reply,
+     * then until the conversation's lease is released: the next message is
+     * then handled by the process that receives it.
+     */
     const say = async (text: string): Promise<string> => {
       const before = p.messages.length;
       const r = await fetch(`${proxy.url}/loopback/update`, { method: "POST", body: JSON.stringify({ id: 0, chatId: "settings-chat", senderId: "u1", text, messageId: `m${++n}`, date: Date.now() }) });
       expect(r.status).toBe(200);
       const end = Date.now() + 30_000;
       while (p.messages.length === before && Date.now() < end) await new Promise((res) => setTimeout(res, 20));
+      while ((await db.query(`SELECT 1 FROM "ConversationLease"`)).rows.length && Date.now() < end) await new Promise((res) => setTimeout(res, 20));
       return p.messages.at(-1)?.text ?? "(no reply)";
     };
+    const pid = (reply: string) => /pid=(\d+)/.exec(reply)?.[1];
+    const settings = (reply: string) => reply.replace(/ pid=\d+$/, "");
 
     // Each process answers once: the session is live in all three, with its metadata as it was then.
     const warm = [await say("one"), await say("two"), await say("three")];
-    expect(warm[0]).toBe("settings: model=- temperature=- maxtokens=- persona=default turns=0");
+    expect(settings(warm[0]!)).toBe("settings: model=- temperature=- maxtokens=- persona=default turns=0");
+    expect(new Set(warm.map(pid)).size).toBe(3);
     // One setting through each process.
     expect(await say("/model big-model")).toBe("model set to big-model.");
     expect(await say("/temperature 0.2")).toBe("temperature set to 0.2.");
@@ -56,14 +67,12 @@ describe("settings with several processes on one database", () => {
     // The next turn on every process uses all of them.
     const after = [await say("four"), await say("five"), await say("six")];
     console.log(`shared settings: ${JSON.stringify({ warm, after })}`);
-    for (const [i, reply] of after.entries()) expect(reply).toBe(`settings: model=big-model temperature=0.2 maxtokens=512 persona=pirate turns=${3 + i}`);
+    expect(new Set(after.map(pid)).size).toBe(3);
+    for (const [i, reply] of after.entries()) expect(settings(reply)).toBe(`settings: model=big-model temperature=0.2 maxtokens=512 persona=pirate turns=${3 + i}`);
     // And what each process shows.
     const status = [await say("/status"), await say("/status"), await say("/status")];
     for (const s of status) expect(s).toMatch(/model: big-model[\s\S]*persona: pirate/);
 
-    const { default: pg } = await import("pg");
-    const db = new pg.Client({ connectionString: dbUrl });
-    await db.connect();
     const rows = await db.query(`SELECT "metadata", "persona", "turnCount" FROM "Session"`);
     await db.end();
     expect(rows.rows).toHaveLength(1);

@@ -8,12 +8,12 @@ import { LoopbackAdapter } from "./loopback-adapter.js";
 
 const config = loadConfig();
 const mode = process.env.LOOPBACK_MODE === "webhook" ? "webhook" : "poll";
-// TEST_AGENT=settings: the answer names the settings the turn was built with (model, temperature, max tokens, persona, turns).
+// TEST_AGENT=settings: the answer names the settings the turn was built with (model, temperature, max tokens, persona, turns) and the process.
 const settingsAgent = (metadata: Record<string, unknown>, ctx: { session: { persona?: string; turnCount: number } }): Agent => ({
   name: "settings",
   async *run() {
     const m = (k: string) => String(metadata[k] ?? "-");
-    yield { type: "done", text: `settings: model=${m("model.name")} temperature=${m("model.temperature")} maxtokens=${m("model.max_output_tokens")} persona=${ctx.session.persona ?? "default"} turns=${ctx.session.turnCount}`, toolRounds: 0 };
+    yield { type: "done", text: `settings: model=${m("model.name")} temperature=${m("model.temperature")} maxtokens=${m("model.max_output_tokens")} persona=${ctx.session.persona ?? "default"} turns=${ctx.session.turnCount} pid=${process.pid}`, toolRounds: 0 };
   },
 });
 const app = await createApp(config, {

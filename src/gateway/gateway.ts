@@ -104,10 +104,12 @@ export class Gateway {
     }
     // Rotations and switches move a conversation: forget its cached binding.
     deps.runner.withSink(["lifecycle", "turn-complete"], (_id, e) => {
-      if (e.kind === "turn-complete" && e.inboundId) {
-        const t = this.#arrivals.get(e.inboundId);
-        this.#arrivals.delete(e.inboundId);
-        if (t !== undefined) deps.metrics.turnLatency.observe((performance.now() - t) / 1000);
+      if (e.kind === "turn-complete") {
+        for (const id of e.inboundIds ?? (e.inboundId ? [e.inboundId] : [])) {
+          const t = this.#arrivals.get(id);
+          this.#arrivals.delete(id);
+          if (t !== undefined && e.outcome !== "fenced") deps.metrics.turnLatency.observe((performance.now() - t) / 1000);
+        }
       }
       if (e.kind === "lifecycle" && (e.phase === "rotated" || e.phase === "switched")) {
         const prev = String(e.detail?.previousId ?? "");
@@ -301,7 +303,12 @@ export class Gateway {
     if (typeof env === "string") return undefined;
     this.deps.ledger.occurredAt.set(rec.id, rec.occurredAt.getTime());
     if (!this.#arrivals.has(rec.id)) this.#arrivals.set(rec.id, performance.now());
-    const handle = await this.#dispatch(env, rec.id);
+    const handle = await this.#dispatch(env, rec.id).catch((err: unknown) => {
+      this.#arrivals.delete(rec.id);
+      throw err;
+    });
+    if (!handle) this.#arrivals.delete(rec.id);
+    else void handle.done.finally(() => this.#arrivals.delete(rec.id));
     return handle ? { done: handle.done } : undefined;
   }
 
@@ -329,6 +336,11 @@ export class Gateway {
     });
   }
 
+  /** Sizes of the per-chat state, for tests and diagnostics: idle, every one is back to its resting size. */
+  stats(): { chains: number; arrivals: number; recording: number; bindings: number; lastRecorded: number } {
+    return { chains: this.#chains.size, arrivals: this.#arrivals.size, recording: this.#recording.size, bindings: this.#bindings.size, lastRecorded: this.#lastRecorded.size };
+  }
+
   /** Waits until every queued event has been taken by the runner. */
   async idle(): Promise<void> {
     while (this.#pendingHandles.size) await Promise.allSettled([...this.#pendingHandles]);
@@ -341,6 +353,8 @@ export class Gateway {
       const handle = await this.#dispatch(env, inboundId);
       // Consumed and context-only events complete no turn: stop tracking them.
       if (!handle || handle.accepted === "consumed" || handle.accepted === "context") this.#arrivals.delete(inboundId);
+      // A message dropped by /stop or shutdown completes no turn either.
+      else void handle.done.finally(() => this.#arrivals.delete(inboundId));
     } catch (err) {
       this.#arrivals.delete(inboundId);
       // The event stays "received": it is replayed at the next start, or expires.

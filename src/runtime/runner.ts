@@ -442,4 +442,19 @@ export class Runner {
   get closed(): boolean {
     return this.#closed;
   }
+
+  /** Sizes of the per-session state, for tests and diagnostics: idle, nothing runs, waits or is queued. */
+  stats(): { live: number; workers: number; running: number; queued: number; collected: number; idleWaiters: number; retired: number } {
+    let running = 0;
+    let queued = 0;
+    let collected = 0;
+    let idleWaiters = 0;
+    for (const w of this.#workers.values()) {
+      if (w.running) running++;
+      queued += w.queue.length;
+      if (w.collected) collected++;
+      idleWaiters += w.idleWaiters.length;
+    }
+    return { live: this.#live.size, workers: this.#workers.size, running, queued, collected, idleWaiters, retired: this.#retired.size };
+  }
 }

@@ -102,7 +102,12 @@ export async function executeTurn(runner: Runner, session: LiveSession, p: Pendi
 
   if (outcome === "fenced") {
     // The conversation moved on: record only that the inbound was handled.
-    await runner.ledger.commit({ sessionId: session.id, inboundIds: p.inboundIds, messages: [], turnIncrement: 0, replies: [] });
+    try {
+      await runner.ledger.commit({ sessionId: session.id, inboundIds: p.inboundIds, messages: [], turnIncrement: 0, replies: [] });
+    } finally {
+      // Past the fence, yet every turn ends: whoever tracks it (a streamed draft, the latency metric) lets go of it.
+      session.emit({ kind: "turn-complete", sessionId: session.id, turnId, replyTo: ev.replyTo, inboundId: ev.inboundId, inboundIds: p.inboundIds, outcome: "fenced" });
+    }
     return outcome;
   }
 
@@ -132,7 +137,7 @@ export async function executeTurn(runner: Runner, session: LiveSession, p: Pendi
   let i = 0;
   if (answered) session.emit({ kind: "text-final", sessionId: session.id, turnId, replyTo: ev.replyTo, text, inboundId: ev.inboundId, deliveryId: result.deliveryIds[i++] });
   for (const n of notices) session.emit({ kind: "notice", sessionId: session.id, severity: n.severity, text: n.text, replyTo: ev.replyTo, inboundId: ev.inboundId, deliveryId: result.deliveryIds[i++] });
-  session.emit({ kind: "turn-complete", sessionId: session.id, turnId, replyTo: ev.replyTo, inboundId: ev.inboundId, outcome: outcome === "answered" ? "answered" : outcome === "aborted" ? "aborted" : "failed" });
+  session.emit({ kind: "turn-complete", sessionId: session.id, turnId, replyTo: ev.replyTo, inboundId: ev.inboundId, inboundIds: p.inboundIds, outcome: outcome === "answered" ? "answered" : outcome === "aborted" ? "aborted" : "failed" });
   if (answered) {
     try {
       opts.onTurnCommitted?.(session);

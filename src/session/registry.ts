@@ -415,13 +415,23 @@ export class Registry {
 
   /**
    * Points the conversation at an earlier session of the same conversation
-   * (for /resume). Another conversation's session gives Forbidden.
+   * (for /resume). Another conversation's session, and an id that does not
+   * exist, give the same NotFound ("not found in this chat").
    */
   async switchChannel(req: ChatRequest & { targetId: string; expectedSessionId: string }): Promise<Rotation> {
     const b = chatBinding(req);
-    const target = await this.get({ userId: b.userId, agentId: b.agentId }, req.targetId);
-    if (target.kind !== "chat" || (target.groupId ?? null) !== b.groupId || (b.groupId === null && target.channel !== b.channel)) {
-      throw errors.forbidden(`Session ${req.targetId}`, { sessionId: req.targetId });
+    // Another chat's session and one that does not exist get the same answer: the reply tells nothing about other chats.
+    const rec = isUuid(req.targetId) ? await this.store.find(req.targetId) : null;
+    const target = rec ? safeInfo(rec) : undefined;
+    if (
+      !target ||
+      target.userId !== b.userId ||
+      target.agentId !== b.agentId ||
+      target.kind !== "chat" ||
+      (target.groupId ?? null) !== b.groupId ||
+      (b.groupId === null && target.channel !== b.channel)
+    ) {
+      throw errors.notInChat(req.targetId);
     }
     if (target.id === req.expectedSessionId) return { previous: target, current: target };
     try {

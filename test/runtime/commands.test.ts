@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import { afterEach, describe, expect, it } from "vitest";
 import { parseCommand, addressedElsewhere } from "../../src/runtime/commands/index.js";
 import { PROVIDERS } from "../support/db.js";
@@ -129,7 +130,9 @@ describe.each(PROVIDERS)("slash commands on %s", (provider) => {
     await send(rt, conv, message(conv, "/sessions"));
     const list = notices(rt.events).at(-1)!;
     expect(list).toMatch(/^1\. .* \(current\)/);
-    expect(list).toContain(`2. ${first.id} (archived)`);
+    expect(list).toContain(`2. ${first.id} (archived: ended by /new)`);
+    // Lineage: the current session follows the one /new ended.
+    expect(list.split("\n")[0]).toMatch(/ \(current\), 1 turns, .*; follows 2$/);
     expect(list).not.toContain((await rt.registry.resolveChatChannel(other)).id);
 
     await send(rt, conv, message(conv, "/sessions giraffes"));
@@ -144,14 +147,22 @@ describe.each(PROVIDERS)("slash commands on %s", (provider) => {
     expect((await rt.transcript.recent(first.id, 10)).map((m) => m.content)).toContain("back again");
   });
 
-  it("/resume with another chat's session id is Forbidden", async () => {
+  it("/resume answers the same for another chat's session and for an id that does not exist (no existence oracle)", async () => {
     rt = await makeRuntime(provider);
     const conv = privateChat();
     const other = privateChat();
     const theirs = await rt.registry.resolveChatChannel(other);
+    const group = { agentId: "bot", userId: randomUUID(), channel: "telegram:bot:group:-100" };
+    const groupSession = await rt.registry.resolveChatChannel({ ...group, groupId: group.userId });
     await rt.registry.resolveChatChannel(conv);
-    await send(rt, conv, message(conv, `/resume ${theirs.id}`));
-    expect(notices(rt.events).at(-1)).toMatch(/^Forbidden: Session .* belongs to another user or conversation/);
+    const answer = async (id: string) => {
+      await send(rt, conv, message(conv, `/resume ${id}`));
+      return notices(rt.events).at(-1)!.replace(id, "<id>");
+    };
+    const missing = randomUUID();
+    const answers = [await answer(theirs.id), await answer(groupSession.id), await answer(missing), await answer("not-a-uuid")];
+    expect(new Set(answers).size).toBe(1);
+    expect(answers[0]).toBe("NotFound: Session <id> was not found in this chat. See /sessions for this chat's sessions.");
     expect((await rt.registry.resolveChatChannel(other)).id).toBe(theirs.id);
   });
 

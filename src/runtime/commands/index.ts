@@ -49,6 +49,16 @@ async function chatSessions(runner: Runner, ev: MessageEvent, limit = 20): Promi
   return runner.registry.list({ userId: c.userId, agentId: c.agentId }, { kinds: ["chat"], includeArchived: true, channel: c.groupId ? undefined : c.channel, limit });
 }
 
+const ENDED: Record<string, string> = { new: "ended by /new", reset: "ended by /reset", resume: "left by /resume", archive: "archived", rotate: "rotated by an operator", repair: "replaced after an archive" };
+
+/** One line of /sessions: its number, state and why it ended, turns, last activity, and the session it continues (lineage). */
+function describeSession(s: Info, i: number, list: Info[], currentId: string): string {
+  const state = s.id === currentId ? " (current)" : s.archived ? ` (archived: ${ENDED[s.endReason ?? "archive"] ?? "archived"})` : "";
+  const parent = s.parentId ? list.findIndex((p) => p.id === s.parentId) : -1;
+  const lineage = s.parentId ? `; follows ${parent >= 0 ? parent + 1 : s.parentId.slice(0, 8)}` : "";
+  return `${i + 1}. ${s.id}${state}, ${s.turnCount} turns, ${fmtDate(s.lastActive)}${lineage}`;
+}
+
 export function builtinCommands(opts: CommandOptions): CommandSpec[] {
   const rotate = async (ctx: CommandContext) => {
     const persona = ctx.args.split(/\s+/)[0]?.toLowerCase() || undefined;
@@ -155,7 +165,7 @@ export function builtinCommands(opts: CommandOptions): CommandSpec[] {
       async run(ctx) {
         const list = await chatSessions(ctx.runner, ctx.event);
         if (!ctx.args) {
-          ctx.notify("info", list.length ? list.map((s, i) => `${i + 1}. ${s.id}${s.id === ctx.session.id ? " (current)" : s.archived ? " (archived)" : ""}, ${s.turnCount} turns, ${fmtDate(s.lastActive)}`).join("\n") + "\nResume one with /resume <n>." : "No sessions yet.");
+          ctx.notify("info", list.length ? list.map((s, i) => describeSession(s, i, list, ctx.session.id)).join("\n") + "\nResume one with /resume <n>." : "No sessions yet.");
           return;
         }
         // Bounded: SQLite refuses LIKE patterns past a certain complexity, and nobody searches with a novel.

@@ -19,7 +19,7 @@ import { registerSecret, type Logger } from "../../src/log.js";
 import { AdapterError, type Adapter, type AdapterContext, type AdapterHealth, type AdapterLimits, type InboundEnvelope } from "../types.js";
 import { deferInteraction, normalizeInteraction, syncCommands } from "./commands.js";
 import { isSnowflake, PLATFORM } from "./ids.js";
-import { normalizeMessage, type ChannelInfo, type DiscordBotIdentity } from "./normalize.js";
+import { normalizeChange, normalizeMessage, type ChannelInfo, type DiscordBotIdentity } from "./normalize.js";
 import { createDiscordSink, type DiscordSink } from "./sink.js";
 
 export interface DiscordAdapterOptions {
@@ -175,6 +175,9 @@ export class DiscordAdapter implements Adapter {
     if (!d || typeof d !== "object") return;
     if (packet.t === "MESSAGE_CREATE") {
       this.enqueue(String(d["channel_id"]), () => this.handleMessage(d));
+    } else if (packet.t === "MESSAGE_UPDATE" || packet.t === "MESSAGE_DELETE") {
+      // Behind the channel's queue: a change lands after the message it changes.
+      this.enqueue(String(d["channel_id"]), () => this.handleChange(packet.t === "MESSAGE_UPDATE" ? "edit" : "delete", d));
     } else if (packet.t === "INTERACTION_CREATE" && d["type"] === 2 && typeof d["token"] === "string" && isSnowflake(d["id"])) {
       // Deferred here, not behind the channel's queue: the 3 s window runs from now.
       const token = d["token"];
@@ -220,6 +223,13 @@ export class DiscordAdapter implements Adapter {
     const entry = { items, drained: Promise.resolve() };
     this.queues.set(key, entry);
     entry.drained = drain();
+  }
+
+  private async handleChange(kind: "edit" | "delete", d: Record<string, unknown>): Promise<void> {
+    if (!this.id) return;
+    const info = await this.channelInfo(d["channel_id"], d["guild_id"] !== undefined);
+    const env = normalizeChange(kind, d, this.identity(), info);
+    if (env) await this.deliver(env);
   }
 
   private async handleMessage(d: Record<string, unknown>): Promise<void> {

@@ -224,7 +224,8 @@ export class TelegramAdapter implements Adapter {
   }
 
   private allowedUpdates(): UpdateType[] {
-    return (this.opts.allowedUpdates ?? ["message"]) as UpdateType[];
+    // edited_message: an edit updates the message's transcript entry.
+    return (this.opts.allowedUpdates ?? ["message", "edited_message"]) as UpdateType[];
   }
 
   async stop(): Promise<void> {

@@ -5,6 +5,7 @@ import type { InEvent } from "../runtime/events.js";
 import { setBounded } from "../bounded.js";
 import { errInfo } from "../log.js";
 import type { RunHandle, Runner } from "../runtime/runner.js";
+import { renderUserText } from "../runtime/pending.js";
 import type { Registry } from "../session/registry.js";
 import type { Info } from "../session/info.js";
 import type { IdentityStore } from "../store/identities.js";
@@ -362,6 +363,25 @@ export class Gateway {
     }
   }
 
+  /**
+   * An edited or deleted message: its transcript entry takes the new text
+   * (marked edited) or is marked deleted, and the live windows that hold it
+   * are dropped, so the model never sees the old text again. Never answered.
+   * Access needs no check: only entries that came from this very message
+   * change, and a sender who was never let in has none.
+   */
+  async #applyChange(env: InboundEnvelope, change: NonNullable<InboundEnvelope["change"]>, inboundId: string): Promise<void> {
+    const { runner, policy, log } = this.deps;
+    const sourceId = `${env.platform}:${env.botId}:${env.chatId}:${change.messageId}`;
+    let sessions: string[] = [];
+    if (change.kind === "delete") sessions = await runner.opts.transcript.applyChange(sourceId, { kind: "delete" });
+    else if (env.text.length <= policy.MAX_INBOUND_CHARS) sessions = await runner.opts.transcript.applyChange(sourceId, { kind: "edit", content: renderUserText({ text: env.text, attachments: env.attachments } as Parameters<typeof renderUserText>[0]) });
+    else log.info({ platform: env.platform, inboundId }, "an edit longer than MAX_INBOUND_CHARS was not applied; the transcript keeps the earlier text");
+    for (const id of sessions) if (runner.has(id)) runner.get(id).invalidateWindow();
+    await this.deps.ledger.commit({ sessionId: sessions[0] ?? "", inboundIds: [inboundId], messages: [], turnIncrement: 0, replies: [] });
+    this.#arrivals.delete(inboundId);
+  }
+
   async #reply(env: InboundEnvelope, inboundId: string, text: string, sessionId = ""): Promise<void> {
     const r = await this.deps.ledger.commit({ sessionId, inboundIds: [inboundId], messages: [], turnIncrement: 0, replies: [{ replyTo: env.replyTo, text, kind: "notice", severity: "info" }] });
     for (const id of r.deliveryIds) await this.deps.outbound.deliverId(id);
@@ -369,6 +389,10 @@ export class Gateway {
 
   async #dispatch(env: InboundEnvelope, inboundId: string): Promise<RunHandle | undefined> {
     const { policy, identities, runner } = this.deps;
+    if (env.change) {
+      await this.#applyChange(env, env.change, inboundId);
+      return undefined;
+    }
     const adapter = this.adapters.find((a) => adapterKey(a.platform, a.botId) === adapterKey(env.platform, env.botId));
     const isAdmin = listed(policy.ADMIN_USERS, env);
 

@@ -12,7 +12,7 @@ import { TranscriptLedger, type Ledger, type Reply } from "./ledger.js";
 import { LiveSession, type ContextLimits } from "./live-session.js";
 import { SinkRouter, type Sink } from "./sink-router.js";
 import { errInfo } from "../log.js";
-import { mergeInto, newPending, renderUserText } from "./pending.js";
+import { mergeInto, newPending, renderUserText, sourceIdOf } from "./pending.js";
 import { executeTurn, type Pending, type TurnOutcome } from "./turn.js";
 
 export { errInfo, renderUserText };
@@ -248,7 +248,7 @@ export class Runner {
   }
 
   /** Commits notices (and marks the inbound handled when `final`), then emits them. */
-  async #commitAndEmit(session: LiveSession, event: InEvent, messages: Array<{ role: "user" | "assistant"; content: string }>, turnIncrement: number, notices: Array<{ severity: Severity; text: string }>, final: boolean): Promise<void> {
+  async #commitAndEmit(session: LiveSession, event: InEvent, messages: Array<{ role: "user" | "assistant"; content: string; sourceId?: string }>, turnIncrement: number, notices: Array<{ severity: Severity; text: string }>, final: boolean): Promise<void> {
     const replies: Reply[] = notices.map((n) => ({ replyTo: event.replyTo, text: n.text, kind: "notice", severity: n.severity }));
     const { deliveryIds } = await this.ledger.commit({
       sessionId: session.id,
@@ -265,7 +265,7 @@ export class Runner {
 
   async #accept(session: LiveSession, ev: MessageEvent): Promise<RunHandle> {
     if (!ev.respond) {
-      await this.#commitAndEmit(session, ev, [{ role: "user", content: renderUserText(ev) }], 0, [], true);
+      await this.#commitAndEmit(session, ev, [{ role: "user", content: renderUserText(ev), sourceId: sourceIdOf(ev) }], 0, [], true);
       return { sessionId: session.id, accepted: "context", done: Promise.resolve("context") };
     }
     const w = this.#worker(session.id);
@@ -353,7 +353,7 @@ export class Runner {
 
   async #drop(session: LiveSession, p: Pending): Promise<void> {
     try {
-      await this.ledger.commit({ sessionId: session.id, inboundIds: p.inboundIds, messages: [{ role: "user", content: renderUserText(p.event) }], turnIncrement: 0, replies: [] });
+      await this.ledger.commit({ sessionId: session.id, inboundIds: p.inboundIds, messages: [{ role: "user", content: renderUserText(p.event), sourceId: p.sourceId }], turnIncrement: 0, replies: [] });
     } catch (err) {
       this.opts.log?.error({ sessionId: session.id, err: errInfo(err) }, "could not record dropped messages");
     }

@@ -14,6 +14,8 @@ export type TurnOutcome = "answered" | "failed" | "aborted" | "fenced" | "droppe
 export interface Pending {
   event: MessageEvent;
   inboundIds: string[];
+  /** The platform message the user's entry comes from (see sourceIdOf); none once several are merged. */
+  sourceId?: string;
   done: Promise<TurnOutcome>;
   resolve(o: TurnOutcome): void;
 }
@@ -118,7 +120,7 @@ export async function executeTurn(runner: Runner, session: LiveSession, p: Pendi
     ...(answered ? [{ replyTo: ev.replyTo, text, kind: "reply" as const }] : []),
     ...notices.map((n) => ({ replyTo: ev.replyTo, text: n.text, kind: "notice" as const, severity: n.severity })),
   ];
-  const result = await runner.ledger.commit({ sessionId: session.id, inboundIds: p.inboundIds, messages: committed, turnIncrement: answered ? 1 : 0, replies });
+  const result = await runner.ledger.commit({ sessionId: session.id, inboundIds: p.inboundIds, messages: committed.map((m, i) => (i === 0 ? { ...m, sourceId: p.sourceId } : m)), turnIncrement: answered ? 1 : 0, replies });
   if (result.transcript === "ok") {
     session.remember(committed);
     if (answered) session.noteTurn(1);

@@ -1,4 +1,6 @@
 import { randomUUID } from "node:crypto";
+import { echoAgent } from "../../src/agent/echo.js";
+import { settingsFromMetadata } from "../../src/agent/factory.js";
 import { afterEach, describe, expect, it } from "vitest";
 import { parseCommand, addressedElsewhere } from "../../src/runtime/commands/index.js";
 import { PROVIDERS } from "../support/db.js";
@@ -106,6 +108,30 @@ describe.each(PROVIDERS)("slash commands on %s", (provider) => {
     expect(errs[1]).toMatch(/off, low, medium, high/);
     expect(errs[2]).toMatch(/model name/);
     expect((await rt.registry.resolveChatChannel(conv)).metadata["model.temperature"]).toBe(0.3);
+  });
+
+  it("/maxtokens sets the max-output-tokens key the agent factory reads; a bad value says what is allowed; /help lists it", async () => {
+    const seen: Array<number | undefined> = [];
+    rt = await makeRuntime(provider, {
+      agent: (metadata) => {
+        seen.push(settingsFromMetadata(metadata, { model: "echo" }).maxOutputTokens);
+        return echoAgent();
+      },
+    });
+    const conv = privateChat();
+    await send(rt, conv, message(conv, "/maxtokens 256"));
+    expect(notices(rt.events).at(-1)).toBe("max output tokens set to 256.");
+    expect((await rt.registry.resolveChatChannel(conv)).metadata).toEqual({ "model.max_output_tokens": 256 });
+    for (const bad of ["/maxtokens 0", "/maxtokens 2.5", "/maxtokens lots", "/maxtokens 99999999"]) {
+      await send(rt, conv, message(conv, bad));
+      expect(notices(rt.events).at(-1)).toBe("The max output tokens must be a whole number from 1 to 1000000, for example 1024.");
+    }
+    await send(rt, conv, message(conv, "/maxtokens"));
+    expect(notices(rt.events).at(-1)).toBe("max output tokens: 256. Usage: /maxtokens <value>");
+    await (await send(rt, conv, message(conv, "hello"))).done;
+    expect(seen.at(-1)).toBe(256);
+    await send(rt, conv, message(conv, "/help"));
+    expect(notices(rt.events).at(-1)).toContain("/maxtokens <value> - set the max output tokens");
   });
 
   it("/persona sets a known persona and lists the choices otherwise", async () => {

@@ -73,7 +73,8 @@ export interface RotateRequest extends ChatRequest {
    * The inbound event that asked for this rotation (a `/new`). It compares
    * against the session the conversation was bound to when that event
    * arrived: of several `/new` recorded before the first of them is handled,
-   * only the first rotates.
+   * only the first rotates, unless something was said in the fresh session
+   * in between (then the fresh session is the one rotated).
    */
   inboundId?: string;
 }
@@ -324,9 +325,12 @@ export class Registry {
   async #rotate(b: NewBinding, expectedSessionId: string | undefined, extra: { persona?: string; title?: string; reason?: SessionEndReason; inboundId?: string }): Promise<Rotation> {
     let prev: Info | undefined;
     // Read outside the transaction, which is safe: a stamp written after this read comes with a moved binding, and the compare below fails.
-    const arrival = extra.inboundId ? await this.store.arrivalOf(extra.inboundId) : null;
-    let expected = arrival ?? expectedSessionId;
+    let arrival = extra.inboundId ? await this.store.arrivalOf(extra.inboundId) : null;
     const cur = await this.#current(b.key);
+    // Moved since this request arrived, but the new session already holds what was said after that
+    // rotation (messages sent between two /new): this /new is not a repeat of the other one.
+    if (arrival && cur && cur.id !== arrival && (await this.store.hasMessages(cur.id))) arrival = null;
+    let expected = arrival ?? expectedSessionId;
     if (cur) {
       prev = cur;
       expected ??= cur.id;

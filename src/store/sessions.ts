@@ -341,6 +341,12 @@ export class SessionStore {
     return r?.arrivalSessionId ?? null;
   }
 
+  /** Whether anything was said in the session yet (a transcript entry exists). */
+  async hasMessages(id: string): Promise<boolean> {
+    const rows = await this.db.query<Record<string, unknown>>("session-has-messages", `SELECT 1 AS "one" FROM "Message" WHERE "sessionId" = ? LIMIT 1`, [id]);
+    return rows.length > 0;
+  }
+
   /** Points an existing binding at another session of the same conversation (for /resume). */
   repoint(key: string, expectedSessionId: string, targetId: string): Promise<BindingRecord> {
     return this.db.transaction("repoint", async (tx) => {

@@ -21,6 +21,7 @@ import { FakeDiscord } from "../fakes/discord.js";
 import { FakeSlack } from "../fakes/slack.js";
 import { FakeTelegram } from "../fakes/telegram.js";
 import { eventually, startApp } from "../support/app.js";
+import { MemoryAdapter } from "../support/memory-adapter.js";
 import type { TestProvider } from "../support/db.js";
 
 const N = 20;
@@ -155,6 +156,26 @@ describe("a burst of /new rotates once", () => {
       const replies = () => tg.sent({ chatId: group.id }).map((m) => m.text);
       const r = await expectOneRotation(app, () => replies().filter((t) => !t.startsWith("echo")), () => sessionsWith(app, (s) => s.channel.includes(String(group.id))));
       console.log(`telegram webhook ${provider}${env.SHARED_DATABASE ? " shared" : ""}: ${JSON.stringify(r)}`);
+    });
+  }
+
+  for (const { provider, env } of MODES) {
+    it(`on ${provider}${env.SHARED_DATABASE ? " (shared database)" : ""}: /new, messages, /new, all sent before the first is handled, rotate twice; /new, /new rotate once`, async () => {
+      const held = heldAgent();
+      const adapter = new MemoryAdapter();
+      const { app } = await startApp(provider, [adapter], env, { agentFactory: () => held.agent });
+      cleanups.push(() => app.stop());
+      const chat = "interleaved";
+      const texts = ["hold", "/new", "one", "two", "/new", "/new", "three"];
+      for (const t of texts) await adapter.ctx.inbound(adapter.dm(chat, t));
+      await eventually(() => recordedCount(app, /./), (n) => n === texts.length, 10_000, "all recorded");
+      held.release();
+      const replies = await eventually(() => adapter.to(chat).map((m) => m.text), (r) => r.length === texts.length, 30_000, "every answer");
+      expect(replies.map((r) => (r.startsWith("Started a fresh session") ? "NEW" : r))).toEqual([
+        "echo: hold", "NEW", "echo: one", "echo: two", "NEW", "A fresh session was already started.", "echo: three",
+      ]);
+      const sessions = await sessionsWith(app, (s) => s.channel.endsWith(`:dm:${chat}`));
+      expect(sessions).toHaveLength(3);
     });
   }
 

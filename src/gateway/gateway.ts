@@ -50,7 +50,7 @@ export interface GatewayDeps {
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
-/** Per-chat caches (bindings, the session bound at arrival) stay bounded; a miss re-reads the binding. */
+/** The per-chat binding cache stays bounded; a miss re-reads the binding. */
 const CHAT_CACHE_LIMIT = 50_000;
 
 /** Envelope JSON revived (dates), for replaying a recorded event after a restart. */

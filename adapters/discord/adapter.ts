@@ -20,7 +20,7 @@ import { registerSecret, type Logger } from "../../src/log.js";
 import { AdapterError, type Adapter, type AdapterContext, type AdapterHealth, type AdapterLimits, type InboundEnvelope } from "../types.js";
 import { deferInteraction, normalizeInteraction, syncCommands } from "./commands.js";
 import { isSnowflake, PLATFORM } from "./ids.js";
-import { normalizeMessage, type ChannelInfo, type DiscordBotIdentity } from "./normalize.js";
+import { normalizeChange, normalizeMessage, type ChannelInfo, type DiscordBotIdentity } from "./normalize.js";
 import { createDiscordSink, type DiscordSink } from "./sink.js";
 
 export interface DiscordAdapterOptions {
@@ -57,6 +57,9 @@ type Raw = { t?: unknown; d?: unknown };
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms).unref());
 
+/** At most this many of a channel's waiting events are recorded as one batch (the rest form the next). */
+const BATCH_MAX = 50;
+
 export class DiscordAdapter implements Adapter {
   readonly platform = PLATFORM;
   /**
@@ -82,7 +85,8 @@ export class DiscordAdapter implements Adapter {
   private applicationId = "";
   private log: Logger | undefined;
   private ctx: AdapterContext | undefined;
-  private readonly queues = new Map<string, Promise<void>>();
+  /** Each channel's events waiting to be handed to the gateway, and the drain that works them off. */
+  private readonly queues = new Map<string, { items: Array<() => Promise<void>>; drained: Promise<void> }>();
   private readonly deferrals = new Map<string, Promise<unknown>>();
   private readonly mentionRoles: string[];
 
@@ -181,6 +185,9 @@ export class DiscordAdapter implements Adapter {
     if (!d || typeof d !== "object") return;
     if (packet.t === "MESSAGE_CREATE") {
       this.enqueue(String(d["channel_id"]), () => this.handleMessage(d));
+    } else if (packet.t === "MESSAGE_UPDATE" || packet.t === "MESSAGE_DELETE") {
+      // Behind the channel's queue: a change lands after the message it changes.
+      this.enqueue(String(d["channel_id"]), () => this.handleChange(packet.t === "MESSAGE_UPDATE" ? "edit" : "delete", d));
     } else if (packet.t === "INTERACTION_CREATE" && d["type"] === 2 && typeof d["token"] === "string" && isSnowflake(d["id"])) {
       // Deferred here, not behind the channel's queue: the 3 s window runs from now.
       const token = d["token"];
@@ -194,13 +201,45 @@ export class DiscordAdapter implements Adapter {
     }
   }
 
+  /**
+   * A channel's events go to the gateway one at a time, in order. The ones
+   * that piled up while earlier ones were recorded arrived together: they
+   * are recorded as one gateway batch (at most BATCH_MAX), so none of them
+   * is handled before the rest are recorded.
+   */
   private enqueue(key: string, fn: () => Promise<void>): void {
-    const prev = this.queues.get(key) ?? Promise.resolve();
-    const next = prev.then(fn).catch((err: unknown) => this.log?.error({ error: err instanceof Error ? err.name : typeof err }, "discord: inbound handling failed"));
-    this.queues.set(key, next);
-    void next.then(() => {
-      if (this.queues.get(key) === next) this.queues.delete(key);
-    });
+    const queued = this.queues.get(key);
+    if (queued) {
+      queued.items.push(fn);
+      return;
+    }
+    const items = [fn];
+    const drainSome = async () => {
+      for (let n = 0; items.length && n < BATCH_MAX; n++) {
+        try {
+          await items.shift()!();
+        } catch (err) {
+          this.log?.error({ error: err instanceof Error ? err.name : typeof err }, "discord: inbound handling failed");
+        }
+      }
+    };
+    const drain = async () => {
+      for (;;) {
+        // Checked and removed in one step: an event enqueued later starts a new drain.
+        if (!items.length) return void this.queues.delete(key);
+        await (this.ctx?.batch ? this.ctx.batch(drainSome) : drainSome());
+      }
+    };
+    const entry = { items, drained: Promise.resolve() };
+    this.queues.set(key, entry);
+    entry.drained = drain();
+  }
+
+  private async handleChange(kind: "edit" | "delete", d: Record<string, unknown>): Promise<void> {
+    if (!this.id) return;
+    const info = await this.channelInfo(d["channel_id"], d["guild_id"] !== undefined);
+    const env = normalizeChange(kind, d, this.identity(), info);
+    if (env) await this.deliver(env);
   }
 
   private async handleMessage(d: Record<string, unknown>): Promise<void> {
@@ -274,7 +313,7 @@ export class DiscordAdapter implements Adapter {
     const timeout = this.opts.stopTimeoutMs ?? 3000;
     if (client) await this.destroyClient(client, timeout);
     // In-flight inbound calls finish (they are being recorded); nothing new starts.
-    await Promise.race([Promise.allSettled([...this.queues.values()]), sleep(timeout)]);
+    await Promise.race([Promise.allSettled([...this.queues.values()].map((q) => q.drained)), sleep(timeout)]);
     this.queues.clear();
     this.deferrals.clear();
     this.client = undefined;

@@ -125,6 +125,42 @@ function forwardedSnapshots(m: Obj): Obj[] {
 }
 
 /**
+ * MESSAGE_UPDATE (the author edited the text) and MESSAGE_DELETE: a change of
+ * the earlier message, keyed to the chat and message it was created in. An
+ * update without edited_timestamp (an embed unfurl) or without its author
+ * and content is no edit. A delete carries only ids: it is normalized as a
+ * message of no one, and its text is empty.
+ */
+export function normalizeChange(kind: "edit" | "delete", raw: unknown, bot: DiscordBotIdentity, channel?: ChannelInfo): InboundEnvelope | undefined {
+  try {
+    const m = obj(raw);
+    if (!m || !isSnowflake(m["id"])) return undefined;
+    if (kind === "edit") {
+      const editedAt = str(m["edited_timestamp"]);
+      if (!editedAt) return undefined;
+      const env = normalizeUnsafe(m, bot, channel);
+      if (!env) return undefined;
+      env.change = { kind, messageId: env.messageId! };
+      env.eventId = `${env.eventId}:edit:${editedAt}`;
+      return env;
+    }
+    const env = normalizeUnsafe({ id: m["id"], channel_id: m["channel_id"], guild_id: m["guild_id"], type: 0, content: "(deleted)", author: { id: NOBODY } }, bot, channel);
+    if (!env) return undefined;
+    env.change = { kind, messageId: env.messageId! };
+    env.eventId = `${env.eventId}:delete`;
+    env.senderId = "";
+    env.text = "";
+    env.mentioned = false;
+    return env;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The author of a deleted message, which MESSAGE_DELETE does not name. */
+const NOBODY = "1";
+
+/**
  * A user mention of the bot, a reply to one of its messages, or a configured
  * role. @everyone/@here and other roles never count: they would make the bot
  * answer every announcement.

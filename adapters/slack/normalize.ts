@@ -131,6 +131,7 @@ function normalizeUnsafe(body: unknown, me: SlackIdentity, opts: NormalizeOption
   const type = event["type"];
   if (type !== "message" && type !== "app_mention") return undefined;
   const subtype = event["subtype"];
+  if (type === "message" && (subtype === "message_changed" || subtype === "message_deleted")) return changeOf(body, event, subtype, me, opts);
   if (subtype !== undefined && !(typeof subtype === "string" && TURN_SUBTYPES.has(subtype))) return undefined;
   if (event["hidden"] === true) return undefined;
 
@@ -206,6 +207,31 @@ function normalizeUnsafe(body: unknown, me: SlackIdentity, opts: NormalizeOption
   if (senderName !== undefined) env.senderName = senderName;
   // Another app posting as a user (bot_id without the bot_message subtype): the gateway's policy drops it.
   if (botIdOfPost !== undefined) env.senderIsBot = true;
+  return env;
+}
+
+/**
+ * message_changed / message_deleted: a change of the earlier message, not a
+ * turn. The message as it is now (or was, for a delete) is normalized like
+ * any message, so the change lands on the chat and message the original did.
+ * A message_changed whose text did not change (a link unfurl) is nothing.
+ */
+function changeOf(body: unknown, event: Obj, subtype: "message_changed" | "message_deleted", me: SlackIdentity, opts: NormalizeOptions): InboundEnvelope | undefined {
+  const inner = subtype === "message_changed" ? event["message"] : event["previous_message"];
+  if (!isObj(inner)) return undefined;
+  const before = event["previous_message"];
+  if (subtype === "message_changed" && isObj(before) && before["text"] === inner["text"]) return undefined;
+  const as: Obj = { ...inner, type: "message", channel: event["channel"], channel_type: event["channel_type"] };
+  delete as["subtype"];
+  delete as["hidden"];
+  const outer = isObj(body) ? { ...body, event: as } : as;
+  const env = normalizeUnsafe(outer, me, opts);
+  const ts = subtype === "message_changed" ? inner["ts"] : (event["deleted_ts"] ?? inner["ts"]);
+  if (!env || !isSlackTs(ts)) return undefined;
+  env.change = { kind: subtype === "message_changed" ? "edit" : "delete", messageId: ts };
+  const editedTs = isObj(inner["edited"]) ? str(inner["edited"]["ts"]) : undefined;
+  env.eventId = `${env.eventId}:${subtype === "message_changed" ? `edit:${editedTs ?? str(event["ts"]) ?? ""}` : "delete"}`;
+  if (subtype === "message_deleted") env.text = "";
   return env;
 }
 

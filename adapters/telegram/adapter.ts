@@ -219,6 +219,7 @@ export class TelegramAdapter implements Adapter {
       log,
       backoff: this.backoff,
       onError: (where, err) => ctx.reportError?.(where, err),
+      ...(ctx.batch ? { batch: ctx.batch.bind(ctx) } : {}),
       deliver: async (update: Update) => {
         const migration = chatMigrationOf(update);
         if (migration) await ctx.chatMigrated?.(migration.from, migration.to);
@@ -236,7 +237,8 @@ export class TelegramAdapter implements Adapter {
   }
 
   private allowedUpdates(): UpdateType[] {
-    return (this.opts.allowedUpdates ?? ["message"]) as UpdateType[];
+    // edited_message: an edit updates the message's transcript entry.
+    return (this.opts.allowedUpdates ?? ["message", "edited_message"]) as UpdateType[];
   }
 
   /** Polling stops (the last offsets confirmed); the sink keeps sending until the process exits. */

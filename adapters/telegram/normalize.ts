@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 /**
  * Telegram Update -> InboundEnvelope. A pure function of the update and the
  * bot's identity. It must never throw: an update that crashed the adapter
@@ -55,10 +56,12 @@ export function normalizeUpdate(update: unknown, bot: BotIdentity, onError?: (er
  */
 export function normalizeUpdateUnguarded(update: unknown, bot: BotIdentity): InboundEnvelope | undefined {
   if (!isObj(update)) return undefined;
-  // Only `message` starts a turn. edited_message would answer twice for one
-  // question; channel_post has no sender to bind; callback queries, member
-  // updates and types added to the Bot API later are not conversation turns.
-  const msg = obj(update["message"]);
+  // Only `message` starts a turn. edited_message is a change of an earlier
+  // message (applied to the transcript, never answered twice); channel_post
+  // has no sender to bind; callback queries, member updates and types added
+  // to the Bot API later are not conversation turns.
+  const edited = update["message"] === undefined ? obj(update["edited_message"]) : undefined;
+  const msg = obj(update["message"]) ?? edited;
   if (!msg) return undefined;
 
   const chat = obj(msg["chat"]);
@@ -105,6 +108,11 @@ export function normalizeUpdateUnguarded(update: unknown, bot: BotIdentity): Inb
   if (attachments.length) env.attachments = attachments;
   const title = str(chat["title"]);
   if (title !== undefined && kind !== "private") env.chatTitle = title;
+  if (edited) {
+    // One event per edit: the same message edited twice is two changes, a redelivery of one is a duplicate.
+    env.change = { kind: "edit", messageId: String(messageId) };
+    env.eventId = `${eventIdOf(chatId, messageId)}:edit:${num(msg["edit_date"]) ?? date}:${createHash("sha256").update(text).digest("hex").slice(0, 12)}`;
+  }
   return env;
 }
 

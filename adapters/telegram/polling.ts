@@ -33,6 +33,8 @@ export interface LongPollerOptions {
   backoff: Backoff;
   /** Counts a failed record (switchboard_internal_errors_total). */
   onError?: (where: string, err: unknown) => void;
+  /** The gateway's ctx.batch: a batch's updates arrived together, so none is handled before all are recorded. */
+  batch?: <T>(fn: () => Promise<T>) => Promise<T>;
 }
 
 /** The chat an update belongs to (updates without one share a key, so they stay in order). */
@@ -143,15 +145,18 @@ export class LongPoller {
         if (list) list.push(u);
         else chats.set(k, [u]);
       }
-      const finished = await Promise.all(
-        [...chats.values()].map(async (updates) => {
-          for (const u of updates) {
-            if (!(await this.deliverUntilRecorded(u))) return false;
-            recorded.add(u);
-          }
-          return true;
-        }),
-      );
+      const recordAll = () =>
+        Promise.all(
+          [...chats.values()].map(async (updates) => {
+            for (const u of updates) {
+              if (!(await this.deliverUntilRecorded(u))) return false;
+              recorded.add(u);
+            }
+            return true;
+          }),
+        );
+      // One batch arrived at one moment: e.g. twenty /new in it compare against the same session.
+      const finished = await (this.o.batch ? this.o.batch(recordAll) : recordAll());
       // The offset confirms only the batch's recorded prefix: nothing unrecorded is ever skipped.
       for (const update of batch) {
         if (!recorded.has(update)) break;

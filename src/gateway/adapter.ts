@@ -14,6 +14,13 @@ export interface AdapterContext {
    */
   inbound(env: InboundEnvelope): Promise<InboundResult>;
   /**
+   * Runs `fn`, which hands several events to inbound() that the platform
+   * delivered at once (one getUpdates batch, a burst on one channel): their
+   * handling starts only once `fn` settles, so they all arrive before the
+   * first of them is handled (several `/new` in a burst rotate once).
+   */
+  batch?<T>(fn: () => Promise<T>): Promise<T>;
+  /**
    * Mounts an HTTP route on the gateway's server (webhooks, Slack events).
    * A route is an operator route (token, Host allowlist) unless mounted
    * `public`: a webhook that authenticates by its own signature or secret.
@@ -44,6 +51,7 @@ export interface AdapterContext {
    * update that announced it.
    */
   chatMigrated?(fromChatId: string, toChatId: string): Promise<void>;
+  /**
    * Counts an error the adapter caught on a correctness path (a normalizer
    * that threw, a record that failed and was answered non-2xx) in
    * switchboard_internal_errors_total{where}. The adapter logs it itself,

@@ -56,6 +56,13 @@ export interface InboundEnvelope {
   channel: string;
   /** Title of the group or channel, if known. */
   chatTitle?: string;
+  /**
+   * Set when the event changes an earlier message instead of saying
+   * something new: the user edited message `messageId` (text is its new
+   * text) or deleted it. A change is applied to the transcript and never
+   * answered. eventId must differ per change (an edit's timestamp, say).
+   */
+  change?: { kind: "edit" | "delete"; messageId: string };
 }
 
 /** What the adapter declares about the platform's limits. */

@@ -1,9 +1,11 @@
+import { AsyncLocalStorage } from "node:async_hooks";
 import type { Config } from "../config.js";
 import type { Logger } from "../log.js";
 import type { InEvent } from "../runtime/events.js";
 import { setBounded } from "../bounded.js";
 import { errInfo } from "../log.js";
 import type { RunHandle, Runner } from "../runtime/runner.js";
+import { renderUserText } from "../runtime/pending.js";
 import type { Registry } from "../session/registry.js";
 import type { Info } from "../session/info.js";
 import type { IdentityStore } from "../store/identities.js";
@@ -64,7 +66,7 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
 /** Unhandled events read per page when replaying at start. */
 const REPLAY_PAGE = 1000;
 
-/** Per-chat caches (bindings, the session bound at arrival) stay bounded; a miss re-reads the binding. */
+/** The per-chat binding cache stays bounded; a miss re-reads the binding. */
 const CHAT_CACHE_LIMIT = 50_000;
 
 /** Envelope JSON revived (dates), for replaying a recorded event after a restart. */
@@ -82,11 +84,14 @@ export class Gateway {
   readonly #chains = new Map<string, Promise<void>>();
   readonly #bindings = new Map<string, string>();
   /**
-   * The session each chat was last handed to, read when an event arrives:
-   * it is the session the event was bound to on arrival, which /new compares
-   * against, so of several /new sent at once only the first rotates.
+   * Records in flight per conversation: an event's handling waits for the
+   * records that started before it, so events delivered at once (concurrent
+   * webhooks) are all recorded before the first of them can rotate the
+   * session (see the arrival stamps in RotateInput.stampInbound).
    */
-  readonly #boundByChat = new Map<string, string>();
+  readonly #recording = new Map<string, Set<Promise<unknown>>>();
+  /** An adapter's batch (ctx.batch): events recorded inside it are handled once it ends. */
+  readonly #batch = new AsyncLocalStorage<Array<() => void>>();
   readonly #pendingHandles = new Set<Promise<unknown>>();
   /** Each in-flight inbound event: when it arrived and where from, for the turn latency metric and its log line. */
   readonly #arrivals = new Map<string, Arrival>();
@@ -107,15 +112,16 @@ export class Gateway {
     }
     // Rotations and switches move a conversation: forget its cached binding.
     deps.runner.withSink(["lifecycle", "turn-complete"], (_id, e) => {
-      if (e.kind === "turn-complete" && e.inboundId) {
-        const a = this.#arrivals.get(e.inboundId);
-        if (a !== undefined) deps.metrics.turnLatency.observe((performance.now() - a.at) / 1000);
-        this.#handled(e.inboundId, e.outcome);
+      if (e.kind === "turn-complete") {
+        for (const id of e.inboundIds ?? (e.inboundId ? [e.inboundId] : [])) {
+          const a = this.#arrivals.get(id);
+          if (a !== undefined && e.outcome !== "fenced") deps.metrics.turnLatency.observe((performance.now() - a.at) / 1000);
+          this.#handled(id, e.outcome);
+        }
       }
       if (e.kind === "lifecycle" && (e.phase === "rotated" || e.phase === "switched")) {
         const prev = String(e.detail?.previousId ?? "");
         for (const [k, v] of this.#bindings) if (v === prev) this.#bindings.set(k, e.sessionId);
-        for (const [k, v] of this.#boundByChat) if (v === prev) this.#boundByChat.set(k, e.sessionId);
       }
     });
   }
@@ -128,6 +134,7 @@ export class Gateway {
   context(adapter: Adapter): AdapterContext {
     return {
       inbound: (env) => this.inbound(env),
+      batch: (fn) => this.batch(fn),
       route: this.deps.route,
       kv: { get: (k) => this.deps.kv.get(k), set: (k, v) => this.deps.kv.set(k, v) },
       commands: this.deps.commands,
@@ -263,6 +270,20 @@ export class Gateway {
     }
   }
 
+  /**
+   * Events recorded inside `fn` (a getUpdates batch, a channel's backlog)
+   * arrived together: their handling starts once `fn` settles, so a `/new`
+   * among them cannot rotate the session before the rest are recorded.
+   */
+  async batch<T>(fn: () => Promise<T>): Promise<T> {
+    const deferred: Array<() => void> = [];
+    try {
+      return await this.#batch.run(deferred, fn);
+    } finally {
+      for (const start of deferred) start();
+    }
+  }
+
   /** Records the event (the adapter may acknowledge once this resolves) and queues its handling. */
   async inbound(incoming: InboundEnvelope): Promise<InboundResult> {
     const { metrics, policy } = this.deps;
@@ -277,7 +298,7 @@ export class Gateway {
     const age = Date.now() - env.occurredAt.getTime();
     const expired = age > policy.INBOUND_TTL;
     const conversation = this.#conversationKey(env);
-    const rec = await this.deps.inbound.record({
+    const recording = this.deps.inbound.record({
       conversation,
       platform: env.platform,
       botId: env.botId,
@@ -286,6 +307,16 @@ export class Gateway {
       occurredAt: env.occurredAt,
       ...(expired ? { status: "expired" as const, note: `arrived ${Math.round(age / 1000)} s late` } : {}),
     });
+    const inFlight = this.#recording.get(conversation) ?? new Set<Promise<unknown>>();
+    this.#recording.set(conversation, inFlight);
+    inFlight.add(recording);
+    let rec: Awaited<typeof recording>;
+    try {
+      rec = await recording;
+    } finally {
+      inFlight.delete(recording);
+      if (inFlight.size === 0 && this.#recording.get(conversation) === inFlight) this.#recording.delete(conversation);
+    }
     if (rec === "duplicate") {
       metrics.duplicates.inc({ platform: env.platform });
       metrics.inbound.inc({ platform: env.platform, outcome: "duplicate" });
@@ -297,10 +328,16 @@ export class Gateway {
       return { status: "expired" };
     }
     metrics.inbound.inc({ platform: env.platform, outcome: "accepted" });
-    if (this.#drainer) {
-      this.#arrivals.set(rec.id, arrival(env));
-      this.#drainer.kick(conversation);
-    } else this.#enqueue(env, rec.id, env.occurredAt.getTime(), this.#boundByChat.get(this.#chatKey(env)));
+    const id = rec.id;
+    const start = this.#drainer
+      ? () => {
+          this.#arrivals.set(id, arrival(env));
+          this.#drainer!.kick(conversation);
+        }
+      : () => this.#enqueue(env, id, env.occurredAt.getTime(), this.#earlierRecords(conversation));
+    const batch = this.#batch.getStore();
+    if (batch) batch.push(start);
+    else start();
     return { status: "accepted", inboundId: rec.id };
   }
 
@@ -313,9 +350,15 @@ export class Gateway {
     if (typeof env === "string") return undefined;
     this.deps.ledger.occurredAt.set(rec.id, rec.occurredAt.getTime());
     if (!this.#arrivals.has(rec.id)) this.#arrivals.set(rec.id, arrival(env));
-    const handle = await this.#dispatch(env, rec.id);
+    const handle = await this.#dispatch(env, rec.id).catch((err: unknown) => {
+      this.#arrivals.delete(rec.id);
+      throw err;
+    });
     if (!handle || handle.accepted === "consumed" || handle.accepted === "context") this.#handled(rec.id, handledWithoutTurn(handle));
-    if (handle) this.#watch(handle, env, rec.id);
+    if (handle) {
+      this.#watch(handle, env, rec.id);
+      void handle.done.finally(() => this.#arrivals.delete(rec.id));
+    }
     return handle ? { done: handle.done } : undefined;
   }
 
@@ -323,18 +366,29 @@ export class Gateway {
     return `${env.platform}:${env.botId}:${env.chatId}:${env.threadId ?? ""}`;
   }
 
-  #enqueue(env: InboundEnvelope, inboundId: string, occurredAt: number, boundAtArrival?: string): void {
+  /** The records of this conversation still in flight (a later event's handling waits for them). */
+  #earlierRecords(conversation: string): Promise<unknown> | undefined {
+    const inFlight = this.#recording.get(conversation);
+    return inFlight?.size ? Promise.allSettled([...inFlight]) : undefined;
+  }
+
+  #enqueue(env: InboundEnvelope, inboundId: string, occurredAt: number, after?: Promise<unknown>): void {
     this.deps.ledger.occurredAt.set(inboundId, occurredAt);
     this.#arrivals.set(inboundId, arrival(env));
     const key = this.#chatKey(env);
     const prev = this.#chains.get(key) ?? Promise.resolve();
-    const next = prev.then(() => this.#handle(env, inboundId, boundAtArrival));
+    const next = (after ? Promise.all([prev, after]) : prev).then(() => this.#handle(env, inboundId));
     this.#chains.set(key, next);
     this.#pendingHandles.add(next);
     void next.finally(() => {
       this.#pendingHandles.delete(next);
       if (this.#chains.get(key) === next) this.#chains.delete(key);
     });
+  }
+
+  /** Sizes of the per-chat state, for tests and diagnostics: idle, every one is back to its resting size. */
+  stats(): { chains: number; arrivals: number; recording: number; bindings: number } {
+    return { chains: this.#chains.size, arrivals: this.#arrivals.size, recording: this.#recording.size, bindings: this.#bindings.size };
   }
 
   /** Waits until every queued event has been taken by the runner. */
@@ -350,14 +404,16 @@ export class Gateway {
    * INBOUND_TTL it is given up with a notice in its chat; while stopping it
    * stays unhandled and is replayed at the next start.
    */
-  async #handle(env: InboundEnvelope, inboundId: string, boundAtArrival?: string): Promise<void> {
+  async #handle(env: InboundEnvelope, inboundId: string): Promise<void> {
     await this.#gate;
     const deadline = env.occurredAt.getTime() + this.deps.policy.INBOUND_TTL;
     for (let attempt = 1; ; attempt++) {
       try {
-        const handle = await this.#dispatch(env, inboundId, boundAtArrival);
+        const handle = await this.#dispatch(env, inboundId);
         // Consumed and context-only events complete no turn: stop tracking them.
         if (!handle || handle.accepted === "consumed" || handle.accepted === "context") this.#handled(inboundId, handledWithoutTurn(handle));
+        // A message dropped by /stop or shutdown completes no turn either.
+        else void handle.done.finally(() => this.#arrivals.delete(inboundId));
         if (handle) this.#watch(handle, env, inboundId);
         return;
       } catch (err) {
@@ -399,13 +455,36 @@ export class Gateway {
     this.deps.log.info({ platform: a.platform, chatKind: a.chatKind, outcome, latencyMs: Math.round(performance.now() - a.at), inboundId }, "message handled");
   }
 
+  /**
+   * An edited or deleted message: its transcript entry takes the new text
+   * (marked edited) or is marked deleted, and the live windows that hold it
+   * are dropped, so the model never sees the old text again. Never answered.
+   * Access needs no check: only entries that came from this very message
+   * change, and a sender who was never let in has none.
+   */
+  async #applyChange(env: InboundEnvelope, change: NonNullable<InboundEnvelope["change"]>, inboundId: string): Promise<void> {
+    const { runner, policy, log } = this.deps;
+    const sourceId = `${env.platform}:${env.botId}:${env.chatId}:${change.messageId}`;
+    let sessions: string[] = [];
+    if (change.kind === "delete") sessions = await runner.opts.transcript.applyChange(sourceId, { kind: "delete" });
+    else if (env.text.length <= policy.MAX_INBOUND_CHARS) sessions = await runner.opts.transcript.applyChange(sourceId, { kind: "edit", content: renderUserText({ text: env.text, attachments: env.attachments } as Parameters<typeof renderUserText>[0]) });
+    else log.info({ platform: env.platform, inboundId }, "an edit longer than MAX_INBOUND_CHARS was not applied; the transcript keeps the earlier text");
+    for (const id of sessions) if (runner.has(id)) runner.get(id).invalidateWindow();
+    await this.deps.ledger.commit({ sessionId: sessions[0] ?? "", inboundIds: [inboundId], messages: [], turnIncrement: 0, replies: [] });
+    this.#handled(inboundId, "change");
+  }
+
   async #reply(env: InboundEnvelope, inboundId: string, text: string, sessionId = ""): Promise<void> {
     const r = await this.deps.ledger.commit({ sessionId, inboundIds: [inboundId], messages: [], turnIncrement: 0, replies: [{ replyTo: env.replyTo, text, kind: "notice", severity: "info" }] });
     for (const id of r.deliveryIds) await this.deps.outbound.deliverId(id);
   }
 
-  async #dispatch(env: InboundEnvelope, inboundId: string, boundAtArrival?: string): Promise<RunHandle | undefined> {
+  async #dispatch(env: InboundEnvelope, inboundId: string): Promise<RunHandle | undefined> {
     const { policy, identities, runner } = this.deps;
+    if (env.change) {
+      await this.#applyChange(env, env.change, inboundId);
+      return undefined;
+    }
     const adapter = this.adapters.find((a) => adapterKey(a.platform, a.botId) === adapterKey(env.platform, env.botId));
     const isAdmin = listed(policy.ADMIN_USERS, env);
 
@@ -456,7 +535,6 @@ export class Gateway {
       info = await this.deps.registry.resolveChatChannel(conversation);
       setBounded(this.#bindings, key, info.id, CHAT_CACHE_LIMIT);
     }
-    if (!this.#shared) setBounded(this.#boundByChat, this.#chatKey(env), info.id, CHAT_CACHE_LIMIT);
     const event: InEvent = {
       type: "message",
       text: env.text,
@@ -466,7 +544,6 @@ export class Gateway {
       origin: { platform: env.platform, chatId: env.chatId, threadId: env.threadId, senderId: env.senderId, senderName: env.senderName, messageId: env.messageId, userId },
       replyTo: { ...env.replyTo, kind: env.chatKind === "private" ? "private" : "group" },
       inboundId,
-      ...(boundAtArrival ? { boundSessionId: boundAtArrival } : {}),
       receivedAt: new Date(),
       isAdmin,
       botUsername: adapter?.botUsername,

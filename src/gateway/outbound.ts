@@ -96,6 +96,9 @@ interface Draft {
  */
 const DRAFT_GRACE_MS = 150;
 
+/** Appended to a draft whose turn ended without its final reply. */
+export const STOPPED_MARK = "\n\n(stopped)";
+
 export interface OutboundOptions {
   deliveries: DeliveryStore;
   metrics: GatewayMetrics;
@@ -208,9 +211,13 @@ export class Outbound {
         if (deliveryId && e.replyTo) await this.#holding(deliveryId, () => this.#inOrder(chatKey(e.replyTo!), () => this.deliverId(deliveryId)));
         return;
       }
-      case "turn-complete":
+      case "turn-complete": {
+        const draft = this.#drafts.get(e.turnId);
         this.#forget(e.turnId);
+        // Stopped, fenced or failed after part of the answer was shown: the draft says so.
+        if (draft && !draft.final) await this.#stopDraft(e.replyTo, draft);
         return;
+      }
       default:
         return;
     }
@@ -232,6 +239,36 @@ export class Outbound {
     if (d?.timer) clearTimeout(d.timer);
     this.#drafts.delete(turnId);
     this.#turnStart.delete(turnId);
+  }
+
+  /**
+   * A draft whose turn ended without a final reply (interrupted, fenced by
+   * /new, failed) is finished with a visible "(stopped)" marker, so no
+   * partial answer is left looking as if it were still being written.
+   */
+  async #stopDraft(to: ReplyAddress, draft: Draft): Promise<void> {
+    draft.final = true;
+    if (draft.timer) clearTimeout(draft.timer);
+    await draft.sending;
+    const a = this.#for(to);
+    if (!a || !draft.messageId) return;
+    const mid = draft.messageId;
+    const room = a.adapter.limits.maxTextLength - STOPPED_MARK.length;
+    const shown = draft.shown.length > room ? `${draft.shown.slice(0, Math.max(0, room - 1))}…` : draft.shown;
+    const text = `${shown}${STOPPED_MARK}`;
+    try {
+      await a.scheduler.schedule(chatKey(to), () => a.adapter.sink.edit(to, mid, text), { label: "edit" });
+      draft.shown = text;
+      this.opts.metrics.outbound.inc({ platform: to.platform, call: "edit", outcome: "ok" });
+    } catch (err) {
+      this.opts.metrics.outbound.inc({ platform: to.platform, call: "edit", outcome: "error" });
+      this.opts.log.warn({ platform: to.platform, err: errInfo(err) }, "could not mark a stopped draft as stopped; its partial text stays as it is");
+    }
+  }
+
+  /** Sizes of the per-chat and per-turn state, for tests and diagnostics. */
+  stats(): { drafts: number; turnStart: number; chains: number; inFlight: number; held: number } {
+    return { drafts: this.#drafts.size, turnStart: this.#turnStart.size, chains: this.#chains.size, inFlight: this.#inFlight.size, held: this.#held.size };
   }
 
   async typing(to: ReplyAddress): Promise<void> {

@@ -91,10 +91,11 @@ export class LiveSession {
   /** Persists one metadata value and emits a `properties` event. Archived sessions refuse (Archived). */
   async setMetadata(key: string, value: unknown): Promise<void> {
     if (this.#closed) throw errors.closed(`Session ${this.id}`);
+    // Only this key is written: the others are whatever the store holds (another process may have set them).
+    await this.deps.registry.setMetadata(this.id, { [key]: value });
     const metadata = { ...this.#info.metadata };
     if (value === undefined) delete metadata[key];
     else metadata[key] = value;
-    await this.deps.registry.update(this.id, { metadata });
     this.#info = { ...this.#info, metadata };
     this.emit({ kind: "properties", sessionId: this.id, key, value });
   }
@@ -105,6 +106,16 @@ export class LiveSession {
     await this.deps.registry.update(this.id, { persona });
     this.#info = { ...this.#info, persona };
     this.emit({ kind: "properties", sessionId: this.id, key: "persona", value: persona });
+  }
+
+  /**
+   * Re-reads the session's row (metadata, persona, turn count): with several
+   * processes on one database, another one may have changed them.
+   */
+  async reload(): Promise<void> {
+    if (this.#closed) return;
+    const info = await this.deps.registry.getUnscoped(this.id);
+    this.#info = info;
   }
 
   /** Updates the in-memory Info after a committed turn. */

@@ -12,7 +12,7 @@ import { TranscriptLedger, type Ledger, type Reply } from "./ledger.js";
 import { LiveSession, type ContextLimits } from "./live-session.js";
 import { SinkRouter, type Sink } from "./sink-router.js";
 import { errInfo } from "../log.js";
-import { mergeInto, newPending, renderUserText } from "./pending.js";
+import { mergeInto, newPending, renderUserText, sourceIdOf } from "./pending.js";
 import { TurnAbandoned, executeTurn, type Pending, type TurnOutcome } from "./turn.js";
 
 export { errInfo, renderUserText };
@@ -154,6 +154,11 @@ export class Runner {
     });
   }
 
+  /** With several processes on one database, re-reads the session's settings (commands that show them call this). */
+  async refresh(session: LiveSession): Promise<void> {
+    if (this.opts.freshWindow) await session.reload();
+  }
+
   /** Adds an interceptor at the end of the chain. Returns an idempotent remover. */
   register(interceptor: Interceptor): () => void {
     this.#interceptors.push(interceptor);
@@ -253,7 +258,7 @@ export class Runner {
   }
 
   /** Commits notices (and marks the inbound handled when `final`), then emits them. */
-  async #commitAndEmit(session: LiveSession, event: InEvent, messages: Array<{ role: "user" | "assistant"; content: string }>, turnIncrement: number, notices: Array<{ severity: Severity; text: string }>, final: boolean): Promise<void> {
+  async #commitAndEmit(session: LiveSession, event: InEvent, messages: Array<{ role: "user" | "assistant"; content: string; sourceId?: string }>, turnIncrement: number, notices: Array<{ severity: Severity; text: string }>, final: boolean): Promise<void> {
     const replies: Reply[] = notices.map((n) => ({ replyTo: event.replyTo, text: n.text, kind: "notice", severity: n.severity }));
     const { deliveryIds } = await this.ledger.commit({
       sessionId: session.id,
@@ -270,7 +275,7 @@ export class Runner {
 
   async #accept(session: LiveSession, ev: MessageEvent): Promise<RunHandle> {
     if (!ev.respond) {
-      await this.#commitAndEmit(session, ev, [{ role: "user", content: renderUserText(ev) }], 0, [], true);
+      await this.#commitAndEmit(session, ev, [{ role: "user", content: renderUserText(ev), sourceId: sourceIdOf(ev) }], 0, [], true);
       return { sessionId: session.id, accepted: "context", done: Promise.resolve("context") };
     }
     const w = this.#worker(session.id);
@@ -359,7 +364,7 @@ export class Runner {
 
   async #drop(session: LiveSession, p: Pending): Promise<void> {
     try {
-      await this.ledger.commit({ sessionId: session.id, inboundIds: p.inboundIds, messages: [{ role: "user", content: renderUserText(p.event) }], turnIncrement: 0, replies: [] });
+      await this.ledger.commit({ sessionId: session.id, inboundIds: p.inboundIds, messages: [{ role: "user", content: renderUserText(p.event), sourceId: p.sourceId }], turnIncrement: 0, replies: [] });
     } catch (err) {
       this.opts.log?.error({ sessionId: session.id, err: errInfo(err) }, "could not record dropped messages");
     }
@@ -468,5 +473,20 @@ export class Runner {
 
   get closed(): boolean {
     return this.#closed;
+  }
+
+  /** Sizes of the per-session state, for tests and diagnostics: idle, nothing runs, waits or is queued. */
+  stats(): { live: number; workers: number; running: number; queued: number; collected: number; idleWaiters: number; retired: number } {
+    let running = 0;
+    let queued = 0;
+    let collected = 0;
+    let idleWaiters = 0;
+    for (const w of this.#workers.values()) {
+      if (w.running) running++;
+      queued += w.queue.length;
+      if (w.collected) collected++;
+      idleWaiters += w.idleWaiters.length;
+    }
+    return { live: this.#live.size, workers: this.#workers.size, running, queued, collected, idleWaiters, retired: this.#retired.size };
   }
 }

@@ -29,6 +29,8 @@ export class TurnAbandoned extends Error {
 export interface Pending {
   event: MessageEvent;
   inboundIds: string[];
+  /** The platform message the user's entry comes from (see sourceIdOf); none once several are merged. */
+  sourceId?: string;
   done: Promise<TurnOutcome>;
   resolve(o: TurnOutcome): void;
 }
@@ -74,7 +76,11 @@ export async function executeTurn(runner: Runner, session: LiveSession, p: Pendi
   let outcome: TurnOutcome = "answered";
   try {
     emit({ kind: "lifecycle", sessionId: session.id, phase: "turn-start", replyTo: ev.replyTo, detail: { turnId } });
-    if (opts.freshWindow) session.invalidateWindow();
+    if (opts.freshWindow) {
+      // Several processes: settings, persona and turns may have changed elsewhere since this session opened here.
+      session.invalidateWindow();
+      await readDurably(runner, p.inboundIds, abort.signal, () => session.reload());
+    }
     const window = await readDurably(runner, p.inboundIds, abort.signal, () => session.window());
     const memories = opts.memories ? await readDurably(runner, p.inboundIds, abort.signal, () => opts.memories!.recall(memoryScope(session.info).read, 20)) : [];
     const persona = opts.personas.resolve(session.info.persona);
@@ -116,18 +122,23 @@ export async function executeTurn(runner: Runner, session: LiveSession, p: Pendi
   // next start answers it. (Before, a shutdown fenced the turn, which recorded the event as handled
   // with no answer: a message lost.)
   if (abort.signal.reason instanceof TurnAbandoned) {
-    session.emit({ kind: "turn-complete", sessionId: session.id, turnId, replyTo: ev.replyTo, inboundId: ev.inboundId, outcome: "abandoned" });
+    session.emit({ kind: "turn-complete", sessionId: session.id, turnId, replyTo: ev.replyTo, inboundId: ev.inboundId, inboundIds: p.inboundIds, outcome: "abandoned" });
     return "abandoned";
   }
   if (outcome === "unanswered") {
-    emit({ kind: "turn-complete", sessionId: session.id, turnId, replyTo: ev.replyTo, inboundId: ev.inboundId, outcome: "failed" });
+    emit({ kind: "turn-complete", sessionId: session.id, turnId, replyTo: ev.replyTo, inboundId: ev.inboundId, inboundIds: p.inboundIds, outcome: "failed" });
     return outcome;
   }
   if (!live()) outcome = outcome === "failed" ? "failed" : "fenced";
 
   if (outcome === "fenced") {
     // The conversation moved on: record only that the inbound was handled.
-    if ((await commitDurably(runner, { sessionId: session.id, inboundIds: p.inboundIds, messages: [], turnIncrement: 0, replies: [] })) === "unanswered") return "unanswered";
+    try {
+      if ((await commitDurably(runner, { sessionId: session.id, inboundIds: p.inboundIds, messages: [], turnIncrement: 0, replies: [] })) === "unanswered") return "unanswered";
+    } finally {
+      // Past the fence, yet every turn ends: whoever tracks it (a streamed draft, the latency metric) lets go of it.
+      session.emit({ kind: "turn-complete", sessionId: session.id, turnId, replyTo: ev.replyTo, inboundId: ev.inboundId, inboundIds: p.inboundIds, outcome: "fenced" });
+    }
     return outcome;
   }
 
@@ -138,11 +149,11 @@ export async function executeTurn(runner: Runner, session: LiveSession, p: Pendi
     ...(answered ? [{ replyTo: ev.replyTo, text, kind: "reply" as const }] : []),
     ...notices.map((n) => ({ replyTo: ev.replyTo, text: n.text, kind: "notice" as const, severity: n.severity })),
   ];
-  const result = await commitDurably(runner, { sessionId: session.id, inboundIds: p.inboundIds, messages: committed, turnIncrement: answered ? 1 : 0, replies });
+  const result = await commitDurably(runner, { sessionId: session.id, inboundIds: p.inboundIds, messages: committed.map((m, i) => (i === 0 ? { ...m, sourceId: p.sourceId } : m)), turnIncrement: answered ? 1 : 0, replies });
   // Unanswered, or an earlier attempt landed (its acknowledgement lost, its replies recorded and on their way):
   // nothing more to send from here, but the turn still ends, so what waits for its end is released.
   if (result === "unanswered" || result.transcript === "duplicate") {
-    session.emit({ kind: "turn-complete", sessionId: session.id, turnId, replyTo: ev.replyTo, inboundId: ev.inboundId, outcome: result === "unanswered" ? "failed" : outcome === "answered" ? "answered" : outcome === "aborted" ? "aborted" : "failed" });
+    session.emit({ kind: "turn-complete", sessionId: session.id, turnId, replyTo: ev.replyTo, inboundId: ev.inboundId, inboundIds: p.inboundIds, outcome: result === "unanswered" ? "failed" : outcome === "answered" ? "answered" : outcome === "aborted" ? "aborted" : "failed" });
     return result === "unanswered" ? "unanswered" : outcome;
   }
   if (result.transcript === "ok") {
@@ -163,7 +174,7 @@ export async function executeTurn(runner: Runner, session: LiveSession, p: Pendi
   let i = 0;
   if (answered) session.emit({ kind: "text-final", sessionId: session.id, turnId, replyTo: ev.replyTo, text, inboundId: ev.inboundId, deliveryId: result.deliveryIds[i++] });
   for (const n of notices) session.emit({ kind: "notice", sessionId: session.id, severity: n.severity, text: n.text, replyTo: ev.replyTo, inboundId: ev.inboundId, deliveryId: result.deliveryIds[i++] });
-  session.emit({ kind: "turn-complete", sessionId: session.id, turnId, replyTo: ev.replyTo, inboundId: ev.inboundId, outcome: outcome === "answered" ? "answered" : outcome === "aborted" ? "aborted" : "failed" });
+  session.emit({ kind: "turn-complete", sessionId: session.id, turnId, replyTo: ev.replyTo, inboundId: ev.inboundId, inboundIds: p.inboundIds, outcome: outcome === "answered" ? "answered" : outcome === "aborted" ? "aborted" : "failed" });
   if (answered) {
     try {
       opts.onTurnCommitted?.(session);

@@ -35,7 +35,7 @@ export function mainKey(userId: string, agentId: string): string {
 export function chatBinding(req: { agentId: string; userId: string; groupId?: string; channel: string }): NewBinding {
   if (!req.agentId || !req.userId || !req.channel) throw errors.invalid("A conversation needs agentId, userId and channel.");
   if (req.groupId !== undefined) {
-    if (!isUuid(req.groupId)) throw errors.invalid("groupId must be the group's canonical UUID (map it through the identity store).", { groupId: req.groupId });
+    if (!isUuid(req.groupId)) throw errors.invalid("groupId must be the group's canonical UUID, in lower case (map it through the identity store).", { groupId: req.groupId });
     if (req.userId !== req.groupId) throw errors.invalid("A group conversation is owned by its group: userId must equal groupId.", { userId: req.userId, groupId: req.groupId });
     return { key: groupKey(req.groupId, req.agentId, "chat"), scope: "group" satisfies BindingScope, agentId: req.agentId, userId: req.userId, groupId: req.groupId, kind: "chat", channel: req.channel };
   }

@@ -51,6 +51,9 @@ export const errors = {
       { expectedSessionId: expected },
       { cause },
     ),
+  /** The one answer for a session this conversation cannot use: missing and another chat's look the same (no existence oracle). */
+  notInChat: (id: string) =>
+    new SessionError("NotFound", `Session ${id} was not found in this chat. See /sessions for this chat's sessions.`, {}),
   alreadyExists: (what: string, details: Record<string, unknown> = {}) =>
     new SessionError("AlreadyExists", `${what} already exists; use the existing one or choose another id.`, details),
   closed: (what: string) => new SessionError("Closed", `${what} is closed and takes no more events; open the conversation's current session instead.`),

@@ -28,9 +28,20 @@ export interface Info {
   createdAt: Date;
   lastActive: Date;
   archived: boolean;
+  /** Why it ended, once archived: one of SESSION_END_REASONS. */
+  endReason?: SessionEndReason;
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/** Why a session ended: /new, /reset, /resume (switched away), an archive, an operator's rotate, or a binding repaired after an out-of-band archive. */
+export const SESSION_END_REASONS = ["new", "reset", "resume", "archive", "rotate", "repair"] as const;
+export type SessionEndReason = (typeof SESSION_END_REASONS)[number];
+
+/**
+ * Canonical form only (lower case, as randomUUID writes them): an upper-case
+ * spelling of a group's id is another string to every key and index, so it
+ * would land on another scope.
+ */
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 export const isUuid = (v: unknown): v is string => typeof v === "string" && UUID.test(v);
 
 const nonEmpty = (v: unknown, max = 512): v is string => typeof v === "string" && v.trim().length > 0 && v.length <= max;
@@ -50,7 +61,7 @@ export function validate(info: Info): Info {
   if (!isKind(info.kind)) throw bad("kind", `must be one of ${KINDS.join(", ")}`);
   if (!nonEmpty(info.channel, 1000)) throw bad("channel", "must be a non-empty string");
   if (info.groupId !== undefined) {
-    if (!isUuid(info.groupId)) throw bad("groupId", "must be the group's canonical UUID");
+    if (!isUuid(info.groupId)) throw bad("groupId", "must be the group's canonical UUID, in lower case");
     if (info.userId !== info.groupId) throw bad("userId", "must equal groupId: a group session is owned by its group");
   }
   for (const f of ["projectId", "title", "parentId", "persona"] as const) {
@@ -87,6 +98,7 @@ export function record(info: Info): SessionRecord {
     lastActive: info.lastActive,
     archived: info.archived,
     archivedAt: info.archived ? info.lastActive : null,
+    endReason: orNull(info.endReason),
   };
 }
 
@@ -114,6 +126,7 @@ export function fromRecord(rec: SessionRecord): Info {
     createdAt: rec.createdAt,
     lastActive: rec.lastActive,
     archived: rec.archived,
+    ...(rec.endReason ? { endReason: (SESSION_END_REASONS as readonly string[]).includes(rec.endReason) ? (rec.endReason as SessionEndReason) : "archive" } : {}),
   });
 }
 

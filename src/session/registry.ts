@@ -4,7 +4,7 @@ import { StoreError } from "../store/errors.js";
 import { chatBinding, mainBinding } from "./binding-key.js";
 import { isPrivateChannel } from "./channel.js";
 import { errors, isSessionError } from "./errors.js";
-import { INTERNAL_KINDS, fromRecord, isUuid, record, type Info, type Kind } from "./info.js";
+import { INTERNAL_KINDS, fromRecord, isUuid, record, type Info, type Kind, type SessionEndReason } from "./info.js";
 
 /** Who is asking: a user (or a group, for a group session) talking to an agent. */
 export interface Scope {
@@ -67,6 +67,16 @@ export interface RotateRequest extends ChatRequest {
   expectedSessionId?: string;
   persona?: string;
   title?: string;
+  /** Recorded on the session that ends. Default "rotate". */
+  reason?: SessionEndReason;
+  /**
+   * The inbound event that asked for this rotation (a `/new`). It compares
+   * against the session the conversation was bound to when that event
+   * arrived: of several `/new` recorded before the first of them is handled,
+   * only the first rotates, unless something was said in the fresh session
+   * in between (then the fresh session is the one rotated).
+   */
+  inboundId?: string;
 }
 
 export interface MainRequest {
@@ -194,7 +204,7 @@ export class Registry {
 
   async archive(scope: Scope, id: string): Promise<Info> {
     await this.get(scope, id);
-    const rec = await this.store.archive(id);
+    const rec = await this.store.archive(id, "archive");
     if (!rec) throw errors.notFound(`Session ${id}`, { sessionId: id });
     return fromRecord(rec);
   }
@@ -223,6 +233,16 @@ export class Registry {
       ...(patch.lastActive !== undefined ? { lastActive: patch.lastActive } : {}),
       ...(patch.turnIncrement ? { turnIncrement: patch.turnIncrement } : {}),
     });
+    if (outcome === "archived") throw errors.archived(id);
+    if (outcome === "missing") throw errors.notFound(`Session ${id}`, { sessionId: id });
+  }
+
+  /**
+   * Sets single metadata keys (undefined removes one), merged into the stored
+   * object by the database: a key another process set meanwhile is kept.
+   */
+  async setMetadata(id: string, patch: Record<string, unknown>): Promise<void> {
+    const outcome = await this.store.mergeMetadata(id, patch);
     if (outcome === "archived") throw errors.archived(id);
     if (outcome === "missing") throw errors.notFound(`Session ${id}`, { sessionId: id });
   }
@@ -259,7 +279,7 @@ export class Registry {
     if (current) {
       // The bound session was archived out of band: keep the invariant by rotating it.
       try {
-        return (await this.#rotate(b, current.id, {})).current;
+        return (await this.#rotate(b, current.id, { reason: "repair" })).current;
       } catch (e) {
         if (isSessionError(e, "StaleRotation")) return this.#resolve(b, undefined, extra);
         throw e;
@@ -302,18 +322,23 @@ export class Registry {
     return this.#resolve(b, legacy);
   }
 
-  async #rotate(b: NewBinding, expectedSessionId: string | undefined, extra: { persona?: string; title?: string }): Promise<Rotation> {
+  async #rotate(b: NewBinding, expectedSessionId: string | undefined, extra: { persona?: string; title?: string; reason?: SessionEndReason; inboundId?: string }): Promise<Rotation> {
     let prev: Info | undefined;
-    let expected = expectedSessionId;
+    // Read outside the transaction, which is safe: a stamp written after this read comes with a moved binding, and the compare below fails.
+    let arrival = extra.inboundId ? await this.store.arrivalOf(extra.inboundId) : null;
     const cur = await this.#current(b.key);
+    // Moved since this request arrived, but the new session already holds what was said after that
+    // rotation (messages sent between two /new): this /new is not a repeat of the other one.
+    if (arrival && cur && cur.id !== arrival && (await this.store.hasMessages(cur.id))) arrival = null;
+    let expected = arrival ?? expectedSessionId;
     if (cur) {
       prev = cur;
       expected ??= cur.id;
     }
-    if (expectedSessionId && cur && cur.id !== expectedSessionId) throw errors.stale(expectedSessionId, { currentSessionId: cur.id });
+    if (expected && cur && cur.id !== expected) throw errors.stale(expected, { currentSessionId: cur.id });
     const successor = this.#successor(b, prev, extra);
     try {
-      const r = await this.store.rotate({ binding: b, expectedSessionId: expected, successor });
+      const r = await this.store.rotate({ binding: b, expectedSessionId: expected, successor, reason: extra.reason ?? "rotate", stampInbound: extra.inboundId });
       return { previous: r.previous ? fromRecord(r.previous) : undefined, current: fromRecord(r.current) };
     } catch (e) {
       if (e instanceof StoreError && e.code === "Stale") throw errors.stale(expected ?? "(none)");
@@ -329,7 +354,7 @@ export class Registry {
    * moved on. A lost commit acknowledgement gives RotationOutcomeUnknown.
    */
   rotateChannel(req: RotateRequest): Promise<Rotation> {
-    return this.#rotate(chatBinding(req), req.expectedSessionId, { persona: req.persona, title: req.title });
+    return this.#rotate(chatBinding(req), req.expectedSessionId, { persona: req.persona, title: req.title, reason: req.reason, inboundId: req.inboundId });
   }
 
   /** The user's main session: the bound one, else the most recent candidate promoted, else a new one if asked. */
@@ -351,7 +376,7 @@ export class Registry {
 
   /** Rotates the main session. With no main session yet, this simply creates one. */
   rotateMain(req: MainRotateRequest): Promise<Rotation> {
-    return this.#rotate(mainBinding(req), req.expectedSessionId, { persona: req.persona });
+    return this.#rotate(mainBinding(req), req.expectedSessionId, { persona: req.persona, reason: "new" });
   }
 
   /**
@@ -379,7 +404,7 @@ export class Registry {
     const b = bindings[0];
     if (!b) throw errors.notFound(`A binding that points at session ${sessionId} (it is not any conversation's current session)`, { sessionId });
     const { sessionId: _s, version: _v, createdAt: _c, updatedAt: _u, ...binding } = b;
-    return this.#rotate(binding, sessionId, {});
+    return this.#rotate(binding, sessionId, { reason: "rotate" });
   }
 
   /** The session a conversation's binding points at now, without creating anything. */
@@ -394,13 +419,23 @@ export class Registry {
 
   /**
    * Points the conversation at an earlier session of the same conversation
-   * (for /resume). Another conversation's session gives Forbidden.
+   * (for /resume). Another conversation's session, and an id that does not
+   * exist, give the same NotFound ("not found in this chat").
    */
   async switchChannel(req: ChatRequest & { targetId: string; expectedSessionId: string }): Promise<Rotation> {
     const b = chatBinding(req);
-    const target = await this.get({ userId: b.userId, agentId: b.agentId }, req.targetId);
-    if (target.kind !== "chat" || (target.groupId ?? null) !== b.groupId || (b.groupId === null && target.channel !== b.channel)) {
-      throw errors.forbidden(`Session ${req.targetId}`, { sessionId: req.targetId });
+    // Another chat's session and one that does not exist get the same answer: the reply tells nothing about other chats.
+    const rec = isUuid(req.targetId) ? await this.store.find(req.targetId) : null;
+    const target = rec ? safeInfo(rec) : undefined;
+    if (
+      !target ||
+      target.userId !== b.userId ||
+      target.agentId !== b.agentId ||
+      target.kind !== "chat" ||
+      (target.groupId ?? null) !== b.groupId ||
+      (b.groupId === null && target.channel !== b.channel)
+    ) {
+      throw errors.notInChat(req.targetId);
     }
     if (target.id === req.expectedSessionId) return { previous: target, current: target };
     try {

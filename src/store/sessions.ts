@@ -20,6 +20,8 @@ export interface SessionRecord {
   lastActive: Date;
   archived: boolean;
   archivedAt: Date | null;
+  /** Why the session ended (see SESSION_END_REASONS in src/session/info.ts); null while it is active. */
+  endReason: string | null;
 }
 
 export interface BindingRecord {
@@ -66,6 +68,15 @@ export interface RotateInput {
   /** Compare-and-rotate: the session the caller believes is current. */
   expectedSessionId?: string;
   successor: SessionRecord;
+  /** Recorded on the session that ends (new, reset, rotate, ...). */
+  reason?: string;
+  /**
+   * The inbound event that asked for the rotation. Every other unhandled
+   * event of its conversation recorded before the rotation commits is
+   * stamped with the session it arrived under (arrivalSessionId), so a
+   * `/new` among them compares against that session, not the successor.
+   */
+  stampInbound?: string;
 }
 
 export interface RotateResult {
@@ -78,18 +89,18 @@ function row(r: SessionRecord): SessionRecord {
   return {
     id: r.id, agentId: r.agentId, userId: r.userId, groupId: r.groupId, channel: r.channel, kind: r.kind,
     projectId: r.projectId, title: r.title, parentId: r.parentId, persona: r.persona, metadata: r.metadata,
-    turnCount: r.turnCount, createdAt: r.createdAt, lastActive: r.lastActive, archived: r.archived, archivedAt: r.archivedAt,
+    turnCount: r.turnCount, createdAt: r.createdAt, lastActive: r.lastActive, archived: r.archived, archivedAt: r.archivedAt, endReason: r.endReason ?? null,
   };
 }
 
-const SESSION_COLUMNS = `"id","agentId","userId","groupId","channel","kind","projectId","title","parentId","persona","metadata","turnCount","createdAt","lastActive","archived","archivedAt"`;
+const SESSION_COLUMNS = `"id","agentId","userId","groupId","channel","kind","projectId","title","parentId","persona","metadata","turnCount","createdAt","lastActive","archived","archivedAt","endReason"`;
 const BINDING_COLUMNS = `"key","scope","agentId","userId","groupId","kind","channel","sessionId","version","createdAt","updatedAt"`;
 
 /** A raw row (ISO text and 0/1 on SQLite) as a SessionRecord. */
 function sessionOf(r: Record<string, unknown>): SessionRecord {
   return {
     ...(r as unknown as SessionRecord),
-    turnCount: Number(r.turnCount), createdAt: toDate(r.createdAt), lastActive: toDate(r.lastActive), archived: toBool(r.archived), archivedAt: toDateOrNull(r.archivedAt),
+    turnCount: Number(r.turnCount), createdAt: toDate(r.createdAt), lastActive: toDate(r.lastActive), archived: toBool(r.archived), archivedAt: toDateOrNull(r.archivedAt), endReason: (r.endReason as string | null | undefined) ?? null,
   };
 }
 
@@ -108,12 +119,12 @@ async function bindingIn(q: Sql, key: string): Promise<BindingRecord | null> {
 }
 
 const sessionValues = (r: SessionRecord): SqlValue[] => [
-  r.id, r.agentId, r.userId, r.groupId, r.channel, r.kind, r.projectId, r.title, r.parentId, r.persona, r.metadata, r.turnCount, r.createdAt, r.lastActive, r.archived, r.archivedAt,
+  r.id, r.agentId, r.userId, r.groupId, r.channel, r.kind, r.projectId, r.title, r.parentId, r.persona, r.metadata, r.turnCount, r.createdAt, r.lastActive, r.archived, r.archivedAt, r.endReason,
 ];
 
 async function insertSession(q: Sql, rec: SessionRecord): Promise<SessionRecord> {
   const r = row(rec);
-  await q.run(`INSERT INTO "Session" (${SESSION_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`, sessionValues(r));
+  await q.run(`INSERT INTO "Session" (${SESSION_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`, sessionValues(r));
   return r;
 }
 
@@ -203,9 +214,9 @@ export class SessionStore {
   }
 
   /** Marks a session archived. Returns the updated row, or null if it does not exist. */
-  archive(id: string): Promise<SessionRecord | null> {
+  archive(id: string, reason = "archive"): Promise<SessionRecord | null> {
     return this.db.transaction("archive", async (tx) => {
-      await tx.session.updateMany({ where: { id, archived: false }, data: { archived: true, archivedAt: new Date() } });
+      await tx.session.updateMany({ where: { id, archived: false }, data: { archived: true, archivedAt: new Date(), endReason: reason } });
       return tx.session.findUnique({ where: { id } });
     });
   }
@@ -228,6 +239,32 @@ export class SessionStore {
       const s = await tx.session.findUnique({ where: { id }, select: { archived: true } });
       return s ? "archived" : "missing";
     });
+  }
+
+  /**
+   * Sets (or, with undefined, removes) single metadata keys in the stored
+   * JSON, in one statement: keys another process set meanwhile are kept.
+   * Returns "ok", "archived" or "missing"; an archived session is never written.
+   */
+  async mergeMetadata(id: string, patch: Record<string, unknown>): Promise<"ok" | "archived" | "missing"> {
+    let expr = `"metadata"`;
+    const params: SqlValue[] = [];
+    for (const [key, value] of Object.entries(patch)) {
+      if (this.db.provider === "postgresql") {
+        if (value === undefined) (expr = `(${expr}::jsonb - ?::text)::text`), params.push(key);
+        else (expr = `(${expr}::jsonb || jsonb_build_object(?::text, (?::text)::jsonb))::text`), params.push(key, JSON.stringify(value));
+      } else {
+        // A JSON path names the key quoted, so keys with dots (model.name) stay one key.
+        const path = `$."${key.replace(/["\\]/g, "")}"`;
+        if (value === undefined) (expr = `json_remove(${expr}, ?)`), params.push(path);
+        else (expr = `json_set(${expr}, ?, json(?))`), params.push(path, JSON.stringify(value));
+      }
+    }
+    if (!params.length) return "ok";
+    const n = await this.db.exec("merge-metadata", `UPDATE "Session" SET "metadata" = ${expr} WHERE "id" = ? AND "archived" = ?`, [...params, id, false]);
+    if (n === 1) return "ok";
+    const rec = await this.find(id);
+    return rec ? "archived" : "missing";
   }
 
   async findBinding(key: string): Promise<BindingRecord | null> {
@@ -260,7 +297,7 @@ export class SessionStore {
       if ("session" in target && this.db.provider === "postgresql") {
         const session = row(target.session);
         const now = new Date();
-        await this.db.exec("bind", `WITH s AS (INSERT INTO "Session" (${SESSION_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) RETURNING "id") INSERT INTO "Binding" (${BINDING_COLUMNS}) SELECT ?,?,?,?,?,?,?,s."id",?,?,? FROM s`, [
+        await this.db.exec("bind", `WITH s AS (INSERT INTO "Session" (${SESSION_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) RETURNING "id") INSERT INTO "Binding" (${BINDING_COLUMNS}) SELECT ?,?,?,?,?,?,?,s."id",?,?,? FROM s`, [
           ...sessionValues(session), binding.key, binding.scope, binding.agentId, binding.userId, binding.groupId, binding.kind, binding.channel, 0, now, now,
         ]);
         return { binding: { ...binding, sessionId: session.id, version: 0, createdAt: now, updatedAt: now }, session, created: true };
@@ -307,6 +344,21 @@ export class SessionStore {
     return this.db.sqlTransaction("rotate", (q) => rotateIn(q, input));
   }
 
+  /**
+   * The session the conversation was bound to when this inbound event
+   * arrived, if a rotation has moved the binding since (see RotateInput.stampInbound).
+   */
+  async arrivalOf(inboundId: string): Promise<string | null> {
+    const [r] = await this.db.query<{ arrivalSessionId: string | null }>("inbound-arrival", `SELECT "arrivalSessionId" FROM "InboundEvent" WHERE "id" = ?`, [inboundId]);
+    return r?.arrivalSessionId ?? null;
+  }
+
+  /** Whether anything was said in the session yet (a transcript entry exists). */
+  async hasMessages(id: string): Promise<boolean> {
+    const rows = await this.db.query<Record<string, unknown>>("session-has-messages", `SELECT 1 AS "one" FROM "Message" WHERE "sessionId" = ? LIMIT 1`, [id]);
+    return rows.length > 0;
+  }
+
   /** Points an existing binding at another session of the same conversation (for /resume). */
   repoint(key: string, expectedSessionId: string, targetId: string): Promise<BindingRecord> {
     return this.db.transaction("repoint", async (tx) => {
@@ -315,8 +367,8 @@ export class SessionStore {
         data: { sessionId: targetId, version: { increment: 1 }, updatedAt: new Date() },
       });
       if (moved.count !== 1) throw new StoreError("Stale", `binding ${key} no longer points at ${expectedSessionId}`);
-      await tx.session.updateMany({ where: { id: targetId }, data: { archived: false, archivedAt: null, lastActive: new Date() } });
-      await tx.session.updateMany({ where: { id: expectedSessionId, archived: false }, data: { archived: true, archivedAt: new Date() } });
+      await tx.session.updateMany({ where: { id: targetId }, data: { archived: false, archivedAt: null, endReason: null, lastActive: new Date() } });
+      await tx.session.updateMany({ where: { id: expectedSessionId, archived: false }, data: { archived: true, archivedAt: new Date(), endReason: "resume" } });
       return (await tx.binding.findUnique({ where: { key } }))!;
     });
   }
@@ -335,7 +387,14 @@ async function rotateIn(q: Sql, input: RotateInput): Promise<RotateResult> {
   const expected = input.expectedSessionId ?? existing.sessionId;
   const moved = await q.run(`UPDATE "Binding" SET "sessionId" = ?, "version" = "version" + 1, "updatedAt" = ? WHERE "key" = ? AND "sessionId" = ?`, [current.id, now, key, expected]);
   if (moved !== 1) throw new StoreError("Stale", `binding ${key} no longer points at ${expected}`);
-  await q.run(`UPDATE "Session" SET "archived" = ?, "archivedAt" = ? WHERE "id" = ? AND "archived" = ?`, [true, now, expected, false]);
+  await q.run(`UPDATE "Session" SET "archived" = ?, "archivedAt" = ?, "endReason" = ? WHERE "id" = ? AND "archived" = ?`, [true, now, input.reason ?? "rotate", expected, false]);
+  if (input.stampInbound) {
+    // Committed with the move: an event recorded before it arrived under `expected`; one recorded after finds no stamp and the binding as it is.
+    await q.run(
+      `UPDATE "InboundEvent" SET "arrivalSessionId" = ? WHERE "conversation" = (SELECT "conversation" FROM "InboundEvent" WHERE "id" = ?) AND "status" = ? AND "arrivalSessionId" IS NULL AND "id" <> ?`,
+      [expected, input.stampInbound, "received", input.stampInbound],
+    );
+  }
   const previous = await sessionIn(q, expected);
   const binding = (await bindingIn(q, key))!;
   return { previous, current, binding };

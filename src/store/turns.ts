@@ -74,8 +74,8 @@ async function commitIn(q: Sql, t: TurnCommit, deliveryIds: string[], now: Date)
     const [last] = await q.all<{ seq: number | null }>(`SELECT MAX("seq") AS "seq" FROM "Message" WHERE "sessionId" = ?`, [t.sessionId]);
     let seq = Number(last?.seq ?? 0);
     const params: SqlValue[] = [];
-    for (const m of t.messages) params.push(t.sessionId, ++seq, m.role, m.content, m.meta ?? null, m.createdAt ?? now);
-    await q.run(`INSERT INTO "Message" (${MESSAGE_COLUMNS}) VALUES ${rows(t.messages.length, 6)}`, params);
+    for (const m of t.messages) params.push(t.sessionId, ++seq, m.role, m.content, m.meta ?? null, m.createdAt ?? now, m.sourceId ?? null);
+    await q.run(`INSERT INTO "Message" (${MESSAGE_COLUMNS},"sourceId") VALUES ${rows(t.messages.length, 7)}`, params);
   }
   return "ok";
 }

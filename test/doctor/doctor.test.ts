@@ -39,7 +39,7 @@ async function doctor(env: Record<string, string>, args: string[] = ["--json"]):
 }
 
 const byId = (stdout: string): Map<string, Check> => {
-  const doc = JSON.parse(stdout) as { ok: boolean; data: { checks: Check[] } };
+  const doc = JSON.parse(stdout) as { ok: boolean; checks: Check[] };
   return new Map(doc.checks.map((c) => [c.id, c]));
 };
 

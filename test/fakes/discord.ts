@@ -294,6 +294,14 @@ export class FakeDiscord {
     return stored;
   }
 
+  /** The user deletes their message: MESSAGE_DELETE, which carries only the ids (as Discord sends it). */
+  deleteUserMessage(msg: DMessage): void {
+    this.world.messages.delete(`${msg.channel_id}:${msg.id}`);
+    const ev: Record<string, unknown> = { id: msg.id, channel_id: msg.channel_id };
+    if (msg.guild_id) ev["guild_id"] = msg.guild_id;
+    this.gateway.route("MESSAGE_DELETE", ev, msg.guild_id ? { guildId: msg.guild_id, intent: Intents.GuildMessages } : { intent: Intents.DirectMessages });
+  }
+
   /** A user runs a slash command: INTERACTION_CREATE (type 2, chat input). Returns the interaction payload. */
   slashCommand(o: SlashCommandInput): Record<string, unknown> {
     const channel = this.resolveChannel(o.channel);

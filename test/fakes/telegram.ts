@@ -201,6 +201,32 @@ export class FakeTelegram {
     for (const u of updates) this.inject(u);
     return supergroup;
   }
+  /**
+   * Delivers several updates that happened at once, as Telegram does: one
+   * getUpdates answer holds them all (up to its limit), and a webhook gets
+   * them over parallel connections (setWebhook's max_connections, default 40).
+   */
+  injectMany(updates: Array<Partial<TgUpdate>>): TgUpdate[] {
+    const stamped = updates.map((u) => this.build.stamp(u));
+    const hook = this.hook;
+    if (hook) {
+      const parallel = Math.max(1, Math.min(100, Number(hook.max_connections ?? 40) || 40));
+      let next = 0;
+      const worker = async () => {
+        while (next < stamped.length) {
+          const u = stamped[next++]!;
+          await this.deliverWebhook(hook.url, u, hook.secret_token).catch(() => undefined);
+        }
+      };
+      this.hookChain = this.hookChain.then(() => Promise.all(Array.from({ length: Math.min(parallel, stamped.length) }, worker)).then(() => undefined));
+    } else {
+      this.queue.push(...stamped);
+      this.queue.sort((a, b) => a.update_id - b.update_id);
+      this.wakePolls();
+    }
+    this.signal.notify();
+    return stamped;
+  }
   userMessage(o: UserMessageOptions): TgUpdate {
     return this.inject(this.build.message(o));
   }

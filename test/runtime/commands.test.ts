@@ -1,3 +1,6 @@
+import { randomUUID } from "node:crypto";
+import { echoAgent } from "../../src/agent/echo.js";
+import { settingsFromMetadata } from "../../src/agent/factory.js";
 import { afterEach, describe, expect, it } from "vitest";
 import { parseCommand, addressedElsewhere } from "../../src/runtime/commands/index.js";
 import { PROVIDERS } from "../support/db.js";
@@ -107,6 +110,30 @@ describe.each(PROVIDERS)("slash commands on %s", (provider) => {
     expect((await rt.registry.resolveChatChannel(conv)).metadata["model.temperature"]).toBe(0.3);
   });
 
+  it("/maxtokens sets the max-output-tokens key the agent factory reads; a bad value says what is allowed; /help lists it", async () => {
+    const seen: Array<number | undefined> = [];
+    rt = await makeRuntime(provider, {
+      agent: (metadata) => {
+        seen.push(settingsFromMetadata(metadata, { model: "echo" }).maxOutputTokens);
+        return echoAgent();
+      },
+    });
+    const conv = privateChat();
+    await send(rt, conv, message(conv, "/maxtokens 256"));
+    expect(notices(rt.events).at(-1)).toBe("max output tokens set to 256.");
+    expect((await rt.registry.resolveChatChannel(conv)).metadata).toEqual({ "model.max_output_tokens": 256 });
+    for (const bad of ["/maxtokens 0", "/maxtokens 2.5", "/maxtokens lots", "/maxtokens 99999999"]) {
+      await send(rt, conv, message(conv, bad));
+      expect(notices(rt.events).at(-1)).toBe("The max output tokens must be a whole number from 1 to 1000000, for example 1024.");
+    }
+    await send(rt, conv, message(conv, "/maxtokens"));
+    expect(notices(rt.events).at(-1)).toBe("max output tokens: 256. Usage: /maxtokens <value>");
+    await (await send(rt, conv, message(conv, "hello"))).done;
+    expect(seen.at(-1)).toBe(256);
+    await send(rt, conv, message(conv, "/help"));
+    expect(notices(rt.events).at(-1)).toContain("/maxtokens <value> - set the max output tokens");
+  });
+
   it("/persona sets a known persona and lists the choices otherwise", async () => {
     rt = await makeRuntime(provider);
     const conv = privateChat();
@@ -129,7 +156,9 @@ describe.each(PROVIDERS)("slash commands on %s", (provider) => {
     await send(rt, conv, message(conv, "/sessions"));
     const list = notices(rt.events).at(-1)!;
     expect(list).toMatch(/^1\. .* \(current\)/);
-    expect(list).toContain(`2. ${first.id} (archived)`);
+    expect(list).toContain(`2. ${first.id} (archived: ended by /new)`);
+    // Lineage: the current session follows the one /new ended.
+    expect(list.split("\n")[0]).toMatch(/ \(current\), 1 turns, .*; follows 2$/);
     expect(list).not.toContain((await rt.registry.resolveChatChannel(other)).id);
 
     await send(rt, conv, message(conv, "/sessions giraffes"));
@@ -144,14 +173,22 @@ describe.each(PROVIDERS)("slash commands on %s", (provider) => {
     expect((await rt.transcript.recent(first.id, 10)).map((m) => m.content)).toContain("back again");
   });
 
-  it("/resume with another chat's session id is Forbidden", async () => {
+  it("/resume answers the same for another chat's session and for an id that does not exist (no existence oracle)", async () => {
     rt = await makeRuntime(provider);
     const conv = privateChat();
     const other = privateChat();
     const theirs = await rt.registry.resolveChatChannel(other);
+    const group = { agentId: "bot", userId: randomUUID(), channel: "telegram:bot:group:-100" };
+    const groupSession = await rt.registry.resolveChatChannel({ ...group, groupId: group.userId });
     await rt.registry.resolveChatChannel(conv);
-    await send(rt, conv, message(conv, `/resume ${theirs.id}`));
-    expect(notices(rt.events).at(-1)).toMatch(/^Forbidden: Session .* belongs to another user or conversation/);
+    const answer = async (id: string) => {
+      await send(rt, conv, message(conv, `/resume ${id}`));
+      return notices(rt.events).at(-1)!.replace(id, "<id>");
+    };
+    const missing = randomUUID();
+    const answers = [await answer(theirs.id), await answer(groupSession.id), await answer(missing), await answer("not-a-uuid")];
+    expect(new Set(answers).size).toBe(1);
+    expect(answers[0]).toBe("NotFound: Session <id> was not found in this chat. See /sessions for this chat's sessions.");
     expect((await rt.registry.resolveChatChannel(other)).id).toBe(theirs.id);
   });
 

@@ -311,9 +311,10 @@ describe.each(PROVIDERS)("registry on %s", (provider) => {
       expect(back.current.archived).toBe(false);
       expect((await registry.resolveChatChannel(dm(u, "sw"))).id).toBe(first.id);
       const other = await registry.resolveChatChannel(dm(u, "other-chat"));
-      await expectCode(registry.switchChannel({ ...dm(u, "sw"), targetId: other.id, expectedSessionId: first.id }), "Forbidden");
+      await expectCode(registry.switchChannel({ ...dm(u, "sw"), targetId: other.id, expectedSessionId: first.id }), "NotFound");
       const stranger = await registry.resolveChatChannel(dm(user(), "sw"));
-      await expectCode(registry.switchChannel({ ...dm(u, "sw"), targetId: stranger.id, expectedSessionId: first.id }), "Forbidden");
+      await expectCode(registry.switchChannel({ ...dm(u, "sw"), targetId: stranger.id, expectedSessionId: first.id }), "NotFound");
+      await expectCode(registry.switchChannel({ ...dm(u, "sw"), targetId: "00000000-0000-4000-8000-000000000000", expectedSessionId: first.id }), "NotFound");
     });
   });
 });

@@ -1,4 +1,4 @@
-import { parseModelName, parseTemperature, parseThinkingLevel, METADATA_KEYS } from "../../agent/factory.js";
+import { parseMaxOutputTokens, parseModelName, parseTemperature, parseThinkingLevel, METADATA_KEYS } from "../../agent/factory.js";
 import type { PersonaRegistry } from "../../agent/personas.js";
 import { isSessionError } from "../../session/errors.js";
 import type { Info } from "../../session/info.js";
@@ -15,6 +15,8 @@ export interface CommandContext {
   session: LiveSession;
   runner: Runner;
   args: string;
+  /** The name the command was called by (an alias, for instance /reset). */
+  name: string;
   notify(severity: Severity, text: string): void;
 }
 
@@ -47,6 +49,16 @@ async function chatSessions(runner: Runner, ev: MessageEvent, limit = 20): Promi
   return runner.registry.list({ userId: c.userId, agentId: c.agentId }, { kinds: ["chat"], includeArchived: true, channel: c.groupId ? undefined : c.channel, limit });
 }
 
+const ENDED: Record<string, string> = { new: "ended by /new", reset: "ended by /reset", resume: "left by /resume", archive: "archived", rotate: "rotated by an operator", repair: "replaced after an archive" };
+
+/** One line of /sessions: its number, state and why it ended, turns, last activity, and the session it continues (lineage). */
+function describeSession(s: Info, i: number, list: Info[], currentId: string): string {
+  const state = s.id === currentId ? " (current)" : s.archived ? ` (archived: ${ENDED[s.endReason ?? "archive"] ?? "archived"})` : "";
+  const parent = s.parentId ? list.findIndex((p) => p.id === s.parentId) : -1;
+  const lineage = s.parentId ? `; follows ${parent >= 0 ? parent + 1 : s.parentId.slice(0, 8)}` : "";
+  return `${i + 1}. ${s.id}${state}, ${s.turnCount} turns, ${fmtDate(s.lastActive)}${lineage}`;
+}
+
 export function builtinCommands(opts: CommandOptions): CommandSpec[] {
   const rotate = async (ctx: CommandContext) => {
     const persona = ctx.args.split(/\s+/)[0]?.toLowerCase() || undefined;
@@ -58,11 +70,14 @@ export function builtinCommands(opts: CommandOptions): CommandSpec[] {
     // /new is ordered like a message: what was sent before it is answered first, in the old session.
     // (To abandon an answer in progress, /stop it.)
     await runner.whenIdle(session);
+    const reason = ctx.name === "reset" ? "reset" : "new";
+    // Without a recorded stamp (see RotateRequest.inboundId), the session the event was taken into.
+    const fallback = event.boundSessionId ?? session.id;
+    const from = (id: string | undefined) => (id && id !== session.id && runner.has(id) ? runner.get(id) : session);
     try {
-      // Compare against the session this /new was bound to on arrival, not whatever is current now.
-      const expected = event.boundSessionId ?? session.id;
-      const r = await runner.registry.rotateChannel({ ...event.conversation, expectedSessionId: expected, persona });
-      runner.handoff(session, r.current, "rotated");
+      // Compare against the session this /new was bound to on arrival (the registry reads the recorded stamp), not whatever is current now.
+      const r = await runner.registry.rotateChannel({ ...event.conversation, expectedSessionId: fallback, persona, reason, inboundId: event.inboundId });
+      runner.handoff(from(r.previous?.id), r.current, "rotated");
       ctx.notify("success", `Started a fresh session${persona ? ` with persona ${persona}` : ""}. session: ${r.current.id}`);
     } catch (e) {
       if (isSessionError(e, "StaleRotation")) {
@@ -70,10 +85,11 @@ export function builtinCommands(opts: CommandOptions): CommandSpec[] {
         return;
       }
       if (!isSessionError(e, "RotationOutcomeUnknown")) throw e;
-      const verdict = await runner.registry.verifyRotation(event.boundSessionId ?? session.id, () => runner.registry.peekChatChannel(event.conversation));
+      const expected = typeof e.details.expectedSessionId === "string" ? e.details.expectedSessionId : fallback;
+      const verdict = await runner.registry.verifyRotation(expected, () => runner.registry.peekChatChannel(event.conversation));
       if (verdict === "Committed") {
         const current = await runner.registry.resolveChatChannel(event.conversation);
-        runner.handoff(session, current, "rotated");
+        runner.handoff(from(expected), current, "rotated");
         ctx.notify("success", `Started a fresh session. session: ${current.id}`);
       } else if (verdict === "NotExecuted") ctx.notify("error", "Could not start a fresh session (the database did not confirm it). Please send /new again.");
       else ctx.notify("warn", "It is not certain whether a fresh session was started. Send /status to check.");
@@ -86,6 +102,7 @@ export function builtinCommands(opts: CommandOptions): CommandSpec[] {
     usage: `/${name} <value>`,
     async run(ctx) {
       if (!ctx.args) {
+        await ctx.runner.refresh(ctx.session);
         ctx.notify("info", `${describe}: ${String(ctx.session.metadata[key] ?? "(default)")}. Usage: /${name} <value>`);
         return;
       }
@@ -106,6 +123,7 @@ export function builtinCommands(opts: CommandOptions): CommandSpec[] {
       name: "status",
       summary: "show this conversation's session",
       async run(ctx) {
+        await ctx.runner.refresh(ctx.session);
         const info = ctx.session.info;
         const sessions = await chatSessions(ctx.runner, ctx.event, 1000);
         const archived = sessions.filter((s) => s.archived).length;
@@ -124,12 +142,14 @@ export function builtinCommands(opts: CommandOptions): CommandSpec[] {
     setting("model", METADATA_KEYS.model, parseModelName, "model"),
     setting("think", METADATA_KEYS.thinkingLevel, parseThinkingLevel, "thinking level"),
     setting("temperature", METADATA_KEYS.temperature, parseTemperature, "temperature"),
+    setting("maxtokens", METADATA_KEYS.maxOutputTokens, parseMaxOutputTokens, "max output tokens"),
     {
       name: "persona",
       summary: "set the persona (a named system prompt)",
       usage: "/persona <name>",
       async run(ctx) {
         const name = ctx.args.toLowerCase();
+        if (!name) await ctx.runner.refresh(ctx.session);
         if (!name || !opts.personas.has(name)) {
           ctx.notify(name ? "error" : "info", `${name ? `Unknown persona "${name}". ` : `persona: ${ctx.session.info.persona ?? "default"}. `}Available: ${opts.personas.names().join(", ")}.`);
           return;
@@ -145,7 +165,7 @@ export function builtinCommands(opts: CommandOptions): CommandSpec[] {
       async run(ctx) {
         const list = await chatSessions(ctx.runner, ctx.event);
         if (!ctx.args) {
-          ctx.notify("info", list.length ? list.map((s, i) => `${i + 1}. ${s.id}${s.id === ctx.session.id ? " (current)" : s.archived ? " (archived)" : ""}, ${s.turnCount} turns, ${fmtDate(s.lastActive)}`).join("\n") + "\nResume one with /resume <n>." : "No sessions yet.");
+          ctx.notify("info", list.length ? list.map((s, i) => describeSession(s, i, list, ctx.session.id)).join("\n") + "\nResume one with /resume <n>." : "No sessions yet.");
           return;
         }
         // Bounded: SQLite refuses LIKE patterns past a certain complexity, and nobody searches with a novel.
@@ -225,7 +245,7 @@ export function commandInterceptor(opts: CommandOptions): Interceptor & { comman
       ctx.notify("error", `/${spec.name} is for operators only.`);
       return null;
     }
-    const out = await spec.run({ event, session: ctx.session, runner: ctx.runner, args: cmd.args, notify: ctx.notify });
+    const out = await spec.run({ event, session: ctx.session, runner: ctx.runner, args: cmd.args, name: cmd.name, notify: ctx.notify });
     return out ?? null;
   };
   return Object.assign(interceptor, { commands });

@@ -156,11 +156,13 @@ describe("SlackAdapter, HTTP mode", () => {
     expect(ctx.calls[0]).toMatchObject({ mentioned: true });
   });
 
-  it("ignores its own posts and edits (acked, nothing recorded)", async () => {
+  it("ignores its own posts and edits (acked, nothing recorded); a user's edit is recorded as a change", async () => {
     const { ctx, url } = await startHttp();
     expect((await sl.postEvent(url, sl.events.botMessage({ channel: "C0GENERAL", text: "me", botId: sl.identity.botId }))).status).toBe(200);
-    expect((await sl.postEvent(url, sl.events.messageChanged({ channel: "C0GENERAL", user: "U0BOB", ts: "1700000000.000001", text: "x" }))).status).toBe(200);
+    expect((await sl.postEvent(url, sl.events.messageChanged({ channel: "C0GENERAL", user: sl.identity.botUserId, ts: "1700000000.000002", text: "x", previousText: "y" }))).status).toBe(200);
     expect(ctx.calls).toHaveLength(0);
+    expect((await sl.postEvent(url, sl.events.messageChanged({ channel: "C0GENERAL", user: "U0BOB", ts: "1700000000.000001", text: "x" }))).status).toBe(200);
+    expect(ctx.calls.map((e) => [e.text, e.change])).toEqual([["x", { kind: "edit", messageId: "1700000000.000001" }]]);
   });
 
   it("slash commands: /switchboard new -> /new, acked with an ephemeral note", async () => {

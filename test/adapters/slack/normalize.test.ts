@@ -75,13 +75,23 @@ describe("normalizeEvent", () => {
     expect(env.threadId).toBeUndefined();
   });
 
-  it("ignores the bot's own posts, bot_message, edits, deletes, joins; keeps file_share and thread_broadcast", () => {
+  it("ignores the bot's own posts, bot_message, joins; edits and deletes are changes; keeps file_share and thread_broadcast", () => {
     const own1 = sl.events.message({ channel: "C0GEN", user: me.botUserId, text: "mine" });
     const own2 = sl.events.message({ channel: "C0GEN", user: "U0OTHER", text: "mine", extra: { bot_id: me.botId } });
     expect(normalizeEvent(own1, me)).toBeUndefined();
     expect(normalizeEvent(own2, me)).toBeUndefined();
     expect(normalizeEvent(sl.events.botMessage({ channel: "C0GEN", text: "x" }), me)).toBeUndefined();
-    expect(normalizeEvent(sl.events.messageChanged({ channel: "C0GEN", user: "U0BOB", ts: "1700000000.000001", text: "edited" }), me)).toBeUndefined();
+    const original = normalizeEvent(sl.events.message({ channel: "C0GEN", user: "U0BOB", ts: "1700000000.000001", text: "first" }), me)!;
+    const edited = normalizeEvent(sl.events.messageChanged({ channel: "C0GEN", user: "U0BOB", ts: "1700000000.000001", text: "edited", previousText: "first" }), me);
+    expect(edited).toMatchObject({ text: "edited", chatId: original.chatId, messageId: original.messageId, change: { kind: "edit", messageId: "1700000000.000001" } });
+    expect(edited!.eventId).not.toBe(original.eventId);
+    // An unfurl changes no text: nothing to apply.
+    expect(normalizeEvent(sl.events.messageChanged({ channel: "C0GEN", user: "U0BOB", ts: "1700000000.000001", text: "same", previousText: "same" }), me)).toBeUndefined();
+    expect(normalizeEvent(sl.events.messageDeleted({ channel: "C0GEN", user: "U0BOB", ts: "1700000000.000001", text: "first" }), me)).toMatchObject({
+      text: "", chatId: original.chatId, change: { kind: "delete", messageId: "1700000000.000001" },
+    });
+    // The bot's own edits are not the user's.
+    expect(normalizeEvent(sl.events.messageChanged({ channel: "C0GEN", user: me.botUserId, ts: "1700000000.000002", text: "x", previousText: "y" }), me)).toBeUndefined();
     for (const subtype of ["message_deleted", "channel_join", "me_message", "bot_message"])
       expect(normalizeEvent(sl.events.message({ channel: "C0GEN", user: "U0BOB", text: "x", extra: { subtype } }), me)).toBeUndefined();
     const file = normalizeEvent(

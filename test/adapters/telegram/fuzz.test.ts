@@ -149,8 +149,10 @@ describe("normalizeUpdate fuzz", () => {
       }
       if (!env) return;
       envelopes++;
-      const m = (input as { message: { chat: { id: number }; message_id: number } }).message;
-      expect(env.eventId).toBe(`${m.chat.id}:${m.message_id}`);
+      const u = input as { message?: { chat: { id: number }; message_id: number }; edited_message?: { chat: { id: number }; message_id: number } };
+      const m = (u.message ?? u.edited_message)!;
+      if (env.change) expect(env.eventId.startsWith(`${m.chat.id}:${m.message_id}:edit:`)).toBe(true);
+      else expect(env.eventId).toBe(`${m.chat.id}:${m.message_id}`);
       expect(env.chatId).toBe(String(m.chat.id));
       expect(env.replyTo.chatId).toBe(env.chatId);
       expect(decodeReplyAddress(env.replyTo)).not.toHaveProperty("error");

@@ -111,10 +111,20 @@ describe("normalizeUpdate", () => {
     expect(bare).toMatchObject({ text: "/new please", mentioned: false });
   });
 
-  it("edits, channel posts, callback queries, service messages and unknown update types start no turn", () => {
+  it("an edit is a change of the earlier message, one event per edit", () => {
+    const chat = tg.privateChat(alice);
+    const first = tg.build.message({ chat, from: alice, text: "v1" });
+    const original = must(first);
+    const m = first.message!;
+    const edit = must(tg.build.edit(m, "v2"));
+    expect(edit).toMatchObject({ text: "v2", messageId: original.messageId, chatId: original.chatId, change: { kind: "edit", messageId: original.messageId } });
+    expect(edit.eventId).not.toBe(original.eventId);
+    expect(original.change).toBeUndefined();
+  });
+
+  it("channel posts, callback queries, service messages and unknown update types start no turn", () => {
     const chat = tg.privateChat(alice);
     const m = tg.build.message({ chat, from: alice, text: "v1" }).message!;
-    expect(norm(tg.build.edit(m, "v2"))).toBeUndefined();
     const channel = { id: -1005, type: "channel" as const, title: "News" };
     expect(norm({ update_id: 1, channel_post: { message_id: 1, chat: channel, date: 1, text: "post" } })).toBeUndefined();
     // A channel's message that somehow arrives as `message` is still not a conversation.

@@ -47,7 +47,7 @@ describe("TelegramAdapter long polling", () => {
     expect(a.botUsername).toBe(tg.botUser.username);
     expect(tg.callsTo("deleteWebhook")[0]!.params["drop_pending_updates"]).toBe(false);
     await tg.waitFor(() => tg.callsTo("getUpdates").length > 0);
-    expect(tg.callsTo("getUpdates")[0]!.params).toMatchObject({ timeout: 2, allowed_updates: ["message"] });
+    expect(tg.callsTo("getUpdates")[0]!.params).toMatchObject({ timeout: 2, allowed_updates: ["message", "edited_message"] });
     expect(a.health()).toEqual({ ready: true });
     await a.stop();
     expect(a.health()).toEqual({ ready: false, detail: "stopped" });
@@ -157,7 +157,7 @@ describe("TelegramAdapter long polling", () => {
     expect(duplicates).toBeLessThanOrEqual(100);
   });
 
-  it("unknown update types and edits are confirmed without reaching inbound", async () => {
+  it("unknown update types are confirmed without reaching inbound; an edit reaches it as a change", async () => {
     const m = tg.userMessage({ chat: dm, from: alice, text: "v1" });
     tg.editMessage(m.message!, "v2");
     tg.inject({ poll: { id: "p1", question: "?", options: [] } });
@@ -166,8 +166,9 @@ describe("TelegramAdapter long polling", () => {
     tg.userMessage({ chat: dm, from: alice, text: "after" });
     const ctx = makeContext();
     await adapter({ allowedUpdates: ["message", "edited_message", "channel_post", "poll", "some_future_update"] }).start(ctx);
-    await until(() => ctx.recorded.length === 2 && tg.pending().length === 0, 3000, "all confirmed");
-    expect(texts(ctx.calls)).toEqual(["v1", "after"]);
+    await until(() => ctx.recorded.length === 3 && tg.pending().length === 0, 3000, "all confirmed");
+    expect(texts(ctx.calls)).toEqual(["v1", "v2", "after"]);
+    expect(ctx.calls.map((e) => e.change?.kind)).toEqual([undefined, "edit", undefined]);
   });
 
   it("health goes not-ready while getUpdates keeps failing, and recovers", async () => {

@@ -53,7 +53,7 @@ describe("TelegramAdapter webhook", () => {
   it("mounts POST /telegram/<botId> and calls setWebhook with the secret; no getUpdates, no deleteWebhook", async () => {
     const { ctx, url } = await startWebhook();
     expect([...ctx.routes.keys()]).toEqual([`POST /telegram/${tg.botUser.id}`]);
-    expect(tg.webhook).toMatchObject({ url, secret_token: SECRET, allowed_updates: ["message"] });
+    expect(tg.webhook).toMatchObject({ url, secret_token: SECRET, allowed_updates: ["message", "edited_message"] });
     expect(tg.callsTo("getUpdates")).toHaveLength(0);
     expect(tg.callsTo("deleteWebhook")).toHaveLength(0);
     expect(adapter!.health()).toEqual({ ready: true });
@@ -96,7 +96,7 @@ describe("TelegramAdapter webhook", () => {
     expect(ctx.calls[0]!.eventId).toBe(ctx.calls[1]!.eventId);
   });
 
-  it("malformed JSON or a non-object body is 400 (after the secret check); edits and unknown types are 200 without inbound", async () => {
+  it("malformed JSON or a non-object body is 400 (after the secret check); unknown types are 200 without inbound, an edit is a change", async () => {
     const { ctx } = await startWebhook();
     const h = handlerOf(ctx);
     const post = (body: string, secret: string | undefined = SECRET) =>
@@ -108,7 +108,7 @@ describe("TelegramAdapter webhook", () => {
     const m = tg.build.message({ chat: dm, from: alice, text: "v1" }).message!;
     expect((await post(JSON.stringify(tg.build.edit(m, "v2")))).status).toBe(200);
     expect((await post(JSON.stringify({ update_id: 9, brand_new_type: {} }))).status).toBe(200);
-    expect(ctx.calls).toHaveLength(0);
+    expect(ctx.calls.map((e) => [e.text, e.change?.kind])).toEqual([["v2", "edit"]]);
   });
 
   it("a failure to record answers 500, so Telegram redelivers; after stop the route answers 503", async () => {

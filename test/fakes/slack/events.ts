@@ -151,7 +151,8 @@ export class SlackEventBuilder {
   }
 
   /** subtype message_changed: the user edited message `ts`. */
-  messageChanged(o: { channel: string; user: string; ts: string; text: string; previousText?: string; channelType?: ConversationType }): EventCallback {
+  messageChanged(o: { channel: string; user: string; ts: string; text: string; previousText?: string; threadTs?: string; channelType?: ConversationType }): EventCallback {
+    const thread = o.threadTs ? { thread_ts: o.threadTs } : {};
     const eventTs = nextTs();
     return this.callback({
       type: "message",
@@ -161,8 +162,24 @@ export class SlackEventBuilder {
       channel_type: o.channelType ?? this.typeOf(o.channel),
       ts: eventTs,
       event_ts: eventTs,
-      message: { type: "message", user: o.user, text: o.text, ts: o.ts, edited: { user: o.user, ts: eventTs }, team: this.id.teamId },
-      previous_message: { type: "message", user: o.user, text: o.previousText ?? "", ts: o.ts, team: this.id.teamId },
+      message: { type: "message", user: o.user, text: o.text, ts: o.ts, edited: { user: o.user, ts: eventTs }, team: this.id.teamId, ...thread },
+      previous_message: { type: "message", user: o.user, text: o.previousText ?? "", ts: o.ts, team: this.id.teamId, ...thread },
+    });
+  }
+
+  /** subtype message_deleted: the user deleted message `ts` (Slack sends the message as it was). */
+  messageDeleted(o: { channel: string; user: string; ts: string; text: string; threadTs?: string; channelType?: ConversationType }): EventCallback {
+    const eventTs = nextTs();
+    return this.callback({
+      type: "message",
+      subtype: "message_deleted",
+      hidden: true,
+      channel: o.channel,
+      channel_type: o.channelType ?? this.typeOf(o.channel),
+      ts: eventTs,
+      event_ts: eventTs,
+      deleted_ts: o.ts,
+      previous_message: { type: "message", user: o.user, text: o.text, ts: o.ts, team: this.id.teamId, ...(o.threadTs ? { thread_ts: o.threadTs } : {}) },
     });
   }
 

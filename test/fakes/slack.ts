@@ -272,6 +272,14 @@ export class FakeSlack {
   rateLimitNext(method: string, retryAfter = 1, count = 1): void {
     this.faults.add(method, { status: 429, error: "ratelimited", retryAfter }, count);
   }
+  /**
+   * The next `count` calls of `method` take effect (a chat.postMessage posts)
+   * but answer HTTP `status` (default 500) with {ok:false, error}: what the
+   * app sees when Slack did the work and the answer was lost (a timeout).
+   */
+  loseAnswerNext(method: string, o: { error?: string; status?: number } = {}, count = 1): void {
+    this.faults.add(method, { status: o.status ?? 500, error: o.error ?? "internal_error", afterEffect: true }, count);
+  }
   /** The next `count` calls of `method` answer {ok:false, error} (HTTP `status`, default 200 like Slack). */
   failNext(method: string, o: { error: string; status?: number }, count = 1): void {
     this.faults.add(method, { status: o.status ?? 200, error: o.error }, count);
@@ -343,6 +351,14 @@ export class FakeSlack {
       this.signal.notify();
     };
     const fault = this.faults.take(method);
+    if (fault?.afterEffect) {
+      try {
+        this.methods[method]?.(params, token ?? "");
+      } catch {
+        // the failure below is the answer either way
+      }
+      return answer(fault.status, { ok: false, error: fault.error });
+    }
     if (fault) {
       if (fault.status === 429) return answer(429, { ok: false, error: fault.error }, { "retry-after": String(fault.retryAfter ?? 1) });
       return answer(fault.status, { ok: false, error: fault.error });

@@ -57,6 +57,20 @@ describe("Slack end to end", () => {
     expect(metrics).toMatch(/switchboard_store_failures_total\{op="record-inbound",code="(SQLITE_FULL|ECONNRESET)"\} 2/);
   });
 
+  it("a post Slack made but whose answer was lost is found by its metadata before the retry: 1 message, not 2", async () => {
+    fake = new FakeSlack();
+    await fake.start();
+    const { app, url } = await startApp("sqlite", [new SlackAdapter({ botToken: fake.botToken, signingSecret: fake.signingSecret, apiUrl: fake.apiUrl })]);
+    apps.push(app);
+    fake.loseAnswerNext("chat.postMessage");
+    await fake.postEvent(`${url}/slack/events`, fake.events.message({ channel: "D0000LOST", user: "U0000LOST", text: "answer once" }));
+    // The scheduler retries the transient failure; the read-back sees the post and sends nothing more.
+    await eventually(() => fake.callsTo("conversations.history"), (c) => c.length >= 1, 10_000, "the read-back");
+    await eventually(async () => (await app.db.read((c) => c.outboundDelivery.findMany())).map((d) => d.status), (s) => s.join() === "sent", 10_000, "the reply marked sent");
+    expect(fake.sent({ channel: "D0000LOST" }).map((m) => m.text)).toEqual(["echo: answer once"]);
+    expect(fake.callsTo("chat.postMessage")).toHaveLength(1);
+  });
+
   it("an app_mention and its twin message get exactly 1 reply, in a thread under the mention; a follow-up in the thread needs no mention", async () => {
     fake = new FakeSlack();
     await fake.start();

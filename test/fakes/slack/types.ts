@@ -80,6 +80,8 @@ export interface SlackFault {
   status: number;
   error: string;
   retryAfter?: number;
+  /** The call takes effect (the message is posted) and then the answer is this failure: an answer lost on the way back. */
+  afterEffect?: boolean;
 }
 
 /** What an HTTP-mode app answered to a signed Events API / slash command request. */

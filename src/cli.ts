@@ -1,5 +1,5 @@
 import { parseArgs } from "node:util";
-import { ConfigError, loadConfig, type Config } from "./config.js";
+import { ConfigError, loadConfig, loadConfigLenient, type Config } from "./config.js";
 import { CliError, EXIT, Output, stdio, type CliIO } from "./cli/output.js";
 
 export type { CliIO };
@@ -62,8 +62,11 @@ export async function runCli(argv: string[], io: CliIO = stdio, env: NodeJS.Proc
   if (!cmd) return out.fail("Usage", "no command given", EXIT.usage, USAGE);
 
   let config: Config;
+  let problems: ConfigError[] = [];
   try {
-    config = loadConfig(env);
+    // doctor diagnoses a configuration the gateway would refuse, so it reads it leniently.
+    if (cmd === "doctor") ({ config, problems } = loadConfigLenient(env));
+    else config = loadConfig(env);
   } catch (e) {
     if (!(e instanceof ConfigError)) throw e;
     // One line naming the variable, as the gateway prints it.
@@ -81,7 +84,7 @@ export async function runCli(argv: string[], io: CliIO = stdio, env: NodeJS.Proc
       }
       case "doctor": {
         const { doctorCommand } = await import("./doctor/index.js");
-        return await doctorCommand(config, env, { timeout: o.timeout }, out);
+        return await doctorCommand(config, env, { timeout: o.timeout }, out, problems);
       }
       case "migrate": {
         const { migrate } = await import("./store/migrate.js");

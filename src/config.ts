@@ -184,7 +184,7 @@ export class ConfigError extends Error {
 }
 
 /** Parses the environment. Throws ConfigError with one line naming the variable and the fix. */
-export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, opts: { crossChecks?: boolean } = {}): Config {
   const input: Record<string, string | undefined> = {};
   for (const k of CONFIG_KEYS) {
     const v = env[k];
@@ -193,6 +193,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const r = schema.safeParse(input);
   if (r.success) {
     const c = r.data;
+    if (opts.crossChecks === false) return c;
     if (c.TELEGRAM_MODE === "webhook" && c.TELEGRAM_BOT_TOKEN && !c.TELEGRAM_WEBHOOK_SECRET) {
       throw new ConfigError("TELEGRAM_WEBHOOK_SECRET", "TELEGRAM_WEBHOOK_SECRET is required when TELEGRAM_MODE=webhook: set it to a random string of 1-256 characters (A-Z, a-z, 0-9, _ and -).");
     }
@@ -225,4 +226,26 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const message = SECRET_KEYS.includes(variable as keyof Config) ? issue.message.replace(/\(got ".*"\)/, "").trim() : issue.message;
   // One line, whatever the value held.
   throw new ConfigError(variable, `${variable} ${message.replace(/[\r\n]+/g, " ")}. Fix it in the environment or .env (see .env.example).`);
+}
+
+/**
+ * For `switchboard doctor`, which must diagnose a configuration the gateway
+ * would refuse: every invalid variable is reported and left at its default,
+ * and the checks between variables are reported without stopping.
+ */
+export function loadConfigLenient(env: NodeJS.ProcessEnv = process.env): { config: Config; problems: ConfigError[] } {
+  const e: NodeJS.ProcessEnv = { ...env };
+  const problems: ConfigError[] = [];
+  for (let crossChecks = true; ; ) {
+    try {
+      return { config: loadConfig(e, { crossChecks }), problems };
+    } catch (err) {
+      if (!(err instanceof ConfigError)) throw err;
+      problems.push(err);
+      // A variable that is set but invalid falls back to its default; a rule between variables is reported once.
+      if (e[err.variable] !== undefined && e[err.variable] !== "") delete e[err.variable];
+      else crossChecks = false;
+      if (problems.length > CONFIG_KEYS.length + 1) throw err;
+    }
+  }
 }

@@ -208,7 +208,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
     const down = adapters.filter((a) => !a.ready).map((a) => `${a.platform}${a.botId ? `:${a.botId}` : ""}${a.detail ? ` (${a.detail})` : ""}`);
     const ready = intakeOpen && down.length === 0 && store.ok;
     const status = !store.ok || (req.query.get("ready") && !ready) ? 503 : 200;
-    const summary = !store.ok ? "store unhealthy" : intakeOpen ? "ok" : "stopping";
+    const summary = !store.ok ? "store unhealthy" : !intakeOpen ? "stopping" : ready ? "ok" : "not ready";
     if (!req.operator) return json(status, { status: summary });
     const pruned = retention.lastSweep && { lastPruned: { at: retention.lastSweep.at.toISOString(), rows: retention.lastSweep.pruned } };
     return json(status, { status: summary, ready, store: { provider: db.provider, ...store, ...pruned }, down, adapters });

@@ -330,6 +330,12 @@ export class Registry {
     // Moved since this request arrived, but the new session already holds what was said after that
     // rotation (messages sent between two /new): this /new is not a repeat of the other one.
     if (arrival && cur && cur.id !== arrival && (await this.store.hasMessages(cur.id))) arrival = null;
+    // A chat's /new that reaches a successor holding nothing yet, with no stamp (it was recorded just
+    // after another /new of the same burst rotated: concurrent webhooks), repeats that rotation: the
+    // session is already fresh. A persona asked for still rotates, onto that persona.
+    if (!arrival && extra.inboundId && !extra.persona && cur?.parentId && !(await this.store.hasMessages(cur.id))) {
+      throw errors.stale(cur.parentId, { currentSessionId: cur.id });
+    }
     let expected = arrival ?? expectedSessionId;
     if (cur) {
       prev = cur;

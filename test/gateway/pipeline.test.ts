@@ -207,6 +207,23 @@ describe.each(PROVIDERS)("gateway pipeline on %s", (provider) => {
     expect(adapter.to("94").map((s) => s.text)).toEqual(["echo: one", `Started a fresh session. session: ${current.id}`, "echo: two"]);
   });
 
+  it("a /new that reaches a fresh session holding nothing yet is the same rotation again: 'already started'; after a message it rotates", async () => {
+    const { adapter } = await start();
+    await adapter.ctx.inbound(adapter.dm("96", "one"));
+    await eventually(() => adapter.to("96"), (s) => s.length === 1);
+    await adapter.ctx.inbound(adapter.dm("96", "/new"));
+    await eventually(() => adapter.to("96"), (s) => s.length === 2);
+    // Recorded after the first rotation committed (a webhook that arrived a moment later): no arrival stamp.
+    await adapter.ctx.inbound(adapter.dm("96", "/new"));
+    await eventually(() => adapter.to("96"), (s) => s.length === 3);
+    expect(adapter.to("96")[2]!.text).toBe("A fresh session was already started.");
+    await adapter.ctx.inbound(adapter.dm("96", "two"));
+    await adapter.ctx.inbound(adapter.dm("96", "/new"));
+    await eventually(() => adapter.to("96"), (s) => s.length === 5);
+    expect(adapter.to("96")[4]!.text).toMatch(/^Started a fresh session\. session: /);
+    expect(await app!.registry.listAll({ includeArchived: true })).toHaveLength(3);
+  });
+
   it("/healthz reports readiness per adapter and reflects one that is down; /metrics parses as Prometheus text", async () => {
     const { adapter, url } = await start();
     let h = (await (await fetch(`${url}/healthz`)).json()) as { adapters: Array<Record<string, unknown>> };

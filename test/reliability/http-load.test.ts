@@ -205,8 +205,10 @@ describe("HTTP load before authentication", () => {
       expect(wave.refusedPrecheck).toBeGreaterThan(0);
       expect(wave.refusedBodies).toBeGreaterThan(0);
     }
-    // What one wave leaves behind, the next does not add to: the memory is reused, not leaked.
-    for (let w = 1; w < waves.length; w++) expect(waves[w]!.afterMb).toBeLessThan(waves[0]!.afterMb + 30);
+    // What one wave leaves behind, the next does not add to: the memory is reused, not leaked. A single
+    // RSS sample after a wave depends on when V8 last collected, so the next wave is held to the most the
+    // process ever held in the first one (a leak of the refused bodies would climb past it).
+    for (let w = 1; w < waves.length; w++) expect(waves[w]!.afterMb).toBeLessThan(waves[0]!.peakMb + 30);
     expect(after.status).toBe(200);
     expect(e.g.child.exitCode).toBeNull();
   });

@@ -1,45 +1,9 @@
-import { spawn, type ChildProcess } from "node:child_process";
-import http from "node:http";
-import type { AddressInfo } from "node:net";
-import path from "node:path";
+import type { ChildProcess } from "node:child_process";
 import { afterAll, describe, expect, it } from "vitest";
 import { LoopbackPlatform } from "../support/loopback-platform.js";
 import { freshDatabaseUrl } from "../support/db.js";
+import { roundRobin, startGateway } from "../support/gateway-processes.js";
 import { migrate } from "../../src/store/index.js";
-
-function startGateway(env: Record<string, string>): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, ["--import", "tsx", path.resolve("test/support/gateway-child.ts")], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
-  let err = "";
-  child.stderr!.on("data", (d) => (err += d));
-  return new Promise((resolve, reject) => {
-    child.stdout!.on("data", (d) => {
-      const m = /READY (\S+)/.exec(String(d));
-      if (m) resolve({ child, url: m[1]! });
-    });
-    child.once("exit", (code) => reject(new Error(`gateway exited ${code} before READY: ${err.slice(0, 1500)}`)));
-  });
-}
-
-/** A round-robin loopback proxy across the gateway processes, as a load balancer in front of webhooks. */
-function roundRobin(targets: string[]): Promise<{ url: string; close(): Promise<void> }> {
-  let next = 0;
-  const server = http.createServer(async (req, res) => {
-    const chunks: Buffer[] = [];
-    for await (const c of req) chunks.push(c as Buffer);
-    const target = targets[next++ % targets.length]!;
-    const r = await fetch(`${target}${req.url}`, { method: req.method, body: Buffer.concat(chunks), headers: { "content-type": "application/json" } });
-    res.writeHead(r.status, { "content-type": "application/json" });
-    res.end(await r.text());
-  });
-  return new Promise((resolve) =>
-    server.listen(0, "127.0.0.1", () =>
-      resolve({
-        url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-        close: () => new Promise<void>((r) => (server.closeAllConnections(), server.close(() => r()))),
-      }),
-    ),
-  );
-}
 
 /**
  * Three gateway processes on one PostgreSQL database behind a round-robin

@@ -9,7 +9,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
-// --out-dir=DIR builds elsewhere (test/build.test.ts builds into a throwaway folder).
+// --out-dir=DIR builds elsewhere (test/build.slow.test.ts builds into a throwaway folder).
 const outArg = process.argv.find((a) => a.startsWith("--out-dir="));
 const dist = outArg ? path.resolve(outArg.slice("--out-dir=".length)) : path.join(root, "dist");
 

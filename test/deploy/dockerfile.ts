@@ -2,7 +2,7 @@ import fs from "node:fs";
 import path from "node:path";
 
 /**
- * A small reader for the project's Dockerfile, so test/deploy/dockerfile.test.ts
+ * A small reader for the project's Dockerfile, so test/deploy/dockerfile.slow.test.ts
  * runs the steps written there rather than a copy of them. It understands what
  * the file uses: FROM ... AS, WORKDIR, COPY [--from=], RUN, ENV, USER, VOLUME,
  * EXPOSE, HEALTHCHECK ... CMD and CMD in exec form, line continuations and

@@ -1,12 +1,12 @@
-import type { Logger } from "../log.js";
-import type { OutEvent, ReplyAddress } from "../runtime/events.js";
-import { errInfo } from "../log.js";
-import type { DeliveryRecord, DeliveryStore } from "../store/deliveries.js";
-import type { Adapter } from "./adapter.js";
-import type { SentMessage } from "./contract.js";
+import type { Logger } from "../../log.js";
+import type { OutEvent, ReplyAddress } from "../../runtime/events.js";
+import { errInfo } from "../../log.js";
+import type { DeliveryRecord, DeliveryStore } from "../../store/deliveries.js";
+import type { Adapter } from "../adapter.js";
+import type { SentMessage } from "../contract.js";
 import { chunkText } from "./chunker.js";
-import { isAdapterError } from "./contract.js";
-import type { GatewayMetrics } from "./metrics.js";
+import { isAdapterError } from "../contract.js";
+import type { GatewayMetrics } from "../metrics.js";
 import { OutboundScheduler } from "./scheduler.js";
 import type { SentLog } from "./sent-log.js";
 

@@ -2,17 +2,15 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import type { Config } from "../../config.js";
 import type { Logger } from "../../log.js";
 import type { InEvent } from "../../runtime/events.js";
-import { setBounded } from "../../bounded.js";
 import { errInfo } from "../../log.js";
 import type { RunHandle, Runner } from "../../runtime/runner.js";
-import { renderUserText } from "../../runtime/pending.js";
 import type { Registry } from "../../session/registry.js";
 import type { Info } from "../../session/info.js";
 import type { IdentityStore } from "../../store/identities.js";
 import type { InboundRecord, InboundStore } from "../../store/inbound.js";
 import type { KvStore } from "../../store/kv.js";
 import type { LeaseStore } from "../../store/leases.js";
-import type { Adapter, AdapterContext, HttpHandler, InboundResult } from "../adapter.js";
+import type { Adapter, AdapterContext, InboundResult } from "../adapter.js";
 import type { InboundEnvelope } from "../contract.js";
 import type { GatewayLedger } from "../ledger.js";
 import type { GatewayMetrics } from "../metrics.js";
@@ -20,7 +18,16 @@ import { adapterKey, type Outbound } from "../outbound/outbound.js";
 import type { Pairing } from "./pairing.js";
 import { ConversationDrainer } from "./conversation-drain.js";
 import { ReplyTracker } from "./reply-tracker.js";
-import { answersInGroup, listed } from "./policy.js";
+import { listed } from "./policy.js";
+import { dmRefusal } from "./access.js";
+import { Arrivals, handledWithoutTurn } from "./arrivals.js";
+import { BindingCache } from "./binding-cache.js";
+import { conversationKey, identify } from "./conversation.js";
+import { applyChange } from "./edits.js";
+import { messages } from "./messages.js";
+import { RecordsInFlight, storable } from "./recording.js";
+import { readRecorded, replayUnhandled, type RecordedDeps } from "./replay.js";
+import { noticeUnanswered, type UnansweredDeps } from "./unanswered.js";
 
 export type GatewayPolicy = Pick<
   Config,
@@ -48,31 +55,7 @@ export interface GatewayDeps {
   processId?: string;
 }
 
-
-
-interface Arrival {
-  at: number;
-  platform: string;
-  chatKind: InboundEnvelope["chatKind"];
-}
-
-const arrival = (env: InboundEnvelope): Arrival => ({ at: performance.now(), platform: env.platform, chatKind: env.chatKind });
-
-/** How a message that started no agent turn ended: a command, context kept in a group, or a reply of the access policy. */
-const handledWithoutTurn = (handle: RunHandle | undefined): string => (handle ? (handle.accepted === "consumed" ? "command" : "context") : "policy");
-
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms).unref?.());
-
-/** Unhandled events read per page when replaying at start. */
-const REPLAY_PAGE = 1000;
-
-/** The per-chat binding cache stays bounded; a miss re-reads the binding. */
-const CHAT_CACHE_LIMIT = 50_000;
-
-/** Envelope JSON revived (dates), for replaying a recorded event after a restart. */
-function revive(json: string): InboundEnvelope {
-  return JSON.parse(json, (k, v) => (k === "occurredAt" && typeof v === "string" ? new Date(v) : v));
-}
 
 /**
  * The inbound pipeline: record -> access policy -> identity -> binding ->
@@ -82,25 +65,19 @@ function revive(json: string): InboundEnvelope {
 export class Gateway {
   readonly adapters: Adapter[] = [];
   readonly #chains = new Map<string, Promise<void>>();
-  readonly #bindings = new Map<string, string>();
-  /**
-   * Records in flight per conversation: an event's handling waits for the
-   * records that started before it, so events delivered at once (concurrent
-   * webhooks) are all recorded before the first of them can rotate the
-   * session (see the arrival stamps in RotateInput.stampInbound).
-   */
-  readonly #recording = new Map<string, Set<Promise<unknown>>>();
+  readonly #bindings = new BindingCache();
+  readonly #recording = new RecordsInFlight();
   /** An adapter's batch (ctx.batch): events recorded inside it are handled once it ends. */
   readonly #batch = new AsyncLocalStorage<Array<() => void>>();
   readonly #pendingHandles = new Set<Promise<unknown>>();
-  /** Each in-flight inbound event: when it arrived and where from, for the turn latency metric and its log line. */
-  readonly #arrivals = new Map<string, Arrival>();
+  readonly #arrivals: Arrivals;
   #stopping = false;
   /** Handling waits for start() to finish, so events replayed from before a restart go first. */
   #gate: Promise<void> = Promise.resolve();
   /** Shared mode: conversations handled under database leases. */
   readonly #drainer: ConversationDrainer | undefined;
   constructor(readonly deps: GatewayDeps) {
+    this.#arrivals = new Arrivals(deps.log);
     if (deps.policy.SHARED_DATABASE && deps.leases && deps.processId) {
       const replies = new ReplyTracker(deps.runner, deps.outbound.opts.deliveries, deps.log, () => this.#stopping, (where) => deps.metrics.internalErrors.inc({ where }));
       this.#drainer = new ConversationDrainer({
@@ -110,19 +87,16 @@ export class Gateway {
         onError: (where) => deps.metrics.internalErrors.inc({ where }),
       });
     }
-    // Rotations and switches move a conversation: forget its cached binding.
     deps.runner.withSink(["lifecycle", "turn-complete"], (_id, e) => {
       if (e.kind === "turn-complete") {
         for (const id of e.inboundIds ?? (e.inboundId ? [e.inboundId] : [])) {
-          const a = this.#arrivals.get(id);
-          if (a !== undefined && e.outcome !== "fenced") deps.metrics.turnLatency.observe((performance.now() - a.at) / 1000);
-          this.#handled(id, e.outcome);
+          const age = this.#arrivals.ageSeconds(id);
+          if (age !== undefined && e.outcome !== "fenced") deps.metrics.turnLatency.observe(age);
+          this.#arrivals.handled(id, e.outcome);
         }
       }
-      if (e.kind === "lifecycle" && (e.phase === "rotated" || e.phase === "switched")) {
-        const prev = String(e.detail?.previousId ?? "");
-        for (const [k, v] of this.#bindings) if (v === prev) this.#bindings.set(k, e.sessionId);
-      }
+      // Rotations and switches move a conversation: repoint its cached binding.
+      if (e.kind === "lifecycle" && (e.phase === "rotated" || e.phase === "switched")) this.#bindings.moved(String(e.detail?.previousId ?? ""), e.sessionId);
     });
   }
 
@@ -163,7 +137,7 @@ export class Gateway {
     try {
       await this.deps.outbound.queueUnsent();
       // Shared mode: events left by any process are found by the sweeper, under leases.
-      if (!this.#shared) await this.#replay();
+      if (!this.#shared) await replayUnhandled(this.#recordedDeps(), (env, rec) => this.#enqueue(env, rec.id, rec.occurredAt.getTime()));
       await this.#startAdapters();
     } finally {
       open();
@@ -175,10 +149,8 @@ export class Gateway {
     return this.#drainer !== undefined;
   }
 
-  /** The ordering key of a conversation: the thread counts only when threads have sessions of their own. */
-  #conversationKey(env: InboundEnvelope): string {
-    const thread = env.chatKind === "thread" && this.deps.policy.THREAD_SESSIONS === "own" ? (env.threadId ?? "") : "";
-    return `${env.platform}:${env.botId}:${env.chatId}:${thread}`;
+  #adapterFor(env: InboundEnvelope): Adapter | undefined {
+    return this.adapters.find((a) => adapterKey(a.platform, a.botId) === adapterKey(env.platform, env.botId));
   }
 
   async #startAdapters(): Promise<void> {
@@ -195,79 +167,13 @@ export class Gateway {
     );
   }
 
-  /**
-   * Accepted events that were never handled are handled now, or expired if
-   * they are older than INBOUND_TTL (never answered late).
-   */
-  async #replay(): Promise<{ replayed: number; expired: number }> {
-    let replayed = 0;
-    let expired = 0;
-    // Every page, in recorded order: each chat's chain gets its events in the order they were recorded.
-    for (let after = 0; ; ) {
-      const page = await this.deps.inbound.unhandled(REPLAY_PAGE, after);
-      for (const rec of page) {
-        const env = await this.#recorded(rec);
-        if (env === "expired") expired++;
-        if (typeof env === "string") continue;
-        this.#enqueue(env, rec.id, rec.occurredAt.getTime());
-        replayed++;
-      }
-      if (page.length < REPLAY_PAGE) break;
-      after = page[page.length - 1]!.seq;
-    }
-    if (replayed || expired) this.deps.log.info({ replayed, expired }, "recovered events from before the restart");
-    return { replayed, expired };
+  #unanswered(env: InboundEnvelope, inboundId: string, why: string): Promise<void> {
+    const deps: UnansweredDeps = { ...this.deps, adapterFor: (e) => this.#adapterFor(e) };
+    return noticeUnanswered(deps, env, inboundId, why);
   }
 
-  /**
-   * A recorded, still unhandled event ready to handle again, or why not:
-   * expired events are marked (never answered late), unreadable ones ignored.
-   */
-  async #recorded(rec: InboundRecord): Promise<InboundEnvelope | "expired" | "unreadable"> {
-    let env: InboundEnvelope;
-    try {
-      env = revive(rec.envelope);
-    } catch (err) {
-      this.deps.metrics.internalErrors.inc({ where: "inbound-envelope" });
-      this.deps.log.error({ inboundId: rec.id, platform: rec.platform, err: errInfo(err) }, "a recorded event could not be read back; it is not answered");
-      await this.deps.inbound.mark(rec.id, "ignored", "unreadable envelope");
-      return "unreadable";
-    }
-    if (Date.now() - rec.occurredAt.getTime() > this.deps.policy.INBOUND_TTL) {
-      // Accepted (acknowledged to the platform) and never answered: say so in its chat, never silence.
-      await this.#unanswered(env, rec.id, "expired before it was handled");
-      return "expired";
-    }
-    return env;
-  }
-
-  /**
-   * An accepted event that reached INBOUND_TTL without an answer: marked
-   * expired (never answered late), counted, logged, and its chat gets a
-   * short notice to send it again. The notice goes through a delivery record
-   * when the store takes it, else straight to the platform (best effort).
-   */
-  async #unanswered(env: InboundEnvelope, inboundId: string, why: string): Promise<void> {
-    const { metrics, log } = this.deps;
-    metrics.expired.inc({ platform: env.platform, what: "inbound" });
-    metrics.unanswered.inc({ platform: env.platform });
-    log.error({ platform: env.platform, inboundId, chatId: env.chatId, occurredAt: env.occurredAt.toISOString(), why }, "an accepted event reached INBOUND_TTL unanswered; its chat is asked to send it again");
-    const at = env.occurredAt.toISOString().slice(11, 16);
-    const text = `I couldn't answer your message from ${at} UTC; please send it again.`;
-    try {
-      await this.deps.inbound.mark(inboundId, "expired", why);
-      // Not keyed to the inbound's TTL (that has passed): the notice gets a TTL of its own.
-      const r = await this.deps.ledger.commit({ sessionId: "", inboundIds: [], messages: [], turnIncrement: 0, replies: [{ replyTo: env.replyTo, text, kind: "notice", severity: "warn" }] });
-      for (const id of r.deliveryIds) await this.deps.outbound.deliverId(id);
-    } catch (err) {
-      metrics.internalErrors.inc({ where: "unanswered-notice" });
-      log.error({ inboundId, err: errInfo(err) }, "the store could not record the unanswered notice; sending it straight to the platform");
-      const adapter = this.adapters.find((a) => adapterKey(a.platform, a.botId) === adapterKey(env.platform, env.botId));
-      await adapter?.sink.send(env.replyTo, text).catch((e: unknown) => {
-        metrics.internalErrors.inc({ where: "unanswered-notice-send" });
-        log.error({ inboundId, err: errInfo(e) }, "the unanswered notice could not be sent either");
-      });
-    }
+  #recordedDeps(): RecordedDeps {
+    return { ...this.deps, inboundTtlMs: this.deps.policy.INBOUND_TTL, unanswered: (env, id, why) => this.#unanswered(env, id, why) };
   }
 
   /**
@@ -287,36 +193,26 @@ export class Gateway {
   /** Records the event (the adapter may acknowledge once this resolves) and queues its handling. */
   async inbound(incoming: InboundEnvelope): Promise<InboundResult> {
     const { metrics, policy } = this.deps;
-    // PostgreSQL text cannot hold NUL; no chat platform means one. Drop it at the edge.
-    const clean = incoming.text.includes("\u0000") ? { ...incoming, text: incoming.text.replace(/\u0000/g, "") } : incoming;
-    // Only MAX_INBOUND_CHARS are ever stored; the original length is kept for the "too long" reply.
-    const env = clean.text.length > policy.MAX_INBOUND_CHARS ? { ...clean, text: cutText(clean.text, policy.MAX_INBOUND_CHARS), textLength: clean.text.length } : clean;
+    const env = storable(incoming, policy.MAX_INBOUND_CHARS);
     if (env.senderIsBot) {
       metrics.inbound.inc({ platform: env.platform, outcome: "ignored" });
       return { status: "ignored", reason: "sent by a bot" };
     }
     const age = Date.now() - env.occurredAt.getTime();
     const expired = age > policy.INBOUND_TTL;
-    const conversation = this.#conversationKey(env);
-    const recording = this.deps.inbound.record({
+    const conversation = conversationKey(env, policy.THREAD_SESSIONS);
+    const rec = await this.#recording.track(
       conversation,
-      platform: env.platform,
-      botId: env.botId,
-      eventId: env.eventId,
-      envelope: JSON.stringify(env),
-      occurredAt: env.occurredAt,
-      ...(expired ? { status: "expired" as const, note: `arrived ${Math.round(age / 1000)} s late` } : {}),
-    });
-    const inFlight = this.#recording.get(conversation) ?? new Set<Promise<unknown>>();
-    this.#recording.set(conversation, inFlight);
-    inFlight.add(recording);
-    let rec: Awaited<typeof recording>;
-    try {
-      rec = await recording;
-    } finally {
-      inFlight.delete(recording);
-      if (inFlight.size === 0 && this.#recording.get(conversation) === inFlight) this.#recording.delete(conversation);
-    }
+      this.deps.inbound.record({
+        conversation,
+        platform: env.platform,
+        botId: env.botId,
+        eventId: env.eventId,
+        envelope: JSON.stringify(env),
+        occurredAt: env.occurredAt,
+        ...(expired ? { status: "expired" as const, note: `arrived ${Math.round(age / 1000)} s late` } : {}),
+      }),
+    );
     if (rec === "duplicate") {
       metrics.duplicates.inc({ platform: env.platform });
       metrics.inbound.inc({ platform: env.platform, outcome: "duplicate" });
@@ -331,10 +227,10 @@ export class Gateway {
     const id = rec.id;
     const start = this.#drainer
       ? () => {
-          this.#arrivals.set(id, arrival(env));
+          this.#arrivals.add(id, env);
           this.#drainer!.kick(conversation);
         }
-      : () => this.#enqueue(env, id, env.occurredAt.getTime(), this.#earlierRecords(conversation));
+      : () => this.#enqueue(env, id, env.occurredAt.getTime(), this.#recording.earlier(conversation));
     const batch = this.#batch.getStore();
     if (batch) batch.push(start);
     else start();
@@ -346,18 +242,18 @@ export class Gateway {
    * the conversation's lease); the promise settles once it is committed.
    */
   async #take(rec: InboundRecord): Promise<{ done: Promise<unknown> } | undefined> {
-    const env = await this.#recorded(rec);
+    const env = await readRecorded(this.#recordedDeps(), rec);
     if (typeof env === "string") return undefined;
     this.deps.ledger.occurredAt.set(rec.id, rec.occurredAt.getTime());
-    if (!this.#arrivals.has(rec.id)) this.#arrivals.set(rec.id, arrival(env));
+    if (!this.#arrivals.has(rec.id)) this.#arrivals.add(rec.id, env);
     const handle = await this.#dispatch(env, rec.id).catch((err: unknown) => {
-      this.#arrivals.delete(rec.id);
+      this.#arrivals.forget(rec.id);
       throw err;
     });
-    if (!handle || handle.accepted === "consumed" || handle.accepted === "context") this.#handled(rec.id, handledWithoutTurn(handle));
+    if (!handle || handle.accepted === "consumed" || handle.accepted === "context") this.#arrivals.handled(rec.id, handledWithoutTurn(handle));
     if (handle) {
       this.#watch(handle, env, rec.id);
-      void handle.done.finally(() => this.#arrivals.delete(rec.id));
+      void handle.done.finally(() => this.#arrivals.forget(rec.id));
     }
     return handle ? { done: handle.done } : undefined;
   }
@@ -366,15 +262,9 @@ export class Gateway {
     return `${env.platform}:${env.botId}:${env.chatId}:${env.threadId ?? ""}`;
   }
 
-  /** The records of this conversation still in flight (a later event's handling waits for them). */
-  #earlierRecords(conversation: string): Promise<unknown> | undefined {
-    const inFlight = this.#recording.get(conversation);
-    return inFlight?.size ? Promise.allSettled([...inFlight]) : undefined;
-  }
-
   #enqueue(env: InboundEnvelope, inboundId: string, occurredAt: number, after?: Promise<unknown>): void {
     this.deps.ledger.occurredAt.set(inboundId, occurredAt);
-    this.#arrivals.set(inboundId, arrival(env));
+    this.#arrivals.add(inboundId, env);
     const key = this.#chatKey(env);
     const prev = this.#chains.get(key) ?? Promise.resolve();
     const next = (after ? Promise.all([prev, after]) : prev).then(() => this.#handle(env, inboundId));
@@ -411,21 +301,21 @@ export class Gateway {
       try {
         const handle = await this.#dispatch(env, inboundId);
         // Consumed and context-only events complete no turn: stop tracking them.
-        if (!handle || handle.accepted === "consumed" || handle.accepted === "context") this.#handled(inboundId, handledWithoutTurn(handle));
+        if (!handle || handle.accepted === "consumed" || handle.accepted === "context") this.#arrivals.handled(inboundId, handledWithoutTurn(handle));
         // A message dropped by /stop or shutdown completes no turn either.
-        else void handle.done.finally(() => this.#arrivals.delete(inboundId));
+        else void handle.done.finally(() => this.#arrivals.forget(inboundId));
         if (handle) this.#watch(handle, env, inboundId);
         return;
       } catch (err) {
         this.deps.metrics.internalErrors.inc({ where: "inbound-handle" });
         const wait = Math.min(5000, 50 * 2 ** Math.min(attempt - 1, 10));
         if (this.#stopping) {
-          this.#arrivals.delete(inboundId);
+          this.#arrivals.forget(inboundId);
           this.deps.log.error({ platform: env.platform, inboundId, err: errInfo(err) }, "could not handle an inbound event while stopping; it is replayed at the next start");
           return;
         }
         if (Date.now() + wait >= deadline) {
-          this.#arrivals.delete(inboundId);
+          this.#arrivals.forget(inboundId);
           await this.#unanswered(env, inboundId, `could not be handled: ${String(errInfo(err).message ?? "error")}`);
           return;
         }
@@ -439,39 +329,9 @@ export class Gateway {
   #watch(handle: RunHandle, env: InboundEnvelope, inboundId: string): void {
     void handle.done.then((outcome) => {
       if (outcome !== "unanswered") return;
-      this.#arrivals.delete(inboundId);
+      this.#arrivals.forget(inboundId);
       return this.#unanswered(env, inboundId, "its turn could not be committed");
     });
-  }
-
-  /**
-   * One info line per handled message: where it came from, how it ended and
-   * how long it took from arrival. Never its content.
-   */
-  #handled(inboundId: string, outcome: string): void {
-    const a = this.#arrivals.get(inboundId);
-    if (!a) return;
-    this.#arrivals.delete(inboundId);
-    this.deps.log.info({ platform: a.platform, chatKind: a.chatKind, outcome, latencyMs: Math.round(performance.now() - a.at), inboundId }, "message handled");
-  }
-
-  /**
-   * An edited or deleted message: its transcript entry takes the new text
-   * (marked edited) or is marked deleted, and the live windows that hold it
-   * are dropped, so the model never sees the old text again. Never answered.
-   * Access needs no check: only entries that came from this very message
-   * change, and a sender who was never let in has none.
-   */
-  async #applyChange(env: InboundEnvelope, change: NonNullable<InboundEnvelope["change"]>, inboundId: string): Promise<void> {
-    const { runner, policy, log } = this.deps;
-    const sourceId = `${env.platform}:${env.botId}:${env.chatId}:${change.messageId}`;
-    let sessions: string[] = [];
-    if (change.kind === "delete") sessions = await runner.opts.transcript.applyChange(sourceId, { kind: "delete" });
-    else if (env.text.length <= policy.MAX_INBOUND_CHARS) sessions = await runner.opts.transcript.applyChange(sourceId, { kind: "edit", content: renderUserText({ text: env.text, attachments: env.attachments } as Parameters<typeof renderUserText>[0]) });
-    else log.info({ platform: env.platform, inboundId }, "an edit longer than MAX_INBOUND_CHARS was not applied; the transcript keeps the earlier text");
-    for (const id of sessions) if (runner.has(id)) runner.get(id).invalidateWindow();
-    await this.deps.ledger.commit({ sessionId: sessions[0] ?? "", inboundIds: [inboundId], messages: [], turnIncrement: 0, replies: [] });
-    this.#handled(inboundId, "change");
   }
 
   async #reply(env: InboundEnvelope, inboundId: string, text: string, sessionId = ""): Promise<void> {
@@ -480,61 +340,27 @@ export class Gateway {
   }
 
   async #dispatch(env: InboundEnvelope, inboundId: string): Promise<RunHandle | undefined> {
-    const { policy, identities, runner } = this.deps;
+    const { policy, runner } = this.deps;
     if (env.change) {
-      await this.#applyChange(env, env.change, inboundId);
+      await applyChange({ ...this.deps, maxInboundChars: policy.MAX_INBOUND_CHARS }, env, env.change, inboundId);
+      this.#arrivals.handled(inboundId, "change");
       return undefined;
     }
-    const adapter = this.adapters.find((a) => adapterKey(a.platform, a.botId) === adapterKey(env.platform, env.botId));
+    const adapter = this.#adapterFor(env);
     const isAdmin = listed(policy.ADMIN_USERS, env);
-
-    if (env.chatKind === "private" && policy.DM_POLICY !== "open" && !adapter?.trusted && !isAdmin && !listed(policy.ALLOW_FROM, env)) {
-      const granted = await this.deps.pairing.store.isGranted(env.platform, env.botId, env.senderId);
-      if (!granted) {
-        if (policy.DM_POLICY === "allowlist") {
-          await this.#reply(env, inboundId, "Sorry, this bot only talks to people on its allowlist. Ask its operator for access.");
-          return;
-        }
-        const p = await this.deps.pairing.request({ platform: env.platform, botId: env.botId, senderId: env.senderId, displayName: env.senderName });
-        await this.#reply(
-          env,
-          inboundId,
-          p.kind === "code"
-            ? `Hi! This bot needs its operator's approval before it can chat with you. Your pairing code is ${p.code} (valid for 1 hour). The operator approves it with: switchboard pairing approve ${p.code}`
-            : `You asked for a pairing code a moment ago. Please try again in ${Math.max(1, Math.ceil((p.retryAt.getTime() - Date.now()) / 60_000))} minute(s).`,
-        );
-        return;
-      }
+    const refusal = await dmRefusal(env, policy, this.deps.pairing, adapter, isAdmin);
+    if (refusal !== undefined) {
+      await this.#reply(env, inboundId, refusal);
+      return;
     }
-
     const length = env.textLength ?? env.text.length;
     if (length > policy.MAX_INBOUND_CHARS) {
-      await this.#reply(env, inboundId, `Your message is too long (${length} characters; the limit is ${policy.MAX_INBOUND_CHARS}). Please shorten it or send it in parts.`);
+      await this.#reply(env, inboundId, messages.tooLong(length, policy.MAX_INBOUND_CHARS));
       return;
     }
 
-    const userId = await identities.userId(env.platform, env.senderId, env.senderName);
-    let conversation: InEvent["conversation"];
-    let respond = true;
-    if (env.chatKind === "private") {
-      conversation = { agentId: env.botId, userId, channel: env.channel };
-    } else {
-      let groupId = await identities.groupId(env.platform, env.chatId, { title: env.chatTitle });
-      if (env.chatKind === "thread" && env.threadId && policy.THREAD_SESSIONS === "own") {
-        groupId = await identities.groupId(env.platform, `${env.chatId}:thread:${env.threadId}`, { parentId: groupId });
-      }
-      conversation = { agentId: env.botId, userId: groupId, groupId, channel: env.channel };
-      respond = answersInGroup(env, policy.GROUP_REQUIRE_MENTION, adapter?.botUsername);
-    }
-
-    const key = this.deps.registry.chatKey(conversation);
-    const cached = this.#bindings.get(key);
-    let info: Info;
-    if (!this.#shared && cached && runner.has(cached) && !runner.get(cached).closed) info = runner.get(cached).info;
-    else {
-      info = await this.deps.registry.resolveChatChannel(conversation);
-      setBounded(this.#bindings, key, info.id, CHAT_CACHE_LIMIT);
-    }
+    const { userId, conversation, respond } = await identify(env, this.deps.identities, policy, adapter?.botUsername);
+    const info = await this.#bound(conversation);
     const event: InEvent = {
       type: "message",
       text: env.text,
@@ -550,6 +376,17 @@ export class Gateway {
     };
     if (this.#stopping) return undefined;
     return runner.run(runner.open(info), event);
+  }
+
+  /** The session the conversation is bound to: from the cache while its live session is open (one process only), else from the registry. */
+  async #bound(conversation: InEvent["conversation"]): Promise<Info> {
+    const { runner, registry } = this.deps;
+    const key = registry.chatKey(conversation);
+    const cached = this.#bindings.get(key);
+    if (!this.#shared && cached && runner.has(cached) && !runner.get(cached).closed) return runner.get(cached).info;
+    const info = await registry.resolveChatChannel(conversation);
+    this.#bindings.set(key, info.id);
+    return info;
   }
 
   /**
@@ -572,10 +409,4 @@ export class Gateway {
     if (outboundWaitMs === undefined) await this.deps.outbound.drain();
     else await this.deps.outbound.settle(outboundWaitMs);
   }
-}
-
-/** The first `max` UTF-16 units, never ending on half a surrogate pair. */
-function cutText(text: string, max: number): string {
-  const code = text.charCodeAt(max - 1);
-  return text.slice(0, code >= 0xd800 && code <= 0xdbff ? max - 1 : max);
 }

@@ -3,101 +3,22 @@ import type { OutEvent, ReplyAddress } from "../../runtime/events.js";
 import { errInfo } from "../../log.js";
 import type { DeliveryRecord, DeliveryStore } from "../../store/deliveries.js";
 import type { Adapter } from "../adapter.js";
-import type { SentMessage } from "../contract.js";
-import { chunkText } from "./chunker.js";
 import { isAdapterError } from "../contract.js";
 import type { GatewayMetrics } from "../metrics.js";
+import { ReplyClaims } from "./claims.js";
+import { Drafts, type Draft } from "./drafts.js";
+import { adapterKey, chatKey } from "./keys.js";
+import { findOne, readBack } from "./read-back.js";
 import { OutboundScheduler } from "./scheduler.js";
+import { chunksOf, editChunk, sendChunk } from "./send-chunk.js";
 import type { SentLog } from "./sent-log.js";
 
-/** A reply's chunks as the platform gets them: rendered by the adapter's format, then split at its limit. */
-export function chunksOf(adapter: Adapter, markdown: string): string[] {
-  return adapter.format ? adapter.format.chunks(markdown) : chunkText(markdown, adapter.limits.maxTextLength);
-}
-
-/**
- * Sends one rendered chunk. A refusal of the text itself never loses it: a
- * chunk refused as too long is split smaller and each piece sent (a few
- * rounds at most), one refused for its formatting is sent as plain text.
- * Only the first piece quotes the user's message. Returns the first piece's
- * message.
- */
-export async function sendChunk(
-  adapter: Adapter,
-  to: ReplyAddress,
-  chunk: string,
-  key: string,
-  onRefused?: (why: "too-long" | "bad-format") => void,
-  depth = 0,
-  plain = false,
-): Promise<SentMessage> {
-  try {
-    return await adapter.sink.send(to, chunk, { idempotencyKey: key, ...(plain && { plain }) });
-  } catch (err) {
-    const format = adapter.format;
-    if (!format || !isAdapterError(err, "Rejected") || err.reason === undefined) throw err;
-    onRefused?.(err.reason);
-    if (err.reason === "bad-format" && !plain) return adapter.sink.send(to, format.plain(chunk), { idempotencyKey: `${key}p`, plain: true });
-    if (err.reason !== "too-long" || depth >= 3) throw err;
-    const half = Math.max(1, Math.floor(chunk.length / 2));
-    let pieces: string[] = [];
-    try {
-      if (!plain) pieces = format.split(chunk, half);
-    } catch {
-      // A tag longer than half the chunk cannot be split as rendered: the plain text can.
-    }
-    if (pieces.length < 2) {
-      pieces = chunkText(plain ? chunk : format.plain(chunk), half);
-      plain = true;
-    }
-    let first: SentMessage | undefined;
-    for (const [j, piece] of pieces.entries()) {
-      const sent = await sendChunk(adapter, j === 0 ? to : { ...to, replyToMessageId: undefined }, piece, `${key}.${j}`, onRefused, depth + 1, plain);
-      first ??= sent;
-    }
-    if (!first) throw err;
-    return first;
-  }
-}
-
-/** Edits a message to a rendered chunk; one the platform cannot parse is written as plain text instead. */
-async function editChunk(adapter: Adapter, to: ReplyAddress, messageId: string, chunk: string): Promise<void> {
-  try {
-    await adapter.sink.edit(to, messageId, chunk);
-  } catch (err) {
-    if (!adapter.format || !isAdapterError(err, "Rejected") || err.reason !== "bad-format") throw err;
-    await adapter.sink.edit(to, messageId, adapter.format.plain(chunk), { plain: true });
-  }
-}
+export { adapterKey, chatKey } from "./keys.js";
+export { chunksOf, sendChunk } from "./send-chunk.js";
+export { STOPPED_MARK } from "./drafts.js";
 
 /** markSending found the reply no longer pending or sending: it was sent meanwhile, or another process took it. */
 class ReplyTaken extends Error {}
-
-export const adapterKey = (platform: string, botId: string) => `${platform}:${botId}`;
-export const chatKey = (a: ReplyAddress) => `${a.platform}:${a.botId}:${a.chatId}:${a.threadId ?? ""}`;
-
-interface Draft {
-  /** Set once the final reply takes over: no more streaming edits. */
-  final?: boolean;
-  messageId?: string;
-  sending?: Promise<void>;
-  text: string;
-  shown: string;
-  lastEdit: number;
-  timer?: NodeJS.Timeout;
-}
-
-/**
- * A draft starts this long after the delta that qualified it, and not at
- * all if the answer is complete by then: a quick answer (one that was only
- * slow to start, behind a busy database) goes out as one durable message.
- * A draft has no delivery record yet, so it is the one message a crash can
- * leave behind for the recovered reply to repeat.
- */
-const DRAFT_GRACE_MS = 150;
-
-/** Appended to a draft whose turn ended without its final reply. */
-export const STOPPED_MARK = "\n\n(stopped)";
 
 export interface OutboundOptions {
   deliveries: DeliveryStore;
@@ -121,12 +42,10 @@ export interface OutboundOptions {
  */
 export class Outbound {
   readonly #adapters = new Map<string, { adapter: Adapter; scheduler: OutboundScheduler }>();
-  readonly #drafts = new Map<string, Draft>();
-  readonly #turnStart = new Map<string, number>();
+  readonly #drafts: Drafts;
   readonly #inFlight = new Set<string>();
   /** Replies this process has taken on (queued behind their chat, or being sent): their claims are kept fresh in shared mode. */
-  readonly #held = new Set<string>();
-  #claimTimer: NodeJS.Timeout | undefined;
+  readonly #held: ReplyClaims;
   /** Replies to one chat are delivered in the order they were emitted. */
   readonly #chains = new Map<string, Promise<void>>();
 
@@ -134,7 +53,10 @@ export class Outbound {
   #gate: Promise<void> = Promise.resolve();
   #openGate: (() => void) | undefined;
 
-  constructor(readonly opts: OutboundOptions) {}
+  constructor(readonly opts: OutboundOptions) {
+    this.#drafts = new Drafts({ ...opts, lookup: (to) => this.#for(to), chatBusy: (key) => this.#chains.has(key) });
+    this.#held = new ReplyClaims(opts);
+  }
 
   hold(): void {
     this.#gate = new Promise((r) => (this.#openGate = r));
@@ -147,17 +69,8 @@ export class Outbound {
   /** Queues every reply written but not confirmed sent, each behind its chat's earlier replies. */
   async queueUnsent(): Promise<number> {
     const rows = await this.opts.deliveries.unsent({ staleAfterMs: this.opts.staleAfterMs });
-    for (const r of rows) void this.#holding(r.id, () => this.#inOrder(chatKey(JSON.parse(r.address) as ReplyAddress), () => this.deliver(r)));
+    for (const r of rows) void this.#held.holding(r.id, () => this.#inOrder(chatKey(JSON.parse(r.address) as ReplyAddress), () => this.deliver(r)));
     return rows.length;
-  }
-
-  async #holding<T>(id: string, fn: () => Promise<T>): Promise<T> {
-    this.#held.add(id);
-    try {
-      return await fn();
-    } finally {
-      this.#held.delete(id);
-    }
   }
 
   add(adapter: Adapter): void {
@@ -188,34 +101,28 @@ export class Outbound {
   sink = async (_sessionId: string, e: OutEvent): Promise<void> => {
     switch (e.kind) {
       case "lifecycle":
-        if (e.phase === "turn-start" && e.detail?.turnId) this.#turnStart.set(String(e.detail.turnId), Date.now());
+        if (e.phase === "turn-start" && e.detail?.turnId) this.#drafts.turnStarted(String(e.detail.turnId));
         return;
       case "typing":
         return this.typing(e.replyTo);
       case "text-delta":
-        return this.#stream(e.turnId, e.replyTo, e.text, e.inboundId);
+        return this.#drafts.stream(e.turnId, e.replyTo, e.text, e.inboundId);
       case "text-final": {
         const { deliveryId, turnId } = e;
         // Take the draft now: turn-complete follows at once and forgets the turn.
-        const draft = this.#drafts.get(turnId);
-        if (draft) {
-          draft.final = true;
-          if (draft.timer) clearTimeout(draft.timer);
-        }
-        if (deliveryId) await this.#holding(deliveryId, () => this.#inOrder(chatKey(e.replyTo), () => this.deliverId(deliveryId, draft)));
-        this.#forget(turnId);
+        const draft = this.#drafts.take(turnId);
+        if (deliveryId) await this.#held.holding(deliveryId, () => this.#inOrder(chatKey(e.replyTo), () => this.deliverId(deliveryId, draft)));
+        this.#drafts.forget(turnId);
         return;
       }
       case "notice": {
         const { deliveryId } = e;
-        if (deliveryId && e.replyTo) await this.#holding(deliveryId, () => this.#inOrder(chatKey(e.replyTo!), () => this.deliverId(deliveryId)));
+        if (deliveryId && e.replyTo) await this.#held.holding(deliveryId, () => this.#inOrder(chatKey(e.replyTo!), () => this.deliverId(deliveryId)));
         return;
       }
       case "turn-complete": {
-        const draft = this.#drafts.get(e.turnId);
-        this.#forget(e.turnId);
         // Stopped, fenced or failed after part of the answer was shown: the draft says so.
-        if (draft && !draft.final) await this.#stopDraft(e.replyTo, draft);
+        await this.#drafts.ended(e.turnId, e.replyTo);
         return;
       }
       default:
@@ -234,41 +141,9 @@ export class Outbound {
     return next;
   }
 
-  #forget(turnId: string): void {
-    const d = this.#drafts.get(turnId);
-    if (d?.timer) clearTimeout(d.timer);
-    this.#drafts.delete(turnId);
-    this.#turnStart.delete(turnId);
-  }
-
-  /**
-   * A draft whose turn ended without a final reply (interrupted, fenced by
-   * /new, failed) is finished with a visible "(stopped)" marker, so no
-   * partial answer is left looking as if it were still being written.
-   */
-  async #stopDraft(to: ReplyAddress, draft: Draft): Promise<void> {
-    draft.final = true;
-    if (draft.timer) clearTimeout(draft.timer);
-    await draft.sending;
-    const a = this.#for(to);
-    if (!a || !draft.messageId) return;
-    const mid = draft.messageId;
-    const room = a.adapter.limits.maxTextLength - STOPPED_MARK.length;
-    const shown = draft.shown.length > room ? `${draft.shown.slice(0, Math.max(0, room - 1))}…` : draft.shown;
-    const text = `${shown}${STOPPED_MARK}`;
-    try {
-      await a.scheduler.schedule(chatKey(to), () => a.adapter.sink.edit(to, mid, text), { label: "edit" });
-      draft.shown = text;
-      this.opts.metrics.outbound.inc({ platform: to.platform, call: "edit", outcome: "ok" });
-    } catch (err) {
-      this.opts.metrics.outbound.inc({ platform: to.platform, call: "edit", outcome: "error" });
-      this.opts.log.warn({ platform: to.platform, err: errInfo(err) }, "could not mark a stopped draft as stopped; its partial text stays as it is");
-    }
-  }
-
   /** Sizes of the per-chat and per-turn state, for tests and diagnostics. */
   stats(): { drafts: number; turnStart: number; chains: number; inFlight: number; held: number } {
-    return { drafts: this.#drafts.size, turnStart: this.#turnStart.size, chains: this.#chains.size, inFlight: this.#inFlight.size, held: this.#held.size };
+    return { drafts: this.#drafts.size, turnStart: this.#drafts.turnStarts, chains: this.#chains.size, inFlight: this.#inFlight.size, held: this.#held.size };
   }
 
   async typing(to: ReplyAddress): Promise<void> {
@@ -278,81 +153,18 @@ export class Outbound {
     this.opts.metrics.outbound.inc({ platform: to.platform, call: "typing", outcome: r ? "ok" : "skipped" });
   }
 
-  /** Streams a draft: sent once the turn has run a while, then edited at the adapter's pace. */
-  async #stream(turnId: string, to: ReplyAddress, text: string, inboundId?: string): Promise<void> {
-    const a = this.#for(to);
-    if (!a || !a.adapter.limits.canEdit) return;
-    const started = this.#turnStart.get(turnId) ?? Date.now();
-    let d = this.#drafts.get(turnId);
-    if (!d) {
-      if (Date.now() - started < (this.opts.streamAfterMs ?? 1000)) return;
-      // A draft goes straight to the scheduler: it must not overtake this chat's earlier replies still queued. Try again at the next delta.
-      if (this.#chains.has(chatKey(to))) return;
-      d = { text, shown: "", lastEdit: 0 };
-      this.#drafts.set(turnId, d);
-      const draft = d;
-      draft.timer = setTimeout(() => {
-        draft.timer = undefined;
-        if (draft.final || this.#chains.has(chatKey(to))) return;
-        const first = chunksOf(a.adapter, draft.text)[0] ?? "…";
-        draft.sending = a.scheduler
-          .schedule(chatKey(to), () => a.adapter.sink.send(to, first), { essential: false, label: "draft" })
-          .then((sent) => {
-            if (sent) {
-              draft.messageId = sent.messageId;
-              draft.shown = first;
-              draft.lastEdit = Date.now();
-              // Remembered past a crash: the replayed turn's reply then takes this message over.
-              if (inboundId) this.opts.sentLog?.recordDraft(inboundId, sent.messageId);
-            }
-          });
-      }, DRAFT_GRACE_MS);
-      draft.timer.unref?.();
-      return;
-    }
-    d.text = text;
-    if (d.timer) return;
-    const interval = to.kind === "private" ? a.adapter.limits.editIntervalMs.private : a.adapter.limits.editIntervalMs.group;
-    const draft = d;
-    draft.timer = setTimeout(() => {
-      draft.timer = undefined;
-      if (draft.final) return;
-      const next = chunksOf(a.adapter, draft.text)[0] ?? "";
-      if (!draft.messageId || next === draft.shown) return;
-      void a.scheduler.schedule(chatKey(to), () => a.adapter.sink.edit(to, draft.messageId!, next), { essential: false, label: "edit" }).then(() => {
-        draft.shown = next;
-        draft.lastEdit = Date.now();
-      });
-    }, Math.max(0, interval - (Date.now() - draft.lastEdit)));
-    draft.timer.unref?.();
-  }
-
   async deliverId(id: string, draft?: Draft): Promise<void> {
     const rec = await this.opts.deliveries.take(id);
     if (rec) await this.deliver(rec, draft);
   }
 
-  /**
-   * Shared mode: another process takes over replies whose claim is older
-   * than staleAfterMs. A reply queued here behind a slow chat is not
-   * abandoned, so this process renews the claims of every reply it holds.
-   */
+  /** Shared mode: keeps the claims of every reply this process holds fresh (see claims.ts). */
   startClaims(): void {
-    const stale = this.opts.staleAfterMs;
-    if (!stale || this.#claimTimer) return;
-    this.#claimTimer = setInterval(() => {
-      if (!this.#held.size) return;
-      this.opts.deliveries.renewClaims([...this.#held], this.opts.owner ?? "").catch((err) => {
-        this.opts.metrics.internalErrors.inc({ where: "reply-claims-renew" });
-        this.opts.log.error({ err: errInfo(err) }, "renewing reply claims failed; another process may send them after the stale period");
-      });
-    }, Math.max(250, Math.floor(stale / 3)));
-    this.#claimTimer.unref?.();
+    this.#held.start();
   }
 
   stopClaims(): void {
-    clearInterval(this.#claimTimer);
-    this.#claimTimer = undefined;
+    this.#held.stop();
   }
 
   /**
@@ -382,7 +194,7 @@ export class Outbound {
       // A draft a previous process showed for this event (its turn never committed) becomes the reply's first chunk.
       const adopted = !draft && rec.inboundId && rec.part === 0 ? this.opts.sentLog?.draftOf(rec.inboundId) : undefined;
       if (adopted) draft = { messageId: adopted, text: "", shown: "", lastEdit: 0, final: true };
-      const found = triedBefore ? await this.#readBack(a, rec, to, chunks.length, draft) : undefined;
+      const found = triedBefore ? await readBack(this.opts, a, rec, to, chunks.length, draft) : undefined;
       // Marked `sending` (and the attempt counted) right before each platform call, not while the chunk
       // waits for a rate-limit token: after a crash, `sending` names exactly the replies that may have
       // reached the platform, and `attempts` how many times they were handed over.
@@ -416,7 +228,7 @@ export class Outbound {
           chatKey(to),
           async () => {
             // The scheduler retries a failed call; the failed one may still have been posted (a timeout).
-            const already = attempt++ > 0 ? await this.#findOne(a, rec, target, key) : undefined;
+            const already = attempt++ > 0 ? await findOne(this.opts, a, rec, target, key) : undefined;
             if (!already) await handOver();
             const r = already ?? (await sendChunk(a.adapter, target, chunk, key, (why) => this.#refused(rec, why)));
             log?.record(rec.id, i, r.messageId);
@@ -469,44 +281,6 @@ export class Outbound {
     }
   }
 
-  /**
-   * Before resending a reply left `sending`, asks the platform which of its
-   * chunks it already shows (Slack: by the delivery key carried in each
-   * message's metadata). Chunks the local sent log knows are not asked about.
-   * A platform that cannot tell (no read-back, or it refused the read) gets
-   * the chunk again: that is the documented in-flight window.
-   */
-  async #readBack(a: { adapter: Adapter; scheduler: OutboundScheduler }, rec: DeliveryRecord, to: ReplyAddress, chunks: number, draft?: Draft): Promise<Map<string, SentMessage> | undefined> {
-    const findSent = a.adapter.sink.findSent?.bind(a.adapter.sink);
-    if (!findSent) return undefined;
-    const keys: string[] = [];
-    for (let i = 0; i < chunks; i++) if (!(i === 0 && draft?.messageId) && this.opts.sentLog?.sent(rec.id, i) === undefined) keys.push(`${rec.id}:${i}`);
-    if (!keys.length) return undefined;
-    try {
-      const found = await a.scheduler.schedule(chatKey(to), () => findSent(to, keys, rec.createdAt), { label: "read-back" });
-      this.opts.metrics.outbound.inc({ platform: rec.platform, call: "read-back", outcome: found?.size ? "found" : "absent" });
-      return found;
-    } catch (err) {
-      this.opts.metrics.outbound.inc({ platform: rec.platform, call: "read-back", outcome: "error" });
-      if (!isAdapterError(err, "Rejected")) throw err; // the reply stays queued; the read is tried again
-      this.opts.log.error({ deliveryId: rec.id, platform: rec.platform, err: errInfo(err) }, "could not check whether a reply left sending by a crash was already posted; sending it again, so it may show twice");
-      return undefined;
-    }
-  }
-
-  /** One chunk's read-back before a retried send (no rate-limit slot of its own: it runs inside the send's). */
-  async #findOne(a: { adapter: Adapter }, rec: DeliveryRecord, to: ReplyAddress, key: string): Promise<SentMessage | undefined> {
-    if (!a.adapter.sink.findSent) return undefined;
-    try {
-      return (await a.adapter.sink.findSent(to, [key], rec.createdAt)).get(key);
-    } catch (err) {
-      if (!isAdapterError(err, "Rejected")) throw err;
-      this.opts.metrics.outbound.inc({ platform: rec.platform, call: "read-back", outcome: "error" });
-      this.opts.log.error({ deliveryId: rec.id, platform: rec.platform, err: errInfo(err) }, "could not check whether a failed send was posted after all; sending it again, so it may show twice");
-      return undefined;
-    }
-  }
-
   /** Sends every reply written but not confirmed sent (at start, and periodically). */
   async flushUnsent(): Promise<number> {
     const rows = await this.opts.deliveries.unsent({ staleAfterMs: this.opts.staleAfterMs ?? 5_000 });
@@ -539,7 +313,7 @@ export class Outbound {
 
   close(): void {
     this.stopClaims();
-    for (const d of this.#drafts.values()) if (d.timer) clearTimeout(d.timer);
+    this.#drafts.close();
     for (const a of this.#adapters.values()) a.scheduler.close();
     this.opts.sentLog?.close();
   }

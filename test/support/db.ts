@@ -2,7 +2,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { inject } from "vitest";
-import { openDatabase, type Database, type StoreFaults } from "../../src/store/index.js";
+import { type Database, openDatabase, type StoreFaults } from "../../src/store/index.js";
 
 export const PROVIDERS = ["sqlite", "postgresql"] as const;
 export type TestProvider = (typeof PROVIDERS)[number];

@@ -1,15 +1,16 @@
 import type { ChildProcess } from "node:child_process";
 import { afterAll, describe, expect, it } from "vitest";
-import { LoopbackPlatform } from "../support/loopback-platform.js";
+import { migrate } from "../../src/store/index.js";
 import { freshDatabaseUrl } from "../support/db.js";
 import { roundRobin, startGateway } from "../support/gateway-processes.js";
-import { migrate } from "../../src/store/index.js";
+import { LoopbackPlatform } from "../support/loopback-platform.js";
 
 /**
  * Three gateway processes on one PostgreSQL database behind a round-robin
  * proxy: consecutive messages of one chat land on different processes, and
  * per-chat order, exactly-once replies and single rotations must still hold.
- * The ordering comes from conversation leases in the database.
+ * The ordering comes from conversation leases in the database. The quick
+ * version (480 messages, loopback platform) of multiprocess.test.ts.
  */
 describe("several gateway processes on one PostgreSQL database", () => {
   const children: ChildProcess[] = [];
@@ -24,7 +25,15 @@ describe("several gateway processes on one PostgreSQL database", () => {
     const platformUrl = await platform.start();
     const dbUrl = await freshDatabaseUrl("postgresql");
     await migrate(dbUrl);
-    const env = { DATABASE_URL: dbUrl, HTTP_PORT: "0", DM_POLICY: "open", SHARED_DATABASE: "true", LOOPBACK_URL: platformUrl, LOOPBACK_MODE: "webhook", LOG_LEVEL: "warn" };
+    const env = {
+      DATABASE_URL: dbUrl,
+      HTTP_PORT: "0",
+      DM_POLICY: "open",
+      SHARED_DATABASE: "true",
+      LOOPBACK_URL: platformUrl,
+      LOOPBACK_MODE: "webhook",
+      LOG_LEVEL: "warn",
+    };
     const gateways = await Promise.all([startGateway(env), startGateway(env), startGateway(env)]);
     children.push(...gateways.map((g) => g.child));
     const proxy = await roundRobin(gateways.map((g) => g.url));
@@ -37,7 +46,10 @@ describe("several gateway processes on one PostgreSQL database", () => {
       Array.from({ length: CHATS }, async (_, c) => {
         for (let i = 0; i < PER_CHAT; i++) {
           const text = isNew(c, i) ? "/new" : `msg ${c}-${i}`;
-          const r = await fetch(`${proxy.url}/loopback/update`, { method: "POST", body: JSON.stringify({ id: 0, chatId: `c${c}`, senderId: `u${c}`, text, messageId: `m${i}`, date: Date.now() }) });
+          const r = await fetch(`${proxy.url}/loopback/update`, {
+            method: "POST",
+            body: JSON.stringify({ id: 0, chatId: `c${c}`, senderId: `u${c}`, text, messageId: `m${i}`, date: Date.now() }),
+          });
           expect(r.status).toBe(200);
           sent++;
         }
@@ -46,7 +58,8 @@ describe("several gateway processes on one PostgreSQL database", () => {
     expect(sent).toBe(CHATS * PER_CHAT);
     const end = Date.now() + 90_000;
     while (platform.messages.length < CHATS * PER_CHAT && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
-    await new Promise((r) => setTimeout(r, 1000));
+    // Anything late or doubled is sent before a gateway has stopped: stop all three and wait for their exits.
+    await Promise.all(children.map((c) => new Promise((r) => (c.once("exit", r), c.kill("SIGTERM")))));
 
     let orderViolations = 0;
     let duplicates = 0;
@@ -56,13 +69,24 @@ describe("several gateway processes on one PostgreSQL database", () => {
       const replies = platform.messages.filter((m) => m.chatId === `c${c}`).map((m) => m.text);
       const expected = Array.from({ length: PER_CHAT }, (_, i) => (isNew(c, i) ? "NEW" : `echo: msg ${c}-${i}`));
       const got = replies.map((t) => (t.startsWith("Started a fresh session") ? "NEW" : t));
-      missing += expected.filter((e, i) => !got.includes(e) && !(e === "NEW" && got.filter((g) => g === "NEW").length >= expected.slice(0, i + 1).filter((x) => x === "NEW").length)).length;
+      missing += expected.filter(
+        (e, i) => !got.includes(e) && !(e === "NEW" && got.filter((g) => g === "NEW").length >= expected.slice(0, i + 1).filter((x) => x === "NEW").length),
+      ).length;
       duplicates += got.filter((g, i) => g !== "NEW" && got.indexOf(g) !== i).length;
       doubleRotations += Math.max(0, got.filter((g) => g === "NEW").length - expected.filter((e) => e === "NEW").length);
       doubleRotations += replies.filter((t) => t === "A fresh session was already started.").length;
       if (JSON.stringify(got) !== JSON.stringify(expected)) orderViolations++;
     }
-    const counts = { processes: 3, chats: CHATS, messages: CHATS * PER_CHAT, replies: platform.messages.length, orderViolations, duplicates, doubleRotations, missing };
+    const counts = {
+      processes: 3,
+      chats: CHATS,
+      messages: CHATS * PER_CHAT,
+      replies: platform.messages.length,
+      orderViolations,
+      duplicates,
+      doubleRotations,
+      missing,
+    };
     console.log(`shared database: ${JSON.stringify(counts)}`);
     if (missing || orderViolations) {
       const { default: pg } = await import("pg");

@@ -57,7 +57,9 @@ describe("gateway behaviour", () => {
     const a = await start({}, new MemoryAdapter(), slowAgent(["all at once"], 300), 50);
     await a.ctx.inbound(a.dm("305", "hi"));
     await eventually(() => a.to("305"), (s) => s.length === 1);
-    await new Promise((r) => setTimeout(r, 300));
+    // A second message would be sent before a graceful stop returns (running turns and queued replies finish first).
+    await app!.stop({ graceMs: 30_000 });
+    app = undefined;
     expect(a.to("305").map((m) => m.text)).toEqual(["all at once"]);
     // The durable reply itself (with its idempotency key), not a draft edited into it.
     expect(a.to("305")[0]!.idempotencyKey).toMatch(/:0$/);
@@ -89,7 +91,9 @@ describe("gateway behaviour", () => {
     const a = await start({}, noEdit, slowAgent(["a", "b", "c", "d"], 60), 50);
     await a.ctx.inbound(a.dm("301", "go"));
     await eventually(() => a.to("301"), (s) => s.length === 1);
-    await new Promise((r) => setTimeout(r, 200));
+    // A second message would be sent before a graceful stop returns (running turns and queued replies finish first).
+    await app!.stop({ graceMs: 30_000 });
+    app = undefined;
     expect(a.to("301").map((s) => s.text)).toEqual(["abcd"]);
     expect(a.edits).toEqual([]);
   });

@@ -24,4 +24,6 @@ const app = await createApp(config, {
 });
 const url = await app.start();
 process.stdout.write(`READY ${url}\n`);
-process.on("SIGTERM", () => void app.stop().then(() => process.exit(0)));
+// SIGTERM finishes the running turns and sends the queued replies first, so a test that stops the
+// process and waits for its exit has seen every reply it would ever send.
+process.on("SIGTERM", () => void app.stop({ graceMs: 30_000 }).then(() => process.exit(0)));

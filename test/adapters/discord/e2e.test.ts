@@ -36,7 +36,10 @@ describe("Discord end to end", () => {
     // A redelivery of an already-answered message (as after a reconnect that replays too much).
     fake.dispatch("MESSAGE_CREATE", { ...first, channel_type: 1 });
     await eventually(() => fake.sent({ channelId: dm.id }), (s) => s.length >= 3, 15_000, "the replies to the missed events");
-    await new Promise((r) => setTimeout(r, 600));
+    // The redelivery was recorded as a duplicate (the cause), and a reply to it would be sent before a graceful stop returns (running turns and queued replies finish first).
+    await eventually(() => app!.metrics.text(), (t) => /switchboard_duplicates_dropped_total\{platform="discord"\} [1-9]/.test(t), 15_000, "the redelivery dropped");
+    await app!.stop({ graceMs: 30_000 });
+    app = undefined;
     expect(fake.sent({ channelId: dm.id }).map((m) => m.content)).toEqual(["echo: before the drop", "echo: missed one", "echo: missed two"]);
   });
 

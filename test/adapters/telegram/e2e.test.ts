@@ -50,7 +50,9 @@ describe("Telegram end to end", () => {
     apps.length = 0;
     g = await gateway(url);
     await eventually(() => countReplies().size, (n) => n >= 500, 90_000, "all 500 replies");
-    await new Promise((r) => setTimeout(r, 500));
+    // A late or doubled reply is sent before a graceful stop returns (running turns and queued replies finish first).
+    await g.app.stop({ graceMs: 30_000 });
+    apps.length = 0;
     const per = countReplies();
     expect(per.size).toBe(500);
     expect([...per.values()].filter((n) => n > 1)).toEqual([]);
@@ -89,7 +91,8 @@ describe("Telegram end to end", () => {
     expect((await fake.deliverWebhook(hook, update, "s3cret-hook")).status).toBe(200);
     expect((await fake.deliverWebhook(hook, update, "s3cret-hook")).status).toBe(200);
     await eventually(() => fake.sent().length, (n) => n >= 1, 10_000, "the reply");
-    await new Promise((r) => setTimeout(r, 300));
+    // A doubled reply is sent before a graceful stop returns.
+    for (const a of apps.splice(0)) await a.stop({ graceMs: 30_000 });
     expect(fake.sent().map((s) => s.text)).toEqual(["echo: via webhook"]);
   });
 });

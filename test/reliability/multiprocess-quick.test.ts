@@ -59,7 +59,13 @@ describe("several gateway processes on one PostgreSQL database", () => {
     const end = Date.now() + 90_000;
     while (platform.messages.length < CHATS * PER_CHAT && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
     // Anything late or doubled is sent before a gateway has stopped: stop all three and wait for their exits.
-    await Promise.all(children.map((c) => new Promise((r) => (c.once("exit", r), c.kill("SIGTERM")))));
+    await Promise.all(
+      children.map((c) => {
+        const exited = new Promise((r) => c.once("exit", r));
+        c.kill("SIGTERM");
+        return exited;
+      }),
+    );
 
     let orderViolations = 0;
     let duplicates = 0;

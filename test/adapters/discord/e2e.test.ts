@@ -46,11 +46,11 @@ describe("Discord end to end", () => {
   it("a /status application command is deferred and answered through the interaction", async () => {
     const guild = await start();
     const bob = fake.user("bob");
-    const channel = guild.channels["general"]!;
+    const channel = guild.channels.general!;
     fake.userMessage({ channel, author: bob, content: `<@${fake.bot.id}> hello` });
     await eventually(() => fake.sent({ channelId: channel.id }), (s) => s.length === 1, 10_000, "the mention's reply");
     const interaction = fake.slashCommand({ name: "status", user: bob, channel });
-    const id = String(interaction["id"]);
+    const id = String(interaction.id);
     await eventually(() => fake.interaction(id)?.responseType, (t) => t === 5, 3000, "a deferral within Discord's 3 seconds");
     const answered = await eventually(() => fake.sent({ via: "interaction" }), (s) => s.some((m) => m.content.startsWith("session: ") && !m.loading), 10_000, "the status answer");
     expect(answered.find((m) => m.content.startsWith("session: "))!.content).toMatch(/^turns: 1$/m);

@@ -20,6 +20,7 @@ import { InterceptorChain, type InterceptContext, type Interceptor } from "./int
 import { SessionPool } from "./session-pool.js";
 import { stopTurns } from "./stop.js";
 import { TurnQueues, type TurnQueue } from "./turn-queue.js";
+import { KeyedQueue } from "../keyed-queue.js";
 
 export { errInfo, renderUserText };
 export type { BusyPolicy, InterceptContext, Interceptor };
@@ -77,6 +78,8 @@ export class Runner {
   readonly sinks: SinkRouter;
   readonly ledger: Ledger;
   readonly #queues = new TurnQueues();
+  /** A session's events are taken one at a time, in the order they reached the runner. */
+  readonly #intake = new KeyedQueue();
   readonly #pool: SessionPool;
   readonly #interceptors = new InterceptorChain();
   #closed = false;
@@ -161,10 +164,7 @@ export class Runner {
    */
   run(session: LiveSession, event: InEvent): Promise<RunHandle> {
     if (this.#closed || this.#draining) return Promise.reject(errors.closed("The runner"));
-    const q = this.#queues.of(session.id);
-    const taken = q.intake.then(() => this.#take(session, event));
-    q.intake = taken.catch(() => undefined);
-    return taken;
+    return this.#intake.run(session.id, () => this.#take(session, event));
   }
 
   async #take(session: LiveSession, incoming: InEvent): Promise<RunHandle> {

@@ -11,12 +11,12 @@ const CHAT_CACHE_LIMIT = 50_000;
 export class BindingCache {
   readonly #bindings = new Map<string, string>();
 
-  get(chatKey: string): string | undefined {
-    return this.#bindings.get(chatKey);
+  get(bindingKey: string): string | undefined {
+    return this.#bindings.get(bindingKey);
   }
 
-  set(chatKey: string, sessionId: string): void {
-    setBounded(this.#bindings, chatKey, sessionId, CHAT_CACHE_LIMIT);
+  set(bindingKey: string, sessionId: string): void {
+    setBounded(this.#bindings, bindingKey, sessionId, CHAT_CACHE_LIMIT);
   }
 
   moved(previousId: string, sessionId: string): void {

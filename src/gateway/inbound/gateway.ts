@@ -14,7 +14,9 @@ import type { Adapter, AdapterContext, InboundResult } from "../adapter.js";
 import type { InboundEnvelope } from "../contract.js";
 import type { GatewayLedger } from "../ledger.js";
 import type { GatewayMetrics } from "../metrics.js";
-import { adapterKey, type Outbound } from "../outbound/outbound.js";
+import type { Outbound } from "../outbound/outbound.js";
+import { KeyedQueue } from "../../keyed-queue.js";
+import { adapterKey, chatKey } from "../keys.js";
 import type { Pairing } from "./pairing.js";
 import { ConversationDrainer } from "./conversation-drain.js";
 import { ReplyTracker } from "./reply-tracker.js";
@@ -64,12 +66,12 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
  */
 export class Gateway {
   readonly adapters: Adapter[] = [];
-  readonly #chains = new Map<string, Promise<void>>();
+  /** Events of one chat are handled one at a time, in arrival order. */
+  readonly #chats = new KeyedQueue();
   readonly #bindings = new BindingCache();
   readonly #recording = new RecordsInFlight();
   /** An adapter's batch (ctx.batch): events recorded inside it are handled once it ends. */
   readonly #batch = new AsyncLocalStorage<Array<() => void>>();
-  readonly #pendingHandles = new Set<Promise<unknown>>();
   readonly #arrivals: Arrivals;
   #stopping = false;
   /** Handling waits for start() to finish, so events replayed from before a restart go first. */
@@ -258,32 +260,20 @@ export class Gateway {
     return handle ? { done: handle.done } : undefined;
   }
 
-  #chatKey(env: InboundEnvelope): string {
-    return `${env.platform}:${env.botId}:${env.chatId}:${env.threadId ?? ""}`;
-  }
-
   #enqueue(env: InboundEnvelope, inboundId: string, occurredAt: number, after?: Promise<unknown>): void {
     this.deps.ledger.occurredAt.set(inboundId, occurredAt);
     this.#arrivals.add(inboundId, env);
-    const key = this.#chatKey(env);
-    const prev = this.#chains.get(key) ?? Promise.resolve();
-    const next = (after ? Promise.all([prev, after]) : prev).then(() => this.#handle(env, inboundId));
-    this.#chains.set(key, next);
-    this.#pendingHandles.add(next);
-    void next.finally(() => {
-      this.#pendingHandles.delete(next);
-      if (this.#chains.get(key) === next) this.#chains.delete(key);
-    });
+    void this.#chats.run(chatKey(env), () => this.#handle(env, inboundId), after);
   }
 
   /** Sizes of the per-chat state, for tests and diagnostics: idle, every one is back to its resting size. */
   stats(): { chains: number; arrivals: number; recording: number; bindings: number } {
-    return { chains: this.#chains.size, arrivals: this.#arrivals.size, recording: this.#recording.size, bindings: this.#bindings.size };
+    return { chains: this.#chats.size, arrivals: this.#arrivals.size, recording: this.#recording.size, bindings: this.#bindings.size };
   }
 
   /** Waits until every queued event has been taken by the runner. */
   async idle(): Promise<void> {
-    while (this.#pendingHandles.size) await Promise.allSettled([...this.#pendingHandles]);
+    await this.#chats.idle();
     await this.#drainer?.idle();
   }
 
@@ -381,7 +371,7 @@ export class Gateway {
   /** The session the conversation is bound to: from the cache while its live session is open (one process only), else from the registry. */
   async #bound(conversation: InEvent["conversation"]): Promise<Info> {
     const { runner, registry } = this.deps;
-    const key = registry.chatKey(conversation);
+    const key = registry.bindingKey(conversation);
     const cached = this.#bindings.get(key);
     if (!this.#shared && cached && runner.has(cached) && !runner.get(cached).closed) return runner.get(cached).info;
     const info = await registry.resolveChatChannel(conversation);

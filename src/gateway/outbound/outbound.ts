@@ -7,13 +7,14 @@ import { isAdapterError } from "../contract.js";
 import type { GatewayMetrics } from "../metrics.js";
 import { ReplyClaims } from "./claims.js";
 import { Drafts, type Draft } from "./drafts.js";
-import { adapterKey, chatKey } from "./keys.js";
+import { KeyedQueue } from "../../keyed-queue.js";
+import { adapterKey, chatKey } from "../keys.js";
 import { findOne, readBack } from "./read-back.js";
 import { OutboundScheduler } from "./scheduler.js";
 import { chunksOf, editChunk, sendChunk } from "./send-chunk.js";
 import type { SentLog } from "./sent-log.js";
 
-export { adapterKey, chatKey } from "./keys.js";
+export { adapterKey, chatKey } from "../keys.js";
 export { chunksOf, sendChunk } from "./send-chunk.js";
 export { STOPPED_MARK } from "./drafts.js";
 
@@ -47,14 +48,14 @@ export class Outbound {
   /** Replies this process has taken on (queued behind their chat, or being sent): their claims are kept fresh in shared mode. */
   readonly #held: ReplyClaims;
   /** Replies to one chat are delivered in the order they were emitted. */
-  readonly #chains = new Map<string, Promise<void>>();
+  readonly #chats = new KeyedQueue();
 
   /** Held closed while the gateway starts, so replies recovered from before a restart go out before new ones. */
   #gate: Promise<void> = Promise.resolve();
   #openGate: (() => void) | undefined;
 
   constructor(readonly opts: OutboundOptions) {
-    this.#drafts = new Drafts({ ...opts, lookup: (to) => this.#for(to), chatBusy: (key) => this.#chains.has(key) });
+    this.#drafts = new Drafts({ ...opts, lookup: (to) => this.#for(to), chatBusy: (key) => this.#chats.busy(key) });
     this.#held = new ReplyClaims(opts);
   }
 
@@ -131,19 +132,12 @@ export class Outbound {
   };
 
   #inOrder(key: string, fn: () => Promise<void>): Promise<void> {
-    const prev = this.#chains.get(key) ?? this.#gate;
-    const next = prev.then(fn, fn);
-    const tail = next.catch(() => undefined);
-    this.#chains.set(key, tail);
-    void tail.then(() => {
-      if (this.#chains.get(key) === tail) this.#chains.delete(key);
-    });
-    return next;
+    return this.#chats.run(key, fn, this.#gate);
   }
 
   /** Sizes of the per-chat and per-turn state, for tests and diagnostics. */
   stats(): { drafts: number; turnStart: number; chains: number; inFlight: number; held: number } {
-    return { drafts: this.#drafts.size, turnStart: this.#drafts.turnStarts, chains: this.#chains.size, inFlight: this.#inFlight.size, held: this.#held.size };
+    return { drafts: this.#drafts.size, turnStart: this.#drafts.turnStarts, chains: this.#chats.size, inFlight: this.#inFlight.size, held: this.#held.size };
   }
 
   async typing(to: ReplyAddress): Promise<void> {

@@ -30,6 +30,7 @@
  * Logs carry the chat key, the label and the error code, never message text
  * or error messages (those can echo the text).
  */
+import { SwitchboardError } from "../../errors.js";
 import { isAdapterError } from "../contract.js";
 import { TokenBucket } from "./token-bucket.js";
 
@@ -74,8 +75,11 @@ export interface OutboundSchedulerOptions {
 }
 
 /** schedule() after close(). */
-export class SchedulerClosedError extends Error {
+export class SchedulerClosedError extends SwitchboardError<"Closed"> {
   override readonly name = "SchedulerClosedError";
+  constructor(message: string) {
+    super("Closed", message);
+  }
 }
 
 interface Job {

@@ -326,7 +326,7 @@ export class Gateway {
 
   async #reply(env: InboundEnvelope, inboundId: string, text: string, sessionId = ""): Promise<void> {
     const r = await this.deps.ledger.commit({ sessionId, inboundIds: [inboundId], messages: [], turnIncrement: 0, replies: [{ replyTo: env.replyTo, text, kind: "notice", severity: "info" }] });
-    for (const id of r.deliveryIds) await this.deps.outbound.deliverId(id);
+    for (const id of r.deliveryIds) await this.deps.outbound.deliverId(id, env.replyTo);
   }
 
   async #dispatch(env: InboundEnvelope, inboundId: string): Promise<RunHandle | undefined> {

@@ -21,6 +21,9 @@ export { STOPPED_MARK } from "./drafts.js";
 /** markSending found the reply no longer pending or sending: it was sent meanwhile, or another process took it. */
 class ReplyTaken extends Error {}
 
+/** A recorded reply's address, for replies recovered from the store (a live one comes with its event's address). */
+const addressOf = (rec: DeliveryRecord): ReplyAddress => JSON.parse(rec.address) as ReplyAddress;
+
 export interface OutboundOptions {
   deliveries: DeliveryStore;
   metrics: GatewayMetrics;
@@ -70,7 +73,10 @@ export class Outbound {
   /** Queues every reply written but not confirmed sent, each behind its chat's earlier replies. */
   async queueUnsent(): Promise<number> {
     const rows = await this.opts.deliveries.unsent({ staleAfterMs: this.opts.staleAfterMs });
-    for (const r of rows) void this.#held.holding(r.id, () => this.#inOrder(chatKey(JSON.parse(r.address) as ReplyAddress), () => this.deliver(r)));
+    for (const r of rows) {
+      const to = addressOf(r);
+      void this.#held.holding(r.id, () => this.#inOrder(chatKey(to), () => this.deliver(r, to)));
+    }
     return rows.length;
   }
 
@@ -112,13 +118,13 @@ export class Outbound {
         const { deliveryId, turnId } = e;
         // Take the draft now: turn-complete follows at once and forgets the turn.
         const draft = this.#drafts.take(turnId);
-        if (deliveryId) await this.#held.holding(deliveryId, () => this.#inOrder(chatKey(e.replyTo), () => this.deliverId(deliveryId, draft)));
+        if (deliveryId) await this.#held.holding(deliveryId, () => this.#inOrder(chatKey(e.replyTo), () => this.deliverId(deliveryId, e.replyTo, draft)));
         this.#drafts.forget(turnId);
         return;
       }
       case "notice": {
         const { deliveryId } = e;
-        if (deliveryId && e.replyTo) await this.#held.holding(deliveryId, () => this.#inOrder(chatKey(e.replyTo!), () => this.deliverId(deliveryId)));
+        if (deliveryId && e.replyTo) await this.#held.holding(deliveryId, () => this.#inOrder(chatKey(e.replyTo!), () => this.deliverId(deliveryId, e.replyTo)));
         return;
       }
       case "turn-complete": {
@@ -147,9 +153,10 @@ export class Outbound {
     this.opts.metrics.outbound.inc({ platform: to.platform, call: "typing", outcome: r ? "ok" : "skipped" });
   }
 
-  async deliverId(id: string, draft?: Draft): Promise<void> {
+  /** Sends the reply `id`; `to` is its address as the event that made it carried it (else read back from its record). */
+  async deliverId(id: string, to?: ReplyAddress, draft?: Draft): Promise<void> {
     const rec = await this.opts.deliveries.take(id);
-    if (rec) await this.deliver(rec, draft);
+    if (rec) await this.deliver(rec, to, draft);
   }
 
   /** Shared mode: keeps the claims of every reply this process holds fresh (see claims.ts). */
@@ -166,7 +173,7 @@ export class Outbound {
    * quoting the user's message, each chunk through the scheduler (which
    * waits out 429s and never drops). A streamed draft becomes the first chunk.
    */
-  async deliver(rec: DeliveryRecord, draft?: Draft): Promise<void> {
+  async deliver(rec: DeliveryRecord, address?: ReplyAddress, draft?: Draft): Promise<void> {
     if (this.#inFlight.has(rec.id) || rec.status === "sent") return;
     const a = this.#for(rec);
     if (!a) {
@@ -182,7 +189,7 @@ export class Outbound {
     try {
       // `sending` means "handed to the platform, answer not recorded": a process crashed, or a call failed, mid-send.
       const triedBefore = rec.status === "sending";
-      const to = JSON.parse(rec.address) as ReplyAddress;
+      const to = address ?? addressOf(rec);
       const chunks = chunksOf(a.adapter, rec.text);
       await draft?.sending;
       // A draft a previous process showed for this event (its turn never committed) becomes the reply's first chunk.

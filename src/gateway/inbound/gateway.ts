@@ -23,7 +23,6 @@ import { ReplyTracker } from "./reply-tracker.js";
 import { listed } from "./policy.js";
 import { dmRefusal } from "./access.js";
 import { Arrivals, handledWithoutTurn } from "./arrivals.js";
-import { BindingCache } from "./binding-cache.js";
 import { conversationKey, identify } from "./conversation.js";
 import { applyChange } from "./edits.js";
 import { messages } from "./messages.js";
@@ -68,7 +67,6 @@ export class Gateway {
   readonly adapters: Adapter[] = [];
   /** Events of one chat are handled one at a time, in arrival order. */
   readonly #chats = new KeyedQueue();
-  readonly #bindings = new BindingCache();
   readonly #recording = new RecordsInFlight();
   /** An adapter's batch (ctx.batch): events recorded inside it are handled once it ends. */
   readonly #batch = new AsyncLocalStorage<Array<() => void>>();
@@ -89,7 +87,7 @@ export class Gateway {
         onError: (where) => deps.metrics.internalErrors.inc({ where }),
       });
     }
-    deps.runner.withSink(["lifecycle", "turn-complete"], (_id, e) => {
+    deps.runner.withSink(["turn-complete"], (_id, e) => {
       if (e.kind === "turn-complete") {
         for (const id of e.inboundIds ?? (e.inboundId ? [e.inboundId] : [])) {
           const age = this.#arrivals.ageSeconds(id);
@@ -97,8 +95,6 @@ export class Gateway {
           this.#arrivals.handled(id, e.outcome);
         }
       }
-      // Rotations and switches move a conversation: repoint its cached binding.
-      if (e.kind === "lifecycle" && (e.phase === "rotated" || e.phase === "switched")) this.#bindings.moved(String(e.detail?.previousId ?? ""), e.sessionId);
     });
   }
 
@@ -268,7 +264,7 @@ export class Gateway {
 
   /** Sizes of the per-chat state, for tests and diagnostics: idle, every one is back to its resting size. */
   stats(): { chains: number; arrivals: number; recording: number; bindings: number } {
-    return { chains: this.#chats.size, arrivals: this.#arrivals.size, recording: this.#recording.size, bindings: this.#bindings.size };
+    return { chains: this.#chats.size, arrivals: this.#arrivals.size, recording: this.#recording.size, bindings: this.deps.runner.stats().bindings };
   }
 
   /** Waits until every queued event has been taken by the runner. */
@@ -368,14 +364,14 @@ export class Gateway {
     return runner.run(runner.open(info), event);
   }
 
-  /** The session the conversation is bound to: from the cache while its live session is open (one process only), else from the registry. */
+  /** The session the conversation is bound to: the runner's while its live session is open (one process only), else the registry's. */
   async #bound(conversation: InEvent["conversation"]): Promise<Info> {
     const { runner, registry } = this.deps;
     const key = registry.bindingKey(conversation);
-    const cached = this.#bindings.get(key);
-    if (!this.#shared && cached && runner.has(cached) && !runner.get(cached).closed) return runner.get(cached).info;
+    const live = this.#shared ? undefined : runner.liveFor(key);
+    if (live) return live.info;
     const info = await registry.resolveChatChannel(conversation);
-    this.#bindings.set(key, info.id);
+    runner.bound(key, info.id);
     return info;
   }
 

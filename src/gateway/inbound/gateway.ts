@@ -1,11 +1,9 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import type { Config } from "../../config.js";
 import type { Logger } from "../../log.js";
-import type { InEvent } from "../../runtime/events.js";
 import { errInfo } from "../../log.js";
 import type { RunHandle, Runner } from "../../runtime/runner.js";
 import type { Registry } from "../../session/registry.js";
-import type { Info } from "../../session/info.js";
 import type { IdentityStore } from "../../store/identities.js";
 import type { InboundRecord, InboundStore } from "../../store/inbound.js";
 import type { KvStore } from "../../store/kv.js";
@@ -20,12 +18,9 @@ import { adapterKey, chatKey } from "../keys.js";
 import type { Pairing } from "./pairing.js";
 import { ConversationDrainer } from "./conversation-drain.js";
 import { ReplyTracker } from "./reply-tracker.js";
-import { listed } from "./policy.js";
-import { dmRefusal } from "./access.js";
 import { Arrivals, handledWithoutTurn } from "./arrivals.js";
-import { conversationKey, identify } from "./conversation.js";
-import { applyChange } from "./edits.js";
-import { messages } from "./messages.js";
+import { conversationKey } from "./conversation.js";
+import { dispatch } from "./dispatch.js";
 import { RecordsInFlight, storable } from "./recording.js";
 import { readRecorded, replayUnhandled, type RecordedDeps } from "./replay.js";
 import { noticeUnanswered, type UnansweredDeps } from "./unanswered.js";
@@ -320,59 +315,12 @@ export class Gateway {
     });
   }
 
-  async #reply(env: InboundEnvelope, inboundId: string, text: string, sessionId = ""): Promise<void> {
-    const r = await this.deps.ledger.commit({ sessionId, inboundIds: [inboundId], messages: [], turnIncrement: 0, replies: [{ replyTo: env.replyTo, text, kind: "notice", severity: "info" }] });
-    for (const id of r.deliveryIds) await this.deps.outbound.deliverId(id, env.replyTo);
-  }
-
-  async #dispatch(env: InboundEnvelope, inboundId: string): Promise<RunHandle | undefined> {
-    const { policy, runner } = this.deps;
-    if (env.change) {
-      await applyChange({ ...this.deps, maxInboundChars: policy.MAX_INBOUND_CHARS }, env, env.change, inboundId);
-      this.#arrivals.handled(inboundId, "change");
-      return undefined;
-    }
-    const adapter = this.#adapterFor(env);
-    const isAdmin = listed(policy.ADMIN_USERS, env);
-    const refusal = await dmRefusal(env, policy, this.deps.pairing, adapter, isAdmin);
-    if (refusal !== undefined) {
-      await this.#reply(env, inboundId, refusal);
-      return;
-    }
-    const length = env.textLength ?? env.text.length;
-    if (length > policy.MAX_INBOUND_CHARS) {
-      await this.#reply(env, inboundId, messages.tooLong(length, policy.MAX_INBOUND_CHARS));
-      return;
-    }
-
-    const { userId, conversation, respond } = await identify(env, this.deps.identities, policy, adapter?.botUsername);
-    const info = await this.#bound(conversation);
-    const event: InEvent = {
-      type: "message",
-      text: env.text,
-      attachments: env.attachments,
-      respond,
-      conversation,
-      origin: { platform: env.platform, chatId: env.chatId, threadId: env.threadId, senderId: env.senderId, senderName: env.senderName, messageId: env.messageId, userId },
-      replyTo: { ...env.replyTo, kind: env.chatKind === "private" ? "private" : "group" },
+  #dispatch(env: InboundEnvelope, inboundId: string): Promise<RunHandle | undefined> {
+    return dispatch(
+      { ...this.deps, shared: this.#shared, stopping: () => this.#stopping, adapterFor: (e) => this.#adapterFor(e), handled: (id, outcome) => this.#arrivals.handled(id, outcome) },
+      env,
       inboundId,
-      receivedAt: new Date(),
-      isAdmin,
-      botUsername: adapter?.botUsername,
-    };
-    if (this.#stopping) return undefined;
-    return runner.run(runner.open(info), event);
-  }
-
-  /** The session the conversation is bound to: the runner's while its live session is open (one process only), else the registry's. */
-  async #bound(conversation: InEvent["conversation"]): Promise<Info> {
-    const { runner, registry } = this.deps;
-    const key = registry.bindingKey(conversation);
-    const live = this.#shared ? undefined : runner.liveFor(key);
-    if (live) return live.info;
-    const info = await registry.resolveChatChannel(conversation);
-    runner.bound(key, info.id);
-    return info;
+    );
   }
 
   /**

@@ -46,6 +46,8 @@ export interface GatewayDeps {
   /** With SHARED_DATABASE: conversation leases, and this process's id as their owner. */
   leases?: LeaseStore;
   processId?: string;
+  /** Told of every conversation a message is handled in, so proactive messages can reach it later (src/gateway/proactive). */
+  conversations?: { seen(env: InboundEnvelope, bindingKey: string): void };
 }
 
 
@@ -528,6 +530,7 @@ export class Gateway {
     }
 
     const key = this.deps.registry.chatKey(conversation);
+    this.deps.conversations?.seen(env, key);
     const cached = this.#bindings.get(key);
     let info: Info;
     if (!this.#shared && cached && runner.has(cached) && !runner.get(cached).closed) info = runner.get(cached).info;

@@ -6,7 +6,7 @@ import { API_BASE, requireScope, type ApiApp } from "./server.js";
 /** Longest text one API message may carry (long texts are split for the platform like any reply). */
 export const MAX_API_TEXT = 40_000;
 
-const Conversation = z.union([chatRefSchema.openapi("ChatConversation"), sessionRefSchema.openapi("SessionConversation")]).openapi("Conversation", {
+const Conversation = z.union([z.strictObject(chatRefSchema.shape).openapi("ChatConversation"), z.strictObject(sessionRefSchema.shape).openapi("SessionConversation")]).openapi("Conversation", {
   description: "A chat by its platform id (and thread), or a session id standing for its conversation (which may have moved on with /new).",
 });
 

@@ -5,9 +5,9 @@ import type { ApiMessageRecord, ApiMessageStatus, ApiMessageStore } from "../../
 import type { DeliveryStore } from "../../store/deliveries.js";
 import type { InboundResult } from "../adapter.js";
 import type { InboundEnvelope } from "../contract.js";
-import type { Outbound } from "../outbound.js";
+import type { Outbound } from "../outbound/outbound.js";
 import type { ConversationDirectory, ResolvedConversation } from "./directory.js";
-import type { ConversationRef } from "../http/api/conversation-ref.js";
+import type { ConversationRef } from "./conversation-ref.js";
 
 export interface ProactiveDeps {
   directory: ConversationDirectory;

@@ -1,6 +1,6 @@
 import fs from "node:fs";
 import { z } from "zod";
-import { conversationRefSchema, type ConversationRef } from "./conversation-ref.js";
+import { conversationRefSchema, type ConversationRef } from "../../proactive/conversation-ref.js";
 
 /**
  * HOOKS_CONFIG: inbound webhooks (POST /hooks/<name>). Either a path to a

@@ -1,6 +1,6 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import type { Proactive } from "../../proactive/proactive.js";
-import { chatRefSchema, sessionRefSchema } from "./conversation-ref.js";
+import { chatRefSchema, sessionRefSchema } from "../../proactive/conversation-ref.js";
 import { API_BASE, requireScope, type ApiApp } from "./server.js";
 
 /** Longest text one API message may carry (long texts are split for the platform like any reply). */

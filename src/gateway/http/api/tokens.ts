@@ -1,4 +1,4 @@
-import { sameSecret } from "../../operator-auth.js";
+import { sameSecret } from "../operator-auth.js";
 
 /**
  * API_TOKENS: the HTTP API's callers and what each may do.

@@ -78,6 +78,8 @@ describe("HOOKS_CONFIG", () => {
 
   it("refuses a missing file and bad JSON", () => {
     expect(fail({ HOOKS_CONFIG: "/nonexistent/hooks.json" }).message).toContain("cannot read the file");
-    expect(fail({ HOOKS_CONFIG: "{nope" }).message).toContain("not valid JSON");
+    const bad = fail({ HOOKS_CONFIG: '{"deploys": {"secret": "do-not-show-this-secret-0123456789abcdef" oops}}' }).message;
+    expect(bad).toContain("not valid JSON");
+    expect(bad).not.toContain("do-not-show");
   });
 });

@@ -62,7 +62,9 @@ export function parseHooksConfig(value: string | undefined): HookSpec[] {
   try {
     json = JSON.parse(raw);
   } catch (err) {
-    throw new HooksConfigError(`is not valid JSON (${(err as Error).message.slice(0, 120)})`);
+    // V8's message quotes the text around the error, which may be a secret: only the position is told.
+    const at = /position (\d+)/.exec((err as Error).message)?.[1];
+    throw new HooksConfigError(`is not valid JSON${at ? ` (at character ${at})` : ""}: check the quotes and commas`);
   }
   const r = hooksSchema.safeParse(json);
   if (!r.success) {

@@ -117,5 +117,7 @@ export class ConversationDirectory {
   }
 }
 
-const notSeen = (ref: ChatRef) =>
-  `no conversation ${ref.platform} chat ${ref.chat}${ref.thread ? ` thread ${ref.thread}` : ""}${ref.bot ? ` with bot ${ref.bot}` : ""} is known: the bot can write only where it has been talked to (send it a message there first)`;
+const notSeen = (ref: ChatRef) => {
+  const where = `${ref.platform} chat ${ref.chat}${ref.thread ? ` thread ${ref.thread}` : ""}${ref.bot ? ` with bot ${ref.bot}` : ""}`;
+  return `no conversation ${where} is known: the bot can write only where it has been talked to (send it a message there first)`;
+};

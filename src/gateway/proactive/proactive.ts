@@ -96,8 +96,15 @@ export class Proactive {
       }
       return { ok: true, replayed: false, status: await this.view(accepted.record.id) };
     }
-    const env = this.#envelope(c, { eventId: `api:${req.principal}:${createHash("sha256").update(req.idempotencyKey).digest("hex").slice(0, 40)}`, text: framed(`Message from the HTTP API, caller ${req.principal}`, req.text), sender: `api:${req.principal}`, senderName: `HTTP API (${req.principal})` });
-    const accepted = await this.deps.messages.accept({ principal: req.principal, idempotencyKey: req.idempotencyKey, fingerprint, mode: "agent", platform: c.platform, botId: c.botId, eventId: env.eventId, envelope: JSON.stringify(env) });
+    const env = this.#envelope(c, {
+      eventId: `api:${req.principal}:${createHash("sha256").update(req.idempotencyKey).digest("hex").slice(0, 40)}`,
+      text: framed(`Message from the HTTP API, caller ${req.principal}`, req.text),
+      sender: `api:${req.principal}`,
+      senderName: `HTTP API (${req.principal})`,
+    });
+    const accepted = await this.deps.messages.accept({
+      principal: req.principal, idempotencyKey: req.idempotencyKey, fingerprint, mode: "agent", platform: c.platform, botId: c.botId, eventId: env.eventId, envelope: JSON.stringify(env),
+    });
     if (!accepted.created) return this.#replay(accepted.record, fingerprint);
     await this.#record(env);
     return { ok: true, replayed: false, status: await this.view(accepted.record.id) };
@@ -107,7 +114,12 @@ export class Proactive {
   async hook(h: { name: string; delivery: string; conversation: ConversationRef; prompt: string }): Promise<{ ok: true; result: InboundResult } | { ok: false; status: 404 | 409 | 422; error: string }> {
     const r = await this.deps.directory.resolve(h.conversation);
     if (!r.ok) return r;
-    const env = this.#envelope(r.conversation, { eventId: `hook:${h.name}:${h.delivery}`, text: framed(`Webhook ${h.name}, delivery ${h.delivery}`, h.prompt), sender: `hook:${h.name}`, senderName: `hook ${h.name}` });
+    const env = this.#envelope(r.conversation, {
+      eventId: `hook:${h.name}:${h.delivery}`,
+      text: framed(`Webhook ${h.name}, delivery ${h.delivery}`, h.prompt),
+      sender: `hook:${h.name}`,
+      senderName: `hook ${h.name}`,
+    });
     return { ok: true, result: await this.deps.inbound(env) };
   }
 

@@ -14,6 +14,7 @@ import { silentLogger } from "../../src/log.js";
 import { eventually } from "../support/app.js";
 import { freshDatabaseUrl } from "../support/db.js";
 import { MemoryAdapter } from "../support/memory-adapter.js";
+import { AdapterError } from "../../adapters/types.js";
 
 const SEND = "s".repeat(40);
 const READ = "r".repeat(40);
@@ -139,6 +140,23 @@ describe("HTTP API v1: POST /api/v1/messages", () => {
     expect((await call(base, `/api/v1/deliveries/${sent.json!.id}`, { token: READ })).status).toBe(404);
     expect((await call(base, `/api/v1/deliveries/${sent.json!.id}`, { token: OP })).status).toBe(200);
     expect(adapter.to("9").filter((s) => s.text === "hi").length).toBeLessThanOrEqual(1);
+  });
+
+  it("a message the platform refuses shows failed with the platform's reason, never delivered", async () => {
+    const adapter = new MemoryAdapter();
+    const { base } = await start(await freshDatabaseUrl("sqlite"), adapter);
+    await knownChat(adapter, "13");
+    const send = adapter.sink.send;
+    adapter.sink.send = async (to, text, opts) => {
+      if (text === "to a blocked chat") throw new AdapterError("telegram", "Rejected", "Forbidden: bot was blocked by the user");
+      return send(to, text, opts);
+    };
+    const r = await call(base, "/api/v1/messages", { token: SEND, key: "blocked-1", body: { conversation: { platform: "telegram", chat: "13" }, text: "to a blocked chat" } });
+    expect(r.status).toBe(202);
+    const followed = await eventually(() => call(base, `/api/v1/deliveries/${r.json!.id}`, { token: SEND }), (x) => x.json?.status !== "queued", 10_000, "a final status");
+    console.log(`refused by the platform: status ${followed.json!.status}, error "${followed.json!.error}"`);
+    expect(followed.json!.status).toBe("failed");
+    expect(followed.json!.error).toContain("bot was blocked");
   });
 
   it("serves the OpenAPI document, generated from the schemas, with mounted sub-apps' routes", async () => {

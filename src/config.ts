@@ -1,4 +1,6 @@
 import { z } from "zod";
+import { HooksConfigError, parseHooksConfig } from "./gateway/http/api/hooks-config.js";
+import { ApiTokensError, parseApiTokens } from "./gateway/http/api/tokens.js";
 import { SwitchboardError } from "./errors.js";
 
 /**
@@ -98,6 +100,22 @@ const schema = z.object({
   OPERATOR_TOKEN: optionalString().superRefine((v, ctx) => {
     if (v !== undefined && (v.length < 16 || /\s/.test(v))) ctx.addIssue({ code: "custom", message: "must be at least 16 characters with no spaces; make one with: openssl rand -hex 32" });
   }),
+  API_TOKENS: optionalString().superRefine((v, ctx) => {
+    try {
+      parseApiTokens(v);
+    } catch (e) {
+      if (!(e instanceof ApiTokensError)) throw e;
+      ctx.addIssue({ code: "custom", message: e.message });
+    }
+  }),
+  HOOKS_CONFIG: optionalString().superRefine((v, ctx) => {
+    try {
+      parseHooksConfig(v);
+    } catch (e) {
+      if (!(e instanceof HooksConfigError)) throw e;
+      ctx.addIssue({ code: "custom", message: e.message });
+    }
+  }),
   OPERATOR_HOST: optionalString(),
   OPERATOR_PORT: optionalString().superRefine((v, ctx) => {
     if (v !== undefined && !(/^\d{1,5}$/.test(v) && Number(v) <= 65535)) ctx.addIssue({ code: "custom", message: `must be a port number from 0 to 65535 (got "${v}")` });
@@ -167,7 +185,7 @@ export const CONFIG_KEYS = Object.keys(schema.shape) as Array<keyof Config>;
 /** Secret-bearing variables: never logged, never echoed in errors. */
 export const SECRET_KEYS: ReadonlyArray<keyof Config> = [
   "OPENAI_API_KEY", "TELEGRAM_BOT_TOKEN", "TELEGRAM_WEBHOOK_SECRET", "DISCORD_BOT_TOKEN",
-  "SLACK_BOT_TOKEN", "SLACK_SIGNING_SECRET", "SLACK_APP_TOKEN", "OPERATOR_TOKEN",
+  "SLACK_BOT_TOKEN", "SLACK_SIGNING_SECRET", "SLACK_APP_TOKEN", "OPERATOR_TOKEN", "API_TOKENS", "HOOKS_CONFIG",
 ];
 
 /** True for a bind address only this machine can reach. */

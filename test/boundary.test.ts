@@ -24,9 +24,11 @@ const LAYERS = ["store", "session", "agent", "runtime", "gateway"] as const;
  * ones before it and from the gateway's root files (the adapter contract,
  * metrics, the ledger); the root files import no folder, except app.ts, which
  * wires them all. (http serves the console over inbound's and outbound's
- * state; inbound hands notices to outbound; outbound sends through adapters.)
+ * state; inbound hands notices to outbound; outbound sends through adapters;
+ * proactive messages go out through outbound and in through the gateway's
+ * intake, which the HTTP API hands them.)
  */
-const GATEWAY_FOLDERS = ["outbound", "inbound", "http"] as const;
+const GATEWAY_FOLDERS = ["outbound", "inbound", "proactive", "http"] as const;
 const GATEWAY_WIRING = new Set([path.join("src", "gateway", "app.ts")]);
 
 /** The gateway folder (or "" for a root file) that `file` (a path) lies in, or undefined outside src/gateway. */

@@ -26,6 +26,8 @@ import { Outbound } from "./outbound/outbound.js";
 import { Pairing } from "./inbound/pairing.js";
 import { SentLog } from "./outbound/sent-log.js";
 import { sqliteFile } from "../store/db.js";
+import { proactiveParts } from "./http/api/wire.js";
+import type { ApiServer } from "./http/api/server.js";
 
 /** The driver's error code behind a store failure (SQLITE_FULL, ECONNRESET, ...), for the failure counter's label. */
 function storeErrorCode(err: unknown): string {
@@ -63,6 +65,8 @@ export interface App {
   metrics: GatewayMetrics;
   retention: Retention;
   reflector: Reflector;
+  /** The HTTP API v1: mount a module's OpenAPIHono routes with `api.mount(prefix, app, scope)`. */
+  api: ApiServer;
   /** Listens on HTTP_HOST:HTTP_PORT and starts the adapters. Returns the base URL. */
   start(): Promise<string>;
   /**
@@ -187,7 +191,9 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
     ...(config.SHARED_DATABASE ? { staleAfterMs: 30_000 } : {}),
   });
   runner.withSink([], outbound.sink);
+  const proactive = proactiveParts({ config, db, registry, deliveries, outbound, log, metrics });
   const gateway = new Gateway({
+    conversations: proactive.directory,
     policy: config, registry, identities, inbound, kv, runner, ledger, outbound, pairing, metrics, log,
     // Adapters' routes (webhooks, Slack events, the console's messages) refuse new work once a stop begins.
     route: (m, p, h, o) => http.route(m, p, m === "POST" ? (req) => (intakeOpen ? h(req) : shuttingDown()) : h, o),
@@ -221,6 +227,9 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
     return { status: 200, headers: { "content-type": metrics.contentType }, body: await metrics.text() };
   });
 
+  // The HTTP API v1 (/api/v1/*) and inbound hooks (/hooks/<name>); other modules mount theirs on `api`.
+  const api = proactive.mount(http, gateway, (h) => (req) => (intakeOpen || req.method === "GET" ? h(req) : shuttingDown()));
+
   if (config.CONSOLE_ENABLED) {
     mountConsoleApi((m, p, h) => http.route(m, p, h), { registry, sessions: registry.store, transcript, runner });
     const login = loginRoutes(http.auth, (reason) => metrics.httpRefused.inc({ reason }));
@@ -231,7 +240,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
 
   let timers: NodeJS.Timeout[] = [];
   return {
-    config, log, db, registry, runner, gateway, http, metrics, reflector, retention,
+    config, log, db, registry, runner, gateway, http, metrics, reflector, retention, api,
     async start() {
       // With OPERATOR_PORT, the console, API and metrics move to a listener of their own; HTTP_PORT keeps the webhooks.
       const split = config.OPERATOR_PORT !== undefined;

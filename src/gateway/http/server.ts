@@ -46,9 +46,11 @@ export interface HttpServerOptions {
 /** Which routes a listener serves: "all" (the one port), or split between a public and an operator port. */
 export type ListenerRole = "all" | "public" | "operator";
 type Access = "public" | "operator" | "login";
+/** Methods a route may be mounted for (the HTTP API uses more than webhooks do). */
+export type HttpMethod = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
 
 interface Route {
-  method: "GET" | "POST";
+  method: HttpMethod;
   path: string;
   handler: HttpHandler;
   access: Access;
@@ -103,7 +105,7 @@ export class HttpServer {
   }
 
   /** Like route(), with the access named: "login" routes pass the Host check but need no token. */
-  mount(method: "GET" | "POST", path: string, handler: HttpHandler, access: Access, opts: RouteOptions = {}): void {
+  mount(method: HttpMethod, path: string, handler: HttpHandler, access: Access, opts: RouteOptions = {}): void {
     if (this.#routes.some((r) => r.method === method && r.path === path)) {
       throw new Error(`HTTP route ${method} ${path} is already mounted; each adapter needs its own path.`);
     }

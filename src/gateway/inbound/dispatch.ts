@@ -31,6 +31,8 @@ export interface DispatchDeps {
   adapterFor(env: InboundEnvelope): Adapter | undefined;
   /** Logs an event handled without a turn. */
   handled(inboundId: string, outcome: string): void;
+  /** Told of every conversation a message is handled in, so proactive messages can reach it later (src/gateway/proactive). */
+  conversations?: { seen(env: InboundEnvelope, bindingKey: string): void };
 }
 
 /** The pipeline's own answer to an event (an access refusal, "too long"), committed with the event as handled. */
@@ -67,6 +69,7 @@ export async function dispatch(deps: DispatchDeps, env: InboundEnvelope, inbound
 
   const { userId, conversation, respond } = await identify(env, deps.identities, policy, adapter?.botUsername);
   const info = await bound(deps, conversation);
+  deps.conversations?.seen(env, deps.registry.bindingKey(conversation));
   const event: InEvent = {
     type: "message",
     text: env.text,

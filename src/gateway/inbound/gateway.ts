@@ -49,6 +49,8 @@ export interface GatewayDeps {
   /** With SHARED_DATABASE: conversation leases, and this process's id as their owner. */
   leases?: LeaseStore;
   processId?: string;
+  /** Told of every conversation a message is handled in, so proactive messages can reach it later (src/gateway/proactive). */
+  conversations?: { seen(env: InboundEnvelope, bindingKey: string): void };
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms).unref?.());

@@ -13,6 +13,7 @@ import { cleanupDatabases } from "./lib/db.js";
 import { discordDriver, slackDriver, telegramDriver } from "./lib/platforms.js";
 import { progress, progressDone } from "./lib/progress.js";
 import { table, targets } from "./lib/report.js";
+import { runCli } from "./scenarios/cli.js";
 import { runCore } from "./scenarios/core.js";
 import { runE2e } from "./scenarios/e2e.js";
 import { runFloor } from "./scenarios/floor.js";
@@ -54,12 +55,13 @@ export async function runBench(opts: { quick: boolean; smoke?: boolean; only?: s
       scenarios.peer_grammy_session = { ...peerResult(quick, peerChats, peer, tg.msgs_per_s, tg.unthrottled.msgs_per_s) };
     }
     if (want("rotation")) await step("rotation", async () => void (scenarios.rotation = { ...(await runRotation(quick)) }));
-    if (want("memory") || want("startup")) {
+    if (want("memory") || want("startup") || want("cli")) {
       const live = liveChatCount(quick);
       const drivers = [telegramDriver(Math.ceil(live / 3)), discordDriver(Math.ceil(live / 3)), slackDriver(Math.ceil(live / 3))];
       for (const d of drivers) await d.start();
       try {
         if (want("startup")) await step("startup", async () => void (scenarios.startup = { ...(await runStartup(quick, drivers)) }));
+        if (want("cli")) await step("cli", async () => void (scenarios.cli = { ...(await runCli(quick)) }));
         if (want("memory")) await step("memory", async () => void (scenarios.memory = { ...(await runMemory(quick, drivers)) }));
       } finally {
         for (const d of drivers) await d.close();

@@ -20,7 +20,7 @@ import type { Update } from "grammy/types";
 import type { Logger } from "../../src/log.js";
 import type { AdapterHealth } from "../types.js";
 import { describeError } from "./errors.js";
-import { backoffMs, raceAbort, sleep, type Backoff } from "./util.js";
+import { abortScope, backoffMs, sleep, type Backoff } from "./util.js";
 
 export interface LongPollerOptions {
   api: Api;
@@ -145,18 +145,24 @@ export class LongPoller {
         if (list) list.push(u);
         else chats.set(k, [u]);
       }
+      const stopped = abortScope(signal, STOPPED);
       const recordAll = () =>
         Promise.all(
           [...chats.values()].map(async (updates) => {
             for (const u of updates) {
-              if (!(await this.deliverUntilRecorded(u))) return false;
+              if (!(await this.deliverUntilRecorded(u, stopped.race))) return false;
               recorded.add(u);
             }
             return true;
           }),
         );
       // One batch arrived at one moment: e.g. twenty /new in it compare against the same session.
-      const finished = await (this.o.batch ? this.o.batch(recordAll) : recordAll());
+      let finished: boolean[];
+      try {
+        finished = await (this.o.batch ? this.o.batch(recordAll) : recordAll());
+      } finally {
+        stopped.release();
+      }
       // The offset confirms only the batch's recorded prefix: nothing unrecorded is ever skipped.
       for (const update of batch) {
         if (!recorded.has(update)) break;
@@ -167,7 +173,7 @@ export class LongPoller {
   }
 
   /** true once delivered; false when stopped first (the update stays unconfirmed). */
-  private async deliverUntilRecorded(update: Update): Promise<boolean> {
+  private async deliverUntilRecorded(update: Update, untilStopped: <T>(p: Promise<T>) => Promise<T | typeof STOPPED>): Promise<boolean> {
     const signal = this.abort.signal;
     for (let attempt = 1; ; attempt++) {
       if (signal.aborted) return false;
@@ -175,7 +181,7 @@ export class LongPoller {
         // stop() must stay prompt even when the store hangs: stop waiting and
         // leave the update unconfirmed. If the hung call does record it later,
         // the redelivery after restart is a duplicate the gateway drops.
-        const r = await raceAbort(this.o.deliver(update), signal, STOPPED);
+        const r = await untilStopped(this.o.deliver(update));
         if (r === STOPPED) return false;
         this.stuck = undefined;
         return true;

@@ -8,13 +8,15 @@ import { freshSqliteUrl } from "../lib/db.js";
 import { discordDriver, slackDriver, telegramDriver, type PlatformDriver } from "../lib/platforms.js";
 import { pick } from "../lib/mode.js";
 import { progress } from "../lib/progress.js";
-import { latency, r1, type LatencySummary } from "../lib/stats.js";
+import { latency, r1, r3, type LatencySummary } from "../lib/stats.js";
 
 export interface StreamResult {
   msgs_per_s: number;
   latency: LatencySummary;
   messages: number;
   seconds: number;
+  /** Process CPU time (user + system) over the stream, per message. */
+  cpu_ms_per_msg: number;
 }
 
 export interface E2eResult {
@@ -51,6 +53,7 @@ export async function stream(d: PlatformDriver, count: number, tag: string, labe
     return lat.length >= count;
   };
   const waiting = d.waitFor(scan, timeoutMs);
+  const cpu0 = process.cpuUsage();
   const t0 = performance.now();
   const inflight: Promise<unknown>[] = [];
   for (let i = 0; i < count; i++) {
@@ -63,7 +66,9 @@ export async function stream(d: PlatformDriver, count: number, tag: string, labe
   await Promise.all(inflight);
   await waiting;
   const seconds = (lastAt - t0) / 1000;
-  return { msgs_per_s: r1(count / seconds), latency: latency(lat), messages: count, seconds: r1(seconds) };
+  const cpu = process.cpuUsage(cpu0);
+  // This process runs the gateway (or the peer) and the platform fake alike: the figure compares like with like.
+  return { msgs_per_s: r1(count / seconds), latency: latency(lat), messages: count, seconds: r1(seconds), cpu_ms_per_msg: r3((cpu.user + cpu.system) / 1000 / count) };
 }
 
 export function adapterFor(d: PlatformDriver): Adapter {

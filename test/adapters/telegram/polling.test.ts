@@ -207,3 +207,35 @@ describe("TelegramAdapter long polling", () => {
     await expect(a.start(ctx)).rejects.toThrow(/already started/);
   });
 });
+
+describe("TelegramAdapter long polling, a batch across many chats", () => {
+  it("records 30 chats of one batch at once without piling abort listeners on the poller's signal", async () => {
+    const warnings: string[] = [];
+    const onWarning = (w: Error) => void warnings.push(`${w.name}: ${w.message}`);
+    process.on("warning", onWarning);
+    try {
+      for (let i = 0; i < 30; i++) {
+        const from = tg.user(`user${i}`);
+        tg.userMessage({ chat: tg.privateChat(from), from, text: `hello ${i}` });
+      }
+      // Every chat's record waits until all 30 are in flight: they are recorded concurrently.
+      let release!: () => void;
+      const allIn = new Promise<void>((r) => (release = r));
+      const ctx = makeContext({
+        onInbound: async (_env, i) => {
+          if (i === 29) release();
+          await allIn;
+        },
+      });
+      const a = adapter();
+      await a.start(ctx);
+      await until(() => ctx.recorded.length === 30, 20_000);
+      // Node reports the warning on the next tick of its own: give it a turn of the event loop.
+      await new Promise((r) => setImmediate(r));
+      expect(warnings.filter((w) => w.includes("MaxListenersExceededWarning"))).toEqual([]);
+      expect(new Set(texts(ctx.recorded)).size).toBe(30);
+    } finally {
+      process.off("warning", onWarning);
+    }
+  });
+});

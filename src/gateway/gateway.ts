@@ -12,7 +12,7 @@ import type { IdentityStore } from "../store/identities.js";
 import type { InboundRecord, InboundStore } from "../store/inbound.js";
 import type { KvStore } from "../store/kv.js";
 import type { LeaseStore } from "../store/leases.js";
-import type { Adapter, AdapterContext, HttpHandler, InboundResult } from "./adapter.js";
+import type { Adapter, AdapterContext, ApprovalClickInput, HttpHandler, InboundResult } from "./adapter.js";
 import type { InboundEnvelope } from "./contract.js";
 import type { GatewayLedger } from "./ledger.js";
 import type { GatewayMetrics } from "./metrics.js";
@@ -43,6 +43,8 @@ export interface GatewayDeps {
   commands: ReadonlyArray<{ name: string; description: string }>;
   /** Every chat command name and alias, operator-only ones included (for umbrella commands such as Slack's /switchboard). */
   commandNames?: ReadonlyArray<string>;
+  /** Clicks on approval cards (src/runtime/approvals). */
+  onApprovalClick?: (click: ApprovalClickInput & { platform: string; botId: string; isAdmin: boolean }) => Promise<{ ok: boolean; text: string }>;
   /** With SHARED_DATABASE: conversation leases, and this process's id as their owner. */
   leases?: LeaseStore;
   processId?: string;
@@ -146,6 +148,9 @@ export class Gateway {
       },
       log: this.deps.log.child({ platform: adapter.platform }),
       reportError: (where) => this.deps.metrics.internalErrors.inc({ where: `${adapter.platform}:${where}` }),
+      approvalClick: async (c) =>
+        this.deps.onApprovalClick?.({ ...c, platform: adapter.platform, botId: adapter.botId, isAdmin: listed(this.deps.policy.ADMIN_USERS, { platform: adapter.platform, senderId: c.senderId }) }) ??
+        { ok: false, text: "Approvals are not enabled here." },
     };
   }
 

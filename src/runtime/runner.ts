@@ -17,6 +17,14 @@ import { TurnAbandoned, executeTurn, type Pending, type TurnOutcome } from "./tu
 
 export { errInfo, renderUserText };
 
+/** What the agent factory knows of a turn: the session, the message it answers, and a way to stop the turn's clock while a person decides. */
+export interface AgentContext {
+  session: Info;
+  event?: MessageEvent;
+  /** Stops AGENT_TIMEOUT's clock until the returned function is called (an approval waits for a person). */
+  holdTimeout?: () => () => void;
+}
+
 export type BusyPolicy = "queue" | "collect" | "interrupt";
 
 export interface InterceptContext {
@@ -43,7 +51,7 @@ export interface RunnerOptions {
   registry: Registry;
   transcript: TranscriptStore;
   /** Builds the agent for a turn from the session's metadata (and the session, for per-user tools). */
-  agentFactory: (metadata: Record<string, unknown>, ctx: { session: Info }) => Agent;
+  agentFactory: (metadata: Record<string, unknown>, ctx: AgentContext) => Agent;
   personas: PersonaRegistry;
   memories?: MemoryStore;
   ledger?: Ledger;

@@ -107,7 +107,7 @@ export class Tooling {
       }
       if ((cmd.name === "approve" || cmd.name === "deny") && APPROVAL_ID.test(cmd.args.toLowerCase())) {
         const r = await this.approvals.click({
-          id: cmd.args.toLowerCase(), action: cmd.name, platform: event.origin.platform, botId: event.replyTo.botId, chatId: event.origin.chatId,
+          id: cmd.args.toLowerCase(), action: cmd.name, platform: event.origin.platform, botId: event.replyTo.botId, chatId: event.replyTo.chatId,
           senderId: event.origin.senderId, ...(event.origin.senderName && { senderName: event.origin.senderName }), isAdmin: event.isAdmin ?? false,
         });
         // A pairing code that happens to look like an id is still a pairing code for an operator.

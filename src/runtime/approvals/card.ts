@@ -68,10 +68,13 @@ export function statusLine(c: ApprovalCard): string {
   }
 }
 
+export function cardTitle(c: ApprovalCard): string {
+  return `The agent wants to use the tool ${toolLabel(c)}${c.requesterName ? ` for ${c.requesterName}` : ""}.`;
+}
+
 /** Plain text for a card: the title, the arguments and the status; with `fallback`, how to answer by text. */
 export function cardText(c: ApprovalCard, opts: { fallback?: boolean } = {}): string {
-  const who = c.requesterName ? ` for ${c.requesterName}` : "";
-  const lines = [`The agent wants to use the tool ${toolLabel(c)}${who}.`, "Arguments:", c.arguments, statusLine(c)];
+  const lines = [cardTitle(c), "Arguments:", c.arguments, statusLine(c)];
   if (c.state === "pending" && opts.fallback) lines.push(`Reply /approve ${c.id} or /deny ${c.id}.`);
   return lines.join("\n");
 }

@@ -19,6 +19,7 @@ import { errInfo } from "../../log.js";
 import type { ApprovalRecord, ApprovalStatus, ApprovalStore } from "../../store/approvals.js";
 import type { KvStore } from "../../store/kv.js";
 import type { MessageEvent, ReplyAddress } from "../events.js";
+import { TurnAbandoned } from "../turn.js";
 import { prettyArguments, type ApprovalAction, type ApprovalCard } from "./card.js";
 
 export type Approvers = "requester" | "admins" | "anyone";
@@ -148,7 +149,11 @@ export class ApprovalService {
     this.opts.log?.info({ approvalId: record.id, tool: call.name, server, sessionId: ctx.sessionId }, "a tool call waits for approval");
     const timer = setTimeout(() => void this.#finish(record.id, "expired", { reason: `no decision within ${Math.round(this.opts.timeoutMs / 60_000) || 1} min` }), this.opts.timeoutMs);
     timer.unref?.();
-    const onAbort = () => void this.#finish(record.id, "cancelled", { reason: "the turn was stopped" });
+    // A shutdown abandons the turn (its message is answered again after the restart): the card says so, not "cancelled".
+    const onAbort = () =>
+      void (signal.reason instanceof TurnAbandoned
+        ? this.#finish(record.id, "expired", { reason: "the gateway restarted before a decision; your message is answered again when it is back" })
+        : this.#finish(record.id, "cancelled", { reason: "the turn was stopped" }));
     signal.addEventListener("abort", onAbort, { once: true });
     const poll = this.opts.pollMs ? setInterval(() => void this.#poll(record.id), this.opts.pollMs) : undefined;
     poll?.unref?.();

@@ -74,7 +74,8 @@ class McpServerHandle {
       t.stderr?.on("data", (b: Buffer) => this.opts.log.debug({ server: c.name, stderr: b.toString("utf8").slice(0, 500) }, "mcp server stderr"));
       return t;
     }
-    return new StreamableHTTPClientTransport(new URL(c.url), { requestInit: { headers: c.headers ?? {} } });
+    // No silent reconnection of a broken stream: a server that went away is marked down (and its calls fail) at once.
+    return new StreamableHTTPClientTransport(new URL(c.url), { requestInit: { headers: c.headers ?? {} }, reconnectionOptions: { maxRetries: 0, initialReconnectionDelay: 1_000, maxReconnectionDelay: 1_000, reconnectionDelayGrowFactor: 1 } });
   }
 
   async #connect(): Promise<void> {
@@ -97,6 +98,12 @@ class McpServerHandle {
       client.onclose = () => {
         if (this.#client === client) this.#down("the connection closed (the server exited or crashed)");
       };
+      // Over HTTP there is no child to watch: a broken stream or a refused request is how a dead server shows.
+      if (this.config.kind === "http") {
+        client.onerror = (e) => {
+          if (this.#client === client && /fetch failed|ECONNREFUSED|ECONNRESET|terminated|socket|disconnected|reconnect/i.test(describe(e))) this.#down(`the connection failed: ${describe(e)}`);
+        };
+      }
       this.opts.log.info({ server: this.config.name, transport: this.config.kind, tools: this.tools.length }, "mcp server ready");
     } catch (e) {
       await client.close().catch(() => undefined);

@@ -194,10 +194,11 @@
     const r = await api(`/api/sessions/${encodeURIComponent(bindings[0].sessionId)}`);
     const privateName = state.mode === "private" ? chatDescription().name : "";
     return r.messages
-      .filter((m) => m.role === "user" || m.role === "assistant")
+      // Tool rounds show as the bot's: what it called, the decision, and the (cut) result.
+      .filter((m) => m.role === "user" || m.role === "assistant" || m.role === "tool")
       .map((m) => ({
         messageId: `${r.session.id}:${m.seq}`,
-        from: m.role === "assistant" ? "bot" : "user",
+        from: m.role === "user" ? "user" : "bot",
         text: m.content,
         // A group's transcript does not record who spoke.
         senderName: m.role === "user" ? privateName || "earlier message" : undefined,

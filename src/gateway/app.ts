@@ -236,7 +236,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
     if (!req.operator) return json(status, { status: summary });
     const pruned = retention.lastSweep && { lastPruned: { at: retention.lastSweep.at.toISOString(), rows: retention.lastSweep.pruned } };
     const mcp = tooling.status();
-    return json(status, { status: summary, ready, store: { provider: db.provider, ...store, ...pruned }, down, adapters, ...(mcp.length && { mcp }), approvals: { waiting: tooling.approvals.waiting } });
+    return json(status, { status: summary, ready, store: { provider: db.provider, ...store, ...pruned }, down, adapters, ...(mcp.length && { mcp }), ...(tooling.approvals.waiting && { approvals: { waiting: tooling.approvals.waiting } }) });
   }, { public: true });
   http.route("GET", "/metrics", async () => {
     for (const a of health()) metrics.adapterUp.set({ platform: a.platform, bot: a.botId }, a.ready ? 1 : 0);

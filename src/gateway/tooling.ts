@@ -18,7 +18,7 @@ import type { ApprovalHandler } from "../agent/tools.js";
 import type { ApprovalStore } from "../store/approvals.js";
 import type { KvStore } from "../store/kv.js";
 import type { Adapter } from "./adapter.js";
-import { adapterKey } from "./outbound.js";
+import { adapterKey } from "./outbound/keys.js";
 
 export interface ToolingOptions {
   mcpConfigPath?: string;

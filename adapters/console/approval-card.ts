@@ -5,7 +5,7 @@
  * the page's current speaker; the answer is shown to that page only.
  */
 import { z } from "zod";
-import { BUTTONS, cardText, type ApprovalAction } from "../../src/runtime/approvals/card.js";
+import { BUTTONS, cardText, type ApprovalAction } from "../types.js";
 import type { ApprovalCard, AdapterContext, HttpRequest, HttpResponse } from "../types.js";
 import * as ids from "./ids.js";
 

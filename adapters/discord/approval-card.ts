@@ -8,7 +8,7 @@
  * edited in place with its buttons removed.
  */
 import type { REST } from "discord.js";
-import { BUTTONS, cardText, decodeAction } from "../../src/runtime/approvals/card.js";
+import { BUTTONS, cardText, decodeAction } from "../types.js";
 import type { Logger } from "../../src/log.js";
 import { AdapterError, type AdapterContext, type ApprovalCard, type ReplyAddress, type SentMessage } from "../types.js";
 import { toAdapterError } from "./errors.js";

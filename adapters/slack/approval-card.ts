@@ -9,7 +9,7 @@
  * decided, the card is updated in place without its buttons.
  */
 import type { App } from "@slack/bolt";
-import { BUTTONS, cardText, cardTitle, decodeAction, statusLine } from "../../src/runtime/approvals/card.js";
+import { BUTTONS, cardText, cardTitle, decodeAction, statusLine } from "../types.js";
 import type { Logger } from "../../src/log.js";
 import { AdapterError, type AdapterContext, type ApprovalCard, type ReplyAddress, type SentMessage } from "../types.js";
 import { toAdapterError } from "./errors.js";

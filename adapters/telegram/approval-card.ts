@@ -7,7 +7,7 @@
  */
 import type { Api } from "grammy";
 import type { CallbackQuery } from "grammy/types";
-import { BUTTONS, cardTitle, decodeAction, encodeAction, statusLine } from "../../src/runtime/approvals/card.js";
+import { BUTTONS, cardTitle, decodeAction, encodeAction, statusLine } from "../types.js";
 import type { AdapterContext, ApprovalCard, ReplyAddress, SentMessage } from "../types.js";
 import type { Logger } from "../../src/log.js";
 import { escapeTelegramHtml } from "./format.js";

@@ -8,6 +8,8 @@ import type { ReplyAddress } from "../runtime/events.js";
 import type { ApprovalCard } from "../runtime/approvals/card.js";
 
 export type { ReplyAddress, ApprovalCard };
+/** How every adapter draws and decodes approval cards (the core's card model, src/runtime/approvals/card.ts). */
+export { BUTTONS, cardText, cardTitle, decodeAction, encodeAction, statusLine, type ApprovalAction } from "../runtime/approvals/card.js";
 
 export type Platform = "telegram" | "discord" | "slack" | "console";
 export type ChatKind = "private" | "group" | "thread";

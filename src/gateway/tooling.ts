@@ -18,7 +18,6 @@ import type { ApprovalHandler } from "../agent/tools.js";
 import type { ApprovalStore } from "../store/approvals.js";
 import type { KvStore } from "../store/kv.js";
 import type { Adapter } from "./adapter.js";
-import { adapterKey } from "./outbound/keys.js";
 
 export interface ToolingOptions {
   mcpConfigPath?: string;
@@ -149,7 +148,7 @@ export class Tooling {
   }
 
   #adapter(to: ReplyAddress): Adapter {
-    const a = this.opts.adapters().find((x) => adapterKey(x.platform, x.botId) === adapterKey(to.platform, to.botId));
+    const a = this.opts.adapters().find((x) => x.platform === to.platform && x.botId === to.botId);
     if (!a) throw new Error(`no adapter for ${to.platform}:${to.botId}`);
     return a;
   }

@@ -49,7 +49,7 @@ function discordDriver(): ConformanceDriver {
       },
       privateAnswers(place, name) {
         const mine = new Set(presses.get(`${JSON.stringify(place)}|${name}`) ?? []);
-        return fake.sent({ channelId: channelOf(place).id }).filter((m) => m.via === "followup" && m.ephemeral && m.interactionId && mine.has(m.interactionId)).map((m) => m.content);
+        return fake.sent({ channelId: channelOf(place).id }).filter((m) => (m.via === "followup" || m.via === "interaction") && m.ephemeral && m.interactionId && mine.has(m.interactionId)).map((m) => m.content);
       },
     },
     maxTextLength: 2000,

@@ -48,7 +48,7 @@ function slackDriver(mode: "http" | "socket"): ConformanceDriver {
         const payload = fake.events.blockActions({ user: id("U", name), userName: name, channel, message: { ...msg.message, blocks: msg.blocks }, actionId });
         if (mode === "socket") {
           const env = fake.sendEnvelope("interactive", payload);
-          await fake.waitForAck(env.envelope_id);
+          await fake.waitForAck(env.envelope_id, 15_000);
           return;
         }
         const r = await fake.postInteraction(interactionsUrl, payload);

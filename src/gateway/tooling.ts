@@ -6,7 +6,8 @@
  */
 import { builtinTools, toolRegistry, type Tool, type ToolRegistry } from "../agent/tools.js";
 import { resolvePolicy, type PolicyChat, type ToolPolicy } from "../agent/tool-policy.js";
-import { McpHub, loadMcpConfig, type McpConfig, type ServerStatus } from "../agent/mcp/index.js";
+import { loadMcpConfig, type McpConfig } from "../agent/mcp/config.js";
+import type { McpHub, ServerStatus } from "../agent/mcp/hub.js";
 import type { Logger } from "../log.js";
 import { ApprovalService, APPROVAL_ID, type Approvers } from "../runtime/approvals/service.js";
 import { cardText, type ApprovalCard } from "../runtime/approvals/card.js";
@@ -36,14 +37,17 @@ export interface ToolingOptions {
 }
 
 export class Tooling {
-  readonly mcp: McpHub | undefined;
+  /** Built at start(), and only with servers configured: the MCP SDK is loaded only then. */
+  mcp: McpHub | undefined;
   readonly approvals: ApprovalService;
   readonly #builtinRules: McpConfig["builtinTools"];
+  readonly #config: McpConfig | undefined;
 
   constructor(readonly opts: ToolingOptions) {
+    // Read (and a bad file refused) at once, so a broken MCP_CONFIG stops the start before anything listens.
     const config = opts.mcpConfig ?? (opts.mcpConfigPath ? loadMcpConfig(opts.mcpConfigPath) : undefined);
+    this.#config = config;
     this.#builtinRules = config?.builtinTools ?? {};
-    this.mcp = config && config.servers.length > 0 ? new McpHub(config, { log: opts.log.child({ component: "mcp" }), callTimeoutMs: opts.toolTimeoutMs }) : undefined;
     this.approvals = new ApprovalService({
       store: opts.store, kv: opts.kv, owner: opts.owner, timeoutMs: opts.approvalTimeoutMs, approvers: opts.approvers, log: opts.log,
       ...(opts.shared && { pollMs: 1_000 }),
@@ -53,7 +57,10 @@ export class Tooling {
   }
 
   async start(): Promise<void> {
-    await this.mcp?.start();
+    if (!this.#config?.servers.length || this.mcp) return;
+    const { McpHub } = await import("../agent/mcp/hub.js");
+    this.mcp = new McpHub(this.#config, { log: this.opts.log.child({ component: "mcp" }), callTimeoutMs: this.opts.toolTimeoutMs });
+    await this.mcp.start();
   }
 
   /** After the adapters started (cards can be edited): approvals a previous run left are expired, unless processes share the database. */

@@ -23,6 +23,7 @@ import { conversationKey } from "./conversation.js";
 import { dispatch } from "./dispatch.js";
 import { RecordsInFlight, storable } from "./recording.js";
 import { readRecorded, replayUnhandled, type RecordedDeps } from "./replay.js";
+import { listed } from "./policy.js";
 import { noticeUnanswered, type UnansweredDeps } from "./unanswered.js";
 
 export type GatewayPolicy = Pick<

@@ -27,6 +27,7 @@ import {
   type ReplyAddress,
 } from "../types.js";
 import * as ids from "./ids.js";
+import { consoleCard, consoleClick, type ConsoleCard } from "./approval-card.js";
 import { ASSETS, SECURITY_HEADERS, assetBody } from "./page.js";
 
 export interface ConsoleAdapterOptions {
@@ -44,6 +45,8 @@ export interface ConsoleAdapterOptions {
 /** What the page receives on /api/console/events: one per sink call. */
 export interface ConsoleEvent {
   type: "message" | "edit" | "typing";
+  /** An approval card: the page draws its buttons (approval-card.ts). */
+  card?: ConsoleCard;
   chatId: string;
   threadId?: string;
   /** Empty for typing. */
@@ -60,6 +63,7 @@ export interface HistoryEntry {
   senderId?: string;
   senderName?: string;
   at: string;
+  card?: ConsoleCard;
 }
 
 interface SseClient {
@@ -146,6 +150,22 @@ export class ConsoleAdapter implements Adapter {
         if (entry) entry.text = text;
         this.#broadcast({ type: "edit", chatId: t.chatId, ...(t.threadId !== undefined && { threadId: t.threadId }), messageId, text, at: new Date().toISOString() });
       },
+      sendCard: async (to, card) => {
+        const t = this.#target(to);
+        const messageId = randomUUID();
+        const at = new Date().toISOString();
+        const c = consoleCard(card);
+        this.#remember(t, { messageId, from: "bot", text: c.text, at, card: c.card });
+        this.#broadcast({ type: "message", chatId: t.chatId, ...(t.threadId !== undefined && { threadId: t.threadId }), messageId, text: c.text, card: c.card, at });
+        return { messageId };
+      },
+      editCard: async (to, messageId, card) => {
+        const t = this.#target(to);
+        const c = consoleCard(card);
+        const entry = this.#history.get(ids.conversationKey(t.chatId, t.threadId))?.find((m) => m.messageId === messageId);
+        if (entry) Object.assign(entry, { text: c.text, card: c.card });
+        this.#broadcast({ type: "edit", chatId: t.chatId, ...(t.threadId !== undefined && { threadId: t.threadId }), messageId, text: c.text, card: c.card, at: new Date().toISOString() });
+      },
       typing: async (to) => {
         const t = this.#target(to);
         this.#broadcast({ type: "typing", chatId: t.chatId, ...(t.threadId !== undefined && { threadId: t.threadId }), messageId: "", text: "", at: new Date().toISOString() });
@@ -189,6 +209,7 @@ export class ConsoleAdapter implements Adapter {
     }
     ctx.route("POST", "/api/console/messages", (req) => this.#postMessage(req));
     ctx.route("GET", "/api/console/events", async () => this.#events());
+    ctx.route("POST", "/api/console/approvals", async (req) => refuseCrossSite(req) ?? (this.#state === "running" ? consoleClick(req, this.#ctx) : json(503, { error: "the console adapter is not running" })), { maxBodyBytes: 4096 });
     ctx.route("GET", "/api/console/history", async (req) => this.#getHistory(req));
     ctx.route("GET", "/api/console/address", async (req) => this.#getAddress(req));
   }

@@ -22,6 +22,7 @@ import { deferInteraction, normalizeInteraction, syncCommands } from "./commands
 import { isSnowflake, PLATFORM } from "./ids.js";
 import { normalizeChange, normalizeMessage, type ChannelInfo, type DiscordBotIdentity } from "./normalize.js";
 import { createDiscordSink, type DiscordSink } from "./sink.js";
+import { editDiscordCard, handleDiscordPress, isApprovalPress, sendDiscordCard } from "./approval-card.js";
 
 export interface DiscordAdapterOptions {
   /** The bot token from the Developer Portal. Never logged. */
@@ -105,6 +106,12 @@ export class DiscordAdapter implements Adapter {
       },
       deferral: (token) => this.deferrals.get(token),
     });
+    const rest = () => {
+      if (!this.client || this.state === "stopped") throw new AdapterError("discord", "Unavailable", "the Discord adapter is not running: call start() first");
+      return this.client.rest;
+    };
+    this.sink.sendCard = (to, card) => sendDiscordCard(rest(), to, card);
+    this.sink.editCard = (to, id, card) => editDiscordCard(rest(), to, id, card);
   }
 
   get botId(): string {
@@ -188,6 +195,9 @@ export class DiscordAdapter implements Adapter {
     } else if (packet.t === "MESSAGE_UPDATE" || packet.t === "MESSAGE_DELETE") {
       // Behind the channel's queue: a change lands after the message it changes.
       this.enqueue(String(d["channel_id"]), () => this.handleChange(packet.t === "MESSAGE_UPDATE" ? "edit" : "delete", d));
+    } else if (packet.t === "INTERACTION_CREATE" && isApprovalPress(d) && this.ctx && this.log) {
+      // Not behind the channel's queue either: acknowledged at once, then decided.
+      void handleDiscordPress(this.client!.rest, this.applicationId, d, this.ctx, this.log);
     } else if (packet.t === "INTERACTION_CREATE" && d["type"] === 2 && typeof d["token"] === "string" && isSnowflake(d["id"])) {
       // Deferred here, not behind the channel's queue: the 3 s window runs from now.
       const token = d["token"];

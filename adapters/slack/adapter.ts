@@ -16,6 +16,7 @@ import { signatureHeadersPresent } from "./signature.js";
 import { SlackHttpReceiver } from "./receiver.js";
 import { SlackSink, type SlackWebClient } from "./sink.js";
 import { SlackSocketReceiver } from "./socket.js";
+import { editSlackCard, INTERACTIONS_PATH, listenForApprovals, sendSlackCard, type SlackCardClient } from "./approval-card.js";
 import { ThreadMemory } from "./threads.js";
 
 export interface SlackAdapterOptions {
@@ -71,6 +72,12 @@ export class SlackAdapter implements Adapter {
       throw new AdapterSetupError("Config", "SlackAdapter needs SLACK_SIGNING_SECRET for HTTP mode (from the app's Basic Information page), or SLACK_APP_TOKEN for Socket Mode");
     for (const s of [o.botToken, o.appToken, o.signingSecret]) registerSecret(s);
     this.sink = new SlackSink(() => this.client as unknown as SlackWebClient | undefined, () => this.log);
+    const cards = () => {
+      if (!this.client) throw new AdapterError("slack", "Unavailable", "the Slack adapter is not started");
+      return this.client as unknown as SlackCardClient;
+    };
+    this.sink.sendCard = (to, card) => sendSlackCard(cards(), to, card);
+    this.sink.editCard = (to, id, card) => editSlackCard(cards(), to, id, card);
   }
 
   /** The bot's user id (U…), known after start(): what `<@…>` mentions name. */
@@ -192,12 +199,16 @@ export class SlackAdapter implements Adapter {
       await ack(r.status === "accepted" ? { response_type: "ephemeral", text: "Working on it…" } : undefined);
     });
 
+    listenForApprovals(app, ctx, () => this.client as unknown as SlackCardClient | undefined, log);
+
     if (receiver instanceof SlackHttpReceiver) {
       // Public (Slack signs each request); the signature headers are checked before the body is read.
       const route = { public: true, maxBodyBytes: MAX_BODY_BYTES, precheck: (req: { headers: Record<string, string | string[] | undefined> }) => (signatureHeadersPresent(req.headers) ? undefined : { status: 401, body: "invalid signature" }) };
       const handle = (req: HttpRequest) => (malformedEventCallback(req.rawBody) ? Promise.resolve({ status: 400, body: "malformed event_callback: event must be an object with a type, and its ids and text strings" }) : receiver.handle(req));
       ctx.route("POST", EVENTS_PATH, handle, route);
       ctx.route("POST", COMMANDS_PATH, handle, route);
+      // Interactivity (button presses): the Request URL under Interactivity & Shortcuts in the app's settings.
+      ctx.route("POST", INTERACTIONS_PATH, handle, route);
       this.httpReceiver = receiver;
     }
     this.app = app;

@@ -35,6 +35,9 @@ export function emojiName(emoji: string): string {
 }
 
 export class SlackSink implements AdapterSink {
+  /** Approval cards (approval-card.ts), set by the adapter. */
+  sendCard?: AdapterSink["sendCard"];
+  editCard?: AdapterSink["editCard"];
   constructor(
     private readonly client: () => SlackWebClient | undefined,
     private readonly log: () => Logger | undefined = () => undefined,

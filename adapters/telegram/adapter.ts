@@ -26,6 +26,7 @@ import { botIdFromToken, PLATFORM } from "./ids.js";
 import { chatMigrationOf, normalizeUpdate, type BotIdentity } from "./normalize.js";
 import { LongPoller, type UpdateType } from "./polling.js";
 import { createTelegramSink } from "./sink.js";
+import { editTelegramCard, handleTelegramCallback, sendTelegramCard } from "./approval-card.js";
 import { backoffMs, DEFAULT_BACKOFF, sleep, type Backoff } from "./util.js";
 import { MAX_UPDATE_BYTES, createWebhookHandler, webhookPrecheck } from "./webhook.js";
 
@@ -107,12 +108,13 @@ export class TelegramAdapter implements Adapter {
     const client = (timeoutSeconds: number) => ({ timeoutSeconds, ...(opts.apiRoot !== undefined && { apiRoot: opts.apiRoot }) });
     this.api = new Api(token, client(opts.requestTimeoutSec ?? 30));
     this.pollApi = new Api(token, client(pollTimeout + 15));
-    this.sink = createTelegramSink(this.api, {
+    const sink = createTelegramSink(this.api, {
       botId: () => {
         if (!this.id) throw new AdapterError("telegram", "Unavailable", "the Telegram adapter does not know its bot id yet: call start() first");
         return this.id;
       },
     });
+    this.sink = { ...sink, sendCard: (to, card) => sendTelegramCard(this.api, to, card), editCard: (to, id, card) => editTelegramCard(this.api, to, id, card) };
   }
 
   get botId(): string {
@@ -178,6 +180,7 @@ export class TelegramAdapter implements Adapter {
           secret: this.opts.webhookSecret!,
           bot: () => this.identity(),
           inbound: (env) => ctx.inbound(env),
+          callback: (q) => handleTelegramCallback(this.api, q, ctx, log),
           migrated: (from, to) => ctx.chatMigrated?.(from, to) ?? Promise.resolve(),
           accepting: () => this.state === "running" || this.state === "starting",
           log,
@@ -224,6 +227,7 @@ export class TelegramAdapter implements Adapter {
       deliver: async (update: Update) => {
         const migration = chatMigrationOf(update);
         if (migration) await ctx.chatMigrated?.(migration.from, migration.to);
+        if (update.callback_query) return handleTelegramCallback(this.api, update.callback_query, ctx, log);
         const env = normalizeUpdate(update, this.identity(), (err) => {
           ctx.reportError?.("telegram-normalize", err);
           log.error({ updateId: update.update_id, err: err instanceof Error ? err.name : typeof err }, "telegram: an update could not be normalized; confirmed and not answered");
@@ -239,7 +243,8 @@ export class TelegramAdapter implements Adapter {
 
   private allowedUpdates(): UpdateType[] {
     // edited_message: an edit updates the message's transcript entry.
-    return (this.opts.allowedUpdates ?? ["message", "edited_message"]) as UpdateType[];
+    // callback_query: a press of an approval card's button.
+    return (this.opts.allowedUpdates ?? ["message", "edited_message", "callback_query"]) as UpdateType[];
   }
 
   /** Polling stops (the last offsets confirmed); the sink keeps sending until the process exits. */

@@ -88,6 +88,8 @@ export interface AgentDefaults extends Omit<OpenAiAgentOptions, "baseUrl" | "set
 export interface TurnOverrides {
   tools?: ToolRegistry;
   approval?: ApprovalHandler;
+  /** Other per-turn facts a custom factory may read (the session, the event); the default factory ignores them. */
+  [extra: string]: unknown;
 }
 
 export type AgentFactory = ((metadata: Record<string, unknown>, overrides?: TurnOverrides) => Agent) & { readonly provider: "echo" | "openai" };

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { CompletionAccumulator, type CompletionResult } from "./completion.js";
 import { defaultSleep, postWithRetry, readBodyText, redact, safeUrl } from "./http.js";
 import { sseData } from "./sse.js";
-import { DENIED, denyAll, runToolCall, type ApprovalHandler, type ToolRegistry } from "./tools.js";
+import { DENIED, denyAll, runToolCallDetailed, type ApprovalHandler, type ToolRegistry } from "./tools.js";
 import { aborted, AgentError, noopLog, type Agent, type AgentLog, type AgentOutput, type ChatMessage, type ModelSettings, type TurnRequest } from "./types.js";
 
 export interface OpenAiAgentOptions {
@@ -15,6 +15,8 @@ export interface OpenAiAgentOptions {
   approval?: ApprovalHandler;
   /** Rounds of tool calls per turn; when the model asks for more, the turn ends with a notice. */
   maxToolRounds?: number;
+  /** Per tool call (TOOL_TIMEOUT); past it the model gets an error result. */
+  toolTimeoutMs?: number;
   /** From sending the request until response headers arrive. Not retried: a hung server stays hung while the user waits. */
   connectTimeoutMs?: number;
   /** Longest silence between two reads of the streamed body. */
@@ -184,9 +186,13 @@ export function openAiAgent(opts: OpenAiAgentOptions): Agent & { readonly settin
       }
       messages.push(toWire({ role: "assistant", content: result.text, toolCalls: result.toolCalls }));
       for (const call of result.toolCalls) {
-        const content = await runToolCall(call, tools, approval, req.signal);
-        if (content.startsWith(DENIED)) yield { type: "notice", severity: "info", text: `The agent wanted to use the tool ${call.name}; it was ${DENIED}.` };
-        log.debug({ tool: call.name, round: rounds + 1, denied: content.startsWith(DENIED) }, "tool call finished");
+        const outcome = await runToolCallDetailed(call, tools, approval, req.signal, { ...(opts.toolTimeoutMs !== undefined && { timeoutMs: opts.toolTimeoutMs }) });
+        const { content } = outcome;
+        // A person's denial is already on the approval card; a policy's is told here.
+        if (content.startsWith(DENIED) && !outcome.note) yield { type: "notice", severity: "info", text: `The agent wanted to use the tool ${call.name}; it was ${DENIED}.` };
+        log.debug({ tool: call.name, round: rounds + 1, decision: outcome.decision }, "tool call finished");
+        const server = tools?.get(call.name)?.server;
+        yield { type: "tool", call, decision: outcome.decision, result: content, ...(server && { server }), ...(outcome.note && { note: outcome.note }) };
         messages.push({ role: "tool", tool_call_id: call.id, content });
       }
     }

@@ -37,6 +37,8 @@ export type NoticeSeverity = "info" | "warn" | "error";
 export type AgentOutput =
   | { type: "text-delta"; text: string }
   | { type: "notice"; severity: NoticeSeverity; text: string }
+  /** One tool call finished (run, denied or failed): the turn keeps it in the transcript. */
+  | { type: "tool"; call: ToolCall; server?: string; decision: "approved" | "denied" | "error"; note?: string; result: string }
   /** `text` is every text-delta of the turn concatenated, so a sink can replace the streamed draft with it. */
   | { type: "done"; text: string; toolRounds: number };
 

@@ -1,4 +1,5 @@
 import type { Database } from "../store/db.js";
+import { parseToolMeta } from "../runtime/tool-rounds.js";
 import { IdentityStore } from "../store/identities.js";
 import { SessionStore } from "../store/sessions.js";
 import { TranscriptStore } from "../store/transcript.js";
@@ -67,7 +68,7 @@ export async function sessionsCommand(db: Database, sub: string | undefined, id:
       if (!Number.isInteger(n) || n < 0) throw usageError("--messages must be a whole number");
       const messages = await new TranscriptStore(db).recent(info.id, n);
       const bindings = await registry.store.bindingsForSession(info.id);
-      const view = { ...infoView(info), metadata: info.metadata, bound: bindings.map((b) => b.key), messages: messages.map((m) => ({ seq: m.seq, role: m.role, content: m.content })) };
+      const view = { ...infoView(info), metadata: info.metadata, bound: bindings.map((b) => b.key), messages: messages.map((m) => ({ seq: m.seq, role: m.role, content: m.content, ...(m.role === "tool" && { tool: parseToolMeta(m.meta) }) })) };
       return out.ok(view, [
         ...Object.entries(infoView(info)).map(([k, v]) => `${k.padEnd(11)} ${v ?? ""}`),
         `${"bound".padEnd(11)} ${bindings.length ? "yes (current session of its conversation)" : "no"}`,

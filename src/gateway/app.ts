@@ -4,12 +4,14 @@ import { createLogger, errInfo, type Logger } from "../log.js";
 import { createAgentFactory, type AgentFactory } from "../agent/factory.js";
 import { personas as loadPersonas } from "../agent/personas.js";
 import { builtinTools } from "../agent/tools.js";
+import { Tooling } from "./tooling.js";
+import type { McpConfig } from "../agent/mcp/index.js";
 import { commandInterceptor, type CommandSpec } from "../runtime/commands/index.js";
 import { agentCondenser, extractiveCondenser, Reflector } from "../runtime/reflection.js";
 import { Runner } from "../runtime/runner.js";
 import { Registry } from "../session/registry.js";
 import {
-  AccessStore, DeliveryStore, IdentityStore, InboundStore, KvStore, LeaseStore, MemoryStore, SessionStore, TranscriptStore, TurnStore,
+  AccessStore, ApprovalStore, DeliveryStore, IdentityStore, InboundStore, KvStore, LeaseStore, MemoryStore, SessionStore, TranscriptStore, TurnStore,
   openDatabase, type Database, type StoreFaults,
 } from "../store/index.js";
 import type { Adapter } from "./adapter.js";
@@ -40,7 +42,9 @@ export interface AppOptions {
   log?: Logger;
   /** Builds the platform adapters once the app exists (the composition root passes adapters/). */
   adapters?: (config: Config) => Adapter[];
-  agentFactory?: AgentFactory | ((metadata: Record<string, unknown>, ctx: { session: import("../session/info.js").Info }) => import("../agent/types.js").Agent);
+  agentFactory?: AgentFactory | ((metadata: Record<string, unknown>, ctx: import("../runtime/runner.js").AgentContext & import("../agent/factory.js").TurnOverrides) => import("../agent/types.js").Agent);
+  /** MCP servers and policies given directly instead of MCP_CONFIG's file (tests). */
+  mcpConfig?: McpConfig;
   faults?: StoreFaults;
   /** Sees every SQL statement (benchmarks). */
   onQuery?: import("../store/db.js").DatabaseOptions["onQuery"];
@@ -67,6 +71,8 @@ export interface App {
   reflector: Reflector;
   /** The HTTP API v1: mount a module's OpenAPIHono routes with `api.mount(prefix, app, scope)`. */
   api: ApiServer;
+  /** The tools, MCP servers and approvals. */
+  tooling: Tooling;
   /** Listens on HTTP_HOST:HTTP_PORT and starts the adapters. Returns the base URL. */
   start(): Promise<string>;
   /**
@@ -111,6 +117,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
       maxOutputTokens: config.MODEL_MAX_OUTPUT_TOKENS !== undefined ? Number(config.MODEL_MAX_OUTPUT_TOKENS) : undefined,
       thinkingLevel: config.MODEL_THINKING_LEVEL as never,
       maxToolRounds: config.TOOL_MAX_ROUNDS,
+      toolTimeoutMs: config.TOOL_TIMEOUT,
       log,
     });
   const deliveries = new DeliveryStore(db);
@@ -120,20 +127,33 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
   const reflector = new Reflector({
     registry, transcript, memories, kv, log,
     everyTurns: config.REFLECT_EVERY_TURNS,
-    condenser: "provider" in agentFactory && agentFactory.provider === "openai" ? agentCondenser(() => agentFactory({})) : extractiveCondenser(),
+    condenser: "provider" in agentFactory && agentFactory.provider === "openai" ? agentCondenser(() => (agentFactory as AgentFactory)({})) : extractiveCondenser(),
   });
-  // The built-in tools, scoped per turn: search_sessions only sees the asking conversation's own sessions.
-  const withTools = (metadata: Record<string, unknown>, ctx: { session: import("../session/info.js").Info }) => {
-    if (!("provider" in agentFactory) || agentFactory.provider !== "openai") return agentFactory(metadata, ctx as never);
-    const owner = { userId: ctx.session.userId, agentId: ctx.session.agentId };
-    const tools = builtinTools({
+  const processId = randomUUID();
+  let gatewayRef: Gateway | undefined;
+  const tooling = new Tooling({
+    ...(config.MCP_CONFIG && { mcpConfigPath: config.MCP_CONFIG }),
+    ...(opts.mcpConfig && { mcpConfig: opts.mcpConfig }),
+    approvers: config.APPROVERS, approvalTimeoutMs: config.APPROVAL_TIMEOUT, toolTimeoutMs: config.TOOL_TIMEOUT,
+    store: new ApprovalStore(db), kv, owner: processId, shared: config.SHARED_DATABASE, log,
+    adapters: () => gatewayRef?.adapters ?? [],
+    onDecision: (status) => metrics.approvals.inc({ outcome: status }),
+  });
+  // The built-in tools, scoped per turn (search_sessions only sees the asking conversation's own sessions), the MCP
+  // servers' tools, and the approval handler that asks the turn's chat.
+  const sessionTools = (session: import("../session/info.js").Info) => {
+    const owner = { userId: session.userId, agentId: session.agentId };
+    return builtinTools({
       searchSessions: async (query) => {
         const mine = await registry.list(owner, { kinds: ["chat", "main"], includeArchived: true, limit: 100 });
         const hits = await transcript.search(mine.map((s) => s.id), query.split(/\s+/).filter(Boolean).slice(0, 8), 10);
         return hits.length ? hits.map((h) => `${h.sessionId}: ${h.snippet}`).join("\n") : "No earlier session mentions that.";
       },
-    });
-    return agentFactory(metadata, { tools });
+    }).list();
+  };
+  const withTools = (metadata: Record<string, unknown>, ctx: import("../runtime/runner.js").AgentContext) => {
+    const tools = tooling.registry(sessionTools(ctx.session));
+    return agentFactory(metadata, { ...ctx, tools, approval: tooling.handler(ctx, tools) } as never);
   };
   const runner = new Runner({
     registry, transcript, memories, ledger, log,
@@ -163,7 +183,10 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
       ctx.notify(typeof r === "string" ? "error" : "success", typeof r === "string" ? `Code ${ctx.args || "(none)"} is ${r === "missing" ? "unknown" : r}.` : `Approved ${r.senderId} on ${r.platform}.`);
     },
   };
-  const commands = commandInterceptor({ transcript, personas: personaRegistry, defaultModel: config.OPENAI_MODEL, extra: [approve], adminCommands: config.ADMIN_COMMANDS });
+  const builtinList = builtinTools().list();
+  const commands = commandInterceptor({ transcript, personas: personaRegistry, defaultModel: config.OPENAI_MODEL, extra: [approve, ...tooling.commands(() => builtinList)], adminCommands: config.ADMIN_COMMANDS });
+  // Approval ids and the cancelling commands go first; everything else on to the commands.
+  runner.register(tooling.interceptor());
   runner.register(commands);
 
   const http = new HttpServer({
@@ -182,7 +205,6 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
     const r = json(503, { error: "switchboard is shutting down; send this again in a few seconds" });
     return { ...r, headers: { ...r.headers, "retry-after": "5" } };
   };
-  const processId = randomUUID();
   // The sent log lives beside a SQLite file (one host, one process). PostgreSQL marks replies sent
   // over a pool without SQLite's single-writer queue, so the window it closes is far smaller there.
   const sentLog = db.provider === "sqlite" && !config.DATABASE_URL.includes(":memory:") ? SentLog.open(`${sqliteFile(config.DATABASE_URL)}.sent.log`) : undefined;
@@ -201,7 +223,9 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
     processId,
     commands: commands.commands.filter((c) => (c.access ?? "anyone") === "anyone" && !config.ADMIN_COMMANDS.includes(c.name)).map((c) => ({ name: c.name, description: c.summary })),
     commandNames: commands.commands.flatMap((c) => [c.name, ...(c.aliases ?? [])]),
+    onApprovalClick: (c) => tooling.approvals.click(c),
   });
+  gatewayRef = gateway;
   for (const a of opts.adapters?.(config) ?? []) gateway.add(a);
 
   const health = () => gateway.adapters.map((a) => ({ platform: a.platform, botId: a.botId, ...a.health() }));
@@ -217,7 +241,8 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
     const summary = !store.ok ? "store unhealthy" : !intakeOpen ? "stopping" : ready ? "ok" : "not ready";
     if (!req.operator) return json(status, { status: summary });
     const pruned = retention.lastSweep && { lastPruned: { at: retention.lastSweep.at.toISOString(), rows: retention.lastSweep.pruned } };
-    return json(status, { status: summary, ready, store: { provider: db.provider, ...store, ...pruned }, down, adapters });
+    const mcp = tooling.status();
+    return json(status, { status: summary, ready, store: { provider: db.provider, ...store, ...pruned }, down, adapters, ...(mcp.length && { mcp }), ...(tooling.approvals.waiting && { approvals: { waiting: tooling.approvals.waiting } }) });
   }, { public: true });
   http.route("GET", "/metrics", async () => {
     for (const a of health()) metrics.adapterUp.set({ platform: a.platform, bot: a.botId }, a.ready ? 1 : 0);
@@ -240,7 +265,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
 
   let timers: NodeJS.Timeout[] = [];
   return {
-    config, log, db, registry, runner, gateway, http, metrics, reflector, retention, api,
+    config, log, db, registry, runner, gateway, http, metrics, reflector, retention, api, tooling,
     async start() {
       // With OPERATOR_PORT, the console, API and metrics move to a listener of their own; HTTP_PORT keeps the webhooks.
       const split = config.OPERATOR_PORT !== undefined;
@@ -248,7 +273,9 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
       if (split) await http.listen(Number(config.OPERATOR_PORT), config.OPERATOR_HOST ?? "127.0.0.1", "operator");
       retention.start();
       outbound.startClaims();
+      await tooling.start();
       await gateway.start();
+      await tooling.afterAdaptersStarted().catch((err) => log.warn({ err: errInfo(err) }, "expiring the previous run's approvals failed; a click on one says it expired"));
       reflector.start(config.REFLECT_SWEEP_INTERVAL);
       timers = [
         // A probe write: a store that stopped taking writes shows in /healthz even when no traffic comes.
@@ -282,6 +309,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
       } else await gateway.stop();
       await reflector.stop();
       await runner.close();
+      await tooling.stop();
       outbound.close();
       await http.close();
       await db.close();

@@ -6,8 +6,11 @@
  */
 import { SwitchboardError } from "../errors.js";
 import type { ReplyAddress } from "../runtime/events.js";
+import type { ApprovalCard } from "../runtime/approvals/card.js";
 
-export type { ReplyAddress };
+export type { ReplyAddress, ApprovalCard };
+/** How every adapter draws and decodes approval cards (the core's card model, src/runtime/approvals/card.ts). */
+export { BUTTONS, cardText, cardTitle, decodeAction, encodeAction, statusLine, type ApprovalAction } from "../runtime/approvals/card.js";
 
 export type Platform = "telegram" | "discord" | "slack" | "console";
 export type ChatKind = "private" | "group" | "thread";
@@ -126,6 +129,13 @@ export interface AdapterSink {
    * Platforms without it (Telegram) may show such a chunk twice.
    */
   findSent?(to: ReplyAddress, keys: readonly string[], since: Date): Promise<Map<string, SentMessage>>;
+  /**
+   * An approval card with the platform's own buttons (adapters/<platform>/approval-card.ts),
+   * each carrying encodeAction(action, id). Without it the card goes as text with `/approve <id>`.
+   */
+  sendCard?(to: ReplyAddress, card: ApprovalCard): Promise<SentMessage>;
+  /** Redraws a card in place once decided (its buttons gone). */
+  editCard?(to: ReplyAddress, messageId: string, card: ApprovalCard): Promise<void>;
 }
 
 export type AdapterErrorCode =

@@ -6,8 +6,10 @@ import { EventStream } from "./event-stream.js";
 import type { OutEvent, OutKind } from "./events.js";
 
 export interface WindowMessage {
-  role: "user" | "assistant";
+  role: "user" | "assistant" | "tool";
   content: string;
+  /** A `tool` entry's call, decision and result as JSON (see tool-rounds.ts). */
+  meta?: string;
 }
 
 export interface ContextLimits {
@@ -130,7 +132,7 @@ export class LiveSession {
       const rows = await this.deps.transcript.recent(this.id, this.limits.maxMessages);
       this.#window = [];
       this.#windowChars = 0;
-      this.remember(rows.filter((r) => r.role === "user" || r.role === "assistant").map((r) => ({ role: r.role as WindowMessage["role"], content: r.content })));
+      this.remember(rows.filter((r) => r.role === "user" || r.role === "assistant" || r.role === "tool").map((r) => ({ role: r.role as WindowMessage["role"], content: r.content, ...(r.meta && { meta: r.meta }) })));
     }
     return this.#window;
   }

@@ -26,6 +26,14 @@ import { CurrentSessions } from "./current-sessions.js";
 export { errInfo, renderUserText };
 export type { BusyPolicy, InterceptContext, Interceptor };
 
+/** What the agent factory knows of a turn: the session, the message it answers, and a way to stop the turn's clock while a person decides. */
+export interface AgentContext {
+  session: Info;
+  event?: MessageEvent;
+  /** Stops AGENT_TIMEOUT's clock until the returned function is called (an approval waits for a person). */
+  holdTimeout?: () => () => void;
+}
+
 export interface RunHandle {
   sessionId: string;
   accepted: "consumed" | "queued" | "collected" | "context";
@@ -37,7 +45,7 @@ export interface RunnerOptions {
   registry: Registry;
   transcript: TranscriptStore;
   /** Builds the agent for a turn from the session's metadata (and the session, for per-user tools). */
-  agentFactory: (metadata: Record<string, unknown>, ctx: { session: Info }) => Agent;
+  agentFactory: (metadata: Record<string, unknown>, ctx: AgentContext) => Agent;
   personas: PersonaRegistry;
   memories?: MemoryStore;
   ledger?: Ledger;

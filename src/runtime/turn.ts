@@ -9,6 +9,7 @@ import { SwitchboardError } from "../errors.js";
 import { errInfo } from "../log.js";
 import { commitDurably, readDurably, Unanswered } from "./durable-commit.js";
 import { renderUserText } from "./pending.js";
+import { toolEntry, windowToChat } from "./tool-rounds.js";
 import type { Runner } from "./runner.js";
 
 /** "unanswered": the turn could not be committed before its event's TTL (the gateway tells the chat). */
@@ -56,11 +57,32 @@ export async function executeTurn(runner: Runner, session: LiveSession, p: Pendi
   };
   const timeoutMs = opts.turnTimeoutMs ?? DEFAULT_TIMEOUT_MS;
   let timedOut = false;
-  const timer = setTimeout(() => {
+  const onTimeout = () => {
     timedOut = true;
     abort.abort(new Error("turn timeout"));
-  }, timeoutMs);
+  };
+  let timer = setTimeout(onTimeout, timeoutMs);
   timer.unref?.();
+  // A person deciding on a tool call is not the agent being slow: the turn's clock stops while they decide.
+  let left = timeoutMs;
+  let since = Date.now();
+  let holds = 0;
+  const holdTimeout = (): (() => void) => {
+    if (holds++ === 0) {
+      clearTimeout(timer);
+      left = Math.max(1_000, left - (Date.now() - since));
+    }
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      if (--holds === 0 && !abort.signal.aborted) {
+        since = Date.now();
+        timer = setTimeout(onTimeout, left);
+        timer.unref?.();
+      }
+    };
+  };
   // Typing shows only when the answer is not there at once: a fast reply needs no indicator, and each one is a platform call under the same rate limits as replies.
   const showTyping = () => emit({ kind: "typing", sessionId: session.id, replyTo: ev.replyTo });
   let typing: NodeJS.Timeout | undefined;
@@ -73,6 +95,7 @@ export async function executeTurn(runner: Runner, session: LiveSession, p: Pendi
 
   const userText = renderUserText(ev);
   let text = "";
+  const toolRounds: WindowMessage[] = [];
   const notices: Array<{ severity: Severity; text: string }> = [];
   let outcome: TurnOutcome = "answered";
   try {
@@ -85,8 +108,8 @@ export async function executeTurn(runner: Runner, session: LiveSession, p: Pendi
     const window = await readDurably(runner, p.inboundIds, abort.signal, () => session.window());
     const memories = opts.memories ? await readDurably(runner, p.inboundIds, abort.signal, () => opts.memories!.recall(memoryScope(session.info).read, 20)) : [];
     const persona = opts.personas.resolve(session.info.persona);
-    const messages: ChatMessage[] = [...window.map((m) => ({ role: m.role, content: m.content })), { role: "user", content: userText }];
-    const agent = opts.agentFactory(session.metadata as Record<string, unknown>, { session: session.info });
+    const messages: ChatMessage[] = [...window.flatMap(windowToChat), { role: "user", content: userText }];
+    const agent = opts.agentFactory(session.metadata as Record<string, unknown>, { session: session.info, event: ev, holdTimeout });
     for await (const out of agent.run({ system: buildSystemPrompt(persona.prompt, memories), messages, signal: abort.signal })) {
       if (!live()) break;
       if (out.type === "text-delta") {
@@ -94,6 +117,8 @@ export async function executeTurn(runner: Runner, session: LiveSession, p: Pendi
         emit({ kind: "text-delta", sessionId: session.id, turnId, replyTo: ev.replyTo, delta: out.text, text, inboundId: ev.inboundId });
       } else if (out.type === "notice") {
         notices.push({ severity: out.severity, text: out.text });
+      } else if (out.type === "tool") {
+        toolRounds.push(toolEntry(out));
       } else {
         text = out.text;
       }
@@ -145,7 +170,7 @@ export async function executeTurn(runner: Runner, session: LiveSession, p: Pendi
 
   const answered = outcome === "answered" && text.length > 0;
   if (outcome === "answered" && text.length === 0) notices.push({ severity: "warn", text: "The agent returned an empty answer." });
-  const committed: WindowMessage[] = [{ role: "user", content: userText }, ...(answered ? [{ role: "assistant" as const, content: text }] : [])];
+  const committed: WindowMessage[] = [{ role: "user", content: userText }, ...toolRounds, ...(answered ? [{ role: "assistant" as const, content: text }] : [])];
   const replies: Reply[] = [
     ...(answered ? [{ replyTo: ev.replyTo, text, kind: "reply" as const }] : []),
     ...notices.map((n) => ({ replyTo: ev.replyTo, text: n.text, kind: "notice" as const, severity: n.severity })),

@@ -348,6 +348,50 @@ export class FakeDiscord {
     return payload;
   }
 
+  /**
+   * A user presses a button of a message (MESSAGE_COMPONENT, INTERACTION_CREATE
+   * type 3): the payload carries the message, the button's custom_id and
+   * component_type 2, and is answered through the interaction callback like any
+   * interaction (within interactionAckDeadlineMs). Discord only sends presses of
+   * buttons a message shows: a custom_id the message lacks is refused here.
+   */
+  pressButton(o: { user: DUser; message: DMessage; customId: string; locale?: string }): Record<string, unknown> {
+    const channel = this.resolveChannel(o.message.channel_id);
+    const current = this.world.getMessage(channel.id, o.message.id) ?? o.message;
+    const buttons = ((current["components"] as Array<{ components?: Array<{ custom_id?: string }> }> | undefined) ?? []).flatMap((r) => r.components ?? []);
+    if (!buttons.some((b) => b.custom_id === o.customId)) throw new Error(`message ${o.message.id} shows no button ${o.customId}`);
+    const guildId = channel.guild_id;
+    const id = snowflake();
+    const token = this.world.newToken();
+    const perms = "2248473465835073";
+    const payload: Record<string, unknown> = {
+      id,
+      application_id: this.applicationId,
+      type: 3,
+      data: { custom_id: o.customId, component_type: 2 },
+      channel: { ...channel, permissions: perms },
+      channel_id: channel.id,
+      message: current,
+      token,
+      version: 1,
+      app_permissions: perms,
+      locale: o.locale ?? "en-US",
+      entitlements: [],
+      authorizing_integration_owners: guildId ? { "0": guildId } : { "1": o.user.id },
+      context: guildId ? 0 : 1,
+      attachment_size_limit: 26_214_400,
+    };
+    if (guildId) {
+      payload["guild_id"] = guildId;
+      payload["guild_locale"] = "en-US";
+      payload["member"] = { ...this.world.member(o.user), permissions: perms };
+    } else payload["user"] = o.user;
+    this.world.users.set(o.user.id, o.user);
+    this.world.interactions.set(id, { id, token, createdAt: Date.now(), channelId: channel.id, ...(guildId ? { guildId } : {}), payload, followups: [] });
+    this.gateway.route("INTERACTION_CREATE", payload, guildId ? { guildId } : {});
+    return payload;
+  }
+
   /** Dispatches any event, routed by guild like Discord. Returns how many sessions got it. */
   dispatch(t: string, d: Record<string, unknown>, o: { guildId?: string; intent?: number } = {}): number {
     return this.gateway.route(t, d, o);

@@ -105,6 +105,11 @@ export class FakeOpenAi {
    */
   models: string[] = ["fake-model"];
   modelListCalls = 0;
+  /**
+   * When the queue is empty, the reply is computed from the request instead
+   * (a model that asks for tools and reads their results: see toolUsingModel).
+   */
+  responder: ((body: any) => Reply) | undefined;
   private readonly queue: Reply[] = [];
   private readonly timers = new Set<NodeJS.Timeout>();
   private waiters: Array<() => void> = [];
@@ -177,7 +182,7 @@ export class FakeOpenAi {
     this.requests.push(rec);
     for (const w of this.waiters.splice(0)) w();
 
-    const reply = this.queue.shift() ?? statusReply(500, {}, JSON.stringify({ error: { message: "fake server: no scripted reply left" } }));
+    const reply = this.queue.shift() ?? this.responder?.(body) ?? statusReply(500, {}, JSON.stringify({ error: { message: "fake server: no scripted reply left" } }));
     if (reply.noHeaders) return;
     res.writeHead(reply.status ?? 200, reply.headers ?? SSE_HEADERS);
     res.flushHeaders();
@@ -189,4 +194,20 @@ export class FakeOpenAi {
     if (reply.reset) res.socket?.end(); // flushes what was written, then closes mid-response
     else if (!reply.hang && !res.destroyed) res.end();
   }
+}
+
+/**
+ * A model for scenarios: a user message containing `trigger` makes it call
+ * `tool` (arguments `args`); a tool result makes it answer "the tool said:
+ * <result>"; anything else is answered `echo: <text>` like the echo agent.
+ */
+export function toolUsingModel(opts: { trigger: string; tool: string; args?: string }): (body: any) => Reply {
+  return (body) => {
+    const messages: Array<{ role: string; content: string | null }> = body?.messages ?? [];
+    const last = messages.at(-1);
+    if (last?.role === "tool") return textReply([`the tool said: ${last.content ?? ""}`]);
+    const user = [...messages].reverse().find((m) => m.role === "user")?.content ?? "";
+    if (user.includes(opts.trigger)) return toolCallReply([{ id: `call_${Math.random().toString(36).slice(2, 10)}`, name: opts.tool, arguments: opts.args ?? "{}" }]);
+    return textReply([`echo: ${user}`]);
+  };
 }

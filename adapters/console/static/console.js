@@ -194,10 +194,11 @@
     const r = await api(`/api/sessions/${encodeURIComponent(bindings[0].sessionId)}`);
     const privateName = state.mode === "private" ? chatDescription().name : "";
     return r.messages
-      .filter((m) => m.role === "user" || m.role === "assistant")
+      // Tool rounds show as the bot's: what it called, the decision, and the (cut) result.
+      .filter((m) => m.role === "user" || m.role === "assistant" || m.role === "tool")
       .map((m) => ({
         messageId: `${r.session.id}:${m.seq}`,
-        from: m.role === "assistant" ? "bot" : "user",
+        from: m.role === "user" ? "user" : "bot",
         text: m.content,
         // A group's transcript does not record who spoke.
         senderName: m.role === "user" ? privateName || "earlier message" : undefined,
@@ -210,6 +211,33 @@
     const node = li.querySelector(".text");
     if (m.from === "bot") renderBotText(node, m.text);
     else node.textContent = m.text;
+    if (m.from === "bot" && m.card) renderCard(li, m.card);
+  }
+
+  /** An approval card's buttons; a press is decided as the current speaker, and the answer shown only here. */
+  function renderCard(li, card) {
+    li.querySelector(".card-actions")?.remove();
+    if (!card.actions.length) return;
+    const row = el("div", { class: "card-actions" });
+    for (const a of card.actions) {
+      const b = el("button", { type: "button", class: "card-button", text: a.label, "data-action": a.action });
+      b.addEventListener("click", async () => {
+        if (!state.address) return setStatus("The chat is not open yet.", "error");
+        const name = state.mode === "private" ? chatDescription().name : state.speaker;
+        try {
+          const r = await api("/api/console/approvals", {
+            method: "POST",
+            headers: { "content-type": "application/json" },
+            body: JSON.stringify({ approvalId: card.id, action: a.action, chatId: state.address.chatId, sender: { id: idFromName(name), name } }),
+          });
+          setStatus(r.text, r.ok ? "ok" : "error");
+        } catch (err) {
+          setStatus(String(err.message || err), "error");
+        }
+      });
+      row.append(b);
+    }
+    li.append(row);
   }
 
   function addMessage(m) {
@@ -452,7 +480,7 @@
     if (!sameChat(e)) return;
     if (e.type === "typing") return setTyping(true);
     setTyping(false);
-    if (e.type === "message" || e.type === "edit") addMessage({ messageId: e.messageId, from: "bot", text: e.text, at: e.at });
+    if (e.type === "message" || e.type === "edit") addMessage({ messageId: e.messageId, from: "bot", text: e.text, at: e.at, card: e.card });
     if (e.type === "message") scheduleRefresh();
   }
 

@@ -8,7 +8,7 @@ import type { IdentityStore } from "../../store/identities.js";
 import type { InboundRecord, InboundStore } from "../../store/inbound.js";
 import type { KvStore } from "../../store/kv.js";
 import type { LeaseStore } from "../../store/leases.js";
-import type { Adapter, AdapterContext, InboundResult } from "../adapter.js";
+import type { Adapter, AdapterContext, ApprovalClickInput, InboundResult } from "../adapter.js";
 import type { InboundEnvelope } from "../contract.js";
 import type { GatewayLedger } from "../ledger.js";
 import type { GatewayMetrics } from "../metrics.js";
@@ -23,6 +23,7 @@ import { conversationKey } from "./conversation.js";
 import { dispatch } from "./dispatch.js";
 import { RecordsInFlight, storable } from "./recording.js";
 import { readRecorded, replayUnhandled, type RecordedDeps } from "./replay.js";
+import { listed } from "./policy.js";
 import { noticeUnanswered, type UnansweredDeps } from "./unanswered.js";
 
 export type GatewayPolicy = Pick<
@@ -46,6 +47,8 @@ export interface GatewayDeps {
   commands: ReadonlyArray<{ name: string; description: string }>;
   /** Every chat command name and alias, operator-only ones included (for umbrella commands such as Slack's /switchboard). */
   commandNames?: ReadonlyArray<string>;
+  /** Clicks on approval cards (src/runtime/approvals). */
+  onApprovalClick?: (click: ApprovalClickInput & { platform: string; botId: string; isAdmin: boolean }) => Promise<{ ok: boolean; text: string }>;
   /** With SHARED_DATABASE: conversation leases, and this process's id as their owner. */
   leases?: LeaseStore;
   processId?: string;
@@ -115,6 +118,9 @@ export class Gateway {
       },
       log: this.deps.log.child({ platform: adapter.platform }),
       reportError: (where) => this.deps.metrics.internalErrors.inc({ where: `${adapter.platform}:${where}` }),
+      approvalClick: async (c) =>
+        this.deps.onApprovalClick?.({ ...c, platform: adapter.platform, botId: adapter.botId, isAdmin: listed(this.deps.policy.ADMIN_USERS, { platform: adapter.platform, senderId: c.senderId }) }) ??
+        { ok: false, text: "Approvals are not enabled here." },
     };
   }
 

@@ -40,7 +40,7 @@ describe("SlackAdapter, HTTP mode", () => {
     expect(adapter!.botId).toBe("U0FAKEBOT");
     expect(adapter!.botUsername).toBe(sl.identity.botName);
     expect(adapter!.teamId).toBe("T0FAKE001");
-    expect([...ctx.routes.keys()].sort()).toEqual(["POST /slack/commands", "POST /slack/events"]);
+    expect([...ctx.routes.keys()].sort()).toEqual(["POST /slack/commands", "POST /slack/events", "POST /slack/interactions"]);
     expect(adapter!.health()).toMatchObject({ ready: true });
     expect(sl.callsTo("auth.test")).toHaveLength(1);
   });

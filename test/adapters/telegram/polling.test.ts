@@ -47,7 +47,7 @@ describe("TelegramAdapter long polling", () => {
     expect(a.botUsername).toBe(tg.botUser.username);
     expect(tg.callsTo("deleteWebhook")[0]!.params["drop_pending_updates"]).toBe(false);
     await tg.waitFor(() => tg.callsTo("getUpdates").length > 0);
-    expect(tg.callsTo("getUpdates")[0]!.params).toMatchObject({ timeout: 2, allowed_updates: ["message", "edited_message"] });
+    expect(tg.callsTo("getUpdates")[0]!.params).toMatchObject({ timeout: 2, allowed_updates: ["message", "edited_message", "callback_query"] });
     expect(a.health()).toEqual({ ready: true });
     await a.stop();
     expect(a.health()).toEqual({ ready: false, detail: "stopped" });

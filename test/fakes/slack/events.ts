@@ -205,4 +205,42 @@ export class SlackEventBuilder {
       trigger_id: `${Date.now()}.${randomBytes(6).toString("hex")}`,
     };
   }
+
+  /**
+   * A `block_actions` interaction: a user pressed a button of `message` (one
+   * the bot posted). Shaped as Slack documents it: the pressed element in
+   * `actions`, the message and its container, the channel, the user, a
+   * response_url and a trigger_id. Posted as `payload=<json>` in HTTP mode,
+   * sent as an `interactive` envelope in Socket Mode.
+   */
+  blockActions(o: { user: string; userName?: string; channel: string; message: Record<string, unknown>; actionId: string; blockId?: string; value?: string }): Record<string, unknown> {
+    const blocks = (o.message["blocks"] as Array<{ block_id?: string; elements?: Array<Record<string, unknown>> }> | undefined) ?? [];
+    const element = blocks.flatMap((b) => (b.elements ?? []).map((e): Record<string, unknown> => ({ ...e, block_id: b.block_id }))).find((e) => e["action_id"] === o.actionId);
+    return {
+      type: "block_actions",
+      user: { id: o.user, username: o.userName ?? o.user.toLowerCase(), name: o.userName ?? o.user.toLowerCase(), team_id: this.id.teamId },
+      api_app_id: this.id.appId,
+      token: "fake-verification-token",
+      container: { type: "message", message_ts: o.message["ts"], channel_id: o.channel, is_ephemeral: false, ...(o.message["thread_ts"] ? { thread_ts: o.message["thread_ts"] } : {}) },
+      trigger_id: `${Date.now()}.${randomBytes(6).toString("hex")}`,
+      team: { id: this.id.teamId, domain: this.id.teamDomain },
+      enterprise: null,
+      is_enterprise_install: false,
+      channel: { id: o.channel, name: o.channel.startsWith("D") ? "directmessage" : "general" },
+      message: o.message,
+      state: { values: {} },
+      response_url: this.responseUrl(),
+      actions: [
+        {
+          type: "button",
+          action_id: o.actionId,
+          block_id: o.blockId ?? element?.["block_id"] ?? "",
+          text: element?.["text"] ?? { type: "plain_text", text: "" },
+          value: o.value ?? element?.["value"] ?? "",
+          action_ts: nextTs(),
+          ...(element?.["style"] ? { style: element["style"] } : {}),
+        },
+      ],
+    };
+  }
 }

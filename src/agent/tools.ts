@@ -11,6 +11,8 @@ export interface Tool {
   description: string;
   /** JSON Schema of the arguments object, sent to the model as-is. */
   parameters: Record<string, unknown>;
+  /** The approval policy a tool gets unless the operator sets one: "ask" for tools that act on the world. */
+  defaultPolicy?: "allow" | "ask" | "deny";
   /** `args` is the parsed JSON the model sent: validate it. The returned text goes back to the model. */
   run(args: unknown, ctx: ToolContext): Promise<string>;
 }

@@ -235,7 +235,7 @@ export class JobStore {
    * The reply address a session's chat last used: its latest delivery, else
    * its latest inbound event's, else its parent's (the session before /new).
    */
-  async addressOfSession(sessionId: string, parentId?: string): Promise<StoredAddress | undefined> {
+  async addressOfSession(sessionId: string, parentId?: string, channel?: string): Promise<StoredAddress | undefined> {
     for (let id: string | undefined = sessionId, hops = 0; id && hops < 5; hops++) {
       const [d] = await this.db.query<{ address: string }>("job-address-delivery", `SELECT "address" FROM "OutboundDelivery" WHERE "sessionId" = ? ORDER BY "createdAt" DESC LIMIT 1`, [id]);
       if (d) return JSON.parse(d.address);
@@ -246,6 +246,16 @@ export class JobStore {
       }
       const [s]: Array<{ parentId: string | null }> = await this.db.query<{ parentId: string | null }>("job-address-parent", `SELECT "parentId" FROM "Session" WHERE "id" = ?`, [id]);
       id = hops === 0 && parentId ? parentId : (s?.parentId ?? undefined);
+    }
+    // A fresh session's first turn: the event being answered is recorded, not yet linked to the session.
+    if (channel) {
+      const [e] = await this.db.query<{ envelope: string }>("job-address-channel", `SELECT "envelope" FROM "InboundEvent" WHERE "status" = ? AND "envelope" LIKE ? ORDER BY "seq" DESC LIMIT 1`, [
+        "received", `%${JSON.stringify({ channel }).slice(1, -1)}%`,
+      ]);
+      if (e) {
+        const env = JSON.parse(e.envelope) as { replyTo: StoredAddress; chatKind: string; channel: string };
+        if (env.channel === channel) return { ...env.replyTo, kind: env.chatKind === "private" ? "private" : "group" };
+      }
     }
     return undefined;
   }

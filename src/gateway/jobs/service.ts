@@ -168,7 +168,7 @@ export class JobService {
     if ("sessionId" in ref) {
       const info = await this.deps.registry.getUnscoped(ref.sessionId);
       if (info.kind !== "chat") throw errors.invalid(`Session ${info.id} is a ${info.kind} session; name a chat's session.`);
-      const address = await this.deps.store.addressOfSession(info.id, info.parentId);
+      const address = await this.deps.store.addressOfSession(info.id, info.parentId, info.channel);
       if (!address) throw errors.notFound(`A reply address for session ${info.id} (the chat has no recorded message yet; send one first)`);
       return { conversation: { agentId: info.agentId, userId: info.userId, ...(info.groupId && { groupId: info.groupId }), channel: info.channel }, address: { ...address, replyToMessageId: undefined } };
     }

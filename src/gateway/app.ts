@@ -3,7 +3,7 @@ import type { Config } from "../config.js";
 import { createLogger, errInfo, type Logger } from "../log.js";
 import { createAgentFactory, type AgentFactory } from "../agent/factory.js";
 import { personas as loadPersonas } from "../agent/personas.js";
-import { builtinTools } from "../agent/tools.js";
+import { builtinTools, toolRegistry } from "../agent/tools.js";
 import { commandInterceptor, type CommandSpec } from "../runtime/commands/index.js";
 import { agentCondenser, extractiveCondenser, Reflector } from "../runtime/reflection.js";
 import { Runner } from "../runtime/runner.js";
@@ -26,6 +26,10 @@ import { Outbound } from "./outbound.js";
 import { Pairing } from "./pairing.js";
 import { SentLog } from "./sent-log.js";
 import { sqliteFile } from "../store/db.js";
+import { jobCommands, scheduleMessageTool } from "./jobs/commands.js";
+import type { JobRunner } from "./jobs/runner.js";
+import type { JobService } from "./jobs/service.js";
+import { jobRunner, jobService } from "./jobs/wire.js";
 
 /** The driver's error code behind a store failure (SQLITE_FULL, ECONNRESET, ...), for the failure counter's label. */
 function storeErrorCode(err: unknown): string {
@@ -50,6 +54,8 @@ export interface AppOptions {
   storeProbeMs?: number;
   /** The clock that stamps recording times (tests skew it: recorded order comes from the database, never from it). */
   clock?: () => Date;
+  /** The clock scheduled jobs run by (tests drive it across daylight-saving changes). */
+  jobClock?: () => Date;
 }
 
 export interface App {
@@ -63,6 +69,8 @@ export interface App {
   metrics: GatewayMetrics;
   retention: Retention;
   reflector: Reflector;
+  /** Scheduled jobs: the service (create, list, cancel) and the runner. */
+  jobs: { service: JobService; runner: JobRunner };
   /** Listens on HTTP_HOST:HTTP_PORT and starts the adapters. Returns the base URL. */
   start(): Promise<string>;
   /**
@@ -118,6 +126,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
     everyTurns: config.REFLECT_EVERY_TURNS,
     condenser: "provider" in agentFactory && agentFactory.provider === "openai" ? agentCondenser(() => agentFactory({})) : extractiveCondenser(),
   });
+  const jobs = jobService(db, { registry, kv, identities, config, now: opts.jobClock });
   // The built-in tools, scoped per turn: search_sessions only sees the asking conversation's own sessions.
   const withTools = (metadata: Record<string, unknown>, ctx: { session: import("../session/info.js").Info }) => {
     if (!("provider" in agentFactory) || agentFactory.provider !== "openai") return agentFactory(metadata, ctx as never);
@@ -129,7 +138,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
         return hits.length ? hits.map((h) => `${h.sessionId}: ${h.snippet}`).join("\n") : "No earlier session mentions that.";
       },
     });
-    return agentFactory(metadata, { tools });
+    return agentFactory(metadata, { tools: toolRegistry([...tools.list(), scheduleMessageTool(jobs, ctx.session)]) });
   };
   const runner = new Runner({
     registry, transcript, memories, ledger, log,
@@ -159,7 +168,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
       ctx.notify(typeof r === "string" ? "error" : "success", typeof r === "string" ? `Code ${ctx.args || "(none)"} is ${r === "missing" ? "unknown" : r}.` : `Approved ${r.senderId} on ${r.platform}.`);
     },
   };
-  const commands = commandInterceptor({ transcript, personas: personaRegistry, defaultModel: config.OPENAI_MODEL, extra: [approve], adminCommands: config.ADMIN_COMMANDS });
+  const commands = commandInterceptor({ transcript, personas: personaRegistry, defaultModel: config.OPENAI_MODEL, extra: [approve, ...jobCommands(jobs)], adminCommands: config.ADMIN_COMMANDS });
   runner.register(commands);
 
   const http = new HttpServer({
@@ -197,6 +206,10 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
     commandNames: commands.commands.flatMap((c) => [c.name, ...(c.aliases ?? [])]),
   });
   for (const a of opts.adapters?.(config) ?? []) gateway.add(a);
+  const jobsRunner = jobRunner(jobs, {
+    config, registry, runner, outbound, deliveries, ledger, adapters: () => gateway.adapters, agent: withTools, personas: personaRegistry, log,
+    metrics: metrics.registry, onError: (where) => metrics.internalErrors.inc({ where }), owner: processId, now: opts.jobClock,
+  });
 
   const health = () => gateway.adapters.map((a) => ({ platform: a.platform, botId: a.botId, ...a.health() }));
   // Public, so a load balancer can probe it; the details are for operators (token, or loopback).
@@ -231,7 +244,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
 
   let timers: NodeJS.Timeout[] = [];
   return {
-    config, log, db, registry, runner, gateway, http, metrics, reflector, retention,
+    config, log, db, registry, runner, gateway, http, metrics, reflector, retention, jobs: { service: jobs, runner: jobsRunner },
     async start() {
       // With OPERATOR_PORT, the console, API and metrics move to a listener of their own; HTTP_PORT keeps the webhooks.
       const split = config.OPERATOR_PORT !== undefined;
@@ -241,6 +254,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
       outbound.startClaims();
       await gateway.start();
       reflector.start(config.REFLECT_SWEEP_INTERVAL);
+      jobsRunner.start();
       timers = [
         // A probe write: a store that stopped taking writes shows in /healthz even when no traffic comes.
         setInterval(() => void kv.set("switchboard:store-probe", new Date().toISOString()).catch((err) => log.warn({ err: errInfo(err) }, "the store probe write failed")), opts.storeProbeMs ?? 5_000),
@@ -260,6 +274,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
     async stop(opts = {}) {
       for (const t of timers) clearInterval(t);
       await retention.stop();
+      await jobsRunner.stop();
       intakeOpen = false;
       if (opts.graceMs !== undefined) {
         const deadline = Date.now() + opts.graceMs;

@@ -1,4 +1,5 @@
 import { Cron } from "croner";
+import { isTimeZone } from "./zone.js";
 
 /**
  * When a scheduled job runs: once at an instant, every fixed interval, or on a
@@ -24,14 +25,7 @@ export class TimingError extends Error {
   readonly code = "Invalid";
 }
 
-export function isTimeZone(tz: string): boolean {
-  try {
-    new Intl.DateTimeFormat("en-US", { timeZone: tz });
-    return tz.length > 0 && tz.length <= 64;
-  } catch {
-    return false;
-  }
-}
+export { isTimeZone };
 
 export function checkTimeZone(tz: string): string {
   if (!isTimeZone(tz)) throw new TimingError(`Unknown time zone "${tz}": use an IANA name such as Europe/Paris, America/New_York or UTC.`);

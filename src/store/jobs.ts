@@ -266,11 +266,12 @@ export class JobStore {
     const rows = await this.db.query<{ envelope: string; conversation: string }>(
       "job-latest-envelope",
       `SELECT "envelope","conversation" FROM "InboundEvent" WHERE "platform" = ? AND "conversation" LIKE ? ESCAPE '\\' ORDER BY "seq" DESC LIMIT 50`,
-      [platform, `${like(platform)}:%:${like(chat)}:%`],
+      [platform, `${like(platform)}:%${like(chat)}:%`],
     );
     for (const r of rows) {
       const env = JSON.parse(r.envelope) as LatestEnvelope;
-      if (env.chatId !== chat || (thread ? env.threadId !== thread : env.chatKind === "thread")) continue;
+      // The platform's external chat id, or the id its API takes (Slack: "<team>/<channel>" or the channel alone).
+      if ((env.chatId !== chat && env.replyTo.chatId !== chat) || (thread ? env.threadId !== thread : env.chatKind === "thread")) continue;
       return { ...env, ownThread: !!thread && r.conversation.endsWith(`:${thread}`) };
     }
     return undefined;

@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { AdapterError, type AdapterSink } from "../../adapters/types.js";
 import type { App } from "../../src/gateway/app.js";
 import { scheduleApi } from "../../src/gateway/jobs/api.js";
+import { scheduleMessageTool } from "../../src/gateway/jobs/commands.js";
 import { formatLocal } from "../../src/runtime/jobs/when.js";
 import { MemoryAdapter } from "../support/memory-adapter.js";
 import { eventually, startApp } from "../support/app.js";
@@ -214,6 +215,23 @@ describe("scheduled jobs", () => {
     expect(new Date(v.nextRunAt!).getTime()).toBe(new Date(late.nextRunAt!).getTime() + 3_600_000);
     expect(adapter.to("42").filter((s) => s.text === "hourly")).toHaveLength(0);
     expect(adapter.to("42").filter((s) => s.text === "never")).toHaveLength(0);
+  });
+});
+
+describe("the schedule_message tool", () => {
+  it("asks by default, schedules into the conversation it is called from, and answers bad calls in words", async () => {
+    const { app: a, clock, adapter, say } = await boot(new Date("2027-01-04T12:00:00Z"));
+    await say("42", "hello");
+    const session = await a.registry.resolveChatChannel({ agentId: "777", userId: await a.gateway.deps.identities.userId("telegram", "42"), channel: "telegram:777:dm:42" });
+    const tool = scheduleMessageTool(a.jobs.service, session);
+    expect(tool.defaultPolicy).toBe("ask");
+    const signal = new AbortController().signal;
+    expect(await tool.run({ when: "in 5m", text: "tea is ready" }, { signal })).toMatch(/^scheduled [0-9a-f-]{36}: once at 2027-01-04 12:05 \(UTC\)/);
+    expect(await tool.run({ when: "someday", text: "x" }, { signal })).toMatch(/^error: Say when/);
+    expect(await tool.run({ when: "in 5m" }, { signal })).toMatch(/^error: invalid arguments for schedule_message: text/);
+    expect(await tool.run({ when: "in 5m tomorrow", text: "x" }, { signal })).toMatch(/^error: could not read/);
+    await advance(a, clock, new Date("2027-01-04T12:05:00Z"), 60_000);
+    await eventually(() => adapter.to("42").filter((m) => m.text === "tea is ready"), (x) => x.length === 1, 10_000, "the scheduled message");
   });
 });
 

@@ -201,13 +201,13 @@ export class JobStore {
   }
 
   /** Runs whose delivery is still in the ledger's hands, with that delivery's state. */
-  async sending(limit = 500): Promise<Array<RunRecord & { deliveryStatus: string | null; deliveryError: string | null; platformMessageId: string | null }>> {
+  async sending(limit = 500): Promise<Array<RunRecord & { deliveryStatus: string | null; deliveryError: string | null; platformMessageId: string | null; deliveryExpiresAt: Date | null }>> {
     const rows = await this.db.query<Record<string, unknown>>(
       "runs-sending",
-      `SELECT r."id",r."jobId",r."dueAt",r."status",r."deliveryId",r."error",r."owner",r."startedAt",r."finishedAt", d."status" AS "deliveryStatus", d."lastError" AS "deliveryError", d."platformMessageId" AS "platformMessageId" FROM "JobRun" r LEFT JOIN "OutboundDelivery" d ON d."id" = r."deliveryId" WHERE r."status" = ? ORDER BY r."dueAt" ASC LIMIT ?`,
+      `SELECT r."id",r."jobId",r."dueAt",r."status",r."deliveryId",r."error",r."owner",r."startedAt",r."finishedAt", d."status" AS "deliveryStatus", d."lastError" AS "deliveryError", d."platformMessageId" AS "platformMessageId", d."expiresAt" AS "deliveryExpiresAt" FROM "JobRun" r LEFT JOIN "OutboundDelivery" d ON d."id" = r."deliveryId" WHERE r."status" = ? ORDER BY r."dueAt" ASC LIMIT ?`,
       ["sending", limit],
     );
-    return rows.map((r) => ({ ...runOf(r), deliveryStatus: (r.deliveryStatus as string | null) ?? null, deliveryError: (r.deliveryError as string | null) ?? null, platformMessageId: (r.platformMessageId as string | null) ?? null }));
+    return rows.map((r) => ({ ...runOf(r), deliveryStatus: (r.deliveryStatus as string | null) ?? null, deliveryError: (r.deliveryError as string | null) ?? null, platformMessageId: (r.platformMessageId as string | null) ?? null, deliveryExpiresAt: toDateOrNull(r.deliveryExpiresAt) }));
   }
 
   /**
@@ -224,6 +224,11 @@ export class JobStore {
       await q.run(`UPDATE "JobRun" SET "status" = ?, "error" = ?, "finishedAt" = ? WHERE "id" = ? AND "status" = ?`, [status, error?.slice(0, 500) ?? null, now, runId, "sending"]);
       return { settled: true, jobId: run.jobId, ...(await settleJob(q, run.jobId, status, error, now)) };
     });
+  }
+
+  /** Deletes up to `limit` finished runs due before `before` (RECORD_RETENTION); runs still sending are kept. */
+  async pruneRuns(before: Date, limit: number): Promise<number> {
+    return this.db.exec("prune-job-runs", `DELETE FROM "JobRun" WHERE "id" IN (SELECT "id" FROM "JobRun" WHERE "status" IN ('delivered','failed','missed') AND "dueAt" < ? LIMIT ?)`, [before, limit]);
   }
 
   async runs(jobId: string, limit = 20): Promise<RunRecord[]> {

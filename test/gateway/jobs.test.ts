@@ -166,6 +166,15 @@ describe("scheduled jobs", () => {
     console.log(`jobs: ${JSON.stringify({ scenario: "failing-job", runs: runs.length, failed: runs.filter((r) => r.status === "failed").length, status: paused.status, operatorDms: alerts().length, alertLogLines: alertLines.length })}`);
   });
 
+  it("a job for a platform this process has no adapter for fails with that reason, not silently", async () => {
+    const t0 = new Date("2027-01-04T12:00:00Z");
+    const { app: a, clock } = await boot(t0);
+    const target = { conversation: { agentId: "nobot", userId: "u1", channel: "discord:nobot:dm:1" }, address: { platform: "discord", botId: "nobot", chatId: "1" } };
+    const job = await a.jobs.service.create({ target, timing: { kind: "once", spec: "2027-01-04T12:01:00Z", timezone: "UTC" }, action: "text", text: "x", createdBy: "test" });
+    await advance(a, clock, new Date("2027-01-04T12:01:00Z"), 60_000);
+    expect(await a.jobs.service.get(job.id)).toMatchObject({ status: "done", lastStatus: "failed", lastError: "no discord adapter for bot nobot is running" });
+  });
+
   it("an agent-prompt job runs in its own scheduler session linked to the conversation; its answer is the bot's message there", async () => {
     const t0 = new Date("2027-01-04T12:00:00Z");
     const { app: a, adapter, clock, say } = await boot(t0);

@@ -18,6 +18,10 @@ export interface JobRunnerOptions {
   deliver(deliveryId: string): Promise<void>;
   /** The agent for an agent-prompt job's turn, and its system prompt. */
   agent?(session: Info): { agent: Agent; system: string };
+  /** Whether a platform and bot has an adapter in this process (a job for one that has none fails with that reason). */
+  canDeliver?(platform: string, botId: string): boolean;
+  /** RECORD_RETENTION: finished runs older than this are pruned (500 a round). */
+  retentionMs?: number;
   /** Told when a run wrote into a conversation's transcript (live windows are dropped). */
   onTranscript?(sessionId: string): void;
   /** Tells the operators (log, and a DM to ADMIN_USERS where possible). */
@@ -58,6 +62,7 @@ export class JobRunner {
   #claimTimer: NodeJS.Timeout | undefined;
   #ticking: Promise<void> | undefined;
   #stopped = false;
+  #lastPrune = 0;
 
   constructor(readonly opts: JobRunnerOptions) {
     this.runs = new Counter({ name: "switchboard_job_runs_total", help: "Scheduled job runs by status (delivered, failed, missed).", labelNames: ["status"] as const, registers: opts.metrics ? [opts.metrics] : [] });
@@ -112,6 +117,10 @@ export class JobRunner {
         if (claimed.length < (this.opts.batch ?? 100)) break;
       }
       await this.reconcile();
+      if (this.opts.retentionMs && Date.now() - this.#lastPrune > 3_600_000) {
+        this.#lastPrune = Date.now();
+        await this.opts.store.pruneRuns(new Date(now.getTime() - this.opts.retentionMs), 500);
+      }
     } catch (err) {
       this.#error("job-tick", err, "a scheduler round failed; the next one tries again");
     }
@@ -137,6 +146,9 @@ export class JobRunner {
     if (job.claimAttempts > 2) return void (await this.#finish({ ...base, status: "failed", error: "the gateway stopped twice while running it (it was tried twice)" }));
     if (now.getTime() - due.getTime() > this.opts.misfireGraceMs) {
       return void (await this.#finish({ ...base, status: "missed", error: `the gateway was not running at ${formatLocal(due, job.timezone)} (more than SCHEDULE_MISFIRE_GRACE ago)` }));
+    }
+    if (this.opts.canDeliver && !this.opts.canDeliver(job.platform, job.botId)) {
+      return void (await this.#finish({ ...base, status: "failed", error: `no ${job.platform} adapter for bot ${job.botId} is running` }));
     }
     const conversation = JSON.parse(job.target) as Conversation;
     // The binding as it is now: a /new since the job was made moved it to the fresh session.
@@ -244,7 +256,11 @@ export class JobRunner {
   /** Runs whose delivery the ledger has decided since (after a restart, or a retried send) get their status. */
   async reconcile(): Promise<void> {
     for (const r of await this.opts.store.sending()) {
-      const verdict = verdictOf(r.deliveryStatus === null ? undefined : { status: r.deliveryStatus, lastError: r.deliveryError, platformMessageId: r.platformMessageId });
+      // A delivery no adapter takes stays pending: past its expiry, the run has failed.
+      const overdue = (r.deliveryStatus === "pending" || r.deliveryStatus === "sending") && r.deliveryExpiresAt && r.deliveryExpiresAt.getTime() < Date.now() - 60_000;
+      const verdict = overdue
+        ? { status: "failed" as const, error: `not delivered in time (still ${r.deliveryStatus} past its expiry)` }
+        : verdictOf(r.deliveryStatus === null ? undefined : { status: r.deliveryStatus, lastError: r.deliveryError, platformMessageId: r.platformMessageId });
       if (verdict) await this.#settle(r.id, verdict);
     }
   }

@@ -30,7 +30,7 @@ export function jobService(db: Database, deps: { registry: Registry; kv: KvStore
 export function jobRunner(
   service: JobService,
   deps: {
-    config: Pick<Config, "SHARED_DATABASE" | "SCHEDULE_MISFIRE_GRACE" | "ADMIN_USERS" | "AGENT_TIMEOUT">;
+    config: Pick<Config, "SHARED_DATABASE" | "SCHEDULE_MISFIRE_GRACE" | "ADMIN_USERS" | "AGENT_TIMEOUT" | "RECORD_RETENTION">;
     registry: Registry;
     runner: Runner;
     outbound: Outbound;
@@ -51,6 +51,8 @@ export function jobRunner(
     store: service.store, registry: deps.registry, deliveries: deps.deliveries, log, metrics: deps.metrics, onError: deps.onError,
     owner: deps.owner, now: deps.now, shared: config.SHARED_DATABASE, misfireGraceMs: config.SCHEDULE_MISFIRE_GRACE, agentTimeoutMs: config.AGENT_TIMEOUT,
     deliver: (id) => deps.outbound.deliverId(id),
+    canDeliver: (platform, botId) => deps.adapters().some((a) => a.platform === platform && a.botId === botId),
+    retentionMs: config.RECORD_RETENTION,
     agent: (session) => ({ agent: deps.agent(session.metadata, { session }), system: buildSystemPrompt(deps.personas.resolve(session.persona).prompt) }),
     onTranscript: (sessionId) => {
       if (deps.runner.has(sessionId)) deps.runner.get(sessionId).invalidateWindow();

@@ -19,6 +19,8 @@ export interface Timing {
 
 /** The shortest interval a repeating job may have. */
 export const MIN_INTERVAL_MS = 60_000;
+/** Nothing is scheduled further ahead than this (and no interval is longer): 10 years. */
+export const MAX_AHEAD_MS = 10 * 365 * 86_400_000;
 
 export class TimingError extends Error {
   override readonly name = "TimingError";
@@ -37,11 +39,13 @@ export function checkTiming(t: Timing): Timing {
   checkTimeZone(t.timezone);
   if (t.kind === "once") {
     if (Number.isNaN(Date.parse(t.spec))) throw new TimingError(`"${t.spec}" is not a time: give an ISO 8601 instant such as 2027-01-05T09:00:00Z.`);
+    if (Date.parse(t.spec) > Date.now() + MAX_AHEAD_MS) throw new TimingError(`${t.spec} is too far ahead (at most 10 years).`);
     return { ...t, spec: new Date(t.spec).toISOString() };
   }
   if (t.kind === "every") {
     const ms = Number(t.spec);
     if (!Number.isInteger(ms) || ms < MIN_INTERVAL_MS) throw new TimingError(`A repeating job needs an interval of at least ${MIN_INTERVAL_MS / 60_000} minute (got ${t.spec} ms).`);
+    if (ms > MAX_AHEAD_MS) throw new TimingError("A repeating job's interval can be at most 10 years.");
     return t;
   }
   if (t.kind === "cron") {
@@ -107,7 +111,7 @@ export function parseDuration(text: string): number | undefined {
   if (!/^(\d+\s*[smhdw]\s*)+$/.test(s)) return undefined;
   let ms = 0;
   for (const m of s.matchAll(/(\d+)\s*([smhdw])/g)) ms += Number(m[1]) * UNITS[m[2]!]!;
-  return ms > 0 ? ms : undefined;
+  return ms > 0 && ms <= MAX_AHEAD_MS ? ms : undefined;
 }
 
 const CLOCK = /^(\d{1,2})(?::(\d{2}))?$/;
@@ -164,7 +168,10 @@ export function parseWhen(input: string, tz: string, now: Date): { timing: Timin
   }
   const iso = /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::\d{2}(?:\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?$/i.exec(words[0] ?? "");
   if (iso) {
-    const at = iso[6] ? new Date(words[0]!) : zonedTime(tz, Number(iso[1]), Number(iso[2]), Number(iso[3]), Number(iso[4]), Number(iso[5]));
+    const [y, mo, d, h, mi] = iso.slice(1, 6).map(Number) as [number, number, number, number, number];
+    const calendar = new Date(Date.UTC(y, mo - 1, d));
+    if (mo < 1 || mo > 12 || calendar.getUTCDate() !== d || h > 23 || mi > 59) return { error: `"${words[0]}" is not a valid time. ${usage}` };
+    const at = iso[6] ? new Date(words[0]!) : zonedTime(tz, y, mo, d, h, mi);
     if (Number.isNaN(at.getTime())) return { error: `"${words[0]}" is not a valid time. ${usage}` };
     if (at.getTime() <= now.getTime()) return { error: `${words[0]} is in the past. ${usage}` };
     return once(at, 1);

@@ -63,6 +63,8 @@ export class JobRunner {
   #ticking: Promise<void> | undefined;
   #stopped = false;
   #lastPrune = 0;
+  /** Agent turns in progress: a stop abandons them (nothing is committed; the next start runs the due time again). */
+  readonly #turns = new Set<AbortController>();
 
   constructor(readonly opts: JobRunnerOptions) {
     this.runs = new Counter({ name: "switchboard_job_runs_total", help: "Scheduled job runs by status (delivered, failed, missed).", labelNames: ["status"] as const, registers: opts.metrics ? [opts.metrics] : [] });
@@ -92,6 +94,7 @@ export class JobRunner {
     clearInterval(this.#timer);
     clearInterval(this.#claimTimer);
     this.#timer = undefined;
+    for (const a of this.#turns) a.abort(new Error("the gateway is stopping"));
     await this.#ticking;
     await Promise.allSettled([...this.#running.values()]);
   }
@@ -190,6 +193,7 @@ export class JobRunner {
     }
     const { agent, system } = this.opts.agent(scheduler);
     const abort = new AbortController();
+    this.#turns.add(abort);
     const timer = setTimeout(() => abort.abort(new Error("timeout")), this.opts.agentTimeoutMs ?? 120_000);
     timer.unref();
     let text = "";
@@ -199,11 +203,14 @@ export class JobRunner {
         else if (out.type === "done") text = out.text;
       }
     } catch (err) {
+      // Abandoned by a stop: commit nothing, so the claim goes stale and the next start runs it again.
+      if (this.#stopped) throw err;
       const ref = randomUUID().slice(0, 6);
       this.opts.log.warn({ jobId: job.id, ref, err: errInfo(err) }, "a scheduled job's agent turn failed");
       return { error: abort.signal.aborted ? `the agent did not answer within ${Math.round((this.opts.agentTimeoutMs ?? 120_000) / 1000)} s` : `the agent failed (ref ${ref}; see the log)` };
     } finally {
       clearTimeout(timer);
+      this.#turns.delete(abort);
     }
     if (!text.trim()) return { error: "the agent gave an empty answer" };
     return { text, schedulerId: scheduler.id };

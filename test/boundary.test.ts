@@ -26,7 +26,7 @@ const LAYERS = ["store", "session", "agent", "runtime", "gateway"] as const;
  * wires them all. (http serves the console over inbound's and outbound's
  * state; inbound hands notices to outbound; outbound sends through adapters.)
  */
-const GATEWAY_FOLDERS = ["outbound", "inbound", "http"] as const;
+const GATEWAY_FOLDERS = ["outbound", "inbound", "jobs", "http"] as const;
 const GATEWAY_WIRING = new Set([path.join("src", "gateway", "app.ts")]);
 
 /** The gateway folder (or "" for a root file) that `file` (a path) lies in, or undefined outside src/gateway. */

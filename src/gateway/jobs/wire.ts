@@ -14,7 +14,7 @@ import { JobStore } from "../../store/jobs.js";
 import type { KvStore } from "../../store/kv.js";
 import type { Adapter } from "../adapter.js";
 import type { GatewayLedger } from "../ledger.js";
-import type { Outbound } from "../outbound.js";
+import type { Outbound } from "../outbound/outbound.js";
 import { JobRunner } from "./runner.js";
 import { JobService } from "./service.js";
 

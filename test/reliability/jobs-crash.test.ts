@@ -105,12 +105,18 @@ describe("scheduled jobs: kill -9 and restart while they fall due", () => {
         ...Array.from({ length: CHATS / 2 }, (_, c) => ({ platform: "slack", chat: `D${String(c).padStart(8, "0")}` })),
       ];
       const located = await Promise.all(targets.map((t) => jobs.locate(t)));
-      const t0 = Date.now() + 1500;
+      // Made for later (making them takes a while on a loaded machine), then moved to fall due one every 60 ms from just ahead.
+      const made: Array<{ id: string; text: string }> = [];
       for (let i = 0; i < JOBS; i++) {
-        const at = t0 + i * 60;
         const text = `job ${i < JOBS / 2 ? "tg" : "sl"} ${i}`;
-        due.set(text, at);
-        await jobs.create({ target: located[(i < JOBS / 2 ? 0 : CHATS / 2) + (i % (CHATS / 2))]!, timing: { kind: "once", spec: new Date(at).toISOString(), timezone: "UTC" }, action: "text", text, createdBy: "test" });
+        const later = new Date(Date.now() + 600_000).toISOString();
+        made.push({ text, id: (await jobs.create({ target: located[(i < JOBS / 2 ? 0 : CHATS / 2) + (i % (CHATS / 2))]!, timing: { kind: "once", spec: later, timezone: "UTC" }, action: "text", text, createdBy: "test" })).id });
+      }
+      const t0 = Date.now() + 1000;
+      for (const [i, m] of made.entries()) {
+        const at = new Date(t0 + i * 60);
+        due.set(m.text, at.getTime());
+        await db.exec("t", `UPDATE "ScheduledJob" SET "nextRunAt" = ?, "spec" = ? WHERE "id" = ?`, [at, at.toISOString(), m.id]);
       }
     } finally {
       await db.close();

@@ -96,7 +96,7 @@ export class JobService {
   }
 
   keyOf(conversation: Conversation): string {
-    return this.deps.registry.chatKey(conversation);
+    return this.deps.registry.bindingKey(conversation);
   }
 
   /** The chat's time zone (/tz), else DEFAULT_TIMEZONE. */

@@ -1,4 +1,5 @@
 import { Cron } from "croner";
+import { SwitchboardError } from "../../errors.js";
 import { isTimeZone } from "./zone.js";
 
 /**
@@ -22,9 +23,12 @@ export const MIN_INTERVAL_MS = 60_000;
 /** Nothing is scheduled further ahead than this (and no interval is longer): 10 years. */
 export const MAX_AHEAD_MS = 10 * 365 * 86_400_000;
 
-export class TimingError extends Error {
+/** A schedule that cannot be run as given: the message says what a good one looks like. */
+export class TimingError extends SwitchboardError<"Invalid"> {
   override readonly name = "TimingError";
-  readonly code = "Invalid";
+  constructor(message: string) {
+    super("Invalid", message);
+  }
 }
 
 export { isTimeZone };

@@ -23,6 +23,10 @@ commands:
   sessions rotate <id>           start a fresh session for the conversation bound to <id>
   pairing list                   pending DM pairing codes
   pairing approve <code>         let that sender talk to the bot
+  schedule list [--all]          scheduled jobs with their next and last run and status
+  schedule add (--session ID | --platform P --chat ID [--thread ID])
+               (--at ISO | --in 10m | --every 1h | --cron '0 9 * * 1-5') [--tz ZONE] [--action text|agent] --text TEXT
+  schedule cancel <id>
 
 options:
   --json                         one JSON document on stdout: the result, or {"ok":false,"error":{"code","message"}}
@@ -46,6 +50,10 @@ const OPTIONS = {
   limit: { type: "string" },
   messages: { type: "string" },
   timeout: { type: "string" },
+  // schedule add / list
+  session: { type: "string" }, platform: { type: "string" }, chat: { type: "string" }, thread: { type: "string" },
+  at: { type: "string" }, in: { type: "string" }, every: { type: "string" }, cron: { type: "string" }, tz: { type: "string" },
+  text: { type: "string" }, action: { type: "string" }, all: { type: "boolean", default: false },
 } as const;
 
 export async function runCli(argv: string[], io: CliIO = stdio, env: NodeJS.ProcessEnv = process.env, deps: CliDeps = {}): Promise<number> {
@@ -99,6 +107,10 @@ export async function runCli(argv: string[], io: CliIO = stdio, env: NodeJS.Proc
       case "pairing": {
         const [{ withExistingDatabase }, { pairingCommand }] = await Promise.all([import("./cli/database.js"), import("./cli/pairing.js")]);
         return await withExistingDatabase(config, (db) => pairingCommand(db, sub, arg, out));
+      }
+      case "schedule": {
+        const [{ withExistingDatabase }, { scheduleCommand }] = await Promise.all([import("./cli/database.js"), import("./cli/schedule.js")]);
+        return await withExistingDatabase(config, (db) => scheduleCommand(db, config, sub, arg, o, out));
       }
       default:
         throw new CliError("Usage", `unknown command "${cmd}"`, EXIT.usage);

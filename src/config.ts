@@ -2,6 +2,7 @@ import { z } from "zod";
 import { HooksConfigError, parseHooksConfig } from "./gateway/http/api/hooks-config.js";
 import { ApiTokensError, parseApiTokens } from "./gateway/http/api/tokens.js";
 import { SwitchboardError } from "./errors.js";
+import { isTimeZone } from "./runtime/jobs/zone.js";
 
 /**
  * Configuration comes from the environment only, validated here at the edge.
@@ -160,6 +161,8 @@ const schema = z.object({
   CONTEXT_MAX_CHARS: int(24_000, 100, 10_000_000),
   REFLECT_EVERY_TURNS: int(20, 0, 100_000),
   REFLECT_SWEEP_INTERVAL: duration("15m"),
+  DEFAULT_TIMEZONE: z.string().default("UTC").refine((v) => isTimeZone(v), "must be an IANA time zone name such as UTC, Europe/Paris or America/New_York"),
+  SCHEDULE_MISFIRE_GRACE: duration("10m"),
 
   TELEGRAM_BOT_TOKEN: matching(/^\d+:[A-Za-z0-9_-]+$/, "must be the token @BotFather gave you: the bot id, a colon, then letters, digits, _ and - (e.g. 123456789:AAE...)"),
   TELEGRAM_API_ROOT: url("the Telegram Bot API root", { trailingSlash: "forbid" }),

@@ -28,7 +28,7 @@ const LAYERS = ["store", "session", "agent", "runtime", "gateway"] as const;
  * proactive messages go out through outbound and in through the gateway's
  * intake, which the HTTP API hands them.)
  */
-const GATEWAY_FOLDERS = ["outbound", "inbound", "proactive", "http"] as const;
+const GATEWAY_FOLDERS = ["outbound", "inbound", "jobs", "proactive", "http"] as const;
 const GATEWAY_WIRING = new Set([path.join("src", "gateway", "app.ts")]);
 
 /** The gateway folder (or "" for a root file) that `file` (a path) lies in, or undefined outside src/gateway. */

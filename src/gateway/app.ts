@@ -30,6 +30,10 @@ import { SentLog } from "./outbound/sent-log.js";
 import { sqliteFile } from "../store/db.js";
 import { proactiveParts } from "./http/api/wire.js";
 import type { ApiServer } from "./http/api/server.js";
+import { jobCommands, scheduleMessageTool } from "./jobs/commands.js";
+import type { JobRunner } from "./jobs/runner.js";
+import type { JobService } from "./jobs/service.js";
+import { jobRunner, jobService } from "./jobs/wire.js";
 
 /** The driver's error code behind a store failure (SQLITE_FULL, ECONNRESET, ...), for the failure counter's label. */
 function storeErrorCode(err: unknown): string {
@@ -56,6 +60,8 @@ export interface AppOptions {
   storeProbeMs?: number;
   /** The clock that stamps recording times (tests skew it: recorded order comes from the database, never from it). */
   clock?: () => Date;
+  /** The clock scheduled jobs run by (tests drive it across daylight-saving changes). */
+  jobClock?: () => Date;
 }
 
 export interface App {
@@ -73,6 +79,8 @@ export interface App {
   api: ApiServer;
   /** The tools, MCP servers and approvals. */
   tooling: Tooling;
+  /** Scheduled jobs: the service (create, list, cancel) and the runner. */
+  jobs: { service: JobService; runner: JobRunner };
   /** Listens on HTTP_HOST:HTTP_PORT and starts the adapters. Returns the base URL. */
   start(): Promise<string>;
   /**
@@ -139,17 +147,20 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
     adapters: () => gatewayRef?.adapters ?? [],
     onDecision: (status) => metrics.approvals.inc({ outcome: status }),
   });
-  // The built-in tools, scoped per turn (search_sessions only sees the asking conversation's own sessions), the MCP
-  // servers' tools, and the approval handler that asks the turn's chat.
+  const jobs = jobService(db, { registry, kv, identities, config, now: opts.jobClock });
+  // The built-in tools, scoped per turn (search_sessions only sees the asking conversation's own sessions), the
+  // scheduler's schedule_message for this conversation, the MCP servers' tools, and the approval handler that asks
+  // the turn's chat.
   const sessionTools = (session: import("../session/info.js").Info) => {
     const owner = { userId: session.userId, agentId: session.agentId };
-    return builtinTools({
+    const builtins = builtinTools({
       searchSessions: async (query) => {
         const mine = await registry.list(owner, { kinds: ["chat", "main"], includeArchived: true, limit: 100 });
         const hits = await transcript.search(mine.map((s) => s.id), query.split(/\s+/).filter(Boolean).slice(0, 8), 10);
         return hits.length ? hits.map((h) => `${h.sessionId}: ${h.snippet}`).join("\n") : "No earlier session mentions that.";
       },
     }).list();
+    return [...builtins, scheduleMessageTool(jobs, session)];
   };
   const withTools = (metadata: Record<string, unknown>, ctx: import("../runtime/runner.js").AgentContext) => {
     const tools = tooling.registry(sessionTools(ctx.session));
@@ -184,7 +195,10 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
     },
   };
   const builtinList = builtinTools().list();
-  const commands = commandInterceptor({ transcript, personas: personaRegistry, defaultModel: config.OPENAI_MODEL, extra: [approve, ...tooling.commands(() => builtinList)], adminCommands: config.ADMIN_COMMANDS });
+  const commands = commandInterceptor({
+    transcript, personas: personaRegistry, defaultModel: config.OPENAI_MODEL,
+    extra: [approve, ...tooling.commands(() => builtinList), ...jobCommands(jobs)], adminCommands: config.ADMIN_COMMANDS,
+  });
   // Approval ids and the cancelling commands go first; everything else on to the commands.
   runner.register(tooling.interceptor());
   runner.register(commands);
@@ -227,6 +241,10 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
   });
   gatewayRef = gateway;
   for (const a of opts.adapters?.(config) ?? []) gateway.add(a);
+  const jobsRunner = jobRunner(jobs, {
+    config, registry, runner, outbound, deliveries, ledger, adapters: () => gateway.adapters, agent: withTools, personas: personaRegistry, log,
+    metrics: metrics.registry, onError: (where) => metrics.internalErrors.inc({ where }), owner: processId, now: opts.jobClock,
+  });
 
   const health = () => gateway.adapters.map((a) => ({ platform: a.platform, botId: a.botId, ...a.health() }));
   // Public, so a load balancer can probe it; the details are for operators (token, or loopback).
@@ -266,6 +284,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
   let timers: NodeJS.Timeout[] = [];
   return {
     config, log, db, registry, runner, gateway, http, metrics, reflector, retention, api, tooling,
+    jobs: { service: jobs, runner: jobsRunner },
     async start() {
       // With OPERATOR_PORT, the console, API and metrics move to a listener of their own; HTTP_PORT keeps the webhooks.
       const split = config.OPERATOR_PORT !== undefined;
@@ -277,6 +296,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
       await gateway.start();
       await tooling.afterAdaptersStarted().catch((err) => log.warn({ err: errInfo(err) }, "expiring the previous run's approvals failed; a click on one says it expired"));
       reflector.start(config.REFLECT_SWEEP_INTERVAL);
+      jobsRunner.start();
       timers = [
         // A probe write: a store that stopped taking writes shows in /healthz even when no traffic comes.
         setInterval(() => void kv.set("switchboard:store-probe", new Date().toISOString()).catch((err) => log.warn({ err: errInfo(err) }, "the store probe write failed")), opts.storeProbeMs ?? 5_000),
@@ -296,6 +316,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
     async stop(opts = {}) {
       for (const t of timers) clearInterval(t);
       await retention.stop();
+      await jobsRunner.stop();
       intakeOpen = false;
       if (opts.graceMs !== undefined) {
         const deadline = Date.now() + opts.graceMs;

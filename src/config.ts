@@ -137,6 +137,19 @@ const schema = z.object({
   CONTEXT_MAX_CHARS: int(24_000, 100, 10_000_000),
   REFLECT_EVERY_TURNS: int(20, 0, 100_000),
   REFLECT_SWEEP_INTERVAL: duration("15m"),
+  // Media, speakers and cost controls (src/runtime/media/, src/runtime/speaker.ts, src/runtime/turn-limit.ts).
+  MODEL_VISION: bool(false),
+  IMAGE_MAX_BYTES: int(5 * 1024 * 1024, 1024, 100 * 1024 * 1024),
+  AUDIO_MAX_BYTES: int(25 * 1024 * 1024, 1024, 100 * 1024 * 1024),
+  MEDIA_TIMEOUT: duration("30s"),
+  TRANSCRIBE_MODEL: matching(/^[A-Za-z0-9._:/@+-]{1,200}$/, "must be a model name such as whisper-1 (letters, digits and . _ : / @ + -, no spaces)"),
+  TRANSCRIBE_BASE_URL: url("the OpenAI-compatible API that serves /audio/transcriptions (default: OPENAI_BASE_URL)"),
+  MODEL_SPEAKER_NAMES: z.enum(["name", "prefix"]).default("name"),
+  MODELS_ALLOWED: list().superRefine((names, ctx) => {
+    const bad = names.find((n) => !/^[A-Za-z0-9._:/@+-]{1,200}$/.test(n));
+    if (bad !== undefined) ctx.addIssue({ code: "custom", message: `must be a comma-separated list of model names such as gpt-4o-mini,llama3.1:8b (got "${bad}")` });
+  }),
+  USER_TURNS_PER_MINUTE: int(0, 0, 100_000),
 
   TELEGRAM_BOT_TOKEN: matching(/^\d+:[A-Za-z0-9_-]+$/, "must be the token @BotFather gave you: the bot id, a colon, then letters, digits, _ and - (e.g. 123456789:AAE...)"),
   TELEGRAM_API_ROOT: url("the Telegram Bot API root", { trailingSlash: "forbid" }),

@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { speakerPrefix, userContent, wireName, type ContentPart, type SpeakerNames } from "./content.js";
 import { CompletionAccumulator, type CompletionResult } from "./completion.js";
 import { defaultSleep, postWithRetry, readBodyText, redact, safeUrl } from "./http.js";
 import { sseData } from "./sse.js";
@@ -27,6 +28,8 @@ export interface OpenAiAgentOptions {
   /** Injected by tests to observe retry delays without waiting them out. */
   sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
   log?: AgentLog;
+  /** How a group speaker's name reaches the model (MODEL_SPEAKER_NAMES); default the `name` field. */
+  speakerNames?: SpeakerNames;
 }
 
 export const OPENAI_DEFAULTS = {
@@ -41,17 +44,12 @@ export const OPENAI_DEFAULTS = {
 } as const;
 
 type WireMessage =
-  | { role: "system" | "user"; content: string; name?: string }
+  | { role: "system"; content: string; name?: string }
+  | { role: "user"; content: string | ContentPart[]; name?: string }
   | { role: "assistant"; content: string | null; name?: string; tool_calls?: { id: string; type: "function"; function: { name: string; arguments: string } }[] }
   | { role: "tool"; content: string; tool_call_id: string };
 
-/** OpenAI rejects a `name` outside [a-zA-Z0-9_-]{1,64}; a display name such as "Ana María" must not fail the turn. */
-function wireName(name: string | undefined): { name?: string } {
-  const clean = (name ?? "").replace(/[^a-zA-Z0-9_-]+/g, "_").replace(/^_+|_+$/g, "").slice(0, 64);
-  return clean ? { name: clean } : {};
-}
-
-function toWire(m: ChatMessage): WireMessage {
+function toWire(m: ChatMessage, speakers: SpeakerNames = "name"): WireMessage {
   const name = wireName(m.name);
   switch (m.role) {
     case "tool":
@@ -64,6 +62,9 @@ function toWire(m: ChatMessage): WireMessage {
         ...name,
         tool_calls: m.toolCalls.map((c) => ({ id: c.id, type: "function" as const, function: { name: c.name, arguments: c.arguments } })),
       };
+    case "user":
+      if (speakers === "prefix" && m.name) return { role: "user", content: userContent(speakerPrefix(m.name) + m.content, m.images) };
+      return { role: "user", content: userContent(m.content, m.images), ...name };
     default:
       return { role: m.role, content: m.content, ...name };
   }
@@ -162,7 +163,7 @@ export function openAiAgent(opts: OpenAiAgentOptions): Agent & { readonly settin
 
   async function* run(req: TurnRequest): AsyncGenerator<AgentOutput> {
     const messages: WireMessage[] = req.system ? [{ role: "system", content: req.system }] : [];
-    messages.push(...req.messages.map(toWire));
+    messages.push(...req.messages.map((m) => toWire(m, opts.speakerNames)));
     const turn = { text: "" };
     for (let rounds = 0; ; rounds++) {
       if (req.signal.aborted) throw aborted();

@@ -135,6 +135,12 @@ export interface Adapter {
    * it. Platform adapters leave this unset.
    */
   readonly trusted?: boolean;
+  /**
+   * The platform's file endpoint: where an attachment's bytes are (and with
+   * which credentials). The core downloads them, capped and timed
+   * (src/runtime/media/), for vision models and transcription.
+   */
+  readonly files?: import("../runtime/media/types.js").FileSource;
   start(ctx: AdapterContext): Promise<void>;
   /**
    * Graceful stop, first step: stop taking events from the platform

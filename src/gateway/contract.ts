@@ -15,6 +15,8 @@ export interface Attachment {
   kind: "photo" | "document" | "voice" | "audio" | "video" | "sticker" | "other";
   /** The platform's file id or URL. */
   fileId: string;
+  /** Where the platform serves the file, when the event says (Slack's url_private_download); the adapter's `files` fetches from it. */
+  url?: string;
   name?: string;
   mimeType?: string;
   size?: number;

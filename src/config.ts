@@ -228,6 +228,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, opts: { crossCh
     if (c.DISCORD_SHARD_ID !== undefined && c.DISCORD_SHARD_COUNT !== undefined && (Number(c.DISCORD_SHARD_COUNT) < 1 || Number(c.DISCORD_SHARD_ID) >= Number(c.DISCORD_SHARD_COUNT))) {
       throw new ConfigError("DISCORD_SHARD_ID", `DISCORD_SHARD_ID must be from 0 to DISCORD_SHARD_COUNT-1 (got ${c.DISCORD_SHARD_ID} of ${c.DISCORD_SHARD_COUNT}). Fix it in the environment or .env (see .env.example).`);
     }
+    if (c.TRANSCRIBE_MODEL && !c.TRANSCRIBE_BASE_URL && !c.OPENAI_BASE_URL && !c.OPENAI_API_KEY) {
+      throw new ConfigError("TRANSCRIBE_BASE_URL", "TRANSCRIBE_MODEL needs a server: set TRANSCRIBE_BASE_URL (or OPENAI_BASE_URL) to an OpenAI-compatible API that serves /audio/transcriptions, e.g. https://api.openai.com/v1.");
+    }
     if (c.SLACK_BOT_TOKEN && !c.SLACK_APP_TOKEN && !c.SLACK_SIGNING_SECRET) {
       throw new ConfigError("SLACK_SIGNING_SECRET", "SLACK_SIGNING_SECRET is required for Slack HTTP mode: copy it from your Slack app's Basic Information page, or set SLACK_APP_TOKEN for Socket Mode.");
     }

@@ -72,6 +72,8 @@ function attachmentsOf(files: unknown): Attachment[] {
     if (name !== undefined) a.name = name;
     if (mime !== undefined) a.mimeType = mime;
     if (typeof f["size"] === "number" && Number.isFinite(f["size"])) a.size = f["size"];
+    const url = str(f["url_private_download"]) ?? str(f["url_private"]);
+    if (url !== undefined) a.url = url;
     out.push(a);
   }
   return out;

@@ -26,6 +26,9 @@ import { Outbound } from "./outbound.js";
 import { Pairing } from "./pairing.js";
 import { SentLog } from "./sent-log.js";
 import { sqliteFile } from "../store/db.js";
+import { mediaInput } from "./media.js";
+import type { FileSource } from "../runtime/media/types.js";
+import { turnLimit } from "../runtime/turn-limit.js";
 
 /** The driver's error code behind a store failure (SQLITE_FULL, ECONNRESET, ...), for the failure counter's label. */
 function storeErrorCode(err: unknown): string {
@@ -107,6 +110,8 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
       maxOutputTokens: config.MODEL_MAX_OUTPUT_TOKENS !== undefined ? Number(config.MODEL_MAX_OUTPUT_TOKENS) : undefined,
       thinkingLevel: config.MODEL_THINKING_LEVEL as never,
       maxToolRounds: config.TOOL_MAX_ROUNDS,
+      speakerNames: config.MODEL_SPEAKER_NAMES,
+      modelsAllowed: config.MODELS_ALLOWED,
       log,
     });
   const deliveries = new DeliveryStore(db);
@@ -147,6 +152,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
       return t === undefined ? undefined : t + config.INBOUND_TTL;
     },
     onCommitError: () => metrics.internalErrors.inc({ where: "turn-commit" }),
+    prepareInput: mediaInput(config, log, metrics, (platform, botId): FileSource | undefined => gateway.adapters.find((a: Adapter) => a.platform === platform && a.botId === botId)?.files),
   });
   const pairing = new Pairing(new AccessStore(db));
   const approve: CommandSpec = {
@@ -159,8 +165,9 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
       ctx.notify(typeof r === "string" ? "error" : "success", typeof r === "string" ? `Code ${ctx.args || "(none)"} is ${r === "missing" ? "unknown" : r}.` : `Approved ${r.senderId} on ${r.platform}.`);
     },
   };
-  const commands = commandInterceptor({ transcript, personas: personaRegistry, defaultModel: config.OPENAI_MODEL, extra: [approve], adminCommands: config.ADMIN_COMMANDS });
+  const commands = commandInterceptor({ transcript, personas: personaRegistry, defaultModel: config.OPENAI_MODEL, extra: [approve], adminCommands: config.ADMIN_COMMANDS, modelsAllowed: config.MODELS_ALLOWED });
   runner.register(commands);
+  if (config.USER_TURNS_PER_MINUTE > 0) runner.register(turnLimit({ perMinute: config.USER_TURNS_PER_MINUTE }));
 
   const http = new HttpServer({
     log, metrics,
@@ -187,7 +194,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
     ...(config.SHARED_DATABASE ? { staleAfterMs: 30_000 } : {}),
   });
   runner.withSink([], outbound.sink);
-  const gateway = new Gateway({
+  const gateway: Gateway = new Gateway({
     policy: config, registry, identities, inbound, kv, runner, ledger, outbound, pairing, metrics, log,
     // Adapters' routes (webhooks, Slack events, the console's messages) refuse new work once a stop begins.
     route: (m, p, h, o) => http.route(m, p, m === "POST" ? (req) => (intakeOpen ? h(req) : shuttingDown()) : h, o),

@@ -40,7 +40,7 @@ export interface PreparedInput {
 
 export type InputPreparer = (ev: MessageEvent, signal: AbortSignal) => Promise<PreparedInput>;
 
-const mb = (n: number) => `${(n / (1024 * 1024)).toFixed(n < 1024 * 1024 ? 2 : 1).replace(/\.0+$/, "")} MB`;
+const mb = (n: number) => (n < 1024 * 1024 ? `${Math.max(1, Math.round(n / 1024))} KB` : `${(n / (1024 * 1024)).toFixed(1).replace(/\.0$/, "")} MB`);
 const isImage = (a: AttachmentInfo) => a.kind === "photo" || (a.kind === "document" && !!a.mimeType?.startsWith("image/"));
 const isAudio = (a: AttachmentInfo) => a.kind === "voice" || a.kind === "audio";
 

@@ -30,7 +30,7 @@ export type SpeakerNames = "name" | "prefix";
 
 /** The `[Alice] ` prefix: brackets in the name are replaced so the prefix cannot be closed early. */
 export function speakerPrefix(name: string): string {
-  return `[${name.replace(/[[\]\r\n]+/g, " ").trim().slice(0, 64)}] `;
+  return `[${name.replace(/[[\]]+/g, " ").replace(/\s+/g, " ").trim().slice(0, 64)}] `;
 }
 
 /** OpenAI refuses a `name` outside [a-zA-Z0-9_-]{1,64}; a display name such as "Ana María" must not fail the turn. */

@@ -40,5 +40,5 @@ export function turnLimit(o: TurnLimitOptions): Interceptor & { readonly tracked
     if (seen.size > max) seen.delete(seen.keys().next().value!);
     return event;
   };
-  return Object.assign(interceptor, { get tracked() { return seen.size; } });
+  return Object.defineProperty(interceptor, "tracked", { get: () => seen.size }) as Interceptor & { readonly tracked: number };
 }

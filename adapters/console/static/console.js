@@ -199,8 +199,8 @@
         messageId: `${r.session.id}:${m.seq}`,
         from: m.role === "assistant" ? "bot" : "user",
         text: m.content,
-        // A group's transcript does not record who spoke.
-        senderName: m.role === "user" ? privateName || "earlier message" : undefined,
+        // The transcript records who spoke (entries from before it did show as "earlier message").
+        senderName: m.role === "user" ? m.speaker || privateName || "earlier message" : undefined,
         at: m.createdAt,
         source: "transcript",
       }));
@@ -392,7 +392,7 @@
       info.replaceChildren(el("code", { class: "mono", text: s.id }), document.createTextNode(` · ${facts.join(" · ")}`));
       list.replaceChildren();
       for (const m of r.messages) {
-        list.append(el("li", { class: `tmsg ${m.role}`, "data-role": m.role }, el("span", { class: "role", text: m.role }), el("span", { class: "text", text: m.content })));
+        list.append(el("li", { class: `tmsg ${m.role}`, "data-role": m.role }, el("span", { class: "role", text: m.speaker ? `${m.role} (${m.speaker})` : m.role }), el("span", { class: "text", text: m.content })));
       }
       if (!r.messages.length) list.append(el("li", { class: "muted", text: "No messages yet." }));
     } catch (err) {

@@ -19,6 +19,7 @@ import { FakeOpenAi, textReply } from "../fakes/openai.js";
 import { FakeSlack } from "../fakes/slack.js";
 import { FakeTelegram } from "../fakes/telegram.js";
 import { eventually, startApp } from "../support/app.js";
+import { capturedLogger } from "../reliability/helpers.js";
 
 const PNG = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 0x0d, 0x49, 0x48, 0x44, 0x52]), Buffer.alloc(200, 7)]);
 const OGG = Buffer.concat([Buffer.from("OggS\0\x02", "binary"), Buffer.alloc(300, 1)]);
@@ -208,5 +209,37 @@ describe("who is speaking in a group", () => {
     expect(users.map((m) => [m.name, m.content])).toEqual([["Bob", "I like tea"], ["Alice", expect.stringContaining("and I like coffee")]]);
     const rows = await app.db.read((db) => db.message.findMany({ where: { role: "user" }, orderBy: { seq: "asc" } }));
     expect(rows.map((r) => JSON.parse(r.meta!).speaker.name)).toEqual(["Bob", "Alice"]);
+  });
+});
+
+describe("downloads never leak a token", () => {
+  it("failed downloads are logged with a code and the file's label, never a token or a token-bearing URL", async () => {
+    const ai = await model();
+    ai.enqueue(textReply(["a"]), textReply(["b"]));
+    const lines: string[] = [];
+    const log = capturedLogger(lines);
+    const tg = new FakeTelegram();
+    await tg.start();
+    cleanups.push(() => tg.close());
+    const sl = new FakeSlack({ scopes: FakeSlack.MANIFEST_SCOPES.filter((x) => x !== "files:read") });
+    await sl.start();
+    cleanups.push(() => sl.close());
+    const telegramAdapter = new TelegramAdapter({ token: tg.token, apiRoot: tg.apiRoot, mode: "polling", pollingTimeoutSec: 1, log });
+    const slackAdapter = new SlackAdapter({ botToken: sl.botToken, signingSecret: sl.signingSecret, apiUrl: sl.apiUrl, log });
+    const { app, url } = await startApp("sqlite", [telegramAdapter, slackAdapter], { ...modelEnv(ai, { MODEL_VISION: "true" }), LOG_LEVEL: "trace" }, { log });
+    cleanups.push(() => app.stop());
+    const alice = tg.user("Alice");
+    const dm = tg.privateChat(alice);
+    tg.failNext("getFile", { status: 500 });
+    tg.photo({ chat: dm, from: alice, caption: "one", data: PNG });
+    await sl.postEvent(`${url}/slack/events`, sl.events.message({ channel: "D0LEAK001", user: "U0LEAK001", text: "two", extra: { files: [sl.files.add({ name: "x.png", mimetype: "image/png", data: PNG })] } }));
+    await eventually(() => tg.sent({ chatId: dm.id }).length + sl.sent({ channel: "D0LEAK001" }).length, (n) => n >= 4, 15_000, "answers and notices");
+    const failures = lines.filter((l) => l.includes("could not use an image attachment"));
+    expect(failures.map((l) => JSON.parse(l).code).sort()).toEqual(["NotFound", "Refused"]);
+    const all = lines.join("\n");
+    expect(all).not.toContain(tg.token);
+    expect(all).not.toContain(tg.token.split(":")[1]!);
+    expect(all).not.toContain(sl.botToken);
+    expect(all).not.toContain("/file/bot");
   });
 });

@@ -71,7 +71,7 @@ export function mediaPreparer(o: MediaOptions): InputPreparer {
       if (signal.aborted) throw signal.reason ?? err;
       const code = err instanceof MediaError ? err.code : isAgentError(err) ? `transcribe-${err.code}` : "error";
       o.onFailure?.(what, code);
-      o.log?.warn({ platform: ev.replyTo.platform, kind: a.kind, code, err: errInfo(err) }, `could not use a ${what} attachment`);
+      o.log?.warn({ platform: ev.replyTo.platform, kind: a.kind, code, err: errInfo(err) }, `could not use an ${what} attachment`);
       return code;
     };
     for (const a of ev.attachments ?? []) {

@@ -235,7 +235,7 @@ describe("downloads never leak a token", () => {
     await sl.postEvent(`${url}/slack/events`, sl.events.message({ channel: "D0LEAK001", user: "U0LEAK001", text: "two", extra: { files: [sl.files.add({ name: "x.png", mimetype: "image/png", data: PNG })] } }));
     await eventually(() => tg.sent({ chatId: dm.id }).length + sl.sent({ channel: "D0LEAK001" }).length, (n) => n >= 4, 15_000, "answers and notices");
     const failures = lines.filter((l) => l.includes("could not use an image attachment"));
-    expect(failures.map((l) => JSON.parse(l).code).sort()).toEqual(["NotFound", "Refused"]);
+    expect(failures.map((l) => JSON.parse(l).code).sort()).toEqual(["Failed", "Refused"]);
     const all = lines.join("\n");
     expect(all).not.toContain(tg.token);
     expect(all).not.toContain(tg.token.split(":")[1]!);

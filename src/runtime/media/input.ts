@@ -63,7 +63,7 @@ export function mediaPreparer(o: MediaOptions): InputPreparer {
       if (!source) throw new MediaError("Unsupported", `${ev.replyTo.platform} gives no file downloads`);
       const loc = await source.locate(a, signal).catch((err: unknown) => {
         if (err instanceof MediaError) throw err;
-        throw new MediaError("NotFound", `the ${a.kind} could not be found on ${ev.replyTo.platform}`, { cause: err });
+        throw new MediaError("Failed", `the ${a.kind} could not be located on ${ev.replyTo.platform}`, { cause: err });
       });
       return downloadFile(loc, { maxBytes, timeoutMs: o.timeoutMs, signal, fetch: o.fetch });
     };

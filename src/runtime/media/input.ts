@@ -75,6 +75,7 @@ export function mediaPreparer(o: MediaOptions): InputPreparer {
       return code;
     };
     for (const a of ev.attachments ?? []) {
+      signal.throwIfAborted();
       if (o.vision && isImage(a)) {
         lines.push(describeAttachment(a));
         try {

@@ -93,6 +93,14 @@ function checkOptions(o: OpenAiAgentOptions): string {
   return `${o.baseUrl.replace(/\/+$/, "")}/chat/completions`;
 }
 
+/** Servers (chat-completions URLs) seen refusing the `name` field: group speakers go to them as a prefix. */
+const REJECTS_NAME = new Set<string>();
+
+/** A 400/422 whose text blames the `name` field, as servers that do not take it answer. */
+function rejectsName(err: unknown): boolean {
+  return err instanceof AgentError && (err.status === 400 || err.status === 422) && /['"`]?\bname\b['"`]?/i.test(err.message.split("The server said:")[1] ?? "");
+}
+
 /** An agent backed by any OpenAI-compatible chat-completions server (OpenAI, Ollama, vLLM, llama.cpp). */
 export function openAiAgent(opts: OpenAiAgentOptions): Agent & { readonly settings: ModelSettings } {
   const url = checkOptions(opts);
@@ -162,12 +170,25 @@ export function openAiAgent(opts: OpenAiAgentOptions): Agent & { readonly settin
   }
 
   async function* run(req: TurnRequest): AsyncGenerator<AgentOutput> {
-    const messages: WireMessage[] = req.system ? [{ role: "system", content: req.system }] : [];
-    messages.push(...req.messages.map((m) => toWire(m, opts.speakerNames)));
+    const wire = (speakers: SpeakerNames | undefined): WireMessage[] => [...(req.system ? [{ role: "system" as const, content: req.system }] : []), ...req.messages.map((m) => toWire(m, speakers))];
+    let speakers: SpeakerNames = opts.speakerNames === "prefix" || REJECTS_NAME.has(url) ? "prefix" : "name";
+    let messages = wire(speakers);
     const turn = { text: "" };
     for (let rounds = 0; ; rounds++) {
       if (req.signal.aborted) throw aborted();
-      const result: CompletionResult = yield* complete(messages, req.signal, turn);
+      let result: CompletionResult;
+      try {
+        result = yield* complete(messages, req.signal, turn);
+      } catch (err) {
+        // A server that refuses the `name` field (some templates only take role and content): say who spoke
+        // as a [Name] prefix instead, from now on, for this server.
+        if (rounds > 0 || speakers === "prefix" || !rejectsName(err) || !req.messages.some((m) => m.role === "user" && m.name)) throw err;
+        log.warn({ url: safeUrl(url) }, "the model server refused the message name field; naming group speakers as a [Name] prefix from now on");
+        REJECTS_NAME.add(url);
+        speakers = "prefix";
+        messages = wire(speakers);
+        result = yield* complete(messages, req.signal, turn);
+      }
       if (result.finishReason === "length") {
         yield { type: "notice", severity: "warn", text: "The reply was cut off at the output token limit. Raise the max output tokens setting, or ask the model to continue." };
       } else if (result.finishReason === "content_filter") {

@@ -149,3 +149,20 @@ describe("cost controls", () => {
     }
   });
 });
+
+describe("a server that refuses the name field", () => {
+  it("is detected: the turn is retried with [Name] prefixes, and later turns to that server use them at once", async () => {
+    const { a } = await start({}, true);
+    const refusal = JSON.stringify({ error: { message: "Additional properties are not allowed ('name' was unexpected)", type: "invalid_request_error" } });
+    ai!.enqueue({ status: 400, headers: { "content-type": "application/json" }, body: [refusal] }, textReply(["first"]), textReply(["second"]));
+    await a.ctx.inbound(named(a, "-70", "11", "Alice", "hi there"));
+    await eventually(() => a.to("-70").map((m) => m.text), (t) => t.includes("first"), 10_000, "the first answer");
+    await a.ctx.inbound(named(a, "-70", "22", "Bob", "me too"));
+    await eventually(() => a.to("-70").map((m) => m.text), (t) => t.includes("second"), 10_000, "the second answer");
+    const users = (n: number) => (ai!.requests[n]!.body.messages as Array<{ role: string; content: string; name?: string }>).filter((m) => m.role === "user");
+    expect(users(0)).toEqual([{ role: "user", content: "hi there", name: "Alice" }]);
+    expect(users(1)).toEqual([{ role: "user", content: "[Alice] hi there" }]);
+    expect(users(2)).toEqual([{ role: "user", content: "[Alice] hi there" }, { role: "user", content: "[Bob] me too" }]);
+    expect(ai!.requests).toHaveLength(3);
+  });
+});

@@ -155,6 +155,47 @@ describe("images reach a vision model as image parts (MODEL_VISION=true)", () =>
   });
 });
 
+describe("attachments that point elsewhere", () => {
+  it("Discord: an attachment URL off Discord's CDN (a forged event: cloud metadata) is never fetched; a tampered CDN signature is a 404; both answered politely", async () => {
+    const ai = await model();
+    ai.enqueue(textReply(["text only"]), textReply(["text only again"]));
+    const dc = new FakeDiscord();
+    await dc.start();
+    cleanups.push(() => dc.close());
+    const alice = dc.user("alice");
+    const adapter = new DiscordAdapter({ token: dc.token, apiUrl: dc.apiUrl });
+    const { app } = await startApp("sqlite", [adapter], modelEnv(ai, { MODEL_VISION: "true" }));
+    cleanups.push(() => app.stop());
+    const dm = dc.dmChannel(alice);
+    dc.userMessage({ channel: dm, author: alice, content: "one", attachments: [{ filename: "x.png", content_type: "image/png", url: "http://169.254.169.254/latest/meta-data/x.png" }] });
+    await eventually(() => dc.sent({ channelId: dm.id }).length, (n) => n >= 2, 15_000, "the first answer and notice");
+    const signed = dc.cdn.add(dm.id, "1", "y.png", PNG, "image/png");
+    dc.userMessage({ channel: dm, author: alice, content: "two", attachments: [{ filename: "y.png", content_type: "image/png", url: signed.replace(/hm=[0-9a-f]+/, "hm=00") }] });
+    const replies = await eventually(() => dc.sent({ channelId: dm.id }).map((m) => m.content), (t) => t.length >= 4, 15_000, "the second answer and notice");
+    expect(replies.filter((t) => t.startsWith("I couldn't download that image"))).toHaveLength(2);
+    expect(dc.cdn.downloads.map((d) => d.status)).toEqual([404]);
+    expect(ai.requests.map((r) => typeof (r.body.messages as Array<{ content: unknown }>).at(-1)!.content)).toEqual(["string", "string"]);
+  });
+
+  it("Discord: a voice message (flags + waveform) is transcribed from the CDN", async () => {
+    const ai = await model();
+    ai.transcripts.push("see you at noon");
+    ai.enqueue(textReply(["Noon it is."]));
+    const dc = new FakeDiscord();
+    await dc.start();
+    cleanups.push(() => dc.close());
+    const alice = dc.user("alice");
+    const adapter = new DiscordAdapter({ token: dc.token, apiUrl: dc.apiUrl });
+    const { app } = await startApp("sqlite", [adapter], modelEnv(ai, { TRANSCRIBE_MODEL: "whisper-1" }));
+    cleanups.push(() => app.stop());
+    const dm = dc.dmChannel(alice);
+    dc.userMessage({ channel: dm, author: alice, content: "", attachments: [{ filename: "voice-message.ogg", content_type: "audio/ogg", data: OGG, waveform: "AAAA", duration_secs: 2 }], extra: { flags: 8192 } });
+    await eventually(() => dc.sent({ channelId: dm.id }).map((m) => m.content), (t) => t.includes("Noon it is."), 15_000, "the answer");
+    expect(ai.transcriptions[0]!.file!.data.equals(OGG)).toBe(true);
+    expect((ai.requests[0]!.body.messages as Array<{ role: string; content: string }>).at(-1)!.content).toBe("[voice note, transcribed]: see you at noon");
+  });
+});
+
 describe("voice notes (TRANSCRIBE_MODEL)", () => {
   it("Telegram: a voice note is transcribed through /audio/transcriptions and reaches the agent as transcribed text", async () => {
     const ai = await model();

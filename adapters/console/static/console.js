@@ -170,7 +170,7 @@
         if (seq !== state.addressSeq) return;
         $("messages").replaceChildren();
         // The database holds the conversation across restarts; this process's own history adds what the
-        // transcript does not keep (notices, who spoke in a group). Earlier exchanges come from the transcript.
+        // transcript does not keep (notices). Earlier exchanges, with who said them, come from the transcript.
         const since = history.messages.length ? Date.parse(history.messages[0].at) : Infinity;
         for (const m of earlier) if (Date.parse(m.at) < since) addMessage(m);
         for (const m of history.messages) addMessage(m);

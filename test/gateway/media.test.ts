@@ -214,6 +214,25 @@ describe("voice notes (TRANSCRIBE_MODEL)", () => {
     expect(rows.map((r) => r.content)).toEqual(["[voice note, transcribed]: remind me to buy milk"]);
   });
 
+  it("Slack: an audio clip (slack_audio, WebM) is fetched with the bot token and transcribed", async () => {
+    const ai = await model();
+    ai.transcripts.push("ship it");
+    ai.enqueue(textReply(["Shipping."]));
+    const sl = new FakeSlack();
+    await sl.start();
+    cleanups.push(() => sl.close());
+    const adapter = new SlackAdapter({ botToken: sl.botToken, signingSecret: sl.signingSecret, apiUrl: sl.apiUrl });
+    const { app, url } = await startApp("sqlite", [adapter], modelEnv(ai, { TRANSCRIBE_MODEL: "whisper-1" }));
+    cleanups.push(() => app.stop());
+    const WEBM = Buffer.concat([Buffer.from([0x1a, 0x45, 0xdf, 0xa3]), Buffer.alloc(100, 2)]);
+    const clip = sl.files.add({ name: "audio_message.webm", mimetype: "audio/webm", data: WEBM, audioClip: true });
+    await sl.postEvent(`${url}/slack/events`, sl.events.message({ channel: "D0CLIP001", user: "U0CLIP001", text: "", extra: { files: [clip] } }));
+    await eventually(() => sl.sent({ channel: "D0CLIP001" }).map((m) => m.text), (t) => t.includes("Shipping."), 15_000, "the answer");
+    expect([ai.transcriptions[0]!.file!.name, ai.transcriptions[0]!.file!.type, ai.transcriptions[0]!.file!.data.equals(WEBM)]).toEqual(["voice.webm", "audio/webm", true]);
+    expect(sl.files.downloads.map((d) => [d.status, d.authorization])).toEqual([[200, `Bearer ${sl.botToken}`]]);
+    expect((ai.requests[0]!.body.messages as Array<{ role: string; content: string }>).at(-1)!.content).toBe("[voice note, transcribed]: ship it");
+  });
+
   it("without TRANSCRIBE_MODEL the user is told voice is not supported, and the model is not asked", async () => {
     const ai = await model();
     const { tg, app, alice, dm } = await telegram(modelEnv(ai));

@@ -15,7 +15,7 @@
  */
 import type { EventEmitter } from "node:events";
 import { discordFiles } from "./files.js";
-import type { FileSource } from "../../src/runtime/media/types.js";
+import type { FileSource } from "../types.js";
 import { discordFormat } from "./format.js";
 import { Client, Events, GatewayIntentBits, Options, Partials, Status, type ClientOptions } from "discord.js";
 import { registerSecret, type Logger } from "../../src/log.js";

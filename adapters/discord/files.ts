@@ -3,7 +3,7 @@
  * no token needed). Only Discord's CDN hosts are fetched from, plus the
  * host of DISCORD_API_URL when it points elsewhere (a proxy, a test fake).
  */
-import type { FileLocation, FileRef, FileSource } from "../../src/runtime/media/types.js";
+import type { FileLocation, FileRef, FileSource } from "../types.js";
 
 export const DISCORD_CDN_HOSTS = ["cdn.discordapp.com", "media.discordapp.net"] as const;
 

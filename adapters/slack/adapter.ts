@@ -5,7 +5,7 @@
  */
 import { App, LogLevel, webApi, type Logger as SlackLogger } from "@slack/bolt";
 import { slackFiles, type SlackFileInfo } from "./files.js";
-import type { FileSource } from "../../src/runtime/media/types.js";
+import type { FileSource } from "../types.js";
 import { slackFormat } from "./format.js";
 import { registerSecret, type Logger } from "../../src/log.js";
 import type { Adapter, AdapterContext, AdapterHealth, AdapterLimits, HttpRequest, InboundEnvelope } from "../types.js";
@@ -102,7 +102,7 @@ export class SlackAdapter implements Adapter {
     const slackLogger = boltLogger(log);
     const clientOptions = {
       ...(this.o.apiUrl !== undefined ? { slackApiUrl: this.o.apiUrl } : {}),
-      // The gateway's scheduler is the one retry mechanism; see src/gateway/scheduler.ts.
+      // The gateway's scheduler is the one retry mechanism; see src/gateway/outbound/scheduler.ts.
       retryConfig: { retries: 0 },
       rejectRateLimitedCalls: true,
       logger: slackLogger,

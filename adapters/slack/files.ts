@@ -5,7 +5,7 @@
  * SLACK_API_URL when set: a test fake); a redirect anywhere else is refused
  * by the core, so it never leaves them.
  */
-import type { FileLocation, FileRef, FileSource } from "../../src/runtime/media/types.js";
+import type { FileLocation, FileRef, FileSource } from "../types.js";
 
 export const SLACK_FILE_HOSTS = ["files.slack.com"] as const;
 

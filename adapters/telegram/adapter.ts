@@ -26,7 +26,7 @@ import { chatMigrationOf, normalizeUpdate, type BotIdentity } from "./normalize.
 import { LongPoller, type UpdateType } from "./polling.js";
 import { createTelegramSink } from "./sink.js";
 import { telegramFiles } from "./files.js";
-import type { FileSource } from "../../src/runtime/media/types.js";
+import type { FileSource } from "../types.js";
 import { backoffMs, DEFAULT_BACKOFF, sleep, type Backoff } from "./util.js";
 import { MAX_UPDATE_BYTES, createWebhookHandler, webhookPrecheck } from "./webhook.js";
 

@@ -4,7 +4,7 @@
  * label the core logs is the file_path alone.
  */
 import type { Api } from "grammy";
-import type { FileLocation, FileRef, FileSource } from "../../src/runtime/media/types.js";
+import type { FileLocation, FileRef, FileSource } from "../types.js";
 
 export const DEFAULT_API_ROOT = "https://api.telegram.org";
 

@@ -1,5 +1,5 @@
 import type { Logger } from "../log.js";
-import type { AdapterLimits, AdapterSink, InboundEnvelope, Platform, ReplyFormat } from "./contract.js";
+import type { AdapterLimits, AdapterSink, FileSource, InboundEnvelope, Platform, ReplyFormat } from "./contract.js";
 
 /**
  * What the gateway hands an adapter at start. Adapters never reach the store:
@@ -140,7 +140,7 @@ export interface Adapter {
    * which credentials). The core downloads them, capped and timed
    * (src/runtime/media/), for vision models and transcription.
    */
-  readonly files?: import("../runtime/media/types.js").FileSource;
+  readonly files?: FileSource;
   start(ctx: AdapterContext): Promise<void>;
   /**
    * Graceful stop, first step: stop taking events from the platform

@@ -7,6 +7,8 @@
 import type { ReplyAddress } from "../runtime/events.js";
 
 export type { ReplyAddress };
+/** An adapter's file endpoint (Adapter.files): defined beside the download in src/runtime/media/, part of the contract. */
+export type { FileLocation, FileRef, FileSource } from "../runtime/media/types.js";
 
 export type Platform = "telegram" | "discord" | "slack" | "console";
 export type ChatKind = "private" | "group" | "thread";

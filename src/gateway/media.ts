@@ -21,6 +21,6 @@ export function mediaInput(config: Config, log: Logger, metrics: GatewayMetrics,
     timeoutMs: config.MEDIA_TIMEOUT,
     ...(config.TRANSCRIBE_MODEL && base && { transcribe: transcriber({ baseUrl: base, apiKey: config.OPENAI_API_KEY, model: config.TRANSCRIBE_MODEL, timeoutMs: config.AGENT_TIMEOUT }) }),
     log,
-    onFailure: (what, code) => metrics.internalErrors.inc({ where: `media-${what}-${code}` }),
+    onFailure: (kind, code) => metrics.mediaFailures.inc({ kind, code }),
   });
 }

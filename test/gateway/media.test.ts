@@ -301,5 +301,8 @@ describe("downloads never leak a token", () => {
     expect(all).not.toContain(tg.token.split(":")[1]!);
     expect(all).not.toContain(sl.botToken);
     expect(all).not.toContain("/file/bot");
+    const metrics = await (await fetch(`${url}/metrics`)).text();
+    expect(metrics).toMatch(/switchboard_media_failures_total\{kind="image",code="Failed"\} 1/);
+    expect(metrics).toMatch(/switchboard_media_failures_total\{kind="image",code="Refused"\} 1/);
   });
 });

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { SwitchboardError } from "./errors.js";
 
 /**
  * Configuration comes from the environment only, validated here at the edge.
@@ -188,11 +189,10 @@ export function isLoopbackBind(host: string): boolean {
   return h === "localhost" || h === "::1" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h);
 }
 
-export class ConfigError extends Error {
+export class ConfigError extends SwitchboardError<"Invalid"> {
   override readonly name = "ConfigError";
-  readonly code = "Invalid";
   constructor(readonly variable: string, message: string) {
-    super(message);
+    super("Invalid", message);
   }
 }
 

@@ -82,6 +82,13 @@ describe("layer boundaries (DESIGN.md)", () => {
     expect(gatewayFiles.flatMap((f) => gatewayOffenders(f, imports(f)))).toEqual([]);
   });
 
+  it("the modules every layer may use (src/errors.ts, src/keyed-queue.ts, src/bounded.ts, src/log.ts) import no layer", () => {
+    const shared = ["errors.ts", "keyed-queue.ts", "bounded.ts", "log.ts"].map((f) => path.join("src", f));
+    for (const f of shared) expect(fs.existsSync(f), f).toBe(true);
+    const offenders = shared.flatMap((f) => imports(f).filter((i) => i.startsWith(".")).map((i) => `${f} -> ${i}`));
+    expect(offenders).toEqual([]);
+  });
+
   it("imports under src/ only point down the layers", () => {
     const offenders: string[] = [];
     for (const [rank, layer] of LAYERS.entries()) {

@@ -14,6 +14,7 @@ import { z } from "zod";
 import type { Logger } from "../../src/log.js";
 import {
   AdapterError,
+  AdapterSetupError,
   type Adapter,
   type AdapterContext,
   type AdapterHealth,
@@ -126,7 +127,7 @@ export class ConsoleAdapter implements Adapter {
 
   constructor(private readonly opts: ConsoleAdapterOptions = {}) {
     this.botId = opts.botId ?? ids.DEFAULT_BOT_ID;
-    if (!ids.isConsoleId(this.botId)) throw new Error(`ConsoleAdapter botId ${JSON.stringify(this.botId)} is not valid: use ${ids.ID_RULE}`);
+    if (!ids.isConsoleId(this.botId)) throw new AdapterSetupError("Config", `ConsoleAdapter botId ${JSON.stringify(this.botId)} is not valid: use ${ids.ID_RULE}`);
     this.#historyLimit = opts.historyLimit ?? 200;
     this.#maxConversations = opts.maxConversations ?? 1000;
     this.#keepAliveMs = opts.keepAliveMs ?? 15_000;
@@ -153,7 +154,7 @@ export class ConsoleAdapter implements Adapter {
   }
 
   async start(ctx: AdapterContext): Promise<void> {
-    if (this.#state === "running") throw new Error("ConsoleAdapter.start() called while already running: stop() it first");
+    if (this.#state === "running") throw new AdapterSetupError("AlreadyStarted", "ConsoleAdapter.start() called while already running: stop() it first");
     this.#ctx = ctx;
     this.#log = (this.opts.log ?? ctx.log).child({ platform: ids.PLATFORM, botId: this.botId });
     if (!this.#mounted.has(ctx.route)) {

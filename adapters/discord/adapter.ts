@@ -19,7 +19,7 @@ import type { FileSource } from "../types.js";
 import { discordFormat } from "./format.js";
 import { Client, Events, GatewayIntentBits, Options, Partials, Status, type ClientOptions } from "discord.js";
 import { registerSecret, type Logger } from "../../src/log.js";
-import { AdapterError, type Adapter, type AdapterContext, type AdapterHealth, type AdapterLimits, type InboundEnvelope } from "../types.js";
+import { AdapterError, AdapterSetupError, type Adapter, type AdapterContext, type AdapterHealth, type AdapterLimits, type InboundEnvelope } from "../types.js";
 import { deferInteraction, normalizeInteraction, syncCommands } from "./commands.js";
 import { isSnowflake, PLATFORM } from "./ids.js";
 import { normalizeChange, normalizeMessage, type ChannelInfo, type DiscordBotIdentity } from "./normalize.js";
@@ -96,12 +96,12 @@ export class DiscordAdapter implements Adapter {
 
   constructor(private readonly opts: DiscordAdapterOptions) {
     const token = opts.token?.trim() ?? "";
-    if (!token) throw new Error("DiscordAdapter needs a bot token: set DISCORD_BOT_TOKEN to the token from the Discord Developer Portal (Bot tab)");
+    if (!token) throw new AdapterSetupError("Config", "DiscordAdapter needs a bot token: set DISCORD_BOT_TOKEN to the token from the Discord Developer Portal (Bot tab)");
     registerSecret(token);
-    if (opts.apiUrl?.endsWith("/")) throw new Error("DISCORD_API_URL must not end with '/': remove the trailing slash");
+    if (opts.apiUrl?.endsWith("/")) throw new AdapterSetupError("Config", "DISCORD_API_URL must not end with '/': remove the trailing slash");
     this.files = discordFiles(opts.apiUrl);
     if (opts.shard && !(Number.isInteger(opts.shard.id) && Number.isInteger(opts.shard.count) && opts.shard.id >= 0 && opts.shard.id < opts.shard.count))
-      throw new Error(`Discord shard ${opts.shard.id}/${opts.shard.count} is invalid: DISCORD_SHARD_ID must be 0..DISCORD_SHARD_COUNT-1`);
+      throw new AdapterSetupError("Config", `Discord shard ${opts.shard.id}/${opts.shard.count} is invalid: DISCORD_SHARD_ID must be 0..DISCORD_SHARD_COUNT-1`);
     this.mentionRoles = (opts.mentionRoles ?? []).filter((r) => isSnowflake(r));
     this.sink = createDiscordSink({
       rest: () => {
@@ -125,7 +125,7 @@ export class DiscordAdapter implements Adapter {
   }
 
   async start(ctx: AdapterContext): Promise<void> {
-    if (this.state === "starting" || this.state === "running") throw new Error("DiscordAdapter.start() called while already started: stop() it first");
+    if (this.state === "starting" || this.state === "running") throw new AdapterSetupError("AlreadyStarted", "DiscordAdapter.start() called while already started: stop() it first");
     this.state = "starting";
     this.ctx = ctx;
     const log = (this.opts.log ?? ctx.log).child({ platform: PLATFORM });

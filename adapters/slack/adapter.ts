@@ -9,7 +9,7 @@ import type { FileSource } from "../types.js";
 import { slackFormat } from "./format.js";
 import { registerSecret, type Logger } from "../../src/log.js";
 import type { Adapter, AdapterContext, AdapterHealth, AdapterLimits, HttpRequest, InboundEnvelope } from "../types.js";
-import { AdapterError } from "../types.js";
+import { AdapterError, AdapterSetupError } from "../types.js";
 import { normalizeCommand } from "./commands.js";
 import { toAdapterError } from "./errors.js";
 import { isSlackId } from "./ids.js";
@@ -70,9 +70,9 @@ export class SlackAdapter implements Adapter {
   private log: Logger | undefined;
 
   constructor(private readonly o: SlackAdapterOptions) {
-    if (!o.botToken) throw new Error("SlackAdapter needs a bot token (xoxb-…): set SLACK_BOT_TOKEN");
+    if (!o.botToken) throw new AdapterSetupError("Config", "SlackAdapter needs a bot token (xoxb-…): set SLACK_BOT_TOKEN");
     if (!o.appToken && !o.signingSecret)
-      throw new Error("SlackAdapter needs SLACK_SIGNING_SECRET for HTTP mode (from the app's Basic Information page), or SLACK_APP_TOKEN for Socket Mode");
+      throw new AdapterSetupError("Config", "SlackAdapter needs SLACK_SIGNING_SECRET for HTTP mode (from the app's Basic Information page), or SLACK_APP_TOKEN for Socket Mode");
     for (const s of [o.botToken, o.appToken, o.signingSecret]) registerSecret(s);
     this.sink = new SlackSink(() => this.client as unknown as SlackWebClient | undefined, () => this.log);
     this.files = slackFiles(o.botToken, {
@@ -96,7 +96,7 @@ export class SlackAdapter implements Adapter {
   }
 
   async start(ctx: AdapterContext): Promise<void> {
-    if (this.running) throw new Error("SlackAdapter.start() called twice");
+    if (this.running) throw new AdapterSetupError("AlreadyStarted", "SlackAdapter.start() called twice");
     const log = (this.o.log ?? ctx.log).child({ platform: "slack" });
     this.log = log;
     const slackLogger = boltLogger(log);

@@ -13,6 +13,7 @@ import type { Update } from "grammy/types";
 import { registerSecret, type Logger } from "../../src/log.js";
 import {
   AdapterError,
+  AdapterSetupError,
   type Adapter,
   type AdapterContext,
   type AdapterHealth,
@@ -94,15 +95,15 @@ export class TelegramAdapter implements Adapter {
 
   constructor(private readonly opts: TelegramAdapterOptions) {
     const token = opts.token?.trim() ?? "";
-    if (!token) throw new Error("TelegramAdapter needs a bot token: set TELEGRAM_BOT_TOKEN to the token @BotFather gave you");
+    if (!token) throw new AdapterSetupError("Config", "TelegramAdapter needs a bot token: set TELEGRAM_BOT_TOKEN to the token @BotFather gave you");
     registerSecret(token);
     this.mode = opts.mode ?? "polling";
     if (this.mode === "webhook") {
       if (!opts.webhookSecret || !WEBHOOK_SECRET.test(opts.webhookSecret))
-        throw new Error("TELEGRAM_MODE=webhook needs TELEGRAM_WEBHOOK_SECRET: 1-256 characters of A-Z, a-z, 0-9, _ and -");
+        throw new AdapterSetupError("Config", "TELEGRAM_MODE=webhook needs TELEGRAM_WEBHOOK_SECRET: 1-256 characters of A-Z, a-z, 0-9, _ and -");
       registerSecret(opts.webhookSecret);
     }
-    if (opts.apiRoot?.endsWith("/")) throw new Error("TELEGRAM_API_ROOT must not end with '/': remove the trailing slash");
+    if (opts.apiRoot?.endsWith("/")) throw new AdapterSetupError("Config", "TELEGRAM_API_ROOT must not end with '/': remove the trailing slash");
     this.backoff = opts.backoff ?? DEFAULT_BACKOFF;
     // Known without a network call when the token has the usual <id>:<secret> shape; getMe confirms it.
     this.id = botIdFromToken(token) ?? "";
@@ -133,7 +134,7 @@ export class TelegramAdapter implements Adapter {
 
   async start(ctx: AdapterContext): Promise<void> {
     if (this.state === "starting" || this.state === "running")
-      throw new Error("TelegramAdapter.start() called while already started: stop() it first");
+      throw new AdapterSetupError("AlreadyStarted", "TelegramAdapter.start() called while already started: stop() it first");
     this.state = "starting";
     let log = this.opts.log ?? ctx.log;
     try {

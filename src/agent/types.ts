@@ -1,3 +1,4 @@
+import { SwitchboardError } from "../errors.js";
 /**
  * The agent layer's public types. The runtime drives an Agent one turn at a
  * time; everything provider-specific stays behind this interface.
@@ -70,16 +71,16 @@ export type AgentErrorCode = (typeof AGENT_ERROR_CODES)[number];
  * A typed agent failure with a stable `code`. `message` says how to fix the
  * problem and never contains the API key (provider code redacts upstream text).
  */
-export class AgentError extends Error {
+export class AgentError extends SwitchboardError<AgentErrorCode> {
   override readonly name = "AgentError";
   readonly status: number | undefined;
   readonly retryAfterMs: number | undefined;
   constructor(
-    readonly code: AgentErrorCode,
+    code: AgentErrorCode,
     message: string,
     options: { cause?: unknown; status?: number; retryAfterMs?: number } = {},
   ) {
-    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    super(code, message, options.cause === undefined ? undefined : { cause: options.cause });
     this.status = options.status;
     this.retryAfterMs = options.retryAfterMs;
   }

@@ -4,6 +4,7 @@
  * gateway can use it without importing an adapter; adapters/types.ts
  * re-exports it.
  */
+import { SwitchboardError } from "../errors.js";
 import type { ReplyAddress } from "../runtime/events.js";
 
 export type { ReplyAddress };
@@ -142,7 +143,7 @@ export type AdapterErrorCode =
   | "Unavailable";
 
 /** An error from a platform call, with the platform, a stable code, and retryAfterMs for 429s. */
-export class AdapterError extends Error {
+export class AdapterError extends SwitchboardError<AdapterErrorCode> {
   override readonly name = "AdapterError";
   /** For RateLimited: whether the limit is the chat's or the whole bot's (the scheduler then pauses every chat). */
   readonly scope: "chat" | "global" | undefined;
@@ -154,15 +155,24 @@ export class AdapterError extends Error {
   readonly reason: "too-long" | "bad-format" | undefined;
   constructor(
     readonly platform: Platform,
-    readonly code: AdapterErrorCode,
+    code: AdapterErrorCode,
     message: string,
     readonly retryAfterMs?: number,
     options?: { cause?: unknown; scope?: "chat" | "global"; reason?: "too-long" | "bad-format" },
   ) {
-    super(message, options);
+    super(code, message, options);
     this.scope = options?.scope;
     this.reason = options?.reason;
   }
+}
+
+/**
+ * An adapter that cannot be built or started as asked: `Config`, a setting is
+ * missing or wrong (the message names the variable and the fix);
+ * `AlreadyStarted`, start() was called on a running adapter.
+ */
+export class AdapterSetupError extends SwitchboardError<"Config" | "AlreadyStarted"> {
+  override readonly name = "AdapterSetupError";
 }
 
 export function isAdapterError(e: unknown, code?: AdapterErrorCode): e is AdapterError {

@@ -1,3 +1,4 @@
+import { SwitchboardError } from "../errors.js";
 import { errInfo } from "../log.js";
 import type { CommitResult, TurnRecord } from "./ledger.js";
 import type { Runner } from "./runner.js";
@@ -38,8 +39,11 @@ export async function commitDurably(runner: Runner, rec: TurnRecord): Promise<Co
 }
 
 /** Thrown by readDurably when the event's deadline passed: the turn ends "unanswered". */
-export class Unanswered extends Error {
+export class Unanswered extends SwitchboardError<"Unanswered"> {
   override readonly name = "Unanswered";
+  constructor(message: string, options?: { cause?: unknown }) {
+    super("Unanswered", message, options);
+  }
 }
 
 /**

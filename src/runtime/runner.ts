@@ -21,6 +21,8 @@ import { InterceptorChain, type InterceptContext, type Interceptor } from "./int
 import { SessionPool } from "./session-pool.js";
 import { stopTurns } from "./stop.js";
 import { TurnQueues, type TurnQueue } from "./turn-queue.js";
+import { KeyedQueue } from "../keyed-queue.js";
+import { CurrentSessions } from "./current-sessions.js";
 
 export { errInfo, renderUserText };
 export type { BusyPolicy, InterceptContext, Interceptor };
@@ -80,8 +82,12 @@ export class Runner {
   readonly sinks: SinkRouter;
   readonly ledger: Ledger;
   readonly #queues = new TurnQueues();
+  /** A session's events are taken one at a time, in the order they reached the runner. */
+  readonly #intake = new KeyedQueue();
   readonly #pool: SessionPool;
   readonly #interceptors = new InterceptorChain();
+  /** Which session each conversation is on now (see current-sessions.ts); handoff moves it. */
+  readonly #current = new CurrentSessions();
   #closed = false;
   /** Shutting down: running turns may finish, nothing new starts. */
   #draining = false;
@@ -147,6 +153,21 @@ export class Runner {
     if (this.opts.freshWindow) await session.reload();
   }
 
+  /**
+   * The open live session the conversation (by its registry binding key) is
+   * on, when this process knows it; undefined sends the caller to the registry.
+   */
+  liveFor(bindingKey: string): LiveSession | undefined {
+    const id = this.#current.get(bindingKey);
+    const s = id === undefined ? undefined : this.#pool.get(id);
+    return s && !s.closed ? s : undefined;
+  }
+
+  /** Records the session a conversation's binding resolved to (for liveFor). */
+  bound(bindingKey: string, sessionId: string): void {
+    this.#current.set(bindingKey, sessionId);
+  }
+
   /** Adds an interceptor at the end of the chain. Returns an idempotent remover. */
   register(interceptor: Interceptor): () => void {
     return this.#interceptors.register(interceptor);
@@ -164,10 +185,7 @@ export class Runner {
    */
   run(session: LiveSession, event: InEvent): Promise<RunHandle> {
     if (this.#closed || this.#draining) return Promise.reject(errors.closed("The runner"));
-    const q = this.#queues.of(session.id);
-    const taken = q.intake.then(() => this.#take(session, event));
-    q.intake = taken.catch(() => undefined);
-    return taken;
+    return this.#intake.run(session.id, () => this.#take(session, event));
   }
 
   async #take(session: LiveSession, incoming: InEvent): Promise<RunHandle> {
@@ -309,7 +327,9 @@ export class Runner {
    * /resume): fences and retires `from`, and hands its queued messages over.
    */
   handoff(from: LiveSession, to: Info, phase: "rotated" | "switched"): LiveSession {
-    return handoff({ pool: this.#pool, queues: this.#queues, open: (info) => this.open(info), pump: (s, q) => this.#pump(s, q) }, from, to, phase);
+    const next = handoff({ pool: this.#pool, queues: this.#queues, open: (info) => this.open(info), pump: (s, q) => this.#pump(s, q) }, from, to, phase);
+    this.#current.moved(from.id, next.id);
+    return next;
   }
 
   /** Closes live sessions unused for `idleMs`, keeping memory bounded as chats pile up. */
@@ -362,7 +382,7 @@ export class Runner {
   }
 
   /** Sizes of the per-session state, for tests and diagnostics: idle, nothing runs, waits or is queued. */
-  stats(): { live: number; workers: number; running: number; queued: number; collected: number; idleWaiters: number; retired: number } {
-    return { live: this.#pool.size, workers: this.#queues.size, ...this.#queues.stats(), retired: this.#pool.retired };
+  stats(): { live: number; workers: number; running: number; queued: number; collected: number; idleWaiters: number; retired: number; bindings: number } {
+    return { live: this.#pool.size, workers: this.#queues.size, ...this.#queues.stats(), retired: this.#pool.retired, bindings: this.#current.size };
   }
 }

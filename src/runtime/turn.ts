@@ -5,6 +5,7 @@ import { memoryScope } from "../session/memory-scope.js";
 import type { MessageEvent, Severity } from "./events.js";
 import type { Reply } from "./ledger.js";
 import type { LiveSession, WindowMessage } from "./live-session.js";
+import { SwitchboardError } from "../errors.js";
 import { errInfo } from "../log.js";
 import { commitDurably, readDurably, Unanswered } from "./durable-commit.js";
 import { renderUserText } from "./pending.js";
@@ -20,10 +21,10 @@ export type TurnOutcome = "answered" | "failed" | "aborted" | "fenced" | "droppe
  * the next start. (Fencing, by contrast, is for /stop, /new and switches,
  * which do mark the event handled.)
  */
-export class TurnAbandoned extends Error {
+export class TurnAbandoned extends SwitchboardError<"Abandoned"> {
   override readonly name = "TurnAbandoned";
   constructor() {
-    super("the gateway is shutting down; the event is replayed at the next start");
+    super("Abandoned", "the gateway is shutting down; the event is replayed at the next start");
   }
 }
 

@@ -1,3 +1,5 @@
+import { SwitchboardError } from "../errors.js";
+
 /** Stable error codes of the session domain. Scripts and adapters match on these. */
 export const ERROR_CODES = [
   "NotFound",
@@ -17,15 +19,15 @@ export type ErrorCode = (typeof ERROR_CODES)[number];
  * A typed domain error. `message` says what went wrong and how to fix it;
  * `code` is stable; `details` carries ids for logs (never secrets).
  */
-export class SessionError extends Error {
+export class SessionError extends SwitchboardError<ErrorCode> {
   override readonly name = "SessionError";
   constructor(
-    readonly code: ErrorCode,
+    code: ErrorCode,
     message: string,
     readonly details: Record<string, unknown> = {},
     options?: { cause?: unknown },
   ) {
-    super(message, options);
+    super(code, message, options);
   }
 }
 

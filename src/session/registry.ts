@@ -419,7 +419,7 @@ export class Registry {
   }
 
   /** The binding key of a conversation (for locks and caches above this layer). */
-  chatKey(req: ChatRequest): string {
+  bindingKey(req: ChatRequest): string {
     return chatBinding(req).key;
   }
 

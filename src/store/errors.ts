@@ -2,6 +2,8 @@
  * Errors raised by the storage layer. The layers above map them to domain
  * errors; the codes are stable.
  */
+import { SwitchboardError } from "../errors.js";
+
 export type StoreErrorCode =
   /** A unique key already holds a row. */
   | "Conflict"
@@ -12,17 +14,12 @@ export type StoreErrorCode =
   /** The transaction's commit was sent but its acknowledgement was lost. */
   | "CommitUnknown"
   /** The database could not be reached. */
-  | "Unavailable";
+  | "Unavailable"
+  /** A schema migration failed (now, or in an earlier run and left unresolved): the database needs an operator. */
+  | "MigrationFailed";
 
-export class StoreError extends Error {
+export class StoreError extends SwitchboardError<StoreErrorCode> {
   override readonly name = "StoreError";
-  constructor(
-    readonly code: StoreErrorCode,
-    message: string,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
-  }
 }
 
 const CONFLICT = new Set(["P2002"]);

@@ -33,7 +33,7 @@ export async function noticeUnanswered(deps: UnansweredDeps, env: InboundEnvelop
     await deps.inbound.mark(inboundId, "expired", why);
     // Not keyed to the inbound's TTL (that has passed): the notice gets a TTL of its own.
     const r = await deps.ledger.commit({ sessionId: "", inboundIds: [], messages: [], turnIncrement: 0, replies: [{ replyTo: env.replyTo, text, kind: "notice", severity: "warn" }] });
-    for (const id of r.deliveryIds) await deps.outbound.deliverId(id);
+    for (const id of r.deliveryIds) await deps.outbound.deliverId(id, env.replyTo);
   } catch (err) {
     metrics.internalErrors.inc({ where: "unanswered-notice" });
     log.error({ inboundId, err: errInfo(err) }, "the store could not record the unanswered notice; sending it straight to the platform");

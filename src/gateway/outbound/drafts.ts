@@ -3,7 +3,7 @@ import { errInfo } from "../../log.js";
 import type { ReplyAddress } from "../../runtime/events.js";
 import type { Adapter } from "../adapter.js";
 import type { GatewayMetrics } from "../metrics.js";
-import { chatKey } from "./keys.js";
+import { chatKey } from "../keys.js";
 import type { OutboundScheduler } from "./scheduler.js";
 import { chunksOf } from "./send-chunk.js";
 import type { SentLog } from "./sent-log.js";

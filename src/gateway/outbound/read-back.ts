@@ -7,7 +7,7 @@ import type { SentMessage } from "../contract.js";
 import { isAdapterError } from "../contract.js";
 import type { GatewayMetrics } from "../metrics.js";
 import type { Draft } from "./drafts.js";
-import { chatKey } from "./keys.js";
+import { chatKey } from "../keys.js";
 import type { OutboundScheduler } from "./scheduler.js";
 import type { SentLog } from "./sent-log.js";
 

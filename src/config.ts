@@ -163,6 +163,19 @@ const schema = z.object({
   REFLECT_SWEEP_INTERVAL: duration("15m"),
   DEFAULT_TIMEZONE: z.string().default("UTC").refine((v) => isTimeZone(v), "must be an IANA time zone name such as UTC, Europe/Paris or America/New_York"),
   SCHEDULE_MISFIRE_GRACE: duration("10m"),
+  // Media, speakers and cost controls (src/runtime/media/, src/runtime/speaker.ts, src/runtime/turn-limit.ts).
+  MODEL_VISION: bool(false),
+  IMAGE_MAX_BYTES: int(5 * 1024 * 1024, 1024, 100 * 1024 * 1024),
+  AUDIO_MAX_BYTES: int(25 * 1024 * 1024, 1024, 100 * 1024 * 1024),
+  MEDIA_TIMEOUT: duration("30s"),
+  TRANSCRIBE_MODEL: matching(/^[A-Za-z0-9._:/@+-]{1,200}$/, "must be a model name such as whisper-1 (letters, digits and . _ : / @ + -, no spaces)"),
+  TRANSCRIBE_BASE_URL: url("the OpenAI-compatible API that serves /audio/transcriptions (default: OPENAI_BASE_URL)"),
+  MODEL_SPEAKER_NAMES: z.enum(["name", "prefix"]).default("name"),
+  MODELS_ALLOWED: list().superRefine((names, ctx) => {
+    const bad = names.find((n) => !/^[A-Za-z0-9._:/@+-]{1,200}$/.test(n));
+    if (bad !== undefined) ctx.addIssue({ code: "custom", message: `must be a comma-separated list of model names such as gpt-4o-mini,llama3.1:8b (got "${bad}")` });
+  }),
+  USER_TURNS_PER_MINUTE: int(0, 0, 100_000),
 
   TELEGRAM_BOT_TOKEN: matching(/^\d+:[A-Za-z0-9_-]+$/, "must be the token @BotFather gave you: the bot id, a colon, then letters, digits, _ and - (e.g. 123456789:AAE...)"),
   TELEGRAM_API_ROOT: url("the Telegram Bot API root", { trailingSlash: "forbid" }),
@@ -239,6 +252,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, opts: { crossCh
     }
     if (c.DISCORD_SHARD_ID !== undefined && c.DISCORD_SHARD_COUNT !== undefined && (Number(c.DISCORD_SHARD_COUNT) < 1 || Number(c.DISCORD_SHARD_ID) >= Number(c.DISCORD_SHARD_COUNT))) {
       throw new ConfigError("DISCORD_SHARD_ID", `DISCORD_SHARD_ID must be from 0 to DISCORD_SHARD_COUNT-1 (got ${c.DISCORD_SHARD_ID} of ${c.DISCORD_SHARD_COUNT}). Fix it in the environment or .env (see .env.example).`);
+    }
+    if (c.TRANSCRIBE_MODEL && !c.TRANSCRIBE_BASE_URL && !c.OPENAI_BASE_URL && !c.OPENAI_API_KEY) {
+      throw new ConfigError("TRANSCRIBE_BASE_URL", "TRANSCRIBE_MODEL needs a server: set TRANSCRIBE_BASE_URL (or OPENAI_BASE_URL) to an OpenAI-compatible API that serves /audio/transcriptions, e.g. https://api.openai.com/v1.");
     }
     if (c.SLACK_BOT_TOKEN && !c.SLACK_APP_TOKEN && !c.SLACK_SIGNING_SECRET) {
       throw new ConfigError("SLACK_SIGNING_SECRET", "SLACK_SIGNING_SECRET is required for Slack HTTP mode: copy it from your Slack app's Basic Information page, or set SLACK_APP_TOKEN for Socket Mode.");

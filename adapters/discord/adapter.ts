@@ -14,6 +14,8 @@
  * errors.ts).
  */
 import type { EventEmitter } from "node:events";
+import { discordFiles } from "./files.js";
+import type { FileSource } from "../types.js";
 import { discordFormat } from "./format.js";
 import { Client, Events, GatewayIntentBits, Options, Partials, Status, type ClientOptions } from "discord.js";
 import { registerSecret, type Logger } from "../../src/log.js";
@@ -78,6 +80,8 @@ export class DiscordAdapter implements Adapter {
   readonly sink: DiscordSink;
   /** Markdown rendered for Discord, then split at its limit (format.ts). */
   readonly format = discordFormat;
+  /** Attachments on Discord's CDN (files.ts). */
+  readonly files: FileSource;
 
   private client: Client | undefined;
   private state: State = "idle";
@@ -96,6 +100,7 @@ export class DiscordAdapter implements Adapter {
     if (!token) throw new AdapterSetupError("Config", "DiscordAdapter needs a bot token: set DISCORD_BOT_TOKEN to the token from the Discord Developer Portal (Bot tab)");
     registerSecret(token);
     if (opts.apiUrl?.endsWith("/")) throw new AdapterSetupError("Config", "DISCORD_API_URL must not end with '/': remove the trailing slash");
+    this.files = discordFiles(opts.apiUrl);
     if (opts.shard && !(Number.isInteger(opts.shard.id) && Number.isInteger(opts.shard.count) && opts.shard.id >= 0 && opts.shard.id < opts.shard.count))
       throw new AdapterSetupError("Config", `Discord shard ${opts.shard.id}/${opts.shard.count} is invalid: DISCORD_SHARD_ID must be 0..DISCORD_SHARD_COUNT-1`);
     this.mentionRoles = (opts.mentionRoles ?? []).filter((r) => isSnowflake(r));

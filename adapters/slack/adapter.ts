@@ -4,6 +4,8 @@
  * `app_mention` and slash commands into envelopes, and a sink over the Web API.
  */
 import { App, LogLevel, webApi, type Logger as SlackLogger } from "@slack/bolt";
+import { slackFiles, type SlackFileInfo } from "./files.js";
+import type { FileSource } from "../types.js";
 import { slackFormat } from "./format.js";
 import { registerSecret, type Logger } from "../../src/log.js";
 import type { Adapter, AdapterContext, AdapterHealth, AdapterLimits, HttpRequest, InboundEnvelope } from "../types.js";
@@ -57,6 +59,8 @@ export class SlackAdapter implements Adapter {
   readonly sink: SlackSink;
   /** Markdown rendered for Slack, then split at its limit (format.ts). */
   readonly format = slackFormat;
+  /** url_private with the bot token, on Slack's file host (files.ts). */
+  readonly files: FileSource;
   private client: webApi.WebClient | undefined;
   private app: App | undefined;
   private httpReceiver: SlackHttpReceiver | undefined;
@@ -78,6 +82,10 @@ export class SlackAdapter implements Adapter {
     };
     this.sink.sendCard = (to, card) => sendSlackCard(cards(), to, card);
     this.sink.editCard = (to, id, card) => editSlackCard(cards(), to, id, card);
+    this.files = slackFiles(o.botToken, {
+      ...(o.apiUrl !== undefined && { apiUrl: o.apiUrl }),
+      info: async (file) => (await this.client?.files.info({ file }))?.file as SlackFileInfo | undefined,
+    });
   }
 
   /** The bot's user id (U…), known after start(): what `<@…>` mentions name. */

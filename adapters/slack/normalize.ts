@@ -67,11 +67,14 @@ function attachmentsOf(files: unknown): Attachment[] {
   for (const f of files) {
     if (!isObj(f) || typeof f["id"] !== "string") continue;
     const mime = str(f["mimetype"]);
-    const a: Attachment = { kind: kindOfMime(mime), fileId: f["id"] };
+    // A clip recorded in Slack's composer (subtype slack_audio) is its voice note, whatever container it comes in.
+    const a: Attachment = { kind: f["subtype"] === "slack_audio" ? "voice" : kindOfMime(mime), fileId: f["id"] };
     const name = str(f["name"]);
     if (name !== undefined) a.name = name;
     if (mime !== undefined) a.mimeType = mime;
     if (typeof f["size"] === "number" && Number.isFinite(f["size"])) a.size = f["size"];
+    const url = str(f["url_private_download"]) ?? str(f["url_private"]);
+    if (url !== undefined) a.url = url;
     out.push(a);
   }
   return out;

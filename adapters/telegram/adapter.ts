@@ -27,6 +27,8 @@ import { chatMigrationOf, normalizeUpdate, type BotIdentity } from "./normalize.
 import { LongPoller, type UpdateType } from "./polling.js";
 import { createTelegramSink } from "./sink.js";
 import { editTelegramCard, handleTelegramCallback, sendTelegramCard } from "./approval-card.js";
+import { telegramFiles } from "./files.js";
+import type { FileSource } from "../types.js";
 import { backoffMs, DEFAULT_BACKOFF, sleep, type Backoff } from "./util.js";
 import { MAX_UPDATE_BYTES, createWebhookHandler, webhookPrecheck } from "./webhook.js";
 
@@ -78,6 +80,8 @@ export class TelegramAdapter implements Adapter {
   readonly sink: AdapterSink;
   /** Markdown rendered for Telegram, then split at its limit (format.ts). */
   readonly format = telegramFormat;
+  /** getFile, then <apiRoot>/file/bot<token>/<path> (files.ts). */
+  readonly files: FileSource;
 
   private readonly api: Api;
   private readonly pollApi: Api;
@@ -108,6 +112,7 @@ export class TelegramAdapter implements Adapter {
     const client = (timeoutSeconds: number) => ({ timeoutSeconds, ...(opts.apiRoot !== undefined && { apiRoot: opts.apiRoot }) });
     this.api = new Api(token, client(opts.requestTimeoutSec ?? 30));
     this.pollApi = new Api(token, client(pollTimeout + 15));
+    this.files = telegramFiles(this.api, token, opts.apiRoot);
     const sink = createTelegramSink(this.api, {
       botId: () => {
         if (!this.id) throw new AdapterError("telegram", "Unavailable", "the Telegram adapter does not know its bot id yet: call start() first");

@@ -82,6 +82,8 @@ export interface AgentDefaults extends Omit<OpenAiAgentOptions, "baseUrl" | "set
   thinkingLevel?: ThinkingLevel;
   temperature?: number;
   maxOutputTokens?: number;
+  /** MODELS_ALLOWED: a session's model outside it (chosen before the list was set) falls back to the default model. */
+  modelsAllowed?: readonly string[];
 }
 
 /** Per-turn extras, for what depends on the session: tools scoped to its user, an approval handler that asks its chat. */
@@ -122,7 +124,7 @@ export function createAgentFactory(defaults: AgentDefaults = {}): AgentFactory {
   if (temperature !== undefined) base.temperature = temperature;
   if (maxOutputTokens !== undefined) base.maxOutputTokens = maxOutputTokens;
 
-  const { model: _m, thinkingLevel: _t, temperature: _temp, maxOutputTokens: _max, ...rest } = defaults;
+  const { model: _m, thinkingLevel: _t, temperature: _temp, maxOutputTokens: _max, modelsAllowed, ...rest } = defaults;
   const log = defaults.log ?? noopLog;
   const options = { ...rest, baseUrl: baseUrl ?? OPENAI_URL, apiKey };
   // Validate the URL now rather than on the first message.
@@ -131,6 +133,10 @@ export function createAgentFactory(defaults: AgentDefaults = {}): AgentFactory {
   const factory = (metadata: Record<string, unknown>, overrides: TurnOverrides = {}): Agent => {
     const invalid: string[] = [];
     const settings = settingsFromMetadata(metadata ?? {}, base, invalid);
+    if (modelsAllowed?.length && settings.model !== base.model && !modelsAllowed.includes(settings.model)) {
+      log.warn({ model: settings.model }, "the session's model is not in MODELS_ALLOWED; using the default model");
+      settings.model = base.model;
+    }
     if (invalid.length > 0) log.warn({ keys: invalid }, "ignoring invalid model settings in session metadata; using the defaults for them");
     return openAiAgent({ ...options, ...(overrides.tools && { tools: overrides.tools }), ...(overrides.approval && { approval: overrides.approval }), settings });
   };

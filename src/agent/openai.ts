@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { speakerPrefix, userContent, wireName, type ContentPart, type SpeakerNames } from "./content.js";
 import { CompletionAccumulator, type CompletionResult } from "./completion.js";
 import { defaultSleep, postWithRetry, readBodyText, redact, safeUrl } from "./http.js";
 import { sseData } from "./sse.js";
@@ -29,6 +30,8 @@ export interface OpenAiAgentOptions {
   /** Injected by tests to observe retry delays without waiting them out. */
   sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
   log?: AgentLog;
+  /** How a group speaker's name reaches the model (MODEL_SPEAKER_NAMES); default the `name` field. */
+  speakerNames?: SpeakerNames;
 }
 
 export const OPENAI_DEFAULTS = {
@@ -43,17 +46,12 @@ export const OPENAI_DEFAULTS = {
 } as const;
 
 type WireMessage =
-  | { role: "system" | "user"; content: string; name?: string }
+  | { role: "system"; content: string; name?: string }
+  | { role: "user"; content: string | ContentPart[]; name?: string }
   | { role: "assistant"; content: string | null; name?: string; tool_calls?: { id: string; type: "function"; function: { name: string; arguments: string } }[] }
   | { role: "tool"; content: string; tool_call_id: string };
 
-/** OpenAI rejects a `name` outside [a-zA-Z0-9_-]{1,64}; a display name such as "Ana María" must not fail the turn. */
-function wireName(name: string | undefined): { name?: string } {
-  const clean = (name ?? "").replace(/[^a-zA-Z0-9_-]+/g, "_").replace(/^_+|_+$/g, "").slice(0, 64);
-  return clean ? { name: clean } : {};
-}
-
-function toWire(m: ChatMessage): WireMessage {
+function toWire(m: ChatMessage, speakers: SpeakerNames = "name"): WireMessage {
   const name = wireName(m.name);
   switch (m.role) {
     case "tool":
@@ -66,6 +64,9 @@ function toWire(m: ChatMessage): WireMessage {
         ...name,
         tool_calls: m.toolCalls.map((c) => ({ id: c.id, type: "function" as const, function: { name: c.name, arguments: c.arguments } })),
       };
+    case "user":
+      if (speakers === "prefix" && m.name) return { role: "user", content: userContent(speakerPrefix(m.name) + m.content, m.images) };
+      return { role: "user", content: userContent(m.content, m.images), ...name };
     default:
       return { role: m.role, content: m.content, ...name };
   }
@@ -92,6 +93,14 @@ function checkOptions(o: OpenAiAgentOptions): string {
   }
   if (!o.settings.model.trim()) throw new AgentError("Config", "No model name is set; set OPENAI_MODEL or choose one with /model.");
   return `${o.baseUrl.replace(/\/+$/, "")}/chat/completions`;
+}
+
+/** Servers (chat-completions URLs) seen refusing the `name` field: group speakers go to them as a prefix. */
+const REJECTS_NAME = new Set<string>();
+
+/** A 400/422 whose text blames the `name` field, as servers that do not take it answer. */
+function rejectsName(err: unknown): boolean {
+  return err instanceof AgentError && (err.status === 400 || err.status === 422) && /['"`]?\bname\b['"`]?/i.test(err.message.split("The server said:")[1] ?? "");
 }
 
 /** An agent backed by any OpenAI-compatible chat-completions server (OpenAI, Ollama, vLLM, llama.cpp). */
@@ -163,12 +172,25 @@ export function openAiAgent(opts: OpenAiAgentOptions): Agent & { readonly settin
   }
 
   async function* run(req: TurnRequest): AsyncGenerator<AgentOutput> {
-    const messages: WireMessage[] = req.system ? [{ role: "system", content: req.system }] : [];
-    messages.push(...req.messages.map(toWire));
+    const wire = (speakers: SpeakerNames | undefined): WireMessage[] => [...(req.system ? [{ role: "system" as const, content: req.system }] : []), ...req.messages.map((m) => toWire(m, speakers))];
+    let speakers: SpeakerNames = opts.speakerNames === "prefix" || REJECTS_NAME.has(url) ? "prefix" : "name";
+    let messages = wire(speakers);
     const turn = { text: "" };
     for (let rounds = 0; ; rounds++) {
       if (req.signal.aborted) throw aborted();
-      const result: CompletionResult = yield* complete(messages, req.signal, turn);
+      let result: CompletionResult;
+      try {
+        result = yield* complete(messages, req.signal, turn);
+      } catch (err) {
+        // A server that refuses the `name` field (some templates only take role and content): say who spoke
+        // as a [Name] prefix instead, from now on, for this server.
+        if (rounds > 0 || speakers === "prefix" || !rejectsName(err) || !req.messages.some((m) => m.role === "user" && m.name)) throw err;
+        log.warn({ url: safeUrl(url) }, "the model server refused the message name field; naming group speakers as a [Name] prefix from now on");
+        REJECTS_NAME.add(url);
+        speakers = "prefix";
+        messages = wire(speakers);
+        result = yield* complete(messages, req.signal, turn);
+      }
       if (result.finishReason === "length") {
         yield { type: "notice", severity: "warn", text: "The reply was cut off at the output token limit. Raise the max output tokens setting, or ask the model to continue." };
       } else if (result.finishReason === "content_filter") {

@@ -21,7 +21,10 @@ export interface ChatMessage {
   toolCallId?: string;
   /** On an `assistant` message: the tools it asked for. */
   toolCalls?: ToolCall[];
+  /** On a `user` message in a group: who said it (see content.ts for how it reaches the model). */
   name?: string;
+  /** On a `user` message: images for a vision model (MODEL_VISION), sent as image content parts. */
+  images?: import("./content.js").ImageInput[];
 }
 
 export interface ModelSettings {

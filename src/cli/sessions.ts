@@ -1,3 +1,4 @@
+import { speakerFromMeta, speakerName } from "../runtime/speaker.js";
 import type { Database } from "../store/db.js";
 import { parseToolMeta } from "../runtime/tool-rounds.js";
 import { IdentityStore } from "../store/identities.js";
@@ -68,12 +69,13 @@ export async function sessionsCommand(db: Database, sub: string | undefined, id:
       if (!Number.isInteger(n) || n < 0) throw usageError("--messages must be a whole number");
       const messages = await new TranscriptStore(db).recent(info.id, n);
       const bindings = await registry.store.bindingsForSession(info.id);
-      const view = { ...infoView(info), metadata: info.metadata, bound: bindings.map((b) => b.key), messages: messages.map((m) => ({ seq: m.seq, role: m.role, content: m.content, ...(m.role === "tool" && { tool: parseToolMeta(m.meta) }) })) };
+      const messages_ = messages.map((m) => ({ seq: m.seq, role: m.role, content: m.content, ...speakerField(m), ...(m.role === "tool" && { tool: parseToolMeta(m.meta) }) }));
+      const view = { ...infoView(info), metadata: info.metadata, bound: bindings.map((b) => b.key), messages: messages_ };
       return out.ok(view, [
         ...Object.entries(infoView(info)).map(([k, v]) => `${k.padEnd(11)} ${v ?? ""}`),
         `${"bound".padEnd(11)} ${bindings.length ? "yes (current session of its conversation)" : "no"}`,
         "",
-        ...messages.map((m) => `#${m.seq} ${m.role}: ${m.content}`),
+        ...messages.map((m) => `#${m.seq} ${m.role}${speakerField(m).speaker ? ` [${speakerField(m).speaker}]` : ""}: ${m.content}`),
       ]);
     }
     case "archive": {
@@ -88,4 +90,10 @@ export async function sessionsCommand(db: Database, sub: string | undefined, id:
     default:
       throw usageError(sub ? `unknown sessions command "${sub}"` : "sessions needs a command: list, show, archive or rotate");
   }
+}
+
+/** Who said a user entry, as the transcript records it (older entries have none). */
+function speakerField(m: { role: string; meta: string | null }): { speaker?: string } {
+  const speaker = m.role === "user" ? speakerName(speakerFromMeta(m.meta)) : undefined;
+  return speaker ? { speaker } : {};
 }

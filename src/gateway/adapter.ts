@@ -1,5 +1,5 @@
 import type { Logger } from "../log.js";
-import type { AdapterLimits, AdapterSink, InboundEnvelope, Platform, ReplyFormat } from "./contract.js";
+import type { AdapterLimits, AdapterSink, FileSource, InboundEnvelope, Platform, ReplyFormat } from "./contract.js";
 import type { ApprovalAction } from "../runtime/approvals/card.js";
 
 /** A button click on an approval card, as the adapter decoded it (decodeAction). */
@@ -151,6 +151,12 @@ export interface Adapter {
    * it. Platform adapters leave this unset.
    */
   readonly trusted?: boolean;
+  /**
+   * The platform's file endpoint: where an attachment's bytes are (and with
+   * which credentials). The core downloads them, capped and timed
+   * (src/runtime/media/), for vision models and transcription.
+   */
+  readonly files?: FileSource;
   start(ctx: AdapterContext): Promise<void>;
   /**
    * Graceful stop, first step: stop taking events from the platform

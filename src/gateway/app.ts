@@ -34,6 +34,9 @@ import { jobCommands, scheduleMessageTool } from "./jobs/commands.js";
 import type { JobRunner } from "./jobs/runner.js";
 import type { JobService } from "./jobs/service.js";
 import { jobRunner, jobService } from "./jobs/wire.js";
+import { mediaInput } from "./media.js";
+import type { FileSource } from "../runtime/media/types.js";
+import { turnLimit } from "../runtime/turn-limit.js";
 
 /** The driver's error code behind a store failure (SQLITE_FULL, ECONNRESET, ...), for the failure counter's label. */
 function storeErrorCode(err: unknown): string {
@@ -126,6 +129,8 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
       thinkingLevel: config.MODEL_THINKING_LEVEL as never,
       maxToolRounds: config.TOOL_MAX_ROUNDS,
       toolTimeoutMs: config.TOOL_TIMEOUT,
+      speakerNames: config.MODEL_SPEAKER_NAMES,
+      modelsAllowed: config.MODELS_ALLOWED,
       log,
     });
   const deliveries = new DeliveryStore(db);
@@ -182,6 +187,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
       return t === undefined ? undefined : t + config.INBOUND_TTL;
     },
     onCommitError: () => metrics.internalErrors.inc({ where: "turn-commit" }),
+    prepareInput: mediaInput(config, log, metrics, (platform, botId): FileSource | undefined => gateway.adapters.find((a: Adapter) => a.platform === platform && a.botId === botId)?.files),
   });
   const pairing = new Pairing(new AccessStore(db));
   const approve: CommandSpec = {
@@ -198,10 +204,12 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
   const commands = commandInterceptor({
     transcript, personas: personaRegistry, defaultModel: config.OPENAI_MODEL,
     extra: [approve, ...tooling.commands(() => builtinList), ...jobCommands(jobs)], adminCommands: config.ADMIN_COMMANDS,
+    modelsAllowed: config.MODELS_ALLOWED,
   });
   // Approval ids and the cancelling commands go first; everything else on to the commands.
   runner.register(tooling.interceptor());
   runner.register(commands);
+  if (config.USER_TURNS_PER_MINUTE > 0) runner.register(turnLimit({ perMinute: config.USER_TURNS_PER_MINUTE }));
 
   const http = new HttpServer({
     log, metrics,
@@ -228,7 +236,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
   });
   runner.withSink([], outbound.sink);
   const proactive = proactiveParts({ config, db, registry, deliveries, outbound, log, metrics });
-  const gateway = new Gateway({
+  const gateway: Gateway = new Gateway({
     conversations: proactive.directory,
     policy: config, registry, identities, inbound, kv, runner, ledger, outbound, pairing, metrics, log,
     // Adapters' routes (webhooks, Slack events, the console's messages) refuse new work once a stop begins.

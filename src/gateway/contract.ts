@@ -11,6 +11,8 @@ import type { ApprovalCard } from "../runtime/approvals/card.js";
 export type { ReplyAddress, ApprovalCard };
 /** How every adapter draws and decodes approval cards (the core's card model, src/runtime/approvals/card.ts). */
 export { BUTTONS, cardText, cardTitle, decodeAction, encodeAction, statusLine, type ApprovalAction } from "../runtime/approvals/card.js";
+/** An adapter's file endpoint (Adapter.files): defined beside the download in src/runtime/media/, part of the contract. */
+export type { FileLocation, FileRef, FileSource } from "../runtime/media/types.js";
 
 export type Platform = "telegram" | "discord" | "slack" | "console";
 export type ChatKind = "private" | "group" | "thread";
@@ -19,6 +21,8 @@ export interface Attachment {
   kind: "photo" | "document" | "voice" | "audio" | "video" | "sticker" | "other";
   /** The platform's file id or URL. */
   fileId: string;
+  /** Where the platform serves the file, when the event says (Slack's url_private_download); the adapter's `files` fetches from it. */
+  url?: string;
   name?: string;
   mimeType?: string;
   size?: number;

@@ -45,6 +45,7 @@ export interface Conversation {
 export interface AttachmentInfo {
   kind: string;
   fileId: string;
+  url?: string;
   name?: string;
   mimeType?: string;
   size?: number;

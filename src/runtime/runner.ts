@@ -13,6 +13,7 @@ import { LiveSession, type ContextLimits } from "./live-session.js";
 import { SinkRouter, type Sink } from "./sink-router.js";
 import { errInfo } from "../log.js";
 import { renderUserText, sourceIdOf } from "./pending.js";
+import { userEntry } from "./speaker.js";
 import { TurnAbandoned, executeTurn, type Pending, type TurnOutcome } from "./turn.js";
 import { admit, type BusyPolicy } from "./busy-policy.js";
 import { handoff, resume } from "./handoff.js";
@@ -75,6 +76,8 @@ export interface RunnerOptions {
   commitDeadline?: (inboundIds: string[]) => number | undefined;
   /** Told of every failed commit attempt (counted in /metrics). */
   onCommitError?: (err: unknown) => void;
+  /** Fetches a message's attachments for the turn (images for vision, voice to text): src/runtime/media/. */
+  prepareInput?: import("./media/input.js").InputPreparer;
 }
 
 /**
@@ -246,7 +249,7 @@ export class Runner {
   }
 
   /** Commits notices (and marks the inbound handled when `final`), then emits them. */
-  async #commitAndEmit(session: LiveSession, event: InEvent, messages: Array<{ role: "user" | "assistant"; content: string; sourceId?: string }>, turnIncrement: number, notices: Array<{ severity: Severity; text: string }>, final: boolean): Promise<void> {
+  async #commitAndEmit(session: LiveSession, event: InEvent, messages: Array<{ role: "user" | "assistant"; content: string; sourceId?: string; meta?: string; name?: string }>, turnIncrement: number, notices: Array<{ severity: Severity; text: string }>, final: boolean): Promise<void> {
     const replies: Reply[] = notices.map((n) => ({ replyTo: event.replyTo, text: n.text, kind: "notice", severity: n.severity }));
     const { deliveryIds } = await this.ledger.commit({
       sessionId: session.id,
@@ -263,7 +266,7 @@ export class Runner {
 
   async #accept(session: LiveSession, ev: MessageEvent): Promise<RunHandle> {
     if (!ev.respond) {
-      await this.#commitAndEmit(session, ev, [{ role: "user", content: renderUserText(ev), sourceId: sourceIdOf(ev) }], 0, [], true);
+      await this.#commitAndEmit(session, ev, [userEntry(ev, renderUserText(ev), sourceIdOf(ev))], 0, [], true);
       return { sessionId: session.id, accepted: "context", done: Promise.resolve("context") };
     }
     const q = this.#queues.of(session.id);
@@ -320,7 +323,7 @@ export class Runner {
 
   async #drop(session: LiveSession, p: Pending): Promise<void> {
     try {
-      await this.ledger.commit({ sessionId: session.id, inboundIds: p.inboundIds, messages: [{ role: "user", content: renderUserText(p.event), sourceId: p.sourceId }], turnIncrement: 0, replies: [] });
+      await this.ledger.commit({ sessionId: session.id, inboundIds: p.inboundIds, messages: [userEntry(p.event, renderUserText(p.event), p.sourceId)], turnIncrement: 0, replies: [] });
     } catch (err) {
       this.opts.log?.error({ sessionId: session.id, err: errInfo(err) }, "could not record dropped messages");
     }

@@ -10,6 +10,7 @@ import { errInfo } from "../log.js";
 import { commitDurably, readDurably, Unanswered } from "./durable-commit.js";
 import { renderUserText } from "./pending.js";
 import { toolEntry, windowToChat } from "./tool-rounds.js";
+import { userEntry } from "./speaker.js";
 import type { Runner } from "./runner.js";
 
 /** "unanswered": the turn could not be committed before its event's TTL (the gateway tells the chat). */
@@ -93,7 +94,10 @@ export async function executeTurn(runner: Runner, session: LiveSession, p: Pendi
   }, opts.typingDelayMs ?? DEFAULT_TYPING_DELAY_MS);
   typingStart.unref?.();
 
-  const userText = renderUserText(ev);
+  let userText = renderUserText(ev);
+  let images: ChatMessage["images"];
+  /** The attachments left nothing to answer (an oversize image alone): only their notices are sent. */
+  let nothingToAnswer = false;
   let text = "";
   const toolRounds: WindowMessage[] = [];
   const notices: Array<{ severity: Severity; text: string }> = [];
@@ -105,12 +109,23 @@ export async function executeTurn(runner: Runner, session: LiveSession, p: Pendi
       session.invalidateWindow();
       await readDurably(runner, p.inboundIds, abort.signal, () => session.reload());
     }
+    if (opts.prepareInput && ev.attachments?.length) {
+      const prepared = await opts.prepareInput(ev, abort.signal);
+      ({ text: userText, images, nothingToAnswer } = prepared);
+      notices.push(...prepared.notices);
+    }
     const window = await readDurably(runner, p.inboundIds, abort.signal, () => session.window());
     const memories = opts.memories ? await readDurably(runner, p.inboundIds, abort.signal, () => opts.memories!.recall(memoryScope(session.info).read, 20)) : [];
     const persona = opts.personas.resolve(session.info.persona);
-    const messages: ChatMessage[] = [...window.flatMap(windowToChat), { role: "user", content: userText }];
+    // In a group, each user message carries its speaker's name, so the model can tell Alice from Bob.
+    const group = session.info.groupId !== undefined;
+    const named = (name: string | undefined) => (group && name ? { name } : {});
+    const messages: ChatMessage[] = [
+      ...window.flatMap((m) => windowToChat(m).map((c) => (m.role === "user" ? { ...c, ...named(m.name) } : c))),
+      { role: "user", content: userText, ...named(userEntry(ev, userText, undefined).name), ...(images?.length && { images }) },
+    ];
     const agent = opts.agentFactory(session.metadata as Record<string, unknown>, { session: session.info, event: ev, holdTimeout });
-    for await (const out of agent.run({ system: buildSystemPrompt(persona.prompt, memories), messages, signal: abort.signal })) {
+    for await (const out of nothingToAnswer ? [] : agent.run({ system: buildSystemPrompt(persona.prompt, memories), messages, signal: abort.signal })) {
       if (!live()) break;
       if (out.type === "text-delta") {
         text += out.text;
@@ -169,13 +184,14 @@ export async function executeTurn(runner: Runner, session: LiveSession, p: Pendi
   }
 
   const answered = outcome === "answered" && text.length > 0;
-  if (outcome === "answered" && text.length === 0) notices.push({ severity: "warn", text: "The agent returned an empty answer." });
-  const committed: WindowMessage[] = [{ role: "user", content: userText }, ...toolRounds, ...(answered ? [{ role: "assistant" as const, content: text }] : [])];
+  if (outcome === "answered" && text.length === 0 && !nothingToAnswer) notices.push({ severity: "warn", text: "The agent returned an empty answer." });
+  const entry = userEntry(ev, userText, p.sourceId);
+  const committed: Array<WindowMessage & { meta?: string; sourceId?: string }> = [entry, ...toolRounds, ...(answered ? [{ role: "assistant" as const, content: text }] : [])];
   const replies: Reply[] = [
     ...(answered ? [{ replyTo: ev.replyTo, text, kind: "reply" as const }] : []),
     ...notices.map((n) => ({ replyTo: ev.replyTo, text: n.text, kind: "notice" as const, severity: n.severity })),
   ];
-  const result = await commitDurably(runner, { sessionId: session.id, inboundIds: p.inboundIds, messages: committed.map((m, i) => (i === 0 ? { ...m, sourceId: p.sourceId } : m)), turnIncrement: answered ? 1 : 0, replies });
+  const result = await commitDurably(runner, { sessionId: session.id, inboundIds: p.inboundIds, messages: committed, turnIncrement: answered ? 1 : 0, replies });
   // Unanswered, or an earlier attempt landed (its acknowledgement lost, its replies recorded and on their way):
   // nothing more to send from here, but the turn still ends, so what waits for its end is released.
   if (result === "unanswered" || result.transcript === "duplicate") {

@@ -123,6 +123,17 @@ describe("console page in a real browser", () => {
 
     await page.screenshot({ path: "/tmp/console-group.png", fullPage: true });
     expect(problems).toEqual([]);
+
+    // After a restart the page reads the group's conversation from the transcript, which records who spoke.
+    await page.close();
+    const first = running!;
+    await first.stop({ keepDatabase: true });
+    running = undefined;
+    const reopened = await openConsole(await startConsoleApp({}, {}, { dir: first.dir }));
+    await reopened.page.check("#mode-group");
+    const who = () => reopened.page.locator('#messages li[data-from="user"][data-source="transcript"] .who').allTextContents();
+    await expect.poll(who, { timeout: 15_000 }).toEqual(["Eve", "Bob"]);
+    expect(reopened.problems).toEqual([]);
   });
 
   it("renders the model's Markdown safely, stops an answer with Stop, and shows the chat from the database after a restart", async () => {

@@ -14,6 +14,7 @@ import http from "node:http";
 import { BodyParseError, FaultPlan, HOST, Signal, closeServer, jsonParam, listen, parseBody, readBody, sendJson } from "./shared.js";
 import { DiscordGateway, type GatewaySession, type ResumeRecord } from "./discord/gateway.js";
 import { DiscordRest } from "./discord/rest.js";
+import { DiscordCdn } from "./discord/cdn.js";
 import {
   ApplicationFlags,
   DApiError,
@@ -66,7 +67,8 @@ export interface UserMessageInput {
   /** Mentioned users; default: parsed from <@id> in content, plus the replied-to author when `ping` (default true). */
   mentions?: DUser[];
   ping?: boolean;
-  attachments?: { filename: string; size?: number; content_type?: string; url?: string }[];
+  /** With `data`, the file is served by the fake's CDN (`fake.cdn`) at a signed URL, and its size is the data's. */
+  attachments?: { filename: string; size?: number; content_type?: string; url?: string; data?: Buffer; waveform?: string; duration_secs?: number }[];
   extra?: Record<string, unknown>;
 }
 
@@ -110,6 +112,8 @@ export class FakeDiscord {
   readonly bot: DUser;
   readonly applicationId: string;
   readonly world: DiscordWorld;
+  /** Attachments users send with `data`, served at signed CDN URLs on this fake; `cdn.downloads` records each GET. */
+  readonly cdn = new DiscordCdn(() => this.url);
   readonly gateway: DiscordGateway;
 
   private readonly server = http.createServer((req, res) => {
@@ -251,7 +255,12 @@ export class FakeDiscord {
     this.world.users.set(o.author.id, o.author);
     const msg = this.world.message({ channel, author: o.author, content: o.content, mentions, ...(replyTo ? { replyTo } : {}), ...(o.extra ? { extra: o.extra } : {}) });
     if (o.attachments)
-      msg["attachments"] = o.attachments.map((a) => ({ id: snowflake(), size: 1024, content_type: "application/octet-stream", url: `https://cdn.fake.invalid/${a.filename}`, proxy_url: `https://media.fake.invalid/${a.filename}`, ...a }));
+      msg["attachments"] = o.attachments.map(({ data, ...a }) => {
+        const id = snowflake();
+        const type = a.content_type ?? "application/octet-stream";
+        const served = data && this.cdn.add(channel.id, id, a.filename, data, type);
+        return { id, size: data?.length ?? 1024, content_type: type, url: `https://cdn.fake.invalid/${a.filename}`, proxy_url: `https://media.fake.invalid/${a.filename}`, ...a, ...(served && { url: served, proxy_url: served }) };
+      });
     this.world.storeMessage(msg);
     this.gateway.route("MESSAGE_CREATE", this.messageEvent(msg, channel), msg.guild_id ? { guildId: msg.guild_id, intent: Intents.GuildMessages } : { intent: Intents.DirectMessages });
     return msg;
@@ -475,6 +484,10 @@ export class FakeDiscord {
 
   private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const url = new URL(req.url ?? "/", "http://fake");
+    if (req.method === "GET" && this.cdn.serve(req, res, url)) {
+      this.signal.notify();
+      return;
+    }
     const raw = await readBody(req);
     const method = (req.method ?? "GET").toUpperCase();
     if (!url.pathname.startsWith("/api/v10/")) return sendJson(res, 404, { message: "404: Not Found", code: 0 });

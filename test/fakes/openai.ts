@@ -111,6 +111,13 @@ export class FakeOpenAi {
    */
   responder: ((body: any) => Reply) | undefined;
   private readonly queue: Reply[] = [];
+  /**
+   * What POST /v1/audio/transcriptions answers, in order (`{"text": ...}`);
+   * when empty, "fake transcription". Each request is recorded in
+   * `transcriptions` with its multipart fields and file.
+   */
+  readonly transcripts: Array<string | Reply> = [];
+  readonly transcriptions: Array<{ headers: IncomingHttpHeaders; model: string | undefined; responseFormat: string | undefined; file: { name: string; type: string; data: Buffer } | undefined }> = [];
   private readonly timers = new Set<NodeJS.Timeout>();
   private waiters: Array<() => void> = [];
 
@@ -121,7 +128,11 @@ export class FakeOpenAi {
     const server = createServer((req, res) => {
       const chunks: Buffer[] = [];
       req.on("data", (c: Buffer) => chunks.push(c));
-      req.on("end", () => void fake.handle(req.method ?? "", req.url ?? "", req.headers, Buffer.concat(chunks).toString("utf8"), res));
+      req.on("end", () => {
+        const raw = Buffer.concat(chunks);
+        if (/\/audio\/transcriptions\/?(\?.*)?$/.test(req.url ?? "")) void fake.transcribe(req.method ?? "", req.url ?? "", req.headers, raw, res);
+        else void fake.handle(req.method ?? "", req.url ?? "", req.headers, raw.toString("utf8"), res);
+      });
     });
     fake = new FakeOpenAi(server);
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -159,6 +170,60 @@ export class FakeOpenAi {
     });
   }
 
+  /** The OpenAI transcription endpoint: multipart `file` + `model`, as OpenAI checks them (400 without either). */
+  private async transcribe(method: string, url: string, headers: IncomingHttpHeaders, raw: Buffer, res: ServerResponse): Promise<void> {
+    const bad = (message: string) => {
+      res.writeHead(400, { "content-type": "application/json" });
+      res.end(JSON.stringify({ error: { message, type: "invalid_request_error" } }));
+    };
+    if (method !== "POST" || !String(headers["content-type"] ?? "").startsWith("multipart/form-data")) return bad("Expected a multipart/form-data POST.");
+    let form: FormData;
+    try {
+      form = await new Request(`http://fake${url}`, { method, headers: { "content-type": String(headers["content-type"]) }, body: new Uint8Array(raw) }).formData();
+    } catch {
+      return bad("Could not parse multipart form");
+    }
+    const file = form.get("file");
+    const model = form.get("model");
+    const rec = {
+      headers,
+      model: typeof model === "string" ? model : undefined,
+      responseFormat: typeof form.get("response_format") === "string" ? (form.get("response_format") as string) : undefined,
+      file: file instanceof File ? { name: file.name, type: file.type, data: Buffer.from(await file.arrayBuffer()) } : undefined,
+    };
+    this.transcriptions.push(rec);
+    for (const w of this.waiters.splice(0)) w();
+    if (!rec.file) return bad("1 validation error: file field required");
+    if (!rec.model) return bad("you must provide a model parameter");
+    const next = this.transcripts.shift() ?? "fake transcription";
+    if (typeof next !== "string") {
+      res.writeHead(next.status ?? 200, next.headers ?? { "content-type": "application/json" });
+      for (const part of next.body ?? []) if (typeof part === "string" || Buffer.isBuffer(part)) res.write(part);
+      res.end();
+      return;
+    }
+    res.writeHead(200, { "content-type": "application/json" });
+    res.end(JSON.stringify({ text: next }));
+  }
+
+  /** OpenAI refuses malformed content parts with 400; a well-formed image part is an image_url with a data: or http(s) URL. */
+  private badContent(body: unknown): string | undefined {
+    const messages = (body as { messages?: unknown })?.messages;
+    if (!Array.isArray(messages)) return undefined;
+    for (const [i, m] of messages.entries()) {
+      const content = (m as { content?: unknown }).content;
+      if (!Array.isArray(content)) continue;
+      if ((m as { role?: unknown }).role !== "user") return `messages[${i}]: only user messages may have content parts here`;
+      for (const [j, p] of content.entries()) {
+        const part = p as { type?: unknown; text?: unknown; image_url?: { url?: unknown } };
+        if (part.type === "text" && typeof part.text === "string") continue;
+        if (part.type === "image_url" && typeof part.image_url?.url === "string" && /^(data:image\/(png|jpeg|gif|webp);base64,[A-Za-z0-9+/=]+|https?:\/\/)/.test(part.image_url.url)) continue;
+        return `Invalid content part messages[${i}].content[${j}]`;
+      }
+    }
+    return undefined;
+  }
+
   private async handle(method: string, url: string, headers: IncomingHttpHeaders, raw: string, res: ServerResponse): Promise<void> {
     if (method === "GET" && /\/models\/?(\?.*)?$/.test(url)) {
       this.modelListCalls++;
@@ -181,6 +246,12 @@ export class FakeOpenAi {
     });
     this.requests.push(rec);
     for (const w of this.waiters.splice(0)) w();
+    const invalid = this.badContent(body);
+    if (invalid) {
+      res.writeHead(400, { "content-type": "application/json" });
+      res.end(JSON.stringify({ error: { message: invalid, type: "invalid_request_error" } }));
+      return;
+    }
 
     const reply = this.queue.shift() ?? this.responder?.(body) ?? statusReply(500, {}, JSON.stringify({ error: { message: "fake server: no scripted reply left" } }));
     if (reply.noHeaders) return;

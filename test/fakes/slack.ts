@@ -30,6 +30,7 @@ import {
   type SlackUser,
 } from "./slack/types.js";
 import { SlackWorld, createWebApi } from "./slack/webapi.js";
+import { SlackFiles } from "./slack/files.js";
 
 export { mrkdwnView, type MrkdwnView } from "./slack/mrkdwn.js";
 export * from "./slack/types.js";
@@ -68,7 +69,7 @@ export class FakeSlack {
   static readonly DEFAULT_BOT_TOKEN = "xoxb-0000000001-0000000002-fakeswitchboardbot";
   static readonly DEFAULT_APP_TOKEN = "xapp-1-A0FAKEAPP-0000000003-fakeswitchboardapp";
   static readonly DEFAULT_SIGNING_SECRET = "fake-signing-secret-0123456789abcdef";
-  static readonly MANIFEST_SCOPES: readonly string[] = ["app_mentions:read", "chat:write", "reactions:write", "commands", "im:history", "channels:history", "groups:history", "mpim:history"];
+  static readonly MANIFEST_SCOPES: readonly string[] = ["app_mentions:read", "chat:write", "reactions:write", "commands", "files:read", "im:history", "channels:history", "groups:history", "mpim:history"];
   /** The scopes the bot token holds (see FakeSlackOptions.scopes); change it to model a reinstall. */
   scopes: string[];
 
@@ -93,6 +94,13 @@ export class FakeSlack {
   private sentLog: SlackSentMessage[] = [];
   private httpDeliveries: SlackHttpDelivery[] = [];
   private responseLog: ResponseUrlPost[] = [];
+  /**
+   * Files users share: `sl.files.add({ name, mimetype, data })` gives the file
+   * object to put in a message's `files` (`extra: { files: [f] }`); its
+   * url_private needs the bot token and files:read. `sl.files.downloads`
+   * records every GET of one.
+   */
+  readonly files: SlackFiles;
 
   constructor(opts: FakeSlackOptions = {}) {
     this.botToken = opts.botToken ?? FakeSlack.DEFAULT_BOT_TOKEN;
@@ -125,6 +133,12 @@ export class FakeSlack {
       posted: (channel, msg) => this.echo(channel, msg),
       changed: notify,
     });
+    this.files = new SlackFiles(this.identity.teamId, this.identity.teamDomain, () => this.url, () => "U0FILEUSER");
+    this.methods["files.info"] = (p) => {
+      const f = this.files.files.get(typeof p["file"] === "string" ? p["file"] : "");
+      if (!f) throw new SlackApiError("file_not_found");
+      return { file: f.object };
+    };
     this.server.on("upgrade", (req, sock, head) => {
       if (!this.socket.handleUpgrade(req, sock, head)) sock.destroy();
     });
@@ -319,6 +333,10 @@ export class FakeSlack {
 
   private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const url = new URL(req.url ?? "/", "http://fake");
+    if (req.method === "GET" && this.files.serve(req, res, url.pathname, (t) => t === this.botToken && this.scopes.includes("files:read"))) {
+      this.signal.notify();
+      return;
+    }
     const raw = await readBody(req);
     const resp = /^\/response\/([A-Za-z0-9]+)$/.exec(url.pathname);
     if (resp) {

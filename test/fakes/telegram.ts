@@ -101,6 +101,8 @@ export class FakeTelegram {
   private hook: WebhookInfo | null = null;
   private hookChain: Promise<void> = Promise.resolve();
   private callLog: TgCall[] = [];
+  /** Every GET of /file/bot<token>/<path>, with its answer's status (the token is not recorded). */
+  readonly fileDownloads: Array<{ path: string; status: number }> = [];
   private sentLog: TgSentMessage[] = [];
   private deliveries: WebhookDelivery[] = [];
 
@@ -389,6 +391,7 @@ export class FakeTelegram {
 
   private serveFile(res: http.ServerResponse, token: string, path: string): void {
     const f = [...this.store.files.values()].find((x) => x.file_path === path);
+    this.fileDownloads.push({ path, status: token !== this.token || !f ? 404 : 200 });
     if (token !== this.token || !f) return this.fail(res, undefined, new TgApiError(404, "Not Found"));
     res.writeHead(200, { "content-type": "application/octet-stream", "content-length": f.data.length });
     res.end(f.data);

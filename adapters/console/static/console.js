@@ -170,7 +170,7 @@
         if (seq !== state.addressSeq) return;
         $("messages").replaceChildren();
         // The database holds the conversation across restarts; this process's own history adds what the
-        // transcript does not keep (notices, who spoke in a group). Earlier exchanges come from the transcript.
+        // transcript does not keep (notices). Earlier exchanges, with who said them, come from the transcript.
         const since = history.messages.length ? Date.parse(history.messages[0].at) : Infinity;
         for (const m of earlier) if (Date.parse(m.at) < since) addMessage(m);
         for (const m of history.messages) addMessage(m);
@@ -200,8 +200,8 @@
         messageId: `${r.session.id}:${m.seq}`,
         from: m.role === "user" ? "user" : "bot",
         text: m.content,
-        // A group's transcript does not record who spoke.
-        senderName: m.role === "user" ? privateName || "earlier message" : undefined,
+        // The transcript records who spoke (entries from before it did show as "earlier message").
+        senderName: m.role === "user" ? m.speaker || privateName || "earlier message" : undefined,
         at: m.createdAt,
         source: "transcript",
       }));
@@ -420,7 +420,7 @@
       info.replaceChildren(el("code", { class: "mono", text: s.id }), document.createTextNode(` · ${facts.join(" · ")}`));
       list.replaceChildren();
       for (const m of r.messages) {
-        list.append(el("li", { class: `tmsg ${m.role}`, "data-role": m.role }, el("span", { class: "role", text: m.role }), el("span", { class: "text", text: m.content })));
+        list.append(el("li", { class: `tmsg ${m.role}`, "data-role": m.role }, el("span", { class: "role", text: m.speaker ? `${m.role} (${m.speaker})` : m.role }), el("span", { class: "text", text: m.content })));
       }
       if (!r.messages.length) list.append(el("li", { class: "muted", text: "No messages yet." }));
     } catch (err) {

@@ -1,3 +1,4 @@
+import { speakerFromMeta, speakerName } from "../../runtime/speaker.js";
 import { METADATA_KEYS } from "../../agent/factory.js";
 import type { OutEvent } from "../../runtime/events.js";
 import type { Runner } from "../../runtime/runner.js";
@@ -69,7 +70,11 @@ function binding(b: BindingRecord) {
   };
 }
 
-const message = (m: MessageRecord) => ({ seq: m.seq, role: m.role, content: m.content, createdAt: m.createdAt.toISOString() });
+/** A transcript entry for the page; a user entry names its speaker (the transcript records who said it). */
+const message = (m: MessageRecord) => {
+  const speaker = m.role === "user" ? speakerName(speakerFromMeta(m.meta)) : undefined;
+  return { seq: m.seq, role: m.role, content: m.content, createdAt: m.createdAt.toISOString(), ...(speaker && { speaker }) };
+};
 
 /** What /api/events sends: the event without routing extras (Slack team ids and the like are not the page's business). */
 function liveEvent(e: OutEvent) {

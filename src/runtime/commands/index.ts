@@ -60,6 +60,8 @@ export interface CommandOptions {
   adminCommands?: string[];
   /** The model shown by /status when the session sets none. */
   defaultModel?: string;
+  /** MODELS_ALLOWED: the only models /model may choose (empty or unset: any valid name). */
+  modelsAllowed?: readonly string[];
   /** Extra commands (the gateway adds /approve). */
   extra?: CommandSpec[];
 }
@@ -101,6 +103,13 @@ function describeSession(s: Info, i: number, list: Info[], currentId: string): s
   return `${i + 1}. ${s.id}${state}, ${s.turnCount} turns, ${fmtDate(s.lastActive)}${lineage}`;
 }
 
+/** For /model under MODELS_ALLOWED: a valid name that is not on the list gets the list. */
+export function allowedModel(v: string, allowed: readonly string[] | undefined): ReturnType<typeof parseModelName> {
+  const r = parseModelName(v);
+  if (!r.ok || !allowed?.length || allowed.includes(r.value)) return r;
+  return { ok: false, error: `The model ${r.value} is not allowed here. Choose one of: ${allowed.join(", ")}.` };
+}
+
 export function builtinCommands(opts: CommandOptions): CommandSpec[] {
   const rotate = async (ctx: CommandContext) => {
     const persona = ctx.args.split(/\s+/)[0]?.toLowerCase() || undefined;
@@ -135,14 +144,14 @@ export function builtinCommands(opts: CommandOptions): CommandSpec[] {
     }
   };
 
-  const setting = (name: string, key: string, parse: (v: string) => { ok: true; value: unknown } | { ok: false; error: string }, describe: string): CommandSpec => ({
+  const setting = (name: string, key: string, parse: (v: string) => { ok: true; value: unknown } | { ok: false; error: string }, describe: string, hint = ""): CommandSpec => ({
     name,
     summary: `set the ${describe}`,
     usage: `/${name} <value>`,
     async run(ctx) {
       if (!ctx.args) {
         await ctx.can.refresh();
-        ctx.notify("info", `${describe}: ${String(ctx.session.metadata[key] ?? "(default)")}. Usage: /${name} <value>`);
+        ctx.notify("info", `${describe}: ${String(ctx.session.metadata[key] ?? "(default)")}. Usage: /${name} <value>${hint}`);
         return;
       }
       const r = parse(ctx.args);
@@ -178,7 +187,7 @@ export function builtinCommands(opts: CommandOptions): CommandSpec[] {
         ].join("\n"));
       },
     },
-    setting("model", METADATA_KEYS.model, parseModelName, "model"),
+    setting("model", METADATA_KEYS.model, (v) => allowedModel(v, opts.modelsAllowed), "model", opts.modelsAllowed?.length ? ` Allowed: ${opts.modelsAllowed.join(", ")}.` : ""),
     setting("think", METADATA_KEYS.thinkingLevel, parseThinkingLevel, "thinking level"),
     setting("temperature", METADATA_KEYS.temperature, parseTemperature, "temperature"),
     setting("maxtokens", METADATA_KEYS.maxOutputTokens, parseMaxOutputTokens, "max output tokens"),

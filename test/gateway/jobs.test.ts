@@ -233,7 +233,7 @@ describe("the schedule_message tool", () => {
     await say("42", "hello");
     const session = await a.registry.resolveChatChannel({ agentId: "777", userId: await a.gateway.deps.identities.userId("telegram", "42"), channel: "telegram:777:dm:42" });
     const tool = scheduleMessageTool(a.jobs.service, session);
-    expect(tool.defaultPolicy).toBe("ask");
+    expect(tool.policy).toBe("ask");
     const signal = new AbortController().signal;
     expect(await tool.run({ when: "in 5m", text: "tea is ready" }, { signal })).toMatch(/^scheduled [0-9a-f-]{36}: once at 2027-01-04 12:05 \(UTC\)/);
     expect(await tool.run({ when: "someday", text: "x" }, { signal })).toMatch(/^error: Say when/);

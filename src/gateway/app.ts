@@ -30,6 +30,7 @@ import { SentLog } from "./outbound/sent-log.js";
 import { sqliteFile } from "../store/db.js";
 import { proactiveParts } from "./http/api/wire.js";
 import type { ApiServer } from "./http/api/server.js";
+import { scheduleApi } from "./jobs/api.js";
 import { jobCommands, scheduleMessageTool } from "./jobs/commands.js";
 import type { JobRunner } from "./jobs/runner.js";
 import type { JobService } from "./jobs/service.js";
@@ -280,6 +281,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
 
   // The HTTP API v1 (/api/v1/*) and inbound hooks (/hooks/<name>); other modules mount theirs on `api`.
   const api = proactive.mount(http, gateway, (h) => (req) => (intakeOpen || req.method === "GET" ? h(req) : shuttingDown()));
+  api.mount("schedules", scheduleApi(jobs), "schedule");
 
   if (config.CONSOLE_ENABLED) {
     mountConsoleApi((m, p, h) => http.route(m, p, h), { registry, sessions: registry.store, transcript, runner });

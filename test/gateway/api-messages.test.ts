@@ -52,6 +52,27 @@ async function knownChat(adapter: MemoryAdapter, user: string) {
   await eventually(() => adapter.to(user).length, (n) => n === 1, 10_000, "the echo reply");
 }
 
+describe("HTTP API v1: /api/v1/schedules, mounted for the schedule scope", () => {
+  it("a send-only token is refused; the operator creates, lists and cancels; the document lists the routes", async () => {
+    const url = await freshDatabaseUrl("sqlite");
+    const adapter = new MemoryAdapter();
+    const { base } = await start(url, adapter);
+    await knownChat(adapter, "42");
+    const body = { conversation: { platform: "telegram", chat: "42" }, every: "1h", text: "stand up" };
+    expect((await call(base, "/api/v1/schedules", { token: SEND, body })).status).toBe(403);
+    expect((await call(base, "/api/v1/schedules", { body })).status).toBe(401);
+    const made = await call(base, "/api/v1/schedules", { token: OP, body });
+    expect(made.status).toBe(201);
+    const id = made.json!.id as string;
+    const listed = await call(base, "/api/v1/schedules", { token: OP });
+    expect(listed.json!.schedules.map((j: { id: string }) => j.id)).toEqual([id]);
+    expect((await call(base, `/api/v1/schedules/${id}`, { token: OP, method: "DELETE" })).status).toBe(200);
+    expect((await call(base, `/api/v1/schedules/${id}`, { token: OP, method: "DELETE" })).status).toBe(409);
+    const doc = await call(base, "/api/v1/openapi.json", { token: READ });
+    expect(Object.keys(doc.json!.paths)).toEqual(expect.arrayContaining(["/api/v1/schedules", "/api/v1/schedules/{id}"]));
+  });
+});
+
 describe("HTTP API v1: POST /api/v1/messages", () => {
   it("the same Idempotency-Key 10 times in a row, 10 at once, and again after a restart: one delivery", async () => {
     const url = await freshDatabaseUrl("sqlite");
@@ -164,7 +185,7 @@ describe("HTTP API v1: POST /api/v1/messages", () => {
     const { base } = await start(await freshDatabaseUrl("sqlite"), adapter);
     const doc = await call(base, "/api/v1/openapi.json", { token: READ });
     expect(doc.status).toBe(200);
-    expect(Object.keys(doc.json!.paths).sort()).toEqual(["/api/v1/deliveries/{id}", "/api/v1/messages", "/api/v1/probe"]);
+    expect(Object.keys(doc.json!.paths).sort()).toEqual(["/api/v1/deliveries/{id}", "/api/v1/messages", "/api/v1/probe", "/api/v1/schedules", "/api/v1/schedules/{id}"]);
     expect(doc.json!.components.schemas.MessageRequest.properties.mode.enum).toEqual(["send", "agent"]);
     // The sub-app's scope holds: a send+read token may not use a schedule route.
     expect((await call(base, "/api/v1/probe", { token: SEND })).status).toBe(403);

@@ -54,29 +54,29 @@ const IdParam = z.object({ id: z.string().min(1).max(100).openapi({ param: { nam
 const json = <T extends z.ZodType>(schema: T, description: string) => ({ content: { "application/json": { schema } }, description });
 
 const create = createRoute({
-  method: "post", path: "/schedules", summary: "Schedule a message into a conversation",
+  method: "post", path: "/", summary: "Schedule a message into a conversation",
   request: { body: { content: { "application/json": { schema: NewSchedule } }, required: true } },
   responses: { 201: json(Schedule, "the job"), 400: json(ErrorBody, "invalid"), 404: json(ErrorBody, "no such conversation") },
 });
 const list = createRoute({
-  method: "get", path: "/schedules", summary: "List scheduled jobs (open ones; ?all=true for every job)",
+  method: "get", path: "/", summary: "List scheduled jobs (open ones; ?all=true for every job)",
   request: { query: z.object({ all: z.enum(["true", "false"]).optional() }) },
   responses: { 200: json(z.object({ schedules: z.array(Schedule) }), "the jobs") },
 });
 const show = createRoute({
-  method: "get", path: "/schedules/{id}", summary: "One job and its recent runs",
+  method: "get", path: "/{id}", summary: "One job and its recent runs",
   request: { params: IdParam },
   responses: { 200: json(Schedule.extend({ runs: z.array(Run) }), "the job"), 404: json(ErrorBody, "no such job") },
 });
 const cancel = createRoute({
-  method: "delete", path: "/schedules/{id}", summary: "Cancel a job",
+  method: "delete", path: "/{id}", summary: "Cancel a job",
   request: { params: IdParam },
   responses: { 200: json(Schedule, "the cancelled job"), 404: json(ErrorBody, "no such job"), 409: json(ErrorBody, "not open") },
 });
 
 const fail = (code: string, message: string) => ({ error: { code, message } });
 
-/** The sub-app; the caller mounts it (e.g. `api.route("/", scheduleApi(jobs))` under /api/v1). */
+/** The sub-app, with paths relative to where it is mounted: app.ts mounts it at /api/v1/schedules for the `schedule` scope. */
 export function scheduleApi(jobs: JobService): OpenAPIHono {
   const app = new OpenAPIHono({
     // A body that fails its schema gets one clear 400, never a stack.

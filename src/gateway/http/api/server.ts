@@ -1,5 +1,5 @@
 import { OpenAPIHono, type Hook } from "@hono/zod-openapi";
-import type { MiddlewareHandler } from "hono";
+import type { Env, MiddlewareHandler } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { Logger } from "../../../log.js";
 import { errInfo } from "../../../log.js";
@@ -100,7 +100,7 @@ export class ApiServer {
    * /api/v1/<prefix>, for callers holding `scope`. Its routes join the
    * OpenAPI document; define them before mounting.
    */
-  mount(prefix: string, sub: ApiApp, scope: Scope): void {
+  mount<E extends Env>(prefix: string, sub: OpenAPIHono<E>, scope: Scope): void {
     const path = `${API_BASE}/${prefix.replace(/^\/+|\/+$/g, "")}`;
     this.app.use(path, requireScope(scope));
     this.app.use(`${path}/*`, requireScope(scope));

@@ -22,7 +22,11 @@ export default defineConfig({
     projects: [
       {
         extends: true,
-        test: { name: "reliability", include: ["test/reliability/**/*.test.ts"], exclude: ["node_modules/**", "test/reliability/multiprocess.test.ts", "test/reliability/http-load.test.ts"] },
+        test: {
+          name: "reliability",
+          include: ["test/reliability/**/*.test.ts"],
+          exclude: ["node_modules/**", "test/reliability/multiprocess.test.ts", "test/reliability/http-load.test.ts"],
+        },
       },
       {
         // Three gateway processes and PostgreSQL at a sustained 65 msgs/s: on two cores it gets

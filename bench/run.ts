@@ -40,14 +40,27 @@ export async function runBench(opts: { quick: boolean; smoke?: boolean; only?: s
     for (const db of ["sqlite", "postgres"] as const) {
       if (!want(`core_${db}`) && !want(`floor_${db}`)) continue;
       await step(`core_${db}`, async () => void (scenarios[`core_${db}`] = { ...(await runCore(db, quick)) }));
-      await step(`floor_${db}`, async () => void (scenarios[`floor_${db}`] = { ...(await runFloor(db, quick, Number(scenarios[`core_${db}`]!.msgs_per_s), Number((scenarios[`core_${db}`] as { params: { messages_per_commit: number | null } }).params.messages_per_commit ?? 1))) }));
+      await step(
+        `floor_${db}`,
+        async () =>
+          void (scenarios[`floor_${db}`] = {
+            ...(await runFloor(
+              db,
+              quick,
+              Number(scenarios[`core_${db}`]!.msgs_per_s),
+              Number((scenarios[`core_${db}`] as { params: { messages_per_commit: number | null } }).params.messages_per_commit ?? 1),
+            )),
+          }),
+      );
     }
     let peer: StreamResult | undefined;
     let peerChats = 0;
     for (const p of ["telegram", "discord", "slack"] as const) {
       if (!want(`e2e_${p}`)) continue;
       await step(`e2e_${p}`, async () => {
-        scenarios[`e2e_${p}`] = { ...(await runE2e(p, quick, p === "telegram" ? async (d, chats) => void ((peer = await runPeer(d, chats)), (peerChats = chats)) : undefined)) };
+        scenarios[`e2e_${p}`] = {
+          ...(await runE2e(p, quick, p === "telegram" ? async (d, chats) => void ((peer = await runPeer(d, chats)), (peerChats = chats)) : undefined)),
+        };
       });
     }
     if (peer) {

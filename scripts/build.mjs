@@ -44,7 +44,17 @@ if (!fs.existsSync(path.join(root, "src", "store", "generated", "sqlite", "clien
 // polyfill grammY's node-fetch rejects once both are inlined (getMe fails with a TypeError).
 // pino-pretty and pg are loaded through createRequire (src/log.ts, src/store/sql.ts), which
 // esbuild leaves alone: each costs a start only when it is used.
-const EXTERNAL = new Set(["better-sqlite3", "bindings", "abort-controller", "pg-native", "zlib-sync", "bufferutil", "utf-8-validate", "erlpack", "@discordjs/voice"]);
+const EXTERNAL = new Set([
+  "better-sqlite3",
+  "bindings",
+  "abort-controller",
+  "pg-native",
+  "zlib-sync",
+  "bufferutil",
+  "utf-8-validate",
+  "erlpack",
+  "@discordjs/voice",
+]);
 const pkgName = (spec) => (spec.startsWith("@") ? spec.split("/").slice(0, 2).join("/") : spec.split("/")[0]);
 const OWN = [path.join(root, "src") + path.sep, path.join(root, "adapters") + path.sep];
 
@@ -126,4 +136,6 @@ function assets(dir) {
 for (const rel of [...assets("src"), ...assets("adapters")]) fs.cpSync(path.join(root, rel), path.join(dist, rel));
 for (const rel of ["prisma/sqlite/migrations", "prisma/postgresql/migrations"]) fs.cpSync(path.join(root, rel), path.join(dist, rel), { recursive: true });
 const files = Object.keys(result.metafile.outputs).length;
-console.log(`build: ${Object.keys(result.metafile.inputs).length} modules into ${files} files in ${path.relative(root, dist) || dist}/app/ in ${Math.round(performance.now() - started)} ms.`);
+console.log(
+  `build: ${Object.keys(result.metafile.inputs).length} modules into ${files} files in ${path.relative(root, dist) || dist}/app/ in ${Math.round(performance.now() - started)} ms.`,
+);

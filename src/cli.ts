@@ -51,20 +51,32 @@ const OPTIONS = {
   messages: { type: "string" },
   timeout: { type: "string" },
   // schedule add / list
-  session: { type: "string" }, platform: { type: "string" }, chat: { type: "string" }, thread: { type: "string" },
-  at: { type: "string" }, in: { type: "string" }, every: { type: "string" }, cron: { type: "string" }, tz: { type: "string" },
-  text: { type: "string" }, action: { type: "string" }, all: { type: "boolean", default: false },
+  session: { type: "string" },
+  platform: { type: "string" },
+  chat: { type: "string" },
+  thread: { type: "string" },
+  at: { type: "string" },
+  in: { type: "string" },
+  every: { type: "string" },
+  cron: { type: "string" },
+  tz: { type: "string" },
+  text: { type: "string" },
+  action: { type: "string" },
+  all: { type: "boolean", default: false },
 } as const;
 
 export async function runCli(argv: string[], io: CliIO = stdio, env: NodeJS.ProcessEnv = process.env, deps: CliDeps = {}): Promise<number> {
-  let parsed;
+  let parsed: ReturnType<typeof parseArgs<{ args: string[]; allowPositionals: true; options: typeof OPTIONS }>>;
   try {
     parsed = parseArgs({ args: argv, allowPositionals: true, options: OPTIONS });
   } catch (e) {
     // --json must hold even when the rest of the line does not parse.
     return new Output(io, argv.includes("--json")).fail("Usage", (e as Error).message, EXIT.usage, USAGE);
   }
-  const { values: o, positionals: [cmd, sub, arg, ...extra] } = parsed;
+  const {
+    values: o,
+    positionals: [cmd, sub, arg, ...extra],
+  } = parsed;
   const out = new Output(io, o.json);
   if (o.help) return out.ok({ usage: USAGE }, [USAGE]);
   if (!cmd) return out.fail("Usage", "no command given", EXIT.usage, USAGE);
@@ -119,7 +131,8 @@ export async function runCli(argv: string[], io: CliIO = stdio, env: NodeJS.Proc
     if (e instanceof CliError) return out.fail(e.code, e.message, e.exit, e.exit === EXIT.usage ? USAGE : undefined);
     const coded = e as { name?: string; code?: unknown; message?: string };
     // Domain and store errors carry a stable code and a message that says what to do.
-    if ((coded.name === "SessionError" || coded.name === "StoreError") && typeof coded.code === "string") return out.fail(coded.code, coded.message ?? String(e));
+    if ((coded.name === "SessionError" || coded.name === "StoreError") && typeof coded.code === "string")
+      return out.fail(coded.code, coded.message ?? String(e));
     return out.fail("Failed", (e as Error).message ?? String(e));
   }
 }

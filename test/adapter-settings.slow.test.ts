@@ -19,7 +19,11 @@ import { freshDatabaseUrl } from "./support/db.js";
 const bin = path.resolve("bin/switchboard.mjs");
 const TELEGRAM = { TELEGRAM_BOT_TOKEN: "123456789:FAKE-switchboard-test-token", TELEGRAM_API_ROOT: "http://127.0.0.1:9" };
 const DISCORD = { DISCORD_BOT_TOKEN: "RkFLRS1ESVNDT1JELUJPVA.fake.switchboard-test-token", DISCORD_API_URL: "http://127.0.0.1:9/api" };
-const SLACK = { SLACK_BOT_TOKEN: "xoxb-0000000001-0000000002-fakeswitchboardbot", SLACK_SIGNING_SECRET: "0123456789abcdef0123456789abcdef", SLACK_API_URL: "http://127.0.0.1:9/api/" };
+const SLACK = {
+  SLACK_BOT_TOKEN: "xoxb-0000000001-0000000002-fakeswitchboardbot",
+  SLACK_SIGNING_SECRET: "0123456789abcdef0123456789abcdef",
+  SLACK_API_URL: "http://127.0.0.1:9/api/",
+};
 
 /** [variable, bad value, the rest of its platform's settings] */
 const TABLE: Array<[string, string, Record<string, string>]> = [
@@ -95,7 +99,19 @@ describe("a bad adapter setting stops the start", () => {
   }, 240_000);
 
   it("a good configuration of the same variables loads", () => {
-    expect(() => loadConfig({ ...TELEGRAM, ...DISCORD, ...SLACK, DISCORD_SHARD_ID: "1", DISCORD_SHARD_COUNT: "2", DISCORD_MENTION_ROLES: "123456789012345678", TELEGRAM_MODE: "webhook", TELEGRAM_WEBHOOK_SECRET: "A-z_09", SLACK_APP_TOKEN: "xapp-1-A0FAKEAPP-3-abc" })).not.toThrow();
+    expect(() =>
+      loadConfig({
+        ...TELEGRAM,
+        ...DISCORD,
+        ...SLACK,
+        DISCORD_SHARD_ID: "1",
+        DISCORD_SHARD_COUNT: "2",
+        DISCORD_MENTION_ROLES: "123456789012345678",
+        TELEGRAM_MODE: "webhook",
+        TELEGRAM_WEBHOOK_SECRET: "A-z_09",
+        SLACK_APP_TOKEN: "xapp-1-A0FAKEAPP-3-abc",
+      }),
+    ).not.toThrow();
   });
 });
 

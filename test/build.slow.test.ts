@@ -175,11 +175,29 @@ describe("the compiled gateway", () => {
     expect(health).toBeTypeOf("object");
     expect(await stop(r)).toBe(0);
 
-    const loaded = [...new Set(fs.readFileSync(audit, "utf8").trim().split("\n").map((l) => l.split(" ")[1]!))];
+    const loaded = [
+      ...new Set(
+        fs
+          .readFileSync(audit, "utf8")
+          .trim()
+          .split("\n")
+          .map((l) => l.split(" ")[1]!),
+      ),
+    ];
     // The audit saw the gateway itself and the platform SDKs: it is not looking at nothing.
     // The SDKs are inlined in each adapter's bundle (scripts/build.mjs); only native addons stay in node_modules.
-    for (const expected of ["/dist/app/cli.js", "/dist/app/adapters.js", "/dist/app/telegram.js", "/dist/app/discord.js", "/dist/app/slack.js", "/node_modules/better-sqlite3/"]) {
-      expect(loaded.some((u) => u.includes(expected)), expected).toBe(true);
+    for (const expected of [
+      "/dist/app/cli.js",
+      "/dist/app/adapters.js",
+      "/dist/app/telegram.js",
+      "/dist/app/discord.js",
+      "/dist/app/slack.js",
+      "/node_modules/better-sqlite3/",
+    ]) {
+      expect(
+        loaded.some((u) => u.includes(expected)),
+        expected,
+      ).toBe(true);
     }
     // Nothing is read from the SDKs' own folders at run time: they come bundled.
     expect(loaded.filter((u) => /\/node_modules\/(grammy|discord\.js|@slack\/bolt|@discordjs|zod|pino|hono)\//.test(u))).toEqual([]);

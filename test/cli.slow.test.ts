@@ -47,7 +47,14 @@ describe("switchboard CLI", { timeout: 180_000 }, () => {
     const alice = await ids.userId("telegram", "5012345678", "Alice");
     const group = await ids.groupId("telegram", "-100777");
     const s = await registry.resolveChatChannel({ agentId: "bot", userId: alice, channel: "telegram:bot:dm:5012345678" });
-    await new TranscriptStore(db).append(s.id, [{ role: "user", content: "hello there" }, { role: "assistant", content: "echo: hello there" }], { turnIncrement: 1 });
+    await new TranscriptStore(db).append(
+      s.id,
+      [
+        { role: "user", content: "hello there" },
+        { role: "assistant", content: "echo: hello there" },
+      ],
+      { turnIncrement: 1 },
+    );
     sessionId = s.id;
     groupSessionId = (await registry.resolveChatChannel({ agentId: "bot", userId: group, groupId: group, channel: "telegram:bot:group:-100777" })).id;
     const p = await new Pairing(new AccessStore(db)).request({ platform: "telegram", botId: "bot", senderId: "999", displayName: "Mallory" });
@@ -141,7 +148,14 @@ describe("switchboard CLI", { timeout: 180_000 }, () => {
   });
 
   it("with --json every error is one JSON document on stdout, usage errors and bad variables included", async () => {
-    for (const args of [["bogus", "--json"], ["sessions", "--json"], ["sessions", "show", "--json"], ["sessions", "list", "--nope", "--json"], ["sessions", "list", "--limit", "x", "--json"], ["--json"]]) {
+    for (const args of [
+      ["bogus", "--json"],
+      ["sessions", "--json"],
+      ["sessions", "show", "--json"],
+      ["sessions", "list", "--nope", "--json"],
+      ["sessions", "list", "--limit", "x", "--json"],
+      ["--json"],
+    ]) {
       const r = await cli(url, args);
       expect(r.code, args.join(" ")).toBe(2);
       expect(r.stderr, args.join(" ")).toBe("");
@@ -154,7 +168,11 @@ describe("switchboard CLI", { timeout: 180_000 }, () => {
 
   it("only migrate creates a database: elsewhere a missing SQLite file is an error naming DATABASE_URL", async () => {
     const sub = fs.mkdtempSync(path.join(os.tmpdir(), "switchboard-cwd-"));
-    for (const args of [["sessions", "list"], ["pairing", "list"], ["sessions", "show", sessionId]]) {
+    for (const args of [
+      ["sessions", "list"],
+      ["pairing", "list"],
+      ["sessions", "show", sessionId],
+    ]) {
       const r = await cli(undefined, [...args, "--json"], { cwd: sub });
       expect(r.code, args.join(" ")).toBe(1);
       expect(parsed(r).error).toMatchObject({ code: "NoDatabase", message: expect.stringContaining("DATABASE_URL=file:./data/switchboard.db") });

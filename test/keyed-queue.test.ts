@@ -40,7 +40,11 @@ describe("KeyedQueue", () => {
     const q = new KeyedQueue();
     const held = gate();
     let ran = false;
-    const job = q.run("a", () => (ran = true), held.promise.then(() => Promise.reject(new Error("after failed"))));
+    const job = q.run(
+      "a",
+      () => (ran = true),
+      held.promise.then(() => Promise.reject(new Error("after failed"))),
+    );
     await Promise.resolve();
     expect(ran).toBe(false);
     held.open();

@@ -91,13 +91,20 @@ describe("the log of a real serve process", () => {
     const tg = new FakeTelegram({ token: "424242:log-test-telegram-token" });
     await tg.start();
     const ai = await FakeOpenAi.start();
-    cleanup.push(() => tg.close(), () => ai.close());
+    cleanup.push(
+      () => tg.close(),
+      () => ai.close(),
+    );
     const pg = new URL(await freshDatabaseUrl("postgresql"));
     pg.password = "pw-s3cret-in-url";
     const proc = serve({
-      DATABASE_URL: pg.toString(), DM_POLICY: "open", LOG_LEVEL: "info",
-      TELEGRAM_BOT_TOKEN: tg.token, TELEGRAM_API_ROOT: tg.apiRoot,
-      OPENAI_BASE_URL: ai.baseUrl, OPENAI_MODEL: "fake-model",
+      DATABASE_URL: pg.toString(),
+      DM_POLICY: "open",
+      LOG_LEVEL: "info",
+      TELEGRAM_BOT_TOKEN: tg.token,
+      TELEGRAM_API_ROOT: tg.apiRoot,
+      OPENAI_BASE_URL: ai.baseUrl,
+      OPENAI_MODEL: "fake-model",
     });
     cleanup.push(() => proc.stop());
 
@@ -106,7 +113,9 @@ describe("the log of a real serve process", () => {
     expect(ready.adapters).toEqual(expect.arrayContaining(["console:console", "telegram:424242"]));
     expect(ready.database).toBe(`postgresql://postgres:[redacted]@${pg.host}${pg.pathname}`);
     expect(ready.msg).toContain("agent openai, model fake-model;");
-    expect(ready.msg).toMatch(/^switchboard ready on http:\/\/127\.0\.0\.1:\d+ \(adapters [^;]*telegram:424242[^;]*; agent openai, model fake-model; database postgresql:\/\/postgres:\[redacted\]@[^)]+\)$/);
+    expect(ready.msg).toMatch(
+      /^switchboard ready on http:\/\/127\.0\.0\.1:\d+ \(adapters [^;]*telegram:424242[^;]*; agent openai, model fake-model; database postgresql:\/\/postgres:\[redacted\]@[^)]+\)$/,
+    );
 
     // A private message answered by the model, then one whose reply Telegram refuses.
     const alice = tg.user("Alice");
@@ -115,7 +124,7 @@ describe("the log of a real serve process", () => {
     const handled = JSON.parse(await proc.line((l) => l.includes('"message handled"') && l.includes('"telegram"'), "the handled line"));
     expect(handled).toMatchObject({ level: "info", platform: "telegram", chatKind: "private", outcome: "answered" });
     expect(handled.latencyMs).toEqual(expect.any(Number));
-    await tg.waitForCall("sendMessage", (c) => String(c.params["text"]).includes("the secret answer text"), 30_000);
+    await tg.waitForCall("sendMessage", (c) => String(c.params.text).includes("the secret answer text"), 30_000);
 
     tg.failNext("sendMessage", { status: 403, description: "Forbidden: bot was blocked by the user" });
     ai.enqueue(textReply(["a reply nobody gets"]));
@@ -131,7 +140,8 @@ describe("the log of a real serve process", () => {
       const keys = topLevelKeys(line);
       expect(keys.length, line).toBe(new Set(keys).size);
       expect(obj.time, line).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
-      for (const content of ["confidential question", "the secret answer text", "a reply nobody gets", "pw-s3cret-in-url", tg.token]) expect(line).not.toContain(content);
+      for (const content of ["confidential question", "the secret answer text", "a reply nobody gets", "pw-s3cret-in-url", tg.token])
+        expect(line).not.toContain(content);
     }
     // Adapter lines carry their platform once: the gateway's context and the adapter's own binding do not repeat it.
     const started = proc.lines.find((l) => l.includes("telegram adapter started"))!;
@@ -144,7 +154,9 @@ describe("the log of a real serve process", () => {
     const line = await pretty.line((l) => l.includes("switchboard ready"), "the pretty ready line");
     expect(() => JSON.parse(line)).toThrow();
     // [2026-12-01 10:00:00.000] INFO: switchboard ready on http://… (adapters console:console; agent echo; database file:…)
-    expect(line.replace(/\x1b\[[0-9;]*m/g, "")).toMatch(/^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}\] INFO: switchboard ready on http:\/\/127\.0\.0\.1:\d+ \(adapters console:console; agent echo; database file:/);
+    expect(line.replace(/\x1b\[[0-9;]*m/g, "")).toMatch(
+      /^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}\] INFO: switchboard ready on http:\/\/127\.0\.0\.1:\d+ \(adapters console:console; agent echo; database file:/,
+    );
     await pretty.stop();
 
     const json = serve({ DATABASE_URL: await freshDatabaseUrl("sqlite"), LOG_FORMAT: "json" }, { tty: true });
@@ -179,7 +191,9 @@ describe("logger pieces", () => {
   });
 
   it("describeDatabase hides a password, and any query parameter that looks like one", () => {
-    expect(describeDatabase("postgresql://sb:hunter22@db.internal:5432/switchboard?sslmode=require")).toBe("postgresql://sb:[redacted]@db.internal:5432/switchboard?sslmode=require");
+    expect(describeDatabase("postgresql://sb:hunter22@db.internal:5432/switchboard?sslmode=require")).toBe(
+      "postgresql://sb:[redacted]@db.internal:5432/switchboard?sslmode=require",
+    );
     expect(describeDatabase("postgres://db/x?password=abc&application_name=sb")).toBe("postgres://db/x?password=[redacted]&application_name=sb");
     expect(describeDatabase("postgresql://sb@db/x")).toBe("postgresql://sb@db/x");
     expect(describeDatabase("file:./data/switchboard.db")).toBe("file:./data/switchboard.db");

@@ -29,7 +29,11 @@ const ClickBody = z.object({
   sender: z.object({ id: consoleId, name: z.string().trim().min(1).max(100) }),
 });
 
-const json = (status: number, body: unknown): HttpResponse => ({ status, headers: { "content-type": "application/json; charset=utf-8", "cache-control": "no-store" }, body: JSON.stringify(body) });
+const json = (status: number, body: unknown): HttpResponse => ({
+  status,
+  headers: { "content-type": "application/json; charset=utf-8", "cache-control": "no-store" },
+  body: JSON.stringify(body),
+});
 
 /** POST /api/console/approvals: { approvalId, action, chatId, sender } → { ok, text } for the presser only. */
 export async function consoleClick(req: HttpRequest, ctx: AdapterContext | undefined): Promise<HttpResponse> {
@@ -38,7 +42,9 @@ export async function consoleClick(req: HttpRequest, ctx: AdapterContext | undef
   try {
     raw = JSON.parse(req.rawBody.toString("utf8"));
   } catch {
-    return json(400, { error: 'the body is not valid JSON; send {"approvalId":"abc234","action":"approve","chatId":"dm:alice","sender":{"id":"alice","name":"Alice"}}' });
+    return json(400, {
+      error: 'the body is not valid JSON; send {"approvalId":"abc234","action":"approve","chatId":"dm:alice","sender":{"id":"alice","name":"Alice"}}',
+    });
   }
   const p = ClickBody.safeParse(raw);
   if (!p.success) return json(400, { error: `invalid approval click: ${p.error.issues.map((i) => `${i.path.join(".") || "body"}: ${i.message}`).join("; ")}` });

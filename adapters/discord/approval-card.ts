@@ -24,7 +24,10 @@ export function cardComponents(card: ApprovalCard): unknown[] {
 }
 
 /** The card's text; no mention in it may ping anyone. */
-const content = (card: ApprovalCard) => cardText(card).replace(/@(everyone|here)/g, "@\u200b$1").slice(0, 2000);
+const content = (card: ApprovalCard) =>
+  cardText(card)
+    .replace(/@(everyone|here)/g, "@\u200b$1")
+    .slice(0, 2000);
 
 function target(to: ReplyAddress) {
   const t = decodeReplyAddress(to);
@@ -35,7 +38,9 @@ function target(to: ReplyAddress) {
 export async function sendDiscordCard(rest: REST, to: ReplyAddress, card: ApprovalCard): Promise<SentMessage> {
   const t = target(to);
   try {
-    const m = (await rest.post(`/channels/${t.channelId}/messages`, { body: { content: content(card), components: cardComponents(card), allowed_mentions: { parse: [] } } })) as { id: string };
+    const m = (await rest.post(`/channels/${t.channelId}/messages`, {
+      body: { content: content(card), components: cardComponents(card), allowed_mentions: { parse: [] } },
+    })) as { id: string };
     return { messageId: String(m.id) };
   } catch (err) {
     throw toAdapterError(err, "POST /channels/:id/messages");
@@ -45,7 +50,9 @@ export async function sendDiscordCard(rest: REST, to: ReplyAddress, card: Approv
 export async function editDiscordCard(rest: REST, to: ReplyAddress, messageId: string, card: ApprovalCard): Promise<void> {
   const t = target(to);
   try {
-    await rest.patch(`/channels/${t.channelId}/messages/${messageId}`, { body: { content: content(card), components: cardComponents(card), allowed_mentions: { parse: [] } } });
+    await rest.patch(`/channels/${t.channelId}/messages/${messageId}`, {
+      body: { content: content(card), components: cardComponents(card), allowed_mentions: { parse: [] } },
+    });
   } catch (err) {
     throw toAdapterError(err, "PATCH /channels/:id/messages/:id");
   }
@@ -53,24 +60,32 @@ export async function editDiscordCard(rest: REST, to: ReplyAddress, messageId: s
 
 /** Whether a dispatch is a press of one of our approval buttons. */
 export function isApprovalPress(d: Record<string, unknown>): boolean {
-  const data = d["data"] as { custom_id?: unknown; component_type?: unknown } | undefined;
-  return d["type"] === 3 && typeof d["token"] === "string" && isSnowflake(d["id"]) && typeof data?.custom_id === "string" && data.custom_id.startsWith("approval:");
+  const data = d.data as { custom_id?: unknown; component_type?: unknown } | undefined;
+  return d.type === 3 && typeof d.token === "string" && isSnowflake(d.id) && typeof data?.custom_id === "string" && data.custom_id.startsWith("approval:");
 }
 
 /** Past this the press is acknowledged first (type 6) and answered by a follow-up; Discord's window is 3 s. */
 const ANSWER_WITHIN_MS = 1_500;
 
 export async function handleDiscordPress(rest: REST, applicationId: string, d: Record<string, unknown>, ctx: AdapterContext, log: Logger): Promise<void> {
-  const id = String(d["id"]);
-  const token = String(d["token"]);
-  const decoded = decodeAction(String((d["data"] as { custom_id?: unknown }).custom_id));
-  const member = d["member"] as { nick?: string | null; user?: Record<string, unknown> } | undefined;
-  const user = (member?.user ?? d["user"]) as { id?: string; username?: string; global_name?: string | null } | undefined;
+  const id = String(d.id);
+  const token = String(d.token);
+  const decoded = decodeAction(String((d.data as { custom_id?: unknown }).custom_id));
+  const member = d.member as { nick?: string | null; user?: Record<string, unknown> } | undefined;
+  const user = (member?.user ?? d.user) as { id?: string; username?: string; global_name?: string | null } | undefined;
   const decide = async (): Promise<{ ok: boolean; text: string }> => {
     if (!decoded || !user?.id) return { ok: false, text: "This button is not one of this bot's." };
     try {
       const name = member?.nick || user.global_name || user.username;
-      return (await ctx.approvalClick?.({ id: decoded.id, action: decoded.action, chatId: String(d["channel_id"]), senderId: user.id, ...(name && { senderName: name }) })) ?? { ok: false, text: "Approvals are not enabled here." };
+      return (
+        (await ctx.approvalClick?.({
+          id: decoded.id,
+          action: decoded.action,
+          chatId: String(d.channel_id),
+          senderId: user.id,
+          ...(name && { senderName: name }),
+        })) ?? { ok: false, text: "Approvals are not enabled here." }
+      );
     } catch (err) {
       ctx.reportError?.("discord-approval", err);
       log.error({ err: err instanceof Error ? err.message : String(err) }, "discord: an approval press could not be handled");

@@ -63,7 +63,12 @@ export async function sendSlackCard(client: SlackCardClient, to: ReplyAddress, c
   let res: { ts?: string };
   try {
     // `text` is the notification and screen-reader fallback of the blocks.
-    res = await client.chat.postMessage({ channel: t.channel, text: cardText(card), blocks: cardBlocks(card), ...(t.thread_ts !== undefined && { thread_ts: t.thread_ts }) });
+    res = await client.chat.postMessage({
+      channel: t.channel,
+      text: cardText(card),
+      blocks: cardBlocks(card),
+      ...(t.thread_ts !== undefined && { thread_ts: t.thread_ts }),
+    });
   } catch (err) {
     throw toAdapterError(err, "chat.postMessage");
   }
@@ -93,7 +98,10 @@ export function listenForApprovals(app: App, ctx: AdapterContext, client: () => 
     let r: { ok: boolean; text: string };
     try {
       const name = b.user?.name ?? b.user?.username;
-      r = (await ctx.approvalClick?.({ id: decoded.id, action: decoded.action, chatId: channel, senderId: user, ...(name && { senderName: name }) })) ?? { ok: false, text: "Approvals are not enabled here." };
+      r = (await ctx.approvalClick?.({ id: decoded.id, action: decoded.action, chatId: channel, senderId: user, ...(name && { senderName: name }) })) ?? {
+        ok: false,
+        text: "Approvals are not enabled here.",
+      };
     } catch (err) {
       ctx.reportError?.("slack-approval", err);
       log.error({ err: err instanceof Error ? err.message : String(err) }, "slack: an approval click could not be handled");

@@ -25,7 +25,13 @@ export function slackFiles(botToken: string, opts: { apiUrl?: string; info?: (fi
       const url = file.url ?? info?.url_private_download ?? info?.url_private;
       if (!url) throw new Error(`slack file ${file.fileId} has no url_private (does the app have the files:read scope?)`);
       const size = info?.size ?? file.size;
-      return { url, headers: { authorization: `Bearer ${botToken}` }, allowedHosts: hosts, label: `slack file ${file.fileId}`, ...(size !== undefined && { size }) };
+      return {
+        url,
+        headers: { authorization: `Bearer ${botToken}` },
+        allowedHosts: hosts,
+        label: `slack file ${file.fileId}`,
+        ...(size !== undefined && { size }),
+      };
     },
   };
 }

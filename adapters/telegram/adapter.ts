@@ -11,15 +11,7 @@ import { Api } from "grammy";
 import { telegramFormat } from "./format.js";
 import type { Update } from "grammy/types";
 import { registerSecret, type Logger } from "../../src/log.js";
-import {
-  AdapterError,
-  AdapterSetupError,
-  type Adapter,
-  type AdapterContext,
-  type AdapterHealth,
-  type AdapterLimits,
-  type AdapterSink,
-} from "../types.js";
+import { AdapterError, AdapterSetupError, type Adapter, type AdapterContext, type AdapterHealth, type AdapterLimits, type AdapterSink } from "../types.js";
 import { syncCommands } from "./commands.js";
 import { toAdapterError } from "./errors.js";
 import { botIdFromToken, PLATFORM } from "./ids.js";
@@ -168,7 +160,9 @@ export class TelegramAdapter implements Adapter {
       } catch (err) {
         const e = toAdapterError(err, "getMe");
         if (e.code !== "Transient" || attempt >= GETME_ATTEMPTS)
-          throw new AdapterError("telegram", e.code === "Transient" ? "Unavailable" : e.code, `the Telegram adapter could not start: ${e.message}`, undefined, { cause: e });
+          throw new AdapterError("telegram", e.code === "Transient" ? "Unavailable" : e.code, `the Telegram adapter could not start: ${e.message}`, undefined, {
+            cause: e,
+          });
         log.warn({ err: { code: e.code, detail: e.message }, attempt }, "telegram getMe failed; retrying");
         await sleep(backoffMs(this.backoff, attempt));
       }
@@ -210,7 +204,13 @@ export class TelegramAdapter implements Adapter {
       });
     } catch (err) {
       const e = toAdapterError(err, "setWebhook");
-      throw new AdapterError("telegram", e.code, `the Telegram adapter could not set its webhook: ${e.message}. Check TELEGRAM_WEBHOOK_URL (https, port 443/80/88/8443)`, e.retryAfterMs, { cause: e });
+      throw new AdapterError(
+        "telegram",
+        e.code,
+        `the Telegram adapter could not set its webhook: ${e.message}. Check TELEGRAM_WEBHOOK_URL (https, port 443/80/88/8443)`,
+        e.retryAfterMs,
+        { cause: e },
+      );
     }
   }
 
@@ -219,7 +219,10 @@ export class TelegramAdapter implements Adapter {
       // getUpdates is refused while a webhook is set. Pending updates are kept.
       await this.api.deleteWebhook({ drop_pending_updates: false });
     } catch (err) {
-      log.warn({ err: { detail: toAdapterError(err, "deleteWebhook").message } }, "telegram: deleteWebhook failed; getUpdates will fail while a webhook is set");
+      log.warn(
+        { err: { detail: toAdapterError(err, "deleteWebhook").message } },
+        "telegram: deleteWebhook failed; getUpdates will fail while a webhook is set",
+      );
     }
     const poller = new LongPoller({
       api: this.pollApi,
@@ -235,7 +238,10 @@ export class TelegramAdapter implements Adapter {
         if (update.callback_query) return handleTelegramCallback(this.api, update.callback_query, ctx, log);
         const env = normalizeUpdate(update, this.identity(), (err) => {
           ctx.reportError?.("telegram-normalize", err);
-          log.error({ updateId: update.update_id, err: err instanceof Error ? err.name : typeof err }, "telegram: an update could not be normalized; confirmed and not answered");
+          log.error(
+            { updateId: update.update_id, err: err instanceof Error ? err.name : typeof err },
+            "telegram: an update could not be normalized; confirmed and not answered",
+          );
         });
         // No envelope (an edit, a service message, a type we do not handle):
         // nothing to record, so it is confirmed and never blocks the queue.

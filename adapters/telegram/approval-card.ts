@@ -44,7 +44,10 @@ export async function editTelegramCard(api: Api, to: ReplyAddress, messageId: st
   const t = target(to);
   try {
     // No reply_markup: Telegram drops the keyboard, so a decided card has no buttons left.
-    await api.editMessageText(t.chat_id, Number(messageId), html(card), { parse_mode: "HTML", ...(card.state === "pending" && { reply_markup: keyboard(card) }) });
+    await api.editMessageText(t.chat_id, Number(messageId), html(card), {
+      parse_mode: "HTML",
+      ...(card.state === "pending" && { reply_markup: keyboard(card) }),
+    });
   } catch (err) {
     const e = toAdapterError(err, "editMessageText");
     if (/not modified/i.test(e.message)) return;
@@ -60,7 +63,13 @@ export async function handleTelegramCallback(api: Api, q: CallbackQuery, ctx: Ad
   else {
     try {
       const name = [q.from.first_name, q.from.last_name].filter(Boolean).join(" ") || q.from.username;
-      const r = (await ctx.approvalClick?.({ id: action.id, action: action.action, chatId: String(q.message.chat.id), senderId: String(q.from.id), ...(name && { senderName: name }) })) ?? { ok: false, text: "Approvals are not enabled here." };
+      const r = (await ctx.approvalClick?.({
+        id: action.id,
+        action: action.action,
+        chatId: String(q.message.chat.id),
+        senderId: String(q.from.id),
+        ...(name && { senderName: name }),
+      })) ?? { ok: false, text: "Approvals are not enabled here." };
       answer = { text: r.text, show_alert: !r.ok };
     } catch (err) {
       ctx.reportError?.("telegram-callback", err);

@@ -40,7 +40,9 @@ export interface LongPollerOptions {
 /** The chat an update belongs to (updates without one share a key, so they stay in order). */
 function chatOf(update: Update): string {
   for (const v of Object.values(update)) {
-    const chat = (v as { chat?: { id?: unknown }; message?: { chat?: { id?: unknown } } } | undefined)?.chat ?? (v as { message?: { chat?: { id?: unknown } } } | undefined)?.message?.chat;
+    const chat =
+      (v as { chat?: { id?: unknown }; message?: { chat?: { id?: unknown } } } | undefined)?.chat ??
+      (v as { message?: { chat?: { id?: unknown } } } | undefined)?.message?.chat;
     if (chat?.id !== undefined) return String(chat.id);
   }
   return "";
@@ -89,7 +91,10 @@ export class LongPoller {
         await this.o.api.getUpdates({ offset: this.offset, timeout: 0, limit: 1, allowed_updates: this.allowed() }, grammySignal(signal));
         this.confirmed = this.offset;
       } catch (err) {
-        this.o.log.warn({ err: describeError(err, "getUpdates") }, "telegram: could not confirm the last updates at stop; they will be delivered again and deduplicated");
+        this.o.log.warn(
+          { err: describeError(err, "getUpdates") },
+          "telegram: could not confirm the last updates at stop; they will be delivered again and deduplicated",
+        );
       }
     }
   }
@@ -190,7 +195,10 @@ export class LongPoller {
         this.o.onError?.("telegram-polling-record", err);
         this.stuck = { updateId: update.update_id, attempts: attempt, error };
         const level = attempt >= 5 ? "error" : "warn";
-        this.o.log[level]({ updateId: update.update_id, attempt, error }, "telegram: recording an inbound update failed; retrying the same update (its offset stays unconfirmed)");
+        this.o.log[level](
+          { updateId: update.update_id, attempt, error },
+          "telegram: recording an inbound update failed; retrying the same update (its offset stays unconfirmed)",
+        );
         await sleep(backoffMs(this.o.backoff, attempt), signal);
       }
     }

@@ -78,24 +78,33 @@ export function createWebhookHandler(o: WebhookHandlerOptions): HttpHandler {
       try {
         await o.migrated?.(migration.from, migration.to);
       } catch (err) {
-        o.log.warn({ error: err instanceof Error ? err.name : typeof err }, "telegram webhook: moving a migrated group failed; answering 500 so Telegram redelivers it");
+        o.log.warn(
+          { error: err instanceof Error ? err.name : typeof err },
+          "telegram webhook: moving a migrated group failed; answering 500 so Telegram redelivers it",
+        );
         return text(500, "could not record the update; Telegram will retry");
       }
     }
-    if (isJsonObject(update["callback_query"]) && o.callback) {
-      await o.callback(update["callback_query"] as unknown as import("grammy/types").CallbackQuery);
+    if (isJsonObject(update.callback_query) && o.callback) {
+      await o.callback(update.callback_query as unknown as import("grammy/types").CallbackQuery);
       return text(200, "");
     }
     const env = normalizeUpdate(update, o.bot(), (err) => {
       o.onError?.("telegram-normalize", err);
-      o.log.error({ updateId: update["update_id"], err: err instanceof Error ? err.name : typeof err }, "telegram: an update could not be normalized; acknowledged and not answered");
+      o.log.error(
+        { updateId: update.update_id, err: err instanceof Error ? err.name : typeof err },
+        "telegram: an update could not be normalized; acknowledged and not answered",
+      );
     });
     if (env) {
       try {
         await o.inbound(env);
       } catch (err) {
         o.onError?.("telegram-webhook", err);
-        o.log.error({ eventId: env.eventId, error: err instanceof Error ? err.name : typeof err }, "telegram webhook: recording the update failed; answering 500 so Telegram redelivers it");
+        o.log.error(
+          { eventId: env.eventId, error: err instanceof Error ? err.name : typeof err },
+          "telegram webhook: recording the update failed; answering 500 so Telegram redelivers it",
+        );
         return text(500, "could not record the update; Telegram will retry");
       }
     }

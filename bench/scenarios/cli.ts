@@ -35,7 +35,8 @@ const COMMANDS: Record<string, string[]> = {
  */
 export async function runCli(quick: boolean): Promise<CliResult> {
   const runs = pick(quick, 11, 5, 3);
-  if (!fs.existsSync(path.join(ROOT, "dist/app/cli.js"))) execFileSync(process.execPath, [path.join(ROOT, "scripts/build.mjs")], { cwd: ROOT, stdio: "ignore" });
+  if (!fs.existsSync(path.join(ROOT, "dist/app/cli.js")))
+    execFileSync(process.execPath, [path.join(ROOT, "scripts/build.mjs")], { cwd: ROOT, stdio: "ignore" });
   const url = freshSqliteUrl();
   const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: url };
   delete env.SWITCHBOARD_FROM_SOURCE;
@@ -44,7 +45,11 @@ export async function runCli(quick: boolean): Promise<CliResult> {
   let floor: Timing = { wall_ms: Number.NaN, cpu_ms: null };
   for (const [name, argv] of Object.entries(COMMANDS)) {
     progress(`cli: ${name}`);
-    const out = execFileSync(process.execPath, ["scripts/cli-latency.mjs", String(runs), process.execPath, "bin/switchboard.mjs", ...argv], { cwd: ROOT, env, encoding: "utf8" });
+    const out = execFileSync(process.execPath, ["scripts/cli-latency.mjs", String(runs), process.execPath, "bin/switchboard.mjs", ...argv], {
+      cwd: ROOT,
+      env,
+      encoding: "utf8",
+    });
     const r = JSON.parse(out) as { wallMs: number; cpuMs: number | null; nodeFloor: { wallMs: number; cpuMs: number | null } };
     commands[name] = { wall_ms: r.wallMs, cpu_ms: r.cpuMs };
     floor = { wall_ms: r.nodeFloor.wallMs, cpu_ms: r.nodeFloor.cpuMs };

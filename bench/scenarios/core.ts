@@ -60,7 +60,11 @@ export class CoreDriver {
   onDone: (eventId: string, ms: number, at: number) => void = () => {};
   errors = 0;
 
-  async start(dbUrl: string, onQuery?: (e: { query: string; params: string; durationMs: number }) => void, faults?: { beforeTransaction?(op: string): void }): Promise<void> {
+  async start(
+    dbUrl: string,
+    onQuery?: (e: { query: string; params: string; durationMs: number }) => void,
+    faults?: { beforeTransaction?(op: string): void },
+  ): Promise<void> {
     this.adapter.onSend = (_to, text) => {
       const at = performance.now();
       const id = eventOfReply(text);
@@ -79,7 +83,14 @@ export class CoreDriver {
   }
 
   /** Closed loop: keeps `window` messages in flight; returns completion times and latencies. */
-  async closedLoop(from: number, count: number, chats: number, window: number, label: string, maxSeconds = Infinity): Promise<{ doneAt: number[]; lat: number[] }> {
+  async closedLoop(
+    from: number,
+    count: number,
+    chats: number,
+    window: number,
+    label: string,
+    maxSeconds = Infinity,
+  ): Promise<{ doneAt: number[]; lat: number[] }> {
     const doneAt: number[] = [];
     const lat: number[] = [];
     let next = from;
@@ -184,7 +195,14 @@ export async function runCore(provider: "sqlite" | "postgres", quick: boolean): 
     const overheadCommits = d.app.db.groupStats.commits - overheadCommits0;
     const ns = (x: number) => r3(x / 1e6);
     return {
-      params: { ...p, provider, windows, messages_done: doneAt.length, time_capped: doneAt.length < p.messages, messages_per_commit: commits ? r1(doneAt.length / commits) : null },
+      params: {
+        ...p,
+        provider,
+        windows,
+        messages_done: doneAt.length,
+        time_capped: doneAt.length < p.messages,
+        messages_per_commit: commits ? r1(doneAt.length / commits) : null,
+      },
       msgs_per_s: r1(median(rates)),
       window_rates_median: r1(median(rates)),
       window_rates: rates.map(r1),

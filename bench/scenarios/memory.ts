@@ -53,7 +53,15 @@ export async function runMemory(quick: boolean, drivers: PlatformDriver[]): Prom
   const liveChats = liveChatCount(quick);
   const soakSeconds = pick(quick, 300, 5, 3);
   const rate = 200;
-  const env: Record<string, string> = { DATABASE_URL: freshSqliteUrl(), HTTP_PORT: "0", HTTP_HOST: "127.0.0.1", LOG_LEVEL: "silent", DM_POLICY: "open", GROUP_REQUIRE_MENTION: "false", BENCH_LIFT_LIMITS: "1" };
+  const env: Record<string, string> = {
+    DATABASE_URL: freshSqliteUrl(),
+    HTTP_PORT: "0",
+    HTTP_HOST: "127.0.0.1",
+    LOG_LEVEL: "silent",
+    DM_POLICY: "open",
+    GROUP_REQUIRE_MENTION: "false",
+    BENCH_LIFT_LIMITS: "1",
+  };
   for (const d of drivers) Object.assign(env, d.env());
   const { child, url } = await forkGateway(env);
   const pid = child.pid!;
@@ -79,7 +87,10 @@ export async function runMemory(quick: boolean, drivers: PlatformDriver[]): Prom
     while (replies() - base < liveChats && Date.now() < end) await sleep(50);
     await sleep(quick ? 1000 : 2000);
     const live = [rssOf(pid)];
-    for (let i = 0; i < 4; i++) { await sleep(250); live.push(rssOf(pid)); }
+    for (let i = 0; i < 4; i++) {
+      await sleep(250);
+      live.push(rssOf(pid));
+    }
     const heapLive = (await heapOf(child)).heapUsed;
     const heapPoints: [number, number][] = [];
     // Soak: `rate` msgs/s over the same chats for soakSeconds; RSS sampled every second.
@@ -110,7 +121,15 @@ export async function runMemory(quick: boolean, drivers: PlatformDriver[]): Prom
     }
     await sleep(1000);
     return {
-      params: { quick, live_chats: liveChats, soak_seconds: soakSeconds, soak_rate_per_s: rate, soak_label: quick ? `quick soak (${soakSeconds} s): slope is indicative only` : `${soakSeconds / 60} min soak`, limits: "adapters' rate limits lifted in the gateway process (fakes do not rate-limit), so declared platform pacing adds no backlog (soak_replies < soak_messages means the gateway itself fell behind)" },
+      params: {
+        quick,
+        live_chats: liveChats,
+        soak_seconds: soakSeconds,
+        soak_rate_per_s: rate,
+        soak_label: quick ? `quick soak (${soakSeconds} s): slope is indicative only` : `${soakSeconds / 60} min soak`,
+        limits:
+          "adapters' rate limits lifted in the gateway process (fakes do not rate-limit), so declared platform pacing adds no backlog (soak_replies < soak_messages means the gateway itself fell behind)",
+      },
       rss_idle_mb: r1(idle / MB),
       rss_live_chats_mb: r1(median(live) / MB),
       rss_samples_mb: points.filter((_, i) => i % Math.max(1, Math.floor(points.length / 20)) === 0).map((p) => r1(p[1] / MB)),

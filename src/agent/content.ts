@@ -30,11 +30,18 @@ export type SpeakerNames = "name" | "prefix";
 
 /** The `[Alice] ` prefix: brackets in the name are replaced so the prefix cannot be closed early. */
 export function speakerPrefix(name: string): string {
-  return `[${name.replace(/[[\]]+/g, " ").replace(/\s+/g, " ").trim().slice(0, 64)}] `;
+  return `[${name
+    .replace(/[[\]]+/g, " ")
+    .replace(/\s+/g, " ")
+    .trim()
+    .slice(0, 64)}] `;
 }
 
 /** OpenAI refuses a `name` outside [a-zA-Z0-9_-]{1,64}; a display name such as "Ana María" must not fail the turn. */
 export function wireName(name: string | undefined): { name?: string } {
-  const clean = (name ?? "").replace(/[^a-zA-Z0-9_-]+/g, "_").replace(/^_+|_+$/g, "").slice(0, 64);
+  const clean = (name ?? "")
+    .replace(/[^a-zA-Z0-9_-]+/g, "_")
+    .replace(/^_+|_+$/g, "")
+    .slice(0, 64);
   return clean ? { name: clean } : {};
 }

@@ -21,7 +21,9 @@ const MODEL_NAME = /^[A-Za-z0-9._:/@+-]{1,200}$/;
 export function parseModelName(s: unknown): Parsed<string> {
   const v = typeof s === "string" ? s.trim() : "";
   if (MODEL_NAME.test(v) && /[A-Za-z0-9]/.test(v)) return ok(v);
-  return fail("A model name is 1-200 letters, digits and . _ : / @ + - with no spaces, for example gpt-4o-mini, llama3.1:8b or meta-llama/Llama-3.1-8B-Instruct.");
+  return fail(
+    "A model name is 1-200 letters, digits and . _ : / @ + - with no spaces, for example gpt-4o-mini, llama3.1:8b or meta-llama/Llama-3.1-8B-Instruct.",
+  );
 }
 
 /** For `/think`. */
@@ -109,7 +111,8 @@ export function createAgentFactory(defaults: AgentDefaults = {}): AgentFactory {
   if (!baseUrl && !apiKey) return Object.assign(() => echoAgent(), { provider: "echo" as const });
 
   const model = parseModelName(defaults.model);
-  if (!model.ok) throw new AgentError("Config", `OPENAI_MODEL is missing or invalid, and it is required when OPENAI_BASE_URL or OPENAI_API_KEY is set. ${model.error}`);
+  if (!model.ok)
+    throw new AgentError("Config", `OPENAI_MODEL is missing or invalid, and it is required when OPENAI_BASE_URL or OPENAI_API_KEY is set. ${model.error}`);
   const base: ModelSettings = { model: model.value };
   const check = <T>(what: string, v: unknown, parse: (v: unknown) => Parsed<T>): T | undefined => {
     if (v === undefined) return undefined;
@@ -138,8 +141,12 @@ export function createAgentFactory(defaults: AgentDefaults = {}): AgentFactory {
       settings.model = base.model;
     }
     if (invalid.length > 0) log.warn({ keys: invalid }, "ignoring invalid model settings in session metadata; using the defaults for them");
-    return openAiAgent({ ...options, ...(overrides.tools && { tools: overrides.tools }), ...(overrides.approval && { approval: overrides.approval }), settings });
+    return openAiAgent({
+      ...options,
+      ...(overrides.tools && { tools: overrides.tools }),
+      ...(overrides.approval && { approval: overrides.approval }),
+      settings,
+    });
   };
   return Object.assign(factory, { provider: "openai" as const });
 }
-

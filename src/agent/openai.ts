@@ -100,7 +100,9 @@ const REJECTS_NAME = new Set<string>();
 
 /** A 400/422 whose text blames the `name` field, as servers that do not take it answer. */
 function rejectsName(err: unknown): boolean {
-  return err instanceof AgentError && (err.status === 400 || err.status === 422) && /['"`]?\bname\b['"`]?/i.test(err.message.split("The server said:")[1] ?? "");
+  return (
+    err instanceof AgentError && (err.status === 400 || err.status === 422) && /['"`]?\bname\b['"`]?/i.test(err.message.split("The server said:")[1] ?? "")
+  );
 }
 
 /** An agent backed by any OpenAI-compatible chat-completions server (OpenAI, Ollama, vLLM, llama.cpp). */
@@ -134,17 +136,30 @@ export function openAiAgent(opts: OpenAiAgentOptions): Agent & { readonly settin
     });
     log.debug({ url: safeUrl(url), model: opts.settings.model, messages: messages.length }, "model request");
     const { response, attempt } = await postWithRetry({
-      url, headers, body, signal,
-      connectTimeoutMs: o.connectTimeoutMs, idleTimeoutMs: o.idleTimeoutMs,
-      maxRetries: o.maxRetries, retryBaseMs: o.retryBaseMs, maxRetryDelayMs: o.maxRetryDelayMs,
-      fetch: opts.fetch ?? fetch, sleep: opts.sleep ?? defaultSleep, log, secret: opts.apiKey,
+      url,
+      headers,
+      body,
+      signal,
+      connectTimeoutMs: o.connectTimeoutMs,
+      idleTimeoutMs: o.idleTimeoutMs,
+      maxRetries: o.maxRetries,
+      retryBaseMs: o.retryBaseMs,
+      maxRetryDelayMs: o.maxRetryDelayMs,
+      fetch: opts.fetch ?? fetch,
+      sleep: opts.sleep ?? defaultSleep,
+      log,
+      secret: opts.apiKey,
     });
     const acc = new CompletionAccumulator(clean);
     try {
       const type = response.headers.get("content-type") ?? "";
-      if (!response.body) throw new AgentError("MalformedStream", "The model server answered with an empty body. Check that OPENAI_BASE_URL points at an OpenAI-compatible API.");
+      if (!response.body)
+        throw new AgentError("MalformedStream", "The model server answered with an empty body. Check that OPENAI_BASE_URL points at an OpenAI-compatible API.");
       if (type.includes("text/html")) {
-        throw new AgentError("MalformedStream", `The model server at ${safeUrl(url)} answered with a web page, not an event stream. Check OPENAI_BASE_URL (it usually ends in /v1).`);
+        throw new AgentError(
+          "MalformedStream",
+          `The model server at ${safeUrl(url)} answered with a web page, not an event stream. Check OPENAI_BASE_URL (it usually ends in /v1).`,
+        );
       }
       if (type.includes("application/json")) {
         // The server ignored `stream: true`: take the whole answer as one delta.
@@ -172,7 +187,10 @@ export function openAiAgent(opts: OpenAiAgentOptions): Agent & { readonly settin
   }
 
   async function* run(req: TurnRequest): AsyncGenerator<AgentOutput> {
-    const wire = (speakers: SpeakerNames | undefined): WireMessage[] => [...(req.system ? [{ role: "system" as const, content: req.system }] : []), ...req.messages.map((m) => toWire(m, speakers))];
+    const wire = (speakers: SpeakerNames | undefined): WireMessage[] => [
+      ...(req.system ? [{ role: "system" as const, content: req.system }] : []),
+      ...req.messages.map((m) => toWire(m, speakers)),
+    ];
     let speakers: SpeakerNames = opts.speakerNames === "prefix" || REJECTS_NAME.has(url) ? "prefix" : "name";
     let messages = wire(speakers);
     const turn = { text: "" };
@@ -192,7 +210,11 @@ export function openAiAgent(opts: OpenAiAgentOptions): Agent & { readonly settin
         result = yield* complete(messages, req.signal, turn);
       }
       if (result.finishReason === "length") {
-        yield { type: "notice", severity: "warn", text: "The reply was cut off at the output token limit. Raise the max output tokens setting, or ask the model to continue." };
+        yield {
+          type: "notice",
+          severity: "warn",
+          text: "The reply was cut off at the output token limit. Raise the max output tokens setting, or ask the model to continue.",
+        };
       } else if (result.finishReason === "content_filter") {
         yield { type: "notice", severity: "warn", text: "The model server's content filter stopped the reply." };
       }
@@ -202,16 +224,23 @@ export function openAiAgent(opts: OpenAiAgentOptions): Agent & { readonly settin
       }
       if (rounds >= o.maxToolRounds) {
         log.info({ rounds, limit: o.maxToolRounds }, "tool round limit reached");
-        yield { type: "notice", severity: "warn", text: `Stopped after ${rounds} rounds of tool calls, the limit for one turn; the answer may be incomplete. Send another message to let the agent continue.` };
+        yield {
+          type: "notice",
+          severity: "warn",
+          text: `Stopped after ${rounds} rounds of tool calls, the limit for one turn; the answer may be incomplete. Send another message to let the agent continue.`,
+        };
         yield { type: "done", text: turn.text, toolRounds: rounds };
         return;
       }
       messages.push(toWire({ role: "assistant", content: result.text, toolCalls: result.toolCalls }));
       for (const call of result.toolCalls) {
-        const outcome = await runToolCallDetailed(call, tools, approval, req.signal, { ...(opts.toolTimeoutMs !== undefined && { timeoutMs: opts.toolTimeoutMs }) });
+        const outcome = await runToolCallDetailed(call, tools, approval, req.signal, {
+          ...(opts.toolTimeoutMs !== undefined && { timeoutMs: opts.toolTimeoutMs }),
+        });
         const { content } = outcome;
         // A person's denial is already on the approval card; a policy's is told here.
-        if (content.startsWith(DENIED) && !outcome.note) yield { type: "notice", severity: "info", text: `The agent wanted to use the tool ${call.name}; it was ${DENIED}.` };
+        if (content.startsWith(DENIED) && !outcome.note)
+          yield { type: "notice", severity: "info", text: `The agent wanted to use the tool ${call.name}; it was ${DENIED}.` };
         log.debug({ tool: call.name, round: rounds + 1, decision: outcome.decision }, "tool call finished");
         const server = tools?.get(call.name)?.server;
         yield { type: "tool", call, decision: outcome.decision, result: content, ...(server && { server }), ...(outcome.note && { note: outcome.note }) };

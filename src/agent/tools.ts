@@ -166,7 +166,11 @@ export async function runToolCallDetailed(
   try {
     args = call.arguments.trim() === "" ? {} : JSON.parse(call.arguments);
   } catch {
-    return { content: `error: the arguments for ${call.name} were not valid JSON; call it again with a JSON object.`, decision: "error", note: "invalid JSON arguments" };
+    return {
+      content: `error: the arguments for ${call.name} were not valid JSON; call it again with a JSON object.`,
+      decision: "error",
+      note: "invalid JSON arguments",
+    };
   }
   let verdict: ApprovalVerdict;
   try {
@@ -178,7 +182,11 @@ export async function runToolCallDetailed(
   if (signal.aborted) throw new AgentError("Aborted", "The turn was interrupted while a tool call waited for approval.");
   if (verdict.decision !== "approve") {
     const why = verdict.note ? ` (${verdict.note})` : "";
-    return { content: `${DENIED}: ${call.name} was not run${why}. Continue without it, or tell the user what you would need.`, decision: "denied", ...(verdict.note && { note: verdict.note }) };
+    return {
+      content: `${DENIED}: ${call.name} was not run${why}. Continue without it, or tell the user what you would need.`,
+      decision: "denied",
+      ...(verdict.note && { note: verdict.note }),
+    };
   }
   const timeoutMs = tool.timeoutMs ?? opts.timeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS;
   const timeout = AbortSignal.timeout(timeoutMs);
@@ -188,7 +196,10 @@ export async function runToolCallDetailed(
       // A tool that ignores its signal still cannot hold the turn past the limit.
       const onAbort = () => reject(both.reason);
       both.addEventListener("abort", onAbort, { once: true });
-      tool.run(args, { signal: both }).then(resolve, reject).finally(() => both.removeEventListener("abort", onAbort));
+      tool
+        .run(args, { signal: both })
+        .then(resolve, reject)
+        .finally(() => both.removeEventListener("abort", onAbort));
     });
     return { content: cut(out, opts.maxResultChars ?? MAX_TOOL_RESULT_CHARS), decision: "approved", ...(verdict.note && { note: verdict.note }) };
   } catch (e) {

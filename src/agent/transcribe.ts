@@ -43,11 +43,17 @@ export function transcriber(opts: TranscriberOptions): Transcriber {
     } catch (err) {
       if (signal.aborted) throw new AgentError("Aborted", "The transcription was interrupted.");
       if (timeout.aborted) throw new AgentError("Timeout", `The transcription server at ${where} did not answer in time.`);
-      throw new AgentError("Upstream", `The transcription server at ${where} could not be reached. Check TRANSCRIBE_BASE_URL (or OPENAI_BASE_URL).`, { cause: err });
+      throw new AgentError("Upstream", `The transcription server at ${where} could not be reached. Check TRANSCRIBE_BASE_URL (or OPENAI_BASE_URL).`, {
+        cause: err,
+      });
     }
     const body = await response.text().catch(() => "");
     if (!response.ok) {
-      throw new AgentError(response.status === 429 ? "RateLimited" : "Upstream", `The transcription server at ${where} answered HTTP ${response.status}: ${redact(body, opts.apiKey).slice(0, 200)}`, { status: response.status });
+      throw new AgentError(
+        response.status === 429 ? "RateLimited" : "Upstream",
+        `The transcription server at ${where} answered HTTP ${response.status}: ${redact(body, opts.apiKey).slice(0, 200)}`,
+        { status: response.status },
+      );
     }
     let text: unknown;
     try {
@@ -55,7 +61,11 @@ export function transcriber(opts: TranscriberOptions): Transcriber {
     } catch {
       text = undefined;
     }
-    if (typeof text !== "string") throw new AgentError("MalformedStream", `The transcription server at ${where} answered without a "text" field. Check that it serves the OpenAI transcription API.`);
+    if (typeof text !== "string")
+      throw new AgentError(
+        "MalformedStream",
+        `The transcription server at ${where} answered without a "text" field. Check that it serves the OpenAI transcription API.`,
+      );
     return text.trim();
   };
 }

@@ -77,11 +77,7 @@ export class AgentError extends SwitchboardError<AgentErrorCode> {
   override readonly name = "AgentError";
   readonly status: number | undefined;
   readonly retryAfterMs: number | undefined;
-  constructor(
-    code: AgentErrorCode,
-    message: string,
-    options: { cause?: unknown; status?: number; retryAfterMs?: number } = {},
-  ) {
+  constructor(code: AgentErrorCode, message: string, options: { cause?: unknown; status?: number; retryAfterMs?: number } = {}) {
     super(code, message, options.cause === undefined ? undefined : { cause: options.cause });
     this.status = options.status;
     this.retryAfterMs = options.retryAfterMs;

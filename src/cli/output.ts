@@ -11,7 +11,7 @@ export interface CliIO {
   err(line: string): void;
 }
 
-export const stdio: CliIO = { out: (l) => process.stdout.write(l + "\n"), err: (l) => process.stderr.write(l + "\n") };
+export const stdio: CliIO = { out: (l) => process.stdout.write(`${l}\n`), err: (l) => process.stderr.write(`${l}\n`) };
 
 /** Exit codes: 0 ok, 1 the command failed, 2 it was called wrongly. */
 export const EXIT = { ok: 0, failed: 1, usage: 2 } as const;

@@ -28,13 +28,31 @@ const ADD_USAGE =
   "schedule add (--session <id> | --platform <p> --chat <id> [--thread <id>]) (--at <ISO> | --in 10m | --every 1h | --cron '0 9 * * 1-5') [--tz Europe/Paris] [--action text|agent] --text <text>";
 
 /** `switchboard schedule add | list | cancel <id>`. */
-export async function scheduleCommand(db: Database, config: Config, sub: string | undefined, arg: string | undefined, o: ScheduleOptions, out: Output): Promise<number> {
+export async function scheduleCommand(
+  db: Database,
+  config: Config,
+  sub: string | undefined,
+  arg: string | undefined,
+  o: ScheduleOptions,
+  out: Output,
+): Promise<number> {
   const jobs = new JobService({
-    store: new JobStore(db), registry: new Registry(new SessionStore(db)), kv: new KvStore(db), identities: new IdentityStore(db), defaultTimezone: config.DEFAULT_TIMEZONE,
+    store: new JobStore(db),
+    registry: new Registry(new SessionStore(db)),
+    kv: new KvStore(db),
+    identities: new IdentityStore(db),
+    defaultTimezone: config.DEFAULT_TIMEZONE,
   });
   if (sub === "list") {
     const list = await jobs.list({ all: o.all });
-    return out.ok({ jobs: list }, list.length ? list.map((j) => `${j.id}  ${j.conversation.platform}:${j.conversation.chat}${j.conversation.thread ? `:${j.conversation.thread}` : ""}  ${describeJob(j)}`) : ["No scheduled jobs."]);
+    return out.ok(
+      { jobs: list },
+      list.length
+        ? list.map(
+            (j) => `${j.id}  ${j.conversation.platform}:${j.conversation.chat}${j.conversation.thread ? `:${j.conversation.thread}` : ""}  ${describeJob(j)}`,
+          )
+        : ["No scheduled jobs."],
+    );
   }
   if (sub === "cancel") {
     if (!arg) throw usageError("schedule cancel needs a job id: switchboard schedule cancel <id> (schedule list shows them)");
@@ -42,7 +60,11 @@ export async function scheduleCommand(db: Database, config: Config, sub: string 
     return out.ok(job, [`Cancelled ${job.id}.`]);
   }
   if (sub === "add") {
-    const ref: ConversationRef | undefined = o.session ? { sessionId: o.session } : o.platform && o.chat ? { platform: o.platform, chat: o.chat, ...(o.thread && { thread: o.thread }) } : undefined;
+    const ref: ConversationRef | undefined = o.session
+      ? { sessionId: o.session }
+      : o.platform && o.chat
+        ? { platform: o.platform, chat: o.chat, ...(o.thread && { thread: o.thread }) }
+        : undefined;
     if (!ref) throw usageError(`schedule add needs a conversation: --session <id>, or --platform and --chat. ${ADD_USAGE}`);
     const whens = [o.at, o.in, o.every, o.cron].filter((v) => v !== undefined);
     if (whens.length !== 1) throw usageError(`schedule add needs exactly one of --at, --in, --every or --cron. ${ADD_USAGE}`);

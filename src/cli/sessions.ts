@@ -17,16 +17,30 @@ export interface SessionsOptions {
 
 function infoView(i: Info) {
   return {
-    id: i.id, kind: i.kind, agentId: i.agentId, userId: i.userId, groupId: i.groupId ?? null, channel: i.channel,
-    title: i.title ?? null, persona: i.persona ?? null, parentId: i.parentId ?? null, turns: i.turnCount,
-    archived: i.archived, createdAt: i.createdAt.toISOString(), lastActive: i.lastActive.toISOString(),
+    id: i.id,
+    kind: i.kind,
+    agentId: i.agentId,
+    userId: i.userId,
+    groupId: i.groupId ?? null,
+    channel: i.channel,
+    title: i.title ?? null,
+    persona: i.persona ?? null,
+    parentId: i.parentId ?? null,
+    turns: i.turnCount,
+    archived: i.archived,
+    createdAt: i.createdAt.toISOString(),
+    lastActive: i.lastActive.toISOString(),
   };
 }
 
 export function table(rows: Array<Record<string, unknown>>, cols: string[]): string[] {
   if (rows.length === 0) return ["(none)"];
   const w = cols.map((c) => Math.max(c.length, ...rows.map((r) => String(r[c] ?? "").length)));
-  const line = (vals: string[]) => vals.map((v, i) => v.padEnd(w[i]!)).join("  ").trimEnd();
+  const line = (vals: string[]) =>
+    vals
+      .map((v, i) => v.padEnd(w[i]!))
+      .join("  ")
+      .trimEnd();
   return [line(cols), ...rows.map((r) => line(cols.map((c) => String(r[c] ?? ""))))];
 }
 
@@ -45,7 +59,8 @@ export async function resolveUser(db: Database, user: string): Promise<string> {
     throw usageError(`--user wants platform:externalId (for example telegram:5012345678 or slack:U0ALICE) or an internal user id; got "${user}"`);
   }
   const found = await new IdentityStore(db).lookup(user.slice(0, at), user.slice(at + 1));
-  if (!found) throw new CliError("NotFound", `No user or group ${user} is known: they appear once they have messaged the bot. Check the platform name and the id.`);
+  if (!found)
+    throw new CliError("NotFound", `No user or group ${user} is known: they appear once they have messaged the bot. Check the platform name and the id.`);
   return found.id;
 }
 
@@ -69,7 +84,13 @@ export async function sessionsCommand(db: Database, sub: string | undefined, id:
       if (!Number.isInteger(n) || n < 0) throw usageError("--messages must be a whole number");
       const messages = await new TranscriptStore(db).recent(info.id, n);
       const bindings = await registry.store.bindingsForSession(info.id);
-      const messages_ = messages.map((m) => ({ seq: m.seq, role: m.role, content: m.content, ...speakerField(m), ...(m.role === "tool" && { tool: parseToolMeta(m.meta) }) }));
+      const messages_ = messages.map((m) => ({
+        seq: m.seq,
+        role: m.role,
+        content: m.content,
+        ...speakerField(m),
+        ...(m.role === "tool" && { tool: parseToolMeta(m.meta) }),
+      }));
       const view = { ...infoView(info), metadata: info.metadata, bound: bindings.map((b) => b.key), messages: messages_ };
       return out.ok(view, [
         ...Object.entries(infoView(info)).map(([k, v]) => `${k.padEnd(11)} ${v ?? ""}`),
@@ -85,7 +106,9 @@ export async function sessionsCommand(db: Database, sub: string | undefined, id:
     }
     case "rotate": {
       const r = await registry.rotateBound(need());
-      return out.ok({ previous: r.previous ? infoView(r.previous) : null, current: infoView(r.current) }, [`rotated ${r.previous?.id ?? "(none)"} -> ${r.current.id}`]);
+      return out.ok({ previous: r.previous ? infoView(r.previous) : null, current: infoView(r.current) }, [
+        `rotated ${r.previous?.id ?? "(none)"} -> ${r.current.id}`,
+      ]);
     }
     default:
       throw usageError(sub ? `unknown sessions command "${sub}"` : "sessions needs a command: list, show, archive or rotate");

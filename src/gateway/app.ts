@@ -11,8 +11,20 @@ import { agentCondenser, extractiveCondenser, Reflector } from "../runtime/refle
 import { Runner } from "../runtime/runner.js";
 import { Registry } from "../session/registry.js";
 import {
-  AccessStore, ApprovalStore, DeliveryStore, IdentityStore, InboundStore, KvStore, LeaseStore, MemoryStore, SessionStore, TranscriptStore, TurnStore,
-  openDatabase, type Database, type StoreFaults,
+  AccessStore,
+  ApprovalStore,
+  DeliveryStore,
+  IdentityStore,
+  InboundStore,
+  KvStore,
+  LeaseStore,
+  MemoryStore,
+  SessionStore,
+  TranscriptStore,
+  TurnStore,
+  openDatabase,
+  type Database,
+  type StoreFaults,
 } from "../store/index.js";
 import type { Adapter } from "./adapter.js";
 import { Gateway } from "./inbound/gateway.js";
@@ -50,7 +62,12 @@ export interface AppOptions {
   log?: Logger;
   /** Builds the platform adapters once the app exists (the composition root passes adapters/). */
   adapters?: (config: Config) => Adapter[];
-  agentFactory?: AgentFactory | ((metadata: Record<string, unknown>, ctx: import("../runtime/runner.js").AgentContext & import("../agent/factory.js").TurnOverrides) => import("../agent/types.js").Agent);
+  agentFactory?:
+    | AgentFactory
+    | ((
+        metadata: Record<string, unknown>,
+        ctx: import("../runtime/runner.js").AgentContext & import("../agent/factory.js").TurnOverrides,
+      ) => import("../agent/types.js").Agent);
   /** MCP servers and policies given directly instead of MCP_CONFIG's file (tests). */
   mcpConfig?: McpConfig;
   faults?: StoreFaults;
@@ -104,7 +121,9 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
   const log = opts.log ?? createLogger({ level: config.LOG_LEVEL, format: config.LOG_FORMAT });
   const metrics = new GatewayMetrics({ processMetrics: true });
   const db = await openDatabase({
-    url: config.DATABASE_URL, faults: opts.faults, onQuery: opts.onQuery,
+    url: config.DATABASE_URL,
+    faults: opts.faults,
+    onQuery: opts.onQuery,
     onIdleError: (err) => log.warn({ err: errInfo(err) }, "an idle PostgreSQL connection dropped; the next query reconnects"),
     // Each store call that failed for good is counted; the caller logs it with its own context.
     onFailure: (op, err) => metrics.storeFailures.inc({ op, code: storeErrorCode(err) }),
@@ -139,17 +158,28 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
   const retention = new Retention({ retentionMs: config.RECORD_RETENTION, tables: { inbound, delivery: deliveries }, log, metrics });
   const ledger = new GatewayLedger(new TurnStore(db, deliveries), config.INBOUND_TTL);
   const reflector = new Reflector({
-    registry, transcript, memories, kv, log,
+    registry,
+    transcript,
+    memories,
+    kv,
+    log,
     everyTurns: config.REFLECT_EVERY_TURNS,
-    condenser: "provider" in agentFactory && agentFactory.provider === "openai" ? agentCondenser(() => (agentFactory as AgentFactory)({})) : extractiveCondenser(),
+    condenser:
+      "provider" in agentFactory && agentFactory.provider === "openai" ? agentCondenser(() => (agentFactory as AgentFactory)({})) : extractiveCondenser(),
   });
   const processId = randomUUID();
   let gatewayRef: Gateway | undefined;
   const tooling = new Tooling({
     ...(config.MCP_CONFIG && { mcpConfigPath: config.MCP_CONFIG }),
     ...(opts.mcpConfig && { mcpConfig: opts.mcpConfig }),
-    approvers: config.APPROVERS, approvalTimeoutMs: config.APPROVAL_TIMEOUT, toolTimeoutMs: config.TOOL_TIMEOUT,
-    store: new ApprovalStore(db), kv, owner: processId, shared: config.SHARED_DATABASE, log,
+    approvers: config.APPROVERS,
+    approvalTimeoutMs: config.APPROVAL_TIMEOUT,
+    toolTimeoutMs: config.TOOL_TIMEOUT,
+    store: new ApprovalStore(db),
+    kv,
+    owner: processId,
+    shared: config.SHARED_DATABASE,
+    log,
     adapters: () => gatewayRef?.adapters ?? [],
     onDecision: (status) => metrics.approvals.inc({ outcome: status }),
   });
@@ -162,7 +192,11 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
     const builtins = builtinTools({
       searchSessions: async (query) => {
         const mine = await registry.list(owner, { kinds: ["chat", "main"], includeArchived: true, limit: 100 });
-        const hits = await transcript.search(mine.map((s) => s.id), query.split(/\s+/).filter(Boolean).slice(0, 8), 10);
+        const hits = await transcript.search(
+          mine.map((s) => s.id),
+          query.split(/\s+/).filter(Boolean).slice(0, 8),
+          10,
+        );
         return hits.length ? hits.map((h) => `${h.sessionId}: ${h.snippet}`).join("\n") : "No earlier session mentions that.";
       },
     }).list();
@@ -173,7 +207,11 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
     return agentFactory(metadata, { ...ctx, tools, approval: tooling.handler(ctx, tools) } as never);
   };
   const runner = new Runner({
-    registry, transcript, memories, ledger, log,
+    registry,
+    transcript,
+    memories,
+    ledger,
+    log,
     agentFactory: withTools,
     personas: personaRegistry,
     busyPolicy: config.BUSY_POLICY,
@@ -188,7 +226,12 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
       return t === undefined ? undefined : t + config.INBOUND_TTL;
     },
     onCommitError: () => metrics.internalErrors.inc({ where: "turn-commit" }),
-    prepareInput: mediaInput(config, log, metrics, (platform, botId): FileSource | undefined => gateway.adapters.find((a: Adapter) => a.platform === platform && a.botId === botId)?.files),
+    prepareInput: mediaInput(
+      config,
+      log,
+      metrics,
+      (platform, botId): FileSource | undefined => gateway.adapters.find((a: Adapter) => a.platform === platform && a.botId === botId)?.files,
+    ),
   });
   const pairing = new Pairing(new AccessStore(db));
   const approve: CommandSpec = {
@@ -198,13 +241,19 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
     access: "admin",
     async run(ctx) {
       const r = await pairing.approve(ctx.args);
-      ctx.notify(typeof r === "string" ? "error" : "success", typeof r === "string" ? `Code ${ctx.args || "(none)"} is ${r === "missing" ? "unknown" : r}.` : `Approved ${r.senderId} on ${r.platform}.`);
+      ctx.notify(
+        typeof r === "string" ? "error" : "success",
+        typeof r === "string" ? `Code ${ctx.args || "(none)"} is ${r === "missing" ? "unknown" : r}.` : `Approved ${r.senderId} on ${r.platform}.`,
+      );
     },
   };
   const builtinList = builtinTools().list();
   const commands = commandInterceptor({
-    transcript, personas: personaRegistry, defaultModel: config.OPENAI_MODEL,
-    extra: [approve, ...tooling.commands(() => builtinList), ...jobCommands(jobs)], adminCommands: config.ADMIN_COMMANDS,
+    transcript,
+    personas: personaRegistry,
+    defaultModel: config.OPENAI_MODEL,
+    extra: [approve, ...tooling.commands(() => builtinList), ...jobCommands(jobs)],
+    adminCommands: config.ADMIN_COMMANDS,
     modelsAllowed: config.MODELS_ALLOWED,
   });
   // Approval ids and the cancelling commands go first; everything else on to the commands.
@@ -213,8 +262,13 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
   if (config.USER_TURNS_PER_MINUTE > 0) runner.register(turnLimit({ perMinute: config.USER_TURNS_PER_MINUTE }));
 
   const http = new HttpServer({
-    log, metrics,
-    auth: new OperatorAuth({ token: config.OPERATOR_TOKEN, publicUrl: config.PUBLIC_URL, bindHosts: [config.OPERATOR_PORT !== undefined ? (config.OPERATOR_HOST ?? "127.0.0.1") : config.HTTP_HOST] }),
+    log,
+    metrics,
+    auth: new OperatorAuth({
+      token: config.OPERATOR_TOKEN,
+      publicUrl: config.PUBLIC_URL,
+      bindHosts: [config.OPERATOR_PORT !== undefined ? (config.OPERATOR_HOST ?? "127.0.0.1") : config.HTTP_HOST],
+    }),
     limits: {
       maxConnections: config.HTTP_MAX_CONNECTIONS,
       maxBufferedBytes: config.HTTP_MAX_BUFFERED_MB * 1024 * 1024,
@@ -230,47 +284,90 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
   };
   // The sent log lives beside a SQLite file (one host, one process). PostgreSQL marks replies sent
   // over a pool without SQLite's single-writer queue, so the window it closes is far smaller there.
-  const sentLog = db.provider === "sqlite" && !config.DATABASE_URL.includes(":memory:") ? SentLog.open(`${sqliteFile(config.DATABASE_URL)}.sent.log`) : undefined;
+  const sentLog =
+    db.provider === "sqlite" && !config.DATABASE_URL.includes(":memory:") ? SentLog.open(`${sqliteFile(config.DATABASE_URL)}.sent.log`) : undefined;
   const outbound = new Outbound({
-    deliveries, metrics, log, streamAfterMs: opts.streamAfterMs, owner: processId, sentLog,
+    deliveries,
+    metrics,
+    log,
+    streamAfterMs: opts.streamAfterMs,
+    owner: processId,
+    sentLog,
     ...(config.SHARED_DATABASE ? { staleAfterMs: 30_000 } : {}),
   });
   runner.withSink([], outbound.sink);
   const proactive = proactiveParts({ config, db, registry, deliveries, outbound, log, metrics });
   const gateway: Gateway = new Gateway({
     conversations: proactive.directory,
-    policy: config, registry, identities, inbound, kv, runner, ledger, outbound, pairing, metrics, log,
+    policy: config,
+    registry,
+    identities,
+    inbound,
+    kv,
+    runner,
+    ledger,
+    outbound,
+    pairing,
+    metrics,
+    log,
     // Adapters' routes (webhooks, Slack events, the console's messages) refuse new work once a stop begins.
     route: (m, p, h, o) => http.route(m, p, m === "POST" ? (req) => (intakeOpen ? h(req) : shuttingDown()) : h, o),
     leases: new LeaseStore(db),
     processId,
-    commands: commands.commands.filter((c) => (c.access ?? "anyone") === "anyone" && !config.ADMIN_COMMANDS.includes(c.name)).map((c) => ({ name: c.name, description: c.summary })),
+    commands: commands.commands
+      .filter((c) => (c.access ?? "anyone") === "anyone" && !config.ADMIN_COMMANDS.includes(c.name))
+      .map((c) => ({ name: c.name, description: c.summary })),
     commandNames: commands.commands.flatMap((c) => [c.name, ...(c.aliases ?? [])]),
     onApprovalClick: (c) => tooling.approvals.click(c),
   });
   gatewayRef = gateway;
   for (const a of opts.adapters?.(config) ?? []) gateway.add(a);
   const jobsRunner = jobRunner(jobs, {
-    config, registry, runner, outbound, deliveries, ledger, adapters: () => gateway.adapters, agent: withTools, personas: personaRegistry, log,
-    metrics: metrics.registry, onError: (where) => metrics.internalErrors.inc({ where }), owner: processId, now: opts.jobClock,
+    config,
+    registry,
+    runner,
+    outbound,
+    deliveries,
+    ledger,
+    adapters: () => gateway.adapters,
+    agent: withTools,
+    personas: personaRegistry,
+    log,
+    metrics: metrics.registry,
+    onError: (where) => metrics.internalErrors.inc({ where }),
+    owner: processId,
+    now: opts.jobClock,
   });
 
   const health = () => gateway.adapters.map((a) => ({ platform: a.platform, botId: a.botId, ...a.health() }));
   // Public, so a load balancer can probe it; the details are for operators (token, or loopback).
   // The store's health comes from real outcomes (every call, and a probe write every few seconds): a
   // store that cannot write, or a SQLite file deleted or replaced, answers 503 with the reason.
-  http.route("GET", "/healthz", async (req) => {
-    const adapters = health();
-    const store = db.health();
-    const down = adapters.filter((a) => !a.ready).map((a) => `${a.platform}${a.botId ? `:${a.botId}` : ""}${a.detail ? ` (${a.detail})` : ""}`);
-    const ready = intakeOpen && down.length === 0 && store.ok;
-    const status = !store.ok || (req.query.get("ready") && !ready) ? 503 : 200;
-    const summary = !store.ok ? "store unhealthy" : !intakeOpen ? "stopping" : ready ? "ok" : "not ready";
-    if (!req.operator) return json(status, { status: summary });
-    const pruned = retention.lastSweep && { lastPruned: { at: retention.lastSweep.at.toISOString(), rows: retention.lastSweep.pruned } };
-    const mcp = tooling.status();
-    return json(status, { status: summary, ready, store: { provider: db.provider, ...store, ...pruned }, down, adapters, ...(mcp.length && { mcp }), ...(tooling.approvals.waiting && { approvals: { waiting: tooling.approvals.waiting } }) });
-  }, { public: true });
+  http.route(
+    "GET",
+    "/healthz",
+    async (req) => {
+      const adapters = health();
+      const store = db.health();
+      const down = adapters.filter((a) => !a.ready).map((a) => `${a.platform}${a.botId ? `:${a.botId}` : ""}${a.detail ? ` (${a.detail})` : ""}`);
+      const ready = intakeOpen && down.length === 0 && store.ok;
+      const status = !store.ok || (req.query.get("ready") && !ready) ? 503 : 200;
+      const summary = !store.ok ? "store unhealthy" : !intakeOpen ? "stopping" : ready ? "ok" : "not ready";
+      if (!req.operator) return json(status, { status: summary });
+      const pruned = retention.lastSweep && { lastPruned: { at: retention.lastSweep.at.toISOString(), rows: retention.lastSweep.pruned } };
+      const mcp = tooling.status();
+      return json(status, {
+        status: summary,
+        ready,
+        store: { provider: db.provider, ...store, ...pruned },
+        down,
+        adapters,
+        ...(mcp.length && { mcp }),
+        ...(tooling.approvals.waiting && { approvals: { waiting: tooling.approvals.waiting } }),
+      });
+    },
+    { public: true },
+  );
   http.route("GET", "/metrics", async () => {
     for (const a of health()) metrics.adapterUp.set({ platform: a.platform, bot: a.botId }, a.ready ? 1 : 0);
     metrics.httpConnections.set(http.connections);
@@ -293,7 +390,18 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
 
   let timers: NodeJS.Timeout[] = [];
   return {
-    config, log, db, registry, runner, gateway, http, metrics, reflector, retention, api, tooling,
+    config,
+    log,
+    db,
+    registry,
+    runner,
+    gateway,
+    http,
+    metrics,
+    reflector,
+    retention,
+    api,
+    tooling,
     jobs: { service: jobs, runner: jobsRunner },
     async start() {
       // With OPERATOR_PORT, the console, API and metrics move to a listener of their own; HTTP_PORT keeps the webhooks.
@@ -304,12 +412,18 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
       outbound.startClaims();
       await tooling.start();
       await gateway.start();
-      await tooling.afterAdaptersStarted().catch((err) => log.warn({ err: errInfo(err) }, "expiring the previous run's approvals failed; a click on one says it expired"));
+      await tooling
+        .afterAdaptersStarted()
+        .catch((err) => log.warn({ err: errInfo(err) }, "expiring the previous run's approvals failed; a click on one says it expired"));
       reflector.start(config.REFLECT_SWEEP_INTERVAL);
       jobsRunner.start();
       timers = [
         // A probe write: a store that stopped taking writes shows in /healthz even when no traffic comes.
-        setInterval(() => void kv.set("switchboard:store-probe", new Date().toISOString()).catch((err) => log.warn({ err: errInfo(err) }, "the store probe write failed")), opts.storeProbeMs ?? 5_000),
+        setInterval(
+          () =>
+            void kv.set("switchboard:store-probe", new Date().toISOString()).catch((err) => log.warn({ err: errInfo(err) }, "the store probe write failed")),
+          opts.storeProbeMs ?? 5_000,
+        ),
         setInterval(
           () =>
             void outbound.flushUnsent().catch((err) => {
@@ -335,7 +449,10 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
         const { running } = await runner.drain(left());
         const unsent = await outbound.settle(left());
         const level = running || unsent ? "warn" : "info";
-        log[level]({ runningTurns: running, unsentReplies: unsent, graceMs: opts.graceMs }, running || unsent ? "shutdown grace over: what did not finish is replayed at the next start" : "running turns and queued replies finished");
+        log[level](
+          { runningTurns: running, unsentReplies: unsent, graceMs: opts.graceMs },
+          running || unsent ? "shutdown grace over: what did not finish is replayed at the next start" : "running turns and queued replies finished",
+        );
         await gateway.stop(left());
       } else await gateway.stop();
       await reflector.stop();

@@ -11,7 +11,12 @@ export function transcribeBaseUrl(config: Pick<Config, "TRANSCRIBE_BASE_URL" | "
 }
 
 /** The turn's attachment handling from the configuration: vision, transcription, caps and the adapters' file endpoints. */
-export function mediaInput(config: Config, log: Logger, metrics: GatewayMetrics, files: (platform: string, botId: string) => FileSource | undefined): InputPreparer {
+export function mediaInput(
+  config: Config,
+  log: Logger,
+  metrics: GatewayMetrics,
+  files: (platform: string, botId: string) => FileSource | undefined,
+): InputPreparer {
   const base = transcribeBaseUrl(config);
   return mediaPreparer({
     files,
@@ -19,7 +24,8 @@ export function mediaInput(config: Config, log: Logger, metrics: GatewayMetrics,
     maxImageBytes: config.IMAGE_MAX_BYTES,
     maxAudioBytes: config.AUDIO_MAX_BYTES,
     timeoutMs: config.MEDIA_TIMEOUT,
-    ...(config.TRANSCRIBE_MODEL && base && { transcribe: transcriber({ baseUrl: base, apiKey: config.OPENAI_API_KEY, model: config.TRANSCRIBE_MODEL, timeoutMs: config.AGENT_TIMEOUT }) }),
+    ...(config.TRANSCRIBE_MODEL &&
+      base && { transcribe: transcriber({ baseUrl: base, apiKey: config.OPENAI_API_KEY, model: config.TRANSCRIBE_MODEL, timeoutMs: config.AGENT_TIMEOUT }) }),
     log,
     onFailure: (kind, code) => metrics.mediaFailures.inc({ kind, code }),
   });

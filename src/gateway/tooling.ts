@@ -49,7 +49,12 @@ export class Tooling {
     this.#config = config;
     this.#builtinRules = config?.builtinTools ?? {};
     this.approvals = new ApprovalService({
-      store: opts.store, kv: opts.kv, owner: opts.owner, timeoutMs: opts.approvalTimeoutMs, approvers: opts.approvers, log: opts.log,
+      store: opts.store,
+      kv: opts.kv,
+      owner: opts.owner,
+      timeoutMs: opts.approvalTimeoutMs,
+      approvers: opts.approvers,
+      log: opts.log,
       ...(opts.shared && { pollMs: 1_000 }),
       ...(opts.onDecision && { onDecision: opts.onDecision }),
       transport: { show: (to, card) => this.#show(to, card), update: (to, id, card) => this.#update(to, id, card) },
@@ -92,9 +97,12 @@ export class Tooling {
   /** The approval handler for one turn; without the turn's event (reflection, tests) nothing is asked and `ask` means deny. */
   handler(ctx: AgentContext, tools: ToolRegistry): ApprovalHandler {
     const ev = ctx.event;
-    if (!ev) return async (call) => ({ decision: this.policyOf(tools.get(call.name), call.name, { platform: "", chatId: "" }) === "auto" ? "approve" : "deny" });
+    if (!ev)
+      return async (call) => ({ decision: this.policyOf(tools.get(call.name), call.name, { platform: "", chatId: "" }) === "auto" ? "approve" : "deny" });
     const chat = { platform: ev.replyTo.platform, chatId: ev.replyTo.chatId };
-    return this.approvals.handler({ sessionId: ctx.session.id, event: ev, ...(ctx.holdTimeout && { holdTimeout: ctx.holdTimeout }) }, (name) => this.policyOf(tools.get(name), name, chat));
+    return this.approvals.handler({ sessionId: ctx.session.id, event: ev, ...(ctx.holdTimeout && { holdTimeout: ctx.holdTimeout }) }, (name) =>
+      this.policyOf(tools.get(name), name, chat),
+    );
   }
 
   /**
@@ -113,8 +121,14 @@ export class Tooling {
       }
       if ((cmd.name === "approve" || cmd.name === "deny") && APPROVAL_ID.test(cmd.args.toLowerCase())) {
         const r = await this.approvals.click({
-          id: cmd.args.toLowerCase(), action: cmd.name, platform: event.origin.platform, botId: event.replyTo.botId, chatId: event.replyTo.chatId,
-          senderId: event.origin.senderId, ...(event.origin.senderName && { senderName: event.origin.senderName }), isAdmin: event.isAdmin ?? false,
+          id: cmd.args.toLowerCase(),
+          action: cmd.name,
+          platform: event.origin.platform,
+          botId: event.replyTo.botId,
+          chatId: event.replyTo.chatId,
+          senderId: event.origin.senderId,
+          ...(event.origin.senderName && { senderName: event.origin.senderName }),
+          isAdmin: event.isAdmin ?? false,
         });
         // A pairing code that happens to look like an id is still a pairing code for an operator.
         if (!r.ok && cmd.name === "approve" && event.isAdmin && /^There is no approval/.test(r.text)) return event;
@@ -138,7 +152,8 @@ export class Tooling {
           for (const s of this.status()) {
             const state = s.state === "ready" ? "ready" : `${s.state}${s.error ? `: ${s.error}` : ""}`;
             lines.push(`server ${s.name} (${s.transport}): ${state}${s.restarts ? `, ${s.restarts} restart(s)` : ""}`);
-            for (const tool of s.tools) lines.push(`  ${s.name}__${tool}: ${this.policyOf(undefined, `${s.name}__${tool}`, chat)}${s.state === "ready" ? "" : " (unavailable)"}`);
+            for (const tool of s.tools)
+              lines.push(`  ${s.name}__${tool}: ${this.policyOf(undefined, `${s.name}__${tool}`, chat)}${s.state === "ready" ? "" : " (unavailable)"}`);
             if (s.tools.length === 0) lines.push("  (no tools listed yet)");
           }
           ctx.notify("info", lines.length ? `Tools:\n${lines.join("\n")}` : "The agent has no tools here.");

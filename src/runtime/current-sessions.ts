@@ -23,7 +23,10 @@ export class CurrentSessions {
     else if (this.#sessionOf.size >= LIMIT) this.#evictOldest();
     this.#sessionOf.set(bindingKey, sessionId);
     let keys = this.#keysOf.get(sessionId);
-    if (!keys) this.#keysOf.set(sessionId, (keys = new Set()));
+    if (!keys) {
+      keys = new Set();
+      this.#keysOf.set(sessionId, keys);
+    }
     keys.add(bindingKey);
   }
 

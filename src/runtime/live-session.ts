@@ -141,7 +141,11 @@ export class LiveSession {
       const rows = await this.deps.transcript.recent(this.id, this.limits.maxMessages);
       this.#window = [];
       this.#windowChars = 0;
-      this.remember(rows.filter((r) => r.role === "user" || r.role === "assistant" || r.role === "tool").map((r) => windowMessage(r.role as WindowMessage["role"], r.content, r.meta)));
+      this.remember(
+        rows
+          .filter((r) => r.role === "user" || r.role === "assistant" || r.role === "tool")
+          .map((r) => windowMessage(r.role as WindowMessage["role"], r.content, r.meta)),
+      );
     }
     return this.#window;
   }

@@ -219,7 +219,8 @@ export class Runner {
     } catch (err) {
       // The database being away is worth retrying (the event stays unhandled); anything else is answered.
       if (err instanceof StoreError) throw err;
-      const text = err instanceof SessionError ? `${err.code}: ${err.message}` : "Sorry, that command failed. The operator can find the details in the gateway's log.";
+      const text =
+        err instanceof SessionError ? `${err.code}: ${err.message}` : "Sorry, that command failed. The operator can find the details in the gateway's log.";
       if (!(err instanceof SessionError)) this.opts.log?.error({ sessionId: session.id, err: errInfo(err) }, "a command failed");
       return this.#consumed(await this.#follow(session), event, [...notices, { severity: "error", text }]);
     }
@@ -249,7 +250,14 @@ export class Runner {
   }
 
   /** Commits notices (and marks the inbound handled when `final`), then emits them. */
-  async #commitAndEmit(session: LiveSession, event: InEvent, messages: Array<{ role: "user" | "assistant"; content: string; sourceId?: string; meta?: string; name?: string }>, turnIncrement: number, notices: Array<{ severity: Severity; text: string }>, final: boolean): Promise<void> {
+  async #commitAndEmit(
+    session: LiveSession,
+    event: InEvent,
+    messages: Array<{ role: "user" | "assistant"; content: string; sourceId?: string; meta?: string; name?: string }>,
+    turnIncrement: number,
+    notices: Array<{ severity: Severity; text: string }>,
+    final: boolean,
+  ): Promise<void> {
     const replies: Reply[] = notices.map((n) => ({ replyTo: event.replyTo, text: n.text, kind: "notice", severity: n.severity }));
     const { deliveryIds } = await this.ledger.commit({
       sessionId: session.id,
@@ -259,9 +267,17 @@ export class Runner {
       replies,
     });
     if (messages.length) session.remember(messages);
-    notices.forEach((n, i) =>
-      session.emit({ kind: "notice", sessionId: session.id, severity: n.severity, text: n.text, replyTo: event.replyTo, inboundId: event.inboundId, deliveryId: deliveryIds[i] }),
-    );
+    notices.forEach((n, i) => {
+      session.emit({
+        kind: "notice",
+        sessionId: session.id,
+        severity: n.severity,
+        text: n.text,
+        replyTo: event.replyTo,
+        inboundId: event.inboundId,
+        deliveryId: deliveryIds[i],
+      });
+    });
   }
 
   async #accept(session: LiveSession, ev: MessageEvent): Promise<RunHandle> {
@@ -323,7 +339,13 @@ export class Runner {
 
   async #drop(session: LiveSession, p: Pending): Promise<void> {
     try {
-      await this.ledger.commit({ sessionId: session.id, inboundIds: p.inboundIds, messages: [userEntry(p.event, renderUserText(p.event), p.sourceId)], turnIncrement: 0, replies: [] });
+      await this.ledger.commit({
+        sessionId: session.id,
+        inboundIds: p.inboundIds,
+        messages: [userEntry(p.event, renderUserText(p.event), p.sourceId)],
+        turnIncrement: 0,
+        replies: [],
+      });
     } catch (err) {
       this.opts.log?.error({ sessionId: session.id, err: errInfo(err) }, "could not record dropped messages");
     }

@@ -38,6 +38,10 @@ export function speakerFromMeta(meta: string | null | undefined): Speaker | unde
 export const speakerName = (s: Speaker | undefined): string | undefined => s?.name ?? s?.id.slice(s.id.indexOf(":") + 1);
 
 /** The transcript entry of a user message: its text, the platform message it came from, and who said it. */
-export function userEntry(ev: MessageEvent, content: string, sourceId: string | undefined): { role: "user"; content: string; sourceId?: string; meta: string; name?: string } {
+export function userEntry(
+  ev: MessageEvent,
+  content: string,
+  sourceId: string | undefined,
+): { role: "user"; content: string; sourceId?: string; meta: string; name?: string } {
   return { role: "user", content, ...(sourceId !== undefined && { sourceId }), meta: speakerMeta(ev), name: speakerName(speakerOf(ev)) };
 }

@@ -115,7 +115,9 @@ export async function executeTurn(runner: Runner, session: LiveSession, p: Pendi
       notices.push(...prepared.notices);
     }
     const window = await readDurably(runner, p.inboundIds, abort.signal, () => session.window());
-    const memories = opts.memories ? await readDurably(runner, p.inboundIds, abort.signal, () => opts.memories!.recall(memoryScope(session.info).read, 20)) : [];
+    const memories = opts.memories
+      ? await readDurably(runner, p.inboundIds, abort.signal, () => opts.memories!.recall(memoryScope(session.info).read, 20))
+      : [];
     const persona = opts.personas.resolve(session.info.persona);
     // In a group, each user message carries its speaker's name, so the model can tell Alice from Bob.
     const group = session.info.groupId !== undefined;
@@ -144,7 +146,10 @@ export async function executeTurn(runner: Runner, session: LiveSession, p: Pendi
     else if (!live()) outcome = "fenced";
     else if (timedOut) {
       outcome = "failed";
-      notices.push({ severity: "error", text: `The agent did not answer within ${Math.round(timeoutMs / 1000)} s, so the turn was stopped. Please try again.` });
+      notices.push({
+        severity: "error",
+        text: `The agent did not answer within ${Math.round(timeoutMs / 1000)} s, so the turn was stopped. Please try again.`,
+      });
     } else if (isAgentError(err, "Aborted")) {
       outcome = "aborted";
     } else {
@@ -163,7 +168,15 @@ export async function executeTurn(runner: Runner, session: LiveSession, p: Pendi
   // next start answers it. (Before, a shutdown fenced the turn, which recorded the event as handled
   // with no answer: a message lost.)
   if (abort.signal.reason instanceof TurnAbandoned) {
-    session.emit({ kind: "turn-complete", sessionId: session.id, turnId, replyTo: ev.replyTo, inboundId: ev.inboundId, inboundIds: p.inboundIds, outcome: "abandoned" });
+    session.emit({
+      kind: "turn-complete",
+      sessionId: session.id,
+      turnId,
+      replyTo: ev.replyTo,
+      inboundId: ev.inboundId,
+      inboundIds: p.inboundIds,
+      outcome: "abandoned",
+    });
     return "abandoned";
   }
   if (outcome === "unanswered") {
@@ -175,10 +188,19 @@ export async function executeTurn(runner: Runner, session: LiveSession, p: Pendi
   if (outcome === "fenced") {
     // The conversation moved on: record only that the inbound was handled.
     try {
-      if ((await commitDurably(runner, { sessionId: session.id, inboundIds: p.inboundIds, messages: [], turnIncrement: 0, replies: [] })) === "unanswered") return "unanswered";
+      if ((await commitDurably(runner, { sessionId: session.id, inboundIds: p.inboundIds, messages: [], turnIncrement: 0, replies: [] })) === "unanswered")
+        return "unanswered";
     } finally {
       // Past the fence, yet every turn ends: whoever tracks it (a streamed draft, the latency metric) lets go of it.
-      session.emit({ kind: "turn-complete", sessionId: session.id, turnId, replyTo: ev.replyTo, inboundId: ev.inboundId, inboundIds: p.inboundIds, outcome: "fenced" });
+      session.emit({
+        kind: "turn-complete",
+        sessionId: session.id,
+        turnId,
+        replyTo: ev.replyTo,
+        inboundId: ev.inboundId,
+        inboundIds: p.inboundIds,
+        outcome: "fenced",
+      });
     }
     return outcome;
   }
@@ -186,16 +208,34 @@ export async function executeTurn(runner: Runner, session: LiveSession, p: Pendi
   const answered = outcome === "answered" && text.length > 0;
   if (outcome === "answered" && text.length === 0 && !nothingToAnswer) notices.push({ severity: "warn", text: "The agent returned an empty answer." });
   const entry = userEntry(ev, userText, p.sourceId);
-  const committed: Array<WindowMessage & { meta?: string; sourceId?: string }> = [entry, ...toolRounds, ...(answered ? [{ role: "assistant" as const, content: text }] : [])];
+  const committed: Array<WindowMessage & { meta?: string; sourceId?: string }> = [
+    entry,
+    ...toolRounds,
+    ...(answered ? [{ role: "assistant" as const, content: text }] : []),
+  ];
   const replies: Reply[] = [
     ...(answered ? [{ replyTo: ev.replyTo, text, kind: "reply" as const }] : []),
     ...notices.map((n) => ({ replyTo: ev.replyTo, text: n.text, kind: "notice" as const, severity: n.severity })),
   ];
-  const result = await commitDurably(runner, { sessionId: session.id, inboundIds: p.inboundIds, messages: committed, turnIncrement: answered ? 1 : 0, replies });
+  const result = await commitDurably(runner, {
+    sessionId: session.id,
+    inboundIds: p.inboundIds,
+    messages: committed,
+    turnIncrement: answered ? 1 : 0,
+    replies,
+  });
   // Unanswered, or an earlier attempt landed (its acknowledgement lost, its replies recorded and on their way):
   // nothing more to send from here, but the turn still ends, so what waits for its end is released.
   if (result === "unanswered" || result.transcript === "duplicate") {
-    session.emit({ kind: "turn-complete", sessionId: session.id, turnId, replyTo: ev.replyTo, inboundId: ev.inboundId, inboundIds: p.inboundIds, outcome: result === "unanswered" ? "failed" : outcome === "answered" ? "answered" : outcome === "aborted" ? "aborted" : "failed" });
+    session.emit({
+      kind: "turn-complete",
+      sessionId: session.id,
+      turnId,
+      replyTo: ev.replyTo,
+      inboundId: ev.inboundId,
+      inboundIds: p.inboundIds,
+      outcome: result === "unanswered" ? "failed" : outcome === "answered" ? "answered" : outcome === "aborted" ? "aborted" : "failed",
+    });
     return result === "unanswered" ? "unanswered" : outcome;
   }
   if (result.transcript === "ok") {
@@ -214,9 +254,35 @@ export async function executeTurn(runner: Runner, session: LiveSession, p: Pendi
   }
   // Committed: from here the replies are durable and are sent even if the session moves on.
   let i = 0;
-  if (answered) session.emit({ kind: "text-final", sessionId: session.id, turnId, replyTo: ev.replyTo, text, inboundId: ev.inboundId, deliveryId: result.deliveryIds[i++] });
-  for (const n of notices) session.emit({ kind: "notice", sessionId: session.id, severity: n.severity, text: n.text, replyTo: ev.replyTo, inboundId: ev.inboundId, deliveryId: result.deliveryIds[i++] });
-  session.emit({ kind: "turn-complete", sessionId: session.id, turnId, replyTo: ev.replyTo, inboundId: ev.inboundId, inboundIds: p.inboundIds, outcome: outcome === "answered" ? "answered" : outcome === "aborted" ? "aborted" : "failed" });
+  if (answered)
+    session.emit({
+      kind: "text-final",
+      sessionId: session.id,
+      turnId,
+      replyTo: ev.replyTo,
+      text,
+      inboundId: ev.inboundId,
+      deliveryId: result.deliveryIds[i++],
+    });
+  for (const n of notices)
+    session.emit({
+      kind: "notice",
+      sessionId: session.id,
+      severity: n.severity,
+      text: n.text,
+      replyTo: ev.replyTo,
+      inboundId: ev.inboundId,
+      deliveryId: result.deliveryIds[i++],
+    });
+  session.emit({
+    kind: "turn-complete",
+    sessionId: session.id,
+    turnId,
+    replyTo: ev.replyTo,
+    inboundId: ev.inboundId,
+    inboundIds: p.inboundIds,
+    outcome: outcome === "answered" ? "answered" : outcome === "aborted" ? "aborted" : "failed",
+  });
   if (answered) {
     try {
       opts.onTurnCommitted?.(session);

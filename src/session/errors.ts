@@ -45,7 +45,11 @@ export const errors = {
   wrongKind: (id: string, actual: string, wanted: string) =>
     new SessionError("WrongKind", `Session ${id} is a "${actual}" session, but a "${wanted}" session was required.`, { sessionId: id, actual, wanted }),
   stale: (expected: string, details: Record<string, unknown> = {}) =>
-    new SessionError("StaleRotation", `The conversation no longer points at session ${expected}: a fresh session was already started. Re-read the binding and retry if needed.`, { expectedSessionId: expected, ...details }),
+    new SessionError(
+      "StaleRotation",
+      `The conversation no longer points at session ${expected}: a fresh session was already started. Re-read the binding and retry if needed.`,
+      { expectedSessionId: expected, ...details },
+    ),
   unknownOutcome: (expected: string | undefined, cause: unknown) =>
     new SessionError(
       "RotationOutcomeUnknown",
@@ -54,8 +58,7 @@ export const errors = {
       { cause },
     ),
   /** The one answer for a session this conversation cannot use: missing and another chat's look the same (no existence oracle). */
-  notInChat: (id: string) =>
-    new SessionError("NotFound", `Session ${id} was not found in this chat. See /sessions for this chat's sessions.`, {}),
+  notInChat: (id: string) => new SessionError("NotFound", `Session ${id} was not found in this chat. See /sessions for this chat's sessions.`, {}),
   alreadyExists: (what: string, details: Record<string, unknown> = {}) =>
     new SessionError("AlreadyExists", `${what} already exists; use the existing one or choose another id.`, details),
   closed: (what: string) => new SessionError("Closed", `${what} is closed and takes no more events; open the conversation's current session instead.`),

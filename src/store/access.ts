@@ -21,7 +21,11 @@ export class AccessStore {
 
   async isGranted(platform: string, botId: string, senderId: string): Promise<boolean> {
     // Every DM under a pairing or allowlist policy asks this: raw SQL on the primary key.
-    const rows = await this.db.query("access-granted", `SELECT 1 AS "ok" FROM "AccessGrant" WHERE "platform" = ? AND "botId" = ? AND "senderId" = ?`, [platform, botId, senderId]);
+    const rows = await this.db.query("access-granted", `SELECT 1 AS "ok" FROM "AccessGrant" WHERE "platform" = ? AND "botId" = ? AND "senderId" = ?`, [
+      platform,
+      botId,
+      senderId,
+    ]);
     return rows.length > 0;
   }
 
@@ -35,7 +39,10 @@ export class AccessStore {
 
   /** The sender's live (pending, unexpired) request on this channel, if any. */
   livePending(channel: string, senderId: string, now: Date): Promise<PairingRecord | null> {
-    return this.db.read((c) => c.pairingRequest.findFirst({ where: { channel, senderId, status: "pending", expiresAt: { gt: now } } }), "pairingRequest-findFirst");
+    return this.db.read(
+      (c) => c.pairingRequest.findFirst({ where: { channel, senderId, status: "pending", expiresAt: { gt: now } } }),
+      "pairingRequest-findFirst",
+    );
   }
 
   /**
@@ -60,10 +67,17 @@ export class AccessStore {
       const mine = await tx.pairingRequest.findFirst({ where: { channel: rec.channel, senderId: rec.senderId, status: "pending" } });
       if (mine) return { record: mine, reused: true };
       if (minIntervalMs > 0) {
-        const last = await tx.pairingRequest.findFirst({ where: { channel: rec.channel, senderId: rec.senderId, status: { not: "approved" } }, orderBy: { createdAt: "desc" } });
+        const last = await tx.pairingRequest.findFirst({
+          where: { channel: rec.channel, senderId: rec.senderId, status: { not: "approved" } },
+          orderBy: { createdAt: "desc" },
+        });
         if (last && now.getTime() - last.createdAt.getTime() < minIntervalMs) return { throttledUntil: new Date(last.createdAt.getTime() + minIntervalMs) };
       }
-      const live = await tx.pairingRequest.findMany({ where: { channel: rec.channel, status: "pending" }, orderBy: [{ createdAt: "asc" }, { code: "asc" }], select: { code: true } });
+      const live = await tx.pairingRequest.findMany({
+        where: { channel: rec.channel, status: "pending" },
+        orderBy: [{ createdAt: "asc" }, { code: "asc" }],
+        select: { code: true },
+      });
       let replaced: string | undefined;
       // Normally at most one over; a lowered cap trims the rest too.
       for (const old of live.slice(0, Math.max(0, live.length - cap + 1))) {
@@ -82,7 +96,12 @@ export class AccessStore {
       `SELECT "code","platform","botId","channel","senderId","displayName","status","createdAt","expiresAt","decidedAt" FROM "PairingRequest" WHERE "status" = ? AND "expiresAt" > ? ORDER BY "createdAt" ASC`,
       ["pending", now],
     );
-    return rows.map((r) => ({ ...(r as unknown as PairingRecord), createdAt: toDate(r.createdAt), expiresAt: toDate(r.expiresAt), decidedAt: toDateOrNull(r.decidedAt) }));
+    return rows.map((r) => ({
+      ...(r as unknown as PairingRecord),
+      createdAt: toDate(r.createdAt),
+      expiresAt: toDate(r.expiresAt),
+      decidedAt: toDateOrNull(r.decidedAt),
+    }));
   }
 
   find(code: string): Promise<PairingRecord | null> {

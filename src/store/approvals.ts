@@ -54,7 +54,25 @@ export class ApprovalStore {
     await this.db.exec(
       "approval-create",
       `INSERT INTO "Approval" ("id","sessionId","platform","botId","chatId","replyTo","requesterId","requesterName","privateChat","tool","server","arguments","status","always","owner","createdAt","expiresAt") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
-      [a.id, a.sessionId, a.platform, a.botId, a.chatId, a.replyTo, a.requesterId, a.requesterName, a.privateChat, a.tool, a.server, a.arguments, "pending", false, a.owner, now, a.expiresAt],
+      [
+        a.id,
+        a.sessionId,
+        a.platform,
+        a.botId,
+        a.chatId,
+        a.replyTo,
+        a.requesterId,
+        a.requesterName,
+        a.privateChat,
+        a.tool,
+        a.server,
+        a.arguments,
+        "pending",
+        false,
+        a.owner,
+        now,
+        a.expiresAt,
+      ],
     );
   }
 
@@ -71,7 +89,11 @@ export class ApprovalStore {
    * Decides a pending approval. Returns true when this call's decision won;
    * false when the approval was already decided (or does not exist).
    */
-  async decide(id: string, d: { status: Exclude<ApprovalStatus, "pending">; always?: boolean; byId?: string; byName?: string }, now = new Date()): Promise<boolean> {
+  async decide(
+    id: string,
+    d: { status: Exclude<ApprovalStatus, "pending">; always?: boolean; byId?: string; byName?: string },
+    now = new Date(),
+  ): Promise<boolean> {
     const n = await this.db.exec(
       "approval-decide",
       `UPDATE "Approval" SET "status" = ?, "always" = ?, "decidedById" = ?, "decidedByName" = ?, "decidedAt" = ? WHERE "id" = ? AND "status" = ?`,
@@ -82,7 +104,11 @@ export class ApprovalStore {
 
   /** Pending approvals whose waiting process is not `owner` (left by an earlier run). */
   async pendingNotOwnedBy(owner: string, limit = 500): Promise<ApprovalRecord[]> {
-    const rows = await this.db.query<Record<string, unknown>>("approval-orphans", `SELECT ${COLUMNS} FROM "Approval" WHERE "status" = ? AND "owner" <> ? ORDER BY "createdAt" LIMIT ?`, ["pending", owner, limit]);
+    const rows = await this.db.query<Record<string, unknown>>(
+      "approval-orphans",
+      `SELECT ${COLUMNS} FROM "Approval" WHERE "status" = ? AND "owner" <> ? ORDER BY "createdAt" LIMIT ?`,
+      ["pending", owner, limit],
+    );
     return rows.map(row);
   }
 }

@@ -25,7 +25,14 @@ export interface DeliveryRecord {
 }
 
 function deliveryOf(r: Record<string, unknown>): DeliveryRecord {
-  return { ...(r as unknown as DeliveryRecord), part: Number(r.part), attempts: Number(r.attempts), createdAt: toDate(r.createdAt), expiresAt: toDate(r.expiresAt), sentAt: toDateOrNull(r.sentAt) };
+  return {
+    ...(r as unknown as DeliveryRecord),
+    part: Number(r.part),
+    attempts: Number(r.attempts),
+    createdAt: toDate(r.createdAt),
+    expiresAt: toDate(r.expiresAt),
+    sentAt: toDateOrNull(r.sentAt),
+  };
 }
 
 /**
@@ -57,20 +64,31 @@ export class DeliveryStore {
   async renewClaims(ids: string[], owner: string): Promise<void> {
     for (let i = 0; i < ids.length; i += 500) {
       const part = ids.slice(i, i + 500);
-      await this.db.exec("renew-claims", `UPDATE "OutboundDelivery" SET "claimedAt" = ?, "owner" = ? WHERE "id" IN (${part.map(() => "?").join(",")}) AND "status" IN (?, ?)`, [
-        new Date(), owner, ...part, "pending", "sending",
-      ]);
+      await this.db.exec(
+        "renew-claims",
+        `UPDATE "OutboundDelivery" SET "claimedAt" = ?, "owner" = ? WHERE "id" IN (${part.map(() => "?").join(",")}) AND "status" IN (?, ?)`,
+        [new Date(), owner, ...part, "pending", "sending"],
+      );
     }
   }
 
   async markSent(id: string, platformMessageId: string | undefined): Promise<void> {
     await this.db.exec("mark-sent", `UPDATE "OutboundDelivery" SET "status" = ?, "platformMessageId" = ?, "sentAt" = ?, "lastError" = ? WHERE "id" = ?`, [
-      "sent", platformMessageId ?? null, new Date(), null, id,
+      "sent",
+      platformMessageId ?? null,
+      new Date(),
+      null,
+      id,
     ]);
   }
 
   async markFailed(id: string, status: "failed" | "expired", error: string): Promise<void> {
-    await this.db.exec("mark-failed", `UPDATE "OutboundDelivery" SET "status" = ?, "lastError" = ? WHERE "id" = ? AND "status" <> ?`, [status, error.slice(0, 500), id, "sent"]);
+    await this.db.exec("mark-failed", `UPDATE "OutboundDelivery" SET "status" = ?, "lastError" = ? WHERE "id" = ? AND "status" <> ?`, [
+      status,
+      error.slice(0, 500),
+      id,
+      "sent",
+    ]);
   }
 
   /**
@@ -84,9 +102,20 @@ export class DeliveryStore {
       ? await this.db.query<Record<string, unknown>>(
           "unsent-stale",
           `SELECT ${COLUMNS} FROM "OutboundDelivery" WHERE ("status" = ? AND "createdAt" < ? AND ("claimedAt" IS NULL OR "claimedAt" < ?)) OR ("status" = ? AND "claimedAt" < ?) ORDER BY "createdAt" ASC, "part" ASC LIMIT ?`,
-          ["pending", new Date(Date.now() - opts.staleAfterMs), new Date(Date.now() - opts.staleAfterMs), "sending", new Date(Date.now() - opts.staleAfterMs), limit],
+          [
+            "pending",
+            new Date(Date.now() - opts.staleAfterMs),
+            new Date(Date.now() - opts.staleAfterMs),
+            "sending",
+            new Date(Date.now() - opts.staleAfterMs),
+            limit,
+          ],
         )
-      : await this.db.query<Record<string, unknown>>("unsent", `SELECT ${COLUMNS} FROM "OutboundDelivery" WHERE "status" IN (?, ?) ORDER BY "createdAt" ASC, "part" ASC LIMIT ?`, ["pending", "sending", limit]);
+      : await this.db.query<Record<string, unknown>>(
+          "unsent",
+          `SELECT ${COLUMNS} FROM "OutboundDelivery" WHERE "status" IN (?, ?) ORDER BY "createdAt" ASC, "part" ASC LIMIT ?`,
+          ["pending", "sending", limit],
+        );
     return rows.map(deliveryOf);
   }
 

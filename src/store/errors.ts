@@ -56,5 +56,7 @@ export function isRetryable(e: unknown): boolean {
 export function isUnavailable(e: unknown): boolean {
   const code = codeOf(e);
   if (code && UNAVAILABLE.has(code)) return true;
-  return /ECONNREFUSED|ECONNRESET|Connection terminated|terminating connection|Can't reach database|Server has closed the connection|the database system is (starting up|shutting down)|Connection ended/i.test(messageOf(e));
+  return /ECONNREFUSED|ECONNRESET|Connection terminated|terminating connection|Can't reach database|Server has closed the connection|the database system is (starting up|shutting down)|Connection ended/i.test(
+    messageOf(e),
+  );
 }

@@ -61,7 +61,12 @@ export class IdentityStore {
    * RETURNING; only when the row already exists, a second statement reads it.
    * Columns: id, platform, externalId, displayName (User) or title (Group), parentId (Group), createdAt.
    */
-  async #insertOrGet(table: "User" | "Group", v: [string, string, string, string | null, string | null, Date], platform: string, externalId: string): Promise<string> {
+  async #insertOrGet(
+    table: "User" | "Group",
+    v: [string, string, string, string | null, string | null, Date],
+    platform: string,
+    externalId: string,
+  ): Promise<string> {
     const insert =
       table === "User"
         ? `INSERT INTO "User" ("id","platform","externalId","displayName","createdAt") VALUES (?,?,?,?,?) ON CONFLICT DO NOTHING RETURNING "id"`
@@ -69,7 +74,11 @@ export class IdentityStore {
     const params = table === "User" ? [v[0], v[1], v[2], v[3], v[5]] : v;
     const [made] = await this.db.writeReturning<{ id: string }>(`ensure-${table.toLowerCase()}`, insert, params);
     if (made) return made.id;
-    const [found] = await this.db.query<{ id: string }>(`find-${table.toLowerCase()}`, `SELECT "id" FROM "${table}" WHERE "platform" = ? AND "externalId" = ?`, [platform, externalId]);
+    const [found] = await this.db.query<{ id: string }>(
+      `find-${table.toLowerCase()}`,
+      `SELECT "id" FROM "${table}" WHERE "platform" = ? AND "externalId" = ?`,
+      [platform, externalId],
+    );
     if (!found) throw new Error(`${table} ${platform}:${externalId} was neither inserted nor found`);
     return found.id;
   }
@@ -79,9 +88,10 @@ export class IdentityStore {
     const found = await this.db.read((c) => c.group.findUnique({ where }), "group-findUnique");
     if (found) return found;
     try {
-      return await this.db.write((c) =>
-        c.group.create({ data: { id: randomUUID(), platform, externalId, parentId: opts.parentId ?? null, title: opts.title ?? null } }),
-      "group-create");
+      return await this.db.write(
+        (c) => c.group.create({ data: { id: randomUUID(), platform, externalId, parentId: opts.parentId ?? null, title: opts.title ?? null } }),
+        "group-create",
+      );
     } catch (e) {
       if (!isUniqueViolation(e)) throw e;
       return (await this.db.read((c) => c.group.findUnique({ where }), "group-findUnique"))!;
@@ -92,7 +102,12 @@ export class IdentityStore {
     const k = `${platform}\u0000${externalId}`;
     const hit = this.#groups.get(k);
     if (hit) return hit;
-    const id = await this.#insertOrGet("Group", [randomUUID(), platform, externalId, opts.title ?? null, opts.parentId ?? null, new Date()], platform, externalId);
+    const id = await this.#insertOrGet(
+      "Group",
+      [randomUUID(), platform, externalId, opts.title ?? null, opts.parentId ?? null, new Date()],
+      platform,
+      externalId,
+    );
     setBounded(this.#groups, k, id, CACHE_LIMIT);
     return id;
   }
@@ -124,8 +139,14 @@ export class IdentityStore {
    * users first (private chats own their sessions by user), then groups.
    */
   async lookup(platform: string, externalId: string): Promise<{ kind: "user" | "group"; id: string } | undefined> {
-    for (const [table, kind] of [["User", "user"], ["Group", "group"]] as const) {
-      const [r] = await this.db.query<{ id: string }>(`lookup-${kind}`, `SELECT "id" FROM "${table}" WHERE "platform" = ? AND "externalId" = ?`, [platform, externalId]);
+    for (const [table, kind] of [
+      ["User", "user"],
+      ["Group", "group"],
+    ] as const) {
+      const [r] = await this.db.query<{ id: string }>(`lookup-${kind}`, `SELECT "id" FROM "${table}" WHERE "platform" = ? AND "externalId" = ?`, [
+        platform,
+        externalId,
+      ]);
       if (r) return { kind, id: r.id };
     }
     return undefined;

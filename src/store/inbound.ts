@@ -23,7 +23,13 @@ export interface InboundRecord {
 const COLUMNS = `"id","platform","botId","eventId","status","envelope","occurredAt","receivedAt","processedAt","sessionId","note","conversation","seq"`;
 
 function inboundOf(r: Record<string, unknown>): InboundRecord {
-  return { ...(r as unknown as InboundRecord), occurredAt: toDate(r.occurredAt), receivedAt: toDate(r.receivedAt), processedAt: toDateOrNull(r.processedAt), seq: Number(r.seq) };
+  return {
+    ...(r as unknown as InboundRecord),
+    occurredAt: toDate(r.occurredAt),
+    receivedAt: toDate(r.receivedAt),
+    processedAt: toDateOrNull(r.processedAt),
+    seq: Number(r.seq),
+  };
 }
 
 /**
@@ -54,7 +60,16 @@ export class InboundStore {
    * before. An expired event is recorded as expired (so its redeliveries are
    * duplicates too).
    */
-  async record(e: { platform: string; botId: string; eventId: string; envelope: string; occurredAt: Date; conversation?: string; status?: InboundStatus; note?: string }): Promise<{ id: string } | "duplicate"> {
+  async record(e: {
+    platform: string;
+    botId: string;
+    eventId: string;
+    envelope: string;
+    occurredAt: Date;
+    conversation?: string;
+    status?: InboundStatus;
+    note?: string;
+  }): Promise<{ id: string } | "duplicate"> {
     const id = randomUUID();
     const now = this.now();
     const status = e.status ?? "received";

@@ -53,7 +53,10 @@ export interface RunRecord {
   finishedAt: Date | null;
 }
 
-export type NewJob = Omit<JobRecord, "failures" | "lastRunAt" | "lastStatus" | "lastError" | "claimOwner" | "claimedAt" | "claimAttempts" | "createdAt" | "updatedAt" | "sessionId">;
+export type NewJob = Omit<
+  JobRecord,
+  "failures" | "lastRunAt" | "lastStatus" | "lastError" | "claimOwner" | "claimedAt" | "claimAttempts" | "createdAt" | "updatedAt" | "sessionId"
+>;
 
 const JOB_COLUMNS = `"id","conversation","target","address","platform","botId","kind","spec","timezone","action","text","status","nextRunAt","failures","lastRunAt","lastStatus","lastError","claimOwner","claimedAt","claimAttempts","sessionId","createdBy","createdAt","updatedAt"`;
 const RUN_COLUMNS = `"id","jobId","dueAt","status","deliveryId","error","owner","startedAt","finishedAt"`;
@@ -61,9 +64,13 @@ const RUN_COLUMNS = `"id","jobId","dueAt","status","deliveryId","error","owner",
 function jobOf(r: Record<string, unknown>): JobRecord {
   return {
     ...(r as unknown as JobRecord),
-    failures: Number(r.failures), claimAttempts: Number(r.claimAttempts),
-    nextRunAt: toDateOrNull(r.nextRunAt), lastRunAt: toDateOrNull(r.lastRunAt), claimedAt: toDateOrNull(r.claimedAt),
-    createdAt: toDate(r.createdAt), updatedAt: toDate(r.updatedAt),
+    failures: Number(r.failures),
+    claimAttempts: Number(r.claimAttempts),
+    nextRunAt: toDateOrNull(r.nextRunAt),
+    lastRunAt: toDateOrNull(r.lastRunAt),
+    claimedAt: toDateOrNull(r.claimedAt),
+    createdAt: toDate(r.createdAt),
+    updatedAt: toDate(r.updatedAt),
   };
 }
 
@@ -94,7 +101,24 @@ export class JobStore {
     await this.db.exec(
       "job-insert",
       `INSERT INTO "ScheduledJob" ("id","conversation","target","address","platform","botId","kind","spec","timezone","action","text","status","nextRunAt","createdBy","createdAt","updatedAt") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
-      [job.id, job.conversation, job.target, job.address, job.platform, job.botId, job.kind, job.spec, job.timezone, job.action, job.text, job.status, job.nextRunAt, job.createdBy, now, now],
+      [
+        job.id,
+        job.conversation,
+        job.target,
+        job.address,
+        job.platform,
+        job.botId,
+        job.kind,
+        job.spec,
+        job.timezone,
+        job.action,
+        job.text,
+        job.status,
+        job.nextRunAt,
+        job.createdBy,
+        now,
+        now,
+      ],
     );
     return (await this.get(job.id))!;
   }
@@ -114,13 +138,21 @@ export class JobStore {
     }
     if (opts.open) where.push(`"status" IN ('active','paused')`);
     params.push(opts.limit ?? 500);
-    const rows = await this.db.query<Record<string, unknown>>("job-list", `SELECT ${JOB_COLUMNS} FROM "ScheduledJob"${where.length ? ` WHERE ${where.join(" AND ")}` : ""} ORDER BY "createdAt" ASC, "id" ASC LIMIT ?`, params);
+    const rows = await this.db.query<Record<string, unknown>>(
+      "job-list",
+      `SELECT ${JOB_COLUMNS} FROM "ScheduledJob"${where.length ? ` WHERE ${where.join(" AND ")}` : ""} ORDER BY "createdAt" ASC, "id" ASC LIMIT ?`,
+      params,
+    );
     return rows.map(jobOf);
   }
 
   /** Cancels an open job; false if it was not open. */
   async cancel(id: string): Promise<boolean> {
-    const n = await this.db.exec("job-cancel", `UPDATE "ScheduledJob" SET "status" = ?, "nextRunAt" = NULL, "updatedAt" = ? WHERE "id" = ? AND "status" IN ('active','paused')`, ["cancelled", new Date(), id]);
+    const n = await this.db.exec(
+      "job-cancel",
+      `UPDATE "ScheduledJob" SET "status" = ?, "nextRunAt" = NULL, "updatedAt" = ? WHERE "id" = ? AND "status" IN ('active','paused')`,
+      ["cancelled", new Date(), id],
+    );
     return n === 1;
   }
 
@@ -157,16 +189,31 @@ export class JobStore {
   async renewClaims(ids: string[], owner: string): Promise<void> {
     for (let i = 0; i < ids.length; i += 500) {
       const part = ids.slice(i, i + 500);
-      await this.db.exec("job-renew", `UPDATE "ScheduledJob" SET "claimedAt" = ? WHERE "id" IN (${part.map(() => "?").join(",")}) AND "claimOwner" = ?`, [new Date(), ...part, owner]);
+      await this.db.exec("job-renew", `UPDATE "ScheduledJob" SET "claimedAt" = ? WHERE "id" IN (${part.map(() => "?").join(",")}) AND "claimOwner" = ?`, [
+        new Date(),
+        ...part,
+        owner,
+      ]);
     }
   }
 
   /** The run row of a claimed due time: created, or the one an earlier attempt (a crash) left. */
   async startRun(id: string, jobId: string, dueAt: Date, owner: string): Promise<RunRecord> {
     await this.db.exec("run-start", `INSERT INTO "JobRun" (${RUN_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?) ON CONFLICT ("jobId","dueAt") DO NOTHING`, [
-      id, jobId, dueAt, "running", null, null, owner, new Date(), null,
+      id,
+      jobId,
+      dueAt,
+      "running",
+      null,
+      null,
+      owner,
+      new Date(),
+      null,
     ]);
-    const [r] = await this.db.query<Record<string, unknown>>("run-get", `SELECT ${RUN_COLUMNS} FROM "JobRun" WHERE "jobId" = ? AND "dueAt" = ?`, [jobId, dueAt]);
+    const [r] = await this.db.query<Record<string, unknown>>("run-get", `SELECT ${RUN_COLUMNS} FROM "JobRun" WHERE "jobId" = ? AND "dueAt" = ?`, [
+      jobId,
+      dueAt,
+    ]);
     return runOf(r!);
   }
 
@@ -193,7 +240,11 @@ export class JobStore {
       }
       for (const m of c.messages) await appendMessage(q, m, now);
       await q.run(`UPDATE "JobRun" SET "status" = ?, "deliveryId" = ?, "error" = ?, "finishedAt" = ? WHERE "id" = ?`, [
-        c.status, c.delivery?.id ?? null, c.error?.slice(0, 500) ?? null, c.status === "sending" ? null : now, c.run.id,
+        c.status,
+        c.delivery?.id ?? null,
+        c.error?.slice(0, 500) ?? null,
+        c.status === "sending" ? null : now,
+        c.run.id,
       ]);
       if (c.status !== "sending") await settleJob(q, c.job.id, c.status, c.error ?? null, now);
       return true;
@@ -201,13 +252,23 @@ export class JobStore {
   }
 
   /** Runs whose delivery is still in the ledger's hands, with that delivery's state. */
-  async sending(limit = 500): Promise<Array<RunRecord & { deliveryStatus: string | null; deliveryError: string | null; platformMessageId: string | null; deliveryExpiresAt: Date | null }>> {
+  async sending(
+    limit = 500,
+  ): Promise<
+    Array<RunRecord & { deliveryStatus: string | null; deliveryError: string | null; platformMessageId: string | null; deliveryExpiresAt: Date | null }>
+  > {
     const rows = await this.db.query<Record<string, unknown>>(
       "runs-sending",
       `SELECT r."id",r."jobId",r."dueAt",r."status",r."deliveryId",r."error",r."owner",r."startedAt",r."finishedAt", d."status" AS "deliveryStatus", d."lastError" AS "deliveryError", d."platformMessageId" AS "platformMessageId", d."expiresAt" AS "deliveryExpiresAt" FROM "JobRun" r LEFT JOIN "OutboundDelivery" d ON d."id" = r."deliveryId" WHERE r."status" = ? ORDER BY r."dueAt" ASC LIMIT ?`,
       ["sending", limit],
     );
-    return rows.map((r) => ({ ...runOf(r), deliveryStatus: (r.deliveryStatus as string | null) ?? null, deliveryError: (r.deliveryError as string | null) ?? null, platformMessageId: (r.platformMessageId as string | null) ?? null, deliveryExpiresAt: toDateOrNull(r.deliveryExpiresAt) }));
+    return rows.map((r) => ({
+      ...runOf(r),
+      deliveryStatus: (r.deliveryStatus as string | null) ?? null,
+      deliveryError: (r.deliveryError as string | null) ?? null,
+      platformMessageId: (r.platformMessageId as string | null) ?? null,
+      deliveryExpiresAt: toDateOrNull(r.deliveryExpiresAt),
+    }));
   }
 
   /**
@@ -216,23 +277,41 @@ export class JobStore {
    * the third pauses it. `paused` is true only for the call that paused it,
    * so operators are told once.
    */
-  async settle(runId: string, status: "delivered" | "failed", error: string | null): Promise<{ settled: boolean; failures: number; paused: boolean; jobId: string }> {
+  async settle(
+    runId: string,
+    status: "delivered" | "failed",
+    error: string | null,
+  ): Promise<{ settled: boolean; failures: number; paused: boolean; jobId: string }> {
     return this.db.sqlTransaction("run-settle", async (q) => {
       const now = new Date();
       const [run] = await q.all<{ jobId: string }>(`SELECT "jobId" FROM "JobRun" WHERE "id" = ? AND "status" = ?`, [runId, "sending"]);
       if (!run) return { settled: false, failures: 0, paused: false, jobId: "" };
-      await q.run(`UPDATE "JobRun" SET "status" = ?, "error" = ?, "finishedAt" = ? WHERE "id" = ? AND "status" = ?`, [status, error?.slice(0, 500) ?? null, now, runId, "sending"]);
+      await q.run(`UPDATE "JobRun" SET "status" = ?, "error" = ?, "finishedAt" = ? WHERE "id" = ? AND "status" = ?`, [
+        status,
+        error?.slice(0, 500) ?? null,
+        now,
+        runId,
+        "sending",
+      ]);
       return { settled: true, jobId: run.jobId, ...(await settleJob(q, run.jobId, status, error, now)) };
     });
   }
 
   /** Deletes up to `limit` finished runs due before `before` (RECORD_RETENTION); runs still sending are kept. */
   async pruneRuns(before: Date, limit: number): Promise<number> {
-    return this.db.exec("prune-job-runs", `DELETE FROM "JobRun" WHERE "id" IN (SELECT "id" FROM "JobRun" WHERE "status" IN ('delivered','failed','missed') AND "dueAt" < ? LIMIT ?)`, [before, limit]);
+    return this.db.exec(
+      "prune-job-runs",
+      `DELETE FROM "JobRun" WHERE "id" IN (SELECT "id" FROM "JobRun" WHERE "status" IN ('delivered','failed','missed') AND "dueAt" < ? LIMIT ?)`,
+      [before, limit],
+    );
   }
 
   async runs(jobId: string, limit = 20): Promise<RunRecord[]> {
-    const rows = await this.db.query<Record<string, unknown>>("runs-of-job", `SELECT ${RUN_COLUMNS} FROM "JobRun" WHERE "jobId" = ? ORDER BY "dueAt" DESC LIMIT ?`, [jobId, limit]);
+    const rows = await this.db.query<Record<string, unknown>>(
+      "runs-of-job",
+      `SELECT ${RUN_COLUMNS} FROM "JobRun" WHERE "jobId" = ? ORDER BY "dueAt" DESC LIMIT ?`,
+      [jobId, limit],
+    );
     return rows.map(runOf);
   }
 
@@ -242,21 +321,35 @@ export class JobStore {
    */
   async addressOfSession(sessionId: string, parentId?: string, channel?: string): Promise<StoredAddress | undefined> {
     for (let id: string | undefined = sessionId, hops = 0; id && hops < 5; hops++) {
-      const [d] = await this.db.query<{ address: string }>("job-address-delivery", `SELECT "address" FROM "OutboundDelivery" WHERE "sessionId" = ? ORDER BY "createdAt" DESC LIMIT 1`, [id]);
+      const [d] = await this.db.query<{ address: string }>(
+        "job-address-delivery",
+        `SELECT "address" FROM "OutboundDelivery" WHERE "sessionId" = ? ORDER BY "createdAt" DESC LIMIT 1`,
+        [id],
+      );
       if (d) return JSON.parse(d.address);
-      const [e] = await this.db.query<{ envelope: string }>("job-address-inbound", `SELECT "envelope" FROM "InboundEvent" WHERE "sessionId" = ? ORDER BY "seq" DESC LIMIT 1`, [id]);
+      const [e] = await this.db.query<{ envelope: string }>(
+        "job-address-inbound",
+        `SELECT "envelope" FROM "InboundEvent" WHERE "sessionId" = ? ORDER BY "seq" DESC LIMIT 1`,
+        [id],
+      );
       if (e) {
         const env = JSON.parse(e.envelope) as { replyTo: StoredAddress; chatKind: string };
         return { ...env.replyTo, kind: env.chatKind === "private" ? "private" : "group" };
       }
-      const [s]: Array<{ parentId: string | null }> = await this.db.query<{ parentId: string | null }>("job-address-parent", `SELECT "parentId" FROM "Session" WHERE "id" = ?`, [id]);
+      const [s]: Array<{ parentId: string | null }> = await this.db.query<{ parentId: string | null }>(
+        "job-address-parent",
+        `SELECT "parentId" FROM "Session" WHERE "id" = ?`,
+        [id],
+      );
       id = hops === 0 && parentId ? parentId : (s?.parentId ?? undefined);
     }
     // A fresh session's first turn: the event being answered is recorded, not yet linked to the session.
     if (channel) {
-      const [e] = await this.db.query<{ envelope: string }>("job-address-channel", `SELECT "envelope" FROM "InboundEvent" WHERE "status" = ? AND "envelope" LIKE ? ORDER BY "seq" DESC LIMIT 1`, [
-        "received", `%${JSON.stringify({ channel }).slice(1, -1)}%`,
-      ]);
+      const [e] = await this.db.query<{ envelope: string }>(
+        "job-address-channel",
+        `SELECT "envelope" FROM "InboundEvent" WHERE "status" = ? AND "envelope" LIKE ? ORDER BY "seq" DESC LIMIT 1`,
+        ["received", `%${JSON.stringify({ channel }).slice(1, -1)}%`],
+      );
       if (e) {
         const env = JSON.parse(e.envelope) as { replyTo: StoredAddress; chatKind: string; channel: string };
         if (env.channel === channel) return { ...env.replyTo, kind: env.chatKind === "private" ? "private" : "group" };
@@ -320,9 +413,20 @@ async function settleJob(q: Sql, jobId: string, status: string, error: string | 
     return { failures: 0, paused: false };
   }
   const failed = status === "failed";
-  await q.run(`UPDATE "ScheduledJob" SET "lastStatus" = ?, "lastError" = ?, "failures" = ${failed ? `"failures" + 1` : "0"}, "updatedAt" = ? WHERE "id" = ?`, [status, error, now, jobId]);
+  await q.run(`UPDATE "ScheduledJob" SET "lastStatus" = ?, "lastError" = ?, "failures" = ${failed ? `"failures" + 1` : "0"}, "updatedAt" = ? WHERE "id" = ?`, [
+    status,
+    error,
+    now,
+    jobId,
+  ]);
   if (!failed) return { failures: 0, paused: false };
-  const paused = await q.run(`UPDATE "ScheduledJob" SET "status" = ?, "updatedAt" = ? WHERE "id" = ? AND "status" = ? AND "failures" >= ?`, ["paused", now, jobId, "active", PAUSE_AFTER_FAILURES]);
+  const paused = await q.run(`UPDATE "ScheduledJob" SET "status" = ?, "updatedAt" = ? WHERE "id" = ? AND "status" = ? AND "failures" >= ?`, [
+    "paused",
+    now,
+    jobId,
+    "active",
+    PAUSE_AFTER_FAILURES,
+  ]);
   const [row] = await q.all<{ failures: number }>(`SELECT "failures" FROM "ScheduledJob" WHERE "id" = ?`, [jobId]);
   return { failures: Number(row?.failures ?? 0), paused: paused === 1 };
 }
@@ -334,5 +438,12 @@ async function appendMessage(q: Sql, m: { sessionId: string; role: string; conte
   const touched = await q.run(`UPDATE "Session" SET "lastActive" = ? WHERE "id" = ? AND "archived" = ?`, [now, m.sessionId, false]);
   if (touched !== 1) return;
   const [last] = await q.all<{ seq: number | null }>(`SELECT MAX("seq") AS "seq" FROM "Message" WHERE "sessionId" = ?`, [m.sessionId]);
-  await q.run(`INSERT INTO "Message" ("sessionId","seq","role","content","meta","createdAt") VALUES (?,?,?,?,?,?)`, [m.sessionId, Number(last?.seq ?? 0) + 1, m.role, m.content, m.meta ?? null, now]);
+  await q.run(`INSERT INTO "Message" ("sessionId","seq","role","content","meta","createdAt") VALUES (?,?,?,?,?,?)`, [
+    m.sessionId,
+    Number(last?.seq ?? 0) + 1,
+    m.role,
+    m.content,
+    m.meta ?? null,
+    now,
+  ]);
 }

@@ -13,8 +13,10 @@ export class KvStore {
   }
 
   async set(key: string, value: string): Promise<void> {
-    await this.db.exec("kv-set", `INSERT INTO "AdapterState" ("key","value","updatedAt") VALUES (?,?,?) ON CONFLICT ("key") DO UPDATE SET "value" = excluded."value", "updatedAt" = excluded."updatedAt"`, [
-      key, value, new Date(),
-    ]);
+    await this.db.exec(
+      "kv-set",
+      `INSERT INTO "AdapterState" ("key","value","updatedAt") VALUES (?,?,?) ON CONFLICT ("key") DO UPDATE SET "value" = excluded."value", "updatedAt" = excluded."updatedAt"`,
+      [key, value, new Date()],
+    );
   }
 }

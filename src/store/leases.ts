@@ -25,7 +25,11 @@ export class LeaseStore {
 
   /** Extends our lease; false if it was lost (expired and taken). */
   async renew(key: string, owner: string, ttlMs: number): Promise<boolean> {
-    const n = await this.db.exec("lease-renew", `UPDATE "ConversationLease" SET "expiresAt" = ? WHERE "key" = ? AND "owner" = ?`, [new Date(Date.now() + ttlMs), key, owner]);
+    const n = await this.db.exec("lease-renew", `UPDATE "ConversationLease" SET "expiresAt" = ? WHERE "key" = ? AND "owner" = ?`, [
+      new Date(Date.now() + ttlMs),
+      key,
+      owner,
+    ]);
     return n === 1;
   }
 

@@ -18,13 +18,21 @@ export class MemoryStore {
     // One millisecond apart, so recall keeps the condenser's order.
     const now = Date.now();
     const params = contents.flatMap((content, i) => [randomUUID(), scope, sessionId, content, new Date(now + i)]);
-    await this.db.exec("add-memories", `INSERT INTO "Memory" ("id","scope","sessionId","content","createdAt") VALUES ${contents.map(() => "(?,?,?,?,?)").join(",")}`, params);
+    await this.db.exec(
+      "add-memories",
+      `INSERT INTO "Memory" ("id","scope","sessionId","content","createdAt") VALUES ${contents.map(() => "(?,?,?,?,?)").join(",")}`,
+      params,
+    );
   }
 
   /** The most recent memories of a scope, oldest first. */
   async recall(scope: string, limit = 20): Promise<string[]> {
     // Every turn reads this: raw SQL on the (scope, createdAt) index.
-    const rows = await this.db.query<{ content: string }>("recall-memories", `SELECT "content" FROM "Memory" WHERE "scope" = ? ORDER BY "createdAt" DESC, "id" ASC LIMIT ?`, [scope, limit]);
+    const rows = await this.db.query<{ content: string }>(
+      "recall-memories",
+      `SELECT "content" FROM "Memory" WHERE "scope" = ? ORDER BY "createdAt" DESC, "id" ASC LIMIT ?`,
+      [scope, limit],
+    );
     return rows.reverse().map((r) => r.content);
   }
 
@@ -37,7 +45,8 @@ export class MemoryStore {
     return this.db.transaction("memory-compact", async (tx) => {
       await tx.memory.deleteMany({ where: { scope } });
       const now = new Date();
-      if (contents.length) await tx.memory.createMany({ data: contents.map((content) => ({ id: randomUUID(), scope, sessionId: null, content, createdAt: now })) });
+      if (contents.length)
+        await tx.memory.createMany({ data: contents.map((content) => ({ id: randomUUID(), scope, sessionId: null, content, createdAt: now })) });
     });
   }
 }

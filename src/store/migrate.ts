@@ -139,7 +139,11 @@ async function migratePg(url: string, all: Migration[], dryRun: boolean): Promis
   try {
     await client.connect();
   } catch (e) {
-    throw new StoreError("Unavailable", `Could not connect to PostgreSQL to migrate: ${(e as Error).message}. Check DATABASE_URL and that the server is running.`, { cause: e });
+    throw new StoreError(
+      "Unavailable",
+      `Could not connect to PostgreSQL to migrate: ${(e as Error).message}. Check DATABASE_URL and that the server is running.`,
+      { cause: e },
+    );
   }
   try {
     await client.query(`SELECT pg_advisory_lock(${PG_LOCK_KEY})`);

@@ -16,7 +16,10 @@ export interface ConversationAddressRecord {
 }
 
 const ADDRESS_COLUMNS = `"key","platform","botId","chatId","threadId","bindingKey","template","updatedAt"`;
-const addressOf = (r: Record<string, unknown>): ConversationAddressRecord => ({ ...(r as unknown as ConversationAddressRecord), updatedAt: toDate(r.updatedAt) });
+const addressOf = (r: Record<string, unknown>): ConversationAddressRecord => ({
+  ...(r as unknown as ConversationAddressRecord),
+  updatedAt: toDate(r.updatedAt),
+});
 
 /**
  * Where each conversation can be reached. Written when the gateway first
@@ -110,13 +113,36 @@ export class ApiMessageStore {
     const record: ApiMessageRecord = { ...m, id, deliveryId, createdAt: now };
     const created = await this.db.sqlTransaction("api-message-accept", async (q) => {
       const n = await q.run(`INSERT INTO "ApiMessage" (${API_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT ("principal","idempotencyKey") DO NOTHING`, [
-        id, m.principal, m.idempotencyKey, m.fingerprint, m.mode, m.platform, m.botId, deliveryId, m.eventId, m.envelope, now,
+        id,
+        m.principal,
+        m.idempotencyKey,
+        m.fingerprint,
+        m.mode,
+        m.platform,
+        m.botId,
+        deliveryId,
+        m.eventId,
+        m.envelope,
+        now,
       ]);
       if (n === 0) return false;
       if (parts.delivery && deliveryId) {
         await q.run(
           `INSERT INTO "OutboundDelivery" ("id","inboundId","sessionId","platform","botId","address","part","text","status","attempts","createdAt","expiresAt") VALUES (?,?,?,?,?,?,?,?,?,?,?,?)`,
-          [deliveryId, null, parts.sessionId ?? "", m.platform, m.botId, parts.delivery.address, 0, parts.delivery.text, "pending", 0, now, parts.delivery.expiresAt],
+          [
+            deliveryId,
+            null,
+            parts.sessionId ?? "",
+            m.platform,
+            m.botId,
+            parts.delivery.address,
+            0,
+            parts.delivery.text,
+            "pending",
+            0,
+            now,
+            parts.delivery.expiresAt,
+          ],
         );
         if (parts.sessionId) await appendBotMessage(q, parts.sessionId, parts.delivery.text, now, id);
       }
@@ -129,14 +155,31 @@ export class ApiMessageStore {
     }
     if (!parts.delivery || !deliveryId) return { created: true, record };
     const delivery: DeliveryRecord = {
-      id: deliveryId, inboundId: null, sessionId: parts.sessionId ?? "", platform: m.platform, botId: m.botId, address: parts.delivery.address, part: 0,
-      text: parts.delivery.text, status: "pending", attempts: 0, platformMessageId: null, lastError: null, createdAt: now, expiresAt: parts.delivery.expiresAt, sentAt: null,
+      id: deliveryId,
+      inboundId: null,
+      sessionId: parts.sessionId ?? "",
+      platform: m.platform,
+      botId: m.botId,
+      address: parts.delivery.address,
+      part: 0,
+      text: parts.delivery.text,
+      status: "pending",
+      attempts: 0,
+      platformMessageId: null,
+      lastError: null,
+      createdAt: now,
+      expiresAt: parts.delivery.expiresAt,
+      sentAt: null,
     };
     return { created: true, record, delivery };
   }
 
   async byKey(principal: string, key: string): Promise<ApiMessageRecord | undefined> {
-    const [r] = await this.db.query<Record<string, unknown>>("api-message-by-key", `SELECT ${API_COLUMNS} FROM "ApiMessage" WHERE "principal" = ? AND "idempotencyKey" = ?`, [principal, key]);
+    const [r] = await this.db.query<Record<string, unknown>>(
+      "api-message-by-key",
+      `SELECT ${API_COLUMNS} FROM "ApiMessage" WHERE "principal" = ? AND "idempotencyKey" = ?`,
+      [principal, key],
+    );
     return r ? apiOf(r) : undefined;
   }
 
@@ -165,8 +208,13 @@ export class ApiMessageStore {
       }
     }
     const deliveries = rows.map((r) => ({
-      id: String(r.id), status: String(r.status), platformMessageId: (r.platformMessageId as string | null) ?? null, lastError: (r.lastError as string | null) ?? null,
-      attempts: Number(r.attempts), part: Number(r.part), sentAt: r.sentAt == null ? null : toDate(r.sentAt),
+      id: String(r.id),
+      status: String(r.status),
+      platformMessageId: (r.platformMessageId as string | null) ?? null,
+      lastError: (r.lastError as string | null) ?? null,
+      attempts: Number(r.attempts),
+      part: Number(r.part),
+      sentAt: r.sentAt == null ? null : toDate(r.sentAt),
     }));
     return { record, inbound, deliveries };
   }
@@ -178,6 +226,11 @@ async function appendBotMessage(q: Sql, sessionId: string, text: string, now: Da
   if (touched !== 1) return;
   const [last] = await q.all<{ seq: number | null }>(`SELECT MAX("seq") AS "seq" FROM "Message" WHERE "sessionId" = ?`, [sessionId]);
   await q.run(`INSERT INTO "Message" ("sessionId","seq","role","content","meta","createdAt") VALUES (?,?,?,?,?,?)`, [
-    sessionId, Number(last?.seq ?? 0) + 1, "assistant", text, JSON.stringify({ source: "api", apiMessageId }), now,
+    sessionId,
+    Number(last?.seq ?? 0) + 1,
+    "assistant",
+    text,
+    JSON.stringify({ source: "api", apiMessageId }),
+    now,
   ]);
 }

@@ -87,9 +87,23 @@ export interface RotateResult {
 
 function row(r: SessionRecord): SessionRecord {
   return {
-    id: r.id, agentId: r.agentId, userId: r.userId, groupId: r.groupId, channel: r.channel, kind: r.kind,
-    projectId: r.projectId, title: r.title, parentId: r.parentId, persona: r.persona, metadata: r.metadata,
-    turnCount: r.turnCount, createdAt: r.createdAt, lastActive: r.lastActive, archived: r.archived, archivedAt: r.archivedAt, endReason: r.endReason ?? null,
+    id: r.id,
+    agentId: r.agentId,
+    userId: r.userId,
+    groupId: r.groupId,
+    channel: r.channel,
+    kind: r.kind,
+    projectId: r.projectId,
+    title: r.title,
+    parentId: r.parentId,
+    persona: r.persona,
+    metadata: r.metadata,
+    turnCount: r.turnCount,
+    createdAt: r.createdAt,
+    lastActive: r.lastActive,
+    archived: r.archived,
+    archivedAt: r.archivedAt,
+    endReason: r.endReason ?? null,
   };
 }
 
@@ -100,7 +114,12 @@ const BINDING_COLUMNS = `"key","scope","agentId","userId","groupId","kind","chan
 function sessionOf(r: Record<string, unknown>): SessionRecord {
   return {
     ...(r as unknown as SessionRecord),
-    turnCount: Number(r.turnCount), createdAt: toDate(r.createdAt), lastActive: toDate(r.lastActive), archived: toBool(r.archived), archivedAt: toDateOrNull(r.archivedAt), endReason: (r.endReason as string | null | undefined) ?? null,
+    turnCount: Number(r.turnCount),
+    createdAt: toDate(r.createdAt),
+    lastActive: toDate(r.lastActive),
+    archived: toBool(r.archived),
+    archivedAt: toDateOrNull(r.archivedAt),
+    endReason: (r.endReason as string | null | undefined) ?? null,
   };
 }
 
@@ -119,7 +138,23 @@ async function bindingIn(q: Sql, key: string): Promise<BindingRecord | null> {
 }
 
 const sessionValues = (r: SessionRecord): SqlValue[] => [
-  r.id, r.agentId, r.userId, r.groupId, r.channel, r.kind, r.projectId, r.title, r.parentId, r.persona, r.metadata, r.turnCount, r.createdAt, r.lastActive, r.archived, r.archivedAt, r.endReason,
+  r.id,
+  r.agentId,
+  r.userId,
+  r.groupId,
+  r.channel,
+  r.kind,
+  r.projectId,
+  r.title,
+  r.parentId,
+  r.persona,
+  r.metadata,
+  r.turnCount,
+  r.createdAt,
+  r.lastActive,
+  r.archived,
+  r.archivedAt,
+  r.endReason,
 ];
 
 async function insertSession(q: Sql, rec: SessionRecord): Promise<SessionRecord> {
@@ -129,9 +164,31 @@ async function insertSession(q: Sql, rec: SessionRecord): Promise<SessionRecord>
 }
 
 async function insertBinding(q: Sql, b: NewBinding, sessionId: string, now: Date): Promise<BindingRecord> {
-  const rec: BindingRecord = { key: b.key, scope: b.scope, agentId: b.agentId, userId: b.userId, groupId: b.groupId, kind: b.kind, channel: b.channel, sessionId, version: 0, createdAt: now, updatedAt: now };
+  const rec: BindingRecord = {
+    key: b.key,
+    scope: b.scope,
+    agentId: b.agentId,
+    userId: b.userId,
+    groupId: b.groupId,
+    kind: b.kind,
+    channel: b.channel,
+    sessionId,
+    version: 0,
+    createdAt: now,
+    updatedAt: now,
+  };
   await q.run(`INSERT INTO "Binding" (${BINDING_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?)`, [
-    rec.key, rec.scope, rec.agentId, rec.userId, rec.groupId, rec.kind, rec.channel, rec.sessionId, rec.version, rec.createdAt, rec.updatedAt,
+    rec.key,
+    rec.scope,
+    rec.agentId,
+    rec.userId,
+    rec.groupId,
+    rec.kind,
+    rec.channel,
+    rec.sessionId,
+    rec.version,
+    rec.createdAt,
+    rec.updatedAt,
   ]);
   return rec;
 }
@@ -191,12 +248,12 @@ export class SessionStore {
       where.push(`"${col}" ${not ? "NOT IN" : "IN"} (${values.map(() => "?").join(",")})`);
       params.push(...values);
     };
-    if (f.agentId) (where.push(`"agentId" = ?`), params.push(f.agentId));
+    if (f.agentId) where.push(`"agentId" = ?`), params.push(f.agentId);
     if (f.kinds?.length) list("kind", f.kinds, false);
     if (f.excludeKinds?.length) list("kind", f.excludeKinds, true);
-    if (f.privateOnly) (where.push(`"groupId" IS NULL AND "channel" LIKE ?`), params.push("%:dm:%"));
-    if (f.activeSince) (where.push(`"lastActive" >= ?`), params.push(f.activeSince));
-    if (!f.includeArchived) (where.push(`"archived" = ?`), params.push(false));
+    if (f.privateOnly) where.push(`"groupId" IS NULL AND "channel" LIKE ?`), params.push("%:dm:%");
+    if (f.activeSince) where.push(`"lastActive" >= ?`), params.push(f.activeSince);
+    if (!f.includeArchived) where.push(`"archived" = ?`), params.push(false);
     const rows = await this.db.query<Record<string, unknown>>(
       "sessions-for-review",
       `SELECT ${SESSION_COLUMNS} FROM "Session"${where.length ? ` WHERE ${where.join(" AND ")}` : ""} ORDER BY "lastActive" DESC, "id" ASC LIMIT ?`,
@@ -273,7 +330,11 @@ export class SessionStore {
   }
 
   async bindingsForSession(sessionId: string): Promise<BindingRecord[]> {
-    const rows = await this.db.query<Record<string, unknown>>("session-bindings", `SELECT ${BINDING_COLUMNS} FROM "Binding" WHERE "sessionId" = ? ORDER BY "key"`, [sessionId]);
+    const rows = await this.db.query<Record<string, unknown>>(
+      "session-bindings",
+      `SELECT ${BINDING_COLUMNS} FROM "Binding" WHERE "sessionId" = ? ORDER BY "key"`,
+      [sessionId],
+    );
     return rows.map(bindingOf);
   }
 
@@ -291,15 +352,20 @@ export class SessionStore {
    * when `session` is given, or an existing one is adopted. If another caller
    * created the binding first, nothing is written and the winner is returned.
    */
-  async bind(binding: NewBinding, target: { session: SessionRecord } | { adoptId: string }): Promise<{ binding: BindingRecord; session: SessionRecord; created: boolean }> {
+  async bind(
+    binding: NewBinding,
+    target: { session: SessionRecord } | { adoptId: string },
+  ): Promise<{ binding: BindingRecord; session: SessionRecord; created: boolean }> {
     try {
       // A conversation's first message: raw statements (sql.ts). On PostgreSQL a new session and its binding are one statement (one round trip, atomic).
       if ("session" in target && this.db.provider === "postgresql") {
         const session = row(target.session);
         const now = new Date();
-        await this.db.exec("bind", `WITH s AS (INSERT INTO "Session" (${SESSION_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) RETURNING "id") INSERT INTO "Binding" (${BINDING_COLUMNS}) SELECT ?,?,?,?,?,?,?,s."id",?,?,? FROM s`, [
-          ...sessionValues(session), binding.key, binding.scope, binding.agentId, binding.userId, binding.groupId, binding.kind, binding.channel, 0, now, now,
-        ]);
+        await this.db.exec(
+          "bind",
+          `WITH s AS (INSERT INTO "Session" (${SESSION_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) RETURNING "id") INSERT INTO "Binding" (${BINDING_COLUMNS}) SELECT ?,?,?,?,?,?,?,s."id",?,?,? FROM s`,
+          [...sessionValues(session), binding.key, binding.scope, binding.agentId, binding.userId, binding.groupId, binding.kind, binding.channel, 0, now, now],
+        );
         return { binding: { ...binding, sessionId: session.id, version: 0, createdAt: now, updatedAt: now }, session, created: true };
       }
       return await this.db.sqlTransaction("bind", async (q) => {
@@ -324,7 +390,9 @@ export class SessionStore {
   async #current(key: string): Promise<{ binding: BindingRecord; session: SessionRecord } | null> {
     const [b] = await this.db.query<Record<string, unknown>>("current-binding", `SELECT ${BINDING_COLUMNS} FROM "Binding" WHERE "key" = ?`, [key]);
     if (!b) return null;
-    const [r] = await this.db.query<Record<string, unknown>>("current-session", `SELECT ${SESSION_COLUMNS} FROM "Session" WHERE "id" = ?`, [String(b.sessionId)]);
+    const [r] = await this.db.query<Record<string, unknown>>("current-session", `SELECT ${SESSION_COLUMNS} FROM "Session" WHERE "id" = ?`, [
+      String(b.sessionId),
+    ]);
     return r ? { binding: bindingOf(b), session: sessionOf(r) } : null;
   }
 
@@ -349,7 +417,9 @@ export class SessionStore {
    * arrived, if a rotation has moved the binding since (see RotateInput.stampInbound).
    */
   async arrivalOf(inboundId: string): Promise<string | null> {
-    const [r] = await this.db.query<{ arrivalSessionId: string | null }>("inbound-arrival", `SELECT "arrivalSessionId" FROM "InboundEvent" WHERE "id" = ?`, [inboundId]);
+    const [r] = await this.db.query<{ arrivalSessionId: string | null }>("inbound-arrival", `SELECT "arrivalSessionId" FROM "InboundEvent" WHERE "id" = ?`, [
+      inboundId,
+    ]);
     return r?.arrivalSessionId ?? null;
   }
 
@@ -385,9 +455,20 @@ async function rotateIn(q: Sql, input: RotateInput): Promise<RotateResult> {
     return { previous: null, current, binding };
   }
   const expected = input.expectedSessionId ?? existing.sessionId;
-  const moved = await q.run(`UPDATE "Binding" SET "sessionId" = ?, "version" = "version" + 1, "updatedAt" = ? WHERE "key" = ? AND "sessionId" = ?`, [current.id, now, key, expected]);
+  const moved = await q.run(`UPDATE "Binding" SET "sessionId" = ?, "version" = "version" + 1, "updatedAt" = ? WHERE "key" = ? AND "sessionId" = ?`, [
+    current.id,
+    now,
+    key,
+    expected,
+  ]);
   if (moved !== 1) throw new StoreError("Stale", `binding ${key} no longer points at ${expected}`);
-  await q.run(`UPDATE "Session" SET "archived" = ?, "archivedAt" = ?, "endReason" = ? WHERE "id" = ? AND "archived" = ?`, [true, now, input.reason ?? "rotate", expected, false]);
+  await q.run(`UPDATE "Session" SET "archived" = ?, "archivedAt" = ?, "endReason" = ? WHERE "id" = ? AND "archived" = ?`, [
+    true,
+    now,
+    input.reason ?? "rotate",
+    expected,
+    false,
+  ]);
   if (input.stampInbound) {
     // Committed with the move: an event recorded before it arrived under `expected`; one recorded after finds no stamp and the binding as it is.
     await q.run(

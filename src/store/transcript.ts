@@ -32,7 +32,11 @@ export class TranscriptStore {
    * bumps the session's turn count and lastActive. Returns "archived" or
    * "missing" without writing when the session cannot take writes.
    */
-  append(sessionId: string, messages: NewMessage[], opts: { turnIncrement?: number } = {}): Promise<{ status: "ok"; lastSeq: number } | { status: "archived" | "missing" }> {
+  append(
+    sessionId: string,
+    messages: NewMessage[],
+    opts: { turnIncrement?: number } = {},
+  ): Promise<{ status: "ok"; lastSeq: number } | { status: "archived" | "missing" }> {
     return this.db.transaction("append-transcript", async (tx) => {
       const now = new Date();
       const touched = await tx.session.updateMany({
@@ -47,7 +51,15 @@ export class TranscriptStore {
       let seq = last?.seq ?? 0;
       if (messages.length) {
         await tx.message.createMany({
-          data: messages.map((m) => ({ sessionId, seq: ++seq, role: m.role, content: m.content, meta: m.meta ?? null, createdAt: m.createdAt ?? now, sourceId: m.sourceId ?? null })),
+          data: messages.map((m) => ({
+            sessionId,
+            seq: ++seq,
+            role: m.role,
+            content: m.content,
+            meta: m.meta ?? null,
+            createdAt: m.createdAt ?? now,
+            sourceId: m.sourceId ?? null,
+          })),
         });
       }
       return { status: "ok", lastSeq: seq } as const;
@@ -57,13 +69,21 @@ export class TranscriptStore {
   /** The last `limit` messages, oldest first. A message its author deleted is never among them. */
   async recent(sessionId: string, limit: number): Promise<MessageRecord[]> {
     // Every live session loads its window with this: raw SQL on the primary key.
-    const rows = await this.db.query<Record<string, unknown>>("recent-messages", `SELECT ${MESSAGE_COLUMNS} FROM "Message" WHERE "sessionId" = ? AND "deletedAt" IS NULL ORDER BY "seq" DESC LIMIT ?`, [sessionId, limit]);
+    const rows = await this.db.query<Record<string, unknown>>(
+      "recent-messages",
+      `SELECT ${MESSAGE_COLUMNS} FROM "Message" WHERE "sessionId" = ? AND "deletedAt" IS NULL ORDER BY "seq" DESC LIMIT ?`,
+      [sessionId, limit],
+    );
     return rows.reverse().map(messageOf);
   }
 
   /** Messages with seq > afterSeq, oldest first; deleted ones left out (reflection never sees them). */
   async since(sessionId: string, afterSeq: number, limit = 500): Promise<MessageRecord[]> {
-    const rows = await this.db.query<Record<string, unknown>>("messages-since", `SELECT ${MESSAGE_COLUMNS} FROM "Message" WHERE "sessionId" = ? AND "seq" > ? AND "deletedAt" IS NULL ORDER BY "seq" ASC LIMIT ?`, [sessionId, afterSeq, limit]);
+    const rows = await this.db.query<Record<string, unknown>>(
+      "messages-since",
+      `SELECT ${MESSAGE_COLUMNS} FROM "Message" WHERE "sessionId" = ? AND "seq" > ? AND "deletedAt" IS NULL ORDER BY "seq" ASC LIMIT ?`,
+      [sessionId, afterSeq, limit],
+    );
     return rows.map(messageOf);
   }
 
@@ -77,15 +97,25 @@ export class TranscriptStore {
     const now = new Date();
     const rows = await this.db.sqlTransaction("message-change", (q) =>
       change.kind === "edit"
-        ? q.all<{ sessionId: string }>(`UPDATE "Message" SET "content" = ?, "editedAt" = ? WHERE "sourceId" = ? AND "role" = ? AND "deletedAt" IS NULL RETURNING "sessionId"`, [change.content, now, sourceId, "user"])
-        : q.all<{ sessionId: string }>(`UPDATE "Message" SET "deletedAt" = ? WHERE "sourceId" = ? AND "role" = ? AND "deletedAt" IS NULL RETURNING "sessionId"`, [now, sourceId, "user"]),
+        ? q.all<{ sessionId: string }>(
+            `UPDATE "Message" SET "content" = ?, "editedAt" = ? WHERE "sourceId" = ? AND "role" = ? AND "deletedAt" IS NULL RETURNING "sessionId"`,
+            [change.content, now, sourceId, "user"],
+          )
+        : q.all<{ sessionId: string }>(
+            `UPDATE "Message" SET "deletedAt" = ? WHERE "sourceId" = ? AND "role" = ? AND "deletedAt" IS NULL RETURNING "sessionId"`,
+            [now, sourceId, "user"],
+          ),
     );
     return [...new Set(rows.map((r) => r.sessionId))];
   }
 
   /** The transcript entries that came from one platform message (deleted ones too), for operators and tests. */
   async bySource(sourceId: string): Promise<Array<MessageRecord & { editedAt: Date | null; deletedAt: Date | null }>> {
-    const rows = await this.db.query<Record<string, unknown>>("messages-by-source", `SELECT ${MESSAGE_COLUMNS},"editedAt","deletedAt" FROM "Message" WHERE "sourceId" = ? ORDER BY "sessionId", "seq"`, [sourceId]);
+    const rows = await this.db.query<Record<string, unknown>>(
+      "messages-by-source",
+      `SELECT ${MESSAGE_COLUMNS},"editedAt","deletedAt" FROM "Message" WHERE "sourceId" = ? ORDER BY "sessionId", "seq"`,
+      [sourceId],
+    );
     return rows.map((r) => ({ ...messageOf(r), editedAt: r.editedAt ? toDate(r.editedAt) : null, deletedAt: r.deletedAt ? toDate(r.deletedAt) : null }));
   }
 
@@ -101,13 +131,15 @@ export class TranscriptStore {
   async search(sessionIds: string[], terms: string[], limit = 20): Promise<Array<{ sessionId: string; seq: number; snippet: string }>> {
     if (sessionIds.length === 0 || terms.length === 0) return [];
     const insensitive = this.db.provider === "postgresql" ? ({ mode: "insensitive" } as const) : {};
-    const rows = await this.db.read((c) =>
-      c.message.findMany({
-        where: { sessionId: { in: sessionIds }, deletedAt: null, AND: terms.map((t) => ({ content: { contains: t, ...insensitive } })) },
-        orderBy: { createdAt: "desc" },
-        take: limit * 5,
-      }),
-    "message-findMany");
+    const rows = await this.db.read(
+      (c) =>
+        c.message.findMany({
+          where: { sessionId: { in: sessionIds }, deletedAt: null, AND: terms.map((t) => ({ content: { contains: t, ...insensitive } })) },
+          orderBy: { createdAt: "desc" },
+          take: limit * 5,
+        }),
+      "message-findMany",
+    );
     const seen = new Set<string>();
     const out: Array<{ sessionId: string; seq: number; snippet: string }> = [];
     for (const r of rows) {

@@ -41,8 +41,21 @@ export class TurnStore {
     if (transcript === "duplicate") return { transcript, deliveryIds: [] };
     this.deliveries?.remember(
       t.deliveries.map((d, i) => ({
-        id: deliveryIds[i]!, inboundId: t.inboundIds[0] ?? null, sessionId: t.sessionId, platform: d.platform, botId: d.botId, address: d.address, part: i, text: d.text,
-        status: "pending", attempts: 0, platformMessageId: null, lastError: null, createdAt: now, expiresAt: d.expiresAt, sentAt: null,
+        id: deliveryIds[i]!,
+        inboundId: t.inboundIds[0] ?? null,
+        sessionId: t.sessionId,
+        platform: d.platform,
+        botId: d.botId,
+        address: d.address,
+        part: i,
+        text: d.text,
+        status: "pending",
+        attempts: 0,
+        platformMessageId: null,
+        lastError: null,
+        createdAt: now,
+        expiresAt: d.expiresAt,
+        sentAt: null,
       })),
     );
     return { transcript, deliveryIds };
@@ -54,18 +67,26 @@ async function commitIn(q: Sql, t: TurnCommit, deliveryIds: string[], now: Date)
   // (a retry after a lost acknowledgement) or another process handled them. Writing nothing more
   // keeps a retried commit from answering twice.
   if (t.inboundIds.length) {
-    const marked = await q.run(`UPDATE "InboundEvent" SET "status" = ?, "processedAt" = ?, "sessionId" = ? WHERE "id" IN (${marks(t.inboundIds.length)}) AND "status" = ?`, [
-      "done", now, t.sessionId, ...t.inboundIds, "received",
-    ]);
+    const marked = await q.run(
+      `UPDATE "InboundEvent" SET "status" = ?, "processedAt" = ?, "sessionId" = ? WHERE "id" IN (${marks(t.inboundIds.length)}) AND "status" = ?`,
+      ["done", now, t.sessionId, ...t.inboundIds, "received"],
+    );
     if (marked === 0) return "duplicate";
   }
   if (t.deliveries.length) {
     const params: SqlValue[] = [];
-    t.deliveries.forEach((d, i) => params.push(deliveryIds[i], t.inboundIds[0] ?? null, t.sessionId, d.platform, d.botId, d.address, i, d.text, "pending", 0, now, d.expiresAt));
+    t.deliveries.forEach((d, i) => {
+      params.push(deliveryIds[i], t.inboundIds[0] ?? null, t.sessionId, d.platform, d.botId, d.address, i, d.text, "pending", 0, now, d.expiresAt);
+    });
     await q.run(`INSERT INTO "OutboundDelivery" (${DELIVERY_COLUMNS}) VALUES ${rows(t.deliveries.length, 12)}`, params);
   }
   if (!t.messages.length && !t.turnIncrement) return "skipped";
-  const touched = await q.run(`UPDATE "Session" SET "lastActive" = ?, "turnCount" = "turnCount" + ? WHERE "id" = ? AND "archived" = ?`, [now, t.turnIncrement, t.sessionId, false]);
+  const touched = await q.run(`UPDATE "Session" SET "lastActive" = ?, "turnCount" = "turnCount" + ? WHERE "id" = ? AND "archived" = ?`, [
+    now,
+    t.turnIncrement,
+    t.sessionId,
+    false,
+  ]);
   if (touched !== 1) {
     const found = await q.all(`SELECT "id" FROM "Session" WHERE "id" = ?`, [t.sessionId]);
     return found.length ? "archived" : "missing";

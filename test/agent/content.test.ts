@@ -21,7 +21,12 @@ describe("user content on the wire", () => {
     expect(userContent("hi", undefined)).toBe("hi");
     expect(userContent("hi", [])).toBe("hi");
     const png = Buffer.from([1, 2, 3]);
-    expect(userContent("hi", [{ mimeType: "image/png", data: png }, { mimeType: "image/jpeg", data: png }])).toEqual([
+    expect(
+      userContent("hi", [
+        { mimeType: "image/png", data: png },
+        { mimeType: "image/jpeg", data: png },
+      ]),
+    ).toEqual([
       { type: "text", text: "hi" },
       { type: "image_url", image_url: { url: "data:image/png;base64,AQID" } },
       { type: "image_url", image_url: { url: "data:image/jpeg;base64,AQID" } },
@@ -40,10 +45,29 @@ describe("user content on the wire", () => {
     ai = await FakeOpenAi.start();
     ai.enqueue(textReply(["a cat"]));
     const agent = openAiAgent({ baseUrl: ai.baseUrl, settings: { model: "m" }, maxRetries: 0 });
-    const out = await drain(agent.run({ system: "", messages: [{ role: "user", content: "what?", name: "Bob", images: [{ mimeType: "image/webp", data: Buffer.from("RIFF") }] }], signal: new AbortController().signal }));
+    const out = await drain(
+      agent.run({
+        system: "",
+        messages: [{ role: "user", content: "what?", name: "Bob", images: [{ mimeType: "image/webp", data: Buffer.from("RIFF") }] }],
+        signal: new AbortController().signal,
+      }),
+    );
     expect(out.at(-1)).toEqual({ type: "done", text: "a cat", toolRounds: 0 });
-    expect(ai.requests[0]!.body.messages).toEqual([{ role: "user", name: "Bob", content: [{ type: "text", text: "what?" }, { type: "image_url", image_url: { url: `data:image/webp;base64,${Buffer.from("RIFF").toString("base64")}` } }] }]);
-    const bad = await fetch(`${ai.baseUrl}/chat/completions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: "m", messages: [{ role: "user", content: [{ type: "image_url", image_url: { url: "javascript:alert(1)" } }] }] }) });
+    expect(ai.requests[0]!.body.messages).toEqual([
+      {
+        role: "user",
+        name: "Bob",
+        content: [
+          { type: "text", text: "what?" },
+          { type: "image_url", image_url: { url: `data:image/webp;base64,${Buffer.from("RIFF").toString("base64")}` } },
+        ],
+      },
+    ]);
+    const bad = await fetch(`${ai.baseUrl}/chat/completions`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ model: "m", messages: [{ role: "user", content: [{ type: "image_url", image_url: { url: "javascript:alert(1)" } }] }] }),
+    });
     expect(bad.status).toBe(400);
   });
 });

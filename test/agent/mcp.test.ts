@@ -42,13 +42,24 @@ async function started(config: McpConfig, opts: ConstructorParameters<typeof Mcp
 }
 
 const call = (hub: McpHub, name: string, args: unknown, timeoutMs?: number) =>
-  runToolCallDetailed({ id: "c1", name, arguments: JSON.stringify(args) }, toolRegistry(hub.tools()), approveAll, new AbortController().signal, timeoutMs ? { timeoutMs } : {});
+  runToolCallDetailed(
+    { id: "c1", name, arguments: JSON.stringify(args) },
+    toolRegistry(hub.tools()),
+    approveAll,
+    new AbortController().signal,
+    timeoutMs ? { timeoutMs } : {},
+  );
 
 describe("MCP over stdio", () => {
   it("lists the server's tools as server__tool and runs them", async () => {
     const hub = await started({ servers: [stdio("files")], builtinTools: {} });
     expect(hub.status()[0]).toMatchObject({ name: "files", transport: "stdio", state: "ready" });
-    expect(hub.tools().map((t) => t.name).sort()).toEqual(["files__big", "files__echo", "files__fail", "files__slow", "files__whoami"]);
+    expect(
+      hub
+        .tools()
+        .map((t) => t.name)
+        .sort(),
+    ).toEqual(["files__big", "files__echo", "files__fail", "files__slow", "files__whoami"]);
     expect((await call(hub, "files__echo", { text: "hi" })).content).toBe("echo: hi");
     const failed = await call(hub, "files__fail", {});
     expect(failed.content).toBe("error: the test tool failed on purpose");
@@ -67,7 +78,12 @@ describe("MCP over stdio", () => {
     const down = hub.status()[0]!;
     expect(down.state).toBe("restarting");
     expect(down.error).toMatch(/closed/);
-    const back = await eventually(() => hub.status()[0]!, (s) => s.state === "ready" && s.restarts >= 1, 20_000, "the server restarted");
+    const back = await eventually(
+      () => hub.status()[0]!,
+      (s) => s.state === "ready" && s.restarts >= 1,
+      20_000,
+      "the server restarted",
+    );
     expect(back.error).toBeUndefined();
     const again = Number((await call(hub, "files__whoami", {})).content);
     expect(again).not.toBe(pid);
@@ -84,7 +100,12 @@ describe("MCP over stdio", () => {
     expect(f).toMatchObject({ name: "files", state: "ready" });
     expect((await call(hub, "files__echo", { text: "still here" })).content).toBe("echo: still here");
     // It keeps being retried with backoff, counted.
-    await eventually(() => hub.status()[0]!.restarts, (n) => n >= 2, 20_000, "restart attempts");
+    await eventually(
+      () => hub.status()[0]!.restarts,
+      (n) => n >= 2,
+      20_000,
+      "restart attempts",
+    );
   }, 60_000);
 
   it("per-call timeout and truncation apply to MCP tools as to built-ins", async () => {
@@ -111,13 +132,23 @@ describe("MCP over Streamable HTTP", () => {
     first.child.kill("SIGKILL");
     const r = await pending;
     expect(r.decision).toBe("error");
-    await eventually(() => hub.status()[0]!, (s) => s.state === "restarting", 10_000, "the server marked down");
+    await eventually(
+      () => hub.status()[0]!,
+      (s) => s.state === "restarting",
+      10_000,
+      "the server marked down",
+    );
     // While it is down, a call is an error result naming the server's state.
     const meanwhile = await call(hub, "web__echo", { text: "x" });
     expect(meanwhile.content).toMatch(/error: .*"web" is restarting/);
     const second = await httpServer(first.port);
     children.push(second.child);
-    await eventually(() => hub.status()[0]!, (s) => s.state === "ready" && s.restarts >= 1, 20_000, "reconnected");
+    await eventually(
+      () => hub.status()[0]!,
+      (s) => s.state === "ready" && s.restarts >= 1,
+      20_000,
+      "reconnected",
+    );
     expect((await call(hub, "web__echo", { text: "back" })).content).toBe("echo: back");
   }, 60_000);
 });
@@ -126,7 +157,12 @@ describe("MCP_CONFIG", () => {
   it("reads the mcpServers shape with policies per server and per tool, limited to chats", () => {
     const c = parseMcpConfig({
       mcpServers: {
-        files: { command: "npx", args: ["-y", "@modelcontextprotocol/server-filesystem", "/srv"], policy: "auto", tools: { write_file: "ask", delete: { policy: "deny" } } },
+        files: {
+          command: "npx",
+          args: ["-y", "@modelcontextprotocol/server-filesystem", "/srv"],
+          policy: "auto",
+          tools: { write_file: "ask", delete: { policy: "deny" } },
+        },
         web: { url: "https://tools.example.com/mcp", headers: { authorization: "Bearer x" }, chats: ["slack:C123"], policy: "auto" },
       },
       builtinTools: { current_time: "ask" },

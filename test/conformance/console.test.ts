@@ -27,7 +27,9 @@ function consoleDriver(): ConformanceDriver {
   const last = new Map<string, unknown>();
   const slug = (s: string) => s.replace(/[^A-Za-z0-9_.-]/g, "-").slice(0, 60);
   const chatOf = (place: Place, user: string) =>
-    "dm" in place ? { type: "private" as const } : { type: "group" as const, id: slug(place.group), ...("thread" in place ? { threadId: slug(place.thread) } : {}) };
+    "dm" in place
+      ? { type: "private" as const }
+      : { type: "group" as const, id: slug(place.group), ...("thread" in place ? { threadId: slug(place.thread) } : {}) };
   const post = async (body: unknown) => {
     const r = await fetch(`${base}/api/console/messages`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
     if (r.status >= 400) throw new Error(`console refused a message: ${r.status} ${await r.text()}`);
@@ -38,7 +40,10 @@ function consoleDriver(): ConformanceDriver {
     name: "web console",
     approvals: {
       cards(place) {
-        return adapter.history(chatIdOf(place), "thread" in place ? slug(place.thread) : undefined).filter((m) => m.card).map((m) => ({ messageId: m.messageId, text: m.text, buttons: m.card!.actions.length > 0 }));
+        return adapter
+          .history(chatIdOf(place), "thread" in place ? slug(place.thread) : undefined)
+          .filter((m) => m.card)
+          .map((m) => ({ messageId: m.messageId, text: m.text, buttons: m.card!.actions.length > 0 }));
       },
       async click(place, user, messageId, action) {
         const entry = adapter.history(chatIdOf(place)).find((m) => m.messageId === messageId);
@@ -80,7 +85,10 @@ function consoleDriver(): ConformanceDriver {
     replies(place) {
       const chatId = "dm" in place ? ids.dmChatId(slug(place.dm)) : ids.groupChatId(slug(place.group));
       const threadId = "thread" in place ? slug(place.thread) : undefined;
-      return adapter.history(chatId, threadId).filter((m) => m.from === "bot").map((m) => m.text);
+      return adapter
+        .history(chatId, threadId)
+        .filter((m) => m.from === "bot")
+        .map((m) => m.text);
     },
     async teardown() {},
   };

@@ -32,12 +32,20 @@ export function conformance(makeDriver: () => ConformanceDriver): void {
       const agentFactory = (metadata: Record<string, unknown>, ctx: TurnOverrides) => {
         const tooled = withModel(metadata, { ...(ctx.tools && { tools: ctx.tools }), ...(ctx.approval && { approval: ctx.approval }) });
         const echo = echoAgent();
-        return { name: "conformance", run: (req: Parameters<typeof echo.run>[0]) => (latestUserText(req.messages).includes(CLOCK) ? tooled.run(req) : echo.run(req)) };
+        return {
+          name: "conformance",
+          run: (req: Parameters<typeof echo.run>[0]) => (latestUserText(req.messages).includes(CLOCK) ? tooled.run(req) : echo.run(req)),
+        };
       };
-      const r = await startApp("sqlite", [adapter], { DM_POLICY: "open", GROUP_REQUIRE_MENTION: "true", ...env }, {
-        agentFactory: agentFactory as never,
-        mcpConfig: { servers: [], builtinTools: { current_time: { policy: "ask" } } },
-      });
+      const r = await startApp(
+        "sqlite",
+        [adapter],
+        { DM_POLICY: "open", GROUP_REQUIRE_MENTION: "true", ...env },
+        {
+          agentFactory: agentFactory as never,
+          mcpConfig: { servers: [], builtinTools: { current_time: { policy: "ask" } } },
+        },
+      );
       app = r.app;
       await driver.started?.(r.url);
     });
@@ -47,7 +55,13 @@ export function conformance(makeDriver: () => ConformanceDriver): void {
       await model?.close();
     });
 
-    const replies = (place: Place, n: number, what: string) => eventually(() => driver.replies(place), (r) => r.length >= n, 15_000, what);
+    const replies = (place: Place, n: number, what: string) =>
+      eventually(
+        () => driver.replies(place),
+        (r) => r.length >= n,
+        15_000,
+        what,
+      );
 
     async function sessionsOf(): Promise<number> {
       return (await app.registry.listAll({ includeArchived: true, limit: 1000 })).length;
@@ -145,8 +159,20 @@ export function conformance(makeDriver: () => ConformanceDriver): void {
 
     describe.runIf(driver.approvals)("approvals on the platform's buttons", () => {
       const ap = () => driver.approvals!;
-      const cards = (place: Place, n: number, what: string) => eventually(() => ap().cards(place), (c) => c.length >= n, 15_000, what);
-      const answer = (place: Place) => eventually(() => driver.replies(place).filter((r) => r.includes("the tool said")), (r) => r.length >= 1, 15_000, "the answer after the tool call");
+      const cards = (place: Place, n: number, what: string) =>
+        eventually(
+          () => ap().cards(place),
+          (c) => c.length >= n,
+          15_000,
+          what,
+        );
+      const answer = (place: Place) =>
+        eventually(
+          () => driver.replies(place).filter((r) => r.includes("the tool said")),
+          (r) => r.length >= 1,
+          15_000,
+          "the answer after the tool call",
+        );
 
       it("approve: the tool runs and the answer uses its result; the card says who approved", async () => {
         const place = { dm: uniq("u") };
@@ -158,7 +184,12 @@ export function conformance(makeDriver: () => ConformanceDriver): void {
         await ap().click(place, place.dm, card!.messageId, "approve");
         const [reply] = await answer(place);
         expect(reply).toMatch(/the tool said: UTC: \d{4}-\d\d-\d\dT/);
-        const after = await eventually(() => ap().cards(place)[0]!, (c) => /Approved by/.test(c.text), 10_000, "the card edited to approved");
+        const after = await eventually(
+          () => ap().cards(place)[0]!,
+          (c) => /Approved by/.test(c.text),
+          10_000,
+          "the card edited to approved",
+        );
         expect(after.buttons).toBe(false);
       });
 
@@ -170,7 +201,12 @@ export function conformance(makeDriver: () => ConformanceDriver): void {
         const [reply] = await answer(place);
         expect(reply).toContain("denied by approval policy");
         expect(reply).not.toMatch(/UTC: \d{4}/);
-        await eventually(() => ap().cards(place)[0]!, (c) => /Denied by/.test(c.text) && !c.buttons, 10_000, "the card edited to denied");
+        await eventually(
+          () => ap().cards(place)[0]!,
+          (c) => /Denied by/.test(c.text) && !c.buttons,
+          10_000,
+          "the card edited to denied",
+        );
       });
 
       it("a non-approver's click is refused privately and changes nothing; the requester's then counts", async () => {
@@ -180,7 +216,12 @@ export function conformance(makeDriver: () => ConformanceDriver): void {
         await driver.say(place, alice, `${CLOCK} for me`, { mention: true });
         const [card] = await cards(place, 1, "the approval card");
         await ap().click(place, mallory, card!.messageId, "approve");
-        const refusal = await eventually(() => ap().privateAnswers(place, mallory), (a) => a.length >= 1, 10_000, "the private refusal");
+        const refusal = await eventually(
+          () => ap().privateAnswers(place, mallory),
+          (a) => a.length >= 1,
+          10_000,
+          "the private refusal",
+        );
         expect(refusal[0]).toMatch(/^Only .* can decide/);
         expect(ap().cards(place)[0]!.buttons).toBe(true);
         expect(driver.replies(place).some((r) => r.includes("the tool said"))).toBe(false);
@@ -193,14 +234,24 @@ export function conformance(makeDriver: () => ConformanceDriver): void {
         await driver.say(place, place.dm, `${CLOCK} now`);
         const [card] = await cards(place, 1, "the approval card");
         await Promise.all(Array.from({ length: 50 }, (_, i) => ap().click(place, place.dm, card!.messageId, i % 2 ? "deny" : "approve")));
-        const answers = await eventually(() => ap().privateAnswers(place, place.dm), (a) => a.length >= 50, 20_000, "50 answers");
+        const answers = await eventually(
+          () => ap().privateAnswers(place, place.dm),
+          (a) => a.length >= 50,
+          20_000,
+          "50 answers",
+        );
         const won = answers.filter((a) => a === "Approved." || a === "Denied.");
         expect(won).toHaveLength(1);
         expect(answers.filter((a) => a.startsWith("Already"))).toHaveLength(49);
         const reply = (await answer(place))[0]!;
         // The one decision is what the card says and what the model was given.
         const approved = won[0] === "Approved.";
-        await eventually(() => ap().cards(place)[0]!, (c) => (approved ? /Approved by/ : /Denied by/).test(c.text), 10_000, "the card showing the one decision");
+        await eventually(
+          () => ap().cards(place)[0]!,
+          (c) => (approved ? /Approved by/ : /Denied by/).test(c.text),
+          10_000,
+          "the card showing the one decision",
+        );
         expect(reply.includes("denied by approval policy")).toBe(!approved);
       });
 
@@ -212,7 +263,12 @@ export function conformance(makeDriver: () => ConformanceDriver): void {
         try {
           await driver.say(place, place.dm, `${CLOCK} later`);
           await cards(place, 1, "the approval card");
-          await eventually(() => ap().cards(place)[0]!, (c) => /Expired/.test(c.text) && !c.buttons, 15_000, "the card edited to expired");
+          await eventually(
+            () => ap().cards(place)[0]!,
+            (c) => /Expired/.test(c.text) && !c.buttons,
+            15_000,
+            "the card edited to expired",
+          );
           expect((await answer(place))[0]).toContain("expired");
         } finally {
           opts.timeoutMs = saved;

@@ -25,11 +25,14 @@ function telegramDriver(): ConformanceDriver {
     approvals: {
       cards(place) {
         const w = where(place);
-        return fake.sent({ chatId: w.chatId }).filter((s) => CARD.test(s.history[0] ? s.text : s.text)).map((s) => {
-          const msg = fake.message(s.chatId, s.messageId) ?? s.message;
-          const rows = (msg.reply_markup as { inline_keyboard?: unknown[][] } | undefined)?.inline_keyboard ?? [];
-          return { messageId: String(s.messageId), text: msg.text ?? s.text, buttons: rows.length > 0 };
-        });
+        return fake
+          .sent({ chatId: w.chatId })
+          .filter((s) => CARD.test(s.history[0] ? s.text : s.text))
+          .map((s) => {
+            const msg = fake.message(s.chatId, s.messageId) ?? s.message;
+            const rows = (msg.reply_markup as { inline_keyboard?: unknown[][] } | undefined)?.inline_keyboard ?? [];
+            return { messageId: String(s.messageId), text: msg.text ?? s.text, buttons: rows.length > 0 };
+          });
       },
       async click(place, name, messageId, action) {
         const w = where(place);
@@ -44,7 +47,10 @@ function telegramDriver(): ConformanceDriver {
         queries.set(key, [...(queries.get(key) ?? []), u.callback_query!.id]);
       },
       privateAnswers(place, name) {
-        return (queries.get(`${JSON.stringify(place)}|${name}`) ?? []).map((id) => fake.callbackAnswer(id)).filter((a) => a !== undefined).map((a) => String(a!["text"] ?? ""));
+        return (queries.get(`${JSON.stringify(place)}|${name}`) ?? [])
+          .map((id) => fake.callbackAnswer(id))
+          .filter((a) => a !== undefined)
+          .map((a) => String(a!.text ?? ""));
       },
     },
     maxTextLength: 4096,
@@ -70,7 +76,8 @@ function telegramDriver(): ConformanceDriver {
     },
     replies(place) {
       const w = where(place);
-      return fake.sent({ chatId: w.chatId, ...(w.threadId !== undefined ? { threadId: w.threadId } : {}) })
+      return fake
+        .sent({ chatId: w.chatId, ...(w.threadId !== undefined ? { threadId: w.threadId } : {}) })
         .filter((s) => ("thread" in place ? true : s.threadId === undefined))
         .map((s) => s.text);
     },

@@ -68,10 +68,13 @@ describe("console page in a real browser", () => {
     await input.press("Enter");
     await page.locator('#messages li[data-from="bot"] .text', { hasText: /fresh session/i }).waitFor();
     await expect
-      .poll(async () => {
-        const id = await current.getAttribute("data-session-id");
-        return !!id && id !== first;
-      }, { timeout: 15_000 })
+      .poll(
+        async () => {
+          const id = await current.getAttribute("data-session-id");
+          return !!id && id !== first;
+        },
+        { timeout: 15_000 },
+      )
       .toBe(true);
     const second = (await current.getAttribute("data-session-id"))!;
     expect(second).not.toBe(first);
@@ -117,7 +120,9 @@ describe("console page in a real browser", () => {
     expect(await page.locator('#messages li[data-from="user"] .who').allTextContents()).toEqual(["Eve", "Bob"]);
     // Participants are told apart: an initial and a colour each.
     expect(await page.locator('#messages li[data-from="user"] .avatar').allTextContents()).toEqual(["E", "B"]);
-    const hues = await page.locator('#messages li[data-from="user"]').evaluateAll((lis) => lis.map((li) => li.ownerDocument.defaultView!.getComputedStyle(li).backgroundColor));
+    const hues = await page
+      .locator('#messages li[data-from="user"]')
+      .evaluateAll((lis) => lis.map((li) => li.ownerDocument.defaultView!.getComputedStyle(li).backgroundColor));
     expect(new Set(hues).size).toBe(2);
     await page.locator('#current-session:not([data-session-id=""])').waitFor();
 
@@ -199,7 +204,15 @@ describe("console page in a real browser", () => {
     running = undefined;
     const second = await startConsoleApp(env, {}, { dir: first.dir });
     const reopened = await openConsole(second);
-    const texts = () => reopened.page.locator("#messages > li").evaluateAll((lis) => lis.map((li) => `${li.getAttribute("data-from")}/${li.getAttribute("data-source")}: ${li.querySelector(".text")!.textContent!.replace(/\s+/g, " ").trim().slice(0, 29)}`));
+    const texts = () =>
+      reopened.page
+        .locator("#messages > li")
+        .evaluateAll((lis) =>
+          lis.map(
+            (li) =>
+              `${li.getAttribute("data-from")}/${li.getAttribute("data-source")}: ${li.querySelector(".text")!.textContent!.replace(/\s+/g, " ").trim().slice(0, 29)}`,
+          ),
+        );
     await expect.poll(texts, { timeout: 15_000 }).toEqual([
       "user/transcript: please format something",
       "bot/transcript: Here is bold and inline code.",

@@ -88,9 +88,21 @@ function build(stages: Stage[]): Map<string, Built> {
       if (step.kind === "copy") {
         const from = step.copy.from ? built.get(step.copy.from) : undefined;
         if (step.copy.from && !from) throw new Error(`COPY --from=${step.copy.from}: no such stage`);
-        copy(from ? inside(from.root, "/") : ROOT, from ? step.copy.sources.map((s) => s.replace(/^\//, "")) : step.copy.sources, root, workdir, step.copy.dest, from ? undefined : context);
+        copy(
+          from ? inside(from.root, "/") : ROOT,
+          from ? step.copy.sources.map((s) => s.replace(/^\//, "")) : step.copy.sources,
+          root,
+          workdir,
+          step.copy.dest,
+          from ? undefined : context,
+        );
       } else {
-        const r = spawnSync("sh", ["-c", step.command], { cwd: inside(root, workdir), env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env }, encoding: "utf8", timeout: 900_000 });
+        const r = spawnSync("sh", ["-c", step.command], {
+          cwd: inside(root, workdir),
+          env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
+          encoding: "utf8",
+          timeout: 900_000,
+        });
         if (r.status !== 0) throw new Error(`stage ${stage.name}: RUN ${step.command} failed (${r.status}):\n${r.stdout}\n${r.stderr}`);
         if (r.stderr.includes("EBADENGINE")) throw new Error(`stage ${stage.name}: RUN ${step.command} warned EBADENGINE:\n${r.stderr}`);
       }
@@ -151,9 +163,15 @@ describe("the Dockerfile, run step by step", () => {
     const started = performance.now();
     // unshare --fork makes the next program PID 1 of a new PID namespace; setpriv drops to the
     // non-root user and execs node, so node itself is PID 1, as under `docker run`.
-    const child = spawn("unshare", ["--pid", "--fork", "--kill-child", "setpriv", `--reuid=${NON_ROOT.uid}`, `--regid=${NON_ROOT.gid}`, "--clear-groups", ...final.cmd!], {
-      cwd: app, env, stdio: ["ignore", "pipe", "pipe"],
-    });
+    const child = spawn(
+      "unshare",
+      ["--pid", "--fork", "--kill-child", "setpriv", `--reuid=${NON_ROOT.uid}`, `--regid=${NON_ROOT.gid}`, "--clear-groups", ...final.cmd!],
+      {
+        cwd: app,
+        env,
+        stdio: ["ignore", "pipe", "pipe"],
+      },
+    );
     let output = "";
     child.stdout.on("data", (d) => (output += d));
     child.stderr.on("data", (d) => (output += d));

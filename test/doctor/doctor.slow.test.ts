@@ -49,7 +49,22 @@ const SL_TOKEN = "xoxb-1111-2222-doctorslacktoken";
 const SL_APP = "xapp-1-A0FAKEAPP-3333-doctorapptoken";
 const AI_KEY = "sk-doctor-model-key-0123456789";
 const OPERATOR_TOKEN = "operator-token-doctor-0123456789";
-const SECRETS = [TG_TOKEN, DC_TOKEN, SL_TOKEN, SL_APP, AI_KEY, OPERATOR_TOKEN, "wrong-telegram", "wrong-discord", "xoxb-wrong", "doctor-telegram-token", "doctor-discord-token", "doctorslacktoken", "doctor-model-key", "doctor-signing-secret"];
+const SECRETS = [
+  TG_TOKEN,
+  DC_TOKEN,
+  SL_TOKEN,
+  SL_APP,
+  AI_KEY,
+  OPERATOR_TOKEN,
+  "wrong-telegram",
+  "wrong-discord",
+  "xoxb-wrong",
+  "doctor-telegram-token",
+  "doctor-discord-token",
+  "doctorslacktoken",
+  "doctor-model-key",
+  "doctor-signing-secret",
+];
 
 describe("switchboard doctor", () => {
   let tg: FakeTelegram;
@@ -74,17 +89,31 @@ describe("switchboard doctor", () => {
   });
 
   const setWebhook = async (url: string) => {
-    const r = await fetch(`${tg.apiRoot}/bot${TG_TOKEN}/setWebhook`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ url, secret_token: "whsecret" }) });
+    const r = await fetch(`${tg.apiRoot}/bot${TG_TOKEN}/setWebhook`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ url, secret_token: "whsecret" }),
+    });
     expect(((await r.json()) as { ok: boolean }).ok).toBe(true);
   };
 
   const base = () => ({
     DATABASE_URL: dbUrl,
-    TELEGRAM_BOT_TOKEN: TG_TOKEN, TELEGRAM_API_ROOT: tg.apiRoot, TELEGRAM_MODE: "webhook", TELEGRAM_WEBHOOK_URL: webhookUrl, TELEGRAM_WEBHOOK_SECRET: "whsecret",
-    DISCORD_BOT_TOKEN: DC_TOKEN, DISCORD_API_URL: dc.apiUrl,
-    SLACK_BOT_TOKEN: SL_TOKEN, SLACK_APP_TOKEN: SL_APP, SLACK_API_URL: sl.apiUrl,
-    OPENAI_BASE_URL: ai.baseUrl, OPENAI_API_KEY: AI_KEY, OPENAI_MODEL: "fake-model",
-    HTTP_HOST: "0.0.0.0", OPERATOR_TOKEN,
+    TELEGRAM_BOT_TOKEN: TG_TOKEN,
+    TELEGRAM_API_ROOT: tg.apiRoot,
+    TELEGRAM_MODE: "webhook",
+    TELEGRAM_WEBHOOK_URL: webhookUrl,
+    TELEGRAM_WEBHOOK_SECRET: "whsecret",
+    DISCORD_BOT_TOKEN: DC_TOKEN,
+    DISCORD_API_URL: dc.apiUrl,
+    SLACK_BOT_TOKEN: SL_TOKEN,
+    SLACK_APP_TOKEN: SL_APP,
+    SLACK_API_URL: sl.apiUrl,
+    OPENAI_BASE_URL: ai.baseUrl,
+    OPENAI_API_KEY: AI_KEY,
+    OPENAI_MODEL: "fake-model",
+    HTTP_HOST: "0.0.0.0",
+    OPERATOR_TOKEN,
   });
 
   it("passes when every dependency is right, with real calls to each", async () => {
@@ -96,7 +125,20 @@ describe("switchboard doctor", () => {
     const checks = byId(r.stdout);
     expect([...checks.values()].filter((c) => c.status !== "pass")).toEqual([]);
     expect([...checks.keys()].sort()).toEqual(
-      ["config", "database", "discord.intent", "discord.token", "exposure", "model.answer", "model.list", "slack.scopes", "slack.socket", "slack.token", "telegram.token", "telegram.webhook"].sort(),
+      [
+        "config",
+        "database",
+        "discord.intent",
+        "discord.token",
+        "exposure",
+        "model.answer",
+        "model.list",
+        "slack.scopes",
+        "slack.socket",
+        "slack.token",
+        "telegram.token",
+        "telegram.webhook",
+      ].sort(),
     );
     expect(r.code).toBe(0);
     expect(JSON.parse(r.stdout).ok).toBe(true);
@@ -131,12 +173,28 @@ describe("switchboard doctor", () => {
     expect(r.code).toBe(1);
     expect(JSON.parse(r.stdout).ok).toBe(false);
     const checks = byId(r.stdout);
-    expect(checks.get("telegram.token")).toMatchObject({ status: "fail", detail: expect.stringContaining("refused the token"), fix: expect.stringContaining("@BotFather") });
+    expect(checks.get("telegram.token")).toMatchObject({
+      status: "fail",
+      detail: expect.stringContaining("refused the token"),
+      fix: expect.stringContaining("@BotFather"),
+    });
     expect(checks.get("discord.token")).toMatchObject({ status: "fail", detail: expect.stringContaining("401"), fix: expect.stringContaining("Reset Token") });
-    expect(checks.get("slack.token")).toMatchObject({ status: "fail", detail: expect.stringContaining("invalid_auth"), fix: expect.stringContaining("Bot User OAuth Token") });
+    expect(checks.get("slack.token")).toMatchObject({
+      status: "fail",
+      detail: expect.stringContaining("invalid_auth"),
+      fix: expect.stringContaining("Bot User OAuth Token"),
+    });
     expect(checks.get("model.list")!.status).toBe("pass");
-    expect(checks.get("model.answer")).toMatchObject({ status: "fail", detail: expect.stringContaining("did not answer"), fix: expect.stringContaining("model server is up") });
-    expect(checks.get("exposure")).toMatchObject({ status: "fail", detail: expect.stringContaining("0.0.0.0"), fix: expect.stringContaining("OPERATOR_TOKEN") });
+    expect(checks.get("model.answer")).toMatchObject({
+      status: "fail",
+      detail: expect.stringContaining("did not answer"),
+      fix: expect.stringContaining("model server is up"),
+    });
+    expect(checks.get("exposure")).toMatchObject({
+      status: "fail",
+      detail: expect.stringContaining("0.0.0.0"),
+      fix: expect.stringContaining("OPERATOR_TOKEN"),
+    });
     expect(checks.get("database")!.status).toBe("pass");
     for (const s of SECRETS) expect(r.stdout).not.toContain(s);
 
@@ -161,7 +219,14 @@ describe("switchboard doctor", () => {
       // OpenAI quotes the refused key in its 401: doctor must not repeat it.
       ai.enqueue(statusReply(401, {}, JSON.stringify({ error: { message: `Incorrect API key provided: ${AI_KEY}.`, code: "invalid_api_key" } })));
       const missing = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "doctor-")), "nope.db");
-      const env = { ...base(), DISCORD_API_URL: dcOff.apiUrl, SLACK_API_URL: slNarrow.apiUrl, SLACK_APP_TOKEN: "", SLACK_SIGNING_SECRET: "doctor-signing-secret-123", DATABASE_URL: `file:${missing}` };
+      const env = {
+        ...base(),
+        DISCORD_API_URL: dcOff.apiUrl,
+        SLACK_API_URL: slNarrow.apiUrl,
+        SLACK_APP_TOKEN: "",
+        SLACK_SIGNING_SECRET: "doctor-signing-secret-123",
+        DATABASE_URL: `file:${missing}`,
+      };
       const r = await doctor(env);
       expect(r.code).toBe(1);
       const checks = byId(r.stdout);
@@ -173,10 +238,18 @@ describe("switchboard doctor", () => {
       });
       expect(checks.get("discord.token")!.status).toBe("pass");
       expect(checks.get("discord.intent")).toMatchObject({ status: "fail", fix: expect.stringContaining("Message Content Intent") });
-      expect(checks.get("slack.scopes")).toMatchObject({ status: "fail", detail: "The token lacks reactions:write, mpim:history.", fix: expect.stringContaining("reinstall") });
+      expect(checks.get("slack.scopes")).toMatchObject({
+        status: "fail",
+        detail: "The token lacks reactions:write, mpim:history.",
+        fix: expect.stringContaining("reinstall"),
+      });
       expect(checks.has("slack.socket")).toBe(false);
       expect(checks.get("model.answer")).toMatchObject({ status: "fail", fix: expect.stringContaining("OPENAI_API_KEY") });
-      expect(checks.get("database")).toMatchObject({ status: "fail", detail: expect.stringContaining("does not exist"), fix: expect.stringContaining("switchboard migrate") });
+      expect(checks.get("database")).toMatchObject({
+        status: "fail",
+        detail: expect.stringContaining("does not exist"),
+        fix: expect.stringContaining("switchboard migrate"),
+      });
       expect(fs.existsSync(missing)).toBe(false);
       expect(checks.get("exposure")!.status).toBe("pass");
       for (const s of SECRETS) expect(r.stdout).not.toContain(s);
@@ -195,7 +268,9 @@ describe("switchboard doctor", () => {
     expect(polling.has("telegram.mode")).toBe(false);
 
     await setWebhook(webhookUrl);
-    const stray = only(await runDoctor(loadConfig({ DATABASE_URL: dbUrl, TELEGRAM_BOT_TOKEN: TG_TOKEN, TELEGRAM_API_ROOT: tg.apiRoot, TELEGRAM_WEBHOOK_URL: webhookUrl }), {}));
+    const stray = only(
+      await runDoctor(loadConfig({ DATABASE_URL: dbUrl, TELEGRAM_BOT_TOKEN: TG_TOKEN, TELEGRAM_API_ROOT: tg.apiRoot, TELEGRAM_WEBHOOK_URL: webhookUrl }), {}),
+    );
     expect(stray.get("telegram.mode")).toMatchObject({ status: "warn", fix: expect.stringContaining("TELEGRAM_MODE=webhook") });
     expect(stray.get("telegram.webhook")).toMatchObject({ status: "warn", detail: expect.stringContaining("getUpdates is refused") });
 
@@ -203,7 +278,11 @@ describe("switchboard doctor", () => {
     const { loadConfigLenient } = await import("../../src/config.js");
     const lenient = loadConfigLenient({ ...base(), TELEGRAM_WEBHOOK_SECRET: "has spaces!" });
     const badSecret = new Map((await runDoctor(lenient.config, {}, { problems: lenient.problems })).map((x) => [x.id, x]));
-    expect(badSecret.get("config")).toMatchObject({ status: "fail", detail: expect.stringContaining("TELEGRAM_WEBHOOK_SECRET"), fix: expect.stringContaining("TELEGRAM_WEBHOOK_SECRET") });
+    expect(badSecret.get("config")).toMatchObject({
+      status: "fail",
+      detail: expect.stringContaining("TELEGRAM_WEBHOOK_SECRET"),
+      fix: expect.stringContaining("TELEGRAM_WEBHOOK_SECRET"),
+    });
     expect(JSON.stringify([...badSecret.values()])).not.toContain("has spaces!");
   });
 
@@ -211,7 +290,17 @@ describe("switchboard doctor", () => {
     const { loadConfig } = await import("../../src/config.js");
     const { runDoctor } = await import("../../src/doctor/index.js");
     ai.enqueue(
-      statusReply(400, {}, JSON.stringify({ error: { message: "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.", type: "invalid_request_error", code: "unsupported_parameter" } })),
+      statusReply(
+        400,
+        {},
+        JSON.stringify({
+          error: {
+            message: "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.",
+            type: "invalid_request_error",
+            code: "unsupported_parameter",
+          },
+        }),
+      ),
       completionReply(""),
     );
     const before = ai.requests.length;

@@ -22,9 +22,9 @@ describe("fake file endpoints", () => {
     await sl.start();
     closers.push(() => sl.close());
     const f = sl.files.add({ name: "a b.png", mimetype: "image/png", data: Buffer.from("PNGDATA") });
-    const info = await new webApi.WebClient(sl.botToken, { slackApiUrl: sl.apiUrl }).files.info({ file: String(f["id"]) });
-    expect(info.file?.url_private).toBe(f["url_private"]);
-    const get = (auth?: string) => fetch(String(f["url_private_download"]), { redirect: "manual", headers: auth ? { authorization: auth } : {} });
+    const info = await new webApi.WebClient(sl.botToken, { slackApiUrl: sl.apiUrl }).files.info({ file: String(f.id) });
+    expect(info.file?.url_private).toBe(f.url_private);
+    const get = (auth?: string) => fetch(String(f.url_private_download), { redirect: "manual", headers: auth ? { authorization: auth } : {} });
     const ok = await get(`Bearer ${sl.botToken}`);
     expect([ok.status, ok.headers.get("content-type"), await ok.text()]).toEqual([200, "image/png", "PNGDATA"]);
     const anon = await get();

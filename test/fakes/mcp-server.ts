@@ -18,13 +18,20 @@ import { z } from "zod";
 
 function server(): McpServer {
   const s = new McpServer({ name: "switchboard-test-tools", version: "1.0.0" });
-  s.registerTool("echo", { description: "Says the text back.", inputSchema: { text: z.string() } }, async ({ text }) => ({ content: [{ type: "text", text: `echo: ${text}` }] }));
+  s.registerTool("echo", { description: "Says the text back.", inputSchema: { text: z.string() } }, async ({ text }) => ({
+    content: [{ type: "text", text: `echo: ${text}` }],
+  }));
   s.registerTool("slow", { description: "Answers after ms milliseconds.", inputSchema: { ms: z.number().int().min(0).max(600_000) } }, async ({ ms }) => {
     await new Promise((r) => setTimeout(r, ms));
     return { content: [{ type: "text", text: `slept ${ms} ms` }] };
   });
-  s.registerTool("big", { description: "A long result.", inputSchema: { chars: z.number().int().min(1).max(1_000_000) } }, async ({ chars }) => ({ content: [{ type: "text", text: "x".repeat(chars) }] }));
-  s.registerTool("fail", { description: "Always reports an error." }, async () => ({ isError: true, content: [{ type: "text", text: "the test tool failed on purpose" }] }));
+  s.registerTool("big", { description: "A long result.", inputSchema: { chars: z.number().int().min(1).max(1_000_000) } }, async ({ chars }) => ({
+    content: [{ type: "text", text: "x".repeat(chars) }],
+  }));
+  s.registerTool("fail", { description: "Always reports an error." }, async () => ({
+    isError: true,
+    content: [{ type: "text", text: "the test tool failed on purpose" }],
+  }));
   s.registerTool("whoami", { description: "The server's process id." }, async () => ({ content: [{ type: "text", text: String(process.pid) }] }));
   return s;
 }
@@ -43,10 +50,15 @@ if (httpAt < 0) {
     let transport = typeof id === "string" ? sessions.get(id) : undefined;
     if (!transport) {
       if (typeof id === "string") {
-        res.writeHead(404, { "content-type": "application/json" }).end(JSON.stringify({ jsonrpc: "2.0", error: { code: -32001, message: "Session not found" }, id: null }));
+        res
+          .writeHead(404, { "content-type": "application/json" })
+          .end(JSON.stringify({ jsonrpc: "2.0", error: { code: -32001, message: "Session not found" }, id: null }));
         return;
       }
-      transport = new StreamableHTTPServerTransport({ sessionIdGenerator: () => randomUUID(), onsessioninitialized: (sid) => void sessions.set(sid, transport!) });
+      transport = new StreamableHTTPServerTransport({
+        sessionIdGenerator: () => randomUUID(),
+        onsessioninitialized: (sid) => void sessions.set(sid, transport!),
+      });
       transport.onclose = () => transport?.sessionId && sessions.delete(transport.sessionId);
       await server().connect(transport);
     }

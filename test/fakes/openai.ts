@@ -39,7 +39,14 @@ export const sse = {
   done: "data: [DONE]\n\n",
   /** A chat.completion.chunk with one choice. */
   chunk: (delta: Record<string, unknown>, finish: string | null = null, extra: Record<string, unknown> = {}) =>
-    sse.event({ id: "chatcmpl-1", object: "chat.completion.chunk", created: 1, model: "fake", choices: [{ index: 0, delta, finish_reason: finish }], ...extra }),
+    sse.event({
+      id: "chatcmpl-1",
+      object: "chat.completion.chunk",
+      created: 1,
+      model: "fake",
+      choices: [{ index: 0, delta, finish_reason: finish }],
+      ...extra,
+    }),
 };
 
 const SSE_HEADERS = { "content-type": "text/event-stream", "cache-control": "no-cache" };
@@ -80,7 +87,10 @@ export function toolCallReply(calls: FakeToolCall[], opts: { omitIds?: boolean; 
 /** A non-streamed chat.completion (what a request with stream: false gets), answering `text`. */
 export function completionReply(text: string, model = "fake-model"): Reply {
   const body = {
-    id: "chatcmpl-1", object: "chat.completion", created: 1, model,
+    id: "chatcmpl-1",
+    object: "chat.completion",
+    created: 1,
+    model,
     choices: [{ index: 0, message: { role: "assistant", content: text }, finish_reason: text ? "length" : "stop" }],
     usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
   };
@@ -117,7 +127,12 @@ export class FakeOpenAi {
    * `transcriptions` with its multipart fields and file.
    */
   readonly transcripts: Array<string | Reply> = [];
-  readonly transcriptions: Array<{ headers: IncomingHttpHeaders; model: string | undefined; responseFormat: string | undefined; file: { name: string; type: string; data: Buffer } | undefined }> = [];
+  readonly transcriptions: Array<{
+    headers: IncomingHttpHeaders;
+    model: string | undefined;
+    responseFormat: string | undefined;
+    file: { name: string; type: string; data: Buffer } | undefined;
+  }> = [];
   private readonly timers = new Set<NodeJS.Timeout>();
   private waiters: Array<() => void> = [];
 
@@ -179,7 +194,11 @@ export class FakeOpenAi {
     if (method !== "POST" || !String(headers["content-type"] ?? "").startsWith("multipart/form-data")) return bad("Expected a multipart/form-data POST.");
     let form: FormData;
     try {
-      form = await new Request(`http://fake${url}`, { method, headers: { "content-type": String(headers["content-type"]) }, body: new Uint8Array(raw) }).formData();
+      form = await new Request(`http://fake${url}`, {
+        method,
+        headers: { "content-type": String(headers["content-type"]) },
+        body: new Uint8Array(raw),
+      }).formData();
     } catch {
       return bad("Could not parse multipart form");
     }
@@ -217,7 +236,12 @@ export class FakeOpenAi {
       for (const [j, p] of content.entries()) {
         const part = p as { type?: unknown; text?: unknown; image_url?: { url?: unknown } };
         if (part.type === "text" && typeof part.text === "string") continue;
-        if (part.type === "image_url" && typeof part.image_url?.url === "string" && /^(data:image\/(png|jpeg|gif|webp);base64,[A-Za-z0-9+/=]+|https?:\/\/)/.test(part.image_url.url)) continue;
+        if (
+          part.type === "image_url" &&
+          typeof part.image_url?.url === "string" &&
+          /^(data:image\/(png|jpeg|gif|webp);base64,[A-Za-z0-9+/=]+|https?:\/\/)/.test(part.image_url.url)
+        )
+          continue;
         return `Invalid content part messages[${i}].content[${j}]`;
       }
     }
@@ -253,7 +277,8 @@ export class FakeOpenAi {
       return;
     }
 
-    const reply = this.queue.shift() ?? this.responder?.(body) ?? statusReply(500, {}, JSON.stringify({ error: { message: "fake server: no scripted reply left" } }));
+    const reply =
+      this.queue.shift() ?? this.responder?.(body) ?? statusReply(500, {}, JSON.stringify({ error: { message: "fake server: no scripted reply left" } }));
     if (reply.noHeaders) return;
     res.writeHead(reply.status ?? 200, reply.headers ?? SSE_HEADERS);
     res.flushHeaders();
@@ -262,7 +287,8 @@ export class FakeOpenAi {
       if (typeof part === "string" || Buffer.isBuffer(part)) res.write(part);
       else await this.pause(part.pause);
     }
-    if (reply.reset) res.socket?.end(); // flushes what was written, then closes mid-response
+    if (reply.reset)
+      res.socket?.end(); // flushes what was written, then closes mid-response
     else if (!reply.hang && !res.destroyed) res.end();
   }
 }
@@ -278,7 +304,8 @@ export function toolUsingModel(opts: { trigger: string; tool: string; args?: str
     const last = messages.at(-1);
     if (last?.role === "tool") return textReply([`the tool said: ${last.content ?? ""}`]);
     const user = [...messages].reverse().find((m) => m.role === "user")?.content ?? "";
-    if (user.includes(opts.trigger)) return toolCallReply([{ id: `call_${Math.random().toString(36).slice(2, 10)}`, name: opts.tool, arguments: opts.args ?? "{}" }]);
+    if (user.includes(opts.trigger))
+      return toolCallReply([{ id: `call_${Math.random().toString(36).slice(2, 10)}`, name: opts.tool, arguments: opts.args ?? "{}" }]);
     return textReply([`echo: ${user}`]);
   };
 }

@@ -23,7 +23,10 @@ function fail(env: Record<string, string>): ConfigError {
 describe("API_TOKENS", () => {
   it("parses names, scopes and tokens, and finds the caller of a bearer token", () => {
     const tokens = parseApiTokens(`ci:send+read:${T1},\ncron:*:${T2}`);
-    expect(tokens.map((t) => [t.name, [...t.scopes].sort()])).toEqual([["ci", ["read", "send"]], ["cron", ["read", "schedule", "send"]]]);
+    expect(tokens.map((t) => [t.name, [...t.scopes].sort()])).toEqual([
+      ["ci", ["read", "send"]],
+      ["cron", ["read", "schedule", "send"]],
+    ]);
     const auth = new ApiTokens(tokens, "operator-token-000000");
     expect(auth.principal(`Bearer ${T1}`)?.name).toBe("ci");
     expect(auth.principal(`bearer ${T2}`)?.name).toBe("cron");
@@ -51,7 +54,11 @@ describe("API_TOKENS", () => {
 });
 
 describe("HOOKS_CONFIG", () => {
-  const hook = { secret: "s".repeat(40), conversation: { platform: "slack", chat: "C0123ABCD" }, prompt: "Deploy {{json.service}}: {{json.status}} ({{hook}}/{{delivery}})" };
+  const hook = {
+    secret: "s".repeat(40),
+    conversation: { platform: "slack", chat: "C0123ABCD" },
+    prompt: "Deploy {{json.service}}: {{json.status}} ({{hook}}/{{delivery}})",
+  };
 
   it("reads inline JSON or a file, and fills the prompt from the body", () => {
     const inline = parseHooksConfig(JSON.stringify({ deploys: hook }));
@@ -59,7 +66,9 @@ describe("HOOKS_CONFIG", () => {
     fs.writeFileSync(file, JSON.stringify({ deploys: hook }));
     expect(parseHooksConfig(file)).toEqual(inline);
     expect(inline[0]!.maxBodyBytes).toBe(64 * 1024);
-    expect(renderPrompt(inline[0]!.prompt, { body: '{"service":"billing","status":{"ok":true}}', hook: "deploys", delivery: "d1" })).toBe('Deploy billing: {"ok":true} (deploys/d1)');
+    expect(renderPrompt(inline[0]!.prompt, { body: '{"service":"billing","status":{"ok":true}}', hook: "deploys", delivery: "d1" })).toBe(
+      'Deploy billing: {"ok":true} (deploys/d1)',
+    );
     expect(renderPrompt("{{json.a}}|{{body}}", { body: "not json", hook: "h", delivery: "d" })).toBe("|not json");
     expect(renderPrompt("{{json.__proto__}}{{json.constructor}}", { body: "{}", hook: "h", delivery: "d" })).toBe("");
   });

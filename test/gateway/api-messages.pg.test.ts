@@ -13,13 +13,20 @@ import { freshDatabaseUrl } from "../support/db.js";
 import { MemoryAdapter } from "../support/memory-adapter.js";
 
 const TOKEN = "t".repeat(40);
-let apps: App[] = [];
+const apps: App[] = [];
 afterEach(async () => {
   for (const a of apps.splice(0)) await a.stop();
 });
 
 async function start(url: string, adapter: MemoryAdapter) {
-  const config = loadConfig({ DATABASE_URL: url, HTTP_PORT: "0", LOG_LEVEL: "silent", DM_POLICY: "open", SHARED_DATABASE: "true", API_TOKENS: `ci:send+read:${TOKEN}` });
+  const config = loadConfig({
+    DATABASE_URL: url,
+    HTTP_PORT: "0",
+    LOG_LEVEL: "silent",
+    DM_POLICY: "open",
+    SHARED_DATABASE: "true",
+    API_TOKENS: `ci:send+read:${TOKEN}`,
+  });
   const app = await createApp(config, { log: silentLogger, adapters: () => [adapter], retryIntervalMs: 200 });
   const base = await app.start();
   apps.push(app);
@@ -27,7 +34,11 @@ async function start(url: string, adapter: MemoryAdapter) {
 }
 
 const post = (base: string, key: string, body: unknown) =>
-  fetch(`${base}/api/v1/messages`, { method: "POST", headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json", "idempotency-key": key }, body: JSON.stringify(body) }).then(async (r) => ({ status: r.status, json: (await r.json()) as { id: string } }));
+  fetch(`${base}/api/v1/messages`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json", "idempotency-key": key },
+    body: JSON.stringify(body),
+  }).then(async (r) => ({ status: r.status, json: (await r.json()) as { id: string } }));
 
 describe("HTTP API idempotency on PostgreSQL, two processes", () => {
   it("the same key 10 times at each of two gateways at once: one delivery", async () => {
@@ -38,7 +49,12 @@ describe("HTTP API idempotency on PostgreSQL, two processes", () => {
     const one = await start(url, a);
     const two = await start(url, b);
     await a.ctx.inbound(a.dm("42", "hello"));
-    await eventually(() => a.to("42").length + b.to("42").length, (n) => n === 1, 20_000, "the echo reply");
+    await eventually(
+      () => a.to("42").length + b.to("42").length,
+      (n) => n === 1,
+      20_000,
+      "the echo reply",
+    );
     const body = { conversation: { platform: "telegram", chat: "42" }, text: "one, however often" };
     const rs = await Promise.all(Array.from({ length: 20 }, (_, i) => post(i % 2 ? one.base : two.base, "pg-key-1", body)));
     expect(new Set(rs.map((r) => r.status))).toEqual(new Set([202]));

@@ -26,11 +26,26 @@ afterEach(async () => {
 });
 
 async function start(url: string, adapter: MemoryAdapter, env: Record<string, string> = {}) {
-  const config = loadConfig({ DATABASE_URL: url, HTTP_PORT: "0", LOG_LEVEL: "silent", DM_POLICY: "open", OPERATOR_TOKEN: OP, API_TOKENS: `ci:send+read:${SEND},viewer:read:${READ}`, ...env });
+  const config = loadConfig({
+    DATABASE_URL: url,
+    HTTP_PORT: "0",
+    LOG_LEVEL: "silent",
+    DM_POLICY: "open",
+    OPERATOR_TOKEN: OP,
+    API_TOKENS: `ci:send+read:${SEND},viewer:read:${READ}`,
+    ...env,
+  });
   const app = await createApp(config, { log: silentLogger, adapters: () => [adapter], retryIntervalMs: 200 });
   // A module's sub-app (as the schedules API is), mounted with a scope of its own.
   const sub = apiApp();
-  sub.openapi(createRoute({ method: "get", path: "/", responses: { 200: { description: "ok", content: { "application/json": { schema: z.object({ ok: z.boolean() }) } } } } }), (c) => c.json({ ok: true }, 200));
+  sub.openapi(
+    createRoute({
+      method: "get",
+      path: "/",
+      responses: { 200: { description: "ok", content: { "application/json": { schema: z.object({ ok: z.boolean() }) } } } },
+    }),
+    (c) => c.json({ ok: true }, 200),
+  );
   app.api.mount("probe", sub, "schedule");
   const base = (await app.start()).replace("0.0.0.0", "127.0.0.1");
   apps.push(app);
@@ -42,14 +57,23 @@ async function call(base: string, path: string, o: { method?: string; token?: st
   if (o.token) headers.authorization = `Bearer ${o.token}`;
   if (o.key) headers["idempotency-key"] = o.key;
   if (o.body !== undefined) headers["content-type"] = "application/json";
-  const res = await fetch(`${base}${path}`, { method: o.method ?? (o.body === undefined ? "GET" : "POST"), headers, body: o.body === undefined ? undefined : JSON.stringify(o.body) });
+  const res = await fetch(`${base}${path}`, {
+    method: o.method ?? (o.body === undefined ? "GET" : "POST"),
+    headers,
+    body: o.body === undefined ? undefined : JSON.stringify(o.body),
+  });
   return { status: res.status, headers: res.headers, json: (await res.json().catch(() => null)) as Record<string, any> | null };
 }
 
 /** A chat the bot knows: a user wrote to it once. */
 async function knownChat(adapter: MemoryAdapter, user: string) {
   await adapter.ctx.inbound(adapter.dm(user, "hello"));
-  await eventually(() => adapter.to(user).length, (n) => n === 1, 10_000, "the echo reply");
+  await eventually(
+    () => adapter.to(user).length,
+    (n) => n === 1,
+    10_000,
+    "the echo reply",
+  );
 }
 
 describe("HTTP API v1: /api/v1/schedules, mounted for the schedule scope", () => {
@@ -83,7 +107,9 @@ describe("HTTP API v1: POST /api/v1/messages", () => {
 
     const sequential = [];
     for (let i = 0; i < 10; i++) sequential.push(await call(base, "/api/v1/messages", { token: SEND, key: "deploy-1", body }));
-    const concurrent = await Promise.all(Array.from({ length: 10 }, () => call(base, "/api/v1/messages", { token: SEND, key: "deploy-2", body: { ...body, text: "second" } })));
+    const concurrent = await Promise.all(
+      Array.from({ length: 10 }, () => call(base, "/api/v1/messages", { token: SEND, key: "deploy-2", body: { ...body, text: "second" } })),
+    );
     for (const r of [...sequential, ...concurrent]) expect(r.status).toBe(202);
     const ids1 = new Set(sequential.map((r) => r.json!.id));
     const ids2 = new Set(concurrent.map((r) => r.json!.id));
@@ -93,9 +119,19 @@ describe("HTTP API v1: POST /api/v1/messages", () => {
     expect(concurrent.filter((r) => r.headers.get("idempotent-replayed") === "true").length).toBe(9);
 
     const id1 = [...ids1][0]!;
-    const followed = await eventually(() => call(base, `/api/v1/deliveries/${id1}`, { token: SEND }), (r) => r.json?.status === "delivered", 10_000, "delivered");
+    const followed = await eventually(
+      () => call(base, `/api/v1/deliveries/${id1}`, { token: SEND }),
+      (r) => r.json?.status === "delivered",
+      10_000,
+      "delivered",
+    );
     expect(followed.json!.messages[0].platformMessageId).toMatch(/^\d+$/);
-    await eventually(() => adapter.to("42").filter((s) => s.text === "second").length, (n) => n === 1, 10_000, "the second message");
+    await eventually(
+      () => adapter.to("42").filter((s) => s.text === "second").length,
+      (n) => n === 1,
+      10_000,
+      "the second message",
+    );
 
     // The same key with another request: refused, nothing sent.
     const other = await call(base, "/api/v1/messages", { token: SEND, key: "deploy-1", body: { ...body, text: "something else" } });
@@ -112,7 +148,9 @@ describe("HTTP API v1: POST /api/v1/messages", () => {
 
     const green = adapter.to("42").filter((s) => s.text === "Your build is green").length;
     const second = adapter.to("42").filter((s) => s.text === "second").length;
-    console.log(`idempotency: key 1 sent 10x sequentially + 1x after restart -> ${green} delivery; key 2 sent 10x concurrently -> ${second} delivery; ids ${ids1.size}/${ids2.size}; same key other body -> ${other.status}`);
+    console.log(
+      `idempotency: key 1 sent 10x sequentially + 1x after restart -> ${green} delivery; key 2 sent 10x concurrently -> ${second} delivery; ids ${ids1.size}/${ids2.size}; same key other body -> ${other.status}`,
+    );
     expect(green).toBe(1);
     expect(second).toBe(1);
     // The text is in the conversation's transcript as the bot's message.
@@ -129,7 +167,12 @@ describe("HTTP API v1: POST /api/v1/messages", () => {
     const rs = await Promise.all(Array.from({ length: 10 }, () => call(base, "/api/v1/messages", { token: SEND, key: "a-1", body })));
     expect(new Set(rs.map((r) => r.status))).toEqual(new Set([202]));
     expect(new Set(rs.map((r) => r.json!.id)).size).toBe(1);
-    const done = await eventually(() => call(base, `/api/v1/deliveries/${rs[0]!.json!.id}`, { token: SEND }), (r) => r.json?.status === "delivered", 10_000, "the agent's answer delivered");
+    const done = await eventually(
+      () => call(base, `/api/v1/deliveries/${rs[0]!.json!.id}`, { token: SEND }),
+      (r) => r.json?.status === "delivered",
+      10_000,
+      "the agent's answer delivered",
+    );
     const answers = adapter.to("7").filter((s) => s.text.includes("summarize the day"));
     console.log(`agent mode: 10 concurrent requests, one key -> ${answers.length} answer(s), status ${done.json!.status}`);
     expect(answers.length).toBe(1);
@@ -146,11 +189,21 @@ describe("HTTP API v1: POST /api/v1/messages", () => {
     expect((await call(base, "/api/v1/messages", { token: "x".repeat(40), key: "k", body })).status).toBe(401);
     expect((await call(base, "/api/v1/messages", { token: READ, key: "k", body })).status).toBe(403);
     expect((await call(base, "/api/v1/messages", { token: SEND, body })).status).toBe(400);
-    expect((await call(base, "/api/v1/messages", { token: SEND, key: "k2", body: { ...body, conversation: { platform: "telegram", chat: "1000" } } })).status).toBe(404);
+    expect(
+      (await call(base, "/api/v1/messages", { token: SEND, key: "k2", body: { ...body, conversation: { platform: "telegram", chat: "1000" } } })).status,
+    ).toBe(404);
     expect((await call(base, "/api/v1/messages", { token: SEND, key: "k3", body: { ...body, extra: 1 } })).status).toBe(400);
-    const bad = await fetch(`${base}/api/v1/messages`, { method: "POST", headers: { authorization: `Bearer ${SEND}`, "idempotency-key": "k4", "content-type": "application/json" }, body: "{not json" });
+    const bad = await fetch(`${base}/api/v1/messages`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${SEND}`, "idempotency-key": "k4", "content-type": "application/json" },
+      body: "{not json",
+    });
     expect(bad.status).toBe(400);
-    const plain = await fetch(`${base}/api/v1/messages`, { method: "POST", headers: { authorization: `Bearer ${SEND}`, "idempotency-key": "k5", "content-type": "text/plain" }, body: JSON.stringify(body) });
+    const plain = await fetch(`${base}/api/v1/messages`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${SEND}`, "idempotency-key": "k5", "content-type": "text/plain" },
+      body: JSON.stringify(body),
+    });
     expect(plain.status).toBe(415);
     const cross = await call(base, "/api/v1/messages", { token: SEND, key: "k6", body, headers: { origin: "https://evil.example" } });
     expect(cross.status).toBe(403);
@@ -172,9 +225,18 @@ describe("HTTP API v1: POST /api/v1/messages", () => {
       if (text === "to a blocked chat") throw new AdapterError("telegram", "Rejected", "Forbidden: bot was blocked by the user");
       return send(to, text, opts);
     };
-    const r = await call(base, "/api/v1/messages", { token: SEND, key: "blocked-1", body: { conversation: { platform: "telegram", chat: "13" }, text: "to a blocked chat" } });
+    const r = await call(base, "/api/v1/messages", {
+      token: SEND,
+      key: "blocked-1",
+      body: { conversation: { platform: "telegram", chat: "13" }, text: "to a blocked chat" },
+    });
     expect(r.status).toBe(202);
-    const followed = await eventually(() => call(base, `/api/v1/deliveries/${r.json!.id}`, { token: SEND }), (x) => x.json?.status !== "queued", 10_000, "a final status");
+    const followed = await eventually(
+      () => call(base, `/api/v1/deliveries/${r.json!.id}`, { token: SEND }),
+      (x) => x.json?.status !== "queued",
+      10_000,
+      "a final status",
+    );
     console.log(`refused by the platform: status ${followed.json!.status}, error "${followed.json!.error}"`);
     expect(followed.json!.status).toBe("failed");
     expect(followed.json!.error).toContain("bot was blocked");
@@ -185,7 +247,13 @@ describe("HTTP API v1: POST /api/v1/messages", () => {
     const { base } = await start(await freshDatabaseUrl("sqlite"), adapter);
     const doc = await call(base, "/api/v1/openapi.json", { token: READ });
     expect(doc.status).toBe(200);
-    expect(Object.keys(doc.json!.paths).sort()).toEqual(["/api/v1/deliveries/{id}", "/api/v1/messages", "/api/v1/probe", "/api/v1/schedules", "/api/v1/schedules/{id}"]);
+    expect(Object.keys(doc.json!.paths).sort()).toEqual([
+      "/api/v1/deliveries/{id}",
+      "/api/v1/messages",
+      "/api/v1/probe",
+      "/api/v1/schedules",
+      "/api/v1/schedules/{id}",
+    ]);
     expect(doc.json!.components.schemas.MessageRequest.properties.mode.enum).toEqual(["send", "agent"]);
     // The sub-app's scope holds: a send+read token may not use a schedule route.
     expect((await call(base, "/api/v1/probe", { token: SEND })).status).toBe(403);

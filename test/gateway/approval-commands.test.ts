@@ -20,9 +20,14 @@ describe("approvals by text and cancelled by /stop and /new", () => {
   beforeAll(async () => {
     model = await FakeOpenAi.start();
     model.responder = toolUsingModel({ trigger: "use the clock", tool: "current_time", args: "{}" });
-    const r = await startApp("sqlite", [adapter], { OPENAI_BASE_URL: model.baseUrl, OPENAI_MODEL: "fake-model", APPROVAL_TIMEOUT: "10m" }, {
-      mcpConfig: { servers: [], builtinTools: { current_time: { policy: "ask" } } },
-    });
+    const r = await startApp(
+      "sqlite",
+      [adapter],
+      { OPENAI_BASE_URL: model.baseUrl, OPENAI_MODEL: "fake-model", APPROVAL_TIMEOUT: "10m" },
+      {
+        mcpConfig: { servers: [], builtinTools: { current_time: { policy: "ask" } } },
+      },
+    );
     app = r.app;
     url = r.url;
   });
@@ -32,12 +37,28 @@ describe("approvals by text and cancelled by /stop and /new", () => {
   });
 
   const say = async (user: string, text: string) => {
-    const res = await fetch(`${url}/api/console/messages`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ chat: { type: "private" }, sender: { id: user, name: user }, text, clientId: randomUUID() }) });
+    const res = await fetch(`${url}/api/console/messages`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ chat: { type: "private" }, sender: { id: user, name: user }, text, clientId: randomUUID() }),
+    });
     expect(res.status).toBe(202);
   };
   const history = (user: string) => adapter.history(ids.dmChatId(user)).filter((m) => m.from === "bot");
-  const card = (user: string) => eventually(() => history(user).find((m) => m.card), (c) => c !== undefined, 15_000, "the card").then((c) => c!);
-  const text = (user: string, re: RegExp, what: string) => eventually(() => history(user).map((m) => m.text), (t) => t.some((x) => re.test(x)), 15_000, what);
+  const card = (user: string) =>
+    eventually(
+      () => history(user).find((m) => m.card),
+      (c) => c !== undefined,
+      15_000,
+      "the card",
+    ).then((c) => c!);
+  const text = (user: string, re: RegExp, what: string) =>
+    eventually(
+      () => history(user).map((m) => m.text),
+      (t) => t.some((x) => re.test(x)),
+      15_000,
+      what,
+    );
 
   it("/approve <id> runs the call; the card says who approved", async () => {
     await say("vic", "use the clock");
@@ -62,7 +83,12 @@ describe("approvals by text and cancelled by /stop and /new", () => {
     await say("yan", "use the clock");
     await card("yan");
     await say("yan", "/stop");
-    await eventually(() => history("yan").find((m) => m.card)!.text, (t) => /Cancelled/.test(t), 15_000, "the card cancelled");
+    await eventually(
+      () => history("yan").find((m) => m.card)!.text,
+      (t) => /Cancelled/.test(t),
+      15_000,
+      "the card cancelled",
+    );
     await text("yan", /^Stopped/, "the /stop notice");
     expect(history("yan").some((m) => m.text.includes("the tool said"))).toBe(false);
     expect(app.tooling.approvals.waiting).toBe(0);

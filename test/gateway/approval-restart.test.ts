@@ -16,7 +16,10 @@ import { FakeTelegram } from "../fakes/telegram.js";
 import { eventually } from "../support/app.js";
 
 function start(env: Record<string, string>): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ["--import", "tsx", path.resolve("test/support/platform-gateway-child.ts")], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, ["--import", "tsx", path.resolve("test/support/platform-gateway-child.ts")], {
+    env: { ...process.env, ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   let err = "";
   child.stderr!.on("data", (d) => {
     err += d;
@@ -45,9 +48,16 @@ describe("approvals across a restart", () => {
     fs.writeFileSync(mcp, JSON.stringify({ mcpServers: {}, builtinTools: { current_time: "ask" } }));
     dbFile = path.join(dir, "gw.db");
     env = {
-      DATABASE_URL: `file:${dbFile}`, HTTP_PORT: "0", LOG_LEVEL: "warn", DM_POLICY: "open", CONSOLE_ENABLED: "false",
-      TELEGRAM_BOT_TOKEN: tg.token, TELEGRAM_API_ROOT: tg.apiRoot,
-      OPENAI_BASE_URL: model.baseUrl, OPENAI_MODEL: "fake-model", MCP_CONFIG: mcp,
+      DATABASE_URL: `file:${dbFile}`,
+      HTTP_PORT: "0",
+      LOG_LEVEL: "warn",
+      DM_POLICY: "open",
+      CONSOLE_ENABLED: "false",
+      TELEGRAM_BOT_TOKEN: tg.token,
+      TELEGRAM_API_ROOT: tg.apiRoot,
+      OPENAI_BASE_URL: model.baseUrl,
+      OPENAI_MODEL: "fake-model",
+      MCP_CONFIG: mcp,
     };
   });
   afterAll(async () => {
@@ -65,14 +75,24 @@ describe("approvals across a restart", () => {
     const chat = tg.privateChat(alice);
     children.push(await start(env));
     tg.userMessage({ chat, from: alice, text: "use the clock please" });
-    const [first] = await eventually(() => cards(chat.id), (c) => c.length >= 1, 20_000, "the first card");
+    const [first] = await eventually(
+      () => cards(chat.id),
+      (c) => c.length >= 1,
+      20_000,
+      "the first card",
+    );
     const approveOld = buttons(chat.id, first!.messageId).find((b) => b.callback_data?.startsWith("approval:approve:"))!.callback_data!;
 
     // Killed once the card's message id is recorded with the approval (a crash between showing the card and
     // recording its id leaves that one card unedited; a press on it is still answered, as below).
     const db = new Database(dbFile, { readonly: true, fileMustExist: true });
     try {
-      await eventually(() => db.prepare(`SELECT "cardMessageId" FROM "Approval"`).all() as Array<{ cardMessageId: string | null }>, (r) => r.length === 1 && r[0]!.cardMessageId === String(first!.messageId), 20_000, "the card recorded");
+      await eventually(
+        () => db.prepare(`SELECT "cardMessageId" FROM "Approval"`).all() as Array<{ cardMessageId: string | null }>,
+        (r) => r.length === 1 && r[0]!.cardMessageId === String(first!.messageId),
+        20_000,
+        "the card recorded",
+      );
     } finally {
       db.close();
     }
@@ -81,18 +101,38 @@ describe("approvals across a restart", () => {
     children.push(await start(env));
 
     // The previous run's card is edited: expired with the restart, no buttons.
-    await eventually(() => tg.message(chat.id, first!.messageId), (m) => /Expired: the gateway restarted/.test(m?.text ?? "") && !m?.reply_markup, 20_000, "the old card expired");
+    await eventually(
+      () => tg.message(chat.id, first!.messageId),
+      (m) => /Expired: the gateway restarted/.test(m?.text ?? "") && !m?.reply_markup,
+      20_000,
+      "the old card expired",
+    );
     // A press that was already on its way (the keyboard was still on the user's screen) gets a clear answer.
     const late = tg.callbackQuery({ from: alice, message: tg.message(chat.id, first!.messageId)!, data: approveOld });
-    const answer = await eventually(() => tg.callbackAnswer(late.callback_query!.id), (a) => a !== undefined, 20_000, "the answer to the late press");
-    expect(String(answer!["text"])).toMatch(/expired/i);
-    expect(answer!["show_alert"]).toBe(true);
+    const answer = await eventually(
+      () => tg.callbackAnswer(late.callback_query!.id),
+      (a) => a !== undefined,
+      20_000,
+      "the answer to the late press",
+    );
+    expect(String(answer!.text)).toMatch(/expired/i);
+    expect(answer!.show_alert).toBe(true);
 
     // The message was replayed after the restart and asks again; approving resumes it to the tool's result.
-    const [, second] = await eventually(() => cards(chat.id), (c) => c.length >= 2, 20_000, "the second card");
+    const [, second] = await eventually(
+      () => cards(chat.id),
+      (c) => c.length >= 2,
+      20_000,
+      "the second card",
+    );
     const approveNew = buttons(chat.id, second!.messageId).find((b) => b.callback_data?.startsWith("approval:approve:"))!.callback_data!;
     tg.callbackQuery({ from: alice, message: tg.message(chat.id, second!.messageId)!, data: approveNew });
-    const reply = await eventually(() => tg.sent({ chatId: chat.id }).filter((s) => s.text.includes("the tool said")), (r) => r.length >= 1, 20_000, "the answer");
+    const reply = await eventually(
+      () => tg.sent({ chatId: chat.id }).filter((s) => s.text.includes("the tool said")),
+      (r) => r.length >= 1,
+      20_000,
+      "the answer",
+    );
     expect(reply[0]!.text).toMatch(/the tool said: UTC: \d{4}-/);
     expect(reply).toHaveLength(1);
   }, 90_000);

@@ -30,7 +30,16 @@ describe.each(PROVIDERS)("replaying a backlog at start on %s", (provider) => {
     for (let i = 0; i < PER_CHAT; i++) {
       for (let c = 0; c < CHATS; c++) {
         const env = adapter.dm(`b${c}`, `c${c}-m${i}`);
-        writes.push(inbound.record({ platform: env.platform, botId: env.botId, eventId: env.eventId, envelope: JSON.stringify(env), occurredAt: env.occurredAt, conversation: `${env.platform}:${env.botId}:${env.chatId}:` }));
+        writes.push(
+          inbound.record({
+            platform: env.platform,
+            botId: env.botId,
+            eventId: env.eventId,
+            envelope: JSON.stringify(env),
+            occurredAt: env.occurredAt,
+            conversation: `${env.platform}:${env.botId}:${env.chatId}:`,
+          }),
+        );
       }
       await Promise.all(writes.splice(0));
     }
@@ -38,7 +47,12 @@ describe.each(PROVIDERS)("replaying a backlog at start on %s", (provider) => {
 
     app = (await startApp(provider, [adapter], { DATABASE_URL: url })).app;
     const total = CHATS * PER_CHAT;
-    await eventually(() => adapter.sent.length, (n) => n >= total, 240_000, `${total} replies`);
+    await eventually(
+      () => adapter.sent.length,
+      (n) => n >= total,
+      240_000,
+      `${total} replies`,
+    );
     await app.gateway.idle();
     const perChat = new Map<string, string[]>();
     for (const s of adapter.sent) perChat.set(s.chatId, [...(perChat.get(s.chatId) ?? []), s.text]);
@@ -48,7 +62,9 @@ describe.each(PROVIDERS)("replaying a backlog at start on %s", (provider) => {
       if (JSON.stringify(perChat.get(`b${c}`)) !== JSON.stringify(want)) outOfOrder++;
     }
     const left = await app.db.query<{ n: number }>("t", `SELECT COUNT(*) AS n FROM "InboundEvent" WHERE "status" = ?`, ["received"]);
-    console.log(`[backlog ${provider}] recorded ${total}, answered ${adapter.sent.length}, unique ${new Set(adapter.sent.map((s) => s.text)).size}, chats out of order ${outOfOrder}, left unhandled ${Number(left[0]!.n)}`);
+    console.log(
+      `[backlog ${provider}] recorded ${total}, answered ${adapter.sent.length}, unique ${new Set(adapter.sent.map((s) => s.text)).size}, chats out of order ${outOfOrder}, left unhandled ${Number(left[0]!.n)}`,
+    );
     expect(adapter.sent.length).toBe(total);
     expect(new Set(adapter.sent.map((s) => s.text)).size).toBe(total);
     expect(outOfOrder).toBe(0);

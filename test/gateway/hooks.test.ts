@@ -33,7 +33,10 @@ async function start(url: string, adapter: MemoryAdapter) {
 }
 
 const post = (base: string, name: string, body: string, headers: Record<string, string>) =>
-  fetch(`${base}/hooks/${name}`, { method: "POST", headers: { "content-type": "application/json", ...headers }, body }).then(async (r) => ({ status: r.status, json: (await r.json()) as Record<string, unknown> }));
+  fetch(`${base}/hooks/${name}`, { method: "POST", headers: { "content-type": "application/json", ...headers }, body }).then(async (r) => ({
+    status: r.status,
+    json: (await r.json()) as Record<string, unknown>,
+  }));
 
 const hookRows = async (app: App) =>
   Number((await app.db.query<{ n: number }>("test-count", `SELECT COUNT(*) AS "n" FROM "InboundEvent" WHERE "eventId" LIKE ?`, ["hook:%"]))[0]!.n);
@@ -45,11 +48,19 @@ describe("inbound hooks: POST /hooks/<name>", () => {
     let { app, base } = await start(url, adapter);
     // The group is known: someone talked to the bot there.
     await adapter.ctx.inbound(adapter.group("-100200", "5", "@membot hi", { mentioned: true }));
-    await eventually(() => adapter.to("-100200").length, (n) => n === 1, 10_000, "the group's echo");
+    await eventually(
+      () => adapter.to("-100200").length,
+      (n) => n === 1,
+      10_000,
+      "the group's echo",
+    );
 
     const body = JSON.stringify({ service: "billing", status: "ok" });
     const forged = [
-      await post(base, "deploys", body, { "switchboard-delivery": "d-1", "switchboard-signature": signatureHeader("not-the-secret-0123456789abcdef0123", "d-1", body) }),
+      await post(base, "deploys", body, {
+        "switchboard-delivery": "d-1",
+        "switchboard-signature": signatureHeader("not-the-secret-0123456789abcdef0123", "d-1", body),
+      }),
       // Signed for another delivery id: the id is covered by the signature.
       await post(base, "deploys", body, { "switchboard-delivery": "d-1", "switchboard-signature": signatureHeader(SECRET, "d-2", body) }),
       // Signed for another body.
@@ -68,7 +79,10 @@ describe("inbound hooks: POST /hooks/<name>", () => {
     const signed = () => ({ "switchboard-delivery": "d-1", "switchboard-signature": signatureHeader(SECRET, "d-1", body) });
     const first = await post(base, "deploys", body, signed());
     expect(first.status).toBe(202);
-    const repeats = [...(await Promise.all(Array.from({ length: 5 }, () => post(base, "deploys", body, signed())))), await post(base, "deploys", body, signed())];
+    const repeats = [
+      ...(await Promise.all(Array.from({ length: 5 }, () => post(base, "deploys", body, signed())))),
+      await post(base, "deploys", body, signed()),
+    ];
     expect(repeats.map((r) => r.status)).toEqual([200, 200, 200, 200, 200, 200]);
     const answers = () => adapter.to("-100200").filter((s) => s.text.includes("Deploy of billing finished: ok"));
     await eventually(answers, (a) => a.length === 1, 10_000, "the hook's answer");

@@ -27,14 +27,25 @@ describe("scheduled jobs with several processes on one PostgreSQL database", () 
     const platformUrl = await platform.start();
     const dbUrl = await freshDatabaseUrl("postgresql");
     await migrate(dbUrl);
-    const env = { DATABASE_URL: dbUrl, HTTP_PORT: "0", DM_POLICY: "open", SHARED_DATABASE: "true", LOOPBACK_URL: platformUrl, LOOPBACK_MODE: "webhook", LOG_LEVEL: "warn" };
+    const env = {
+      DATABASE_URL: dbUrl,
+      HTTP_PORT: "0",
+      DM_POLICY: "open",
+      SHARED_DATABASE: "true",
+      LOOPBACK_URL: platformUrl,
+      LOOPBACK_MODE: "webhook",
+      LOG_LEVEL: "warn",
+    };
     const gateways = await Promise.all([startGateway(env), startGateway(env), startGateway(env)]);
     children.push(...gateways.map((g) => g.child));
     const proxy = await roundRobin(gateways.map((g) => g.url));
     const CHATS = 30;
     // One message per chat first: the bot has talked there, so a job can name the chat.
     for (let c = 0; c < CHATS; c++) {
-      const r = await fetch(`${proxy.url}/loopback/update`, { method: "POST", body: JSON.stringify({ id: 0, chatId: `c${c}`, senderId: `u${c}`, text: `hi ${c}`, messageId: "m0", date: Date.now() }) });
+      const r = await fetch(`${proxy.url}/loopback/update`, {
+        method: "POST",
+        body: JSON.stringify({ id: 0, chatId: `c${c}`, senderId: `u${c}`, text: `hi ${c}`, messageId: "m0", date: Date.now() }),
+      });
       expect(r.status).toBe(200);
     }
     const until = async (pred: () => boolean, ms: number) => {
@@ -47,7 +58,13 @@ describe("scheduled jobs with several processes on one PostgreSQL database", () 
     const db = await openDatabase({ url: dbUrl, migrate: false });
     try {
       const store = new JobStore(db);
-      const jobs = new JobService({ store, registry: new Registry(new SessionStore(db)), kv: new KvStore(db), identities: new IdentityStore(db), defaultTimezone: "UTC" });
+      const jobs = new JobService({
+        store,
+        registry: new Registry(new SessionStore(db)),
+        kv: new KvStore(db),
+        identities: new IdentityStore(db),
+        defaultTimezone: "UTC",
+      });
       // Made for a minute ahead (making 300 takes a while on a loaded machine), then all moved to one instant just ahead.
       const later = new Date(Date.now() + 120_000);
       const texts: string[] = [];
@@ -67,7 +84,10 @@ describe("scheduled jobs with several processes on one PostgreSQL database", () 
       await until(() => false, 1500);
       const counts = new Map<string, number>();
       for (const m of jobTexts()) counts.set(m.text, (counts.get(m.text) ?? 0) + 1);
-      const runs = await db.query<{ status: string; owner: string; n: string }>("t", `SELECT "status","owner",COUNT(*) AS "n" FROM "JobRun" GROUP BY "status","owner"`);
+      const runs = await db.query<{ status: string; owner: string; n: string }>(
+        "t",
+        `SELECT "status","owner",COUNT(*) AS "n" FROM "JobRun" GROUP BY "status","owner"`,
+      );
       const byOwner = new Map<string, number>();
       for (const r of runs) byOwner.set(r.owner, (byOwner.get(r.owner) ?? 0) + Number(r.n));
       const deliveries = await db.query<{ n: string }>("t", `SELECT COUNT(*) AS "n" FROM "OutboundDelivery" WHERE "text" LIKE 'job %'`);

@@ -40,12 +40,27 @@ async function boot(start: Date, env: Record<string, string> = {}, lines?: strin
       yield { type: "done" as const, text: `echo: ${last}`, toolRounds: 0 };
     },
   });
-  const booted = await startApp("sqlite", [adapter], { ADMIN_USERS: "telegram:999", ...env }, { jobClock: () => clock.now, agentFactory: echo as never, ...(lines && { log: capturedLogger(lines, "info") }) });
+  const booted = await startApp(
+    "sqlite",
+    [adapter],
+    { ADMIN_USERS: "telegram:999", ...env },
+    { jobClock: () => clock.now, agentFactory: echo as never, ...(lines && { log: capturedLogger(lines, "info") }) },
+  );
   app = booted.app;
   const say = async (chat: string, text: string) => {
     const before = adapter.to(chat).length;
     await adapter.ctx.inbound(adapter.dm(chat, text));
-    return (await eventually(() => adapter.to(chat), (s) => s.length > before, 10_000, `a reply to ${text}`)).slice(before).map((s) => s.text).join("\n");
+    return (
+      await eventually(
+        () => adapter.to(chat),
+        (s) => s.length > before,
+        10_000,
+        `a reply to ${text}`,
+      )
+    )
+      .slice(before)
+      .map((s) => s.text)
+      .join("\n");
   };
   return { app: booted.app, adapter, clock, say };
 }
@@ -72,10 +87,24 @@ describe("scheduled jobs", () => {
     expect(listed).toContain("2. once at 2027-01-04 18:00 (Europe/Paris), active");
     // /new before the run: the reminder goes to the chat and into the fresh session's transcript.
     expect(await say("42", "/new")).toContain("Started a fresh session");
-    const current = await a.registry.resolveChatChannel({ agentId: "777", userId: await a.gateway.deps.identities.userId("telegram", "42"), channel: "telegram:777:dm:42" });
+    const current = await a.registry.resolveChatChannel({
+      agentId: "777",
+      userId: await a.gateway.deps.identities.userId("telegram", "42"),
+      channel: "telegram:777:dm:42",
+    });
     await advance(a, clock, new Date("2027-01-04T12:10:00Z"), 60_000);
-    await eventually(() => adapter.to("42").filter((s) => s.text === "stretch your legs").length, (n) => n === 1, 10_000, "the reminder");
-    await eventually(() => a.jobs.service.store.runCounts(), (c) => c.delivered === 1, 10_000, "a delivered run");
+    await eventually(
+      () => adapter.to("42").filter((s) => s.text === "stretch your legs").length,
+      (n) => n === 1,
+      10_000,
+      "the reminder",
+    );
+    await eventually(
+      () => a.jobs.service.store.runCounts(),
+      (c) => c.delivered === 1,
+      10_000,
+      "a delivered run",
+    );
     const transcript = await a.runner.opts.transcript.recent(current.id, 50);
     expect(transcript.map((m) => [m.role, m.content])).toContainEqual(["assistant", "stretch your legs"]);
     // It ran once: more rounds send nothing more.
@@ -92,13 +121,19 @@ describe("scheduled jobs", () => {
     const { app: a, clock, say } = await boot(start);
     await say("42", "hello");
     const target = await a.jobs.service.locate({ platform: "telegram", chat: "42" });
-    const make = (spec: string, text: string) => a.jobs.service.create({ target, timing: { kind: "cron", spec, timezone: "Europe/Paris" }, action: "text", text, createdBy: "test" });
+    const make = (spec: string, text: string) =>
+      a.jobs.service.create({ target, timing: { kind: "cron", spec, timezone: "Europe/Paris" }, action: "text", text, createdBy: "test" });
     const nine = await make("0 9 * * *", "nine");
     const half2 = await make("30 2 * * *", "half past two");
     const dues = async (id: string) => (await a.jobs.service.store.runs(id, 50)).map((r) => [r.dueAt.toISOString(), r.status] as const).reverse();
     // Spring forward (2027-03-28 02:00 CET -> 03:00 CEST), five-minute steps of the job clock.
     await advance(a, clock, new Date("2027-03-30T12:00:00Z"), 5 * 60_000);
-    await eventually(() => a.jobs.service.store.runCounts(), (c) => (c.delivered ?? 0) === 10, 10_000, "ten delivered runs");
+    await eventually(
+      () => a.jobs.service.store.runCounts(),
+      (c) => (c.delivered ?? 0) === 10,
+      10_000,
+      "ten delivered runs",
+    );
     const springNine = await dues(nine.id);
     const springHalf2 = await dues(half2.id);
     // Autumn back (2027-10-31 03:00 CEST -> 02:00 CET): the clock jumps ahead; the runs missed meanwhile are skipped once.
@@ -107,23 +142,44 @@ describe("scheduled jobs", () => {
     const autumnFrom = (await dues(nine.id)).length;
     const autumnFromHalf = (await dues(half2.id)).length;
     await advance(a, clock, new Date("2027-11-01T12:00:00Z"), 5 * 60_000);
-    await eventually(() => a.jobs.service.store.runCounts(), (c) => (c.delivered ?? 0) === 16, 10_000, "sixteen delivered runs");
+    await eventually(
+      () => a.jobs.service.store.runCounts(),
+      (c) => (c.delivered ?? 0) === 16,
+      10_000,
+      "sixteen delivered runs",
+    );
     const autumnNine = (await dues(nine.id)).slice(autumnFrom);
     const autumnHalf2 = (await dues(half2.id)).slice(autumnFromHalf);
     const local = (rows: ReadonlyArray<readonly [string, string]>) => rows.map(([t, st]) => `${formatLocal(new Date(t), "Europe/Paris").slice(0, 16)} ${st}`);
-    console.log(`jobs: ${JSON.stringify({ scenario: "dst-europe-paris", spring: { nine: local(springNine), half2: local(springHalf2) }, autumn: { nine: local(autumnNine), half2: local(autumnHalf2) } })}`);
+    console.log(
+      `jobs: ${JSON.stringify({ scenario: "dst-europe-paris", spring: { nine: local(springNine), half2: local(springHalf2) }, autumn: { nine: local(autumnNine), half2: local(autumnHalf2) } })}`,
+    );
     expect(springNine).toEqual([
-      ["2027-03-26T08:00:00.000Z", "delivered"], ["2027-03-27T08:00:00.000Z", "delivered"],
-      ["2027-03-28T07:00:00.000Z", "delivered"], ["2027-03-29T07:00:00.000Z", "delivered"], ["2027-03-30T07:00:00.000Z", "delivered"],
+      ["2027-03-26T08:00:00.000Z", "delivered"],
+      ["2027-03-27T08:00:00.000Z", "delivered"],
+      ["2027-03-28T07:00:00.000Z", "delivered"],
+      ["2027-03-29T07:00:00.000Z", "delivered"],
+      ["2027-03-30T07:00:00.000Z", "delivered"],
     ]);
     // 02:30 does not exist on the 28th: it runs at the first valid minute after the gap (03:00 CEST).
     expect(springHalf2).toEqual([
-      ["2027-03-26T01:30:00.000Z", "delivered"], ["2027-03-27T01:30:00.000Z", "delivered"],
-      ["2027-03-28T01:00:00.000Z", "delivered"], ["2027-03-29T00:30:00.000Z", "delivered"], ["2027-03-30T00:30:00.000Z", "delivered"],
+      ["2027-03-26T01:30:00.000Z", "delivered"],
+      ["2027-03-27T01:30:00.000Z", "delivered"],
+      ["2027-03-28T01:00:00.000Z", "delivered"],
+      ["2027-03-29T00:30:00.000Z", "delivered"],
+      ["2027-03-30T00:30:00.000Z", "delivered"],
     ]);
-    expect(autumnNine).toEqual([["2027-10-30T07:00:00.000Z", "delivered"], ["2027-10-31T08:00:00.000Z", "delivered"], ["2027-11-01T08:00:00.000Z", "delivered"]]);
+    expect(autumnNine).toEqual([
+      ["2027-10-30T07:00:00.000Z", "delivered"],
+      ["2027-10-31T08:00:00.000Z", "delivered"],
+      ["2027-11-01T08:00:00.000Z", "delivered"],
+    ]);
     // 02:30 happens twice on the 31st: it runs once, at the first.
-    expect(autumnHalf2).toEqual([["2027-10-30T00:30:00.000Z", "delivered"], ["2027-10-31T00:30:00.000Z", "delivered"], ["2027-11-01T01:30:00.000Z", "delivered"]]);
+    expect(autumnHalf2).toEqual([
+      ["2027-10-30T00:30:00.000Z", "delivered"],
+      ["2027-10-31T00:30:00.000Z", "delivered"],
+      ["2027-11-01T01:30:00.000Z", "delivered"],
+    ]);
     // The clock's jump from March to October: one missed run per job, recorded, never sent late.
     const missed = (await a.jobs.service.store.runCounts()).missed;
     expect(missed).toBe(2);
@@ -136,15 +192,31 @@ describe("scheduled jobs", () => {
     await say("13", "hello");
     await say("999", "hello"); // the operator's DM: Telegram writes to a user by id
     const target = await a.jobs.service.locate({ platform: "telegram", chat: "13" });
-    const job = await a.jobs.service.create({ target, timing: { kind: "every", spec: "60000", timezone: "UTC" }, action: "text", text: "ping", createdBy: "test" });
+    const job = await a.jobs.service.create({
+      target,
+      timing: { kind: "every", spec: "60000", timezone: "UTC" },
+      action: "text",
+      text: "ping",
+      createdBy: "test",
+    });
     adapter.refuse.add("13");
     for (let i = 1; i <= 2; i++) {
       await advance(a, clock, new Date(t0.getTime() + i * 60_000), 60_000);
-      const v = await eventually(() => a.jobs.service.get(job.id), (j) => j.failures === i, 10_000, `failure ${i}`);
+      const v = await eventually(
+        () => a.jobs.service.get(job.id),
+        (j) => j.failures === i,
+        10_000,
+        `failure ${i}`,
+      );
       expect(v).toMatchObject({ status: "active", lastStatus: "failed", lastError: "Forbidden: bot was blocked by the user" });
     }
     await advance(a, clock, new Date(t0.getTime() + 3 * 60_000), 60_000);
-    const paused = await eventually(() => a.jobs.service.get(job.id), (j) => j.status === "paused", 10_000, "the pause");
+    const paused = await eventually(
+      () => a.jobs.service.get(job.id),
+      (j) => j.status === "paused",
+      10_000,
+      "the pause",
+    );
     expect(paused).toMatchObject({ failures: 3, lastStatus: "failed", lastError: "Forbidden: bot was blocked by the user" });
     const alerts = () => adapter.to("999").filter((s) => s.text.includes(`Scheduled job ${job.id} failed 3 times in a row and is paused`));
     await eventually(alerts, (x) => x.length === 1, 10_000, "the operator's DM");
@@ -163,14 +235,25 @@ describe("scheduled jobs", () => {
     expect(shown).toContain("failed (Forbidden: bot was blocked by the user)");
     const metrics = await a.metrics.text();
     expect(metrics).toMatch(/switchboard_job_runs_total\{status="failed"\} 3/);
-    console.log(`jobs: ${JSON.stringify({ scenario: "failing-job", runs: runs.length, failed: runs.filter((r) => r.status === "failed").length, status: paused.status, operatorDms: alerts().length, alertLogLines: alertLines.length })}`);
+    console.log(
+      `jobs: ${JSON.stringify({ scenario: "failing-job", runs: runs.length, failed: runs.filter((r) => r.status === "failed").length, status: paused.status, operatorDms: alerts().length, alertLogLines: alertLines.length })}`,
+    );
   });
 
   it("a job for a platform this process has no adapter for fails with that reason, not silently", async () => {
     const t0 = new Date("2027-01-04T12:00:00Z");
     const { app: a, clock } = await boot(t0);
-    const target = { conversation: { agentId: "nobot", userId: "u1", channel: "discord:nobot:dm:1" }, address: { platform: "discord", botId: "nobot", chatId: "1" } };
-    const job = await a.jobs.service.create({ target, timing: { kind: "once", spec: "2027-01-04T12:01:00Z", timezone: "UTC" }, action: "text", text: "x", createdBy: "test" });
+    const target = {
+      conversation: { agentId: "nobot", userId: "u1", channel: "discord:nobot:dm:1" },
+      address: { platform: "discord", botId: "nobot", chatId: "1" },
+    };
+    const job = await a.jobs.service.create({
+      target,
+      timing: { kind: "once", spec: "2027-01-04T12:01:00Z", timezone: "UTC" },
+      action: "text",
+      text: "x",
+      createdBy: "test",
+    });
     await advance(a, clock, new Date("2027-01-04T12:01:00Z"), 60_000);
     expect(await a.jobs.service.get(job.id)).toMatchObject({ status: "done", lastStatus: "failed", lastError: "no discord adapter for bot nobot is running" });
   });
@@ -180,16 +263,35 @@ describe("scheduled jobs", () => {
     const { app: a, adapter, clock, say } = await boot(t0);
     await say("42", "hello");
     const target = await a.jobs.service.locate({ platform: "telegram", chat: "42" });
-    const job = await a.jobs.service.create({ target, timing: { kind: "once", spec: "2027-01-04T12:05:00Z", timezone: "UTC" }, action: "agent", text: "summarize the news", createdBy: "test" });
+    const job = await a.jobs.service.create({
+      target,
+      timing: { kind: "once", spec: "2027-01-04T12:05:00Z", timezone: "UTC" },
+      action: "agent",
+      text: "summarize the news",
+      createdBy: "test",
+    });
     await advance(a, clock, new Date("2027-01-04T12:05:00Z"), 60_000);
-    await eventually(() => adapter.to("42").filter((s) => s.text === "echo: summarize the news"), (x) => x.length === 1, 10_000, "the agent's answer");
+    await eventually(
+      () => adapter.to("42").filter((s) => s.text === "echo: summarize the news"),
+      (x) => x.length === 1,
+      10_000,
+      "the agent's answer",
+    );
     const stored = await a.jobs.service.store.get(job.id);
     const scheduler = await a.registry.getUnscoped(stored!.sessionId!);
     const conversation = await a.registry.resolveChatChannel(target.conversation);
     expect(scheduler).toMatchObject({ kind: "scheduler", parentId: conversation.id });
     expect((await a.runner.opts.transcript.recent(scheduler.id, 10)).map((m) => m.role)).toEqual(["user", "assistant"]);
-    expect((await a.runner.opts.transcript.recent(conversation.id, 10)).map((m) => [m.role, m.content])).toContainEqual(["assistant", "echo: summarize the news"]);
-    await eventually(() => a.jobs.service.get(job.id), (j) => j.status === "done" && j.lastStatus === "delivered", 10_000, "done");
+    expect((await a.runner.opts.transcript.recent(conversation.id, 10)).map((m) => [m.role, m.content])).toContainEqual([
+      "assistant",
+      "echo: summarize the news",
+    ]);
+    await eventually(
+      () => a.jobs.service.get(job.id),
+      (j) => j.status === "done" && j.lastStatus === "delivered",
+      10_000,
+      "done",
+    );
   });
 
   it("a due time claimed by a process that died is run once more, then given up; one missed beyond the grace is skipped and recorded", async () => {
@@ -198,25 +300,52 @@ describe("scheduled jobs", () => {
     await say("42", "hello");
     const target = await a.jobs.service.locate({ platform: "telegram", chat: "42" });
     const store = a.jobs.service.store;
-    const crashy = await a.jobs.service.create({ target, timing: { kind: "once", spec: "2027-01-04T12:01:00Z", timezone: "UTC" }, action: "text", text: "after a crash", createdBy: "test" });
+    const crashy = await a.jobs.service.create({
+      target,
+      timing: { kind: "once", spec: "2027-01-04T12:01:00Z", timezone: "UTC" },
+      action: "text",
+      text: "after a crash",
+      createdBy: "test",
+    });
     clock.now = new Date("2027-01-04T12:01:00Z");
     // A process that died mid-run: it claimed the due time (claimed before this process started) and wrote nothing.
     const longAgo = new Date(Date.now() - 3_600_000);
     expect(await store.claimDue("dead-1", clock.now, longAgo, 10)).toHaveLength(1);
     await store.db.exec("test-age-claim", `UPDATE "ScheduledJob" SET "claimedAt" = ? WHERE "id" = ?`, [longAgo, crashy.id]);
     await a.jobs.runner.tick();
-    await eventually(() => adapter.to("42").filter((s) => s.text === "after a crash"), (x) => x.length === 1, 10_000, "the retried run");
+    await eventually(
+      () => adapter.to("42").filter((s) => s.text === "after a crash"),
+      (x) => x.length === 1,
+      10_000,
+      "the retried run",
+    );
     // Twice dead: the third claim gives the due time up as failed.
-    const twice = await a.jobs.service.create({ target, timing: { kind: "once", spec: "2027-01-04T12:02:00Z", timezone: "UTC" }, action: "text", text: "never", createdBy: "test" });
+    const twice = await a.jobs.service.create({
+      target,
+      timing: { kind: "once", spec: "2027-01-04T12:02:00Z", timezone: "UTC" },
+      action: "text",
+      text: "never",
+      createdBy: "test",
+    });
     clock.now = new Date("2027-01-04T12:02:00Z");
     for (const owner of ["dead-1", "dead-2"]) {
       expect(await store.claimDue(owner, clock.now, new Date(Date.now() + 1000), 10)).toHaveLength(1);
       await store.db.exec("test-age-claim", `UPDATE "ScheduledJob" SET "claimedAt" = ? WHERE "id" = ?`, [longAgo, twice.id]);
     }
     await a.jobs.runner.tick();
-    expect(await a.jobs.service.get(twice.id)).toMatchObject({ status: "done", lastStatus: "failed", lastError: "the gateway stopped twice while running it (it was tried twice)" });
+    expect(await a.jobs.service.get(twice.id)).toMatchObject({
+      status: "done",
+      lastStatus: "failed",
+      lastError: "the gateway stopped twice while running it (it was tried twice)",
+    });
     // Missed by more than SCHEDULE_MISFIRE_GRACE (10m): recorded missed, not sent.
-    const late = await a.jobs.service.create({ target, timing: { kind: "every", spec: String(3_600_000), timezone: "UTC" }, action: "text", text: "hourly", createdBy: "test" });
+    const late = await a.jobs.service.create({
+      target,
+      timing: { kind: "every", spec: String(3_600_000), timezone: "UTC" },
+      action: "text",
+      text: "hourly",
+      createdBy: "test",
+    });
     clock.now = new Date(new Date(late.nextRunAt!).getTime() + 11 * 60_000);
     await a.jobs.runner.tick();
     const v = await a.jobs.service.get(late.id);
@@ -231,7 +360,11 @@ describe("the schedule_message tool", () => {
   it("asks by default, schedules into the conversation it is called from, and answers bad calls in words", async () => {
     const { app: a, clock, adapter, say } = await boot(new Date("2027-01-04T12:00:00Z"));
     await say("42", "hello");
-    const session = await a.registry.resolveChatChannel({ agentId: "777", userId: await a.gateway.deps.identities.userId("telegram", "42"), channel: "telegram:777:dm:42" });
+    const session = await a.registry.resolveChatChannel({
+      agentId: "777",
+      userId: await a.gateway.deps.identities.userId("telegram", "42"),
+      channel: "telegram:777:dm:42",
+    });
     const tool = scheduleMessageTool(a.jobs.service, session);
     expect(tool.policy).toBe("ask");
     const signal = new AbortController().signal;
@@ -240,7 +373,12 @@ describe("the schedule_message tool", () => {
     expect(await tool.run({ when: "in 5m" }, { signal })).toMatch(/^error: invalid arguments for schedule_message: text/);
     expect(await tool.run({ when: "in 5m tomorrow", text: "x" }, { signal })).toMatch(/^error: could not read/);
     await advance(a, clock, new Date("2027-01-04T12:05:00Z"), 60_000);
-    await eventually(() => adapter.to("42").filter((m) => m.text === "tea is ready"), (x) => x.length === 1, 10_000, "the scheduled message");
+    await eventually(
+      () => adapter.to("42").filter((m) => m.text === "tea is ready"),
+      (x) => x.length === 1,
+      10_000,
+      "the scheduled message",
+    );
   });
 });
 

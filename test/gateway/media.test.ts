@@ -35,7 +35,12 @@ async function model(): Promise<FakeOpenAi> {
   cleanups.push(() => ai.close());
   return ai;
 }
-const modelEnv = (ai: FakeOpenAi, extra: Record<string, string> = {}) => ({ OPENAI_BASE_URL: ai.baseUrl, OPENAI_MODEL: "fake-model", OPENAI_API_KEY: "sk-test-media-key", ...extra });
+const modelEnv = (ai: FakeOpenAi, extra: Record<string, string> = {}) => ({
+  OPENAI_BASE_URL: ai.baseUrl,
+  OPENAI_MODEL: "fake-model",
+  OPENAI_API_KEY: "sk-test-media-key",
+  ...extra,
+});
 
 async function telegram(env: Record<string, string>) {
   const tg = new FakeTelegram();
@@ -49,11 +54,17 @@ async function telegram(env: Record<string, string>) {
 }
 
 async function handled(app: App, n: number): Promise<void> {
-  await eventually(async () => app.db.read((db) => db.inboundEvent.count({ where: { status: "done" } })), (c) => c >= n, 15_000, `${n} events handled`);
+  await eventually(
+    async () => app.db.read((db) => db.inboundEvent.count({ where: { status: "done" } })),
+    (c) => c >= n,
+    15_000,
+    `${n} events handled`,
+  );
 }
 
 /** The last user message of the model's nth request. */
-const lastUser = (ai: FakeOpenAi, n = 0) => (ai.requests[n]!.body.messages as Array<{ role: string; content: unknown; name?: string }>).filter((m) => m.role === "user").at(-1)!;
+const lastUser = (ai: FakeOpenAi, n = 0) =>
+  (ai.requests[n]!.body.messages as Array<{ role: string; content: unknown; name?: string }>).filter((m) => m.role === "user").at(-1)!;
 
 describe("images reach a vision model as image parts (MODEL_VISION=true)", () => {
   it("Telegram (grammY): a photo is fetched through getFile and sent as a data: URL image part beside its caption", async () => {
@@ -61,7 +72,12 @@ describe("images reach a vision model as image parts (MODEL_VISION=true)", () =>
     ai.enqueue(textReply(["A test pattern."]));
     const { tg, app, alice, dm } = await telegram(modelEnv(ai, { MODEL_VISION: "true" }));
     tg.photo({ chat: dm, from: alice, caption: "what is this?", data: PNG });
-    await eventually(() => tg.sent({ chatId: dm.id }).map((m) => m.text), (t) => t.includes("A test pattern."), 15_000, "the answer");
+    await eventually(
+      () => tg.sent({ chatId: dm.id }).map((m) => m.text),
+      (t) => t.includes("A test pattern."),
+      15_000,
+      "the answer",
+    );
     const content = lastUser(ai).content as Array<Record<string, unknown>>;
     expect(content[0]).toEqual({ type: "text", text: expect.stringMatching(/^what is this\?\n\[photo attached: .*216 bytes\]$/) });
     expect(content[1]).toEqual({ type: "image_url", image_url: { url: dataUrl(PNG) } });
@@ -76,7 +92,12 @@ describe("images reach a vision model as image parts (MODEL_VISION=true)", () =>
     const ai = await model();
     const { tg, app, alice, dm } = await telegram(modelEnv(ai, { MODEL_VISION: "true", IMAGE_MAX_BYTES: "4096" }));
     tg.photo({ chat: dm, from: alice, data: Buffer.concat([PNG, Buffer.alloc(10_000)]) });
-    const [reply] = await eventually(() => tg.sent({ chatId: dm.id }).map((m) => m.text), (t) => t.length >= 1, 15_000, "the reply");
+    const [reply] = await eventually(
+      () => tg.sent({ chatId: dm.id }).map((m) => m.text),
+      (t) => t.length >= 1,
+      15_000,
+      "the reply",
+    );
     expect(reply).toBe("That image is too large for me to look at (10 KB); the limit is 4 KB. Please send a smaller one.");
     await handled(app, 1);
     expect(ai.requests).toHaveLength(0);
@@ -90,7 +111,12 @@ describe("images reach a vision model as image parts (MODEL_VISION=true)", () =>
     ai.enqueue(textReply(["Sorry, no picture came through."]));
     const { tg, alice, dm } = await telegram(modelEnv(ai, { MODEL_VISION: "true" }));
     tg.photo({ chat: dm, from: alice, caption: "see?", data: Buffer.from("<html><body>not a picture</body></html>") });
-    const replies = await eventually(() => tg.sent({ chatId: dm.id }).map((m) => m.text), (t) => t.length >= 2, 15_000, "two replies");
+    const replies = await eventually(
+      () => tg.sent({ chatId: dm.id }).map((m) => m.text),
+      (t) => t.length >= 2,
+      15_000,
+      "two replies",
+    );
     expect(replies).toContain("I couldn't look at that image: it is not a JPEG, PNG, GIF or WebP picture.");
     expect(replies).toContain("Sorry, no picture came through.");
     expect(typeof lastUser(ai).content).toBe("string");
@@ -101,7 +127,12 @@ describe("images reach a vision model as image parts (MODEL_VISION=true)", () =>
     ai.enqueue(textReply(["ok"]));
     const { tg, alice, dm } = await telegram(modelEnv(ai));
     tg.photo({ chat: dm, from: alice, caption: "look", data: PNG });
-    await eventually(() => tg.sent({ chatId: dm.id }).length, (n) => n >= 1, 15_000, "the answer");
+    await eventually(
+      () => tg.sent({ chatId: dm.id }).length,
+      (n) => n >= 1,
+      15_000,
+      "the answer",
+    );
     expect(lastUser(ai).content).toMatch(/^look\n\[photo attached: .*216 bytes\]$/);
     expect(tg.callsTo("getFile")).toHaveLength(0);
     expect(tg.fileDownloads).toHaveLength(0);
@@ -119,7 +150,12 @@ describe("images reach a vision model as image parts (MODEL_VISION=true)", () =>
     cleanups.push(() => app.stop());
     const dm = dc.dmChannel(alice);
     dc.userMessage({ channel: dm, author: alice, content: "", attachments: [{ filename: "cat.png", content_type: "image/png", data: PNG }] });
-    await eventually(() => dc.sent({ channelId: dm.id }).map((m) => m.content), (t) => t.includes("Nice picture."), 15_000, "the answer");
+    await eventually(
+      () => dc.sent({ channelId: dm.id }).map((m) => m.content),
+      (t) => t.includes("Nice picture."),
+      15_000,
+      "the answer",
+    );
     expect(lastUser(ai).content).toEqual([
       { type: "text", text: "[photo attached: cat.png, image/png, 216 bytes]" },
       { type: "image_url", image_url: { url: dataUrl(PNG) } },
@@ -140,14 +176,24 @@ describe("images reach a vision model as image parts (MODEL_VISION=true)", () =>
     const user = "U0MEDIA01";
     const post = async (body: object) => expect((await sl.postEvent(`${url}/slack/events`, body)).status).toBe(200);
     await post(sl.events.message({ channel, user, text: "look", extra: { files: [sl.files.add({ name: "chart.png", mimetype: "image/png", data: PNG })] } }));
-    await eventually(() => sl.sent({ channel }).map((m) => m.text), (t) => t.includes("I see a file."), 15_000, "the first answer");
+    await eventually(
+      () => sl.sent({ channel }).map((m) => m.text),
+      (t) => t.includes("I see a file."),
+      15_000,
+      "the first answer",
+    );
     expect((lastUser(ai).content as unknown[])[1]).toEqual({ type: "image_url", image_url: { url: dataUrl(PNG) } });
     expect(sl.files.downloads.map((d) => [d.status, d.authorization])).toEqual([[200, `Bearer ${sl.botToken}`]]);
 
     // The app was installed without files:read: Slack answers a file GET with a redirect to its sign-in page.
     sl.scopes = sl.scopes.filter((s) => s !== "files:read");
     await post(sl.events.message({ channel, user, text: "and this?", extra: { files: [sl.files.add({ name: "b.png", mimetype: "image/png", data: PNG })] } }));
-    const replies = await eventually(() => sl.sent({ channel }).map((m) => m.text), (t) => t.length >= 3, 15_000, "the second answer and the notice");
+    const replies = await eventually(
+      () => sl.sent({ channel }).map((m) => m.text),
+      (t) => t.length >= 3,
+      15_000,
+      "the second answer and the notice",
+    );
     expect(replies).toContain("I couldn't download that image, so I only know that it was sent. Please try sending it again.");
     expect(replies).toContain("Only text then.");
     expect(sl.files.downloads.at(-1)!.status).toBe(302);
@@ -167,11 +213,31 @@ describe("attachments that point elsewhere", () => {
     const { app } = await startApp("sqlite", [adapter], modelEnv(ai, { MODEL_VISION: "true" }));
     cleanups.push(() => app.stop());
     const dm = dc.dmChannel(alice);
-    dc.userMessage({ channel: dm, author: alice, content: "one", attachments: [{ filename: "x.png", content_type: "image/png", url: "http://169.254.169.254/latest/meta-data/x.png" }] });
-    await eventually(() => dc.sent({ channelId: dm.id }).length, (n) => n >= 2, 15_000, "the first answer and notice");
+    dc.userMessage({
+      channel: dm,
+      author: alice,
+      content: "one",
+      attachments: [{ filename: "x.png", content_type: "image/png", url: "http://169.254.169.254/latest/meta-data/x.png" }],
+    });
+    await eventually(
+      () => dc.sent({ channelId: dm.id }).length,
+      (n) => n >= 2,
+      15_000,
+      "the first answer and notice",
+    );
     const signed = dc.cdn.add(dm.id, "1", "y.png", PNG, "image/png");
-    dc.userMessage({ channel: dm, author: alice, content: "two", attachments: [{ filename: "y.png", content_type: "image/png", url: signed.replace(/hm=[0-9a-f]+/, "hm=00") }] });
-    const replies = await eventually(() => dc.sent({ channelId: dm.id }).map((m) => m.content), (t) => t.length >= 4, 15_000, "the second answer and notice");
+    dc.userMessage({
+      channel: dm,
+      author: alice,
+      content: "two",
+      attachments: [{ filename: "y.png", content_type: "image/png", url: signed.replace(/hm=[0-9a-f]+/, "hm=00") }],
+    });
+    const replies = await eventually(
+      () => dc.sent({ channelId: dm.id }).map((m) => m.content),
+      (t) => t.length >= 4,
+      15_000,
+      "the second answer and notice",
+    );
     expect(replies.filter((t) => t.startsWith("I couldn't download that image"))).toHaveLength(2);
     expect(dc.cdn.downloads.map((d) => d.status)).toEqual([404]);
     expect(ai.requests.map((r) => typeof (r.body.messages as Array<{ content: unknown }>).at(-1)!.content)).toEqual(["string", "string"]);
@@ -189,8 +255,19 @@ describe("attachments that point elsewhere", () => {
     const { app } = await startApp("sqlite", [adapter], modelEnv(ai, { TRANSCRIBE_MODEL: "whisper-1" }));
     cleanups.push(() => app.stop());
     const dm = dc.dmChannel(alice);
-    dc.userMessage({ channel: dm, author: alice, content: "", attachments: [{ filename: "voice-message.ogg", content_type: "audio/ogg", data: OGG, waveform: "AAAA", duration_secs: 2 }], extra: { flags: 8192 } });
-    await eventually(() => dc.sent({ channelId: dm.id }).map((m) => m.content), (t) => t.includes("Noon it is."), 15_000, "the answer");
+    dc.userMessage({
+      channel: dm,
+      author: alice,
+      content: "",
+      attachments: [{ filename: "voice-message.ogg", content_type: "audio/ogg", data: OGG, waveform: "AAAA", duration_secs: 2 }],
+      extra: { flags: 8192 },
+    });
+    await eventually(
+      () => dc.sent({ channelId: dm.id }).map((m) => m.content),
+      (t) => t.includes("Noon it is."),
+      15_000,
+      "the answer",
+    );
     expect(ai.transcriptions[0]!.file!.data.equals(OGG)).toBe(true);
     expect((ai.requests[0]!.body.messages as Array<{ role: string; content: string }>).at(-1)!.content).toBe("[voice note, transcribed]: see you at noon");
   });
@@ -203,7 +280,12 @@ describe("voice notes (TRANSCRIBE_MODEL)", () => {
     ai.enqueue(textReply(["Noted: milk."]));
     const { tg, app, alice, dm } = await telegram(modelEnv(ai, { TRANSCRIBE_MODEL: "whisper-1" }));
     tg.voice({ chat: dm, from: alice, data: OGG, duration: 2 });
-    await eventually(() => tg.sent({ chatId: dm.id }).map((m) => m.text), (t) => t.includes("Noted: milk."), 15_000, "the answer");
+    await eventually(
+      () => tg.sent({ chatId: dm.id }).map((m) => m.text),
+      (t) => t.includes("Noted: milk."),
+      15_000,
+      "the answer",
+    );
     expect(ai.transcriptions).toHaveLength(1);
     const t = ai.transcriptions[0]!;
     expect([t.model, t.responseFormat, t.file?.name, t.file?.type]).toEqual(["whisper-1", "json", "voice.ogg", "audio/ogg"]);
@@ -227,8 +309,17 @@ describe("voice notes (TRANSCRIBE_MODEL)", () => {
     const WEBM = Buffer.concat([Buffer.from([0x1a, 0x45, 0xdf, 0xa3]), Buffer.alloc(100, 2)]);
     const clip = sl.files.add({ name: "audio_message.webm", mimetype: "audio/webm", data: WEBM, audioClip: true });
     await sl.postEvent(`${url}/slack/events`, sl.events.message({ channel: "D0CLIP001", user: "U0CLIP001", text: "", extra: { files: [clip] } }));
-    await eventually(() => sl.sent({ channel: "D0CLIP001" }).map((m) => m.text), (t) => t.includes("Shipping."), 15_000, "the answer");
-    expect([ai.transcriptions[0]!.file!.name, ai.transcriptions[0]!.file!.type, ai.transcriptions[0]!.file!.data.equals(WEBM)]).toEqual(["voice.webm", "audio/webm", true]);
+    await eventually(
+      () => sl.sent({ channel: "D0CLIP001" }).map((m) => m.text),
+      (t) => t.includes("Shipping."),
+      15_000,
+      "the answer",
+    );
+    expect([ai.transcriptions[0]!.file!.name, ai.transcriptions[0]!.file!.type, ai.transcriptions[0]!.file!.data.equals(WEBM)]).toEqual([
+      "voice.webm",
+      "audio/webm",
+      true,
+    ]);
     expect(sl.files.downloads.map((d) => [d.status, d.authorization])).toEqual([[200, `Bearer ${sl.botToken}`]]);
     expect((ai.requests[0]!.body.messages as Array<{ role: string; content: string }>).at(-1)!.content).toBe("[voice note, transcribed]: ship it");
   });
@@ -237,7 +328,12 @@ describe("voice notes (TRANSCRIBE_MODEL)", () => {
     const ai = await model();
     const { tg, app, alice, dm } = await telegram(modelEnv(ai));
     tg.voice({ chat: dm, from: alice, data: OGG });
-    const [reply] = await eventually(() => tg.sent({ chatId: dm.id }).map((m) => m.text), (t) => t.length >= 1, 15_000, "the reply");
+    const [reply] = await eventually(
+      () => tg.sent({ chatId: dm.id }).map((m) => m.text),
+      (t) => t.length >= 1,
+      15_000,
+      "the reply",
+    );
     expect(reply).toBe("Voice messages are not supported here, so I can't listen to your voice note. Please type your message instead.");
     await handled(app, 1);
     expect(ai.requests).toHaveLength(0);
@@ -249,7 +345,12 @@ describe("voice notes (TRANSCRIBE_MODEL)", () => {
     ai.transcripts.push({ status: 500, headers: { "content-type": "application/json" }, body: ['{"error":{"message":"boom"}}'] });
     const { tg, alice, dm } = await telegram(modelEnv(ai, { TRANSCRIBE_MODEL: "whisper-1" }));
     tg.voice({ chat: dm, from: alice, data: OGG });
-    const [reply] = await eventually(() => tg.sent({ chatId: dm.id }).map((m) => m.text), (t) => t.length >= 1, 15_000, "the reply");
+    const [reply] = await eventually(
+      () => tg.sent({ chatId: dm.id }).map((m) => m.text),
+      (t) => t.length >= 1,
+      15_000,
+      "the reply",
+    );
     expect(reply).toBe("I couldn't transcribe that voice note. Please try again, or type your message.");
   });
 });
@@ -264,9 +365,17 @@ describe("who is speaking in a group", () => {
     tg.userMessage({ chat: group, from: bob, text: "I like tea" });
     await handled(app, 1);
     tg.userMessage({ chat: group, from: alice, text: `@${tg.botUser.username} and I like coffee` });
-    await eventually(() => tg.sent({ chatId: group.id }).length, (n) => n >= 1, 15_000, "the answer");
+    await eventually(
+      () => tg.sent({ chatId: group.id }).length,
+      (n) => n >= 1,
+      15_000,
+      "the answer",
+    );
     const users = (ai.requests[0]!.body.messages as Array<{ role: string; content: string; name?: string }>).filter((m) => m.role === "user");
-    expect(users.map((m) => [m.name, m.content])).toEqual([["Bob", "I like tea"], ["Alice", expect.stringContaining("and I like coffee")]]);
+    expect(users.map((m) => [m.name, m.content])).toEqual([
+      ["Bob", "I like tea"],
+      ["Alice", expect.stringContaining("and I like coffee")],
+    ]);
     const rows = await app.db.read((db) => db.message.findMany({ where: { role: "user" }, orderBy: { seq: "asc" } }));
     expect(rows.map((r) => JSON.parse(r.meta!).speaker.name)).toEqual(["Bob", "Alice"]);
   });
@@ -292,8 +401,21 @@ describe("downloads never leak a token", () => {
     const dm = tg.privateChat(alice);
     tg.failNext("getFile", { status: 500 });
     tg.photo({ chat: dm, from: alice, caption: "one", data: PNG });
-    await sl.postEvent(`${url}/slack/events`, sl.events.message({ channel: "D0LEAK001", user: "U0LEAK001", text: "two", extra: { files: [sl.files.add({ name: "x.png", mimetype: "image/png", data: PNG })] } }));
-    await eventually(() => tg.sent({ chatId: dm.id }).length + sl.sent({ channel: "D0LEAK001" }).length, (n) => n >= 4, 15_000, "answers and notices");
+    await sl.postEvent(
+      `${url}/slack/events`,
+      sl.events.message({
+        channel: "D0LEAK001",
+        user: "U0LEAK001",
+        text: "two",
+        extra: { files: [sl.files.add({ name: "x.png", mimetype: "image/png", data: PNG })] },
+      }),
+    );
+    await eventually(
+      () => tg.sent({ chatId: dm.id }).length + sl.sent({ channel: "D0LEAK001" }).length,
+      (n) => n >= 4,
+      15_000,
+      "answers and notices",
+    );
     const failures = lines.filter((l) => l.includes("could not use an image attachment"));
     expect(failures.map((l) => JSON.parse(l).code).sort()).toEqual(["Failed", "Refused"]);
     const all = lines.join("\n");

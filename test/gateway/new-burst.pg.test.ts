@@ -43,13 +43,22 @@ async function sessionsWith(app: App, match: (s: Info) => boolean): Promise<Info
 }
 
 /** Waits for all N answers, then checks them and the sessions. */
-async function expectOneRotation(app: App, replies: () => string[], chatSessions: () => Promise<Info[]>): Promise<{ fresh: number; already: number; sessions: number }> {
+async function expectOneRotation(
+  app: App,
+  replies: () => string[],
+  chatSessions: () => Promise<Info[]>,
+): Promise<{ fresh: number; already: number; sessions: number }> {
   const all = await eventually(replies, (r) => r.filter((t) => /fresh session/.test(t)).length >= N, 30_000, `${N} answers to /new`);
   const fresh = all.filter((t) => /^Started a fresh session/.test(t)).length;
   const already = all.filter((t) => t === "A fresh session was already started.").length;
   const sessions = await chatSessions();
   // The conversation's first session, and its one successor.
-  expect({ fresh, already, sessions: sessions.length, archived: sessions.filter((s) => s.archived).length }).toEqual({ fresh: 1, already: N - 1, sessions: 2, archived: 1 });
+  expect({ fresh, already, sessions: sessions.length, archived: sessions.filter((s) => s.archived).length }).toEqual({
+    fresh: 1,
+    already: N - 1,
+    sessions: 2,
+    archived: 1,
+  });
   const successor = sessions.find((s) => !s.archived)!;
   expect(successor.parentId).toBe(sessions.find((s) => s.archived)!.id);
   expect(sessions.find((s) => s.archived)!.endReason).toBe("new");
@@ -102,7 +111,11 @@ describe("a burst of /new rotates once", () => {
       const members = Array.from({ length: N }, (_, i) => tg.user(`member${i}`));
       // A fresh group: nothing was ever said in it before the burst.
       tg.injectMany(members.map((from) => tg.build.command({ chat: group, from, command: "new" })));
-      const r = await expectOneRotation(app, () => tg.sent({ chatId: group.id }).map((m) => m.text), () => sessionsWith(app, (s) => s.channel.includes(String(group.id))));
+      const r = await expectOneRotation(
+        app,
+        () => tg.sent({ chatId: group.id }).map((m) => m.text),
+        () => sessionsWith(app, (s) => s.channel.includes(String(group.id))),
+      );
       console.log(`telegram ${mode}: ${JSON.stringify(r)}`);
     });
   }
@@ -121,17 +134,33 @@ describe("a burst of /new rotates once", () => {
       const bot = `<@${sl.identity.botUserId}>`;
       const now = Math.floor(Date.now() / 1000);
       const rootTs = `${now}.000100`;
-      const mention = (user: string, text: string, ts: string) => [sl.events.message({ channel, user, text: `${bot} ${text}`, ts, threadTs: rootTs }), sl.events.appMention({ channel, user, text: `${bot} ${text}`, ts, threadTs: rootTs })];
+      const mention = (user: string, text: string, ts: string) => [
+        sl.events.message({ channel, user, text: `${bot} ${text}`, ts, threadTs: rootTs }),
+        sl.events.appMention({ channel, user, text: `${bot} ${text}`, ts, threadTs: rootTs }),
+      ];
       for (const b of mention("U0BURSTHOLD", "hold", `${now}.000150`)) expect((await sl.postEvent(events, b)).status).toBe(200);
       const users = Array.from({ length: N }, (_, i) => `U0BURST${String(i).padStart(3, "0")}`);
       // Each /new is a mention inside the same thread: Slack sends the message and its app_mention.
       const bodies = users.flatMap((user, i) => mention(user, "/new", `${now}.${String(200 + i).padStart(6, "0")}`));
       const answers = await Promise.all(bodies.map((b) => sl.postEvent(events, b)));
       expect(answers.map((a) => a.status)).toEqual(bodies.map(() => 200));
-      await eventually(() => recordedCount(app, /\/new/), (n) => n === N, 10_000, `${N} /new recorded`);
+      await eventually(
+        () => recordedCount(app, /\/new/),
+        (n) => n === N,
+        10_000,
+        `${N} /new recorded`,
+      );
       held.release();
-      const replies = () => sl.sent({ channel }).filter((m) => m.threadTs === rootTs).map((m) => m.text);
-      const r = await expectOneRotation(app, () => replies().filter((t) => !t.startsWith("echo")), () => sessionsWith(app, (s) => s.channel.includes(channel)));
+      const replies = () =>
+        sl
+          .sent({ channel })
+          .filter((m) => m.threadTs === rootTs)
+          .map((m) => m.text);
+      const r = await expectOneRotation(
+        app,
+        () => replies().filter((t) => !t.startsWith("echo")),
+        () => sessionsWith(app, (s) => s.channel.includes(channel)),
+      );
       expect(replies()[0]).toBe("echo: hold");
       console.log(`slack ${provider}${env.SHARED_DATABASE ? " shared" : ""}: ${JSON.stringify(r)}`);
     });
@@ -142,19 +171,49 @@ describe("a burst of /new rotates once", () => {
       cleanups.push(() => tg.close());
       const port = await freePort();
       const held = heldAgent();
-      const adapter = new TelegramAdapter({ token: tg.token, apiRoot: tg.apiRoot, mode: "webhook", webhookSecret: "burst_secret", webhookUrl: `http://127.0.0.1:${port}/telegram/${tg.botUser.id}` });
-      const { app } = await startApp(provider, [adapter], { HTTP_PORT: String(port), GROUP_REQUIRE_MENTION: "true", ...env }, { agentFactory: () => held.agent });
+      const adapter = new TelegramAdapter({
+        token: tg.token,
+        apiRoot: tg.apiRoot,
+        mode: "webhook",
+        webhookSecret: "burst_secret",
+        webhookUrl: `http://127.0.0.1:${port}/telegram/${tg.botUser.id}`,
+      });
+      const { app } = await startApp(
+        provider,
+        [adapter],
+        { HTTP_PORT: String(port), GROUP_REQUIRE_MENTION: "true", ...env },
+        { agentFactory: () => held.agent },
+      );
       cleanups.push(() => app.stop());
-      await eventually(() => tg.webhook, (w) => w !== null, 10_000, "setWebhook");
+      await eventually(
+        () => tg.webhook,
+        (w) => w !== null,
+        10_000,
+        "setWebhook",
+      );
       const group = tg.supergroup("Burst");
       const members = Array.from({ length: N }, (_, i) => tg.user(`member${i}`));
       tg.mention({ chat: group, from: members[0]!, text: "hold" });
-      await eventually(() => recordedCount(app, /hold/), (n) => n === 1, 10_000, "the held message recorded");
+      await eventually(
+        () => recordedCount(app, /hold/),
+        (n) => n === 1,
+        10_000,
+        "the held message recorded",
+      );
       tg.injectMany(members.map((from) => tg.build.command({ chat: group, from, command: "new" })));
-      await eventually(() => recordedCount(app, /\/new/), (n) => n === N, 10_000, `${N} /new recorded`);
+      await eventually(
+        () => recordedCount(app, /\/new/),
+        (n) => n === N,
+        10_000,
+        `${N} /new recorded`,
+      );
       held.release();
       const replies = () => tg.sent({ chatId: group.id }).map((m) => m.text);
-      const r = await expectOneRotation(app, () => replies().filter((t) => !t.startsWith("echo")), () => sessionsWith(app, (s) => s.channel.includes(String(group.id))));
+      const r = await expectOneRotation(
+        app,
+        () => replies().filter((t) => !t.startsWith("echo")),
+        () => sessionsWith(app, (s) => s.channel.includes(String(group.id))),
+      );
       console.log(`telegram webhook ${provider}${env.SHARED_DATABASE ? " shared" : ""}: ${JSON.stringify(r)}`);
     });
   }
@@ -168,11 +227,27 @@ describe("a burst of /new rotates once", () => {
       const chat = "interleaved";
       const texts = ["hold", "/new", "one", "two", "/new", "/new", "three"];
       for (const t of texts) await adapter.ctx.inbound(adapter.dm(chat, t));
-      await eventually(() => recordedCount(app, /./), (n) => n === texts.length, 10_000, "all recorded");
+      await eventually(
+        () => recordedCount(app, /./),
+        (n) => n === texts.length,
+        10_000,
+        "all recorded",
+      );
       held.release();
-      const replies = await eventually(() => adapter.to(chat).map((m) => m.text), (r) => r.length === texts.length, 30_000, "every answer");
+      const replies = await eventually(
+        () => adapter.to(chat).map((m) => m.text),
+        (r) => r.length === texts.length,
+        30_000,
+        "every answer",
+      );
       expect(replies.map((r) => (r.startsWith("Started a fresh session") ? "NEW" : r))).toEqual([
-        "echo: hold", "NEW", "echo: one", "echo: two", "NEW", "A fresh session was already started.", "echo: three",
+        "echo: hold",
+        "NEW",
+        "echo: one",
+        "echo: two",
+        "NEW",
+        "A fresh session was already started.",
+        "echo: three",
       ]);
       const sessions = await sessionsWith(app, (s) => s.channel.endsWith(`:dm:${chat}`));
       expect(sessions).toHaveLength(3);

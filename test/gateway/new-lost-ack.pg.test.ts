@@ -31,7 +31,14 @@ describe.each(PROVIDERS)("/new with a lost commit acknowledgement, through the g
       const chat = `lost-${fault}`;
       const say = async (text: string, n: number) => {
         await adapter.ctx.inbound(adapter.dm(chat, text));
-        return (await eventually(() => adapter.to(chat).map((s) => s.text), (r) => r.length >= n, 15_000, `reply ${n}`))[n - 1]!;
+        return (
+          await eventually(
+            () => adapter.to(chat).map((s) => s.text),
+            (r) => r.length >= n,
+            15_000,
+            `reply ${n}`,
+          )
+        )[n - 1]!;
       };
       expect(await say("hello", 1)).toBe("echo: hello");
       const first = (await a.registry.listAll({ includeArchived: true })).find((s) => s.channel.endsWith(`:dm:${chat}`))!;

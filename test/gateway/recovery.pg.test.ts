@@ -35,7 +35,12 @@ describe.each(PROVIDERS)("recovery while running on %s", (provider) => {
     faults.for("commit-turn", 1500, kind);
     const texts = ["first", "second", "third", "fourth"];
     for (const t of texts) expect((await adapter.ctx.inbound(adapter.dm("41", t))).status).toBe("accepted");
-    await eventually(() => adapter.sent.length, (n) => n >= texts.length, 30_000, "every answer");
+    await eventually(
+      () => adapter.sent.length,
+      (n) => n >= texts.length,
+      30_000,
+      "every answer",
+    );
     await app.gateway.idle();
     expect(adapter.sent.map((m) => m.text)).toEqual(texts.map((t) => `echo: ${t}`));
     const injected = faults.injected.get("commit-turn") ?? 0;
@@ -51,7 +56,12 @@ describe.each(PROVIDERS)("recovery while running on %s", (provider) => {
     app = s.app;
     faults.for(/^ensure-user$/, 800, kind);
     for (const t of ["a", "b", "c"]) expect((await adapter.ctx.inbound(adapter.dm("42", t))).status).toBe("accepted");
-    await eventually(() => adapter.sent.length, (n) => n >= 3, 30_000, "every answer");
+    await eventually(
+      () => adapter.sent.length,
+      (n) => n >= 3,
+      30_000,
+      "every answer",
+    );
     expect(adapter.sent.map((m) => m.text)).toEqual(["echo: a", "echo: b", "echo: c"]);
     expect(await counter(s.url, "switchboard_internal_errors_total", { where: "inbound-handle" })).toBeGreaterThan(0);
   });
@@ -64,7 +74,12 @@ describe.each(PROVIDERS)("recovery while running on %s", (provider) => {
     faults.for("commit-turn", 60_000, kind);
     const env = adapter.dm("43", "lost in the storm");
     expect((await adapter.ctx.inbound(env)).status).toBe("accepted");
-    await eventually(() => adapter.sent.length, (n) => n >= 1, 20_000, "the notice");
+    await eventually(
+      () => adapter.sent.length,
+      (n) => n >= 1,
+      20_000,
+      "the notice",
+    );
     const hhmm = env.occurredAt.toISOString().slice(11, 16);
     expect(adapter.sent.map((m) => m.text)).toEqual([`I couldn't answer your message from ${hhmm} UTC; please send it again.`]);
     expect(adapter.sent[0]!.chatId).toBe("43");

@@ -11,7 +11,18 @@ import { InboundStore, openDatabase } from "../../src/store/index.js";
 import { MemoryAdapter } from "../support/memory-adapter.js";
 
 const record = (id: string): InboundRecord => ({
-  id, platform: "telegram", botId: "1", eventId: id, status: "received", envelope: "{}", occurredAt: new Date(), receivedAt: new Date(), processedAt: null, sessionId: null, note: null, seq: 0,
+  id,
+  platform: "telegram",
+  botId: "1",
+  eventId: id,
+  status: "received",
+  envelope: "{}",
+  occurredAt: new Date(),
+  receivedAt: new Date(),
+  processedAt: null,
+  sessionId: null,
+  note: null,
+  seq: 0,
 });
 
 /**
@@ -36,7 +47,10 @@ describe("conversation leases: replies leave before the conversation moves on", 
     } as unknown as LeaseStore;
     let flushes = 0;
     const drainer = new ConversationDrainer({
-      inbound, leases, processId: "p1", log: silentLogger,
+      inbound,
+      leases,
+      processId: "p1",
+      log: silentLogger,
       take: async (rec) => {
         log.push(`take ${rec.id}`);
         return { done: Promise.resolve().then(() => void (rec.status = "done")) };
@@ -80,7 +94,11 @@ describe("conversation leases: a renewal that fails stops the drain at once", ()
       } as unknown as LeaseStore;
       const log = { ...silentLogger, error: (_o: unknown, m: string) => void lines.push(m) } as unknown as typeof silentLogger;
       const drainer = new ConversationDrainer({
-        inbound, leases, processId: "p1", log, renewMs: 20,
+        inbound,
+        leases,
+        processId: "p1",
+        log,
+        renewMs: 20,
         onError: (where) => void errors.push(where),
         take: async (rec) => {
           taken.push(rec.id);
@@ -141,7 +159,9 @@ describe.each(PROVIDERS)("recorded order on %s", (provider) => {
       for (let i = 0; i < 10; i++) {
         const store = i % 2 === 0 ? ahead : behind;
         const eventId = `e${i}`;
-        expect(await store.record({ platform: "telegram", botId: "1", eventId, envelope: "{}", occurredAt: new Date(), conversation: "c" })).not.toBe("duplicate");
+        expect(await store.record({ platform: "telegram", botId: "1", eventId, envelope: "{}", occurredAt: new Date(), conversation: "c" })).not.toBe(
+          "duplicate",
+        );
         order.push(eventId);
       }
       expect((await behind.receivedIn("c")).map((r) => r.eventId)).toEqual(order);
@@ -176,7 +196,12 @@ describe.each(PROVIDERS)("recorded order on %s", (provider) => {
     try {
       expect((await fast.ctx.inbound(fast.dm("71", "x0"))).status).toBe("accepted");
       // A holds the conversation (x0's turn waits); x1 is recorded by A a minute "later" than x2 by B.
-      await eventually(() => A.app.db.query<{ n: number }>("t", `SELECT COUNT(*) AS n FROM "ConversationLease"`), (r) => Number(r[0]?.n) === 1, 10_000, "A's lease");
+      await eventually(
+        () => A.app.db.query<{ n: number }>("t", `SELECT COUNT(*) AS n FROM "ConversationLease"`),
+        (r) => Number(r[0]?.n) === 1,
+        10_000,
+        "A's lease",
+      );
       expect((await fast.ctx.inbound(fast.dm("71", "x1"))).status).toBe("accepted");
       expect((await slow.ctx.inbound(slow.dm("71", "x2"))).status).toBe("accepted");
       open();

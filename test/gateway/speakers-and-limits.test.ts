@@ -32,19 +32,36 @@ async function start(env: Record<string, string> = {}, withModel = false) {
   return { a: adapter, url: r.url, config: r.config };
 }
 
-const named = (a: MemoryAdapter, chat: string, user: string, name: string, text: string, mentioned = true) => a.group(chat, user, text, { senderName: name, mentioned });
+const named = (a: MemoryAdapter, chat: string, user: string, name: string, text: string, mentioned = true) =>
+  a.group(chat, user, text, { senderName: name, mentioned });
 
 describe("who is speaking", () => {
   it("the console's API and `switchboard sessions show` name each group message's speaker", async () => {
     const { a, url, config } = await start();
     await a.ctx.inbound(named(a, "-50", "11", "Alice", "hello from alice"));
     await a.ctx.inbound(named(a, "-50", "22", "Bob", "and bob here", false));
-    await eventually(() => a.sent.length, (n) => n >= 1);
-    await eventually(async () => app!.db.read((db) => db.message.count({ where: { role: "user" } })), (n) => n === 2, 10_000, "both entries");
+    await eventually(
+      () => a.sent.length,
+      (n) => n >= 1,
+    );
+    await eventually(
+      async () => app!.db.read((db) => db.message.count({ where: { role: "user" } })),
+      (n) => n === 2,
+      10_000,
+      "both entries",
+    );
     const [session] = await app!.registry.listAll();
     const r = await fetch(`${url}/api/sessions/${session!.id}`);
     const body = (await r.json()) as { messages: Array<{ role: string; content: string; speaker?: string }> };
-    expect(body.messages.filter((m) => m.role === "user").map((m) => [m.speaker, m.content]).sort()).toEqual([["Alice", "hello from alice"], ["Bob", "and bob here"]]);
+    expect(
+      body.messages
+        .filter((m) => m.role === "user")
+        .map((m) => [m.speaker, m.content])
+        .sort(),
+    ).toEqual([
+      ["Alice", "hello from alice"],
+      ["Bob", "and bob here"],
+    ]);
     expect(body.messages.find((m) => m.role === "assistant")?.speaker).toBeUndefined();
     const env = { ...process.env, DATABASE_URL: config.DATABASE_URL, LOG_LEVEL: "silent" };
     const cli = await run(process.execPath, [path.resolve("bin/switchboard.mjs"), "sessions", "show", session!.id], { env });
@@ -52,18 +69,26 @@ describe("who is speaking", () => {
     expect(cli.stdout).toMatch(/#\d+ user \[Bob\]: and bob here/);
     expect(cli.stdout).toMatch(/#\d+ assistant: echo: hello from alice/);
     const json = JSON.parse((await run(process.execPath, [path.resolve("bin/switchboard.mjs"), "sessions", "show", session!.id, "--json"], { env })).stdout);
-    expect(json.result?.messages ?? json.messages).toEqual(expect.arrayContaining([expect.objectContaining({ role: "user", speaker: "Bob", content: "and bob here" })]));
+    expect(json.result?.messages ?? json.messages).toEqual(
+      expect.arrayContaining([expect.objectContaining({ role: "user", speaker: "Bob", content: "and bob here" })]),
+    );
   }, 60_000);
 
   it("MODEL_SPEAKER_NAMES=prefix writes [Name] before each group message instead of the name field; a private chat gets neither", async () => {
     const { a } = await start({ MODEL_SPEAKER_NAMES: "prefix" }, true);
     ai!.enqueue(textReply(["one"]), textReply(["two"]));
     await a.ctx.inbound(named(a, "-51", "11", "Ana [María]", "hola"));
-    await eventually(() => a.sent.length, (n) => n >= 1);
+    await eventually(
+      () => a.sent.length,
+      (n) => n >= 1,
+    );
     const users = (ai!.requests[0]!.body.messages as Array<{ role: string; content: string; name?: string }>).filter((m) => m.role === "user");
     expect(users).toEqual([{ role: "user", content: "[Ana María] hola" }]);
     await a.ctx.inbound(a.dm("33", "just me"));
-    await eventually(() => a.sent.length, (n) => n >= 2);
+    await eventually(
+      () => a.sent.length,
+      (n) => n >= 2,
+    );
     const dm = (ai!.requests[1]!.body.messages as Array<{ role: string; content: string; name?: string }>).filter((m) => m.role === "user");
     expect(dm).toEqual([{ role: "user", content: "just me" }]);
   });
@@ -77,7 +102,12 @@ describe("cost controls", () => {
     await a.ctx.inbound(a.dm("40", "/model small-model"));
     await a.ctx.inbound(a.dm("40", "/model"));
     await a.ctx.inbound(a.dm("40", "hi"));
-    const texts = await eventually(() => a.to("40").map((m) => m.text), (t) => t.length >= 4, 10_000, "four replies");
+    const texts = await eventually(
+      () => a.to("40").map((m) => m.text),
+      (t) => t.length >= 4,
+      10_000,
+      "four replies",
+    );
     expect(texts[0]).toBe("The model gpt-4-very-expensive is not allowed here. Choose one of: fake-model, small-model.");
     expect(texts[1]).toBe("model set to small-model.");
     expect(texts[2]).toBe("model: small-model. Usage: /model <value> Allowed: fake-model, small-model.");
@@ -88,13 +118,24 @@ describe("cost controls", () => {
     const { a } = await start({}, true);
     ai!.enqueue(textReply(["first"]));
     await a.ctx.inbound(a.dm("41", "/model big-model"));
-    await eventually(() => a.to("41").length, (n) => n >= 1);
+    await eventually(
+      () => a.to("41").length,
+      (n) => n >= 1,
+    );
     const dbUrl = app!.config.DATABASE_URL;
     await app!.stop();
-    const again = await startApp("sqlite", [a], { DATABASE_URL: dbUrl, OPENAI_BASE_URL: ai!.baseUrl, OPENAI_MODEL: "fake-model", MODELS_ALLOWED: "fake-model" });
+    const again = await startApp("sqlite", [a], {
+      DATABASE_URL: dbUrl,
+      OPENAI_BASE_URL: ai!.baseUrl,
+      OPENAI_MODEL: "fake-model",
+      MODELS_ALLOWED: "fake-model",
+    });
     app = again.app;
     await a.ctx.inbound(a.dm("41", "hi"));
-    await eventually(() => ai!.requests.length, (n) => n >= 1);
+    await eventually(
+      () => ai!.requests.length,
+      (n) => n >= 1,
+    );
     expect(ai!.requests[0]!.body.model).toBe("fake-model");
   });
 
@@ -103,7 +144,10 @@ describe("cost controls", () => {
     await a.ctx.inbound(a.dm("2", "/think high"));
     await a.ctx.inbound(a.dm("2", "/model other"));
     await a.ctx.inbound(a.dm("1", "/think high"));
-    await eventually(() => a.sent.length, (n) => n >= 3);
+    await eventually(
+      () => a.sent.length,
+      (n) => n >= 3,
+    );
     expect(a.to("2").map((m) => m.text)).toEqual(["/think is for operators only.", "/model is for operators only."]);
     expect(a.to("1").map((m) => m.text)).toEqual(["thinking level set to high."]);
   });
@@ -115,7 +159,12 @@ describe("cost controls", () => {
     await a.ctx.inbound(a.dm("60", "three"));
     await a.ctx.inbound(a.dm("60", "/status"));
     await a.ctx.inbound(a.dm("61", "someone else"));
-    await eventually(() => a.sent.length, (n) => n >= 5, 10_000, "five replies");
+    await eventually(
+      () => a.sent.length,
+      (n) => n >= 5,
+      10_000,
+      "five replies",
+    );
     // Sender 60's three messages went to two chats, handled side by side: two are answered, one is refused, whichever came last.
     const replies = [...a.to("60"), ...a.to("-60")].map((m) => m.text);
     expect(replies.filter((t) => t.startsWith("echo: "))).toHaveLength(2);
@@ -133,7 +182,8 @@ describe("cost controls", () => {
       const limit = turnLimit({ perMinute: 2 });
       const notes: string[] = [];
       const ctx = { notify: (_s: string, t: string) => notes.push(t) } as never;
-      const ev = (sender: string, isAdmin = false) => ({ type: "message", respond: true, isAdmin, origin: { platform: "telegram", chatId: "c", senderId: sender }, text: "x" }) as unknown as InEvent;
+      const ev = (sender: string, isAdmin = false) =>
+        ({ type: "message", respond: true, isAdmin, origin: { platform: "telegram", chatId: "c", senderId: sender }, text: "x" }) as unknown as InEvent;
       const passes = (e: InEvent) => limit(e, ctx) === e;
       expect([passes(ev("a")), passes(ev("a")), passes(ev("a"))]).toEqual([true, true, false]);
       expect(notes[0]).toContain("Please wait about 60 s");
@@ -156,13 +206,26 @@ describe("a server that refuses the name field", () => {
     const refusal = JSON.stringify({ error: { message: "Additional properties are not allowed ('name' was unexpected)", type: "invalid_request_error" } });
     ai!.enqueue({ status: 400, headers: { "content-type": "application/json" }, body: [refusal] }, textReply(["first"]), textReply(["second"]));
     await a.ctx.inbound(named(a, "-70", "11", "Alice", "hi there"));
-    await eventually(() => a.to("-70").map((m) => m.text), (t) => t.includes("first"), 10_000, "the first answer");
+    await eventually(
+      () => a.to("-70").map((m) => m.text),
+      (t) => t.includes("first"),
+      10_000,
+      "the first answer",
+    );
     await a.ctx.inbound(named(a, "-70", "22", "Bob", "me too"));
-    await eventually(() => a.to("-70").map((m) => m.text), (t) => t.includes("second"), 10_000, "the second answer");
+    await eventually(
+      () => a.to("-70").map((m) => m.text),
+      (t) => t.includes("second"),
+      10_000,
+      "the second answer",
+    );
     const users = (n: number) => (ai!.requests[n]!.body.messages as Array<{ role: string; content: string; name?: string }>).filter((m) => m.role === "user");
     expect(users(0)).toEqual([{ role: "user", content: "hi there", name: "Alice" }]);
     expect(users(1)).toEqual([{ role: "user", content: "[Alice] hi there" }]);
-    expect(users(2)).toEqual([{ role: "user", content: "[Alice] hi there" }, { role: "user", content: "[Bob] me too" }]);
+    expect(users(2)).toEqual([
+      { role: "user", content: "[Alice] hi there" },
+      { role: "user", content: "[Bob] me too" },
+    ]);
     expect(ai!.requests).toHaveLength(3);
   });
 });

@@ -19,13 +19,23 @@ describe.each(PROVIDERS)("store health on %s", (provider) => {
     expect((await fetch(`${started.url}/healthz`)).status).toBe(200);
     const kind = provider === "sqlite" ? "SQLITE_FULL" : "ECONNRESET";
     faults.for(/.*/, 1500, kind);
-    const down = await eventually(async () => {
-      const r = await fetch(`${started.url}/healthz`);
-      return { status: r.status, body: (await r.json()) as { store: { ok: boolean; reason?: string } } };
-    }, (r) => r.status === 503, 10_000, "/healthz 503");
+    const down = await eventually(
+      async () => {
+        const r = await fetch(`${started.url}/healthz`);
+        return { status: r.status, body: (await r.json()) as { store: { ok: boolean; reason?: string } } };
+      },
+      (r) => r.status === 503,
+      10_000,
+      "/healthz 503",
+    );
     expect(down.body.store.ok).toBe(false);
     expect(down.body.store.reason).toContain(kind);
-    await eventually(async () => (await fetch(`${started.url}/healthz`)).status, (s) => s === 200, 15_000, "/healthz 200 again");
+    await eventually(
+      async () => (await fetch(`${started.url}/healthz`)).status,
+      (s) => s === 200,
+      15_000,
+      "/healthz 200 again",
+    );
     const metrics = await (await fetch(`${started.url}/metrics`)).text();
     expect(metrics).toMatch(new RegExp(`switchboard_store_failures_total\\{op="kv-set",code="${kind}"\\} [1-9]`));
   });

@@ -24,15 +24,27 @@ describe("tools in the gateway", () => {
   beforeAll(async () => {
     model = await FakeOpenAi.start();
     model.responder = toolUsingModel({ trigger: "use echo", tool: "files__echo", args: '{"text":"from the model"}' });
-    const r = await startApp("sqlite", [consoleAdapter], { OPENAI_BASE_URL: model.baseUrl, OPENAI_MODEL: "fake-model" }, {
-      mcpConfig: {
-        servers: [
-          { name: "files", kind: "stdio", command: process.execPath, args: ["--import", "tsx", SERVER], tools: { slow: { policy: "deny" } }, rule: { policy: "auto" } },
-          { name: "broken", kind: "stdio", command: process.execPath, args: ["-e", "process.exit(3)"], tools: {} },
-        ],
-        builtinTools: {},
+    const r = await startApp(
+      "sqlite",
+      [consoleAdapter],
+      { OPENAI_BASE_URL: model.baseUrl, OPENAI_MODEL: "fake-model" },
+      {
+        mcpConfig: {
+          servers: [
+            {
+              name: "files",
+              kind: "stdio",
+              command: process.execPath,
+              args: ["--import", "tsx", SERVER],
+              tools: { slow: { policy: "deny" } },
+              rule: { policy: "auto" },
+            },
+            { name: "broken", kind: "stdio", command: process.execPath, args: ["-e", "process.exit(3)"], tools: {} },
+          ],
+          builtinTools: {},
+        },
       },
-    });
+    );
     app = r.app;
     url = r.url;
   }, 60_000);
@@ -49,11 +61,20 @@ describe("tools in the gateway", () => {
     });
     expect(res.status).toBe(202);
   };
-  const bot = (user: string) => consoleAdapter.history(ids.dmChatId(user)).filter((m) => m.from === "bot").map((m) => m.text);
+  const bot = (user: string) =>
+    consoleAdapter
+      .history(ids.dmChatId(user))
+      .filter((m) => m.from === "bot")
+      .map((m) => m.text);
 
   it("/tools lists every tool with its status and policy; a server that never started is shown, not missing", async () => {
     await say("tina", "/tools");
-    const [list] = await eventually(() => bot("tina"), (b) => b.length >= 1, 15_000, "the /tools answer");
+    const [list] = await eventually(
+      () => bot("tina"),
+      (b) => b.length >= 1,
+      15_000,
+      "the /tools answer",
+    );
     expect(list).toContain("current_time (built-in): auto");
     expect(list).toContain("server files (stdio): ready");
     expect(list).toContain("files__echo: auto");
@@ -69,20 +90,38 @@ describe("tools in the gateway", () => {
 
   it("the model calls an MCP tool; the round is kept in the transcript and the next turn's model sees it", async () => {
     await say("uma", "please use echo");
-    const [answer] = await eventually(() => bot("uma"), (b) => b.length >= 1, 15_000, "the answer");
+    const [answer] = await eventually(
+      () => bot("uma"),
+      (b) => b.length >= 1,
+      15_000,
+      "the answer",
+    );
     expect(answer).toBe("the tool said: echo: from the model");
     const [session] = await app.registry.listAll({ limit: 100 }).then((all) => all.filter((s) => s.channel.includes(":dm:uma")));
     const messages = await app.runner.opts.transcript.recent(session!.id, 10);
     const tool = messages.find((m) => m.role === "tool")!;
     expect(tool.content).toContain("files__echo");
     expect(tool.content).toContain("approved: auto by policy");
-    expect(JSON.parse(tool.meta!)).toMatchObject({ type: "tool", call: { name: "files__echo" }, server: "files", decision: "approved", result: "echo: from the model" });
+    expect(JSON.parse(tool.meta!)).toMatchObject({
+      type: "tool",
+      call: { name: "files__echo" },
+      server: "files",
+      decision: "approved",
+      result: "echo: from the model",
+    });
     expect(messages.map((m) => m.role)).toEqual(["user", "tool", "assistant"]);
 
     const before = model.requests.length;
     await say("uma", "and now?");
-    await eventually(() => bot("uma"), (b) => b.length >= 2, 15_000, "the second answer");
-    const body = model.requests[before]!.body as { messages: Array<{ role: string; content: string | null; tool_calls?: Array<{ id: string; function: { name: string } }>; tool_call_id?: string }> };
+    await eventually(
+      () => bot("uma"),
+      (b) => b.length >= 2,
+      15_000,
+      "the second answer",
+    );
+    const body = model.requests[before]!.body as {
+      messages: Array<{ role: string; content: string | null; tool_calls?: Array<{ id: string; function: { name: string } }>; tool_call_id?: string }>;
+    };
     const call = body.messages.find((m) => m.role === "assistant" && m.tool_calls?.length);
     expect(call?.tool_calls?.[0]?.function.name).toBe("files__echo");
     const result = body.messages.find((m) => m.role === "tool");

@@ -53,17 +53,43 @@ describe("per-chat state after 1,000 messages", () => {
             const before = adapter.to(chat).length;
             await adapter.ctx.inbound(adapter.dm(chat, `m${c}-${i} end.`));
             // Every other message waits until something is shown in the chat (a draft, mostly), so the next one meets a visible partial answer.
-            if (i % 2 === 0) await eventually(() => adapter.to(chat).length, (n) => n > before, 20_000, `something shown in ${chat}`);
+            if (i % 2 === 0)
+              await eventually(
+                () => adapter.to(chat).length,
+                (n) => n > before,
+                20_000,
+                `something shown in ${chat}`,
+              );
           }
         }),
       );
       // Settled: every event handled, every reply sent.
-      await eventually(async () => (await a.db.read((db) => db.inboundEvent.count({ where: { status: "received" } }))), (n) => n === 0, 60_000, "every event handled");
+      await eventually(
+        async () => await a.db.read((db) => db.inboundEvent.count({ where: { status: "received" } })),
+        (n) => n === 0,
+        60_000,
+        "every event handled",
+      );
       await a.gateway.idle();
-      await eventually(async () => (await a.db.read((db) => db.outboundDelivery.count({ where: { status: { in: ["pending", "sending"] } } }))), (n) => n === 0, 60_000, "every reply sent");
-      await eventually(() => a.runner.stats(), (s) => s.running === 0, 30_000, "no turn running");
+      await eventually(
+        async () => await a.db.read((db) => db.outboundDelivery.count({ where: { status: { in: ["pending", "sending"] } } })),
+        (n) => n === 0,
+        60_000,
+        "every reply sent",
+      );
+      await eventually(
+        () => a.runner.stats(),
+        (s) => s.running === 0,
+        30_000,
+        "no turn running",
+      );
       await a.gateway.deps.outbound.drain();
-      await eventually(() => a.gateway.deps.outbound.stats(), (s) => s.drafts === 0 && s.chains === 0 && s.held === 0, 30_000, "outbound idle");
+      await eventually(
+        () => a.gateway.deps.outbound.stats(),
+        (s) => s.drafts === 0 && s.chains === 0 && s.held === 0,
+        30_000,
+        "outbound idle",
+      );
 
       const gateway = a.gateway.stats();
       const outbound = a.gateway.deps.outbound.stats();
@@ -76,11 +102,18 @@ describe("per-chat state after 1,000 messages", () => {
       const shown = [...last.values()];
       const stopped = shown.filter((t) => t.endsWith("(stopped)")).length;
       const partial = shown.filter((t) => !t.endsWith("(stopped)") && !/end\.$/.test(t));
-      console.log(`${policy}: ${JSON.stringify({ messages: CHATS * PER_CHAT, shown: shown.length, stopped, partial: partial.length, gateway, outbound, runner, ledger })}`);
+      console.log(
+        `${policy}: ${JSON.stringify({ messages: CHATS * PER_CHAT, shown: shown.length, stopped, partial: partial.length, gateway, outbound, runner, ledger })}`,
+      );
       expect(partial).toEqual([]);
       expect({ arrivals: gateway.arrivals, chains: gateway.chains, recording: gateway.recording }).toEqual({ arrivals: 0, chains: 0, recording: 0 });
       expect(outbound).toEqual({ drafts: 0, turnStart: 0, chains: 0, inFlight: 0, held: 0 });
-      expect({ running: runner.running, queued: runner.queued, collected: runner.collected, idleWaiters: runner.idleWaiters }).toEqual({ running: 0, queued: 0, collected: 0, idleWaiters: 0 });
+      expect({ running: runner.running, queued: runner.queued, collected: runner.collected, idleWaiters: runner.idleWaiters }).toEqual({
+        running: 0,
+        queued: 0,
+        collected: 0,
+        idleWaiters: 0,
+      });
       expect(ledger).toBe(0);
       // One live session (and its worker) per chat at most: nothing per message.
       expect(runner.live).toBeLessThanOrEqual(CHATS);

@@ -21,7 +21,10 @@ interface Gateway {
 }
 
 async function startGateway(env: Record<string, string>, port: number): Promise<Gateway> {
-  const child = spawn(process.execPath, [path.resolve("bin/switchboard.mjs"), "serve"], { env: { ...process.env, ...env }, stdio: ["ignore", "ignore", "pipe"] });
+  const child = spawn(process.execPath, [path.resolve("bin/switchboard.mjs"), "serve"], {
+    env: { ...process.env, ...env },
+    stdio: ["ignore", "ignore", "pipe"],
+  });
   let err = "";
   child.stderr!.on("data", (d) => (err = (err + d).slice(-4000)));
   const exited = new Promise<void>((r) => child.once("exit", () => r()));
@@ -76,8 +79,16 @@ describe("scheduled jobs: kill -9 and restart while they fall due", () => {
     await Promise.all([tg.start(), slack.start()]);
     const port = await freePort();
     const env = {
-      DATABASE_URL: sqliteUrl(), HTTP_PORT: String(port), DM_POLICY: "open", LOG_LEVEL: "error", CONSOLE_ENABLED: "false",
-      TELEGRAM_BOT_TOKEN: tg.token, TELEGRAM_API_ROOT: tg.apiRoot, SLACK_BOT_TOKEN: slack.botToken, SLACK_SIGNING_SECRET: slack.signingSecret, SLACK_API_URL: slack.apiUrl,
+      DATABASE_URL: sqliteUrl(),
+      HTTP_PORT: String(port),
+      DM_POLICY: "open",
+      LOG_LEVEL: "error",
+      CONSOLE_ENABLED: "false",
+      TELEGRAM_BOT_TOKEN: tg.token,
+      TELEGRAM_API_ROOT: tg.apiRoot,
+      SLACK_BOT_TOKEN: slack.botToken,
+      SLACK_SIGNING_SECRET: slack.signingSecret,
+      SLACK_API_URL: slack.apiUrl,
     };
     const file = sqliteFileOf(env.DATABASE_URL);
     l.gw = await startGateway(env, port);
@@ -99,7 +110,13 @@ describe("scheduled jobs: kill -9 and restart while they fall due", () => {
     const db = await openDatabase({ url: env.DATABASE_URL, migrate: false });
     const due = new Map<string, number>();
     try {
-      const jobs = new JobService({ store: new JobStore(db), registry: new Registry(new SessionStore(db)), kv: new KvStore(db), identities: new IdentityStore(db), defaultTimezone: "UTC" });
+      const jobs = new JobService({
+        store: new JobStore(db),
+        registry: new Registry(new SessionStore(db)),
+        kv: new KvStore(db),
+        identities: new IdentityStore(db),
+        defaultTimezone: "UTC",
+      });
       const targets = [
         ...tgChats.map((chat) => ({ platform: "telegram", chat })),
         ...Array.from({ length: CHATS / 2 }, (_, c) => ({ platform: "slack", chat: `D${String(c).padStart(8, "0")}` })),
@@ -110,7 +127,18 @@ describe("scheduled jobs: kill -9 and restart while they fall due", () => {
       for (let i = 0; i < JOBS; i++) {
         const text = `job ${i < JOBS / 2 ? "tg" : "sl"} ${i}`;
         const later = new Date(Date.now() + 600_000).toISOString();
-        made.push({ text, id: (await jobs.create({ target: located[(i < JOBS / 2 ? 0 : CHATS / 2) + (i % (CHATS / 2))]!, timing: { kind: "once", spec: later, timezone: "UTC" }, action: "text", text, createdBy: "test" })).id });
+        made.push({
+          text,
+          id: (
+            await jobs.create({
+              target: located[(i < JOBS / 2 ? 0 : CHATS / 2) + (i % (CHATS / 2))]!,
+              timing: { kind: "once", spec: later, timezone: "UTC" },
+              action: "text",
+              text,
+              createdBy: "test",
+            })
+          ).id,
+        });
       }
       const t0 = Date.now() + 1000;
       for (const [i, m] of made.entries()) {
@@ -143,27 +171,48 @@ describe("scheduled jobs: kill -9 and restart while they fall due", () => {
 
     const counts = new Map<string, number>();
     for (const t of texts()) counts.set(t, (counts.get(t) ?? 0) + 1);
-    const shownAt = new Map<string, number>([...tg.sent().map((s) => [s.text, s.message.date * 1000] as const), ...slack.sent().map((s) => [s.text, s.at] as const)]);
-    const attempts = new Map(rows<{ text: string; attempts: number }>(file, `SELECT "text","attempts" FROM "OutboundDelivery"`).map((r) => [r.text, Number(r.attempts)]));
+    const shownAt = new Map<string, number>([
+      ...tg.sent().map((s) => [s.text, s.message.date * 1000] as const),
+      ...slack.sent().map((s) => [s.text, s.at] as const),
+    ]);
+    const attempts = new Map(
+      rows<{ text: string; attempts: number }>(file, `SELECT "text","attempts" FROM "OutboundDelivery"`).map((r) => [r.text, Number(r.attempts)]),
+    );
     const duplicated = [...counts].filter(([, n]) => n > 1);
     const explained = ([t, n]: [string, number]) => t.startsWith("job tg ") && sendingAtKill.has(t) && n <= (attempts.get(t) ?? 0);
     const perJob = rows<{ n: number }>(file, `SELECT COUNT(*) AS "n" FROM "JobRun" GROUP BY "jobId"`);
     const deliveryRows = rows<{ n: number }>(file, `SELECT COUNT(*) AS "n" FROM "OutboundDelivery" WHERE "text" LIKE 'job %'`)[0]!.n;
-    const runStatuses = Object.fromEntries(rows<{ status: string; n: number }>(file, `SELECT "status", COUNT(*) AS "n" FROM "JobRun" GROUP BY "status"`).map((r) => [r.status, r.n]));
+    const runStatuses = Object.fromEntries(
+      rows<{ status: string; n: number }>(file, `SELECT "status", COUNT(*) AS "n" FROM "JobRun" GROUP BY "status"`).map((r) => [r.status, r.n]),
+    );
     const lateness = [...due].map(([t, at]) => (shownAt.get(t) ?? Infinity) - at);
     const r = {
-      jobs: JOBS, shownAtKill, runsAtKill: Object.fromEntries(runsAtKill.map((x) => [x.status, x.n])),
+      jobs: JOBS,
+      shownAtKill,
+      runsAtKill: Object.fromEntries(runsAtKill.map((x) => [x.status, x.n])),
       shownOnce: [...due.keys()].filter((t) => counts.get(t) === 1).length,
       missing: [...due.keys()].filter((t) => !counts.has(t)).length,
       telegramDuplicates: duplicated.filter(([t]) => t.startsWith("job tg ")).length,
       slackDuplicates: duplicated.filter(([t]) => t.startsWith("job sl ")).length,
       unexplainedDuplicates: duplicated.filter((d) => !explained(d)).length,
       sendingAtKill: [...sendingAtKill].filter((t) => t.startsWith("job ")).length,
-      runRowsPerJobMax: Math.max(...perJob.map((p) => p.n)), jobsWithRuns: perJob.length, deliveryRows, runStatuses,
-      lateOverGrace: lateness.filter((ms) => ms > GRACE_MS).length, maxLatenessMs: Math.round(Math.max(...lateness)),
+      runRowsPerJobMax: Math.max(...perJob.map((p) => p.n)),
+      jobsWithRuns: perJob.length,
+      deliveryRows,
+      runStatuses,
+      lateOverGrace: lateness.filter((ms) => ms > GRACE_MS).length,
+      maxLatenessMs: Math.round(Math.max(...lateness)),
     };
     report("jobs-crash", r);
-    expect(r).toMatchObject({ missing: 0, slackDuplicates: 0, unexplainedDuplicates: 0, runRowsPerJobMax: 1, jobsWithRuns: JOBS, deliveryRows: JOBS, lateOverGrace: 0 });
+    expect(r).toMatchObject({
+      missing: 0,
+      slackDuplicates: 0,
+      unexplainedDuplicates: 0,
+      runRowsPerJobMax: 1,
+      jobsWithRuns: JOBS,
+      deliveryRows: JOBS,
+      lateOverGrace: 0,
+    });
     expect(runStatuses).toEqual({ delivered: JOBS });
   }, 300_000);
 });

@@ -27,8 +27,15 @@ describe("settings with several processes on one database", () => {
     const dbUrl = await freshDatabaseUrl("postgresql");
     await migrate(dbUrl);
     const env = {
-      DATABASE_URL: dbUrl, HTTP_PORT: "0", DM_POLICY: "open", SHARED_DATABASE: "true", LOOPBACK_URL: platformUrl, LOOPBACK_MODE: "webhook", LOG_LEVEL: "warn",
-      TEST_AGENT: "settings", PERSONAS: JSON.stringify({ pirate: "Talk like a pirate." }),
+      DATABASE_URL: dbUrl,
+      HTTP_PORT: "0",
+      DM_POLICY: "open",
+      SHARED_DATABASE: "true",
+      LOOPBACK_URL: platformUrl,
+      LOOPBACK_MODE: "webhook",
+      LOG_LEVEL: "warn",
+      TEST_AGENT: "settings",
+      PERSONAS: JSON.stringify({ pirate: "Talk like a pirate." }),
     };
     const gateways = await Promise.all([startGateway(env), startGateway(env), startGateway(env)]);
     children.push(...gateways.map((g) => g.child));
@@ -45,7 +52,10 @@ describe("settings with several processes on one database", () => {
      */
     const say = async (text: string): Promise<string> => {
       const before = p.messages.length;
-      const r = await fetch(`${proxy.url}/loopback/update`, { method: "POST", body: JSON.stringify({ id: 0, chatId: "settings-chat", senderId: "u1", text, messageId: `m${++n}`, date: Date.now() }) });
+      const r = await fetch(`${proxy.url}/loopback/update`, {
+        method: "POST",
+        body: JSON.stringify({ id: 0, chatId: "settings-chat", senderId: "u1", text, messageId: `m${++n}`, date: Date.now() }),
+      });
       expect(r.status).toBe(200);
       const end = Date.now() + 30_000;
       while (p.messages.length === before && Date.now() < end) await new Promise((res) => setTimeout(res, 20));
@@ -68,7 +78,8 @@ describe("settings with several processes on one database", () => {
     const after = [await say("four"), await say("five"), await say("six")];
     console.log(`shared settings: ${JSON.stringify({ warm, after })}`);
     expect(new Set(after.map(pid)).size).toBe(3);
-    for (const [i, reply] of after.entries()) expect(settings(reply)).toBe(`settings: model=big-model temperature=0.2 maxtokens=512 persona=pirate turns=${3 + i}`);
+    for (const [i, reply] of after.entries())
+      expect(settings(reply)).toBe(`settings: model=big-model temperature=0.2 maxtokens=512 persona=pirate turns=${3 + i}`);
     // And what each process shows.
     const status = [await say("/status"), await say("/status"), await say("/status")];
     for (const s of status) expect(s).toMatch(/model: big-model[\s\S]*persona: pirate/);

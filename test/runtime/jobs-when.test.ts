@@ -23,7 +23,23 @@ describe("reading /remind's <when>", () => {
   });
 
   it("answers odd input with the forms, never a crash", () => {
-    for (const input of ["", "in", "in 0m x", "in 10 x", "in 99999999999d x", "at 24:00 x", "at 9:60 x", "tomorrow x", "every 10s x", "cron * * x", "cron 61 * * * * x", "2020-01-01T00:00 past", "2027-13-45T99:99 x", "yesterday x", "\u0000 x"]) {
+    for (const input of [
+      "",
+      "in",
+      "in 0m x",
+      "in 10 x",
+      "in 99999999999d x",
+      "at 24:00 x",
+      "at 9:60 x",
+      "tomorrow x",
+      "every 10s x",
+      "cron * * x",
+      "cron 61 * * * * x",
+      "2020-01-01T00:00 past",
+      "2027-13-45T99:99 x",
+      "yesterday x",
+      "\u0000 x",
+    ]) {
       const r = parseWhen(input, "Europe/Paris", now);
       expect("error" in r, input).toBe(true);
     }

@@ -24,7 +24,13 @@ describe.each(PROVIDERS)("reflection on %s", (provider) => {
 
   it("condenses every N completed turns into memories of the session's scope, used by later turns", async () => {
     const systems: string[] = [];
-    const agent: Agent = { name: "spy", async *run(req) { systems.push(req.system); yield { type: "done", text: "ok", toolRounds: 0 }; } };
+    const agent: Agent = {
+      name: "spy",
+      async *run(req) {
+        systems.push(req.system);
+        yield { type: "done", text: "ok", toolRounds: 0 };
+      },
+    };
     const r = await setup(extractiveCondenser(), 2, agent);
     const conv = privateChat();
     await (await send(rt, conv, message(conv, "my name is Ada"))).done;
@@ -62,7 +68,16 @@ describe.each(PROVIDERS)("reflection on %s", (provider) => {
   it("a failed review is logged and retried by the next sweep, without repeating what was reviewed", async () => {
     let fail = true;
     const seen: number[] = [];
-    const r = await setup({ condense: async (m) => { seen.push(m.length); if (fail) throw new Error("model down"); return [`${m.length} messages`]; } }, 1);
+    const r = await setup(
+      {
+        condense: async (m) => {
+          seen.push(m.length);
+          if (fail) throw new Error("model down");
+          return [`${m.length} messages`];
+        },
+      },
+      1,
+    );
     const conv = privateChat();
     await (await send(rt, conv, message(conv, "one"))).done;
     await waitUntil(() => r.failures === 1);

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { Agent } from "../../src/agent/types.js";
-import { SessionError } from "../../src/session/errors.js";
+import type { SessionError } from "../../src/session/errors.js";
 import type { InEvent, OutEvent } from "../../src/runtime/events.js";
 import { PROVIDERS } from "../support/db.js";
 import { finals, makeRuntime, message, notices, privateChat, send, slowAgent, waitUntil, type TestRuntime } from "../support/runtime.js";
@@ -47,7 +47,12 @@ describe.each(PROVIDERS)("Runner on %s", (provider) => {
     expect(info.turnCount).toBe(3);
     const rows = await rt.transcript.recent(info.id, 100);
     expect(rows.map((r) => [r.seq, r.role, r.content])).toEqual([
-      [1, "user", "one"], [2, "assistant", "echo: one"], [3, "user", "two"], [4, "assistant", "echo: two"], [5, "user", "three"], [6, "assistant", "echo: three"],
+      [1, "user", "one"],
+      [2, "assistant", "echo: one"],
+      [3, "user", "two"],
+      [4, "assistant", "echo: two"],
+      [5, "user", "three"],
+      [6, "assistant", "echo: three"],
     ]);
   });
 
@@ -69,7 +74,9 @@ describe.each(PROVIDERS)("Runner on %s", (provider) => {
     await (await send(rt, conv, message(conv, "c"))).done;
     expect(seen[0]!.messages).toEqual(["user:a"]);
     expect(seen[1]!.system).toContain("pirate");
-    expect(seen[2]!.messages).toEqual(["user:b", "assistant:ok", "user:c"].slice(-4).length ? ["assistant:ok", "user:b", "assistant:ok", "user:c"].slice(-4) : []);
+    expect(seen[2]!.messages).toEqual(
+      ["user:b", "assistant:ok", "user:c"].slice(-4).length ? ["assistant:ok", "user:b", "assistant:ok", "user:c"].slice(-4) : [],
+    );
   });
 
   it("builds the agent for every turn from the session's metadata", async () => {
@@ -77,7 +84,12 @@ describe.each(PROVIDERS)("Runner on %s", (provider) => {
     rt = await makeRuntime(provider, {
       agent: (metadata) => {
         built.push({ ...metadata });
-        return { name: "m", async *run() { yield { type: "done", text: String(metadata["model.name"] ?? "default"), toolRounds: 0 }; } };
+        return {
+          name: "m",
+          async *run() {
+            yield { type: "done", text: String(metadata["model.name"] ?? "default"), toolRounds: 0 };
+          },
+        };
       },
     });
     const conv = privateChat();
@@ -136,7 +148,10 @@ describe.each(PROVIDERS)("Runner on %s", (provider) => {
   it("busy policy collect merges messages that arrive during a turn into one follow-up turn", async () => {
     const received: string[] = [];
     const base = slowAgent(["ok"], 80);
-    rt = await makeRuntime(provider, { busyPolicy: "collect", agent: { name: "c", run: (req) => (received.push(req.messages.at(-1)!.content), base.run(req)) } });
+    rt = await makeRuntime(provider, {
+      busyPolicy: "collect",
+      agent: { name: "c", run: (req) => (received.push(req.messages.at(-1)!.content), base.run(req)) },
+    });
     const conv = privateChat();
     const s = rt.runner.open(await rt.registry.resolveChatChannel(conv));
     const first = await rt.runner.run(s, message(conv, "first"));

@@ -63,7 +63,11 @@ describe.each(PROVIDERS)("a lost commit acknowledgement on %s", (provider) => {
   it("verifyRotation says Uncertain when the re-read fails or finds nothing", async () => {
     const c = chat();
     const first = await registry.resolveChatChannel(c);
-    expect(await registry.verifyRotation(first.id, async () => { throw new Error("still down"); })).toBe("Uncertain");
+    expect(
+      await registry.verifyRotation(first.id, async () => {
+        throw new Error("still down");
+      }),
+    ).toBe("Uncertain");
     expect(await registry.verifyRotation(first.id, () => registry.peekChatChannel({ ...c, channel: "never-bound" }))).toBe("Uncertain");
   });
 });

@@ -125,7 +125,11 @@ describe.each(PROVIDERS)("registry on %s", (provider) => {
       for (const kind of ["task", "delegate", "scheduler"] as const) {
         await registry.ensure({ agentId: reviewAgent, userId: u, channel: "x", kind, createIfMissing: true });
       }
-      await transcript.append(chat.id, [{ role: "user", content: "a" }, { role: "assistant", content: "b" }, { role: "user", content: "c" }]);
+      await transcript.append(chat.id, [
+        { role: "user", content: "a" },
+        { role: "assistant", content: "b" },
+        { role: "user", content: "c" },
+      ]);
       const items = await registry.listForReview({ agentId: reviewAgent });
       expect(items.map((i) => i.id)).toEqual([chat.id]);
       expect(items[0]!.latestSeq).toBe(3);
@@ -295,7 +299,11 @@ describe.each(PROVIDERS)("registry on %s", (provider) => {
       const expected = randomUUID();
       expect(await registry.verifyRotation(expected, async () => ({ id: randomUUID() }))).toBe("Committed");
       expect(await registry.verifyRotation(expected, async () => ({ id: expected }))).toBe("NotExecuted");
-      expect(await registry.verifyRotation(expected, async () => { throw new Error("db down"); })).toBe("Uncertain");
+      expect(
+        await registry.verifyRotation(expected, async () => {
+          throw new Error("db down");
+        }),
+      ).toBe("Uncertain");
       expect(await registry.verifyRotation(expected, async () => null)).toBe("Uncertain");
       expect(await registry.verifyRotation(expected, async () => ({ id: "" }))).toBe("Uncertain");
     });

@@ -25,7 +25,10 @@ describe.each(PROVIDERS)("canonical identities and memories on %s", (provider) =
   it("maps a platform user or group to one UUID, even when many callers race", async () => {
     const a = new IdentityStore(t.db);
     const b = new IdentityStore(t.db); // another process's cache
-    const ids = await Promise.all([...Array.from({ length: 10 }, () => a.userId("telegram", "42", "Ada")), ...Array.from({ length: 10 }, () => b.userId("telegram", "42"))]);
+    const ids = await Promise.all([
+      ...Array.from({ length: 10 }, () => a.userId("telegram", "42", "Ada")),
+      ...Array.from({ length: 10 }, () => b.userId("telegram", "42")),
+    ]);
     expect(new Set(ids).size).toBe(1);
     expect(ids[0]).toMatch(/^[0-9a-f-]{36}$/);
     expect(await a.userId("discord", "42")).not.toBe(ids[0]); // unique on platform + external id

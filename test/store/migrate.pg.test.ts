@@ -10,7 +10,13 @@ async function rows(url: string): Promise<Array<{ migration_name: string; checks
     const { default: Db } = await import("better-sqlite3");
     const db = new Db(url.slice(5));
     try {
-      return (db.prepare(`SELECT migration_name, checksum, finished_at IS NOT NULL AS finished, applied_steps_count AS steps FROM _prisma_migrations ORDER BY migration_name`).all() as Array<{ migration_name: string; checksum: string; finished: number; steps: number }>).map((r) => ({ ...r, finished: !!r.finished }));
+      return (
+        db
+          .prepare(
+            `SELECT migration_name, checksum, finished_at IS NOT NULL AS finished, applied_steps_count AS steps FROM _prisma_migrations ORDER BY migration_name`,
+          )
+          .all() as Array<{ migration_name: string; checksum: string; finished: number; steps: number }>
+      ).map((r) => ({ ...r, finished: !!r.finished }));
     } finally {
       db.close();
     }
@@ -19,7 +25,11 @@ async function rows(url: string): Promise<Array<{ migration_name: string; checks
   const c = new pg.Client({ connectionString: url });
   await c.connect();
   try {
-    return (await c.query(`SELECT migration_name, checksum, finished_at IS NOT NULL AS finished, applied_steps_count AS steps FROM _prisma_migrations ORDER BY migration_name`)).rows;
+    return (
+      await c.query(
+        `SELECT migration_name, checksum, finished_at IS NOT NULL AS finished, applied_steps_count AS steps FROM _prisma_migrations ORDER BY migration_name`,
+      )
+    ).rows;
   } finally {
     await c.end();
   }
@@ -47,7 +57,11 @@ describe.each(PROVIDERS)("migrations on %s", (provider) => {
   it("concurrent migrators apply each migration exactly once", async () => {
     const url = await freshDatabaseUrl(provider);
     const results = await Promise.all([migrate(url), migrate(url), migrate(url)]);
-    expect(results.flatMap((r) => r.applied).sort()).toEqual(listMigrations(provider).map((m) => m.name).sort());
+    expect(results.flatMap((r) => r.applied).sort()).toEqual(
+      listMigrations(provider)
+        .map((m) => m.name)
+        .sort(),
+    );
     expect((await rows(url)).length).toBe(listMigrations(provider).length);
   });
 

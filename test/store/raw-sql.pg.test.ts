@@ -28,14 +28,22 @@ describe.each(PROVIDERS)("the raw hot path on %s", (provider) => {
     const row = await t.db.read((c) => c.inboundEvent.findUnique({ where: { id } }));
     expect(row).toMatchObject({ occurredAt, status: "received", processedAt: null, note: null, conversation: "c" });
     // Prisma's comparison operators work on what the raw path wrote.
-    expect(await t.db.read((c) => c.inboundEvent.count({ where: { receivedAt: { lt: new Date(Date.now() + 60_000) }, occurredAt: { gte: occurredAt } } }))).toBe(1);
+    expect(
+      await t.db.read((c) => c.inboundEvent.count({ where: { receivedAt: { lt: new Date(Date.now() + 60_000) }, occurredAt: { gte: occurredAt } } })),
+    ).toBe(1);
     expect(await inbound.record({ platform: "telegram", botId: "b", eventId: "e1", envelope: "{}", occurredAt })).toBe("duplicate");
     await inbound.mark(id, "ignored", "why");
     expect(await t.db.read((c) => c.inboundEvent.findUnique({ where: { id } }))).toMatchObject({ status: "ignored", note: "why" });
 
     const turns = new TurnStore(t.db);
     const expiresAt = new Date("2030-01-01T00:00:00.000Z");
-    const r = await turns.commit({ sessionId: "", inboundIds: [], messages: [], turnIncrement: 0, deliveries: [{ platform: "telegram", botId: "b", address: "{}", text: "hi", expiresAt }] });
+    const r = await turns.commit({
+      sessionId: "",
+      inboundIds: [],
+      messages: [],
+      turnIncrement: 0,
+      deliveries: [{ platform: "telegram", botId: "b", address: "{}", text: "hi", expiresAt }],
+    });
     const d = await new DeliveryStore(t.db).find(r.deliveryIds[0]!);
     expect(d).toMatchObject({ status: "pending", attempts: 0, expiresAt, sentAt: null, text: "hi" });
     expect(await t.db.read((c) => c.outboundDelivery.findUnique({ where: { id: r.deliveryIds[0]! } }))).toMatchObject({ expiresAt, status: "pending" });
@@ -44,7 +52,13 @@ describe.each(PROVIDERS)("the raw hot path on %s", (provider) => {
   it("shared mode: a reply whose claim its process keeps renewing is never stale, however old", async () => {
     t = await openTestDb(provider);
     const deliveries = new DeliveryStore(t.db);
-    const r = await new TurnStore(t.db).commit({ sessionId: "", inboundIds: [], messages: [], turnIncrement: 0, deliveries: [{ platform: "telegram", botId: "b", address: "{}", text: "queued", expiresAt: new Date(Date.now() + 60_000) }] });
+    const r = await new TurnStore(t.db).commit({
+      sessionId: "",
+      inboundIds: [],
+      messages: [],
+      turnIncrement: 0,
+      deliveries: [{ platform: "telegram", botId: "b", address: "{}", text: "queued", expiresAt: new Date(Date.now() + 60_000) }],
+    });
     const id = r.deliveryIds[0]!;
     await new Promise((res) => setTimeout(res, 250));
     expect((await deliveries.unsent({ staleAfterMs: 150 })).map((d) => d.id)).toEqual([id]); // abandoned: another process takes it over
@@ -73,7 +87,10 @@ describe.each(PROVIDERS)("the raw hot path on %s", (provider) => {
     expect((results[1] as PromiseRejectedResult).reason.message).toBe("changed my mind");
     expect((results[3] as PromiseFulfilledResult<string>).value).toBe("1");
     const rows = await db.read((c) => c.adapterState.findMany({ orderBy: { key: "asc" } }));
-    expect(rows.map((r) => [r.key, r.value])).toEqual([["a", "1"], ["c", "1"]]);
+    expect(rows.map((r) => [r.key, r.value])).toEqual([
+      ["a", "1"],
+      ["c", "1"],
+    ]);
   });
 
   it("a lost commit acknowledgement is CommitUnknown for that unit only", async () => {

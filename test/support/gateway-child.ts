@@ -13,7 +13,11 @@ const settingsAgent = (metadata: Record<string, unknown>, ctx: { session: { pers
   name: "settings",
   async *run() {
     const m = (k: string) => String(metadata[k] ?? "-");
-    yield { type: "done", text: `settings: model=${m("model.name")} temperature=${m("model.temperature")} maxtokens=${m("model.max_output_tokens")} persona=${ctx.session.persona ?? "default"} turns=${ctx.session.turnCount} pid=${process.pid}`, toolRounds: 0 };
+    yield {
+      type: "done",
+      text: `settings: model=${m("model.name")} temperature=${m("model.temperature")} maxtokens=${m("model.max_output_tokens")} persona=${ctx.session.persona ?? "default"} turns=${ctx.session.turnCount} pid=${process.pid}`,
+      toolRounds: 0,
+    };
   },
 });
 const app = await createApp(config, {

@@ -21,18 +21,38 @@ const Common = {
   timeoutMs: z.number().int().min(100).max(3_600_000).optional(),
   disabled: z.boolean().optional(),
 };
-const Stdio = z.object({ command: z.string().min(1), args: z.array(z.string()).default([]), env: z.record(z.string(), z.string()).optional(), cwd: z.string().optional(), ...Common }).strict();
+const Stdio = z
+  .object({
+    command: z.string().min(1),
+    args: z.array(z.string()).default([]),
+    env: z.record(z.string(), z.string()).optional(),
+    cwd: z.string().optional(),
+    ...Common,
+  })
+  .strict();
 const Http = z.object({ url: z.url(), headers: z.record(z.string(), z.string()).optional(), ...Common }).strict();
 
 const File = z
   .object({
-    mcpServers: z.record(z.string().regex(SERVER_NAME, "a server name is 1-32 letters, digits or '-' (tools are named <server>__<tool>)"), z.union([Stdio, Http])).default({}),
+    mcpServers: z
+      .record(z.string().regex(SERVER_NAME, "a server name is 1-32 letters, digits or '-' (tools are named <server>__<tool>)"), z.union([Stdio, Http]))
+      .default({}),
     builtinTools: z.record(z.string(), Rule).optional(),
   })
   .strict();
 
 export type McpServerConfig =
-  | { name: string; kind: "stdio"; command: string; args: string[]; env?: Record<string, string>; cwd?: string; rule?: PolicyRule; tools: Record<string, PolicyRule>; timeoutMs?: number }
+  | {
+      name: string;
+      kind: "stdio";
+      command: string;
+      args: string[];
+      env?: Record<string, string>;
+      cwd?: string;
+      rule?: PolicyRule;
+      tools: Record<string, PolicyRule>;
+      timeoutMs?: number;
+    }
   | { name: string; kind: "http"; url: string; headers?: Record<string, string>; rule?: PolicyRule; tools: Record<string, PolicyRule>; timeoutMs?: number };
 
 export interface McpConfig {
@@ -48,7 +68,9 @@ export function parseMcpConfig(json: unknown, where = "MCP_CONFIG"): McpConfig {
   const r = File.safeParse(json);
   if (!r.success) {
     const i = r.error.issues[0]!;
-    throw new McpConfigError(`${where} is invalid at ${i.path.join(".") || "the top level"}: ${i.message}. Expected {"mcpServers": {"<name>": {"command": "...", "args": []} or {"url": "https://..."}}}.`);
+    throw new McpConfigError(
+      `${where} is invalid at ${i.path.join(".") || "the top level"}: ${i.message}. Expected {"mcpServers": {"<name>": {"command": "...", "args": []} or {"url": "https://..."}}}.`,
+    );
   }
   const servers: McpServerConfig[] = [];
   for (const [name, s] of Object.entries(r.data.mcpServers)) {
@@ -67,7 +89,9 @@ export function loadMcpConfig(path: string): McpConfig {
   try {
     text = readFileSync(path, "utf8");
   } catch (e) {
-    throw new McpConfigError(`MCP_CONFIG names ${path}, which cannot be read (${(e as NodeJS.ErrnoException).code ?? "error"}); point it at a JSON file with "mcpServers".`);
+    throw new McpConfigError(
+      `MCP_CONFIG names ${path}, which cannot be read (${(e as NodeJS.ErrnoException).code ?? "error"}); point it at a JSON file with "mcpServers".`,
+    );
   }
   let json: unknown;
   try {

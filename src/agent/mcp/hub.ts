@@ -60,22 +60,37 @@ class McpServerHandle {
   #stopped = false;
   #connecting: Promise<void> | undefined;
 
-  constructor(readonly config: McpServerConfig, private readonly opts: Required<Omit<McpHubOptions, "log">> & { log: AgentLog }) {}
+  constructor(
+    readonly config: McpServerConfig,
+    private readonly opts: Required<Omit<McpHubOptions, "log">> & { log: AgentLog },
+  ) {}
 
   start(): Promise<void> {
-    return (this.#connecting ??= this.#connect().finally(() => (this.#connecting = undefined)));
+    this.#connecting ??= this.#connect().finally(() => {
+      this.#connecting = undefined;
+    });
+    return this.#connecting;
   }
 
   #transport(): Transport {
     const c = this.config;
     if (c.kind === "stdio") {
       // The child's stderr is piped and logged, never mixed into the gateway's own output.
-      const t = new StdioClientTransport({ command: c.command, args: c.args, env: { ...getDefaultEnvironment(), ...c.env }, ...(c.cwd && { cwd: c.cwd }), stderr: "pipe" });
+      const t = new StdioClientTransport({
+        command: c.command,
+        args: c.args,
+        env: { ...getDefaultEnvironment(), ...c.env },
+        ...(c.cwd && { cwd: c.cwd }),
+        stderr: "pipe",
+      });
       t.stderr?.on("data", (b: Buffer) => this.opts.log.debug({ server: c.name, stderr: b.toString("utf8").slice(0, 500) }, "mcp server stderr"));
       return t;
     }
     // No silent reconnection of a broken stream: a server that went away is marked down (and its calls fail) at once.
-    return new StreamableHTTPClientTransport(new URL(c.url), { requestInit: { headers: c.headers ?? {} }, reconnectionOptions: { maxRetries: 0, initialReconnectionDelay: 1_000, maxReconnectionDelay: 1_000, reconnectionDelayGrowFactor: 1 } });
+    return new StreamableHTTPClientTransport(new URL(c.url), {
+      requestInit: { headers: c.headers ?? {} },
+      reconnectionOptions: { maxRetries: 0, initialReconnectionDelay: 1_000, maxReconnectionDelay: 1_000, reconnectionDelayGrowFactor: 1 },
+    });
   }
 
   async #connect(): Promise<void> {
@@ -89,7 +104,11 @@ class McpServerHandle {
         await client.close().catch(() => undefined);
         return;
       }
-      this.tools = listed.tools.map((t) => ({ name: t.name, description: t.description ?? "", inputSchema: (t.inputSchema ?? { type: "object" }) as Record<string, unknown> }));
+      this.tools = listed.tools.map((t) => ({
+        name: t.name,
+        description: t.description ?? "",
+        inputSchema: (t.inputSchema ?? { type: "object" }) as Record<string, unknown>,
+      }));
       this.#client = client;
       this.state = "ready";
       this.error = undefined;
@@ -101,7 +120,8 @@ class McpServerHandle {
       // Over HTTP there is no child to watch: a broken stream or a refused request is how a dead server shows.
       if (this.config.kind === "http") {
         client.onerror = (e) => {
-          if (this.#client === client && /fetch failed|ECONNREFUSED|ECONNRESET|terminated|socket|disconnected|reconnect/i.test(describe(e))) this.#down(`the connection failed: ${describe(e)}`);
+          if (this.#client === client && /fetch failed|ECONNREFUSED|ECONNRESET|terminated|socket|disconnected|reconnect/i.test(describe(e)))
+            this.#down(`the connection failed: ${describe(e)}`);
         };
       }
       this.opts.log.info({ server: this.config.name, transport: this.config.kind, tools: this.tools.length }, "mcp server ready");
@@ -122,7 +142,10 @@ class McpServerHandle {
     this.state = "restarting";
     this.error = why;
     this.nextAttemptAt = new Date(Date.now() + delay);
-    this.opts.log.warn({ server: this.config.name, transport: this.config.kind, error: why, retryInMs: delay, failures: this.#failures }, "mcp server down; restarting with backoff");
+    this.opts.log.warn(
+      { server: this.config.name, transport: this.config.kind, error: why, retryInMs: delay, failures: this.#failures },
+      "mcp server down; restarting with backoff",
+    );
     clearTimeout(this.#timer);
     this.#timer = setTimeout(() => {
       this.restarts++;
@@ -176,7 +199,9 @@ function describe(e: unknown): string {
 
 function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
   let t: NodeJS.Timeout | undefined;
-  return Promise.race([p, new Promise<never>((_, reject) => (t = setTimeout(() => reject(new Error(`${what} within ${ms} ms`)), ms)))]).finally(() => clearTimeout(t));
+  return Promise.race([p, new Promise<never>((_, reject) => (t = setTimeout(() => reject(new Error(`${what} within ${ms} ms`)), ms)))]).finally(() =>
+    clearTimeout(t),
+  );
 }
 
 /** An MCP result as the text the model reads: text parts joined, other parts named. */
@@ -197,10 +222,18 @@ export class McpHub {
   readonly #log: AgentLog;
   readonly #callTimeoutMs: number;
 
-  constructor(readonly config: McpConfig, opts: McpHubOptions = {}) {
+  constructor(
+    readonly config: McpConfig,
+    opts: McpHubOptions = {},
+  ) {
     this.#log = opts.log ?? noopLog;
     this.#callTimeoutMs = opts.callTimeoutMs ?? 30_000;
-    const o = { log: this.#log, startTimeoutMs: opts.startTimeoutMs ?? 20_000, backoffMs: opts.backoffMs ?? { first: 1_000, max: 60_000 }, callTimeoutMs: this.#callTimeoutMs };
+    const o = {
+      log: this.#log,
+      startTimeoutMs: opts.startTimeoutMs ?? 20_000,
+      backoffMs: opts.backoffMs ?? { first: 1_000, max: 60_000 },
+      callTimeoutMs: this.#callTimeoutMs,
+    };
     this.#servers = config.servers.map((s) => new McpServerHandle(s, o));
   }
 

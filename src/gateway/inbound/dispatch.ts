@@ -37,7 +37,13 @@ export interface DispatchDeps {
 
 /** The pipeline's own answer to an event (an access refusal, "too long"), committed with the event as handled. */
 async function reply(deps: DispatchDeps, env: InboundEnvelope, inboundId: string, text: string, sessionId = ""): Promise<void> {
-  const r = await deps.ledger.commit({ sessionId, inboundIds: [inboundId], messages: [], turnIncrement: 0, replies: [{ replyTo: env.replyTo, text, kind: "notice", severity: "info" }] });
+  const r = await deps.ledger.commit({
+    sessionId,
+    inboundIds: [inboundId],
+    messages: [],
+    turnIncrement: 0,
+    replies: [{ replyTo: env.replyTo, text, kind: "notice", severity: "info" }],
+  });
   for (const id of r.deliveryIds) await deps.outbound.deliverId(id, env.replyTo);
 }
 
@@ -76,7 +82,15 @@ export async function dispatch(deps: DispatchDeps, env: InboundEnvelope, inbound
     attachments: env.attachments,
     respond,
     conversation,
-    origin: { platform: env.platform, chatId: env.chatId, threadId: env.threadId, senderId: env.senderId, senderName: env.senderName, messageId: env.messageId, userId },
+    origin: {
+      platform: env.platform,
+      chatId: env.chatId,
+      threadId: env.threadId,
+      senderId: env.senderId,
+      senderName: env.senderName,
+      messageId: env.messageId,
+      userId,
+    },
     replyTo: { ...env.replyTo, kind: env.chatKind === "private" ? "private" : "group" },
     inboundId,
     receivedAt: new Date(),

@@ -79,9 +79,18 @@ export class Gateway {
   constructor(readonly deps: GatewayDeps) {
     this.#arrivals = new Arrivals(deps.log);
     if (deps.policy.SHARED_DATABASE && deps.leases && deps.processId) {
-      const replies = new ReplyTracker(deps.runner, deps.outbound.opts.deliveries, deps.log, () => this.#stopping, (where) => deps.metrics.internalErrors.inc({ where }));
+      const replies = new ReplyTracker(
+        deps.runner,
+        deps.outbound.opts.deliveries,
+        deps.log,
+        () => this.#stopping,
+        (where) => deps.metrics.internalErrors.inc({ where }),
+      );
       this.#drainer = new ConversationDrainer({
-        inbound: deps.inbound, leases: deps.leases, processId: deps.processId, log: deps.log,
+        inbound: deps.inbound,
+        leases: deps.leases,
+        processId: deps.processId,
+        log: deps.log,
         take: (rec) => this.#take(rec),
         flushed: (ids) => replies.flushed(ids),
         onError: (where) => deps.metrics.internalErrors.inc({ where }),
@@ -119,8 +128,12 @@ export class Gateway {
       log: this.deps.log.child({ platform: adapter.platform }),
       reportError: (where) => this.deps.metrics.internalErrors.inc({ where: `${adapter.platform}:${where}` }),
       approvalClick: async (c) =>
-        this.deps.onApprovalClick?.({ ...c, platform: adapter.platform, botId: adapter.botId, isAdmin: listed(this.deps.policy.ADMIN_USERS, { platform: adapter.platform, senderId: c.senderId }) }) ??
-        { ok: false, text: "Approvals are not enabled here." },
+        this.deps.onApprovalClick?.({
+          ...c,
+          platform: adapter.platform,
+          botId: adapter.botId,
+          isAdmin: listed(this.deps.policy.ADMIN_USERS, { platform: adapter.platform, senderId: c.senderId }),
+        }) ?? { ok: false, text: "Approvals are not enabled here." },
     };
   }
 
@@ -162,7 +175,10 @@ export class Gateway {
           this.deps.outbound.rekey(a);
         } catch (err) {
           this.deps.metrics.internalErrors.inc({ where: `${a.platform}:adapter-start` });
-          this.deps.log.error({ platform: a.platform, err: errInfo(err) }, "adapter failed to start; the gateway runs without it (/healthz?ready=1 answers 503 naming it)");
+          this.deps.log.error(
+            { platform: a.platform, err: errInfo(err) },
+            "adapter failed to start; the gateway runs without it (/healthz?ready=1 answers 503 naming it)",
+          );
         }
       }),
     );
@@ -300,7 +316,10 @@ export class Gateway {
         const wait = Math.min(5000, 50 * 2 ** Math.min(attempt - 1, 10));
         if (this.#stopping) {
           this.#arrivals.forget(inboundId);
-          this.deps.log.error({ platform: env.platform, inboundId, err: errInfo(err) }, "could not handle an inbound event while stopping; it is replayed at the next start");
+          this.deps.log.error(
+            { platform: env.platform, inboundId, err: errInfo(err) },
+            "could not handle an inbound event while stopping; it is replayed at the next start",
+          );
           return;
         }
         if (Date.now() + wait >= deadline) {
@@ -308,7 +327,10 @@ export class Gateway {
           await this.#unanswered(env, inboundId, `could not be handled: ${String(errInfo(err).message ?? "error")}`);
           return;
         }
-        this.deps.log[attempt >= 5 ? "error" : "warn"]({ platform: env.platform, inboundId, attempt, retryInMs: wait, err: errInfo(err) }, "could not handle an inbound event; retrying (its chat's later events wait)");
+        this.deps.log[attempt >= 5 ? "error" : "warn"](
+          { platform: env.platform, inboundId, attempt, retryInMs: wait, err: errInfo(err) },
+          "could not handle an inbound event; retrying (its chat's later events wait)",
+        );
         await sleep(wait);
       }
     }
@@ -325,7 +347,13 @@ export class Gateway {
 
   #dispatch(env: InboundEnvelope, inboundId: string): Promise<RunHandle | undefined> {
     return dispatch(
-      { ...this.deps, shared: this.#shared, stopping: () => this.#stopping, adapterFor: (e) => this.#adapterFor(e), handled: (id, outcome) => this.#arrivals.handled(id, outcome) },
+      {
+        ...this.deps,
+        shared: this.#shared,
+        stopping: () => this.#stopping,
+        adapterFor: (e) => this.#adapterFor(e),
+        handled: (id, outcome) => this.#arrivals.handled(id, outcome),
+      },
       env,
       inboundId,
     );

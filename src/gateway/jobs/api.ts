@@ -50,26 +50,40 @@ const Schedule = z
   .openapi("Schedule");
 
 const Run = z.object({ dueAt: z.string(), status: z.string(), error: z.string().nullable(), deliveryId: z.string().nullable() }).openapi("ScheduleRun");
-const IdParam = z.object({ id: z.string().min(1).max(100).openapi({ param: { name: "id", in: "path" } }) });
+const IdParam = z.object({
+  id: z
+    .string()
+    .min(1)
+    .max(100)
+    .openapi({ param: { name: "id", in: "path" } }),
+});
 const json = <T extends z.ZodType>(schema: T, description: string) => ({ content: { "application/json": { schema } }, description });
 
 const create = createRoute({
-  method: "post", path: "/", summary: "Schedule a message into a conversation",
+  method: "post",
+  path: "/",
+  summary: "Schedule a message into a conversation",
   request: { body: { content: { "application/json": { schema: NewSchedule } }, required: true } },
   responses: { 201: json(Schedule, "the job"), 400: json(ErrorBody, "invalid"), 404: json(ErrorBody, "no such conversation") },
 });
 const list = createRoute({
-  method: "get", path: "/", summary: "List scheduled jobs (open ones; ?all=true for every job)",
+  method: "get",
+  path: "/",
+  summary: "List scheduled jobs (open ones; ?all=true for every job)",
   request: { query: z.object({ all: z.enum(["true", "false"]).optional() }) },
   responses: { 200: json(z.object({ schedules: z.array(Schedule) }), "the jobs") },
 });
 const show = createRoute({
-  method: "get", path: "/{id}", summary: "One job and its recent runs",
+  method: "get",
+  path: "/{id}",
+  summary: "One job and its recent runs",
   request: { params: IdParam },
   responses: { 200: json(Schedule.extend({ runs: z.array(Run) }), "the job"), 404: json(ErrorBody, "no such job") },
 });
 const cancel = createRoute({
-  method: "delete", path: "/{id}", summary: "Cancel a job",
+  method: "delete",
+  path: "/{id}",
+  summary: "Cancel a job",
   request: { params: IdParam },
   responses: { 200: json(Schedule, "the cancelled job"), 404: json(ErrorBody, "no such job"), 409: json(ErrorBody, "not open") },
 });

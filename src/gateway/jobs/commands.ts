@@ -30,10 +30,16 @@ export function jobCommands(jobs: JobService): CommandSpec[] {
         }
         try {
           const job = await jobs.create({
-            target: { conversation: event.conversation, address: event.replyTo }, timing: when.timing, action: "text", text: when.rest,
+            target: { conversation: event.conversation, address: event.replyTo },
+            timing: when.timing,
+            action: "text",
+            text: when.rest,
             createdBy: `chat:${event.origin.platform}:${event.origin.senderId}`,
           });
-          ctx.notify("success", `Scheduled (${job.n}): ${job.schedule.description}${job.nextRunAt && job.schedule.kind !== "once" ? `, first ${formatLocal(new Date(job.nextRunAt), tz)}` : ""}. /schedule lists this chat's jobs.`);
+          ctx.notify(
+            "success",
+            `Scheduled (${job.n}): ${job.schedule.description}${job.nextRunAt && job.schedule.kind !== "once" ? `, first ${formatLocal(new Date(job.nextRunAt), tz)}` : ""}. /schedule lists this chat's jobs.`,
+          );
         } catch (e) {
           if (!(e instanceof TimingError)) throw e;
           ctx.notify("error", e.message);
@@ -54,7 +60,10 @@ export function jobCommands(jobs: JobService): CommandSpec[] {
             return;
           }
           const cancelled = await jobs.cancelInChat(event.conversation, n);
-          ctx.notify(cancelled ? "success" : "error", cancelled ? `Cancelled ${n}: ${cancelled.text}` : `There is no scheduled job ${n} in this chat; /schedule lists them.`);
+          ctx.notify(
+            cancelled ? "success" : "error",
+            cancelled ? `Cancelled ${n}: ${cancelled.text}` : `There is no scheduled job ${n} in this chat; /schedule lists them.`,
+          );
           return;
         }
         if (sub) {
@@ -115,7 +124,8 @@ export function scheduleMessageTool(jobs: JobService, session: Info): Tool {
     policy: "ask",
     async run(args) {
       const parsed = Args.safeParse(args);
-      if (!parsed.success) return `error: invalid arguments for schedule_message: ${parsed.error.issues.map((i) => `${i.path.join(".") || "arguments"}: ${i.message}`).join("; ")}`;
+      if (!parsed.success)
+        return `error: invalid arguments for schedule_message: ${parsed.error.issues.map((i) => `${i.path.join(".") || "arguments"}: ${i.message}`).join("; ")}`;
       if (session.kind !== "chat") return "error: schedule_message works only in a chat conversation.";
       const conversation = { agentId: session.agentId, userId: session.userId, ...(session.groupId && { groupId: session.groupId }), channel: session.channel };
       const tz = await jobs.timezoneOf(conversation);

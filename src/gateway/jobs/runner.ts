@@ -67,7 +67,12 @@ export class JobRunner {
   readonly #turns = new Set<AbortController>();
 
   constructor(readonly opts: JobRunnerOptions) {
-    this.runs = new Counter({ name: "switchboard_job_runs_total", help: "Scheduled job runs by status (delivered, failed, missed).", labelNames: ["status"] as const, registers: opts.metrics ? [opts.metrics] : [] });
+    this.runs = new Counter({
+      name: "switchboard_job_runs_total",
+      help: "Scheduled job runs by status (delivered, failed, missed).",
+      labelNames: ["status"] as const,
+      registers: opts.metrics ? [opts.metrics] : [],
+    });
   }
 
   #now(): Date {
@@ -80,10 +85,15 @@ export class JobRunner {
     this.#timer = setInterval(() => void this.tick(), this.opts.tickMs ?? 1000);
     this.#timer.unref();
     const stale = this.opts.staleMs ?? 30_000;
-    this.#claimTimer = setInterval(() => {
-      if (!this.#running.size) return;
-      this.opts.store.renewClaims([...this.#running.keys()], this.opts.owner).catch((err) => this.#error("job-claims-renew", err, "renewing job claims failed; another process may run them after the stale period"));
-    }, Math.max(250, Math.floor(stale / 3)));
+    this.#claimTimer = setInterval(
+      () => {
+        if (!this.#running.size) return;
+        this.opts.store
+          .renewClaims([...this.#running.keys()], this.opts.owner)
+          .catch((err) => this.#error("job-claims-renew", err, "renewing job claims failed; another process may run them after the stale period"));
+      },
+      Math.max(250, Math.floor(stale / 3)),
+    );
     this.#claimTimer.unref();
     void this.tick();
   }
@@ -146,9 +156,14 @@ export class JobRunner {
     // The next due time after now: runs missed while down collapse into this one.
     const next = nextAfter(timing, new Date(Math.max(now.getTime(), due.getTime())), job.kind === "every" ? due : undefined);
     const base = { job, run, next, messages: [] };
-    if (job.claimAttempts > 2) return void (await this.#finish({ ...base, status: "failed", error: "the gateway stopped twice while running it (it was tried twice)" }));
+    if (job.claimAttempts > 2)
+      return void (await this.#finish({ ...base, status: "failed", error: "the gateway stopped twice while running it (it was tried twice)" }));
     if (now.getTime() - due.getTime() > this.opts.misfireGraceMs) {
-      return void (await this.#finish({ ...base, status: "missed", error: `the gateway was not running at ${formatLocal(due, job.timezone)} (more than SCHEDULE_MISFIRE_GRACE ago)` }));
+      return void (await this.#finish({
+        ...base,
+        status: "missed",
+        error: `the gateway was not running at ${formatLocal(due, job.timezone)} (more than SCHEDULE_MISFIRE_GRACE ago)`,
+      }));
     }
     if (this.opts.canDeliver && !this.opts.canDeliver(job.platform, job.botId)) {
       return void (await this.#finish({ ...base, status: "failed", error: `no ${job.platform} adapter for bot ${job.botId} is running` }));
@@ -162,7 +177,10 @@ export class JobRunner {
       const answered = await this.#agentTurn(job, session, conversation);
       if ("error" in answered) return void (await this.#finish({ ...base, status: "failed", error: answered.error }));
       text = answered.text;
-      messages.push({ sessionId: answered.schedulerId, role: "user", content: job.text }, { sessionId: answered.schedulerId, role: "assistant", content: text });
+      messages.push(
+        { sessionId: answered.schedulerId, role: "user", content: job.text },
+        { sessionId: answered.schedulerId, role: "assistant", content: text },
+      );
     }
     messages.push({ sessionId: session.id, role: "assistant", content: text, meta: JSON.stringify({ origin: "schedule", jobId: job.id, runId: run.id }) });
     const deliveryId = randomUUID();
@@ -186,8 +204,14 @@ export class JobRunner {
     if (!scheduler || scheduler.archived) {
       // Its own session, of kind scheduler (reflection skips that kind), linked to the conversation.
       scheduler = await this.opts.registry.ensure({
-        agentId: conversation.agentId, userId: conversation.userId, ...(conversation.groupId && { groupId: conversation.groupId }), channel: conversation.channel,
-        kind: "scheduler", createIfMissing: true, parentId: conversationSession.id, title: `scheduled job ${job.id}`,
+        agentId: conversation.agentId,
+        userId: conversation.userId,
+        ...(conversation.groupId && { groupId: conversation.groupId }),
+        channel: conversation.channel,
+        kind: "scheduler",
+        createIfMissing: true,
+        parentId: conversationSession.id,
+        title: `scheduled job ${job.id}`,
       });
       await this.opts.store.setSession(job.id, scheduler.id);
     }
@@ -207,7 +231,11 @@ export class JobRunner {
       if (this.#stopped) throw err;
       const ref = randomUUID().slice(0, 6);
       this.opts.log.warn({ jobId: job.id, ref, err: errInfo(err) }, "a scheduled job's agent turn failed");
-      return { error: abort.signal.aborted ? `the agent did not answer within ${Math.round((this.opts.agentTimeoutMs ?? 120_000) / 1000)} s` : `the agent failed (ref ${ref}; see the log)` };
+      return {
+        error: abort.signal.aborted
+          ? `the agent did not answer within ${Math.round((this.opts.agentTimeoutMs ?? 120_000) / 1000)} s`
+          : `the agent failed (ref ${ref}; see the log)`,
+      };
     } finally {
       clearTimeout(timer);
       this.#turns.delete(abort);
@@ -225,7 +253,10 @@ export class JobRunner {
     if (c.status !== "sending") {
       this.runs.inc({ status: c.status });
       const level = c.status === "missed" ? "warn" : "error";
-      this.opts.log[level]({ jobId: c.job.id, runId: c.run.id, dueAt: c.run.dueAt.toISOString(), reason: c.error }, c.status === "missed" ? "a scheduled job's due time was missed" : "a scheduled job failed");
+      this.opts.log[level](
+        { jobId: c.job.id, runId: c.run.id, dueAt: c.run.dueAt.toISOString(), reason: c.error },
+        c.status === "missed" ? "a scheduled job's due time was missed" : "a scheduled job failed",
+      );
       if (c.status === "failed") {
         const job = await this.opts.store.get(c.job.id);
         if (job?.status === "paused" && job.failures === PAUSE_AFTER_FAILURES) await this.#paused(job.id, job.failures, c.error ?? "");
@@ -245,7 +276,8 @@ export class JobRunner {
     const r = await this.opts.store.settle(runId, v.status, v.error);
     if (!r.settled) return;
     this.runs.inc({ status: v.status });
-    if (v.status === "failed") this.opts.log.error({ jobId: r.jobId, runId, reason: v.error, failuresInARow: r.failures }, "a scheduled job's message was not delivered");
+    if (v.status === "failed")
+      this.opts.log.error({ jobId: r.jobId, runId, reason: v.error, failuresInARow: r.failures }, "a scheduled job's message was not delivered");
     if (r.paused) await this.#paused(r.jobId, r.failures, v.error ?? "");
   }
 
@@ -264,7 +296,8 @@ export class JobRunner {
   async reconcile(): Promise<void> {
     for (const r of await this.opts.store.sending()) {
       // A delivery no adapter takes stays pending: past its expiry, the run has failed.
-      const overdue = (r.deliveryStatus === "pending" || r.deliveryStatus === "sending") && r.deliveryExpiresAt && r.deliveryExpiresAt.getTime() < Date.now() - 60_000;
+      const overdue =
+        (r.deliveryStatus === "pending" || r.deliveryStatus === "sending") && r.deliveryExpiresAt && r.deliveryExpiresAt.getTime() < Date.now() - 60_000;
       const verdict = overdue
         ? { status: "failed" as const, error: `not delivered in time (still ${r.deliveryStatus} past its expiry)` }
         : verdictOf(r.deliveryStatus === null ? undefined : { status: r.deliveryStatus, lastError: r.deliveryError, platformMessageId: r.platformMessageId });
@@ -289,9 +322,12 @@ export class JobRunner {
 }
 
 /** The ledger's word on a run: delivered only with the platform's message id. Undefined: not decided yet. */
-function verdictOf(d: { status: string; lastError: string | null; platformMessageId: string | null } | undefined): { status: "delivered" | "failed"; error: string | null } | undefined {
+function verdictOf(
+  d: { status: string; lastError: string | null; platformMessageId: string | null } | undefined,
+): { status: "delivered" | "failed"; error: string | null } | undefined {
   if (!d) return { status: "failed", error: "its delivery record is gone" };
-  if (d.status === "sent") return d.platformMessageId ? { status: "delivered", error: null } : { status: "failed", error: "the platform returned no message id" };
+  if (d.status === "sent")
+    return d.platformMessageId ? { status: "delivered", error: null } : { status: "failed", error: "the platform returned no message id" };
   if (d.status === "failed") return { status: "failed", error: d.lastError ?? "the platform refused it" };
   if (d.status === "expired") return { status: "failed", error: `not delivered in time (${d.lastError ?? "expired"})` };
   return undefined;

@@ -54,17 +54,31 @@ export function viewOf(job: JobRecord, n?: number): JobView {
     id: job.id,
     ...(n !== undefined && { n }),
     conversation: { platform: a.platform, botId: a.botId, chat: a.chatId, ...(a.threadId && { thread: a.threadId }) },
-    schedule: { kind: job.kind, spec: job.spec, timezone: job.timezone, description: describeTiming({ kind: job.kind as Timing["kind"], spec: job.spec, timezone: job.timezone }) },
-    action: job.action, text: job.text, status: job.status,
-    nextRunAt: job.nextRunAt?.toISOString() ?? null, lastRunAt: job.lastRunAt?.toISOString() ?? null,
-    lastStatus: job.lastStatus, lastError: job.lastError, failures: job.failures, createdBy: job.createdBy, createdAt: job.createdAt.toISOString(),
+    schedule: {
+      kind: job.kind,
+      spec: job.spec,
+      timezone: job.timezone,
+      description: describeTiming({ kind: job.kind as Timing["kind"], spec: job.spec, timezone: job.timezone }),
+    },
+    action: job.action,
+    text: job.text,
+    status: job.status,
+    nextRunAt: job.nextRunAt?.toISOString() ?? null,
+    lastRunAt: job.lastRunAt?.toISOString() ?? null,
+    lastStatus: job.lastStatus,
+    lastError: job.lastError,
+    failures: job.failures,
+    createdBy: job.createdBy,
+    createdAt: job.createdAt.toISOString(),
   };
 }
 
 /** One line of /schedule and `schedule list`. */
 export function describeJob(v: JobView): string {
   const next = v.nextRunAt ? `next ${formatLocal(new Date(v.nextRunAt), v.schedule.timezone)}` : "no next run";
-  const last = v.lastStatus ? `; last ${v.lastRunAt ? formatLocal(new Date(v.lastRunAt), v.schedule.timezone) : "run"}: ${v.lastStatus}${v.lastError ? ` (${v.lastError})` : ""}` : "";
+  const last = v.lastStatus
+    ? `; last ${v.lastRunAt ? formatLocal(new Date(v.lastRunAt), v.schedule.timezone) : "run"}: ${v.lastStatus}${v.lastError ? ` (${v.lastError})` : ""}`
+    : "";
   const what = v.action === "agent" ? `ask the agent: ${v.text}` : v.text;
   return `${v.n !== undefined ? `${v.n}. ` : ""}${v.schedule.description}, ${v.status}, ${next}${last}: ${what.length > 80 ? `${what.slice(0, 79)}…` : what}`;
 }
@@ -118,12 +132,24 @@ export class JobService {
     if (timing.kind === "once" && first.getTime() <= now.getTime()) throw new TimingError(`${timing.spec} is in the past; give a time in the future.`);
     const conversation = this.keyOf(input.target.conversation);
     const open = await this.deps.store.list({ conversation, open: true, limit: MAX_JOBS_PER_CHAT + 1 });
-    if (open.length >= MAX_JOBS_PER_CHAT) throw new TimingError(`This chat already has ${open.length} scheduled jobs (at most ${MAX_JOBS_PER_CHAT}); cancel some first.`);
+    if (open.length >= MAX_JOBS_PER_CHAT)
+      throw new TimingError(`This chat already has ${open.length} scheduled jobs (at most ${MAX_JOBS_PER_CHAT}); cancel some first.`);
     const { replyToMessageId: _quote, ...address } = input.target.address;
     const job = await this.deps.store.insert({
-      id: randomUUID(), conversation, target: JSON.stringify(input.target.conversation), address: JSON.stringify(address),
-      platform: address.platform, botId: address.botId, kind: timing.kind, spec: timing.spec, timezone: timing.timezone,
-      action: input.action, text, status: "active", nextRunAt: first, createdBy: input.createdBy,
+      id: randomUUID(),
+      conversation,
+      target: JSON.stringify(input.target.conversation),
+      address: JSON.stringify(address),
+      platform: address.platform,
+      botId: address.botId,
+      kind: timing.kind,
+      spec: timing.spec,
+      timezone: timing.timezone,
+      action: input.action,
+      text,
+      status: "active",
+      nextRunAt: first,
+      createdBy: input.createdBy,
     });
     return viewOf(job, open.length + 1);
   }
@@ -170,7 +196,10 @@ export class JobService {
       if (info.kind !== "chat") throw errors.invalid(`Session ${info.id} is a ${info.kind} session; name a chat's session.`);
       const address = await this.deps.store.addressOfSession(info.id, info.parentId, info.channel);
       if (!address) throw errors.notFound(`A reply address for session ${info.id} (the chat has no recorded message yet; send one first)`);
-      return { conversation: { agentId: info.agentId, userId: info.userId, ...(info.groupId && { groupId: info.groupId }), channel: info.channel }, address: { ...address, replyToMessageId: undefined } };
+      return {
+        conversation: { agentId: info.agentId, userId: info.userId, ...(info.groupId && { groupId: info.groupId }), channel: info.channel },
+        address: { ...address, replyToMessageId: undefined },
+      };
     }
     const env = await this.deps.store.latestEnvelope(ref.platform, ref.chat, ref.thread);
     if (!env) throw errors.notFound(`A ${ref.platform} chat ${ref.chat}${ref.thread ? ` (thread ${ref.thread})` : ""} the bot has talked in`);
@@ -179,7 +208,8 @@ export class JobService {
     if (env.chatKind === "private") conversation = { agentId: env.botId, userId: await identities.userId(env.platform, env.senderId), channel: env.channel };
     else {
       let groupId = await identities.groupId(env.platform, env.chatId);
-      if (env.chatKind === "thread" && env.threadId && env.ownThread) groupId = await identities.groupId(env.platform, `${env.chatId}:thread:${env.threadId}`, { parentId: groupId });
+      if (env.chatKind === "thread" && env.threadId && env.ownThread)
+        groupId = await identities.groupId(env.platform, `${env.chatId}:thread:${env.threadId}`, { parentId: groupId });
       conversation = { agentId: env.botId, userId: groupId, groupId, channel: env.channel };
     }
     return { conversation, address: { ...env.replyTo, replyToMessageId: undefined, kind: env.chatKind === "private" ? "private" : "group" } };

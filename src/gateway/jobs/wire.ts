@@ -22,8 +22,18 @@ import { JobService } from "./service.js";
 const DM_BY_USER_ID = new Set(["telegram", "slack", "console"]);
 
 /** The job service, built early (chat commands and the agent's tool need it). */
-export function jobService(db: Database, deps: { registry: Registry; kv: KvStore; identities: IdentityStore; config: Pick<Config, "DEFAULT_TIMEZONE">; now?: () => Date }): JobService {
-  return new JobService({ store: new JobStore(db), registry: deps.registry, kv: deps.kv, identities: deps.identities, defaultTimezone: deps.config.DEFAULT_TIMEZONE, now: deps.now });
+export function jobService(
+  db: Database,
+  deps: { registry: Registry; kv: KvStore; identities: IdentityStore; config: Pick<Config, "DEFAULT_TIMEZONE">; now?: () => Date },
+): JobService {
+  return new JobService({
+    store: new JobStore(db),
+    registry: deps.registry,
+    kv: deps.kv,
+    identities: deps.identities,
+    defaultTimezone: deps.config.DEFAULT_TIMEZONE,
+    now: deps.now,
+  });
 }
 
 /** The job runner, wired to the gateway's outbound ledger, its agent and the operators. */
@@ -48,8 +58,17 @@ export function jobRunner(
 ): JobRunner {
   const { config, log } = deps;
   return new JobRunner({
-    store: service.store, registry: deps.registry, deliveries: deps.deliveries, log, metrics: deps.metrics, onError: deps.onError,
-    owner: deps.owner, now: deps.now, shared: config.SHARED_DATABASE, misfireGraceMs: config.SCHEDULE_MISFIRE_GRACE, agentTimeoutMs: config.AGENT_TIMEOUT,
+    store: service.store,
+    registry: deps.registry,
+    deliveries: deps.deliveries,
+    log,
+    metrics: deps.metrics,
+    onError: deps.onError,
+    owner: deps.owner,
+    now: deps.now,
+    shared: config.SHARED_DATABASE,
+    misfireGraceMs: config.SCHEDULE_MISFIRE_GRACE,
+    agentTimeoutMs: config.AGENT_TIMEOUT,
     deliver: (id) => deps.outbound.deliverId(id),
     canDeliver: (platform, botId) => deps.adapters().some((a) => a.platform === platform && a.botId === botId),
     retentionMs: config.RECORD_RETENTION,
@@ -70,7 +89,13 @@ export function jobRunner(
         }
         for (const a of adapters) {
           try {
-            const r = await deps.ledger.commit({ sessionId: "", inboundIds: [], messages: [], turnIncrement: 0, replies: [{ replyTo: { platform: a.platform, botId: a.botId, chatId: userId, kind: "private" }, text, kind: "notice", severity: "warn" }] });
+            const r = await deps.ledger.commit({
+              sessionId: "",
+              inboundIds: [],
+              messages: [],
+              turnIncrement: 0,
+              replies: [{ replyTo: { platform: a.platform, botId: a.botId, chatId: userId, kind: "private" }, text, kind: "notice", severity: "warn" }],
+            });
             for (const id of r.deliveryIds) await deps.outbound.deliverId(id);
           } catch (err) {
             deps.onError("job-alert-dm");

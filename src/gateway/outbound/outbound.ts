@@ -124,7 +124,8 @@ export class Outbound {
       }
       case "notice": {
         const { deliveryId } = e;
-        if (deliveryId && e.replyTo) await this.#held.holding(deliveryId, () => this.#inOrder(chatKey(e.replyTo!), () => this.deliverId(deliveryId, e.replyTo)));
+        if (deliveryId && e.replyTo)
+          await this.#held.holding(deliveryId, () => this.#inOrder(chatKey(e.replyTo!), () => this.deliverId(deliveryId, e.replyTo)));
         return;
       }
       case "turn-complete": {
@@ -213,7 +214,10 @@ export class Outbound {
           } catch (err) {
             // The adopted draft is gone (deleted in the chat): post the chunk instead.
             if (!adopted || !isAdapterError(err, "Rejected")) throw err;
-            this.opts.log.warn({ deliveryId: rec.id, platform: rec.platform, err: errInfo(err) }, "the draft left by a crash could not be edited; posting the reply as a new message");
+            this.opts.log.warn(
+              { deliveryId: rec.id, platform: rec.platform, err: errInfo(err) },
+              "the draft left by a crash could not be edited; posting the reply as a new message",
+            );
           }
         }
         const key = `${rec.id}:${i}`;
@@ -259,7 +263,12 @@ export class Outbound {
 
   #refused(rec: DeliveryRecord, why: "too-long" | "bad-format"): void {
     this.opts.metrics.outbound.inc({ platform: rec.platform, call: "send", outcome: why === "too-long" ? "resplit" : "plain" });
-    this.opts.log.warn({ deliveryId: rec.id, platform: rec.platform, reason: why }, why === "too-long" ? "the platform refused a reply chunk as too long; it is split smaller and sent again" : "the platform could not parse a reply chunk's formatting; it is sent again as plain text");
+    this.opts.log.warn(
+      { deliveryId: rec.id, platform: rec.platform, reason: why },
+      why === "too-long"
+        ? "the platform refused a reply chunk as too long; it is split smaller and sent again"
+        : "the platform could not parse a reply chunk's formatting; it is sent again as plain text",
+    );
   }
 
   /**
@@ -276,7 +285,10 @@ export class Outbound {
       } catch (err) {
         this.opts.metrics.internalErrors.inc({ where: "mark-sent" });
         if (Date.now() >= rec.expiresAt.getTime()) throw err;
-        this.opts.log.warn({ deliveryId: rec.id, attempt, err: errInfo(err) }, "a sent reply could not be marked sent; retrying (it is not sent again meanwhile)");
+        this.opts.log.warn(
+          { deliveryId: rec.id, attempt, err: errInfo(err) },
+          "a sent reply could not be marked sent; retrying (it is not sent again meanwhile)",
+        );
         await new Promise<void>((r) => setTimeout(r, Math.min(2000, 50 * 2 ** Math.min(attempt - 1, 6))).unref?.());
       }
     }

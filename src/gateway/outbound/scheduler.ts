@@ -270,9 +270,7 @@ export class OutboundScheduler {
   private pauseFor(chatKey: string, chat: Chat, err: unknown, rateLimits: number): RateLimitedInfo {
     const given = isAdapterError(err) ? err.retryAfterMs : undefined;
     const retryAfterMs =
-      given !== undefined && Number.isFinite(given) && given >= 0
-        ? given
-        : Math.min(MAX_BACKOFF_MS, DEFAULT_RETRY_AFTER_MS * 2 ** (rateLimits - 1));
+      given !== undefined && Number.isFinite(given) && given >= 0 ? given : Math.min(MAX_BACKOFF_MS, DEFAULT_RETRY_AFTER_MS * 2 ** (rateLimits - 1));
     const scope = (err as { scope?: unknown }).scope === "global" ? "global" : "chat";
     // Jitter spreads the retries of many chats that were limited at the same instant.
     const until = this.now() + this.withJitter(retryAfterMs);

@@ -81,7 +81,10 @@ export class ConversationDirectory {
       .catch((err: unknown) => {
         this.#seen.delete(key);
         this.onError("conversation-address");
-        this.log.error({ platform: env.platform, err: errInfo(err) }, "could not record a conversation's address; the next message in it tries again (proactive messages cannot reach it meanwhile)");
+        this.log.error(
+          { platform: env.platform, err: errInfo(err) },
+          "could not record a conversation's address; the next message in it tries again (proactive messages cannot reach it meanwhile)",
+        );
       });
   }
 
@@ -92,12 +95,22 @@ export class ConversationDirectory {
       const s = await this.registry.store.find(ref.sessionId);
       if (!s || s.kind !== "chat") return { ok: false, status: 404, error: `no chat session ${ref.sessionId}: use an id from /status or GET /api/sessions` };
       rec = await this.store.byBinding(chatBinding({ agentId: s.agentId, userId: s.userId, groupId: s.groupId ?? undefined, channel: s.channel }).key);
-      if (!rec) return { ok: false, status: 404, error: `session ${ref.sessionId} has no known chat address yet: it gets one when the gateway handles a message there` };
+      if (!rec)
+        return {
+          ok: false,
+          status: 404,
+          error: `session ${ref.sessionId} has no known chat address yet: it gets one when the gateway handles a message there`,
+        };
     } else {
       const found = await this.store.byChat(ref.platform, ref.chat, ref.thread ?? "", ref.bot);
       if (found.length === 0) return { ok: false, status: 404, error: notSeen(ref) };
       const bots = new Set(found.map((r) => r.botId));
-      if (bots.size > 1) return { ok: false, status: 409, error: `several bots are in ${ref.platform} chat ${ref.chat}: name one with conversation.bot (${[...bots].slice(0, 5).join(", ")})` };
+      if (bots.size > 1)
+        return {
+          ok: false,
+          status: 409,
+          error: `several bots are in ${ref.platform} chat ${ref.chat}: name one with conversation.bot (${[...bots].slice(0, 5).join(", ")})`,
+        };
       rec = found[0]!;
     }
     let template: AddressTemplate;
@@ -108,7 +121,18 @@ export class ConversationDirectory {
       this.log.error({ key: rec.key, err: errInfo(err) }, "a conversation's recorded address could not be read");
       return { ok: false, status: 422, error: "this conversation's recorded address is unreadable; it is written again with the next message there" };
     }
-    return { ok: true, conversation: { key: rec.key, platform: rec.platform as Platform, botId: rec.botId, chatId: rec.chatId, threadId: rec.threadId, bindingKey: rec.bindingKey, template } };
+    return {
+      ok: true,
+      conversation: {
+        key: rec.key,
+        platform: rec.platform as Platform,
+        botId: rec.botId,
+        chatId: rec.chatId,
+        threadId: rec.threadId,
+        bindingKey: rec.bindingKey,
+        template,
+      },
+    };
   }
 
   /** The conversation's current session, if its binding exists. */

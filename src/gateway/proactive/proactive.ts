@@ -30,9 +30,7 @@ export interface MessageRequest {
   mode: "send" | "agent";
 }
 
-export type MessageOutcome =
-  | { ok: true; replayed: boolean; status: DeliveryView }
-  | { ok: false; status: 404 | 409 | 422; error: string };
+export type MessageOutcome = { ok: true; replayed: boolean; status: DeliveryView } | { ok: false; status: 404 | 409 | 422; error: string };
 
 /** A proactive message as the API shows it. */
 export interface DeliveryView {
@@ -54,8 +52,16 @@ export interface DeliveryView {
 /** A stable hash of the request as validated: two requests with one Idempotency-Key must be the same request. */
 export function fingerprintOf(req: Pick<MessageRequest, "conversation" | "text" | "mode">): string {
   const canonical = (v: unknown): unknown =>
-    v && typeof v === "object" && !Array.isArray(v) ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, canonical((v as Record<string, unknown>)[k])])) : v;
-  return createHash("sha256").update(JSON.stringify(canonical({ conversation: req.conversation, text: req.text, mode: req.mode }))).digest("hex");
+    v && typeof v === "object" && !Array.isArray(v)
+      ? Object.fromEntries(
+          Object.keys(v)
+            .sort()
+            .map((k) => [k, canonical((v as Record<string, unknown>)[k])]),
+        )
+      : v;
+  return createHash("sha256")
+    .update(JSON.stringify(canonical({ conversation: req.conversation, text: req.text, mode: req.mode })))
+    .digest("hex");
 }
 
 /** Text handed to the agent from outside the chat: framed, so it is content to act on and never a chat command. */
@@ -86,8 +92,20 @@ export class Proactive {
     if (req.mode === "send") {
       const sessionId = await this.deps.directory.currentSession(c);
       const accepted = await this.deps.messages.accept(
-        { principal: req.principal, idempotencyKey: req.idempotencyKey, fingerprint, mode: "send", platform: c.platform, botId: c.botId, eventId: null, envelope: null },
-        { delivery: { address: JSON.stringify(c.template.replyTo), text: req.text, expiresAt: new Date(Date.now() + this.deps.ttlMs) }, ...(sessionId && { sessionId }) },
+        {
+          principal: req.principal,
+          idempotencyKey: req.idempotencyKey,
+          fingerprint,
+          mode: "send",
+          platform: c.platform,
+          botId: c.botId,
+          eventId: null,
+          envelope: null,
+        },
+        {
+          delivery: { address: JSON.stringify(c.template.replyTo), text: req.text, expiresAt: new Date(Date.now() + this.deps.ttlMs) },
+          ...(sessionId && { sessionId }),
+        },
       );
       if (!accepted.created) return this.#replay(accepted.record, fingerprint);
       if (accepted.delivery) {
@@ -103,7 +121,14 @@ export class Proactive {
       senderName: `HTTP API (${req.principal})`,
     });
     const accepted = await this.deps.messages.accept({
-      principal: req.principal, idempotencyKey: req.idempotencyKey, fingerprint, mode: "agent", platform: c.platform, botId: c.botId, eventId: env.eventId, envelope: JSON.stringify(env),
+      principal: req.principal,
+      idempotencyKey: req.idempotencyKey,
+      fingerprint,
+      mode: "agent",
+      platform: c.platform,
+      botId: c.botId,
+      eventId: env.eventId,
+      envelope: JSON.stringify(env),
     });
     if (!accepted.created) return this.#replay(accepted.record, fingerprint);
     await this.#record(env);
@@ -111,7 +136,12 @@ export class Proactive {
   }
 
   /** An inbound hook's delivery: one agent turn per delivery id, whatever number of times it is sent. */
-  async hook(h: { name: string; delivery: string; conversation: ConversationRef; prompt: string }): Promise<{ ok: true; result: InboundResult } | { ok: false; status: 404 | 409 | 422; error: string }> {
+  async hook(h: {
+    name: string;
+    delivery: string;
+    conversation: ConversationRef;
+    prompt: string;
+  }): Promise<{ ok: true; result: InboundResult } | { ok: false; status: 404 | 409 | 422; error: string }> {
     const r = await this.deps.directory.resolve(h.conversation);
     if (!r.ok) return r;
     const env = this.#envelope(r.conversation, {
@@ -124,37 +154,51 @@ export class Proactive {
   }
 
   async #replay(rec: ApiMessageRecord, fingerprint: string): Promise<MessageOutcome> {
-    if (rec.fingerprint !== fingerprint) return { ok: false, status: 422, error: "this Idempotency-Key was already used with a different request: use a new key for a new message" };
+    if (rec.fingerprint !== fingerprint)
+      return { ok: false, status: 422, error: "this Idempotency-Key was already used with a different request: use a new key for a new message" };
     // An agent request whose event a crash kept from being recorded: recorded now (the event id makes it once).
     if (rec.mode === "agent" && rec.envelope) {
       const s = await this.deps.messages.status(rec.id);
-      if (s && !s.inbound) await this.#record(JSON.parse(rec.envelope, (k, v) => (k === "occurredAt" && typeof v === "string" ? new Date(v) : v)) as InboundEnvelope);
+      if (s && !s.inbound)
+        await this.#record(JSON.parse(rec.envelope, (k, v) => (k === "occurredAt" && typeof v === "string" ? new Date(v) : v)) as InboundEnvelope);
     }
     return { ok: true, replayed: true, status: await this.view(rec.id) };
   }
 
   async #record(env: InboundEnvelope): Promise<void> {
     const r = await this.deps.inbound(env);
-    if (r.status === "ignored" || r.status === "expired") this.deps.log.warn({ platform: env.platform, eventId: env.eventId, status: r.status }, "a proactive agent request was not taken by the gateway");
+    if (r.status === "ignored" || r.status === "expired")
+      this.deps.log.warn({ platform: env.platform, eventId: env.eventId, status: r.status }, "a proactive agent request was not taken by the gateway");
   }
 
   #kick(deliveryId: string, sessionId: string, c: ResolvedConversation): void {
     // Through the outbound sink: in order behind the chat's earlier replies, held (claims renewed) while queued.
-    void this.deps.outbound.sink(sessionId, { kind: "notice", sessionId, severity: "info", text: "", replyTo: c.template.replyTo, deliveryId }).catch((err: unknown) => {
-      this.deps.onError("api-send");
-      this.deps.log.error({ deliveryId, err: errInfo(err) }, "an API message could not be handed to the sender; it stays pending and is retried");
-    });
+    void this.deps.outbound
+      .sink(sessionId, { kind: "notice", sessionId, severity: "info", text: "", replyTo: c.template.replyTo, deliveryId })
+      .catch((err: unknown) => {
+        this.deps.onError("api-send");
+        this.deps.log.error({ deliveryId, err: errInfo(err) }, "an API message could not be handed to the sender; it stays pending and is retried");
+      });
   }
 
   #envelope(c: ResolvedConversation, m: { eventId: string; text: string; sender: string; senderName: string }): InboundEnvelope {
     const t = c.template;
     const priv = t.chatKind === "private";
     return {
-      platform: c.platform, botId: c.botId, chatKind: t.chatKind, chatId: c.chatId, ...(c.threadId && { threadId: c.threadId }),
+      platform: c.platform,
+      botId: c.botId,
+      chatKind: t.chatKind,
+      chatId: c.chatId,
+      ...(c.threadId && { threadId: c.threadId }),
       // A private chat's session is its person's: the event comes in their conversation. Elsewhere the caller is named.
       senderId: priv && t.senderId ? t.senderId : m.sender,
       senderName: priv && t.senderId ? (t.senderName ?? m.senderName) : m.senderName,
-      text: m.text, mentioned: true, eventId: m.eventId, occurredAt: new Date(), replyTo: t.replyTo, channel: t.channel,
+      text: m.text,
+      mentioned: true,
+      eventId: m.eventId,
+      occurredAt: new Date(),
+      replyTo: t.replyTo,
+      channel: t.channel,
       ...(t.chatTitle !== undefined && { chatTitle: t.chatTitle }),
     };
   }
@@ -168,7 +212,14 @@ export class Proactive {
 
 export function viewOf(s: ApiMessageStatus): DeliveryView {
   const { record: r, inbound, deliveries } = s;
-  const messages = deliveries.map((d) => ({ part: d.part, status: d.status, platformMessageId: d.platformMessageId, sentAt: d.sentAt?.toISOString() ?? null, attempts: d.attempts, error: d.lastError }));
+  const messages = deliveries.map((d) => ({
+    part: d.part,
+    status: d.status,
+    platformMessageId: d.platformMessageId,
+    sentAt: d.sentAt?.toISOString() ?? null,
+    attempts: d.attempts,
+    error: d.lastError,
+  }));
   let status: DeliveryView["status"] = "queued";
   let error: string | null = null;
   if (inbound && (inbound.status === "expired" || inbound.status === "ignored")) {

@@ -147,7 +147,10 @@ export class ApprovalService {
       await this.#finish(record.id, "cancelled", { reason: "the card could not be shown" });
     }
     this.opts.log?.info({ approvalId: record.id, tool: call.name, server, sessionId: ctx.sessionId }, "a tool call waits for approval");
-    const timer = setTimeout(() => void this.#finish(record.id, "expired", { reason: `no decision within ${Math.round(this.opts.timeoutMs / 60_000) || 1} min` }), this.opts.timeoutMs);
+    const timer = setTimeout(
+      () => void this.#finish(record.id, "expired", { reason: `no decision within ${Math.round(this.opts.timeoutMs / 60_000) || 1} min` }),
+      this.opts.timeoutMs,
+    );
     timer.unref?.();
     // A shutdown abandons the turn (its message is answered again after the restart): the card says so, not "cancelled".
     const onAbort = () =>
@@ -178,10 +181,16 @@ export class ApprovalService {
   async click(c: ApprovalClick): Promise<ClickResult> {
     const rec = await this.opts.store.get(c.id);
     // Another chat's approval reads as unknown: no oracle for ids elsewhere.
-    if (!rec || rec.platform !== c.platform || rec.botId !== c.botId || rec.chatId !== c.chatId) return { ok: false, text: `There is no approval ${c.id} in this chat.` };
+    if (!rec || rec.platform !== c.platform || rec.botId !== c.botId || rec.chatId !== c.chatId)
+      return { ok: false, text: `There is no approval ${c.id} in this chat.` };
     if (!this.#mayDecide(rec, c)) {
       this.opts.onDecision?.("refused");
-      const who = rec.privateChat || this.opts.approvers === "requester" ? `${rec.requesterName ?? "the person who asked"}${rec.privateChat ? "" : " or an operator"}` : this.opts.approvers === "admins" ? "an operator" : "someone in this chat";
+      const who =
+        rec.privateChat || this.opts.approvers === "requester"
+          ? `${rec.requesterName ?? "the person who asked"}${rec.privateChat ? "" : " or an operator"}`
+          : this.opts.approvers === "admins"
+            ? "an operator"
+            : "someone in this chat";
       return { ok: false, text: `Only ${who} can decide this request.` };
     }
     if (rec.status !== "pending") return { ok: false, text: this.#already(rec) };
@@ -251,10 +260,20 @@ export class ApprovalService {
   }
 
   /** Writes the decision if it is the first; on a win, the waiter (if here) resumes and the card is edited. */
-  async #finish(id: string, status: Exclude<ApprovalStatus, "pending">, d: { byId?: string; byName?: string; always?: boolean; reason?: string }, known?: ApprovalRecord): Promise<boolean> {
+  async #finish(
+    id: string,
+    status: Exclude<ApprovalStatus, "pending">,
+    d: { byId?: string; byName?: string; always?: boolean; reason?: string },
+    known?: ApprovalRecord,
+  ): Promise<boolean> {
     let won = false;
     try {
-      won = await this.opts.store.decide(id, { status, ...(d.always !== undefined && { always: d.always }), ...(d.byId && { byId: d.byId }), ...(d.byName && { byName: d.byName }) });
+      won = await this.opts.store.decide(id, {
+        status,
+        ...(d.always !== undefined && { always: d.always }),
+        ...(d.byId && { byId: d.byId }),
+        ...(d.byName && { byName: d.byName }),
+      });
     } catch (err) {
       this.opts.log?.error({ approvalId: id, err: errInfo(err) }, "recording an approval decision failed");
       // The store is away: a waiter still must not hang. Deny, and let the card say nothing new.

@@ -66,7 +66,7 @@ export interface CommandOptions {
   extra?: CommandSpec[];
 }
 
-const fmtDate = (d: Date) => d.toISOString().replace("T", " ").slice(0, 16) + " UTC";
+const fmtDate = (d: Date) => `${d.toISOString().replace("T", " ").slice(0, 16)} UTC`;
 
 /** The capabilities of a command run for `event` in `session` (see CommandCapabilities). */
 function capabilities(runner: Runner, session: LiveSession, event: MessageEvent): CommandCapabilities {
@@ -93,7 +93,14 @@ function capabilities(runner: Runner, session: LiveSession, event: MessageEvent)
   };
 }
 
-const ENDED: Record<string, string> = { new: "ended by /new", reset: "ended by /reset", resume: "left by /resume", archive: "archived", rotate: "rotated by an operator", repair: "replaced after an archive" };
+const ENDED: Record<string, string> = {
+  new: "ended by /new",
+  reset: "ended by /reset",
+  resume: "left by /resume",
+  archive: "archived",
+  rotate: "rotated by an operator",
+  repair: "replaced after an archive",
+};
 
 /** One line of /sessions: its number, state and why it ended, turns, last activity, and the session it continues (lineage). */
 function describeSession(s: Info, i: number, list: Info[], currentId: string): string {
@@ -144,7 +151,13 @@ export function builtinCommands(opts: CommandOptions): CommandSpec[] {
     }
   };
 
-  const setting = (name: string, key: string, parse: (v: string) => { ok: true; value: unknown } | { ok: false; error: string }, describe: string, hint = ""): CommandSpec => ({
+  const setting = (
+    name: string,
+    key: string,
+    parse: (v: string) => { ok: true; value: unknown } | { ok: false; error: string },
+    describe: string,
+    hint = "",
+  ): CommandSpec => ({
     name,
     summary: `set the ${describe}`,
     usage: `/${name} <value>`,
@@ -177,17 +190,26 @@ export function builtinCommands(opts: CommandOptions): CommandSpec[] {
         const archived = sessions.filter((s) => s.archived).length;
         // The live session's info is from when it opened; the stored row has the turns since.
         const turns = sessions.find((s) => s.id === info.id)?.turnCount ?? info.turnCount;
-        ctx.notify("info", [
-          `session: ${info.id}`,
-          `turns: ${turns}`,
-          `model: ${String(info.metadata[METADATA_KEYS.model] ?? opts.defaultModel ?? "echo")}`,
-          `persona: ${info.persona ?? "default"}`,
-          `started: ${fmtDate(info.createdAt)}`,
-          `archived sessions: ${archived}`,
-        ].join("\n"));
+        ctx.notify(
+          "info",
+          [
+            `session: ${info.id}`,
+            `turns: ${turns}`,
+            `model: ${String(info.metadata[METADATA_KEYS.model] ?? opts.defaultModel ?? "echo")}`,
+            `persona: ${info.persona ?? "default"}`,
+            `started: ${fmtDate(info.createdAt)}`,
+            `archived sessions: ${archived}`,
+          ].join("\n"),
+        );
       },
     },
-    setting("model", METADATA_KEYS.model, (v) => allowedModel(v, opts.modelsAllowed), "model", opts.modelsAllowed?.length ? ` Allowed: ${opts.modelsAllowed.join(", ")}.` : ""),
+    setting(
+      "model",
+      METADATA_KEYS.model,
+      (v) => allowedModel(v, opts.modelsAllowed),
+      "model",
+      opts.modelsAllowed?.length ? ` Allowed: ${opts.modelsAllowed.join(", ")}.` : "",
+    ),
     setting("think", METADATA_KEYS.thinkingLevel, parseThinkingLevel, "thinking level"),
     setting("temperature", METADATA_KEYS.temperature, parseTemperature, "temperature"),
     setting("maxtokens", METADATA_KEYS.maxOutputTokens, parseMaxOutputTokens, "max output tokens"),
@@ -199,7 +221,10 @@ export function builtinCommands(opts: CommandOptions): CommandSpec[] {
         const name = ctx.args.toLowerCase();
         if (!name) await ctx.can.refresh();
         if (!name || !opts.personas.has(name)) {
-          ctx.notify(name ? "error" : "info", `${name ? `Unknown persona "${name}". ` : `persona: ${ctx.session.info.persona ?? "default"}. `}Available: ${opts.personas.names().join(", ")}.`);
+          ctx.notify(
+            name ? "error" : "info",
+            `${name ? `Unknown persona "${name}". ` : `persona: ${ctx.session.info.persona ?? "default"}. `}Available: ${opts.personas.names().join(", ")}.`,
+          );
           return;
         }
         await ctx.session.setPersona(name);
@@ -213,13 +238,29 @@ export function builtinCommands(opts: CommandOptions): CommandSpec[] {
       async run(ctx) {
         const list = await ctx.can.sessions();
         if (!ctx.args) {
-          ctx.notify("info", list.length ? list.map((s, i) => describeSession(s, i, list, ctx.session.id)).join("\n") + "\nResume one with /resume <n>." : "No sessions yet.");
+          ctx.notify(
+            "info",
+            list.length ? `${list.map((s, i) => describeSession(s, i, list, ctx.session.id)).join("\n")}\nResume one with /resume <n>.` : "No sessions yet.",
+          );
           return;
         }
         // Bounded: SQLite refuses LIKE patterns past a certain complexity, and nobody searches with a novel.
-        const terms = ctx.args.split(/\s+/).filter(Boolean).slice(0, 8).map((t) => t.slice(0, 100));
-        const hits = await opts.transcript.search(list.map((s) => s.id), terms, 10);
-        ctx.notify("info", hits.length ? hits.map((h) => `${list.findIndex((s) => s.id === h.sessionId) + 1}. ${h.sessionId}: …${h.snippet}…`).join("\n") : `No session of this chat mentions ${terms.join(" ")}.`);
+        const terms = ctx.args
+          .split(/\s+/)
+          .filter(Boolean)
+          .slice(0, 8)
+          .map((t) => t.slice(0, 100));
+        const hits = await opts.transcript.search(
+          list.map((s) => s.id),
+          terms,
+          10,
+        );
+        ctx.notify(
+          "info",
+          hits.length
+            ? hits.map((h) => `${list.findIndex((s) => s.id === h.sessionId) + 1}. ${h.sessionId}: …${h.snippet}…`).join("\n")
+            : `No session of this chat mentions ${terms.join(" ")}.`,
+        );
       },
     },
     {
@@ -248,7 +289,16 @@ export function builtinCommands(opts: CommandOptions): CommandSpec[] {
       summary: "show who and where you are",
       run(ctx) {
         const o = ctx.event.origin;
-        ctx.notify("info", [`platform: ${o.platform}`, `sender: ${o.senderId}${o.senderName ? ` (${o.senderName})` : ""}`, `user: ${o.userId ?? "(unknown)"}`, `chat: ${o.chatId}${o.threadId ? ` thread ${o.threadId}` : ""}`, `session: ${ctx.session.id}`].join("\n"));
+        ctx.notify(
+          "info",
+          [
+            `platform: ${o.platform}`,
+            `sender: ${o.senderId}${o.senderName ? ` (${o.senderName})` : ""}`,
+            `user: ${o.userId ?? "(unknown)"}`,
+            `chat: ${o.chatId}${o.threadId ? ` thread ${o.threadId}` : ""}`,
+            `session: ${ctx.session.id}`,
+          ].join("\n"),
+        );
       },
     },
     ...(opts.extra ?? []),
@@ -293,7 +343,14 @@ export function commandInterceptor(opts: CommandOptions): Interceptor & { comman
       ctx.notify("error", `/${spec.name} is for operators only.`);
       return null;
     }
-    const out = await spec.run({ event, session: ctx.session, can: capabilities(ctx.runner, ctx.session, event), args: cmd.args, name: cmd.name, notify: ctx.notify });
+    const out = await spec.run({
+      event,
+      session: ctx.session,
+      can: capabilities(ctx.runner, ctx.session, event),
+      args: cmd.args,
+      name: cmd.name,
+      notify: ctx.notify,
+    });
     return out ?? null;
   };
   return Object.assign(interceptor, { commands });

@@ -48,12 +48,14 @@ export function checkTiming(t: Timing): Timing {
   }
   if (t.kind === "every") {
     const ms = Number(t.spec);
-    if (!Number.isInteger(ms) || ms < MIN_INTERVAL_MS) throw new TimingError(`A repeating job needs an interval of at least ${MIN_INTERVAL_MS / 60_000} minute (got ${t.spec} ms).`);
+    if (!Number.isInteger(ms) || ms < MIN_INTERVAL_MS)
+      throw new TimingError(`A repeating job needs an interval of at least ${MIN_INTERVAL_MS / 60_000} minute (got ${t.spec} ms).`);
     if (ms > MAX_AHEAD_MS) throw new TimingError("A repeating job's interval can be at most 10 years.");
     return t;
   }
   if (t.kind === "cron") {
-    if (t.spec.trim().split(/\s+/).length !== 5) throw new TimingError(`"${t.spec}" is not a cron expression: give five fields (minute hour day month weekday), e.g. "0 9 * * 1-5".`);
+    if (t.spec.trim().split(/\s+/).length !== 5)
+      throw new TimingError(`"${t.spec}" is not a cron expression: give five fields (minute hour day month weekday), e.g. "0 9 * * 1-5".`);
     try {
       if (!new Cron(t.spec, { timezone: t.timezone, paused: true }).nextRun()) throw new Error("never runs");
     } catch (e) {
@@ -87,7 +89,14 @@ export function nextAfter(t: Timing, after: Date, anchor?: Date): Date | null {
 /** A zone's offset from UTC (ms) at an instant. */
 function offsetAt(tz: string, at: number): number {
   const parts = new Intl.DateTimeFormat("en-US", {
-    timeZone: tz, hourCycle: "h23", year: "numeric", month: "2-digit", day: "2-digit", hour: "2-digit", minute: "2-digit", second: "2-digit",
+    timeZone: tz,
+    hourCycle: "h23",
+    year: "numeric",
+    month: "2-digit",
+    day: "2-digit",
+    hour: "2-digit",
+    minute: "2-digit",
+    second: "2-digit",
   }).formatToParts(new Date(at));
   const v = (type: string) => Number(parts.find((p) => p.type === type)?.value);
   return Date.UTC(v("year"), v("month") - 1, v("day"), v("hour"), v("minute"), v("second")) - Math.floor(at / 1000) * 1000;
@@ -192,7 +201,12 @@ export function describeTiming(t: Timing): string {
 
 export function formatDuration(ms: number): string {
   const parts: string[] = [];
-  for (const [u, n] of [["d", 86_400_000], ["h", 3_600_000], ["m", 60_000], ["s", 1000]] as const) {
+  for (const [u, n] of [
+    ["d", 86_400_000],
+    ["h", 3_600_000],
+    ["m", 60_000],
+    ["s", 1000],
+  ] as const) {
     if (ms >= n) {
       parts.push(`${Math.floor(ms / n)}${u}`);
       ms %= n;

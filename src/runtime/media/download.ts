@@ -24,7 +24,8 @@ function allowed(url: URL, hosts: readonly string[]): boolean {
  */
 export async function downloadFile(loc: FileLocation, opts: DownloadOptions): Promise<Buffer> {
   if (opts.signal?.aborted) throw opts.signal.reason ?? new MediaError("Aborted", `the download of ${loc.label} was interrupted`);
-  if (loc.size !== undefined && loc.size > opts.maxBytes) throw new MediaError("TooLarge", `${loc.label} is ${loc.size} bytes, over the ${opts.maxBytes}-byte limit`, { size: loc.size });
+  if (loc.size !== undefined && loc.size > opts.maxBytes)
+    throw new MediaError("TooLarge", `${loc.label} is ${loc.size} bytes, over the ${opts.maxBytes}-byte limit`, { size: loc.size });
   const timeout = new AbortController();
   const timer = setTimeout(() => timeout.abort(new MediaError("Timeout", `${loc.label} did not download within ${opts.timeoutMs} ms`)), opts.timeoutMs);
   timer.unref?.();

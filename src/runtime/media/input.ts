@@ -86,14 +86,15 @@ export function mediaPreparer(o: MediaOptions): InputPreparer {
           usable = true;
         } catch (err) {
           const code = failed("image", a, err);
-          const size = err instanceof MediaError ? err.size ?? a.size : a.size;
+          const size = err instanceof MediaError ? (err.size ?? a.size) : a.size;
           notices.push({
             severity: "warn",
-            text: code === "TooLarge"
-              ? `That image is too large for me to look at${size ? ` (${mb(size)})` : ""}; the limit is ${mb(o.maxImageBytes)}. Please send a smaller one.`
-              : code === "WrongType"
-                ? "I couldn't look at that image: it is not a JPEG, PNG, GIF or WebP picture."
-                : "I couldn't download that image, so I only know that it was sent. Please try sending it again.",
+            text:
+              code === "TooLarge"
+                ? `That image is too large for me to look at${size ? ` (${mb(size)})` : ""}; the limit is ${mb(o.maxImageBytes)}. Please send a smaller one.`
+                : code === "WrongType"
+                  ? "I couldn't look at that image: it is not a JPEG, PNG, GIF or WebP picture."
+                  : "I couldn't download that image, so I only know that it was sent. Please try sending it again.",
           });
         }
         continue;
@@ -102,7 +103,10 @@ export function mediaPreparer(o: MediaOptions): InputPreparer {
         const label = a.kind === "voice" ? "voice note" : "audio file";
         if (!o.transcribe) {
           lines.push(describeAttachment(a));
-          notices.push({ severity: "info", text: `Voice messages are not supported here, so I can't listen to your ${label}. Please type your message instead.` });
+          notices.push({
+            severity: "info",
+            text: `Voice messages are not supported here, so I can't listen to your ${label}. Please type your message instead.`,
+          });
           continue;
         }
         try {
@@ -118,11 +122,12 @@ export function mediaPreparer(o: MediaOptions): InputPreparer {
           lines.push(describeAttachment(a));
           notices.push({
             severity: "warn",
-            text: code === "TooLarge"
-              ? `That ${label} is too long for me to transcribe; the limit is ${mb(o.maxAudioBytes)}.`
-              : code === "WrongType"
-                ? `I couldn't transcribe that ${label}: it is not an audio format I can read.`
-                : `I couldn't transcribe that ${label}. Please try again, or type your message.`,
+            text:
+              code === "TooLarge"
+                ? `That ${label} is too long for me to transcribe; the limit is ${mb(o.maxAudioBytes)}.`
+                : code === "WrongType"
+                  ? `I couldn't transcribe that ${label}: it is not an audio format I can read.`
+                  : `I couldn't transcribe that ${label}. Please try again, or type your message.`,
           });
         }
         continue;

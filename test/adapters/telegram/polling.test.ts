@@ -45,7 +45,7 @@ describe("TelegramAdapter long polling", () => {
     await a.start(makeContext());
     expect(a.botId).toBe(String(tg.botUser.id));
     expect(a.botUsername).toBe(tg.botUser.username);
-    expect(tg.callsTo("deleteWebhook")[0]!.params["drop_pending_updates"]).toBe(false);
+    expect(tg.callsTo("deleteWebhook")[0]!.params.drop_pending_updates).toBe(false);
     await tg.waitFor(() => tg.callsTo("getUpdates").length > 0);
     expect(tg.callsTo("getUpdates")[0]!.params).toMatchObject({ timeout: 2, allowed_updates: ["message", "edited_message", "callback_query"] });
     expect(a.health()).toEqual({ ready: true });

@@ -53,7 +53,7 @@ export class SlackFiles {
       name: o.name,
       title: o.name,
       mimetype: o.mimetype,
-      filetype: o.filetype ?? (o.name.split(".").pop() ?? "binary"),
+      filetype: o.filetype ?? o.name.split(".").pop() ?? "binary",
       pretty_type: o.mimetype,
       user: this.user(),
       mode: "hosted",
@@ -90,7 +90,7 @@ export class SlackFiles {
       return true;
     }
     note(200);
-    res.writeHead(200, { "content-type": String(f.object["mimetype"]), "content-length": f.data.length });
+    res.writeHead(200, { "content-type": String(f.object.mimetype), "content-length": f.data.length });
     res.end(f.data);
     return true;
   }

@@ -46,7 +46,10 @@ const loc = (s: { base: string; host: string }, path = `/file/bot${TOKEN}/photos
 });
 
 async function failure(p: Promise<unknown>): Promise<MediaError> {
-  const err = await p.then(() => undefined, (e: unknown) => e);
+  const err = await p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   expect(err).toBeInstanceOf(MediaError);
   const e = err as MediaError;
   expect(e.message).not.toContain(TOKEN);
@@ -129,7 +132,10 @@ describe("downloadFile", () => {
       res.end("final bytes");
     });
     expect((await downloadFile(loc(s, "/moved"), { maxBytes: 1000, timeoutMs: 5_000 })).toString()).toBe("final bytes");
-    expect(s.requests.map((r) => [r.url, r.headers.authorization])).toEqual([["/moved", `Bearer ${TOKEN}`], ["/final", `Bearer ${TOKEN}`]]);
+    expect(s.requests.map((r) => [r.url, r.headers.authorization])).toEqual([
+      ["/moved", `Bearer ${TOKEN}`],
+      ["/final", `Bearer ${TOKEN}`],
+    ]);
     const e = await failure(downloadFile(loc(s, "/away"), { maxBytes: 1000, timeoutMs: 5_000 }));
     expect(e.code).toBe("Refused");
     expect(elsewhere.requests).toHaveLength(0);
@@ -138,7 +144,9 @@ describe("downloadFile", () => {
   it("refuses a URL off the allowed hosts, or not http(s), without a request", async () => {
     const s = await serve((_req, res) => res.end("x"));
     expect((await failure(downloadFile(loc(s, "/x", { allowedHosts: ["files.slack.com"] }), { maxBytes: 1000, timeoutMs: 5_000 }))).code).toBe("Refused");
-    expect((await failure(downloadFile({ ...loc(s), url: "file:///etc/passwd", allowedHosts: [""] }, { maxBytes: 1000, timeoutMs: 5_000 }))).code).toBe("Refused");
+    expect((await failure(downloadFile({ ...loc(s), url: "file:///etc/passwd", allowedHosts: [""] }, { maxBytes: 1000, timeoutMs: 5_000 }))).code).toBe(
+      "Refused",
+    );
     expect(s.requests).toHaveLength(0);
   });
 

@@ -11,7 +11,16 @@ const PNG = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a
 const OGG = Buffer.concat([Buffer.from("OggS\0\x02", "binary"), Buffer.alloc(32)]);
 
 const event = (text: string, attachments: MessageEvent["attachments"], platform = "telegram"): MessageEvent =>
-  ({ type: "message", text, attachments, respond: true, origin: { platform, chatId: "1", senderId: "1" }, replyTo: { platform, botId: "b", chatId: "1" }, conversation: { agentId: "b", userId: "u", channel: "c" }, receivedAt: new Date() }) as MessageEvent;
+  ({
+    type: "message",
+    text,
+    attachments,
+    respond: true,
+    origin: { platform, chatId: "1", senderId: "1" },
+    replyTo: { platform, botId: "b", chatId: "1" },
+    conversation: { agentId: "b", userId: "u", channel: "c" },
+    receivedAt: new Date(),
+  }) as MessageEvent;
 
 /** A file endpoint on a fetch stub: every file is served from memory, so no socket is involved. */
 function served(files: Record<string, Buffer>): Pick<MediaOptions, "files" | "fetch"> {
@@ -30,7 +39,13 @@ const signal = new AbortController().signal;
 describe("mediaPreparer", () => {
   it("an image and a transcribed voice note: image parts, the transcription inlined, no notice", async () => {
     const prep = mediaPreparer({ ...base, ...served({ p: PNG, v: OGG }), transcribe: async (a) => `heard ${a.data.length} bytes of ${a.mimeType}` });
-    const r = await prep(event("hi", [{ kind: "photo", fileId: "p" }, { kind: "voice", fileId: "v" }]), signal);
+    const r = await prep(
+      event("hi", [
+        { kind: "photo", fileId: "p" },
+        { kind: "voice", fileId: "v" },
+      ]),
+      signal,
+    );
     expect(r.images.map((i) => [i.mimeType, i.data.equals(PNG)])).toEqual([["image/png", true]]);
     expect(r.text).toBe(`hi\n[photo attached]\n[voice note, transcribed]: heard ${OGG.length} bytes of audio/ogg`);
     expect([r.notices, r.nothingToAnswer]).toEqual([[], false]);
@@ -39,7 +54,9 @@ describe("mediaPreparer", () => {
   it("a voice note without transcription beside text: the text is answered and the user told about the voice", async () => {
     const r = await mediaPreparer({ ...base, ...served({ v: OGG }) })(event("and also", [{ kind: "voice", fileId: "v" }]), signal);
     expect(r.text).toBe("and also\n[voice attached]");
-    expect(r.notices.map((n) => n.text)).toEqual(["Voice messages are not supported here, so I can't listen to your voice note. Please type your message instead."]);
+    expect(r.notices.map((n) => n.text)).toEqual([
+      "Voice messages are not supported here, so I can't listen to your voice note. Please type your message instead.",
+    ]);
     expect(r.nothingToAnswer).toBe(false);
   });
 

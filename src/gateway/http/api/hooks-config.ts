@@ -36,9 +36,19 @@ const hookSchema = z.strictObject({
     .min(1)
     .max(16_000)
     .superRefine((p, ctx) => {
-      for (const m of p.matchAll(PLACEHOLDER)) if (!KNOWN.test(m[1]!)) ctx.addIssue({ code: "custom", message: `prompt has an unknown placeholder {{${m[1]!.slice(0, 40)}}}: use {{body}}, {{json.<field>}}, {{hook}} or {{delivery}}` });
+      for (const m of p.matchAll(PLACEHOLDER))
+        if (!KNOWN.test(m[1]!))
+          ctx.addIssue({
+            code: "custom",
+            message: `prompt has an unknown placeholder {{${m[1]!.slice(0, 40)}}}: use {{body}}, {{json.<field>}}, {{hook}} or {{delivery}}`,
+          });
     }),
-  maxBodyBytes: z.number().int().min(1024).max(1024 * 1024).default(64 * 1024),
+  maxBodyBytes: z
+    .number()
+    .int()
+    .min(1024)
+    .max(1024 * 1024)
+    .default(64 * 1024),
 });
 
 const hooksSchema = z.record(z.string(), hookSchema);
@@ -55,7 +65,9 @@ export function parseHooksConfig(value: string | undefined): HookSpec[] {
     try {
       raw = fs.readFileSync(text, "utf8");
     } catch (err) {
-      throw new HooksConfigError(`cannot read the file ${JSON.stringify(text.slice(0, 200))} (${(err as NodeJS.ErrnoException).code ?? "error"}): give a readable JSON file or the JSON itself`);
+      throw new HooksConfigError(
+        `cannot read the file ${JSON.stringify(text.slice(0, 200))} (${(err as NodeJS.ErrnoException).code ?? "error"}): give a readable JSON file or the JSON itself`,
+      );
     }
   }
   let json: unknown;

@@ -5,7 +5,11 @@ import { renderPrompt, type HookSpec } from "./hooks-config.js";
 import { DELIVERY_HEADER, parseSignature, SIGNATURE_HEADER, verify } from "./signature.js";
 
 const JSON_TYPE = "application/json; charset=utf-8";
-const answer = (status: number, body: unknown, headers: Record<string, string> = {}): HttpResponse => ({ status, headers: { "content-type": JSON_TYPE, ...headers }, body: JSON.stringify(body) });
+const answer = (status: number, body: unknown, headers: Record<string, string> = {}): HttpResponse => ({
+  status,
+  headers: { "content-type": JSON_TYPE, ...headers },
+  body: JSON.stringify(body),
+});
 const one = (v: string | string[] | undefined) => (Array.isArray(v) ? undefined : v);
 
 export interface HookDeps {
@@ -46,7 +50,10 @@ export function mountHooks(route: (method: "POST", path: string, handler: HttpHa
         const prompt = renderPrompt(hook.prompt, { body, hook: hook.name, delivery: p.parts.delivery });
         const r = await deps.proactive.hook({ name: hook.name, delivery: p.parts.delivery, conversation: hook.conversation, prompt });
         if (!r.ok) {
-          deps.log.error({ hook: hook.name, status: r.status, error: r.error }, "a signed hook delivery has no conversation to go to: check its conversation in HOOKS_CONFIG");
+          deps.log.error(
+            { hook: hook.name, status: r.status, error: r.error },
+            "a signed hook delivery has no conversation to go to: check its conversation in HOOKS_CONFIG",
+          );
           return answer(r.status === 404 ? 503 : r.status, { error: r.error }, r.status === 404 ? { "retry-after": "60" } : {});
         }
         deps.counted(r.result.status);

@@ -40,7 +40,8 @@ export function apiApp(): ApiApp {
 /** Middleware: the caller must hold `scope`. */
 export function requireScope(scope: Scope): MiddlewareHandler<ApiEnv> {
   return async (c, next) => {
-    if (!c.get("principal").scopes.has(scope)) return c.json({ error: `this token lacks the "${scope}" scope: add it to the token's entry in API_TOKENS` }, 403);
+    if (!c.get("principal").scopes.has(scope))
+      return c.json({ error: `this token lacks the "${scope}" scope: add it to the token's entry in API_TOKENS` }, 403);
     await next();
   };
 }
@@ -60,7 +61,11 @@ export class ApiServer {
 
   constructor(o: ApiServerOptions) {
     this.#o = o;
-    this.app.openAPIRegistry.registerComponent("securitySchemes", "bearer", { type: "http", scheme: "bearer", description: "OPERATOR_TOKEN, or a token listed in API_TOKENS" });
+    this.app.openAPIRegistry.registerComponent("securitySchemes", "bearer", {
+      type: "http",
+      scheme: "bearer",
+      description: "OPERATOR_TOKEN, or a token listed in API_TOKENS",
+    });
     this.app.onError((err, c) => {
       if (err instanceof HTTPException && err.status < 500) return c.json({ error: err.message || "bad request" }, err.status);
       this.#o.onError?.();
@@ -86,7 +91,9 @@ export class ApiServer {
     else principal = { name: "local", scopes: ALL_SCOPES };
     if (!principal) {
       this.#o.refused?.("auth");
-      return c.json({ error: "send Authorization: Bearer <token> with OPERATOR_TOKEN or a token of API_TOKENS" }, 401, { "www-authenticate": 'Bearer realm="switchboard-api"' });
+      return c.json({ error: "send Authorization: Bearer <token> with OPERATOR_TOKEN or a token of API_TOKENS" }, 401, {
+        "www-authenticate": 'Bearer realm="switchboard-api"',
+      });
     }
     c.set("principal", principal);
     if (!["GET", "HEAD", "DELETE"].includes(c.req.method) && !/^application\/json\s*(;|$)/i.test(c.req.header("content-type") ?? "")) {
@@ -122,9 +129,11 @@ export class ApiServer {
     for (const [k, v] of Object.entries(req.headers)) if (v !== undefined) headers.set(k, Array.isArray(v) ? v.join(", ") : v);
     const qs = req.query.toString();
     const hasBody = req.method !== "GET" && req.method !== "HEAD";
-    const res = await this.app.fetch(new Request(`http://api.invalid${req.path}${qs ? `?${qs}` : ""}`, { method: req.method, headers, ...(hasBody && { body: new Uint8Array(req.rawBody) }) }));
+    const res = await this.app.fetch(
+      new Request(`http://api.invalid${req.path}${qs ? `?${qs}` : ""}`, { method: req.method, headers, ...(hasBody && { body: new Uint8Array(req.rawBody) }) }),
+    );
     const out: Record<string, string> = { "cache-control": "no-store" };
-    res.headers.forEach((v, k) => (out[k] = v));
+    for (const [k, v] of res.headers) out[k] = v;
     return { status: res.status, headers: out, body: Buffer.from(await res.arrayBuffer()) };
   }
 }

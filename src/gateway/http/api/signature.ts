@@ -28,7 +28,8 @@ export type Parsed = { ok: true; parts: SignatureParts } | { ok: false; error: s
 
 /** Checks the headers alone (before the body is read): present, well-formed, fresh. */
 export function parseSignature(signature: string | undefined, delivery: string | undefined, nowMs = Date.now()): Parsed {
-  if (!signature || !delivery) return { ok: false, error: "sign the request: Switchboard-Signature (t=<unix seconds>,v1=<hex HMAC-SHA256>) and Switchboard-Delivery are required" };
+  if (!signature || !delivery)
+    return { ok: false, error: "sign the request: Switchboard-Signature (t=<unix seconds>,v1=<hex HMAC-SHA256>) and Switchboard-Delivery are required" };
   if (!DELIVERY.test(delivery)) return { ok: false, error: "Switchboard-Delivery must be 1-128 characters of A-Z a-z 0-9 . _ : -" };
   let t: number | undefined;
   const v1: Buffer[] = [];
@@ -40,7 +41,8 @@ export function parseSignature(signature: string | undefined, delivery: string |
     else if (k === "v1" && /^[0-9a-f]{64}$/i.test(v) && v1.length < 4) v1.push(Buffer.from(v, "hex"));
   }
   if (t === undefined || v1.length === 0) return { ok: false, error: "Switchboard-Signature must be t=<unix seconds>,v1=<64 hex digits>" };
-  if (Math.abs(nowMs / 1000 - t) > TOLERANCE_S) return { ok: false, error: `the signature's timestamp is more than ${TOLERANCE_S} s from this server's clock: sign each request when it is sent` };
+  if (Math.abs(nowMs / 1000 - t) > TOLERANCE_S)
+    return { ok: false, error: `the signature's timestamp is more than ${TOLERANCE_S} s from this server's clock: sign each request when it is sent` };
   return { ok: true, parts: { t, v1, delivery } };
 }
 

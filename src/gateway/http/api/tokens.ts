@@ -38,21 +38,26 @@ export class ApiTokensError extends Error {}
 export function parseApiTokens(value: string | undefined): ApiToken[] {
   if (!value?.trim()) return [];
   const out: ApiToken[] = [];
-  const entries = value.split(/[,\n]/).map((s) => s.trim()).filter(Boolean);
+  const entries = value
+    .split(/[,\n]/)
+    .map((s) => s.trim())
+    .filter(Boolean);
   for (const [i, entry] of entries.entries()) {
     const where = `entry ${i + 1}`;
     const parts = entry.split(":");
     if (parts.length !== 3) throw new ApiTokensError(`${where} must be <name>:<scopes>:<token>, e.g. ci:send+read:$(openssl rand -hex 32)`);
     const [name, scopeText, token] = parts as [string, string, string];
     if (!NAME.test(name)) throw new ApiTokensError(`${where} has a bad name: use 1-32 characters of a-z, 0-9, _ and -, starting with a letter or digit`);
-    if (name === "operator" || name === "local") throw new ApiTokensError(`${where}: the name "${name}" is reserved (OPERATOR_TOKEN and the open loopback start use it)`);
+    if (name === "operator" || name === "local")
+      throw new ApiTokensError(`${where}: the name "${name}" is reserved (OPERATOR_TOKEN and the open loopback start use it)`);
     const scopes = new Set<Scope>();
     for (const s of scopeText.split("+")) {
-      if (s === "*") SCOPES.forEach((x) => scopes.add(x));
+      if (s === "*") for (const x of SCOPES) scopes.add(x);
       else if ((SCOPES as readonly string[]).includes(s)) scopes.add(s as Scope);
       else throw new ApiTokensError(`${where} (${name}) has an unknown scope "${s.slice(0, 20)}": use ${SCOPES.join(", ")} or *, joined by +`);
     }
-    if (!TOKEN.test(token)) throw new ApiTokensError(`${where} (${name}) needs a token of 32-256 characters of A-Z, a-z, 0-9, _ . ~ -: make one with openssl rand -hex 32`);
+    if (!TOKEN.test(token))
+      throw new ApiTokensError(`${where} (${name}) needs a token of 32-256 characters of A-Z, a-z, 0-9, _ . ~ -: make one with openssl rand -hex 32`);
     if (out.some((t) => t.name === name)) throw new ApiTokensError(`${where}: the name "${name}" is used twice`);
     if (out.some((t) => t.token === token)) throw new ApiTokensError(`${where} (${name}) repeats another entry's token: give each caller its own`);
     out.push({ name, scopes, token });

@@ -25,7 +25,15 @@ export interface ProactiveParts {
 }
 
 /** The proactive-messages feature, composed (app.ts calls this twice: the directory before the Gateway, the routes after). */
-export function proactiveParts(o: { config: Config; db: Database; registry: Registry; deliveries: DeliveryStore; outbound: Outbound; log: Logger; metrics: GatewayMetrics }): ProactiveParts {
+export function proactiveParts(o: {
+  config: Config;
+  db: Database;
+  registry: Registry;
+  deliveries: DeliveryStore;
+  outbound: Outbound;
+  log: Logger;
+  metrics: GatewayMetrics;
+}): ProactiveParts {
   const { config, db, log, metrics } = o;
   const onError = (where: string) => metrics.internalErrors.inc({ where });
   const directory = new ConversationDirectory(new ConversationAddressStore(db), o.registry, log, onError);
@@ -37,13 +45,26 @@ export function proactiveParts(o: { config: Config; db: Database; registry: Regi
       for (const t of tokens) registerSecret(t.token);
       for (const h of hooks) registerSecret(h.secret);
       const proactive = new Proactive({
-        directory, messages: new ApiMessageStore(db), deliveries: o.deliveries, outbound: o.outbound, inbound: (env) => gateway.inbound(env), ttlMs: config.INBOUND_TTL, log, onError,
+        directory,
+        messages: new ApiMessageStore(db),
+        deliveries: o.deliveries,
+        outbound: o.outbound,
+        inbound: (env) => gateway.inbound(env),
+        ttlMs: config.INBOUND_TTL,
+        log,
+        onError,
       });
-      const api = new ApiServer({ tokens: new ApiTokens(tokens, config.OPERATOR_TOKEN), log, refused: (reason) => metrics.httpRefused.inc({ reason: `api-${reason}` }), onError: () => metrics.httpErrors.inc() });
+      const api = new ApiServer({
+        tokens: new ApiTokens(tokens, config.OPERATOR_TOKEN),
+        log,
+        refused: (reason) => metrics.httpRefused.inc({ reason: `api-${reason}` }),
+        onError: () => metrics.httpErrors.inc(),
+      });
       mountMessages(api.app, proactive);
       api.attach((m, p, h, opts) => http.mount(m, p, gate(h), "login", opts), MAX_API_TEXT * 4 + 16 * 1024);
       mountHooks((m, p, h, opts) => http.route(m, p, gate(h), opts), hooks, {
-        proactive, log,
+        proactive,
+        log,
         refused: (reason) => metrics.httpRefused.inc({ reason }),
         counted: (outcome) => metrics.inbound.inc({ platform: "hook", outcome }),
       });

@@ -165,7 +165,7 @@ export class LiveSession {
   remember(messages: WindowMessage[]): void {
     if (this.#window === null) return; // not loaded yet: the next load reads them from the store
     for (const m of messages) {
-      this.#window.push(m.name ? { role: m.role, content: m.content, name: m.name } : { role: m.role, content: m.content });
+      this.#window.push({ role: m.role, content: m.content, ...(m.name && { name: m.name }), ...(m.meta && { meta: m.meta }) });
       this.#windowChars += m.content.length;
     }
     const { maxMessages, maxChars } = this.limits;

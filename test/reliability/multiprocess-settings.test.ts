@@ -8,10 +8,8 @@
  */
 import type { ChildProcess } from "node:child_process";
 import { afterAll, describe, expect, it } from "vitest";
-import { migrate } from "../../src/store/index.js";
-import { freshDatabaseUrl } from "../support/db.js";
-import { roundRobin, startGateway } from "../support/gateway-processes.js";
-import { LoopbackPlatform } from "../support/loopback-platform.js";
+import { startSharedCluster } from "../support/gateway-processes.js";
+import type { LoopbackPlatform } from "../support/loopback-platform.js";
 
 describe("settings with several processes on one database", () => {
   const children: ChildProcess[] = [];
@@ -22,24 +20,13 @@ describe("settings with several processes on one database", () => {
   });
 
   it("a setting changed on one process is used by every process for the next turn, and none is lost", async () => {
-    platform = new LoopbackPlatform();
-    const platformUrl = await platform.start();
-    const dbUrl = await freshDatabaseUrl("postgresql");
-    await migrate(dbUrl);
-    const env = {
-      DATABASE_URL: dbUrl,
-      HTTP_PORT: "0",
-      DM_POLICY: "open",
-      SHARED_DATABASE: "true",
-      LOOPBACK_URL: platformUrl,
-      LOOPBACK_MODE: "webhook",
-      LOG_LEVEL: "warn",
+    const cluster = await startSharedCluster({
       TEST_AGENT: "settings",
       PERSONAS: JSON.stringify({ pirate: "Talk like a pirate." }),
-    };
-    const gateways = await Promise.all([startGateway(env), startGateway(env), startGateway(env)]);
-    children.push(...gateways.map((g) => g.child));
-    const proxy = await roundRobin(gateways.map((g) => g.url));
+    });
+    platform = cluster.platform;
+    children.push(...cluster.gateways.map((g) => g.child));
+    const { dbUrl, proxy } = cluster;
     const p = platform;
     const { default: pg } = await import("pg");
     const db = new pg.Client({ connectionString: dbUrl });

@@ -16,10 +16,11 @@
 import type { EventEmitter } from "node:events";
 import { discordFiles } from "./files.js";
 import type { FileSource } from "../types.js";
+import { DISCORD_LIMITS } from "./limits.js";
 import { discordFormat } from "./format.js";
 import { Client, Events, GatewayIntentBits, Options, Partials, Status, type ClientOptions } from "discord.js";
 import { registerSecret, type Logger } from "../../src/log.js";
-import { AdapterError, AdapterSetupError, type Adapter, type AdapterContext, type AdapterHealth, type AdapterLimits, type InboundEnvelope } from "../types.js";
+import { AdapterError, AdapterSetupError, type Adapter, type AdapterContext, type AdapterHealth, type InboundEnvelope } from "../types.js";
 import { deferInteraction, normalizeInteraction, syncCommands } from "./commands.js";
 import { isSnowflake, PLATFORM } from "./ids.js";
 import { normalizeChange, normalizeMessage, type ChannelInfo, type DiscordBotIdentity } from "./normalize.js";
@@ -65,18 +66,7 @@ const BATCH_MAX = 50;
 
 export class DiscordAdapter implements Adapter {
   readonly platform = PLATFORM;
-  /**
-   * Discord allows 5 messages per 5 s per channel and 50 requests a second
-   * per bot; the budgets stay just under them so 429s stay rare. Edits are
-   * spaced wider in guild channels, where many people see the stream.
-   */
-  readonly limits: AdapterLimits = {
-    maxTextLength: 2000,
-    editIntervalMs: { private: 1000, group: 1500 },
-    perChat: { ratePerSec: 1, burst: 5 },
-    global: { ratePerSec: 40, burst: 50 },
-    canEdit: true,
-  };
+  readonly limits = DISCORD_LIMITS;
   readonly sink: DiscordSink;
   /** Markdown rendered for Discord, then split at its limit (format.ts). */
   readonly format = discordFormat;

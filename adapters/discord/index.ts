@@ -6,6 +6,7 @@ import { DiscordAdapter, type DiscordAdapterOptions } from "./adapter.js";
 import { AdapterSetupError } from "../types.js";
 
 export { DiscordAdapter, type DiscordAdapterOptions } from "./adapter.js";
+export { DISCORD_LIMITS } from "./limits.js";
 export { normalizeMessage, type ChannelInfo, type DiscordBotIdentity } from "./normalize.js";
 export { normalizeInteraction, discordCommandList } from "./commands.js";
 export * as discordIds from "./ids.js";

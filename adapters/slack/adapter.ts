@@ -6,9 +6,10 @@
 import { App, LogLevel, webApi, type Logger as SlackLogger } from "@slack/bolt";
 import { slackFiles, type SlackFileInfo } from "./files.js";
 import type { FileSource } from "../types.js";
+import { SLACK_LIMITS } from "./limits.js";
 import { slackFormat } from "./format.js";
 import { registerSecret, type Logger } from "../../src/log.js";
-import type { Adapter, AdapterContext, AdapterHealth, AdapterLimits, HttpRequest, InboundEnvelope } from "../types.js";
+import type { Adapter, AdapterContext, AdapterHealth, HttpRequest, InboundEnvelope } from "../types.js";
 import { AdapterError, AdapterSetupError } from "../types.js";
 import { normalizeCommand } from "./commands.js";
 import { toAdapterError } from "./errors.js";
@@ -33,19 +34,6 @@ export interface SlackAdapterOptions {
   /** Socket Mode reconnect delay (ms). */
   socketReconnectMs?: number;
 }
-
-export const SLACK_LIMITS: AdapterLimits = {
-  // Slack's hard limit is 40k, but messages past ~4000 characters display badly; escaping can grow the text.
-  maxTextLength: 3500,
-  // chat.update is Tier 3 (~50/min per workspace): streamed edits must be sparse, sparser in busy channels.
-  editIntervalMs: { private: 1500, group: 3000 },
-  // chat.postMessage allows about 1 message per second per channel, with short bursts.
-  perChat: { ratePerSec: 1, burst: 3 },
-  // No workspace-wide cap is documented for chat.postMessage; stay well-mannered and let a 429's
-  // Retry-After (honoured by the scheduler) slow us further when Slack asks.
-  global: { ratePerSec: 50, burst: 50 },
-  canEdit: true,
-};
 
 /** Events API paths on the gateway's server. */
 export const EVENTS_PATH = "/slack/events";

@@ -4,7 +4,8 @@
  */
 import { SlackAdapter, type SlackAdapterOptions } from "./adapter.js";
 
-export { SlackAdapter, SLACK_LIMITS, EVENTS_PATH, COMMANDS_PATH, type SlackAdapterOptions } from "./adapter.js";
+export { SlackAdapter, EVENTS_PATH, COMMANDS_PATH, type SlackAdapterOptions } from "./adapter.js";
+export { SLACK_LIMITS } from "./limits.js";
 export { normalizeEvent, startsThread, type SlackIdentity } from "./normalize.js";
 export { normalizeCommand, commandText, UMBRELLA_COMMAND } from "./commands.js";
 export * as slackIds from "./ids.js";

@@ -11,7 +11,8 @@ import { Api } from "grammy";
 import { telegramFormat } from "./format.js";
 import type { Update } from "grammy/types";
 import { registerSecret, type Logger } from "../../src/log.js";
-import { AdapterError, AdapterSetupError, type Adapter, type AdapterContext, type AdapterHealth, type AdapterLimits, type AdapterSink } from "../types.js";
+import { AdapterError, AdapterSetupError, type Adapter, type AdapterContext, type AdapterHealth, type AdapterSink } from "../types.js";
+import { TELEGRAM_LIMITS } from "./limits.js";
 import { syncCommands } from "./commands.js";
 import { toAdapterError } from "./errors.js";
 import { botIdFromToken, PLATFORM } from "./ids.js";
@@ -55,20 +56,7 @@ type State = "idle" | "starting" | "running" | "stopped";
 
 export class TelegramAdapter implements Adapter {
   readonly platform = PLATFORM;
-  /**
-   * Telegram's documented limits: about 1 message a second in one chat (with
-   * short bursts), 20 a minute in a group, 30 a second for the whole bot.
-   * The contract has one per-chat budget, so groups run on the per-chat one
-   * and the rare 429 beyond it is waited out by the scheduler via
-   * retry_after. Streamed edits are spaced wider in groups for the same reason.
-   */
-  readonly limits: AdapterLimits = {
-    maxTextLength: 4096,
-    editIntervalMs: { private: 1000, group: 3000 },
-    perChat: { ratePerSec: 1, burst: 3 },
-    global: { ratePerSec: 30, burst: 30 },
-    canEdit: true,
-  };
+  readonly limits = TELEGRAM_LIMITS;
   readonly sink: AdapterSink;
   /** Markdown rendered for Telegram, then split at its limit (format.ts). */
   readonly format = telegramFormat;

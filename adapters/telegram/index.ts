@@ -5,6 +5,7 @@
 import { TelegramAdapter, type TelegramAdapterOptions } from "./adapter.js";
 
 export { TelegramAdapter, type TelegramAdapterOptions } from "./adapter.js";
+export { TELEGRAM_LIMITS } from "./limits.js";
 export { normalizeUpdate, type BotIdentity } from "./normalize.js";
 export * as telegramIds from "./ids.js";
 

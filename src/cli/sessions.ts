@@ -4,7 +4,7 @@ import { parseToolMeta } from "../runtime/tool-rounds.js";
 import { IdentityStore } from "../store/identities.js";
 import { SessionStore } from "../store/sessions.js";
 import { TranscriptStore } from "../store/transcript.js";
-import { Registry, type Info } from "../session/index.js";
+import { Registry, sessionSummary, type Info } from "../session/index.js";
 import { CliError, usageError, type Output } from "./output.js";
 
 export interface SessionsOptions {
@@ -15,22 +15,10 @@ export interface SessionsOptions {
   messages?: string;
 }
 
+/** The CLI's session view: the operator summary, with the turn count as `turns` and without the project. */
 function infoView(i: Info) {
-  return {
-    id: i.id,
-    kind: i.kind,
-    agentId: i.agentId,
-    userId: i.userId,
-    groupId: i.groupId ?? null,
-    channel: i.channel,
-    title: i.title ?? null,
-    persona: i.persona ?? null,
-    parentId: i.parentId ?? null,
-    turns: i.turnCount,
-    archived: i.archived,
-    createdAt: i.createdAt.toISOString(),
-    lastActive: i.lastActive.toISOString(),
-  };
+  const { turnCount, projectId: _project, ...rest } = sessionSummary(i);
+  return { ...rest, turns: turnCount };
 }
 
 export function table(rows: Array<Record<string, unknown>>, cols: string[]): string[] {

@@ -79,6 +79,30 @@ export function validate(info: Info): Info {
 const opt = (v: string | null): string | undefined => (v === null ? undefined : v);
 const orNull = (v: string | undefined): string | null => (v === undefined ? null : v);
 
+/**
+ * A session as operators see it (the operator CLI, the console API): plain
+ * JSON, dates as ISO strings, an absent optional field as null. Metadata is
+ * left out: it is free-form, and each view picks what it shows of it.
+ */
+export function sessionSummary(info: Info) {
+  return {
+    id: info.id,
+    kind: info.kind,
+    agentId: info.agentId,
+    userId: info.userId,
+    groupId: orNull(info.groupId),
+    channel: info.channel,
+    title: orNull(info.title),
+    parentId: orNull(info.parentId),
+    projectId: orNull(info.projectId),
+    persona: orNull(info.persona),
+    turnCount: info.turnCount,
+    archived: info.archived,
+    createdAt: info.createdAt.toISOString(),
+    lastActive: info.lastActive.toISOString(),
+  };
+}
+
 /** Info -> storage row. Validates first. */
 export function record(info: Info): SessionRecord {
   validate(info);

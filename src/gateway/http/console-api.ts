@@ -3,7 +3,7 @@ import { METADATA_KEYS } from "../../agent/factory.js";
 import type { OutEvent } from "../../runtime/events.js";
 import type { Runner } from "../../runtime/runner.js";
 import { isSessionError } from "../../session/errors.js";
-import type { Info } from "../../session/info.js";
+import { sessionSummary, type Info } from "../../session/info.js";
 import type { Registry } from "../../session/registry.js";
 import type { BindingRecord, SessionStore } from "../../store/sessions.js";
 import type { MessageRecord, TranscriptStore } from "../../store/transcript.js";
@@ -35,25 +35,6 @@ const intParam = (v: string | null, fallback: number, max: number): number => {
 };
 
 const flag = (v: string | null): boolean => v !== null && ["1", "true", "yes", "on"].includes(v.toLowerCase());
-
-function session(info: Info) {
-  return {
-    id: info.id,
-    kind: info.kind,
-    agentId: info.agentId,
-    userId: info.userId,
-    groupId: info.groupId ?? null,
-    channel: info.channel,
-    title: info.title ?? null,
-    parentId: info.parentId ?? null,
-    projectId: info.projectId ?? null,
-    persona: info.persona ?? null,
-    turnCount: info.turnCount,
-    archived: info.archived,
-    createdAt: info.createdAt.toISOString(),
-    lastActive: info.lastActive.toISOString(),
-  };
-}
 
 function binding(b: BindingRecord) {
   return {
@@ -111,7 +92,7 @@ export function mountConsoleApi(
 
   route("GET", "/api/sessions", async (req) => {
     const list = await registry.listAll({ includeArchived: flag(req.query.get("archived")), limit: intParam(req.query.get("limit"), 50, 500) });
-    return json(200, { sessions: list.map(session) });
+    return json(200, { sessions: list.map(sessionSummary) });
   });
 
   route("GET", "/api/sessions/:id", async (req) => {
@@ -125,7 +106,7 @@ export function mountConsoleApi(
     }
     const [messages, bound, total] = await Promise.all([transcript.recent(id, TRANSCRIPT_LIMIT), sessions.bindingsForSession(id), transcript.count(id)]);
     const metadata = Object.fromEntries(Object.entries(info.metadata).filter(([k]) => SHOWN_METADATA.has(k)));
-    return json(200, { session: { ...session(info), metadata }, messages: messages.map(message), messageCount: total, bindings: bound.map(binding) });
+    return json(200, { session: { ...sessionSummary(info), metadata }, messages: messages.map(message), messageCount: total, bindings: bound.map(binding) });
   });
 
   route("GET", "/api/bindings", async (req) => {

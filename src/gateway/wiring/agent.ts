@@ -1,0 +1,73 @@
+import type { Config } from "../../config.js";
+import type { Logger } from "../../log.js";
+import { createAgentFactory, type AgentFactory, type TurnOverrides } from "../../agent/factory.js";
+import { builtinTools } from "../../agent/tools.js";
+import type { Agent } from "../../agent/types.js";
+import { agentCondenser, extractiveCondenser, type Condenser } from "../../runtime/reflection.js";
+import type { AgentContext } from "../../runtime/runner.js";
+import type { Info } from "../../session/info.js";
+import type { Registry } from "../../session/registry.js";
+import type { TranscriptStore } from "../../store/index.js";
+import { scheduleMessageTool } from "../jobs/commands.js";
+import type { JobService } from "../jobs/service.js";
+import type { Tooling } from "../tooling.js";
+
+/** What makes a turn's agent: the configured factory, or a plain function in its place (tests). */
+export type TurnAgentFactory = AgentFactory | ((metadata: Record<string, unknown>, ctx: AgentContext & TurnOverrides) => Agent);
+
+/** The agent factory the model settings in the configuration describe (the echo agent when no provider is set). */
+export function configuredAgentFactory(config: Config, log: Logger): AgentFactory {
+  return createAgentFactory({
+    baseUrl: config.OPENAI_BASE_URL,
+    apiKey: config.OPENAI_API_KEY,
+    model: config.OPENAI_MODEL,
+    temperature: config.MODEL_TEMPERATURE !== undefined ? Number(config.MODEL_TEMPERATURE) : undefined,
+    maxOutputTokens: config.MODEL_MAX_OUTPUT_TOKENS !== undefined ? Number(config.MODEL_MAX_OUTPUT_TOKENS) : undefined,
+    thinkingLevel: config.MODEL_THINKING_LEVEL as never,
+    maxToolRounds: config.TOOL_MAX_ROUNDS,
+    toolTimeoutMs: config.TOOL_TIMEOUT,
+    speakerNames: config.MODEL_SPEAKER_NAMES,
+    modelsAllowed: config.MODELS_ALLOWED,
+    log,
+  });
+}
+
+/** Reflection condenses with the model when one is configured, and without one (extractively) otherwise. */
+export function reflectionCondenser(agentFactory: TurnAgentFactory): Condenser {
+  return "provider" in agentFactory && agentFactory.provider === "openai" ? agentCondenser(() => (agentFactory as AgentFactory)({})) : extractiveCondenser();
+}
+
+/**
+ * A turn's agent with its tools: the built-in tools, scoped per turn
+ * (search_sessions only sees the asking conversation's own sessions), the
+ * scheduler's schedule_message for this conversation, the MCP servers' tools,
+ * and the approval handler that asks the turn's chat.
+ */
+export function agentWithTools(deps: {
+  agentFactory: TurnAgentFactory;
+  tooling: Tooling;
+  registry: Registry;
+  transcript: TranscriptStore;
+  jobs: JobService;
+}): (metadata: Record<string, unknown>, ctx: AgentContext) => Agent {
+  const { agentFactory, tooling, registry, transcript, jobs } = deps;
+  const sessionTools = (session: Info) => {
+    const owner = { userId: session.userId, agentId: session.agentId };
+    const builtins = builtinTools({
+      searchSessions: async (query) => {
+        const mine = await registry.list(owner, { kinds: ["chat", "main"], includeArchived: true, limit: 100 });
+        const hits = await transcript.search(
+          mine.map((s) => s.id),
+          query.split(/\s+/).filter(Boolean).slice(0, 8),
+          10,
+        );
+        return hits.length ? hits.map((h) => `${h.sessionId}: ${h.snippet}`).join("\n") : "No earlier session mentions that.";
+      },
+    }).list();
+    return [...builtins, scheduleMessageTool(jobs, session)];
+  };
+  return (metadata, ctx) => {
+    const tools = tooling.registry(sessionTools(ctx.session));
+    return agentFactory(metadata, { ...ctx, tools, approval: tooling.handler(ctx, tools) } as never);
+  };
+}

@@ -1,0 +1,63 @@
+import type { Config } from "../../config.js";
+import type { PersonaRegistry } from "../../agent/personas.js";
+import { builtinTools } from "../../agent/tools.js";
+import { commandInterceptor, type CommandSpec } from "../../runtime/commands/index.js";
+import type { Runner } from "../../runtime/runner.js";
+import { turnLimit } from "../../runtime/turn-limit.js";
+import type { TranscriptStore } from "../../store/index.js";
+import type { Pairing } from "../inbound/pairing.js";
+import { jobCommands } from "../jobs/commands.js";
+import type { JobService } from "../jobs/service.js";
+import type { Tooling } from "../tooling.js";
+
+/** /approve <code>: an operator approves a DM pairing code. */
+function approveCommand(pairing: Pairing): CommandSpec {
+  return {
+    name: "approve",
+    summary: "approve a DM pairing code (operators)",
+    usage: "/approve <code>",
+    access: "admin",
+    async run(ctx) {
+      const r = await pairing.approve(ctx.args);
+      ctx.notify(
+        typeof r === "string" ? "error" : "success",
+        typeof r === "string" ? `Code ${ctx.args || "(none)"} is ${r === "missing" ? "unknown" : r}.` : `Approved ${r.senderId} on ${r.platform}.`,
+      );
+    },
+  };
+}
+
+export type ChatCommands = ReturnType<typeof commandInterceptor>;
+
+/** The chat commands: the runtime's own, /approve, the tool and approval commands, and the scheduler's. */
+export function chatCommands(
+  config: Config,
+  deps: { transcript: TranscriptStore; personas: PersonaRegistry; pairing: Pairing; tooling: Tooling; jobs: JobService },
+): ChatCommands {
+  const builtinList = builtinTools().list();
+  return commandInterceptor({
+    transcript: deps.transcript,
+    personas: deps.personas,
+    defaultModel: config.OPENAI_MODEL,
+    extra: [approveCommand(deps.pairing), ...deps.tooling.commands(() => builtinList), ...jobCommands(deps.jobs)],
+    adminCommands: config.ADMIN_COMMANDS,
+    modelsAllowed: config.MODELS_ALLOWED,
+  });
+}
+
+/** The runner's interceptors, in order: approval ids and the cancelling commands first, then the commands, then the turn limit. */
+export function registerInterceptors(runner: Runner, tooling: Tooling, commands: ChatCommands, config: Pick<Config, "USER_TURNS_PER_MINUTE">): void {
+  runner.register(tooling.interceptor());
+  runner.register(commands);
+  if (config.USER_TURNS_PER_MINUTE > 0) runner.register(turnLimit({ perMinute: config.USER_TURNS_PER_MINUTE }));
+}
+
+/** What the platforms' command menus list (the commands anyone may use) and every name a command answers to. */
+export function commandMenu(commands: ChatCommands, config: Pick<Config, "ADMIN_COMMANDS">) {
+  return {
+    commands: commands.commands
+      .filter((c) => (c.access ?? "anyone") === "anyone" && !config.ADMIN_COMMANDS.includes(c.name))
+      .map((c) => ({ name: c.name, description: c.summary })),
+    commandNames: commands.commands.flatMap((c) => [c.name, ...(c.aliases ?? [])]),
+  };
+}

@@ -1,0 +1,121 @@
+import type { Config } from "../../config.js";
+import type { Runner } from "../../runtime/runner.js";
+import type { Registry } from "../../session/registry.js";
+import type { Database, TranscriptStore } from "../../store/index.js";
+import type { HttpHandler, HttpRequest, HttpResponse } from "../adapter.js";
+import { mountConsoleApi } from "../http/console-api.js";
+import { loginRoutes } from "../http/login.js";
+import { OperatorAuth } from "../http/operator-auth.js";
+import { HttpServer, json } from "../http/server.js";
+import type { Gateway } from "../inbound/gateway.js";
+import type { GatewayMetrics } from "../metrics.js";
+import type { Outbound } from "../outbound/outbound.js";
+import type { Retention } from "../retention.js";
+import type { Tooling } from "../tooling.js";
+import type { Logger } from "../../log.js";
+
+/**
+ * The console's body limit follows MAX_INBOUND_CHARS: up to 4 bytes per
+ * character in UTF-8, plus room for the JSON around the text.
+ */
+export function consoleBodyLimit(maxInboundChars: number): number {
+  return maxInboundChars * 4 + 16 * 1024;
+}
+
+/** The one HTTP server, with the operator auth and the edge limits the configuration sets. */
+export function configuredHttpServer(config: Config, log: Logger, metrics: GatewayMetrics): HttpServer {
+  return new HttpServer({
+    log,
+    metrics,
+    auth: new OperatorAuth({
+      token: config.OPERATOR_TOKEN,
+      publicUrl: config.PUBLIC_URL,
+      bindHosts: [config.OPERATOR_PORT !== undefined ? (config.OPERATOR_HOST ?? "127.0.0.1") : config.HTTP_HOST],
+    }),
+    limits: {
+      maxConnections: config.HTTP_MAX_CONNECTIONS,
+      maxBufferedBytes: config.HTTP_MAX_BUFFERED_MB * 1024 * 1024,
+      headersTimeoutMs: config.HTTP_HEADERS_TIMEOUT,
+      requestTimeoutMs: config.HTTP_REQUEST_TIMEOUT,
+      defaultMaxBodyBytes: consoleBodyLimit(config.MAX_INBOUND_CHARS),
+    },
+  });
+}
+
+/** Whether new work is taken: open until a stop begins, when routes that would start work answer 503. */
+export class Intake {
+  open = true;
+
+  /** Wraps a handler that starts work: once intake closes it answers 503 with Retry-After. */
+  guard(handler: HttpHandler, passes: (req: HttpRequest) => boolean = () => false): HttpHandler {
+    return (req) => (this.open || passes(req) ? handler(req) : shuttingDown());
+  }
+}
+
+async function shuttingDown(): Promise<HttpResponse> {
+  const r = json(503, { error: "switchboard is shutting down; send this again in a few seconds" });
+  return { ...r, headers: { ...r.headers, "retry-after": "5" } };
+}
+
+/**
+ * /healthz and /metrics. /healthz is public, so a load balancer can probe
+ * it; the details are for operators (token, or loopback). The store's health
+ * comes from real outcomes (every call, and a probe write every few seconds):
+ * a store that cannot write, or a SQLite file deleted or replaced, answers
+ * 503 with the reason.
+ */
+export function mountHealthAndMetrics(deps: {
+  http: HttpServer;
+  db: Database;
+  gateway: Gateway;
+  outbound: Outbound;
+  retention: Retention;
+  tooling: Tooling;
+  metrics: GatewayMetrics;
+  intake: Intake;
+}): void {
+  const { http, db, gateway, outbound, retention, tooling, metrics, intake } = deps;
+  const health = () => gateway.adapters.map((a) => ({ platform: a.platform, botId: a.botId, ...a.health() }));
+  http.route(
+    "GET",
+    "/healthz",
+    async (req) => {
+      const adapters = health();
+      const store = db.health();
+      const down = adapters.filter((a) => !a.ready).map((a) => `${a.platform}${a.botId ? `:${a.botId}` : ""}${a.detail ? ` (${a.detail})` : ""}`);
+      const ready = intake.open && down.length === 0 && store.ok;
+      const status = !store.ok || (req.query.get("ready") && !ready) ? 503 : 200;
+      const summary = !store.ok ? "store unhealthy" : !intake.open ? "stopping" : ready ? "ok" : "not ready";
+      if (!req.operator) return json(status, { status: summary });
+      const pruned = retention.lastSweep && { lastPruned: { at: retention.lastSweep.at.toISOString(), rows: retention.lastSweep.pruned } };
+      const mcp = tooling.status();
+      return json(status, {
+        status: summary,
+        ready,
+        store: { provider: db.provider, ...store, ...pruned },
+        down,
+        adapters,
+        ...(mcp.length && { mcp }),
+        ...(tooling.approvals.waiting && { approvals: { waiting: tooling.approvals.waiting } }),
+      });
+    },
+    { public: true },
+  );
+  http.route("GET", "/metrics", async () => {
+    for (const a of health()) metrics.adapterUp.set({ platform: a.platform, bot: a.botId }, a.ready ? 1 : 0);
+    metrics.httpConnections.set(http.connections);
+    metrics.httpBufferedBytes.set(http.budget.usedBytes);
+    outbound.updateGauges();
+    return { status: 200, headers: { "content-type": metrics.contentType }, body: await metrics.text() };
+  });
+}
+
+/** The web console's API and its login pages (CONSOLE_ENABLED). */
+export function mountConsole(deps: { http: HttpServer; registry: Registry; transcript: TranscriptStore; runner: Runner; metrics: GatewayMetrics }): void {
+  const { http, registry, transcript, runner, metrics } = deps;
+  mountConsoleApi((m, p, h) => http.route(m, p, h), { registry, sessions: registry.store, transcript, runner });
+  const login = loginRoutes(http.auth, (reason) => metrics.httpRefused.inc({ reason }));
+  http.mount("GET", "/login", login.show, "login");
+  http.mount("POST", "/login", login.submit, "login", { maxBodyBytes: 4096 });
+  http.mount("POST", "/logout", login.logout, "login", { maxBodyBytes: 4096 });
+}

@@ -16,6 +16,24 @@ function imports(file: string): string[] {
   return [...text.matchAll(/(?:import|export)[^'"]*?from\s*['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/g)].map((m) => m[1] ?? m[2]!);
 }
 
+/** The files `file` reaches through its relative imports, itself included (an import of `x.js` is the `x.ts` beside it). */
+function reach(file: string, seen = new Set<string>()): Set<string> {
+  if (seen.has(file) || !fs.existsSync(file)) return seen;
+  seen.add(file);
+  for (const i of imports(file).filter((s) => s.startsWith("."))) {
+    const target = path.resolve(path.dirname(file), i);
+    reach(fs.existsSync(target) ? target : target.replace(/\.js$/, ".ts"), seen);
+  }
+  return seen;
+}
+
+/** The files that import vitest among those `entries` reach (relative paths). */
+function vitestImporters(entries: string[]): string[] {
+  const reached = new Set<string>();
+  for (const f of entries) reach(path.resolve(f), reached);
+  return [...reached].filter((f) => imports(f).some((i) => i === "vitest" || i.startsWith("vitest/"))).map((f) => path.relative(process.cwd(), f));
+}
+
 const SDKS = /^(discord\.js|@discordjs\/|grammy|@grammyjs\/|@slack\/)/;
 const LAYERS = ["store", "session", "agent", "runtime", "gateway"] as const;
 
@@ -146,6 +164,15 @@ describe("layer boundaries (DESIGN.md)", () => {
     expect(gatewayOffenders(at("http"), ["../inbound/gateway.js", "../outbound/outbound.js", "../contract.js", "./server.js", "../../log.js"])).toEqual([]);
     expect(gatewayOffenders(path.join("src", "gateway", "app.ts"), ["./http/server.js"])).toEqual([]);
     expect(gatewayOffenders(at("wiring"), ["../http/server.js", "../inbound/gateway.js", "../jobs/wire.js", "../tooling.js"])).toEqual([]);
+  });
+
+  it("the bench imports no vitest, not even through the test support it shares", () => {
+    expect(files("bench").length).toBeGreaterThan(0);
+    expect(vitestImporters(files("bench"))).toEqual([]);
+  });
+
+  it("the vitest check can fail: it follows imports into a file that uses vitest", () => {
+    expect(vitestImporters([path.join("test", "support", "app.ts")])).toEqual([path.join("test", "support", "db.ts")]);
   });
 
   it("the adapter rule can fail: it sees an adapter reaching into the pipeline", () => {

@@ -1,6 +1,5 @@
 import fs from "node:fs";
-import os from "node:os";
-import path from "node:path";
+import { tempSqliteUrl } from "../../test/support/temp-sqlite.js";
 import { startPgCluster, type PgCluster } from "../../tools/pg-cluster.js";
 
 const dirs: string[] = [];
@@ -8,9 +7,7 @@ let cluster: PgCluster | undefined;
 
 /** A fresh SQLite file URL in a temp folder (removed by cleanupDatabases). */
 export function freshSqliteUrl(): string {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "switchboard-bench-"));
-  dirs.push(dir);
-  return `file:${path.join(dir, "bench.db")}`;
+  return tempSqliteUrl("switchboard-bench-", "bench.db", dirs);
 }
 
 /** A fresh database on a throwaway PostgreSQL cluster, started once per bench run. */

@@ -1,28 +1,25 @@
-import type { Adapter, AdapterContext, AdapterLimits, AdapterSink, InboundEnvelope, ReplyAddress } from "../../adapters/types.js";
+import type { AdapterSink, InboundEnvelope, ReplyAddress } from "../../adapters/types.js";
+import { MemoryAdapter } from "../../test/support/memory-adapter.js";
+import { unlimited } from "./unlimited.js";
 
 /**
- * An in-process platform for the core scenarios (adapted from
- * test/support/memory-adapter.ts): no SDK, a sink that completes at once
- * and reports each send to `onSend`, and limits so high that pacing never
- * bounds the gateway.
+ * The tests' in-process platform (test/support/memory-adapter.ts) for the
+ * core scenarios: a sink that only counts and reports each send to `onSend`
+ * (it keeps nothing, so a long run holds no list of replies), and limits so
+ * high that pacing never bounds the gateway.
  */
-export class BenchAdapter implements Adapter {
-  readonly platform = "telegram" as const;
-  readonly botUsername = "benchbot";
-  ctx!: AdapterContext;
+export class BenchAdapter extends MemoryAdapter {
+  override botUsername = "benchbot";
   sends = 0;
   onSend: (to: ReplyAddress, text: string) => void = () => {};
   #ids = 0;
-  readonly limits: AdapterLimits = {
-    maxTextLength: 4096,
-    editIntervalMs: { private: 100, group: 100 },
-    perChat: { ratePerSec: 1e6, burst: 1e6 },
-    global: { ratePerSec: 1e6, burst: 1e6 },
-    canEdit: true,
-  };
-  constructor(readonly botId = "777") {}
 
-  sink: AdapterSink = {
+  constructor(botId = "777") {
+    super(botId);
+    unlimited(this);
+  }
+
+  override sink: AdapterSink = {
     send: async (to, text) => {
       this.sends++;
       this.onSend(to, text);
@@ -32,30 +29,9 @@ export class BenchAdapter implements Adapter {
     typing: async () => {},
   };
 
-  async start(ctx: AdapterContext): Promise<void> {
-    this.ctx = ctx;
-  }
-  async stop(): Promise<void> {}
-  health() {
-    return { ready: true };
-  }
-
-  /** A message from `senderId` in chat `chatId` (a DM when they are equal). */
+  /** A message from `senderId` in chat `chatId` (a DM when they are equal), with the platform's message id `eventId`. */
   envelope(chatId: string, senderId: string, group: boolean, text: string, eventId: string): InboundEnvelope {
-    return {
-      platform: "telegram",
-      botId: this.botId,
-      chatKind: group ? "group" : "private",
-      chatId,
-      senderId,
-      senderName: `user ${senderId}`,
-      text,
-      mentioned: false,
-      eventId,
-      messageId: eventId,
-      occurredAt: new Date(),
-      replyTo: group ? { platform: "telegram", botId: this.botId, chatId } : { platform: "telegram", botId: this.botId, chatId, replyToMessageId: eventId },
-      channel: group ? `telegram:${this.botId}:group:${chatId}` : `telegram:${this.botId}:dm:${chatId}`,
-    };
+    const ids = { eventId, messageId: eventId };
+    return group ? this.group(chatId, senderId, text, ids) : this.dm(senderId, text, ids);
   }
 }

@@ -1,5 +1,6 @@
 import { BenchAdapter } from "../lib/memory-adapter.js";
-import { startBenchApp } from "../lib/app.js";
+import { startAppOn } from "../../test/support/app-on.js";
+import { BENCH_ENV } from "../lib/env.js";
 import { freshUrl } from "../lib/db.js";
 import { pick } from "../lib/mode.js";
 import { progress } from "../lib/progress.js";
@@ -73,7 +74,7 @@ export class CoreDriver {
       this.started.delete(id);
       this.onDone(id, at - t0, at);
     };
-    this.app = (await startBenchApp(dbUrl, [this.adapter], { ...(onQuery ? { onQuery } : {}), ...(faults ? { faults } : {}) })).app;
+    this.app = (await startAppOn(dbUrl, [this.adapter], BENCH_ENV, { ...(onQuery ? { onQuery } : {}), ...(faults ? { faults } : {}) })).app;
   }
 
   send(j: number, chats: number): void {

@@ -3,7 +3,8 @@ import { DiscordAdapter } from "../../adapters/discord/index.js";
 import { SlackAdapter } from "../../adapters/slack/index.js";
 import { TelegramAdapter } from "../../adapters/telegram/index.js";
 import type { Adapter, AdapterLimits } from "../../adapters/types.js";
-import { startBenchApp } from "../lib/app.js";
+import { startAppOn } from "../../test/support/app-on.js";
+import { BENCH_ENV } from "../lib/env.js";
 import { freshSqliteUrl } from "../lib/db.js";
 import { discordDriver, slackDriver, telegramDriver, type PlatformDriver } from "../lib/platforms.js";
 import { pick } from "../lib/mode.js";
@@ -107,7 +108,7 @@ export async function runE2e(
       const adapter = adapterFor(d);
       const declared = { perChat: adapter.limits.perChat, global: adapter.limits.global };
       if (lift) unlimited(adapter);
-      const { app, url } = await startBenchApp(freshSqliteUrl(), [adapter]);
+      const { app, url } = await startAppOn(freshSqliteUrl(), [adapter], BENCH_ENV);
       d.setEventsUrl(url);
       try {
         return { declared, r: await stream(d, count, tag, `e2e_${name}${lift ? " (limits lifted)" : ""}`, 10 * 60_000) };

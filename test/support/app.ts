@@ -1,7 +1,7 @@
-import { loadConfig, type Config } from "../../src/config.js";
-import { createApp, type App, type AppOptions } from "../../src/gateway/app.js";
-import { silentLogger } from "../../src/log.js";
+import type { Config } from "../../src/config.js";
+import type { App, AppOptions } from "../../src/gateway/app.js";
 import type { Adapter } from "../../adapters/types.js";
+import { startAppOn } from "./app-on.js";
 import { freshDatabaseUrl, type TestProvider } from "./db.js";
 
 /** The real app (every layer, real database, real HTTP server on a free port) with the given adapters. */
@@ -11,10 +11,7 @@ export async function startApp(
   env: Record<string, string> = {},
   opts: Omit<AppOptions, "adapters"> = {},
 ): Promise<{ app: App; url: string; config: Config }> {
-  const config = loadConfig({ DATABASE_URL: await freshDatabaseUrl(provider), HTTP_PORT: "0", LOG_LEVEL: "silent", DM_POLICY: "open", ...env });
-  const app = await createApp(config, { log: silentLogger, adapters: () => adapters, ...opts });
-  const url = await app.start();
-  return { app, url, config };
+  return startAppOn(await freshDatabaseUrl(provider), adapters, env, opts);
 }
 
 export async function eventually<T>(fn: () => T | Promise<T>, pred: (v: T) => boolean, timeoutMs = 10_000, what = "condition"): Promise<T> {

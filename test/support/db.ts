@@ -1,7 +1,5 @@
-import fs from "node:fs";
-import os from "node:os";
-import path from "node:path";
 import { inject } from "vitest";
+import { tempSqliteUrl } from "./temp-sqlite.js";
 import { type Database, openDatabase, type StoreFaults } from "../../src/store/index.js";
 
 export const PROVIDERS = ["sqlite", "postgresql"] as const;
@@ -11,10 +9,7 @@ let counter = 0;
 
 /** A fresh, empty database of the given provider: a temp SQLite file, or a new PostgreSQL database. */
 export async function freshDatabaseUrl(provider: TestProvider): Promise<string> {
-  if (provider === "sqlite") {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "switchboard-test-"));
-    return `file:${path.join(dir, "test.db")}`;
-  }
+  if (provider === "sqlite") return tempSqliteUrl("switchboard-test-", "test.db");
   const admin = inject("pgUrl");
   // Only the `pg` vitest project starts PostgreSQL (test/support/global-setup.ts).
   if (!admin) throw new Error("this test needs PostgreSQL: name its file *.pg.test.ts so it runs in the `pg` project (see test/README.md)");

@@ -1,6 +1,7 @@
 import type { Logger } from "../../log.js";
-import type { RunHandle } from "../../runtime/runner.js";
+import type { RunHandle, Runner } from "../../runtime/runner.js";
 import type { InboundEnvelope } from "../contract.js";
+import type { GatewayMetrics } from "../metrics.js";
 
 interface Arrival {
   at: number;
@@ -47,6 +48,19 @@ export class Arrivals {
     if (!a) return;
     this.#arrivals.delete(inboundId);
     this.log.info({ platform: a.platform, chatKind: a.chatKind, outcome, latencyMs: Math.round(performance.now() - a.at), inboundId }, "message handled");
+  }
+
+  /** Each completed turn ends its events' tracking; the turn latency metric counts every turn but a fenced one. */
+  observeTurns(runner: Runner, metrics: GatewayMetrics): void {
+    runner.withSink(["turn-complete"], (_id, e) => {
+      if (e.kind === "turn-complete") {
+        for (const id of e.inboundIds ?? (e.inboundId ? [e.inboundId] : [])) {
+          const age = this.ageSeconds(id);
+          if (age !== undefined && e.outcome !== "fenced") metrics.turnLatency.observe(age);
+          this.handled(id, e.outcome);
+        }
+      }
+    });
   }
 
   get size(): number {

@@ -1,6 +1,10 @@
 import { errInfo, type Logger } from "../../log.js";
 import type { InboundRecord, InboundStore } from "../../store/inbound.js";
 import type { LeaseStore } from "../../store/leases.js";
+import type { Runner } from "../../runtime/runner.js";
+import type { DeliveryStore } from "../../store/deliveries.js";
+import type { GatewayMetrics } from "../metrics.js";
+import { ReplyTracker } from "./reply-tracker.js";
 
 /** How long a conversation lease lasts unless renewed, and how often it is renewed. */
 const LEASE_TTL_MS = 30_000;
@@ -180,4 +184,33 @@ export class ConversationDrainer {
       if (!this.#dirty.has(conversation) && (await inbound.receivedIn(conversation, 1)).length === 0) return;
     }
   }
+}
+
+/**
+ * The drainer of a gateway in shared mode, which hands a conversation on only
+ * once the replies its events produced have left this process.
+ */
+export function sharedModeDrainer(
+  deps: {
+    inbound: InboundStore;
+    leases: LeaseStore;
+    processId: string;
+    runner: Runner;
+    outbound: { opts: { deliveries: DeliveryStore } };
+    metrics: GatewayMetrics;
+    log: Logger;
+  },
+  take: DrainDeps["take"],
+  stopping: () => boolean,
+): ConversationDrainer {
+  const replies = new ReplyTracker(deps.runner, deps.outbound.opts.deliveries, deps.log, stopping, (where) => deps.metrics.internalErrors.inc({ where }));
+  return new ConversationDrainer({
+    inbound: deps.inbound,
+    leases: deps.leases,
+    processId: deps.processId,
+    log: deps.log,
+    take,
+    flushed: (ids) => replies.flushed(ids),
+    onError: (where) => deps.metrics.internalErrors.inc({ where }),
+  });
 }

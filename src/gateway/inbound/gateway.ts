@@ -16,14 +16,12 @@ import type { Outbound } from "../outbound/outbound.js";
 import { KeyedQueue } from "../../keyed-queue.js";
 import { adapterKey, chatKey } from "../keys.js";
 import type { Pairing } from "./pairing.js";
-import { ConversationDrainer } from "./conversation-drain.js";
-import { ReplyTracker } from "./reply-tracker.js";
+import { sharedModeDrainer, type ConversationDrainer } from "./conversation-drain.js";
+import { adapterContext } from "./adapter-context.js";
 import { Arrivals, handledWithoutTurn } from "./arrivals.js";
-import { conversationKey } from "./conversation.js";
 import { dispatch } from "./dispatch.js";
-import { RecordsInFlight, storable } from "./recording.js";
+import { RecordsInFlight, recordArrival } from "./recording.js";
 import { readRecorded, replayUnhandled, type RecordedDeps } from "./replay.js";
-import { listed } from "./policy.js";
 import { noticeUnanswered, type UnansweredDeps } from "./unanswered.js";
 
 export type GatewayPolicy = Pick<
@@ -79,32 +77,13 @@ export class Gateway {
   constructor(readonly deps: GatewayDeps) {
     this.#arrivals = new Arrivals(deps.log);
     if (deps.policy.SHARED_DATABASE && deps.leases && deps.processId) {
-      const replies = new ReplyTracker(
-        deps.runner,
-        deps.outbound.opts.deliveries,
-        deps.log,
+      this.#drainer = sharedModeDrainer(
+        { ...deps, leases: deps.leases, processId: deps.processId },
+        (rec) => this.#take(rec),
         () => this.#stopping,
-        (where) => deps.metrics.internalErrors.inc({ where }),
       );
-      this.#drainer = new ConversationDrainer({
-        inbound: deps.inbound,
-        leases: deps.leases,
-        processId: deps.processId,
-        log: deps.log,
-        take: (rec) => this.#take(rec),
-        flushed: (ids) => replies.flushed(ids),
-        onError: (where) => deps.metrics.internalErrors.inc({ where }),
-      });
     }
-    deps.runner.withSink(["turn-complete"], (_id, e) => {
-      if (e.kind === "turn-complete") {
-        for (const id of e.inboundIds ?? (e.inboundId ? [e.inboundId] : [])) {
-          const age = this.#arrivals.ageSeconds(id);
-          if (age !== undefined && e.outcome !== "fenced") deps.metrics.turnLatency.observe(age);
-          this.#arrivals.handled(id, e.outcome);
-        }
-      }
-    });
+    this.#arrivals.observeTurns(deps.runner, deps.metrics);
   }
 
   add(adapter: Adapter): void {
@@ -113,28 +92,7 @@ export class Gateway {
   }
 
   context(adapter: Adapter): AdapterContext {
-    return {
-      inbound: (env) => this.inbound(env),
-      batch: (fn) => this.batch(fn),
-      route: this.deps.route,
-      kv: { get: (k) => this.deps.kv.get(k), set: (k, v) => this.deps.kv.set(k, v) },
-      commands: this.deps.commands,
-      commandNames: this.deps.commandNames ?? this.deps.commands.map((c) => c.name),
-      dropped: (reason) => this.deps.metrics.inbound.inc({ platform: adapter.platform, outcome: reason }),
-      chatMigrated: async (from, to) => {
-        const groupId = await this.deps.identities.moveGroup(adapter.platform, from, to);
-        if (groupId) this.deps.log.info({ platform: adapter.platform, groupId }, "a group moved to a new chat id (supergroup upgrade); its sessions follow it");
-      },
-      log: this.deps.log.child({ platform: adapter.platform }),
-      reportError: (where) => this.deps.metrics.internalErrors.inc({ where: `${adapter.platform}:${where}` }),
-      approvalClick: async (c) =>
-        this.deps.onApprovalClick?.({
-          ...c,
-          platform: adapter.platform,
-          botId: adapter.botId,
-          isAdmin: listed(this.deps.policy.ADMIN_USERS, { platform: adapter.platform, senderId: c.senderId }),
-        }) ?? { ok: false, text: "Approvals are not enabled here." },
-    };
+    return adapterContext(adapter, this.deps, { inbound: (env) => this.inbound(env), batch: (fn) => this.batch(fn) });
   }
 
   /**
@@ -209,39 +167,9 @@ export class Gateway {
 
   /** Records the event (the adapter may acknowledge once this resolves) and queues its handling. */
   async inbound(incoming: InboundEnvelope): Promise<InboundResult> {
-    const { metrics, policy } = this.deps;
-    const env = storable(incoming, policy.MAX_INBOUND_CHARS);
-    if (env.senderIsBot) {
-      metrics.inbound.inc({ platform: env.platform, outcome: "ignored" });
-      return { status: "ignored", reason: "sent by a bot" };
-    }
-    const age = Date.now() - env.occurredAt.getTime();
-    const expired = age > policy.INBOUND_TTL;
-    const conversation = conversationKey(env, policy.THREAD_SESSIONS);
-    const rec = await this.#recording.track(
-      conversation,
-      this.deps.inbound.record({
-        conversation,
-        platform: env.platform,
-        botId: env.botId,
-        eventId: env.eventId,
-        envelope: JSON.stringify(env),
-        occurredAt: env.occurredAt,
-        ...(expired ? { status: "expired" as const, note: `arrived ${Math.round(age / 1000)} s late` } : {}),
-      }),
-    );
-    if (rec === "duplicate") {
-      metrics.duplicates.inc({ platform: env.platform });
-      metrics.inbound.inc({ platform: env.platform, outcome: "duplicate" });
-      return { status: "duplicate" };
-    }
-    if (expired) {
-      metrics.expired.inc({ platform: env.platform, what: "inbound" });
-      metrics.inbound.inc({ platform: env.platform, outcome: "expired" });
-      return { status: "expired" };
-    }
-    metrics.inbound.inc({ platform: env.platform, outcome: "accepted" });
-    const id = rec.id;
+    const arrival = await recordArrival(this.deps, this.#recording, incoming);
+    if ("refused" in arrival) return arrival.refused;
+    const { env, conversation, id } = arrival;
     const start = this.#drainer
       ? () => {
           this.#arrivals.add(id, env);
@@ -251,7 +179,7 @@ export class Gateway {
     const batch = this.#batch.getStore();
     if (batch) batch.push(start);
     else start();
-    return { status: "accepted", inboundId: rec.id };
+    return { status: "accepted", inboundId: id };
   }
 
   /**

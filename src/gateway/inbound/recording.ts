@@ -1,4 +1,9 @@
+import type { Config } from "../../config.js";
+import type { InboundStore } from "../../store/inbound.js";
+import type { InboundResult } from "../adapter.js";
 import type { InboundEnvelope } from "../contract.js";
+import type { GatewayMetrics } from "../metrics.js";
+import { conversationKey } from "./conversation.js";
 
 /**
  * Records in flight per conversation: an event's handling waits for the
@@ -52,4 +57,53 @@ function cutText(text: string, max: number): string {
 /** Envelope JSON revived (dates), for replaying a recorded event after a restart. */
 export function revive(json: string): InboundEnvelope {
   return JSON.parse(json, (k, v) => (k === "occurredAt" && typeof v === "string" ? new Date(v) : v));
+}
+
+/** An arrival recorded for handling, or the answer for one that is not handled (and why, counted in the metrics). */
+export type RecordedArrival = { env: InboundEnvelope; conversation: string; id: string } | { refused: InboundResult };
+
+/**
+ * Records an arriving event before anything else (the adapter may acknowledge
+ * it once this resolves). A bot's own message is ignored; a redelivery is a
+ * duplicate; one older than INBOUND_TTL is recorded as expired and never
+ * answered.
+ */
+export async function recordArrival(
+  deps: { inbound: InboundStore; metrics: GatewayMetrics; policy: Pick<Config, "MAX_INBOUND_CHARS" | "INBOUND_TTL" | "THREAD_SESSIONS"> },
+  recording: RecordsInFlight,
+  incoming: InboundEnvelope,
+): Promise<RecordedArrival> {
+  const { metrics, policy } = deps;
+  const env = storable(incoming, policy.MAX_INBOUND_CHARS);
+  if (env.senderIsBot) {
+    metrics.inbound.inc({ platform: env.platform, outcome: "ignored" });
+    return { refused: { status: "ignored", reason: "sent by a bot" } };
+  }
+  const age = Date.now() - env.occurredAt.getTime();
+  const expired = age > policy.INBOUND_TTL;
+  const conversation = conversationKey(env, policy.THREAD_SESSIONS);
+  const rec = await recording.track(
+    conversation,
+    deps.inbound.record({
+      conversation,
+      platform: env.platform,
+      botId: env.botId,
+      eventId: env.eventId,
+      envelope: JSON.stringify(env),
+      occurredAt: env.occurredAt,
+      ...(expired ? { status: "expired" as const, note: `arrived ${Math.round(age / 1000)} s late` } : {}),
+    }),
+  );
+  if (rec === "duplicate") {
+    metrics.duplicates.inc({ platform: env.platform });
+    metrics.inbound.inc({ platform: env.platform, outcome: "duplicate" });
+    return { refused: { status: "duplicate" } };
+  }
+  if (expired) {
+    metrics.expired.inc({ platform: env.platform, what: "inbound" });
+    metrics.inbound.inc({ platform: env.platform, outcome: "expired" });
+    return { refused: { status: "expired" } };
+  }
+  metrics.inbound.inc({ platform: env.platform, outcome: "accepted" });
+  return { env, conversation, id: rec.id };
 }

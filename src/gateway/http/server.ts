@@ -9,6 +9,8 @@ import { errInfo } from "../../log.js";
 import type { HttpHandler, HttpRequest, HttpResponse, RouteOptions } from "../adapter.js";
 import { BodyBudget, readBody } from "./body.js";
 import { RefusalLog } from "./refusals.js";
+import { answerClientError, lastResort } from "./client-errors.js";
+import { eventStreamResponse } from "./event-stream.js";
 import type { GatewayMetrics } from "../metrics.js";
 import { OperatorAuth, type RequestFacts } from "./operator-auth.js";
 
@@ -207,39 +209,7 @@ export class HttpServer {
   #response(c: Context<Env>, r: HttpResponse): Response {
     const headers = { "x-request-id": c.get("requestId"), ...r.headers };
     if (!r.stream) return new Response(r.status === 204 || r.status === 304 ? null : (r.body ?? null), { status: r.status, headers });
-    const closers: Array<() => void> = [];
-    let closed = false;
-    const close = () => {
-      if (closed) return;
-      closed = true;
-      for (const fn of closers.splice(0)) fn();
-    };
-    c.env.outgoing.once("close", close);
-    const start = r.stream;
-    const encoder = new TextEncoder();
-    const stream = new ReadableStream<Uint8Array>(
-      {
-        start(ctrl) {
-          start(
-            (chunk) => {
-              if (closed) return false;
-              // A reader that stopped reading is dropped rather than buffered for without end.
-              if ((ctrl.desiredSize ?? 0) < -SSE_BACKLOG_BYTES) {
-                close();
-                ctrl.error(new Error("event stream client fell behind"));
-                return false;
-              }
-              ctrl.enqueue(encoder.encode(chunk));
-              return true;
-            },
-            (fn) => (closed ? fn() : closers.push(fn)),
-          );
-        },
-        cancel: close,
-      },
-      new ByteLengthQueuingStrategy({ highWaterMark: 64 * 1024 }),
-    );
-    return new Response(stream, { status: r.status, headers: { "cache-control": "no-store", ...headers } });
+    return eventStreamResponse(c.env.outgoing, r.status, r.stream, headers);
   }
 
   async listen(port: number, host: string, role: ListenerRole = "all"): Promise<AddressInfo> {
@@ -261,11 +231,11 @@ export class HttpServer {
         keepAliveTimeout: 5_000,
         connectionsCheckingInterval: Math.min(1_000, l.headersTimeoutMs),
       },
-      (req, res) => void listener(req, res).catch((err) => this.#lastResort(res, err)),
+      (req, res) => void listener(req, res).catch((err) => lastResort(this.#o.log, res, err)),
     );
     server.maxConnections = l.maxConnections;
     server.on("drop", () => this.#refusals.refuse("connections", { max: l.maxConnections }));
-    server.on("clientError", (err, socket) => this.#clientError(err as NodeJS.ErrnoException, socket as Socket));
+    server.on("clientError", (err, socket) => answerClientError(this.#refusals, err as NodeJS.ErrnoException, socket as Socket));
     const entry: Listener = { server, role, sockets: new Set() };
     server.on("connection", (s: Socket) => {
       entry.sockets.add(s);
@@ -284,38 +254,6 @@ export class HttpServer {
     server.on("error", (err) => this.#o.log.error({ err: errInfo(err) }, "HTTP server error"));
     this.#listeners.push(entry);
     return server.address() as AddressInfo;
-  }
-
-  /** Malformed input Node's parser refused before any route saw it: answer and close, never throw. */
-  #clientError(err: NodeJS.ErrnoException, socket: Socket): void {
-    try {
-      const code = err.code ?? "";
-      const status = code === "HPE_HEADER_OVERFLOW" ? 431 : code === "ERR_HTTP_REQUEST_TIMEOUT" || code === "ERR_HTTP_HEADERS_TIMEOUT" ? 408 : 400;
-      const reason = status === 408 ? "timeout" : status === 431 ? "headers-too-large" : "malformed";
-      if (code !== "ECONNRESET") this.#refusals.refuse(reason, { code });
-      const res = (socket as Socket & { _httpMessage?: http.ServerResponse })._httpMessage;
-      if (code === "ECONNRESET" || !socket.writable || res?.headersSent) {
-        socket.destroy();
-        return;
-      }
-      const body = JSON.stringify({ error: status === 408 ? "request timeout" : status === 431 ? "request headers too large" : "bad request" });
-      socket.end(
-        `HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
-      );
-      setTimeout(() => socket.destroy(), 1_000).unref();
-    } catch {
-      socket.destroy();
-    }
-  }
-
-  #lastResort(res: http.ServerResponse, err: unknown): void {
-    this.#o.log.error({ err: errInfo(err) }, "HTTP request failed outside any handler");
-    try {
-      if (!res.headersSent) res.writeHead(500, { "content-type": JSON_TYPE, connection: "close" }).end(JSON.stringify({ error: "internal error" }));
-      else res.destroy();
-    } catch {
-      res.destroy();
-    }
   }
 
   /** Open connections across listeners. */
@@ -345,7 +283,6 @@ export class HttpServer {
 }
 
 const EMPTY = Buffer.alloc(0);
-const SSE_BACKLOG_BYTES = 1024 * 1024;
 
 const single = (v: string | string[] | undefined): string | undefined => (Array.isArray(v) ? undefined : v);
 

@@ -1,0 +1,52 @@
+import { z } from "zod";
+import { ApiTokensError, parseApiTokens } from "../gateway/http/api/tokens.js";
+import { HooksConfigError, parseHooksConfig } from "../gateway/http/api/hooks-config.js";
+import { duration, bool, int, optionalString, url } from "./values.js";
+
+/** The store, logging and the HTTP edge (listeners, operator access, the API, hooks, limits, retention, shutdown). */
+export const serverSettings = {
+  DATABASE_URL: z
+    .string()
+    .default("file:./data/switchboard.db")
+    .refine((v) => v.startsWith("file:") || /^postgres(ql)?:\/\//.test(v), "must start with file: (SQLite) or postgresql:// (PostgreSQL)"),
+  LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+  LOG_FORMAT: optionalString().refine(
+    (v) => v === undefined || v === "json" || v === "pretty",
+    "must be json or pretty (or empty: pretty on a terminal, JSON otherwise)",
+  ) as z.ZodType<"json" | "pretty" | undefined, string | undefined>,
+  HTTP_HOST: z.string().default("127.0.0.1"),
+  HTTP_PORT: int(8787, 0, 65535),
+  CONSOLE_ENABLED: bool(true),
+  OPERATOR_TOKEN: optionalString().superRefine((v, ctx) => {
+    if (v !== undefined && (v.length < 16 || /\s/.test(v)))
+      ctx.addIssue({ code: "custom", message: "must be at least 16 characters with no spaces; make one with: openssl rand -hex 32" });
+  }),
+  API_TOKENS: optionalString().superRefine((v, ctx) => {
+    try {
+      parseApiTokens(v);
+    } catch (e) {
+      if (!(e instanceof ApiTokensError)) throw e;
+      ctx.addIssue({ code: "custom", message: e.message });
+    }
+  }),
+  HOOKS_CONFIG: optionalString().superRefine((v, ctx) => {
+    try {
+      parseHooksConfig(v);
+    } catch (e) {
+      if (!(e instanceof HooksConfigError)) throw e;
+      ctx.addIssue({ code: "custom", message: e.message });
+    }
+  }),
+  OPERATOR_HOST: optionalString(),
+  OPERATOR_PORT: optionalString().superRefine((v, ctx) => {
+    if (v !== undefined && !(/^\d{1,5}$/.test(v) && Number(v) <= 65535))
+      ctx.addIssue({ code: "custom", message: `must be a port number from 0 to 65535 (got "${v}")` });
+  }),
+  PUBLIC_URL: url("the address operators and platforms use to reach this gateway, e.g. https://bot.example.com"),
+  HTTP_MAX_CONNECTIONS: int(2048, 16, 1_000_000),
+  HTTP_MAX_BUFFERED_MB: int(16, 1, 16_384),
+  HTTP_HEADERS_TIMEOUT: duration("10s"),
+  HTTP_REQUEST_TIMEOUT: duration("30s"),
+  RECORD_RETENTION: duration("7d"),
+  SHUTDOWN_GRACE: duration("25s"),
+};

@@ -7,6 +7,7 @@ import { formatLocal, nextAfter, type Timing } from "../../runtime/jobs/when.js"
 import type { Info } from "../../session/info.js";
 import type { Registry } from "../../session/registry.js";
 import type { DeliveryStore } from "../../store/deliveries.js";
+import { schedulerAgentTurn } from "./agent-turn.js";
 import type { JobRecord, JobStore, RunCompletion, RunRecord } from "../../store/jobs.js";
 import { PAUSE_AFTER_FAILURES } from "../../store/jobs.js";
 
@@ -174,7 +175,7 @@ export class JobRunner {
     let text = job.text;
     const messages: RunCompletion["messages"] = [];
     if (job.action === "agent") {
-      const answered = await this.#agentTurn(job, session, conversation);
+      const answered = await schedulerAgentTurn(this.opts, job, session, conversation, { turns: this.#turns, stopped: () => this.#stopped });
       if ("error" in answered) return void (await this.#finish({ ...base, status: "failed", error: answered.error }));
       text = answered.text;
       messages.push(
@@ -195,53 +196,6 @@ export class JobRunner {
     } finally {
       await this.#settleRun(run.id, deliveryId);
     }
-  }
-
-  async #agentTurn(job: JobRecord, conversationSession: Info, conversation: Conversation): Promise<{ text: string; schedulerId: string } | { error: string }> {
-    if (!this.opts.agent) return { error: "no agent is configured for agent-prompt jobs" };
-    let scheduler: Info | undefined;
-    if (job.sessionId) scheduler = await this.opts.registry.getUnscoped(job.sessionId).catch(() => undefined);
-    if (!scheduler || scheduler.archived) {
-      // Its own session, of kind scheduler (reflection skips that kind), linked to the conversation.
-      scheduler = await this.opts.registry.ensure({
-        agentId: conversation.agentId,
-        userId: conversation.userId,
-        ...(conversation.groupId && { groupId: conversation.groupId }),
-        channel: conversation.channel,
-        kind: "scheduler",
-        createIfMissing: true,
-        parentId: conversationSession.id,
-        title: `scheduled job ${job.id}`,
-      });
-      await this.opts.store.setSession(job.id, scheduler.id);
-    }
-    const { agent, system } = this.opts.agent(scheduler);
-    const abort = new AbortController();
-    this.#turns.add(abort);
-    const timer = setTimeout(() => abort.abort(new Error("timeout")), this.opts.agentTimeoutMs ?? 120_000);
-    timer.unref();
-    let text = "";
-    try {
-      for await (const out of agent.run({ system, messages: [{ role: "user", content: job.text }], signal: abort.signal })) {
-        if (out.type === "text-delta") text += out.text;
-        else if (out.type === "done") text = out.text;
-      }
-    } catch (err) {
-      // Abandoned by a stop: commit nothing, so the claim goes stale and the next start runs it again.
-      if (this.#stopped) throw err;
-      const ref = randomUUID().slice(0, 6);
-      this.opts.log.warn({ jobId: job.id, ref, err: errInfo(err) }, "a scheduled job's agent turn failed");
-      return {
-        error: abort.signal.aborted
-          ? `the agent did not answer within ${Math.round((this.opts.agentTimeoutMs ?? 120_000) / 1000)} s`
-          : `the agent failed (ref ${ref}; see the log)`,
-      };
-    } finally {
-      clearTimeout(timer);
-      this.#turns.delete(abort);
-    }
-    if (!text.trim()) return { error: "the agent gave an empty answer" };
-    return { text, schedulerId: scheduler.id };
   }
 
   async #finish(c: RunCompletion): Promise<boolean> {

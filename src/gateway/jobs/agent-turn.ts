@@ -1,0 +1,66 @@
+import { randomUUID } from "node:crypto";
+import { errInfo } from "../../log.js";
+import type { Conversation } from "../../runtime/events.js";
+import type { Info } from "../../session/info.js";
+import type { JobRecord } from "../../store/jobs.js";
+import type { JobRunnerOptions } from "./runner.js";
+
+/**
+ * An agent-prompt job's turn: in the job's own session (kind scheduler, made
+ * on first use and linked to the conversation's), bounded by the agent
+ * timeout. A failure is an error text for the run; a turn abandoned by a stop
+ * throws, so nothing is committed and the next start runs the due time again.
+ * `inProgress.turns` holds the turn's abort while it runs (a stop aborts them).
+ */
+export async function schedulerAgentTurn(
+  opts: Pick<JobRunnerOptions, "agent" | "registry" | "store" | "agentTimeoutMs" | "log">,
+  job: JobRecord,
+  conversationSession: Info,
+  conversation: Conversation,
+  inProgress: { turns: Set<AbortController>; stopped(): boolean },
+): Promise<{ text: string; schedulerId: string } | { error: string }> {
+  if (!opts.agent) return { error: "no agent is configured for agent-prompt jobs" };
+  let scheduler: Info | undefined;
+  if (job.sessionId) scheduler = await opts.registry.getUnscoped(job.sessionId).catch(() => undefined);
+  if (!scheduler || scheduler.archived) {
+    // Its own session, of kind scheduler (reflection skips that kind), linked to the conversation.
+    scheduler = await opts.registry.ensure({
+      agentId: conversation.agentId,
+      userId: conversation.userId,
+      ...(conversation.groupId && { groupId: conversation.groupId }),
+      channel: conversation.channel,
+      kind: "scheduler",
+      createIfMissing: true,
+      parentId: conversationSession.id,
+      title: `scheduled job ${job.id}`,
+    });
+    await opts.store.setSession(job.id, scheduler.id);
+  }
+  const { agent, system } = opts.agent(scheduler);
+  const abort = new AbortController();
+  inProgress.turns.add(abort);
+  const timer = setTimeout(() => abort.abort(new Error("timeout")), opts.agentTimeoutMs ?? 120_000);
+  timer.unref();
+  let text = "";
+  try {
+    for await (const out of agent.run({ system, messages: [{ role: "user", content: job.text }], signal: abort.signal })) {
+      if (out.type === "text-delta") text += out.text;
+      else if (out.type === "done") text = out.text;
+    }
+  } catch (err) {
+    // Abandoned by a stop: commit nothing, so the claim goes stale and the next start runs it again.
+    if (inProgress.stopped()) throw err;
+    const ref = randomUUID().slice(0, 6);
+    opts.log.warn({ jobId: job.id, ref, err: errInfo(err) }, "a scheduled job's agent turn failed");
+    return {
+      error: abort.signal.aborted
+        ? `the agent did not answer within ${Math.round((opts.agentTimeoutMs ?? 120_000) / 1000)} s`
+        : `the agent failed (ref ${ref}; see the log)`,
+    };
+  } finally {
+    clearTimeout(timer);
+    inProgress.turns.delete(abort);
+  }
+  if (!text.trim()) return { error: "the agent gave an empty answer" };
+  return { text, schedulerId: scheduler.id };
+}

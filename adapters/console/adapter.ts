@@ -10,7 +10,6 @@
  * by operators (the gateway listens on 127.0.0.1 by default).
  */
 import { randomUUID } from "node:crypto";
-import { z } from "zod";
 import type { Logger } from "../../src/log.js";
 import {
   AdapterError,
@@ -18,7 +17,6 @@ import {
   type Adapter,
   type AdapterContext,
   type AdapterHealth,
-  type AdapterLimits,
   type AdapterSink,
   type HttpRequest,
   type HttpResponse,
@@ -27,8 +25,16 @@ import {
   type ReplyAddress,
 } from "../types.js";
 import * as ids from "./ids.js";
-import { consoleCard, consoleClick, type ConsoleCard } from "./approval-card.js";
+import { consoleCard, consoleClick } from "./approval-card.js";
 import { ASSETS, SECURITY_HEADERS, assetBody } from "./page.js";
+import { ConversationHistory, type HistoryEntry } from "./history.js";
+import { CONSOLE_LIMITS } from "./limits.js";
+import { PageEvents } from "./page-events.js";
+import { AddressQuery, MessageBody, explain, json, refuseCrossSite, type ConsoleMessage } from "./requests.js";
+
+export type { ConsoleMessage } from "./requests.js";
+export type { HistoryEntry } from "./history.js";
+export type { ConsoleEvent } from "./page-events.js";
 
 export interface ConsoleAdapterOptions {
   /** The agent id the console talks to. Default "console". */
@@ -42,62 +48,6 @@ export interface ConsoleAdapterOptions {
   log?: Logger;
 }
 
-/** What the page receives on /api/console/events: one per sink call. */
-export interface ConsoleEvent {
-  type: "message" | "edit" | "typing";
-  /** An approval card: the page draws its buttons (approval-card.ts). */
-  card?: ConsoleCard;
-  chatId: string;
-  threadId?: string;
-  /** Empty for typing. */
-  messageId: string;
-  /** Empty for typing. */
-  text: string;
-  at: string;
-}
-
-export interface HistoryEntry {
-  messageId: string;
-  from: "bot" | "user";
-  text: string;
-  senderId?: string;
-  senderName?: string;
-  at: string;
-  card?: ConsoleCard;
-}
-
-interface SseClient {
-  write: (chunk: string) => boolean;
-  timer: NodeJS.Timeout;
-}
-
-const consoleId = z.string().regex(ids.ID_PATTERN, `must be ${ids.ID_RULE}`);
-
-const MessageBody = z.object({
-  chat: z.discriminatedUnion("type", [
-    z.object({ type: z.literal("private"), id: consoleId.optional(), title: z.string().max(200).optional() }),
-    z.object({ type: z.literal("group"), id: consoleId, title: z.string().max(200).optional(), threadId: consoleId.optional() }),
-  ]),
-  sender: z.object({ id: consoleId, name: z.string().trim().min(1, "must not be empty").max(100) }),
-  text: z.string().refine((t) => t.trim().length > 0, "must not be empty"),
-  mention: z.boolean().optional(),
-  clientId: z.string().regex(ids.EVENT_ID_PATTERN, "must be 1-128 characters of A-Z, a-z, 0-9, '_', '.', ':' and '-' (a UUID fits)").optional(),
-});
-export type ConsoleMessage = z.infer<typeof MessageBody>;
-
-const AddressQuery = z.discriminatedUnion("type", [
-  z.object({ type: z.literal("private"), id: consoleId }),
-  z.object({ type: z.literal("group"), id: consoleId, threadId: consoleId.optional() }),
-]);
-
-const json = (status: number, body: unknown): HttpResponse => ({
-  status,
-  headers: { "content-type": "application/json; charset=utf-8", "cache-control": "no-store" },
-  body: JSON.stringify(body),
-});
-
-const explain = (e: z.ZodError): string => e.issues.map((i) => `${i.path.length ? i.path.join(".") : "body"}: ${i.message}`).join("; ");
-
 type State = "idle" | "running" | "stopped";
 
 export class ConsoleAdapter implements Adapter {
@@ -105,24 +55,11 @@ export class ConsoleAdapter implements Adapter {
   readonly botId: string;
   readonly botUsername = ids.BOT_USERNAME;
   readonly trusted = true;
-  /**
-   * Nothing to protect on the other end: limits only need to keep a runaway
-   * agent from flooding the page. Edits at 250 ms make streaming visible.
-   */
-  readonly limits: AdapterLimits = {
-    maxTextLength: 4000,
-    editIntervalMs: { private: 250, group: 250 },
-    perChat: { ratePerSec: 50, burst: 100 },
-    global: { ratePerSec: 500, burst: 1000 },
-    canEdit: true,
-  };
+  readonly limits = CONSOLE_LIMITS;
   readonly sink: AdapterSink;
 
-  readonly #historyLimit: number;
-  readonly #maxConversations: number;
-  readonly #keepAliveMs: number;
-  readonly #history = new Map<string, HistoryEntry[]>();
-  readonly #clients = new Set<SseClient>();
+  readonly #history: ConversationHistory;
+  readonly #pages: PageEvents;
   /** Keyed by the gateway's route function: a route can be mounted only once per server, even across restarts. */
   readonly #mounted = new WeakSet<object>();
   #ctx: AdapterContext | undefined;
@@ -133,23 +70,22 @@ export class ConsoleAdapter implements Adapter {
     this.botId = opts.botId ?? ids.DEFAULT_BOT_ID;
     if (!ids.isConsoleId(this.botId))
       throw new AdapterSetupError("Config", `ConsoleAdapter botId ${JSON.stringify(this.botId)} is not valid: use ${ids.ID_RULE}`);
-    this.#historyLimit = opts.historyLimit ?? 200;
-    this.#maxConversations = opts.maxConversations ?? 1000;
-    this.#keepAliveMs = opts.keepAliveMs ?? 15_000;
+    this.#history = new ConversationHistory(opts.historyLimit ?? 200, opts.maxConversations ?? 1000);
+    this.#pages = new PageEvents(opts.keepAliveMs ?? 15_000);
     this.sink = {
       send: async (to, text) => {
         const t = this.#target(to);
         const messageId = randomUUID();
         const at = new Date().toISOString();
-        this.#remember(t, { messageId, from: "bot", text, at });
-        this.#broadcast({ type: "message", chatId: t.chatId, ...(t.threadId !== undefined && { threadId: t.threadId }), messageId, text, at });
+        this.#history.remember(t, { messageId, from: "bot", text, at });
+        this.#pages.broadcast({ type: "message", chatId: t.chatId, ...(t.threadId !== undefined && { threadId: t.threadId }), messageId, text, at });
         return { messageId };
       },
       edit: async (to, messageId, text) => {
         const t = this.#target(to);
-        const entry = this.#history.get(ids.conversationKey(t.chatId, t.threadId))?.find((m) => m.messageId === messageId);
+        const entry = this.#history.find(t, messageId);
         if (entry) entry.text = text;
-        this.#broadcast({
+        this.#pages.broadcast({
           type: "edit",
           chatId: t.chatId,
           ...(t.threadId !== undefined && { threadId: t.threadId }),
@@ -163,8 +99,8 @@ export class ConsoleAdapter implements Adapter {
         const messageId = randomUUID();
         const at = new Date().toISOString();
         const c = consoleCard(card);
-        this.#remember(t, { messageId, from: "bot", text: c.text, at, card: c.card });
-        this.#broadcast({
+        this.#history.remember(t, { messageId, from: "bot", text: c.text, at, card: c.card });
+        this.#pages.broadcast({
           type: "message",
           chatId: t.chatId,
           ...(t.threadId !== undefined && { threadId: t.threadId }),
@@ -178,9 +114,9 @@ export class ConsoleAdapter implements Adapter {
       editCard: async (to, messageId, card) => {
         const t = this.#target(to);
         const c = consoleCard(card);
-        const entry = this.#history.get(ids.conversationKey(t.chatId, t.threadId))?.find((m) => m.messageId === messageId);
+        const entry = this.#history.find(t, messageId);
         if (entry) Object.assign(entry, { text: c.text, card: c.card });
-        this.#broadcast({
+        this.#pages.broadcast({
           type: "edit",
           chatId: t.chatId,
           ...(t.threadId !== undefined && { threadId: t.threadId }),
@@ -192,7 +128,7 @@ export class ConsoleAdapter implements Adapter {
       },
       typing: async (to) => {
         const t = this.#target(to);
-        this.#broadcast({
+        this.#pages.broadcast({
           type: "typing",
           chatId: t.chatId,
           ...(t.threadId !== undefined && { threadId: t.threadId }),
@@ -219,19 +155,18 @@ export class ConsoleAdapter implements Adapter {
   /** Stops taking messages. The sink keeps working so in-flight replies still land in the history. */
   async stop(): Promise<void> {
     this.#state = "stopped";
-    for (const c of this.#clients) clearInterval(c.timer);
-    this.#clients.clear();
+    this.#pages.closeAll();
   }
 
   health(): AdapterHealth {
     return this.#state === "running"
-      ? { ready: true, detail: `${this.#clients.size} page(s) connected` }
+      ? { ready: true, detail: `${this.#pages.size} page(s) connected` }
       : { ready: false, detail: this.#state === "idle" ? "not started" : "stopped" };
   }
 
   /** Replies kept for a conversation (oldest first), as GET /api/console/history returns them. */
   history(chatId: string, threadId?: string): HistoryEntry[] {
-    return [...(this.#history.get(ids.conversationKey(chatId, threadId)) ?? [])];
+    return this.#history.list(chatId, threadId);
   }
 
   #mount(ctx: AdapterContext): void {
@@ -239,7 +174,7 @@ export class ConsoleAdapter implements Adapter {
       ctx.route("GET", a.path, async () => ({ status: 200, headers: { ...SECURITY_HEADERS, "content-type": a.contentType }, body: assetBody(a) }));
     }
     ctx.route("POST", "/api/console/messages", (req) => this.#postMessage(req));
-    ctx.route("GET", "/api/console/events", async () => this.#events());
+    ctx.route("GET", "/api/console/events", async () => this.#pages.stream());
     ctx.route(
       "POST",
       "/api/console/approvals",
@@ -282,15 +217,15 @@ export class ConsoleAdapter implements Adapter {
       senderName: m.sender.name,
       at: env.occurredAt.toISOString(),
     };
-    this.#remember(where, entry);
+    this.#history.remember(where, entry);
     let result: InboundResult;
     try {
       result = await this.#ctx.inbound(env);
     } catch (e) {
-      this.#forget(where, entry);
+      this.#history.forget(where, entry);
       throw e;
     }
-    if (result.status !== "accepted") this.#forget(where, entry);
+    if (result.status !== "accepted") this.#history.forget(where, entry);
     this.#log?.debug({ chatId: env.chatId, status: result.status }, "console message");
     return json(result.status === "accepted" ? 202 : 200, {
       ...result,
@@ -328,25 +263,6 @@ export class ConsoleAdapter implements Adapter {
     return env;
   }
 
-  #events(): HttpResponse {
-    return {
-      status: 200,
-      headers: { "content-type": "text/event-stream; charset=utf-8", "x-accel-buffering": "no" },
-      stream: (write, onClose) => {
-        const timer = setInterval(() => write(": keep-alive\n\n"), this.#keepAliveMs);
-        // A page left open must not keep the process alive at shutdown.
-        timer.unref();
-        const client: SseClient = { write, timer };
-        this.#clients.add(client);
-        write("retry: 2000\n: connected\n\n");
-        onClose(() => {
-          clearInterval(timer);
-          this.#clients.delete(client);
-        });
-      },
-    };
-  }
-
   #getHistory(req: HttpRequest): HttpResponse {
     const chatId = req.query.get("chatId") ?? "";
     const threadId = req.query.get("threadId") || undefined;
@@ -377,55 +293,4 @@ export class ConsoleAdapter implements Adapter {
     if ("error" in t) throw new AdapterError("console", "Rejected", t.error);
     return t;
   }
-
-  #remember(t: { chatId: string; threadId?: string }, entry: HistoryEntry): void {
-    const key = ids.conversationKey(t.chatId, t.threadId);
-    const list = this.#history.get(key) ?? [];
-    // Re-inserted so Map order is least recently used first.
-    this.#history.delete(key);
-    this.#history.set(key, list);
-    list.push(entry);
-    if (list.length > this.#historyLimit) list.splice(0, list.length - this.#historyLimit);
-    while (this.#history.size > this.#maxConversations) {
-      const oldest = this.#history.keys().next().value;
-      if (oldest === undefined) break;
-      this.#history.delete(oldest);
-    }
-  }
-
-  #forget(t: { chatId: string; threadId?: string }, entry: HistoryEntry): void {
-    const list = this.#history.get(ids.conversationKey(t.chatId, t.threadId));
-    const i = list?.indexOf(entry) ?? -1;
-    if (i >= 0) list!.splice(i, 1);
-  }
-
-  #broadcast(e: ConsoleEvent): void {
-    const frame = `data: ${JSON.stringify(e)}\n\n`;
-    for (const c of this.#clients) c.write(frame);
-  }
-}
-
-/**
- * The console acts as a trusted operator, so another site open in the same
- * browser must not be able to post to it. Requiring a JSON content type makes
- * a cross-site request need a CORS preflight, which this server never grants;
- * a browser's Origin header, when sent, must also match the Host.
- */
-function refuseCrossSite(req: HttpRequest): HttpResponse | undefined {
-  const type = String(req.headers["content-type"] ?? "");
-  if (!/^application\/json\b/i.test(type)) return json(415, { error: "send the message as JSON, with the header content-type: application/json" });
-  const origin = req.headers.origin;
-  const host = req.headers.host;
-  if (typeof origin === "string" && origin !== "null" && typeof host === "string") {
-    let originHost: string | undefined;
-    try {
-      originHost = new URL(origin).host;
-    } catch {
-      originHost = undefined;
-    }
-    if (originHost !== host)
-      return json(403, { error: "cross-origin requests to the console are refused: open the console page from this gateway's own address" });
-  }
-  if (origin === "null") return json(403, { error: "requests from an opaque origin are refused: open the console page from this gateway's own address" });
-  return undefined;
 }

@@ -23,6 +23,7 @@ import { registerSecret, type Logger } from "../../src/log.js";
 import { AdapterError, AdapterSetupError, type Adapter, type AdapterContext, type AdapterHealth, type InboundEnvelope } from "../types.js";
 import { deferInteraction, normalizeInteraction, syncCommands } from "./commands.js";
 import { isSnowflake, PLATFORM } from "./ids.js";
+import { ChannelQueues } from "./channel-queues.js";
 import { normalizeChange, normalizeMessage, type ChannelInfo, type DiscordBotIdentity } from "./normalize.js";
 import { createDiscordSink, type DiscordSink } from "./sink.js";
 import { editDiscordCard, handleDiscordPress, isApprovalPress, sendDiscordCard } from "./approval-card.js";
@@ -61,9 +62,6 @@ type Raw = { t?: unknown; d?: unknown };
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms).unref());
 
-/** At most this many of a channel's waiting events are recorded as one batch (the rest form the next). */
-const BATCH_MAX = 50;
-
 export class DiscordAdapter implements Adapter {
   readonly platform = PLATFORM;
   readonly limits = DISCORD_LIMITS;
@@ -81,7 +79,7 @@ export class DiscordAdapter implements Adapter {
   private log: Logger | undefined;
   private ctx: AdapterContext | undefined;
   /** Each channel's events waiting to be handed to the gateway, and the drain that works them off. */
-  private readonly queues = new Map<string, { items: Array<() => Promise<void>>; drained: Promise<void> }>();
+  private readonly queues = new ChannelQueues(() => ({ ctx: this.ctx, log: this.log }));
   private readonly deferrals = new Map<string, Promise<unknown>>();
   private readonly mentionRoles: string[];
 
@@ -199,10 +197,10 @@ export class DiscordAdapter implements Adapter {
     const d = packet.d as Record<string, unknown> | null | undefined;
     if (!d || typeof d !== "object") return;
     if (packet.t === "MESSAGE_CREATE") {
-      this.enqueue(String(d.channel_id), () => this.handleMessage(d));
+      this.queues.enqueue(String(d.channel_id), () => this.handleMessage(d));
     } else if (packet.t === "MESSAGE_UPDATE" || packet.t === "MESSAGE_DELETE") {
       // Behind the channel's queue: a change lands after the message it changes.
-      this.enqueue(String(d.channel_id), () => this.handleChange(packet.t === "MESSAGE_UPDATE" ? "edit" : "delete", d));
+      this.queues.enqueue(String(d.channel_id), () => this.handleChange(packet.t === "MESSAGE_UPDATE" ? "edit" : "delete", d));
     } else if (packet.t === "INTERACTION_CREATE" && isApprovalPress(d) && this.ctx && this.log) {
       // Not behind the channel's queue either: acknowledged at once, then decided.
       void handleDiscordPress(this.client!.rest, this.applicationId, d, this.ctx, this.log);
@@ -215,42 +213,8 @@ export class DiscordAdapter implements Adapter {
       });
       this.deferrals.set(token, deferral);
       setTimeout(() => this.deferrals.delete(token), 15 * 60_000).unref();
-      this.enqueue(String(d.channel_id), () => this.handleInteraction(d));
+      this.queues.enqueue(String(d.channel_id), () => this.handleInteraction(d));
     }
-  }
-
-  /**
-   * A channel's events go to the gateway one at a time, in order. The ones
-   * that piled up while earlier ones were recorded arrived together: they
-   * are recorded as one gateway batch (at most BATCH_MAX), so none of them
-   * is handled before the rest are recorded.
-   */
-  private enqueue(key: string, fn: () => Promise<void>): void {
-    const queued = this.queues.get(key);
-    if (queued) {
-      queued.items.push(fn);
-      return;
-    }
-    const items = [fn];
-    const drainSome = async () => {
-      for (let n = 0; items.length && n < BATCH_MAX; n++) {
-        try {
-          await items.shift()!();
-        } catch (err) {
-          this.log?.error({ error: err instanceof Error ? err.name : typeof err }, "discord: inbound handling failed");
-        }
-      }
-    };
-    const drain = async () => {
-      for (;;) {
-        // Checked and removed in one step: an event enqueued later starts a new drain.
-        if (!items.length) return void this.queues.delete(key);
-        await (this.ctx?.batch ? this.ctx.batch(drainSome) : drainSome());
-      }
-    };
-    const entry = { items, drained: Promise.resolve() };
-    this.queues.set(key, entry);
-    entry.drained = drain();
   }
 
   private async handleChange(kind: "edit" | "delete", d: Record<string, unknown>): Promise<void> {
@@ -340,7 +304,7 @@ export class DiscordAdapter implements Adapter {
     const timeout = this.opts.stopTimeoutMs ?? 3000;
     if (client) await this.destroyClient(client, timeout);
     // In-flight inbound calls finish (they are being recorded); nothing new starts.
-    await Promise.race([Promise.allSettled([...this.queues.values()].map((q) => q.drained)), sleep(timeout)]);
+    await Promise.race([this.queues.drained(), sleep(timeout)]);
     this.queues.clear();
     this.deferrals.clear();
     this.client = undefined;

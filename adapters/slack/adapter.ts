@@ -3,7 +3,7 @@
  * or Socket Mode (when an app token is set), normalizing `message`,
  * `app_mention` and slash commands into envelopes, and a sink over the Web API.
  */
-import { App, LogLevel, webApi, type Logger as SlackLogger } from "@slack/bolt";
+import { App, LogLevel, webApi } from "@slack/bolt";
 import { slackFiles, type SlackFileInfo } from "./files.js";
 import type { FileSource } from "../types.js";
 import { SLACK_LIMITS } from "./limits.js";
@@ -17,6 +17,8 @@ import { isSlackId } from "./ids.js";
 import { eventOf, normalizeEvent, replyThreadTs, startsThread, type SlackIdentity } from "./normalize.js";
 import { signatureHeadersPresent } from "./signature.js";
 import { SlackHttpReceiver } from "./receiver.js";
+import { boltLogger } from "./bolt-logger.js";
+import { malformedEventCallback } from "./malformed-event.js";
 import { SlackSink, type SlackWebClient } from "./sink.js";
 import { SlackSocketReceiver } from "./socket.js";
 import { editSlackCard, INTERACTIONS_PATH, listenForApprovals, sendSlackCard, type SlackCardClient } from "./approval-card.js";
@@ -254,57 +256,4 @@ export class SlackAdapter implements Adapter {
     if (this.mode === "socket" && !this.socketConnected) return { ready: false, detail: "Socket Mode is not connected" };
     return { ready: true, detail: `${this.mode} mode, team ${this.me.teamId}` };
   }
-}
-
-/**
- * Bolt's and the WebClient's log calls, into pino. Their debug output
- * includes whole event payloads (user text), so it goes to trace; only
- * string arguments and error names are kept, never objects that could carry
- * a request (and its token).
- */
-export function boltLogger(log: Logger): SlackLogger {
-  const line = (args: unknown[]): string =>
-    args
-      .map((a) =>
-        typeof a === "string"
-          ? a
-          : a instanceof Error
-            ? `${a.name}${(a as { code?: unknown }).code ? ` ${String((a as { code?: unknown }).code)}` : ""}`
-            : typeof a,
-      )
-      .join(" ");
-  let level = LogLevel.WARN;
-  return {
-    debug: (...a: unknown[]) => log.trace(line(a)),
-    info: (...a: unknown[]) => log.debug(line(a)),
-    warn: (...a: unknown[]) => log.warn(line(a)),
-    error: (...a: unknown[]) => log.error(line(a)),
-    setLevel: (l: LogLevel) => {
-      level = l;
-    },
-    getLevel: () => level,
-    setName: () => undefined,
-  };
-}
-
-/**
- * A signed event_callback whose `event` is not an object with a type makes
- * Bolt throw inside processEvent, which the receiver would answer 500 (and
- * Slack would retry). It is the sender's error: 400.
- */
-function malformedEventCallback(raw: Buffer): boolean {
-  if (raw.length === 0 || raw[0] !== 0x7b) return false;
-  let body: unknown;
-  try {
-    body = JSON.parse(raw.toString("utf8"));
-  } catch {
-    return false;
-  }
-  if (typeof body !== "object" || body === null || (body as { type?: unknown }).type !== "event_callback") return false;
-  const event = (body as { event?: unknown }).event;
-  if (typeof event !== "object" || event === null || Array.isArray(event) || typeof (event as { type?: unknown }).type !== "string") return true;
-  // Slack sends these as strings; Bolt's own middleware reads them before any listener of ours runs.
-  const e = event as Record<string, unknown>;
-  if (e.type !== "message" && e.type !== "app_mention") return false;
-  return ["channel", "user", "ts", "thread_ts", "text", "subtype", "channel_type", "team"].some((k) => k in e && typeof e[k] !== "string");
 }

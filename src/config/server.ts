@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { ApiTokensError, parseApiTokens } from "../gateway/http/api/tokens.js";
 import { HooksConfigError, parseHooksConfig } from "../gateway/http/api/hooks-config.js";
-import { duration, bool, int, optionalString, url } from "./values.js";
+import { duration, bool, int, optionalString, parsedBy, url } from "./values.js";
 
 /** The store, logging and the HTTP edge (listeners, operator access, the API, hooks, limits, retention, shutdown). */
 export const serverSettings = {
@@ -21,22 +21,8 @@ export const serverSettings = {
     if (v !== undefined && (v.length < 16 || /\s/.test(v)))
       ctx.addIssue({ code: "custom", message: "must be at least 16 characters with no spaces; make one with: openssl rand -hex 32" });
   }),
-  API_TOKENS: optionalString().superRefine((v, ctx) => {
-    try {
-      parseApiTokens(v);
-    } catch (e) {
-      if (!(e instanceof ApiTokensError)) throw e;
-      ctx.addIssue({ code: "custom", message: e.message });
-    }
-  }),
-  HOOKS_CONFIG: optionalString().superRefine((v, ctx) => {
-    try {
-      parseHooksConfig(v);
-    } catch (e) {
-      if (!(e instanceof HooksConfigError)) throw e;
-      ctx.addIssue({ code: "custom", message: e.message });
-    }
-  }),
+  API_TOKENS: parsedBy(parseApiTokens, ApiTokensError),
+  HOOKS_CONFIG: parsedBy(parseHooksConfig, HooksConfigError),
   OPERATOR_HOST: optionalString(),
   OPERATOR_PORT: optionalString().superRefine((v, ctx) => {
     if (v !== undefined && !(/^\d{1,5}$/.test(v) && Number(v) <= 65535))

@@ -78,6 +78,17 @@ export const url = (what: string, opts: { trailingSlash?: "forbid" | "require" }
     if (opts.trailingSlash === "require" && !v.endsWith("/")) ctx.addIssue({ code: "custom", message: `must end with "/" (${what})` });
   });
 
+/** An optional value that `parse` must accept: its `Refusal` (an error naming the fix) becomes the variable's message. */
+export const parsedBy = (parse: (v: string | undefined) => unknown, Refusal: abstract new (...args: never[]) => Error) =>
+  optionalString().superRefine((v, ctx) => {
+    try {
+      parse(v);
+    } catch (e) {
+      if (!(e instanceof Refusal)) throw e;
+      ctx.addIssue({ code: "custom", message: e.message });
+    }
+  });
+
 /** An optional value that, when set, must match `re`; `fix` says what a good one looks like. */
 export const matching = (re: RegExp, fix: string) =>
   optionalString().superRefine((v, ctx) => {

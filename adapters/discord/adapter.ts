@@ -24,6 +24,7 @@ import { AdapterError, AdapterSetupError, type Adapter, type AdapterContext, typ
 import { deferInteraction, normalizeInteraction, syncCommands } from "./commands.js";
 import { isSnowflake, PLATFORM } from "./ids.js";
 import { ChannelQueues } from "./channel-queues.js";
+import { channelInfo } from "./channel-info.js";
 import { normalizeChange, normalizeMessage, type ChannelInfo, type DiscordBotIdentity } from "./normalize.js";
 import { createDiscordSink, type DiscordSink } from "./sink.js";
 import { editDiscordCard, handleDiscordPress, isApprovalPress, sendDiscordCard } from "./approval-card.js";
@@ -246,27 +247,8 @@ export class DiscordAdapter implements Adapter {
     );
   }
 
-  /** Channel type, thread parent and name: from discord.js's cache, else one REST fetch for guild channels. */
-  private async channelInfo(id: unknown, inGuild: boolean): Promise<ChannelInfo | undefined> {
-    const client = this.client;
-    if (!client || !isSnowflake(id)) return undefined;
-    let ch = client.channels.cache.get(id);
-    if (!ch && inGuild)
-      ch =
-        (await client.channels.fetch(id).catch((err: unknown) => {
-          // Without it a thread reads as its own channel: log it, count it, and go on with what the event says.
-          this.ctx?.reportError?.("discord-channel-fetch", err);
-          this.log?.warn(
-            { channelId: id, err: err instanceof Error ? err.name : typeof err },
-            "discord: could not fetch a channel's type; normalizing from the event alone",
-          );
-          return null;
-        })) ?? undefined;
-    if (!ch) return undefined;
-    const info: ChannelInfo = { type: ch.type };
-    if (ch.isThread() && ch.parentId) info.parentId = ch.parentId;
-    if ("name" in ch && typeof ch.name === "string") info.name = ch.name;
-    return info;
+  private channelInfo(id: unknown, inGuild: boolean): Promise<ChannelInfo | undefined> {
+    return channelInfo(this.client, id, inGuild, this.ctx, this.log);
   }
 
   /** Hands one envelope to the gateway, retrying while the store is briefly unavailable. */

@@ -1,4 +1,8 @@
-import { forkGateway, heapOf, rssOf, stopChild } from "../lib/child.js";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { forkGateway, heapOf, rssOf, snapshotOf, stopChild } from "../lib/child.js";
+import { analyseHeapSnapshot, type HeapReport } from "../lib/heap-snapshot.js";
 import { freshSqliteUrl } from "../lib/db.js";
 import type { PlatformDriver } from "../lib/platforms.js";
 import { pick } from "../lib/mode.js";
@@ -21,6 +25,8 @@ export interface MemoryResult {
   soak_slope_bytes_per_min: number;
   soak_messages: number;
   soak_replies: number;
+  /** What holds the heap after the soak (the live chats still open), from a heap snapshot's dominator tree. */
+  heap_retainers: HeapReport;
 }
 
 const MB = 1024 * 1024;
@@ -48,7 +54,7 @@ async function heapAt(child: import("node:child_process").ChildProcess): Promise
   });
 }
 
-/** The gateway in its own process, all three adapters on their fakes (which run here): RSS at N live chats, then a soak. */
+/** The compiled gateway (as `npm start` runs it) in its own process, all three adapters on their fakes (which run here): RSS at N live chats, then a soak. */
 export async function runMemory(quick: boolean, drivers: PlatformDriver[]): Promise<MemoryResult> {
   const liveChats = liveChatCount(quick);
   const soakSeconds = pick(quick, 300, 5, 3);
@@ -63,7 +69,7 @@ export async function runMemory(quick: boolean, drivers: PlatformDriver[]): Prom
     BENCH_LIFT_LIMITS: "1",
   };
   for (const d of drivers) Object.assign(env, d.env());
-  const { child, url } = await forkGateway(env);
+  const { child, url } = await forkGateway(env, { compiled: true });
   const pid = child.pid!;
   const replies = () => drivers.reduce((a, d) => a + d.replies().length, 0);
   try {
@@ -120,6 +126,15 @@ export async function runMemory(quick: boolean, drivers: PlatformDriver[]): Prom
       await sleep(5);
     }
     await sleep(1000);
+    const snapshotFile = path.join(os.tmpdir(), `switchboard-bench-${process.pid}.heapsnapshot`);
+    progress("memory: heap snapshot");
+    await snapshotOf(child, snapshotFile);
+    let retainers: HeapReport;
+    try {
+      retainers = analyseHeapSnapshot(snapshotFile, 10);
+    } finally {
+      fs.rmSync(snapshotFile, { force: true });
+    }
     return {
       params: {
         quick,
@@ -140,6 +155,7 @@ export async function runMemory(quick: boolean, drivers: PlatformDriver[]): Prom
       soak_heap_slope_bytes_per_min: Math.round(slope(heapPoints.slice(Math.floor(heapPoints.length / 5)))),
       soak_messages: n,
       soak_replies: replies() - soakBase,
+      heap_retainers: retainers,
     };
   } finally {
     await stopChild(child);

@@ -19,7 +19,7 @@ export interface MemoryResult {
   heap_live_chats_mb: number;
   heap_idle_mb: number;
   heap_samples_mb: number[];
-  /** Slope of the heap in use (sampled without forcing GC) over the soak after its first fifth. */
+  /** Slope of the heap in use (sampled without forcing GC) over the soak after its warm-up. */
   soak_heap_slope_bytes_per_min: number;
   rss_samples_mb: number[];
   soak_slope_bytes_per_min: number;
@@ -55,9 +55,11 @@ async function heapAt(child: import("node:child_process").ChildProcess): Promise
 }
 
 /** The compiled gateway (as `npm start` runs it) in its own process, all three adapters on their fakes (which run here): RSS at N live chats, then a soak. */
-export async function runMemory(quick: boolean, drivers: PlatformDriver[]): Promise<MemoryResult> {
+export async function runMemory(quick: boolean, drivers: PlatformDriver[], soakMinutes?: number): Promise<MemoryResult> {
   const liveChats = liveChatCount(quick);
-  const soakSeconds = pick(quick, 300, 5, 3);
+  const soakSeconds = soakMinutes ? Math.round(soakMinutes * 60) : pick(quick, 300, 5, 3);
+  // The slope leaves out a warm-up: the first minute of a full soak, the first fifth of a short one.
+  const warmupSeconds = soakSeconds >= 300 ? 60 : soakSeconds / 5;
   const rate = 200;
   const env: Record<string, string> = {
     DATABASE_URL: freshSqliteUrl(),
@@ -141,18 +143,21 @@ export async function runMemory(quick: boolean, drivers: PlatformDriver[]): Prom
         live_chats: liveChats,
         soak_seconds: soakSeconds,
         soak_rate_per_s: rate,
-        soak_label: quick ? `quick soak (${soakSeconds} s): slope is indicative only` : `${soakSeconds / 60} min soak`,
+        soak_label:
+          soakSeconds < 300
+            ? `short soak (${soakSeconds} s): slope is indicative only`
+            : `${r1(soakSeconds / 60)} min soak, slope after a ${warmupSeconds} s warm-up`,
         limits:
           "adapters' rate limits lifted in the gateway process (fakes do not rate-limit), so declared platform pacing adds no backlog (soak_replies < soak_messages means the gateway itself fell behind)",
       },
       rss_idle_mb: r1(idle / MB),
       rss_live_chats_mb: r1(median(live) / MB),
       rss_samples_mb: points.filter((_, i) => i % Math.max(1, Math.floor(points.length / 20)) === 0).map((p) => r1(p[1] / MB)),
-      soak_slope_bytes_per_min: Math.round(slope(points.slice(Math.floor(points.length / 5)))),
+      soak_slope_bytes_per_min: Math.round(slope(points.filter((p) => p[0] >= warmupSeconds))),
       heap_idle_mb: r1(heapIdle / MB),
       heap_live_chats_mb: r1(heapLive / MB),
       heap_samples_mb: heapPoints.filter((_, i) => i % Math.max(1, Math.floor(heapPoints.length / 20)) === 0).map((p) => r1(p[1] / MB)),
-      soak_heap_slope_bytes_per_min: Math.round(slope(heapPoints.slice(Math.floor(heapPoints.length / 5)))),
+      soak_heap_slope_bytes_per_min: Math.round(slope(heapPoints.filter((p) => p[0] >= warmupSeconds))),
       soak_messages: n,
       soak_replies: replies() - soakBase,
       heap_retainers: retainers,

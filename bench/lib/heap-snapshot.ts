@@ -27,13 +27,15 @@ export interface HeapReport {
   top_retainers: Retainer[];
   /** Self size summed by constructor (what the heap is made of). */
   by_constructor: { what: string; count: number; self_mb: number; retained_mb: number }[];
+  /** For each constructor asked about, the dominator paths of up to three of its objects. */
+  explained?: Record<string, string[][]>;
 }
 
 const MB = 1024 * 1024;
 const r1 = (n: number) => Math.round(n * 10) / 10;
 
 /** Reads a .heapsnapshot file and reports what retains its memory. */
-export function analyseHeapSnapshot(file: string, top = 12): HeapReport {
+export function analyseHeapSnapshot(file: string, top = 12, explain: string[] = []): HeapReport {
   const snap = JSON.parse(fs.readFileSync(file, "utf8")) as Snapshot;
   const meta = snap.snapshot.meta;
   const NF = meta.node_fields.length;
@@ -173,7 +175,7 @@ export function analyseHeapSnapshot(file: string, top = 12): HeapReport {
   // Each step names the property it is reached by when the dominator holds it directly.
   const path = (v: number) => {
     const out: string[] = [];
-    for (let child = v, x = idom[v]!; x !== 0 && out.length < 8; child = x, x = idom[x]!) out.unshift(`${label(x)}${edgeName(x, child)}`);
+    for (let child = v, x = idom[v]!; x !== 0 && out.length < 12; child = x, x = idom[x]!) out.unshift(`${label(x)}${edgeName(x, child)}`);
     return out;
   };
 
@@ -193,6 +195,13 @@ export function analyseHeapSnapshot(file: string, top = 12): HeapReport {
     if (kind(idom[v]!) !== w) e.retained += retained[v]!;
     byCtor.set(w, e);
   }
+  const explained: Record<string, string[][]> = {};
+  for (const what of explain) {
+    const found = reachable.filter((v) => kind(v) === what);
+    explained[what] = [0, Math.floor(found.length / 2), found.length - 1]
+      .filter((i, k, a) => found[i] !== undefined && a.indexOf(i) === k)
+      .map((i) => path(found[i]!));
+  }
   let total = 0;
   for (const v of reachable) total += nodes[v * NF + nSelf]!;
   return {
@@ -208,5 +217,6 @@ export function analyseHeapSnapshot(file: string, top = 12): HeapReport {
       .sort((a, b) => b[1].self - a[1].self)
       .slice(0, top)
       .map(([what, e]) => ({ what, count: e.count, self_mb: r1(e.self / MB), retained_mb: r1(e.retained / MB) })),
+    ...(explain.length ? { explained } : {}),
   };
 }

@@ -27,6 +27,9 @@ export interface MemoryResult {
   soak_replies: number;
   /** What holds the heap after the soak (the live chats still open), from a heap snapshot's dominator tree. */
   heap_retainers: HeapReport;
+  /** Soak messages whose HTTP delivery failed (socket errors), and the first such error. */
+  soak_send_errors: number;
+  soak_first_send_error?: string;
 }
 
 const MB = 1024 * 1024;
@@ -107,16 +110,28 @@ export async function runMemory(quick: boolean, drivers: PlatformDriver[], soakM
     const soakBase = replies();
     let n = 0;
     let lastSample = 0;
+    let sendErrors = 0;
+    let firstSendError: string | undefined;
     while (performance.now() - t0 < soakSeconds * 1000) {
       const due = Math.floor(((performance.now() - t0) * rate) / 1000);
       const batch: Promise<unknown>[] = [];
       while (n < due) {
         const d = drivers[n % drivers.length]!;
         const r = d.say(Math.floor(n / drivers.length) % Math.ceil(liveChats / drivers.length), `m soak${n}`);
-        if (r) batch.push(r);
+        // A send the gateway's socket refused is counted, not fatal: a busy loopback can reset a
+        // reused keep-alive connection. The gateway having died is fatal.
+        if (r)
+          batch.push(
+            Promise.resolve(r).catch((e: unknown) => {
+              sendErrors++;
+              firstSendError ??= String((e as { cause?: unknown })?.cause ?? e);
+            }),
+          );
         n++;
       }
       await Promise.all(batch);
+      if (child.exitCode !== null || child.signalCode !== null)
+        throw new Error(`the gateway exited during the soak (${child.exitCode ?? child.signalCode}); first send error: ${firstSendError}`);
       const el = performance.now() - t0;
       if (el - lastSample >= 1000) {
         lastSample = el;
@@ -133,9 +148,12 @@ export async function runMemory(quick: boolean, drivers: PlatformDriver[], soakM
     await snapshotOf(child, snapshotFile);
     let retainers: HeapReport;
     try {
-      retainers = analyseHeapSnapshot(snapshotFile, 10);
+      const explain = process.env.BENCH_HEAP_EXPLAIN?.split(",").filter(Boolean) ?? [];
+      retainers = analyseHeapSnapshot(snapshotFile, 10, explain);
     } finally {
-      fs.rmSync(snapshotFile, { force: true });
+      // BENCH_HEAP_SNAPSHOT_KEEP=1 keeps it for Chrome DevTools (Memory tab, Load).
+      if (process.env.BENCH_HEAP_SNAPSHOT_KEEP === "1") progress(`memory: heap snapshot kept at ${snapshotFile}`);
+      else fs.rmSync(snapshotFile, { force: true });
     }
     return {
       params: {
@@ -161,6 +179,8 @@ export async function runMemory(quick: boolean, drivers: PlatformDriver[], soakM
       soak_messages: n,
       soak_replies: replies() - soakBase,
       heap_retainers: retainers,
+      soak_send_errors: sendErrors,
+      ...(firstSendError ? { soak_first_send_error: firstSendError } : {}),
     };
   } finally {
     await stopChild(child);

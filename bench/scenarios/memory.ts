@@ -112,24 +112,27 @@ export async function runMemory(quick: boolean, drivers: PlatformDriver[], soakM
     let lastSample = 0;
     let sendErrors = 0;
     let firstSendError: string | undefined;
+    // At most one second's worth in flight: a gateway that falls behind is seen as
+    // soak_replies < soak_messages, not as thousands of open connections.
+    const inflight = new Set<Promise<unknown>>();
     while (performance.now() - t0 < soakSeconds * 1000) {
       const due = Math.floor(((performance.now() - t0) * rate) / 1000);
-      const batch: Promise<unknown>[] = [];
-      while (n < due) {
+      while (n < due && inflight.size < rate) {
         const d = drivers[n % drivers.length]!;
         const r = d.say(Math.floor(n / drivers.length) % Math.ceil(liveChats / drivers.length), `m soak${n}`);
         // A send the gateway's socket refused is counted, not fatal: a busy loopback can reset a
         // reused keep-alive connection. The gateway having died is fatal.
-        if (r)
-          batch.push(
-            Promise.resolve(r).catch((e: unknown) => {
+        if (r) {
+          const p: Promise<unknown> = Promise.resolve(r)
+            .catch((e: unknown) => {
               sendErrors++;
               firstSendError ??= String((e as { cause?: unknown })?.cause ?? e);
-            }),
-          );
+            })
+            .finally(() => inflight.delete(p));
+          inflight.add(p);
+        }
         n++;
       }
-      await Promise.all(batch);
       if (child.exitCode !== null || child.signalCode !== null)
         throw new Error(`the gateway exited during the soak (${child.exitCode ?? child.signalCode}); first send error: ${firstSendError}`);
       const el = performance.now() - t0;
@@ -142,6 +145,7 @@ export async function runMemory(quick: boolean, drivers: PlatformDriver[], soakM
       }
       await sleep(5);
     }
+    await Promise.all(inflight);
     await sleep(1000);
     const snapshotFile = path.join(os.tmpdir(), `switchboard-bench-${process.pid}.heapsnapshot`);
     progress("memory: heap snapshot");

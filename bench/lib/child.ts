@@ -1,6 +1,8 @@
 import { fork, spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
+import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { freePort } from "../../tools/pg-cluster.js";
 import { sleep } from "./stats.js";
 
 export const ROOT = fileURLToPath(new URL("../../", import.meta.url));
@@ -11,8 +13,35 @@ export function rssOf(pid: number): number {
   return m ? Number(m[1]) * 1024 : Number.NaN;
 }
 
-/** Starts bench/lib/gateway-child.ts with `env`; resolves with its base URL. */
-export async function forkGateway(env: Record<string, string>): Promise<{ child: ChildProcess; url: string }> {
+/**
+ * Starts the gateway in a child with `env`; resolves with its base URL. From the sources
+ * (bench/lib/gateway-child.ts under tsx), or with `compiled` from the build as `npm start`
+ * runs it (bench/lib/compiled-gateway-child.mjs, plain Node), which then listens on a free
+ * port and is ready when /healthz answers.
+ */
+export async function forkGateway(env: Record<string, string>, opts: { compiled?: boolean } = {}): Promise<{ child: ChildProcess; url: string }> {
+  if (opts.compiled) {
+    if (!fs.existsSync(path.join(ROOT, "dist/app/cli.js"))) throw new Error("the compiled build is missing: run `npm run build` first");
+    const port = await freePort();
+    const child = fork(fileURLToPath(new URL("./compiled-gateway-child.mjs", import.meta.url)), [], {
+      cwd: ROOT,
+      env: { ...process.env, ...env, HTTP_PORT: String(port), HTTP_HOST: "127.0.0.1" },
+      execArgv: ["--expose-gc"],
+      stdio: ["ignore", "ignore", "inherit", "ipc"],
+    });
+    const url = `http://127.0.0.1:${port}`;
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      if (child.exitCode !== null) throw new Error(`compiled gateway child exited with ${child.exitCode}`);
+      if (Date.now() > deadline) throw new Error("compiled gateway child did not answer /healthz in 60 s");
+      const ok = await fetch(`${url}/healthz`).then(
+        (r) => r.ok,
+        () => false,
+      );
+      if (ok) return { child, url };
+      await sleep(25);
+    }
+  }
   const child = fork(fileURLToPath(new URL("./gateway-child.ts", import.meta.url)), [], {
     cwd: ROOT,
     env: { ...process.env, ...env },
@@ -45,6 +74,21 @@ export async function heapOf(child: ChildProcess): Promise<NodeJS.MemoryUsage> {
     };
     child.on("message", on);
     child.send({ heap: true });
+  });
+}
+
+/** Has the gateway child write a heap snapshot to `file` (after a full GC); resolves when it is written. */
+export async function snapshotOf(child: ChildProcess, file: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const t = setTimeout(() => reject(new Error("gateway child did not write its heap snapshot in 120 s")), 120_000);
+    const on = (m: { snapshot?: string }) => {
+      if (!m?.snapshot) return;
+      clearTimeout(t);
+      child.off("message", on);
+      resolve(m.snapshot);
+    };
+    child.on("message", on);
+    child.send({ snapshot: file });
   });
 }
 

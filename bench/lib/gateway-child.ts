@@ -2,8 +2,9 @@
 // process so its RSS can be read alone. With BENCH_LIFT_LIMITS=1 the adapters'
 // declared rate limits are lifted (the fakes do not rate-limit), so a memory
 // figure measures what live chats cost, not a backlog of paced replies.
+import v8 from "node:v8";
 import { adaptersFromConfig } from "../../adapters/index.js";
-import { unlimited } from "./unlimited.js";
+import { unlimited } from "./unlimited.mjs";
 import { loadConfig } from "../../src/config.js";
 import { createApp } from "../../src/gateway/app.js";
 import { silentLogger } from "../../src/log.js";
@@ -14,8 +15,14 @@ if (process.env.BENCH_LIFT_LIMITS === "1") for (const a of list) unlimited(a);
 const app = await createApp(config, { log: silentLogger, adapters: () => list });
 const url = await app.start();
 process.send?.({ url });
+// {snapshot: file} writes a heap snapshot there after a full GC (bench/lib/heap-snapshot.ts reads it).
 // {heap: true} asks for process.memoryUsage() after a full GC when --expose-gc is on (what is live, not what waits for collection).
-process.on("message", (m: { heap?: boolean | "sample" }) => {
+process.on("message", (m: { heap?: boolean | "sample"; snapshot?: string }) => {
+  if (m?.snapshot) {
+    (globalThis as { gc?: () => void }).gc?.();
+    process.send?.({ snapshot: v8.writeHeapSnapshot(m.snapshot) });
+    return;
+  }
   if (!m?.heap) return;
   if (m.heap === true) (globalThis as { gc?: () => void }).gc?.();
   process.send?.({ memory: process.memoryUsage() });

@@ -1,4 +1,4 @@
-import { unlimited } from "../lib/unlimited.js";
+import { unlimited } from "../lib/unlimited.mjs";
 import { DiscordAdapter } from "../../adapters/discord/index.js";
 import { SlackAdapter } from "../../adapters/slack/index.js";
 import { TelegramAdapter } from "../../adapters/telegram/index.js";

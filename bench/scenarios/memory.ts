@@ -1,4 +1,8 @@
-import { forkGateway, heapOf, rssOf, stopChild } from "../lib/child.js";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { forkGateway, heapOf, rssOf, snapshotOf, stopChild } from "../lib/child.js";
+import { analyseHeapSnapshot, type HeapReport } from "../lib/heap-snapshot.js";
 import { freshSqliteUrl } from "../lib/db.js";
 import type { PlatformDriver } from "../lib/platforms.js";
 import { pick } from "../lib/mode.js";
@@ -15,12 +19,17 @@ export interface MemoryResult {
   heap_live_chats_mb: number;
   heap_idle_mb: number;
   heap_samples_mb: number[];
-  /** Slope of the heap in use (sampled without forcing GC) over the soak after its first fifth. */
+  /** Slope of the heap in use (sampled without forcing GC) over the soak after its warm-up. */
   soak_heap_slope_bytes_per_min: number;
   rss_samples_mb: number[];
   soak_slope_bytes_per_min: number;
   soak_messages: number;
   soak_replies: number;
+  /** What holds the heap after the soak (the live chats still open), from a heap snapshot's dominator tree. */
+  heap_retainers: HeapReport;
+  /** Soak messages whose HTTP delivery failed (socket errors), and the first such error. */
+  soak_send_errors: number;
+  soak_first_send_error?: string;
 }
 
 const MB = 1024 * 1024;
@@ -48,10 +57,12 @@ async function heapAt(child: import("node:child_process").ChildProcess): Promise
   });
 }
 
-/** The gateway in its own process, all three adapters on their fakes (which run here): RSS at N live chats, then a soak. */
-export async function runMemory(quick: boolean, drivers: PlatformDriver[]): Promise<MemoryResult> {
+/** The compiled gateway (as `npm start` runs it) in its own process, all three adapters on their fakes (which run here): RSS at N live chats, then a soak. */
+export async function runMemory(quick: boolean, drivers: PlatformDriver[], soakMinutes?: number): Promise<MemoryResult> {
   const liveChats = liveChatCount(quick);
-  const soakSeconds = pick(quick, 300, 5, 3);
+  const soakSeconds = soakMinutes ? Math.round(soakMinutes * 60) : pick(quick, 300, 5, 3);
+  // The slope leaves out a warm-up: the first minute of a full soak, the first fifth of a short one.
+  const warmupSeconds = soakSeconds >= 300 ? 60 : soakSeconds / 5;
   const rate = 200;
   const env: Record<string, string> = {
     DATABASE_URL: freshSqliteUrl(),
@@ -63,7 +74,7 @@ export async function runMemory(quick: boolean, drivers: PlatformDriver[]): Prom
     BENCH_LIFT_LIMITS: "1",
   };
   for (const d of drivers) Object.assign(env, d.env());
-  const { child, url } = await forkGateway(env);
+  const { child, url } = await forkGateway(env, { compiled: true });
   const pid = child.pid!;
   const replies = () => drivers.reduce((a, d) => a + d.replies().length, 0);
   try {
@@ -99,16 +110,31 @@ export async function runMemory(quick: boolean, drivers: PlatformDriver[]): Prom
     const soakBase = replies();
     let n = 0;
     let lastSample = 0;
+    let sendErrors = 0;
+    let firstSendError: string | undefined;
+    // At most one second's worth in flight: a gateway that falls behind is seen as
+    // soak_replies < soak_messages, not as thousands of open connections.
+    const inflight = new Set<Promise<unknown>>();
     while (performance.now() - t0 < soakSeconds * 1000) {
       const due = Math.floor(((performance.now() - t0) * rate) / 1000);
-      const batch: Promise<unknown>[] = [];
-      while (n < due) {
+      while (n < due && inflight.size < rate) {
         const d = drivers[n % drivers.length]!;
         const r = d.say(Math.floor(n / drivers.length) % Math.ceil(liveChats / drivers.length), `m soak${n}`);
-        if (r) batch.push(r);
+        // A send the gateway's socket refused is counted, not fatal: a busy loopback can reset a
+        // reused keep-alive connection. The gateway having died is fatal.
+        if (r) {
+          const p: Promise<unknown> = Promise.resolve(r)
+            .catch((e: unknown) => {
+              sendErrors++;
+              firstSendError ??= String((e as { cause?: unknown })?.cause ?? e);
+            })
+            .finally(() => inflight.delete(p));
+          inflight.add(p);
+        }
         n++;
       }
-      await Promise.all(batch);
+      if (child.exitCode !== null || child.signalCode !== null)
+        throw new Error(`the gateway exited during the soak (${child.exitCode ?? child.signalCode}); first send error: ${firstSendError}`);
       const el = performance.now() - t0;
       if (el - lastSample >= 1000) {
         lastSample = el;
@@ -119,27 +145,46 @@ export async function runMemory(quick: boolean, drivers: PlatformDriver[]): Prom
       }
       await sleep(5);
     }
+    await Promise.all(inflight);
     await sleep(1000);
+    const snapshotFile = path.join(os.tmpdir(), `switchboard-bench-${process.pid}.heapsnapshot`);
+    progress("memory: heap snapshot");
+    await snapshotOf(child, snapshotFile);
+    let retainers: HeapReport;
+    try {
+      const explain = process.env.BENCH_HEAP_EXPLAIN?.split(",").filter(Boolean) ?? [];
+      retainers = analyseHeapSnapshot(snapshotFile, 10, explain);
+    } finally {
+      // BENCH_HEAP_SNAPSHOT_KEEP=1 keeps it for Chrome DevTools (Memory tab, Load).
+      if (process.env.BENCH_HEAP_SNAPSHOT_KEEP === "1") progress(`memory: heap snapshot kept at ${snapshotFile}`);
+      else fs.rmSync(snapshotFile, { force: true });
+    }
     return {
       params: {
         quick,
         live_chats: liveChats,
         soak_seconds: soakSeconds,
         soak_rate_per_s: rate,
-        soak_label: quick ? `quick soak (${soakSeconds} s): slope is indicative only` : `${soakSeconds / 60} min soak`,
+        soak_label:
+          soakSeconds < 300
+            ? `short soak (${soakSeconds} s): slope is indicative only`
+            : `${r1(soakSeconds / 60)} min soak, slope after a ${warmupSeconds} s warm-up`,
         limits:
           "adapters' rate limits lifted in the gateway process (fakes do not rate-limit), so declared platform pacing adds no backlog (soak_replies < soak_messages means the gateway itself fell behind)",
       },
       rss_idle_mb: r1(idle / MB),
       rss_live_chats_mb: r1(median(live) / MB),
       rss_samples_mb: points.filter((_, i) => i % Math.max(1, Math.floor(points.length / 20)) === 0).map((p) => r1(p[1] / MB)),
-      soak_slope_bytes_per_min: Math.round(slope(points.slice(Math.floor(points.length / 5)))),
+      soak_slope_bytes_per_min: Math.round(slope(points.filter((p) => p[0] >= warmupSeconds))),
       heap_idle_mb: r1(heapIdle / MB),
       heap_live_chats_mb: r1(heapLive / MB),
       heap_samples_mb: heapPoints.filter((_, i) => i % Math.max(1, Math.floor(heapPoints.length / 20)) === 0).map((p) => r1(p[1] / MB)),
-      soak_heap_slope_bytes_per_min: Math.round(slope(heapPoints.slice(Math.floor(heapPoints.length / 5)))),
+      soak_heap_slope_bytes_per_min: Math.round(slope(heapPoints.filter((p) => p[0] >= warmupSeconds))),
       soak_messages: n,
       soak_replies: replies() - soakBase,
+      heap_retainers: retainers,
+      soak_send_errors: sendErrors,
+      ...(firstSendError ? { soak_first_send_error: firstSendError } : {}),
     };
   } finally {
     await stopChild(child);

@@ -60,6 +60,13 @@ const doc = z.object({
       heap_live_chats_mb: n.positive(),
       heap_samples_mb: z.array(n.positive()).min(1),
       soak_heap_slope_bytes_per_min: n,
+      soak_send_errors: n.int().nonnegative(),
+      heap_retainers: z.object({
+        total_mb: n.positive(),
+        nodes: n.positive(),
+        top_retainers: z.array(z.object({ what: z.string().min(1), retained_mb: n.nonnegative(), self_kb: n.nonnegative(), path: z.array(z.string()) })).min(1),
+        by_constructor: z.array(z.object({ what: z.string().min(1), count: n.positive(), self_mb: n.nonnegative(), retained_mb: n.nonnegative() })).min(1),
+      }),
     }),
     cli: z.object({
       params,

@@ -1,6 +1,6 @@
 import type { AdapterSink, InboundEnvelope, ReplyAddress } from "../../adapters/types.js";
 import { MemoryAdapter } from "../../test/support/memory-adapter.js";
-import { unlimited } from "./unlimited.js";
+import { unlimited } from "./unlimited.mjs";
 
 /**
  * The tests' in-process platform (test/support/memory-adapter.ts) for the

@@ -26,7 +26,7 @@ export async function forkGateway(env: Record<string, string>, opts: { compiled?
     const child = fork(fileURLToPath(new URL("./compiled-gateway-child.mjs", import.meta.url)), [], {
       cwd: ROOT,
       env: { ...process.env, ...env, HTTP_PORT: String(port), HTTP_HOST: "127.0.0.1" },
-      execArgv: ["--expose-gc"],
+      execArgv: ["--expose-gc", ...(process.env.BENCH_GATEWAY_NODE_FLAGS?.split(" ").filter(Boolean) ?? [])],
       stdio: ["ignore", "ignore", "inherit", "ipc"],
     });
     const url = `http://127.0.0.1:${port}`;

@@ -33,6 +33,7 @@ export default defineConfig({
           // 46 s without, same 794 tests). So a unit file must undo what it changes in the process:
           // restore real timers, mocks and process.env, and remove its listeners (test/README.md).
           isolate: false,
+          setupFiles: ["test/support/open-handles.ts"],
           exclude: ["test/reliability/**", "node_modules/**", "test/**/*.pg.test.ts", "test/**/*.browser.test.ts", "test/**/*.slow.test.ts"],
         },
       },

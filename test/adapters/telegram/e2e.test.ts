@@ -35,11 +35,10 @@ describe("Telegram end to end", () => {
     const hook = `${base}/telegram/${adapter.botId}`;
     const user = fake.user("hooky");
     const update = fake.build.message({ chat: fake.privateChat(user), from: user, text: "via webhook" });
-    const forged = await fake.deliverWebhook(hook, update, "wrong-secret");
-    const missing = await fake.deliverWebhook(hook, update);
+    const evil = fake.build.message({ chat: fake.privateChat(user), from: user, text: "forged" });
+    const forged = await fake.deliverWebhook(hook, evil, "wrong-secret");
+    const missing = await fake.deliverWebhook(hook, evil);
     expect([forged.status, missing.status]).toEqual([401, 401]);
-    await new Promise((r) => setTimeout(r, 300));
-    expect(fake.sent()).toEqual([]);
     expect((await fake.deliverWebhook(hook, update, "s3cret-hook")).status).toBe(200);
     expect((await fake.deliverWebhook(hook, update, "s3cret-hook")).status).toBe(200);
     await eventually(
@@ -48,7 +47,7 @@ describe("Telegram end to end", () => {
       10_000,
       "the reply",
     );
-    // A doubled reply is sent before a graceful stop returns.
+    // A doubled reply, or one to the forged update, is sent before a graceful stop returns.
     for (const a of t.apps.splice(0)) await a.stop({ graceMs: 30_000 });
     expect(fake.sent().map((s) => s.text)).toEqual(["echo: via webhook"]);
   });

@@ -2,7 +2,7 @@ import { loadConfig, type Config } from "../../src/config.js";
 import { createApp, type App, type AppOptions } from "../../src/gateway/app.js";
 import { silentLogger } from "../../src/log.js";
 import type { Adapter } from "../../adapters/types.js";
-import { freshDatabaseUrl, type TestProvider } from "./db.js";
+import { freshDatabaseUrl, freshMigratedSqliteUrl, type TestProvider } from "./db.js";
 
 /** The real app (every layer, real database, real HTTP server on a free port) with the given adapters. */
 export async function startApp(
@@ -11,7 +11,8 @@ export async function startApp(
   env: Record<string, string> = {},
   opts: Omit<AppOptions, "adapters"> = {},
 ): Promise<{ app: App; url: string; config: Config }> {
-  const config = loadConfig({ DATABASE_URL: await freshDatabaseUrl(provider), HTTP_PORT: "0", LOG_LEVEL: "silent", DM_POLICY: "open", ...env });
+  const database = provider === "sqlite" ? await freshMigratedSqliteUrl() : await freshDatabaseUrl(provider);
+  const config = loadConfig({ DATABASE_URL: database, HTTP_PORT: "0", LOG_LEVEL: "silent", DM_POLICY: "open", ...env });
   const app = await createApp(config, { log: silentLogger, adapters: () => adapters, ...opts });
   const url = await app.start();
   return { app, url, config };

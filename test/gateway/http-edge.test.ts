@@ -4,12 +4,8 @@
  * port, /healthz details, 413s the client reads, HEAD and 405, JSON errors
  * with request ids, console text cut to MAX_INBOUND_CHARS, and retention.
  */
-import { spawnSync } from "node:child_process";
-import fs from "node:fs";
 import http from "node:http";
 import net from "node:net";
-import os from "node:os";
-import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { ConfigError, loadConfig } from "../../src/config.js";
 import { Retention } from "../../src/gateway/retention.js";
@@ -102,18 +98,7 @@ describe("exposure: OPERATOR_TOKEN", () => {
     expect(() => loadConfig({ HTTP_HOST: "0.0.0.0", OPERATOR_HOST: "0.0.0.0", OPERATOR_PORT: "8788" })).toThrow(/OPERATOR_TOKEN is required/);
     expect(() => loadConfig({ HTTP_HOST: "0.0.0.0", OPERATOR_TOKEN: "short" })).toThrow(/OPERATOR_TOKEN must be at least 16 characters/);
 
-    // And the real command says so and exits non-zero.
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "switchboard-exposure-"));
-    const r = spawnSync(process.execPath, ["bin/switchboard.mjs", "serve"], {
-      env: { ...process.env, HTTP_HOST: "0.0.0.0", HTTP_PORT: "0", OPERATOR_TOKEN: "", DATABASE_URL: `file:${path.join(dir, "x.db")}` },
-      encoding: "utf8",
-      timeout: 60_000,
-    });
-    fs.rmSync(dir, { recursive: true, force: true });
-    console.log(`exposure: serve on 0.0.0.0 without a token exited ${r.status}: ${r.stderr.trim()}`);
-    expect(r.status).not.toBe(0);
-    expect(r.stderr.trim().split("\n")).toHaveLength(1);
-    expect(r.stderr).toMatch(/^OPERATOR_TOKEN .*openssl rand -hex 32/);
+    // The real command's exit: exposure.slow.test.ts.
   });
 
   it("with a token, every operator route answers 401 without it and 200 with it; a Prometheus scrape with the bearer works", async () => {

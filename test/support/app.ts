@@ -2,7 +2,7 @@ import type { Config } from "../../src/config.js";
 import type { App, AppOptions } from "../../src/gateway/app.js";
 import type { Adapter } from "../../adapters/types.js";
 import { startAppOn } from "./app-on.js";
-import { freshDatabaseUrl, type TestProvider } from "./db.js";
+import { freshDatabaseUrl, freshMigratedSqliteUrl, type TestProvider } from "./db.js";
 
 /** The real app (every layer, real database, real HTTP server on a free port) with the given adapters. */
 export async function startApp(
@@ -11,7 +11,7 @@ export async function startApp(
   env: Record<string, string> = {},
   opts: Omit<AppOptions, "adapters"> = {},
 ): Promise<{ app: App; url: string; config: Config }> {
-  return startAppOn(await freshDatabaseUrl(provider), adapters, env, opts);
+  return startAppOn(provider === "sqlite" ? await freshMigratedSqliteUrl() : await freshDatabaseUrl(provider), adapters, env, opts);
 }
 
 export async function eventually<T>(fn: () => T | Promise<T>, pred: (v: T) => boolean, timeoutMs = 10_000, what = "condition"): Promise<T> {

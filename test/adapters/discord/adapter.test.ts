@@ -95,7 +95,8 @@ describe("DiscordAdapter", () => {
   });
 
   it("a record that keeps failing is retried (Discord never redelivers), beyond the old 6 attempts, and later messages of the channel wait", async () => {
-    const a = adapter();
+    // 1 ms doubling: ten failures wait ~1 s in all (at the default 5 ms, 5 s).
+    const a = adapter({ inboundBackoffMs: 1 });
     const ctx = makeContext();
     const inner = ctx.inbound.bind(ctx);
     let failures = 0;

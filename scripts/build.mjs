@@ -10,6 +10,7 @@
 // loaded only when it runs), config.js, adapters.js, and one per adapter (telegram.js,
 // discord.js, slack.js, console.js), imported only when its token is set: a CLI call never
 // loads a platform SDK or the HTTP server, and an adapter that is not configured is never read.
+import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
@@ -66,12 +67,26 @@ const plugin = {
     // resolve packages relative to import.meta.url. Bundled, that is the chunk's URL in
     // dist/app/; each module gets its own original place instead (dist/<its path>), where
     // the files are copied below.
+    // Prisma's query compilers (a 4.4 MB base64 string per provider) would be read and parsed
+    // at every start, though Prisma is loaded only off the hot path (src/store/db.ts): each
+    // goes beside the bundle as a file, read when Prisma is first used.
+    build.onLoad({ filter: /query_compiler_[a-z]+_bg\.[a-z]+\.wasm-base64\.mjs$/ }, (args) => {
+      const name = path.basename(args.path).replace(/\.wasm-base64\.mjs$/, ".wasm");
+      const base64 = /"([A-Za-z0-9+/=]+)"/.exec(fs.readFileSync(args.path, "utf8"))?.[1];
+      if (!base64) throw new Error(`build: no base64 wasm in ${args.path}`);
+      fs.mkdirSync(path.join(dist, "app"), { recursive: true });
+      fs.writeFileSync(path.join(dist, "app", name), Buffer.from(base64, "base64"));
+      return {
+        contents: `export const wasm = require("node:fs").readFileSync(require("node:path").join(__dirname, ${JSON.stringify(name)})).toString("base64");`,
+        loader: "js",
+      };
+    });
     build.onLoad({ filter: /\.ts$/ }, (args) => {
       if (!OWN.some((d) => args.path.startsWith(d))) return undefined;
       let text = fs.readFileSync(args.path, "utf8");
       if (text.includes("import.meta.url")) {
         const rel = `../${path.relative(root, args.path).split(path.sep).join("/")}`;
-        text = text.replaceAll("import.meta.url", `new URL(${JSON.stringify(rel)}, import.meta.url).href`);
+        text = text.replaceAll("import.meta.url", `new URL(${JSON.stringify(rel)}, __switchboardBundleUrl).href`);
       }
       return { contents: text, loader: "ts" };
     });
@@ -82,29 +97,37 @@ const started = performance.now();
 fs.rmSync(dist, { recursive: true, force: true });
 const result = await esbuild.build({
   absWorkingDir: root,
-  entryPoints: {
-    cli: "src/cli.ts",
-    config: "src/config.ts",
-    adapters: "adapters/index.ts",
-    telegram: "adapters/telegram/index.ts",
-    discord: "adapters/discord/index.ts",
-    slack: "adapters/slack/index.ts",
-    console: "adapters/console/index.ts",
+  stdin: {
+    contents: [
+      'export { runCli } from "./src/cli.ts";',
+      'export { loadConfig, ConfigError } from "./src/config.ts";',
+      'export { adaptersFromConfig } from "./adapters/index.ts";',
+      "export async function warmUp() {",
+      '  await Promise.all([import("./src/main.ts"), import("./adapters/telegram/index.ts"), import("./adapters/discord/index.ts"), import("./adapters/slack/index.ts"), import("./adapters/console/index.ts"), import("./src/store/migrate.ts")]);',
+      "}",
+    ].join("\n"),
+    resolveDir: root,
+    sourcefile: "switchboard-entry.ts",
+    loader: "ts",
   },
-  outdir: path.join(dist, "app"),
-  chunkNames: "chunk-[hash]",
+  outfile: path.join(dist, "app", "switchboard.cjs"),
   bundle: true,
-  splitting: true,
-  format: "esm",
+  format: "cjs",
   platform: "node",
   target: "node20",
+  // import() of what stays outside (better-sqlite3, pg, Node's built-ins) becomes require():
+  // code run through vm.Script has no dynamic import without an experimental flag.
+  supported: { "dynamic-import": false },
   tsconfig: path.join(root, "tsconfig.json"),
-  // Inlined CommonJS calls require() for Node's built-ins; an ES module has none of its own.
-  banner: { js: 'import { createRequire as __switchboardCreateRequire } from "node:module";\nconst require = __switchboardCreateRequire(import.meta.url);' },
+  // Our modules' import.meta.url (see the plugin) is relative to the bundle's own URL.
+  banner: { js: 'var __switchboardBundleUrl = require("node:url").pathToFileURL(__filename).href;' },
+  // Less to read and parse at each start; names stay, so stack traces still say where.
+  minifyWhitespace: true,
+  minifySyntax: true,
   legalComments: "none",
   metafile: true,
   plugins: [plugin],
-  logLevel: "error",
+  logLevel: "warning",
 });
 
 // Whatever stays external must be in a production install (`npm ci --omit=dev`); a package
@@ -135,7 +158,10 @@ function assets(dir) {
 }
 for (const rel of [...assets("src"), ...assets("adapters")]) fs.cpSync(path.join(root, rel), path.join(dist, rel));
 for (const rel of ["prisma/sqlite/migrations", "prisma/postgresql/migrations"]) fs.cpSync(path.join(root, rel), path.join(dist, rel), { recursive: true });
-const files = Object.keys(result.metafile.outputs).length;
+// The build's V8 code cache (bin/load-build.mjs), made in a fresh process for the Node that
+// runs the build: the bundle loaded and every module evaluated, nothing connected.
+execFileSync(process.execPath, [path.join(root, "scripts", "warm-code-cache.mjs"), path.join(dist, "app", "switchboard.cjs")], { stdio: "inherit" });
+const files = fs.readdirSync(path.join(dist, "app")).length;
 console.log(
   `build: ${Object.keys(result.metafile.inputs).length} modules into ${files} files in ${path.relative(root, dist) || dist}/app/ in ${Math.round(performance.now() - started)} ms.`,
 );

@@ -40,7 +40,8 @@ function pickCache(bundle) {
  * (functions compiled lazily included) and removes the serve cache it replaces.
  */
 export function loadBuild(bundle) {
-  const source = fs.readFileSync(bundle, "utf8");
+  // ASCII (scripts/build.mjs checks), so Latin-1 reads it exactly, without UTF-8's decoding.
+  const source = fs.readFileSync(bundle, "latin1");
   const picked = pickCache(bundle);
   const cachedData = picked ? fs.readFileSync(picked.file) : undefined;
   // Node's own CommonJS wrapper, on the bundle's first line so stack traces keep its positions.

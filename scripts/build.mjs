@@ -1,15 +1,16 @@
 // The production build (`npm run build`; `npm install` runs it as `prepare`): src/ and
 // adapters/, with the generated Prisma clients and every dependency esbuild can inline,
-// bundled into a few ES modules in dist/app/, plus the files the code reads at run time
+// bundled into one CommonJS file in dist/app/, plus the files the code reads at run time
 // beside them. The running gateway then needs no TypeScript compiler (bin/switchboard.mjs
 // loads dist/app/). Transpiling only: `npm run typecheck` (part of `npm test`) checks types.
 //
-// Why bundled: Node resolves and reads a package's CommonJS file by file (discord.js, Bolt
-// and grammY are about 1,500 files), which was most of the time to ready; one module per
-// entry costs one read. Entries: cli.js (every command; each one's code is split out and
-// loaded only when it runs), config.js, adapters.js, and one per adapter (telegram.js,
-// discord.js, slack.js, console.js), imported only when its token is set: a CLI call never
-// loads a platform SDK or the HTTP server, and an adapter that is not configured is never read.
+// Why one CommonJS bundle (dist/app/switchboard.cjs): Node resolves and reads a package's
+// CommonJS file by file (discord.js, Bolt and grammY are about 1,500 files), and V8's code
+// cache (bin/load-build.mjs runs the bundle through vm.Script with it) takes a script, not an
+// ES module. Commands and adapters stay lazy inside it: each import() of bundled code becomes a
+// module initialised on first use, so a CLI call evaluates no platform SDK and an adapter that
+// is not configured is never run. The build writes the bundle's first code cache at the end.
+// See "The build" in docs/DESIGN.md.
 import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import { createRequire } from "node:module";
@@ -97,6 +98,8 @@ const started = performance.now();
 fs.rmSync(dist, { recursive: true, force: true });
 const result = await esbuild.build({
   absWorkingDir: root,
+  // The bundle's entry: what bin/switchboard.mjs composes, and warmUp, which evaluates every
+  // module a start evaluates, for the build's code cache (scripts/warm-code-cache.mjs).
   stdin: {
     contents: [
       'export { runCli } from "./src/cli.ts";',

@@ -82,6 +82,19 @@ const plugin = {
         loader: "js",
       };
     });
+    // Bolt's index requires its ExpressReceiver, and with it Express, body-parser and mime-db,
+    // at load; the Slack adapter uses its own receiver and Socket Mode, never Express. The
+    // export becomes a getter that requires it on first use. A Bolt whose index reads otherwise
+    // fails the build here rather than silently loading Express again.
+    build.onLoad({ filter: /[\\/]@slack[\\/]bolt[\\/]dist[\\/]index\.js$/ }, (args) => {
+      const text = fs.readFileSync(args.path, "utf8");
+      const eager =
+        'const ExpressReceiver_1 = __importDefault(require("./receivers/ExpressReceiver"));\nexports.ExpressReceiver = ExpressReceiver_1.default;\n';
+      if (!text.includes(eager)) throw new Error(`build: ${args.path} no longer requires ExpressReceiver as scripts/build.mjs expects: update the build`);
+      const lazy =
+        'Object.defineProperty(exports, "ExpressReceiver", { enumerable: true, configurable: true, get: () => __importDefault(require("./receivers/ExpressReceiver")).default });\n';
+      return { contents: text.replace(eager, lazy), loader: "js" };
+    });
     build.onLoad({ filter: /\.ts$/ }, (args) => {
       if (!OWN.some((d) => args.path.startsWith(d))) return undefined;
       let text = fs.readFileSync(args.path, "utf8");

@@ -36,7 +36,7 @@ if (fromSource) {
     console.error("switchboard: the compiled build (dist/) is missing: run `npm install` (or `npm run build`) in the project folder.");
     process.exit(1);
   }
-  build = loadBuild(bundle);
+  build = loadBuild(bundle, process.argv[2]);
   app = build.exports;
 }
 const { runCli, adaptersFromConfig, loadConfig, ConfigError } = app;

@@ -185,9 +185,12 @@ if (nonAscii >= 0) {
   process.exit(1);
 }
 
-// The build's V8 code cache (bin/load-build.mjs), made in a fresh process for the Node that
-// runs the build: the bundle loaded and every module evaluated, nothing connected.
-execFileSync(process.execPath, [path.join(root, "scripts", "warm-code-cache.mjs"), path.join(dist, "app", "switchboard.cjs")], { stdio: "inherit" });
+// The build's V8 code caches (bin/load-build.mjs), each made in a fresh process for the Node
+// that runs the build: serve's with every module evaluated, nothing connected; the CLI's after
+// running its read-only commands on a throwaway database.
+for (const kind of ["serve", "cli"]) {
+  execFileSync(process.execPath, [path.join(root, "scripts", "warm-code-cache.mjs"), path.join(dist, "app", "switchboard.cjs"), kind], { stdio: "inherit" });
+}
 const files = fs.readdirSync(path.join(dist, "app")).length;
 console.log(
   `build: ${Object.keys(result.metafile.inputs).length} modules into ${files} files in ${path.relative(root, dist) || dist}/app/ in ${Math.round(performance.now() - started)} ms.`,

@@ -29,7 +29,7 @@ try {
   // `npm ci --omit=dev` (a production install) runs this too, without the build tools: the
   // build must come from elsewhere (the Dockerfile copies it from its build stage).
   console.log(
-    fs.existsSync(path.join(dist, "app", "cli.js"))
+    fs.existsSync(path.join(dist, "app", "switchboard.cjs"))
       ? "build: esbuild is not installed (production install): using the dist/ already here."
       : "build: esbuild is not installed (production install) and there is no dist/ yet: copy a build into dist/ (npm run build on a full install) before starting.",
   );
@@ -65,7 +65,7 @@ const plugin = {
   setup(build) {
     build.onResolve({ filter: /^[^./]/ }, (args) => (EXTERNAL.has(pkgName(args.path)) ? { path: args.path, external: true } : undefined));
     // Our modules find their files (migrations, the console's assets, the login page) and
-    // resolve packages relative to import.meta.url. Bundled, that is the chunk's URL in
+    // resolve packages relative to import.meta.url. Bundled, that is the bundle's URL in
     // dist/app/; each module gets its own original place instead (dist/<its path>), where
     // the files are copied below.
     // Prisma's query compilers (a 4.4 MB base64 string per provider) would be read and parsed

@@ -60,10 +60,39 @@ const EXTERNAL = new Set([
 const pkgName = (spec) => (spec.startsWith("@") ? spec.split("/").slice(0, 2).join("/") : spec.split("/")[0]);
 const OWN = [path.join(root, "src") + path.sep, path.join(root, "adapters") + path.sep];
 
+// Copies of one version of a package in more than one place of the install, from the lockfile:
+// each non-first place (by path) maps to the first, which the bundle then holds alone.
+const DEDUPE = Symbol("dedupe");
+const SAME_VERSION = new Map();
+{
+  const byVersion = new Map();
+  const lockPackages = JSON.parse(fs.readFileSync(path.join(root, "package-lock.json"), "utf8")).packages ?? {};
+  for (const [where, entry] of Object.entries(lockPackages)) {
+    if (!where.includes("node_modules/") || entry.link || !entry.version) continue;
+    const key = `${where.slice(where.lastIndexOf("node_modules/") + "node_modules/".length)}@${entry.version}`;
+    byVersion.set(key, [...(byVersion.get(key) ?? []), where]);
+  }
+  for (const places of byVersion.values()) {
+    const [first, ...rest] = places.sort((a, b) => a.length - b.length || a.localeCompare(b));
+    for (const p of rest) if (fs.existsSync(path.join(root, p)) && fs.existsSync(path.join(root, first))) SAME_VERSION.set(p, first);
+  }
+}
+
 const plugin = {
   name: "switchboard",
   setup(build) {
-    build.onResolve({ filter: /^[^./]/ }, (args) => (EXTERNAL.has(pkgName(args.path)) ? { path: args.path, external: true } : undefined));
+    build.onResolve({ filter: /^[^./]/ }, async (args) => {
+      if (EXTERNAL.has(pkgName(args.path))) return { path: args.path, external: true };
+      if (args.pluginData === DEDUPE) return undefined;
+      // npm nests a second copy of the same version of a package (undici 6 under discord.js
+      // and under @discordjs/rest): bundled twice, it would be evaluated twice at every start.
+      const r = await build.resolve(args.path, { kind: args.kind, importer: args.importer, resolveDir: args.resolveDir, pluginData: DEDUPE });
+      // Not found (an optional probe in a try/catch) or external: esbuild's own resolution, as before.
+      if (r.errors.length || r.external) return undefined;
+      const m = /^(.*[\\/]node_modules[\\/](?:@[^\\/]+[\\/])?[^\\/]+)([\\/].*)$/.exec(r.path);
+      const canonical = m && SAME_VERSION.get(path.relative(root, m[1]).split(path.sep).join("/"));
+      return canonical ? { ...r, path: path.join(root, canonical) + m[2] } : r;
+    });
     // Our modules find their files (migrations, the console's assets, the login page) and
     // resolve packages relative to import.meta.url. Bundled, that is the bundle's URL in
     // dist/app/; each module gets its own original place instead (dist/<its path>), where

@@ -6,6 +6,8 @@
 // code). This is the composition root: it hands the adapters (adapters/) to the core
 // (src/), which never imports them itself.
 import fs from "node:fs";
+import { fileURLToPath } from "node:url";
+import { loadBuild } from "./load-build.mjs";
 
 // `.env` in the working directory, as `.env.example` describes. Variables already in the
 // environment win: Node's loader never overwrites one that is set.
@@ -19,27 +21,28 @@ if (fs.existsSync(".env")) {
 }
 
 const fromSource = process.env.SWITCHBOARD_FROM_SOURCE === "1";
-// The three modules this file composes: from the sources, or the build's entries (scripts/build.mjs).
-let modules;
+// What this file composes: from the sources, or the build's one bundle (scripts/build.mjs).
+let app;
+let build;
 if (fromSource) {
   const { register } = await import("tsx/esm/api");
   register();
   const src = (p) => new URL(`../${p}`, import.meta.url).href;
-  modules = { cli: src("src/cli.ts"), adapters: src("adapters/index.ts"), config: src("src/config.ts") };
+  const [cli, adapters, config] = await Promise.all([import(src("src/cli.ts")), import(src("adapters/index.ts")), import(src("src/config.ts"))]);
+  app = { ...cli, ...adapters, ...config };
 } else {
-  const app = (p) => new URL(`../dist/app/${p}`, import.meta.url);
-  modules = { cli: app("cli.js").href, adapters: app("adapters.js").href, config: app("config.js").href };
-  if (!fs.existsSync(app("cli.js"))) {
+  const bundle = fileURLToPath(new URL("../dist/app/switchboard.cjs", import.meta.url));
+  if (!fs.existsSync(bundle)) {
     console.error("switchboard: the compiled build (dist/) is missing: run `npm install` (or `npm run build`) in the project folder.");
     process.exit(1);
   }
+  build = loadBuild(bundle, process.argv[2]);
+  app = build.exports;
 }
-const { runCli } = await import(modules.cli);
+const { runCli, adaptersFromConfig, loadConfig, ConfigError } = app;
 const argv = process.argv.slice(2);
 let adapters;
 if (argv[0] === "serve") {
-  const { adaptersFromConfig } = await import(modules.adapters);
-  const { loadConfig, ConfigError } = await import(modules.config);
   let config;
   try {
     config = loadConfig();
@@ -58,5 +61,5 @@ if (argv[0] === "serve") {
     }
   }
 }
-const code = await runCli(argv, undefined, undefined, { adapters });
+const code = await runCli(argv, undefined, undefined, { adapters, codeCache: build?.codeCache });
 if (code !== 0) process.exitCode = code;

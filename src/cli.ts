@@ -38,6 +38,8 @@ Only serve and migrate create it; other commands report a missing one.`;
 export interface CliDeps {
   /** Builds the platform adapters for `serve` (given by the composition root, bin/switchboard.mjs). */
   adapters?: (config: Config) => import("./gateway/adapter.js").Adapter[];
+  /** How the compiled build was loaded (bin/load-build.mjs); absent when run from the sources. */
+  codeCache?: import("./code-cache.js").CodeCache;
 }
 
 const OPTIONS = {
@@ -99,7 +101,7 @@ export async function runCli(argv: string[], io: CliIO = stdio, env: NodeJS.Proc
     switch (cmd) {
       case "serve": {
         const { serve } = await import("./main.js");
-        await serve(config, { adapters: deps.adapters });
+        await serve(config, { adapters: deps.adapters, codeCache: deps.codeCache });
         return EXIT.ok;
       }
       case "doctor": {

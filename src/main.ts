@@ -1,5 +1,6 @@
 import type { Config } from "./config.js";
 import { SECRET_KEYS } from "./config.js";
+import { type CodeCache, saveCodeCacheAfterReady } from "./code-cache.js";
 import { createApp, type AppOptions } from "./gateway/app.js";
 import { createLogger, describeDatabase, registerSecret } from "./log.js";
 
@@ -10,7 +11,7 @@ import { createLogger, describeDatabase, registerSecret } from "./log.js";
  * composition root (bin/switchboard.mjs) passes the adapters in, so src/
  * never imports an adapter or a platform SDK.
  */
-export async function serve(config: Config, opts: Pick<AppOptions, "adapters"> = {}): Promise<void> {
+export async function serve(config: Config, opts: Pick<AppOptions, "adapters"> & { codeCache?: CodeCache } = {}): Promise<void> {
   for (const k of SECRET_KEYS) registerSecret(config[k] as string | undefined);
   const log = createLogger({ level: config.LOG_LEVEL, format: config.LOG_FORMAT });
   const started = performance.now();
@@ -21,9 +22,16 @@ export async function serve(config: Config, opts: Pick<AppOptions, "adapters"> =
   const model = agent === "openai" ? (config.OPENAI_MODEL ?? null) : null;
   const modelUrl = agent === "openai" ? (config.OPENAI_BASE_URL ?? "https://api.openai.com/v1") : null;
   const database = describeDatabase(config.DATABASE_URL);
+  // codeCache: whether the compiled build started from V8's code cache (null from the sources).
+  const codeCache = opts.codeCache ? { codeCache: opts.codeCache.status, codeCacheFrom: opts.codeCache.from ?? null } : { codeCache: null };
   log.info(
-    { url, adapters, agent, model, modelUrl, provider: app.db.provider, database, readyMs: Math.round(performance.now() - started) },
+    { url, adapters, agent, model, modelUrl, provider: app.db.provider, database, readyMs: Math.round(performance.now() - started), ...codeCache },
     `switchboard ready on ${url} (adapters ${adapters.join(", ") || "none"}; agent ${agent}${model ? `, model ${model}` : ""}; database ${database})`,
+  );
+  saveCodeCacheAfterReady(
+    opts.codeCache,
+    app.gateway.adapters.map((a) => a.platform),
+    log,
   );
   const signal = await new Promise<NodeJS.Signals>((resolve) => {
     process.once("SIGINT", () => resolve("SIGINT"));

@@ -19,11 +19,14 @@ let bin: string;
 
 beforeAll(async () => {
   install = fs.mkdtempSync(path.join(os.tmpdir(), "switchboard-build-"));
+  // node_modules first: the build evaluates the bundle to write its code cache, and the bundle
+  // requires what stays outside it (better-sqlite3) from beside itself.
+  fs.symlinkSync(path.join(ROOT, "node_modules"), path.join(install, "node_modules"));
   await run(process.execPath, [path.join(ROOT, "scripts/build.mjs"), `--out-dir=${path.join(install, "dist")}`]);
   fs.mkdirSync(path.join(install, "bin"));
   fs.copyFileSync(path.join(ROOT, "bin/switchboard.mjs"), path.join(install, "bin/switchboard.mjs"));
+  fs.copyFileSync(path.join(ROOT, "bin/load-build.mjs"), path.join(install, "bin/load-build.mjs"));
   fs.copyFileSync(path.join(ROOT, "package.json"), path.join(install, "package.json"));
-  fs.symlinkSync(path.join(ROOT, "node_modules"), path.join(install, "node_modules"));
   bin = path.join(install, "bin/switchboard.mjs");
 }, 120_000);
 
@@ -54,6 +57,10 @@ interface Running {
   child: ChildProcess;
   url: string;
   stderr: () => string;
+  /** The ready line. */
+  ready: Record<string, unknown>;
+  /** Everything it logged so far, stdout then stderr. */
+  output: () => string;
 }
 
 const children = new Set<ChildProcess>();
@@ -76,7 +83,8 @@ function serve(cwd: string, env: NodeJS.ProcessEnv, nodeArgs: string[] = []): Pr
       const line = `${out}${err}`.split("\n").find((l) => l.includes("switchboard ready") && l.trimEnd().endsWith("}"));
       if (line) {
         clearTimeout(timer);
-        resolve({ child, url: (JSON.parse(line) as { url: string }).url, stderr: () => err });
+        const ready = JSON.parse(line) as { url: string };
+        resolve({ child, url: ready.url, stderr: () => err, ready, output: () => `${out}${err}` });
       }
     };
     child.stdout!.on("data", (d) => {
@@ -185,15 +193,8 @@ describe("the compiled gateway", () => {
       ),
     ];
     // The audit saw the gateway itself and the platform SDKs: it is not looking at nothing.
-    // The SDKs are inlined in each adapter's bundle (scripts/build.mjs); only native addons stay in node_modules.
-    for (const expected of [
-      "/dist/app/cli.js",
-      "/dist/app/adapters.js",
-      "/dist/app/telegram.js",
-      "/dist/app/discord.js",
-      "/dist/app/slack.js",
-      "/node_modules/better-sqlite3/",
-    ]) {
+    // The SDKs are inlined in the one bundle (scripts/build.mjs); only native addons stay in node_modules.
+    for (const expected of ["/bin/load-build.mjs", "/dist/app/switchboard.cjs", "/node_modules/better-sqlite3/"]) {
       expect(
         loaded.some((u) => u.includes(expected)),
         expected,
@@ -203,6 +204,44 @@ describe("the compiled gateway", () => {
     expect(loaded.filter((u) => /\/node_modules\/(grammy|discord\.js|@slack\/bolt|@discordjs|zod|pino|hono)\//.test(u))).toEqual([]);
     const compilers = loaded.filter((u) => /\/node_modules\/(tsx|typescript|esbuild|@esbuild|get-tsconfig)\//.test(u) || /\.[cm]?ts$/.test(u));
     expect(compilers).toEqual([]);
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("starts from V8's code cache and says so on its ready line: the build's, then its own; a rejected or missing one is reported and replaced", async () => {
+    const app = path.join(install, "dist/app");
+    const caches = (kind: string) => fs.readdirSync(app).filter((f) => f.startsWith(`switchboard.${kind}`) && f.endsWith(".v8cache"));
+    const dir = freshFolder();
+    const env = cleanEnv({ DM_POLICY: "open", LOG_LEVEL: "info" });
+    for (const d of drivers) Object.assign(env, d.env());
+    const start = async () => {
+      const r = await serve(dir, { ...env, HTTP_PORT: String(await freePort()) });
+      expect((await fetch(`${r.url}/healthz`)).status).toBe(200);
+      expect(await stop(r)).toBe(0);
+      return { cache: [r.ready.codeCache, r.ready.codeCacheFrom], wrote: r.output().includes("code cache written for the next start") };
+    };
+    // The build wrote its cache (scripts/build.mjs); a serve's from another test goes first.
+    expect(caches("build")).toHaveLength(1);
+    for (const f of caches("serve")) fs.rmSync(path.join(app, f));
+
+    expect(await start()).toEqual({ cache: ["used", "build"], wrote: true });
+    const [own] = caches("serve");
+    expect(own).toMatch(/^switchboard\.serve-console\+discord\+slack\+telegram\./);
+    expect(await start()).toEqual({ cache: ["used", "serve"], wrote: false });
+
+    // A cache V8 refuses (as after a Node upgrade that kept the file name) is reported, then rewritten.
+    const file = path.join(app, own!);
+    const bytes = fs.readFileSync(file);
+    bytes.fill(0x5a, 0, 64);
+    fs.writeFileSync(file, bytes);
+    expect(await start()).toEqual({ cache: ["rejected", "serve"], wrote: true });
+    expect(await start()).toEqual({ cache: ["used", "serve"], wrote: false });
+
+    // No cache at all: a start compiled from source, reported as such, that writes one.
+    for (const f of [...caches("serve"), ...caches("build")]) fs.renameSync(path.join(app, f), path.join(dir, f));
+    expect(await start()).toEqual({ cache: ["missing", null], wrote: true });
+    expect(caches("serve")).toHaveLength(1);
+    for (const f of caches("serve")) fs.rmSync(path.join(app, f));
+    for (const f of fs.readdirSync(dir).filter((n) => n.endsWith(".v8cache"))) fs.renameSync(path.join(dir, f), path.join(app, f));
     fs.rmSync(dir, { recursive: true, force: true });
   });
 });

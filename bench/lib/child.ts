@@ -21,7 +21,7 @@ export function rssOf(pid: number): number {
  */
 export async function forkGateway(env: Record<string, string>, opts: { compiled?: boolean } = {}): Promise<{ child: ChildProcess; url: string }> {
   if (opts.compiled) {
-    if (!fs.existsSync(path.join(ROOT, "dist/app/cli.js"))) throw new Error("the compiled build is missing: run `npm run build` first");
+    if (!fs.existsSync(path.join(ROOT, "dist/app/switchboard.cjs"))) throw new Error("the compiled build is missing: run `npm run build` first");
     const port = await freePort();
     const child = fork(fileURLToPath(new URL("./compiled-gateway-child.mjs", import.meta.url)), [], {
       cwd: ROOT,

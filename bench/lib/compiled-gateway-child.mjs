@@ -1,15 +1,15 @@
-// The gateway as `npm start` runs it, from the compiled build (dist/app/, scripts/build.mjs)
-// with plain Node, so a memory figure is what an operator's process holds (no tsx, no
+// The gateway as `npm start` runs it, from the compiled build (dist/app/switchboard.cjs through
+// bin/load-build.mjs with its code cache, as bin/switchboard.mjs loads it) with plain Node, so a memory figure is what an operator's process holds (no tsx, no
 // TypeScript sources or source maps in the heap). Composed like bin/switchboard.mjs; with
 // BENCH_LIFT_LIMITS=1 the adapters' declared rate limits are lifted (the fakes do not
 // rate-limit). Answers the same IPC messages as gateway-child.ts.
+import { fileURLToPath } from "node:url";
 import v8 from "node:v8";
+import { loadBuild } from "../../bin/load-build.mjs";
 import { unlimited } from "./unlimited.mjs";
 
-const dist = (file) => new URL(`../../dist/app/${file}`, import.meta.url).href;
-const { runCli } = await import(dist("cli.js"));
-const { adaptersFromConfig } = await import(dist("adapters.js"));
-const { loadConfig } = await import(dist("config.js"));
+const build = loadBuild(fileURLToPath(new URL("../../dist/app/switchboard.cjs", import.meta.url)), "serve");
+const { runCli, adaptersFromConfig, loadConfig } = build.exports;
 
 const list = await adaptersFromConfig(loadConfig());
 if (process.env.BENCH_LIFT_LIMITS === "1") for (const a of list) unlimited(a);
@@ -26,5 +26,5 @@ process.on("message", (m) => {
 });
 // `serve` stops on SIGTERM; the bench disconnects instead, as it does gateway-child.ts.
 process.on("disconnect", () => process.kill(process.pid, "SIGTERM"));
-const code = await runCli(["serve"], undefined, undefined, { adapters: () => list });
+const code = await runCli(["serve"], undefined, undefined, { adapters: () => list, codeCache: build.codeCache });
 process.exit(code);

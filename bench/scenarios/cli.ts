@@ -35,7 +35,7 @@ const COMMANDS: Record<string, string[]> = {
  */
 export async function runCli(quick: boolean): Promise<CliResult> {
   const runs = pick(quick, 11, 5, 3);
-  if (!fs.existsSync(path.join(ROOT, "dist/app/cli.js")))
+  if (!fs.existsSync(path.join(ROOT, "dist/app/switchboard.cjs")))
     execFileSync(process.execPath, [path.join(ROOT, "scripts/build.mjs")], { cwd: ROOT, stdio: "ignore" });
   const url = freshSqliteUrl();
   const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: url };

@@ -115,7 +115,8 @@ export async function runStartup(quick: boolean, drivers: PlatformDriver[]): Pro
   ];
   const compilers = loaded.filter((u) => /\/node_modules\/(tsx|typescript|esbuild|@esbuild|get-tsconfig)\//.test(u) || /\.[cm]?ts$/.test(u));
   if (compilers.length) throw new Error(`the compiled gateway loaded a TypeScript compiler or source: ${compilers.slice(0, 5).join(", ")}`);
-  if (!loaded.some((u) => u.includes("/dist/app/cli.js"))) throw new Error("the module audit saw no dist/app/cli.js: it is not looking at the gateway");
+  if (!loaded.some((u) => u.includes("/dist/app/switchboard.cjs")))
+    throw new Error("the module audit saw no dist/app/switchboard.cjs: it is not looking at the gateway");
   return {
     params: {
       quick,

@@ -50,7 +50,7 @@ export function agentCondenser(agent: () => Agent, timeoutMs = 60_000): Condense
       }
       return text
         .split("\n")
-        .map((l) => l.replace(/^[-*•\d.)\s]+/, "").trim())
+        .map((l) => l.replace(/^[-*\u2022\d.)\s]+/, "").trim())
         .filter(Boolean)
         .slice(0, 5)
         .map((l) => l.slice(0, MAX_MEMORY_CHARS));

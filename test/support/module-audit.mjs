@@ -1,9 +1,11 @@
 // `node --import ./test/support/module-audit.mjs ...`: appends the URL of every module the
-// process loads (ES modules through a resolve hook, CommonJS through Module._load) to the
-// file named by MODULE_AUDIT_FILE, one a line. test/build.slow.test.ts uses it to show the
+// process loads (ES modules through a resolve hook, CommonJS through Module._load, and code
+// compiled through vm.Script, as bin/load-build.mjs runs the bundle) to the file named by
+// MODULE_AUDIT_FILE, one a line. test/build.slow.test.ts uses it to show the
 // compiled gateway loads no TypeScript compiler and no .ts file.
 import fs from "node:fs";
 import Module, { register } from "node:module";
+import vm from "node:vm";
 import { pathToFileURL } from "node:url";
 
 const file = process.env.MODULE_AUDIT_FILE;
@@ -19,5 +21,13 @@ if (file) {
     }
     fs.appendFileSync(file, `cjs ${resolved.startsWith("/") ? pathToFileURL(resolved).href : resolved}\n`);
     return load.apply(this, arguments);
+  };
+  const Script = vm.Script;
+  vm.Script = class extends Script {
+    constructor(code, options) {
+      const name = typeof options === "string" ? options : options?.filename;
+      fs.appendFileSync(file, `vm ${name?.startsWith("/") ? pathToFileURL(name).href : name}\n`);
+      super(code, options);
+    }
   };
 }

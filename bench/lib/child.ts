@@ -17,15 +17,19 @@ export function rssOf(pid: number): number {
  * Starts the gateway in a child with `env`; resolves with its base URL. From the sources
  * (bench/lib/gateway-child.ts under tsx), or with `compiled` from the build as `npm start`
  * runs it (bench/lib/compiled-gateway-child.mjs, plain Node), which then listens on a free
- * port and is ready when /healthz answers.
+ * port and is ready when /healthz says every adapter is.
  */
-export async function forkGateway(env: Record<string, string>, opts: { compiled?: boolean } = {}): Promise<{ child: ChildProcess; url: string }> {
+export async function forkGateway(
+  env: Record<string, string>,
+  opts: { compiled?: boolean /** The build's folder (default dist/): a test builds its own. */; dist?: string } = {},
+): Promise<{ child: ChildProcess; url: string }> {
   if (opts.compiled) {
-    if (!fs.existsSync(path.join(ROOT, "dist/app/switchboard.cjs"))) throw new Error("the compiled build is missing: run `npm run build` first");
+    const dist = opts.dist ?? path.join(ROOT, "dist");
+    if (!fs.existsSync(path.join(dist, "app/switchboard.cjs"))) throw new Error(`the compiled build is missing in ${dist}: run \`npm run build\` first`);
     const port = await freePort();
     const child = fork(fileURLToPath(new URL("./compiled-gateway-child.mjs", import.meta.url)), [], {
       cwd: ROOT,
-      env: { ...process.env, ...env, HTTP_PORT: String(port), HTTP_HOST: "127.0.0.1" },
+      env: { ...process.env, ...env, HTTP_PORT: String(port), HTTP_HOST: "127.0.0.1", BENCH_DIST: dist },
       execArgv: ["--expose-gc", ...(process.env.BENCH_GATEWAY_NODE_FLAGS?.split(" ").filter(Boolean) ?? [])],
       stdio: ["ignore", "ignore", "inherit", "ipc"],
     });
@@ -34,8 +38,9 @@ export async function forkGateway(env: Record<string, string>, opts: { compiled?
     for (;;) {
       if (child.exitCode !== null) throw new Error(`compiled gateway child exited with ${child.exitCode}`);
       if (Date.now() > deadline) throw new Error("compiled gateway child did not answer /healthz in 60 s");
+      // Ready is every adapter connected (/healthz `ready`), not only the port open.
       const ok = await fetch(`${url}/healthz`).then(
-        (r) => r.ok,
+        async (r) => r.ok && ((await r.json()) as { ready?: boolean }).ready === true,
         () => false,
       );
       if (ok) return { child, url };

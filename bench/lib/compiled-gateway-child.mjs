@@ -8,7 +8,8 @@ import v8 from "node:v8";
 import { loadBuild } from "../../bin/load-build.mjs";
 import { unlimited } from "./unlimited.mjs";
 
-const build = loadBuild(fileURLToPath(new URL("../../dist/app/switchboard.cjs", import.meta.url)), "serve");
+const dist = process.env.BENCH_DIST ?? fileURLToPath(new URL("../../dist", import.meta.url));
+const build = loadBuild(`${dist}/app/switchboard.cjs`, "serve");
 const { runCli, adaptersFromConfig, loadConfig } = build.exports;
 
 const list = await adaptersFromConfig(loadConfig());

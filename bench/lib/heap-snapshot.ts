@@ -27,8 +27,8 @@ export interface HeapReport {
   top_retainers: Retainer[];
   /** Self size summed by constructor (what the heap is made of). */
   by_constructor: { what: string; count: number; self_mb: number; retained_mb: number }[];
-  /** For each constructor asked about, the dominator paths of up to three of its objects. */
-  explained?: Record<string, string[][]>;
+  /** For each constructor asked about: how many of its objects are reachable, and the dominator paths of up to three. */
+  explained?: Record<string, { count: number; paths: string[][] }>;
 }
 
 const MB = 1024 * 1024;
@@ -195,12 +195,13 @@ export function analyseHeapSnapshot(file: string, top = 12, explain: string[] = 
     if (kind(idom[v]!) !== w) e.retained += retained[v]!;
     byCtor.set(w, e);
   }
-  const explained: Record<string, string[][]> = {};
+  const explained: Record<string, { count: number; paths: string[][] }> = {};
   for (const what of explain) {
     const found = reachable.filter((v) => kind(v) === what);
-    explained[what] = [0, Math.floor(found.length / 2), found.length - 1]
+    const paths = [0, Math.floor(found.length / 2), found.length - 1]
       .filter((i, k, a) => found[i] !== undefined && a.indexOf(i) === k)
       .map((i) => path(found[i]!));
+    explained[what] = { count: found.length, paths };
   }
   let total = 0;
   for (const v of reachable) total += nodes[v * NF + nSelf]!;

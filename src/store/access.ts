@@ -1,27 +1,20 @@
 import type { Database } from "./db.js";
 import { isUniqueViolation } from "./errors.js";
-import { toDate, toDateOrNull } from "./sql.js";
+import type { Selectable } from "kysely";
+import type { DB } from "./sql.js";
 
-export interface PairingRecord {
-  code: string;
-  platform: string;
-  botId: string;
-  channel: string;
-  senderId: string;
-  displayName: string | null;
-  status: string;
-  createdAt: Date;
-  expiresAt: Date;
-  decidedAt: Date | null;
-}
+export type PairingRecord = Selectable<DB["PairingRequest"]>;
 
 /** DM access: pairing requests and the grants they turn into. */
 export class AccessStore {
   constructor(readonly db: Database) {}
 
   async isGranted(platform: string, botId: string, senderId: string): Promise<boolean> {
-    // Every DM under a pairing or allowlist policy asks this: raw SQL on the primary key.
-    const rows = await this.db.query("access-granted", `SELECT 1 AS "ok" FROM "AccessGrant" WHERE "platform" = ? AND "botId" = ? AND "senderId" = ?`, [platform, botId, senderId]);
+    // Every DM under a pairing or allowlist policy asks this: on the primary key.
+    const rows = await this.db.query(
+      "access-granted",
+      this.db.q.selectFrom("AccessGrant").select((eb) => eb.lit(1).as("ok")).where("platform", "=", platform).where("botId", "=", botId).where("senderId", "=", senderId),
+    );
     return rows.length > 0;
   }
 
@@ -75,14 +68,9 @@ export class AccessStore {
     });
   }
 
-  /** Raw SQL: `switchboard pairing list` reads this, and should not pay for loading Prisma. */
-  async listPending(now: Date): Promise<PairingRecord[]> {
-    const rows = await this.db.query<Record<string, unknown>>(
-      "pairing-pending",
-      `SELECT "code","platform","botId","channel","senderId","displayName","status","createdAt","expiresAt","decidedAt" FROM "PairingRequest" WHERE "status" = ? AND "expiresAt" > ? ORDER BY "createdAt" ASC`,
-      ["pending", now],
-    );
-    return rows.map((r) => ({ ...(r as unknown as PairingRecord), createdAt: toDate(r.createdAt), expiresAt: toDate(r.expiresAt), decidedAt: toDateOrNull(r.decidedAt) }));
+  /** `switchboard pairing list` reads this. */
+  listPending(now: Date): Promise<PairingRecord[]> {
+    return this.db.query("pairing-pending", this.db.q.selectFrom("PairingRequest").selectAll().where("status", "=", "pending").where("expiresAt", ">", now).orderBy("createdAt", "asc"));
   }
 
   find(code: string): Promise<PairingRecord | null> {

@@ -5,7 +5,7 @@ import type { PrismaClient as SqliteClient, Prisma } from "./generated/sqlite/cl
 import { Mutex } from "./mutex.js";
 import { StoreError, isRetryable, isUnavailable } from "./errors.js";
 import { afterCommit, commitUnknown, GroupCommit } from "./group-commit.js";
-import { PgSql, SqliteSql, type Sql, type SqlValue } from "./sql.js";
+import { PgSql, queryBuilder, SqliteSql, type Query, type QueryBuilder, type Sql } from "./sql.js";
 import { FileIdentity, StoreOutcomes, type StoreHealthReport } from "./health.js";
 
 /** Both generated clients expose the same model API for our models; code against one type. */
@@ -81,6 +81,12 @@ const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms).unref?.
  */
 export class Database {
   readonly provider: Provider;
+  /**
+   * The query builder every store statement is written with (see sql.ts):
+   * `db.query(op, db.q.selectFrom("Session")...)`. It compiles for this
+   * provider and never connects.
+   */
+  readonly q: QueryBuilder;
   readonly #mutex = new Mutex();
   readonly #serialize: boolean;
   readonly #maxRetries: number;
@@ -99,6 +105,7 @@ export class Database {
 
   constructor(readonly options: DatabaseOptions) {
     this.provider = providerOf(options.url);
+    this.q = queryBuilder(this.provider);
     this.#faults = options.faults;
     this.#maxRetries = options.maxRetries ?? 8;
     this.#serialize = this.provider === "sqlite";
@@ -153,7 +160,7 @@ export class Database {
 
   /** Checks the database answers. Called once by openDatabase. */
   async init(): Promise<void> {
-    await this.query("init", "SELECT 1");
+    await this.query("init", this.q.selectNoFrom((eb) => eb.lit(1).as("one")));
   }
 
   /** What the store says about itself for /healthz: real outcomes, and the SQLite file's identity. */
@@ -249,21 +256,26 @@ export class Database {
     ));
   }
 
-  /** Rows a single raw write returns (RETURNING): grouped on SQLite, one autocommit statement on PostgreSQL. */
-  writeReturning<T>(op: string, text: string, params: readonly SqlValue[] = []): Promise<T[]> {
-    if (this.#sqlite) return this.#observe(op, this.#grouped(op, (q) => q.all<T>(text, params)));
-    return this.query<T>(op, text, params);
+  /** Rows a single write returns (RETURNING): grouped on SQLite, one autocommit statement on PostgreSQL. */
+  writeReturning<R>(op: string, q: Query<R>): Promise<R[]> {
+    if (this.#sqlite) return this.#observe(op, this.#grouped(op, (s) => s.all(q)));
+    return this.query(op, q);
   }
 
-  /** Rows of one raw statement outside any transaction (see sql.ts). */
-  query<T>(op: string, text: string, params: readonly SqlValue[] = []): Promise<T[]> {
-    return this.#observe(op, this.#withRetry(op, () => (this.#inject(op), this.#raw((q) => q.all<T>(text, params), (s) => s.allSync<T>(text, params)))));
+  /** Rows of one statement outside any transaction. */
+  query<R>(op: string, q: Query<R>): Promise<R[]> {
+    return this.#observe(op, this.#withRetry(op, () => (this.#inject(op), this.#raw((s) => s.all(q), (s) => s.allSync(q)))));
   }
 
-  /** One raw write outside any transaction; resolves to the rows changed. */
-  exec(op: string, text: string, params: readonly SqlValue[] = []): Promise<number> {
-    if (this.#sqlite) return this.#observe(op, this.#grouped(op, async (q) => q.run(text, params)));
-    return this.#observe(op, this.#withRetry(op, () => (this.#inject(op), this.#raw((q) => q.run(text, params), (s) => s.runSync(text, params)))));
+  /** One write outside any transaction; resolves to the rows changed. */
+  exec(op: string, q: Query<unknown>): Promise<number> {
+    if (this.#sqlite) return this.#observe(op, this.#grouped(op, async (s) => s.run(q)));
+    return this.#observe(op, this.#withRetry(op, () => (this.#inject(op), this.#raw((s) => s.run(q), (s) => s.runSync(q)))));
+  }
+
+  /** Statements run so far on the hot path's connection(s), transaction control included (the bench divides by messages). */
+  get statements(): number {
+    return this.#sqlite?.statements ?? this.#pg?.statements ?? 0;
   }
 
   #raw<T>(onPg: (q: Sql) => Promise<T>, onSqlite: (s: SqliteSql) => T): Promise<T> {

@@ -125,18 +125,18 @@ export class GroupCommit {
     const s = this.o.sql;
     const faults = this.o.faults;
     // IMMEDIATE takes the write lock up front: no upgrade deadlock with another process.
-    s.runSync("BEGIN IMMEDIATE");
+    s.control("BEGIN IMMEDIATE");
     try {
       for (const u of units) {
         u.error = undefined;
-        s.runSync("SAVEPOINT unit");
+        s.control("SAVEPOINT unit");
         try {
           faults?.beforeTransaction?.(u.op);
           faults?.onStatement?.(u.op);
           u.result = await u.fn(s.sql);
         } catch (e) {
-          s.runSync("ROLLBACK TO unit");
-          s.runSync("RELEASE unit");
+          s.control("ROLLBACK TO unit");
+          s.control("RELEASE unit");
           // A busy database fails the whole group, which is retried (as a busy BEGIN IMMEDIATE is).
           if (isRetryable(e)) throw e;
           u.error = e;
@@ -145,18 +145,18 @@ export class GroupCommit {
         try {
           faults?.beforeCommit?.(u.op);
         } catch (e) {
-          s.runSync("ROLLBACK TO unit");
+          s.control("ROLLBACK TO unit");
           u.error = commitUnknown(u.op, e);
         }
-        s.runSync("RELEASE unit");
+        s.control("RELEASE unit");
       }
-      s.runSync("COMMIT");
+      s.control("COMMIT");
       this.stats.commits++;
       this.stats.units += units.length;
     } catch (e) {
       // Synchronous: a failed COMMIT did not commit. Roll back; the caller retries the group.
       try {
-        s.runSync("ROLLBACK");
+        s.control("ROLLBACK");
       } catch {
         // no transaction left to roll back
       }

@@ -1,24 +1,13 @@
 import { randomUUID } from "node:crypto";
 import { setBounded } from "../bounded.js";
+import type { Insertable, Selectable } from "kysely";
 import type { Database } from "./db.js";
+import type { DB } from "./sql.js";
 import { isUniqueViolation } from "./errors.js";
 
-export interface UserRecord {
-  id: string;
-  platform: string;
-  externalId: string;
-  displayName: string | null;
-  createdAt: Date;
-}
+export type UserRecord = Selectable<DB["User"]>;
 
-export interface GroupRecord {
-  id: string;
-  platform: string;
-  externalId: string;
-  parentId: string | null;
-  title: string | null;
-  createdAt: Date;
-}
+export type GroupRecord = Selectable<DB["Group"]>;
 
 /** Identity caches stay bounded (a miss costs one indexed read). */
 const CACHE_LIMIT = 20_000;
@@ -51,7 +40,7 @@ export class IdentityStore {
     const k = `${platform}\u0000${externalId}`;
     const hit = this.#users.get(k);
     if (hit) return hit;
-    const id = await this.#insertOrGet("User", [randomUUID(), platform, externalId, displayName ?? null, null, new Date()], platform, externalId);
+    const id = await this.#insertOrGet({ table: "User", values: { id: randomUUID(), platform, externalId, displayName: displayName ?? null, createdAt: new Date() } });
     setBounded(this.#users, k, id, CACHE_LIMIT);
     return id;
   }
@@ -59,18 +48,19 @@ export class IdentityStore {
   /**
    * Hot path of a first message: one INSERT ... ON CONFLICT DO NOTHING
    * RETURNING; only when the row already exists, a second statement reads it.
-   * Columns: id, platform, externalId, displayName (User) or title (Group), parentId (Group), createdAt.
    */
-  async #insertOrGet(table: "User" | "Group", v: [string, string, string, string | null, string | null, Date], platform: string, externalId: string): Promise<string> {
+  async #insertOrGet(row: { table: "User"; values: Insertable<DB["User"]> } | { table: "Group"; values: Insertable<DB["Group"]> }): Promise<string> {
+    const q = this.db.q;
+    const { platform, externalId } = row.values;
+    const op = row.table.toLowerCase();
     const insert =
-      table === "User"
-        ? `INSERT INTO "User" ("id","platform","externalId","displayName","createdAt") VALUES (?,?,?,?,?) ON CONFLICT DO NOTHING RETURNING "id"`
-        : `INSERT INTO "Group" ("id","platform","externalId","title","parentId","createdAt") VALUES (?,?,?,?,?,?) ON CONFLICT DO NOTHING RETURNING "id"`;
-    const params = table === "User" ? [v[0], v[1], v[2], v[3], v[5]] : v;
-    const [made] = await this.db.writeReturning<{ id: string }>(`ensure-${table.toLowerCase()}`, insert, params);
+      row.table === "User"
+        ? q.insertInto("User").values(row.values).onConflict((oc) => oc.doNothing()).returning("id")
+        : q.insertInto("Group").values(row.values).onConflict((oc) => oc.doNothing()).returning("id");
+    const [made] = await this.db.writeReturning(`ensure-${op}`, insert);
     if (made) return made.id;
-    const [found] = await this.db.query<{ id: string }>(`find-${table.toLowerCase()}`, `SELECT "id" FROM "${table}" WHERE "platform" = ? AND "externalId" = ?`, [platform, externalId]);
-    if (!found) throw new Error(`${table} ${platform}:${externalId} was neither inserted nor found`);
+    const [found] = await this.db.query(`find-${op}`, q.selectFrom(row.table).select("id").where("platform", "=", platform).where("externalId", "=", externalId));
+    if (!found) throw new Error(`${row.table} ${platform}:${externalId} was neither inserted nor found`);
     return found.id;
   }
 
@@ -92,7 +82,7 @@ export class IdentityStore {
     const k = `${platform}\u0000${externalId}`;
     const hit = this.#groups.get(k);
     if (hit) return hit;
-    const id = await this.#insertOrGet("Group", [randomUUID(), platform, externalId, opts.title ?? null, opts.parentId ?? null, new Date()], platform, externalId);
+    const id = await this.#insertOrGet({ table: "Group", values: { id: randomUUID(), platform, externalId, title: opts.title ?? null, parentId: opts.parentId ?? null, createdAt: new Date() } });
     setBounded(this.#groups, k, id, CACHE_LIMIT);
     return id;
   }
@@ -125,7 +115,7 @@ export class IdentityStore {
    */
   async lookup(platform: string, externalId: string): Promise<{ kind: "user" | "group"; id: string } | undefined> {
     for (const [table, kind] of [["User", "user"], ["Group", "group"]] as const) {
-      const [r] = await this.db.query<{ id: string }>(`lookup-${kind}`, `SELECT "id" FROM "${table}" WHERE "platform" = ? AND "externalId" = ?`, [platform, externalId]);
+      const [r] = await this.db.query(`lookup-${kind}`, this.db.q.selectFrom(table).select("id").where("platform", "=", platform).where("externalId", "=", externalId));
       if (r) return { kind, id: r.id };
     }
     return undefined;

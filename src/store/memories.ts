@@ -17,14 +17,13 @@ export class MemoryStore {
     if (contents.length === 0) return;
     // One millisecond apart, so recall keeps the condenser's order.
     const now = Date.now();
-    const params = contents.flatMap((content, i) => [randomUUID(), scope, sessionId, content, new Date(now + i)]);
-    await this.db.exec("add-memories", `INSERT INTO "Memory" ("id","scope","sessionId","content","createdAt") VALUES ${contents.map(() => "(?,?,?,?,?)").join(",")}`, params);
+    await this.db.exec("add-memories", this.db.q.insertInto("Memory").values(contents.map((content, i) => ({ id: randomUUID(), scope, sessionId, content, createdAt: new Date(now + i) }))));
   }
 
   /** The most recent memories of a scope, oldest first. */
   async recall(scope: string, limit = 20): Promise<string[]> {
-    // Every turn reads this: raw SQL on the (scope, createdAt) index.
-    const rows = await this.db.query<{ content: string }>("recall-memories", `SELECT "content" FROM "Memory" WHERE "scope" = ? ORDER BY "createdAt" DESC, "id" ASC LIMIT ?`, [scope, limit]);
+    // Every turn reads this: on the (scope, createdAt) index.
+    const rows = await this.db.query("recall-memories", this.db.q.selectFrom("Memory").select("content").where("scope", "=", scope).orderBy("createdAt", "desc").orderBy("id", "asc").limit(limit));
     return rows.reverse().map((r) => r.content);
   }
 

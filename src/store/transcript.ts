@@ -1,14 +1,10 @@
+import type { Selectable } from "kysely";
 import type { Database } from "./db.js";
-import { toDate } from "./sql.js";
+import type { DB } from "./sql.js";
 
-export interface MessageRecord {
-  sessionId: string;
-  seq: number;
-  role: string;
-  content: string;
-  meta: string | null;
-  createdAt: Date;
-}
+const MESSAGE_COLUMNS = ["sessionId", "seq", "role", "content", "meta", "createdAt"] as const;
+
+export type MessageRecord = Pick<Selectable<DB["Message"]>, (typeof MESSAGE_COLUMNS)[number]>;
 
 export type NewMessage = Pick<MessageRecord, "role" | "content"> & {
   meta?: string | null;
@@ -16,9 +12,6 @@ export type NewMessage = Pick<MessageRecord, "role" | "content"> & {
   /** The platform message it came from (platform:bot:chat:message), so an edit or delete finds it. */
   sourceId?: string | null;
 };
-
-const MESSAGE_COLUMNS = `"sessionId","seq","role","content","meta","createdAt"`;
-const messageOf = (r: Record<string, unknown>): MessageRecord => ({ ...(r as unknown as MessageRecord), seq: Number(r.seq), createdAt: toDate(r.createdAt) });
 
 /**
  * Transcript messages, ordered by a per-session `seq`. Appends refuse archived
@@ -56,15 +49,20 @@ export class TranscriptStore {
 
   /** The last `limit` messages, oldest first. A message its author deleted is never among them. */
   async recent(sessionId: string, limit: number): Promise<MessageRecord[]> {
-    // Every live session loads its window with this: raw SQL on the primary key.
-    const rows = await this.db.query<Record<string, unknown>>("recent-messages", `SELECT ${MESSAGE_COLUMNS} FROM "Message" WHERE "sessionId" = ? AND "deletedAt" IS NULL ORDER BY "seq" DESC LIMIT ?`, [sessionId, limit]);
-    return rows.reverse().map(messageOf);
+    // Every live session loads its window with this: on the primary key.
+    const rows = await this.db.query(
+      "recent-messages",
+      this.db.q.selectFrom("Message").select(MESSAGE_COLUMNS).where("sessionId", "=", sessionId).where("deletedAt", "is", null).orderBy("seq", "desc").limit(limit),
+    );
+    return rows.reverse();
   }
 
   /** Messages with seq > afterSeq, oldest first; deleted ones left out (reflection never sees them). */
-  async since(sessionId: string, afterSeq: number, limit = 500): Promise<MessageRecord[]> {
-    const rows = await this.db.query<Record<string, unknown>>("messages-since", `SELECT ${MESSAGE_COLUMNS} FROM "Message" WHERE "sessionId" = ? AND "seq" > ? AND "deletedAt" IS NULL ORDER BY "seq" ASC LIMIT ?`, [sessionId, afterSeq, limit]);
-    return rows.map(messageOf);
+  since(sessionId: string, afterSeq: number, limit = 500): Promise<MessageRecord[]> {
+    return this.db.query(
+      "messages-since",
+      this.db.q.selectFrom("Message").select(MESSAGE_COLUMNS).where("sessionId", "=", sessionId).where("seq", ">", afterSeq).where("deletedAt", "is", null).orderBy("seq", "asc").limit(limit),
+    );
   }
 
   /**
@@ -75,18 +73,22 @@ export class TranscriptStore {
    */
   async applyChange(sourceId: string, change: { kind: "edit"; content: string } | { kind: "delete" }): Promise<string[]> {
     const now = new Date();
-    const rows = await this.db.sqlTransaction("message-change", (q) =>
-      change.kind === "edit"
-        ? q.all<{ sessionId: string }>(`UPDATE "Message" SET "content" = ?, "editedAt" = ? WHERE "sourceId" = ? AND "role" = ? AND "deletedAt" IS NULL RETURNING "sessionId"`, [change.content, now, sourceId, "user"])
-        : q.all<{ sessionId: string }>(`UPDATE "Message" SET "deletedAt" = ? WHERE "sourceId" = ? AND "role" = ? AND "deletedAt" IS NULL RETURNING "sessionId"`, [now, sourceId, "user"]),
-    );
+    const update = this.db.q.updateTable("Message")
+      .set(change.kind === "edit" ? { content: change.content, editedAt: now } : { deletedAt: now })
+      .where("sourceId", "=", sourceId)
+      .where("role", "=", "user")
+      .where("deletedAt", "is", null)
+      .returning("sessionId");
+    const rows = await this.db.sqlTransaction("message-change", (s) => s.all(update));
     return [...new Set(rows.map((r) => r.sessionId))];
   }
 
   /** The transcript entries that came from one platform message (deleted ones too), for operators and tests. */
-  async bySource(sourceId: string): Promise<Array<MessageRecord & { editedAt: Date | null; deletedAt: Date | null }>> {
-    const rows = await this.db.query<Record<string, unknown>>("messages-by-source", `SELECT ${MESSAGE_COLUMNS},"editedAt","deletedAt" FROM "Message" WHERE "sourceId" = ? ORDER BY "sessionId", "seq"`, [sourceId]);
-    return rows.map((r) => ({ ...messageOf(r), editedAt: r.editedAt ? toDate(r.editedAt) : null, deletedAt: r.deletedAt ? toDate(r.deletedAt) : null }));
+  bySource(sourceId: string): Promise<Array<MessageRecord & { editedAt: Date | null; deletedAt: Date | null }>> {
+    return this.db.query(
+      "messages-by-source",
+      this.db.q.selectFrom("Message").select([...MESSAGE_COLUMNS, "editedAt", "deletedAt"]).where("sourceId", "=", sourceId).orderBy("sessionId").orderBy("seq"),
+    );
   }
 
   count(sessionId: string): Promise<number> {

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { Database } from "./db.js";
 import type { DeliveryStore } from "./deliveries.js";
-import type { Sql, SqlValue } from "./sql.js";
+import type { QueryBuilder, Sql } from "./sql.js";
 import type { NewMessage } from "./transcript.js";
 
 export interface TurnCommit {
@@ -13,12 +13,6 @@ export interface TurnCommit {
 }
 
 export type TranscriptOutcome = "ok" | "archived" | "missing" | "skipped" | "duplicate";
-
-const marks = (n: number) => Array.from({ length: n }, () => "?").join(",");
-const rows = (n: number, width: number) => Array.from({ length: n }, () => `(${marks(width)})`).join(",");
-
-const DELIVERY_COLUMNS = `"id","inboundId","sessionId","platform","botId","address","part","text","status","attempts","createdAt","expiresAt"`;
-const MESSAGE_COLUMNS = `"sessionId","seq","role","content","meta","createdAt"`;
 
 /**
  * Commits everything one handled inbound event changes in ONE transaction:
@@ -37,7 +31,7 @@ export class TurnStore {
   async commit(t: TurnCommit): Promise<{ transcript: TranscriptOutcome; deliveryIds: string[] }> {
     const deliveryIds = t.deliveries.map(() => randomUUID());
     const now = new Date();
-    const transcript = await this.db.sqlTransaction("commit-turn", (q) => commitIn(q, t, deliveryIds, now));
+    const transcript = await this.db.sqlTransaction("commit-turn", (s) => commitIn(this.db.q, s, t, deliveryIds, now));
     if (transcript === "duplicate") return { transcript, deliveryIds: [] };
     this.deliveries?.remember(
       t.deliveries.map((d, i) => ({
@@ -49,33 +43,42 @@ export class TurnStore {
   }
 }
 
-async function commitIn(q: Sql, t: TurnCommit, deliveryIds: string[], now: Date): Promise<TranscriptOutcome> {
+async function commitIn(q: QueryBuilder, s: Sql, t: TurnCommit, deliveryIds: string[], now: Date): Promise<TranscriptOutcome> {
   // The inbound records first: when none of them was still unhandled, this commit already landed
   // (a retry after a lost acknowledgement) or another process handled them. Writing nothing more
   // keeps a retried commit from answering twice.
   if (t.inboundIds.length) {
-    const marked = await q.run(`UPDATE "InboundEvent" SET "status" = ?, "processedAt" = ?, "sessionId" = ? WHERE "id" IN (${marks(t.inboundIds.length)}) AND "status" = ?`, [
-      "done", now, t.sessionId, ...t.inboundIds, "received",
-    ]);
+    const marked = await s.run(
+      q.updateTable("InboundEvent").set({ status: "done", processedAt: now, sessionId: t.sessionId }).where("id", "in", t.inboundIds).where("status", "=", "received"),
+    );
     if (marked === 0) return "duplicate";
   }
   if (t.deliveries.length) {
-    const params: SqlValue[] = [];
-    t.deliveries.forEach((d, i) => params.push(deliveryIds[i], t.inboundIds[0] ?? null, t.sessionId, d.platform, d.botId, d.address, i, d.text, "pending", 0, now, d.expiresAt));
-    await q.run(`INSERT INTO "OutboundDelivery" (${DELIVERY_COLUMNS}) VALUES ${rows(t.deliveries.length, 12)}`, params);
+    await s.run(
+      q.insertInto("OutboundDelivery").values(
+        t.deliveries.map((d, i) => ({
+          id: deliveryIds[i]!, inboundId: t.inboundIds[0] ?? null, sessionId: t.sessionId, platform: d.platform, botId: d.botId, address: d.address, part: i, text: d.text,
+          status: "pending", attempts: 0, createdAt: now, expiresAt: d.expiresAt,
+        })),
+      ),
+    );
   }
   if (!t.messages.length && !t.turnIncrement) return "skipped";
-  const touched = await q.run(`UPDATE "Session" SET "lastActive" = ?, "turnCount" = "turnCount" + ? WHERE "id" = ? AND "archived" = ?`, [now, t.turnIncrement, t.sessionId, false]);
+  const touched = await s.run(
+    q.updateTable("Session").set((eb) => ({ lastActive: now, turnCount: eb("turnCount", "+", t.turnIncrement) })).where("id", "=", t.sessionId).where("archived", "=", false),
+  );
   if (touched !== 1) {
-    const found = await q.all(`SELECT "id" FROM "Session" WHERE "id" = ?`, [t.sessionId]);
+    const found = await s.all(q.selectFrom("Session").select("id").where("id", "=", t.sessionId));
     return found.length ? "archived" : "missing";
   }
   if (t.messages.length) {
-    const [last] = await q.all<{ seq: number | null }>(`SELECT MAX("seq") AS "seq" FROM "Message" WHERE "sessionId" = ?`, [t.sessionId]);
+    const [last] = await s.all(q.selectFrom("Message").select((eb) => eb.fn.max("seq").as("seq")).where("sessionId", "=", t.sessionId));
     let seq = Number(last?.seq ?? 0);
-    const params: SqlValue[] = [];
-    for (const m of t.messages) params.push(t.sessionId, ++seq, m.role, m.content, m.meta ?? null, m.createdAt ?? now, m.sourceId ?? null);
-    await q.run(`INSERT INTO "Message" (${MESSAGE_COLUMNS},"sourceId") VALUES ${rows(t.messages.length, 7)}`, params);
+    await s.run(
+      q.insertInto("Message").values(
+        t.messages.map((m) => ({ sessionId: t.sessionId, seq: ++seq, role: m.role, content: m.content, meta: m.meta ?? null, createdAt: m.createdAt ?? now, sourceId: m.sourceId ?? null })),
+      ),
+    );
   }
   return "ok";
 }

@@ -19,6 +19,43 @@ function imports(file: string): string[] {
 const SDKS = /^(discord\.js|@discordjs\/|grammy|@grammyjs\/|@slack\/)/;
 const LAYERS = ["store", "session", "agent", "runtime", "gateway"] as const;
 
+/**
+ * src/gateway's feature folders, lowest first: a folder imports only from the
+ * ones before it and from the gateway's root files (the adapter contract,
+ * metrics, the ledger); the root files import no folder, except app.ts, which
+ * wires them all. (http serves the console over inbound's and outbound's
+ * state; inbound hands notices to outbound; outbound sends through adapters.)
+ */
+const GATEWAY_FOLDERS = ["outbound", "inbound", "http"] as const;
+const GATEWAY_WIRING = new Set([path.join("src", "gateway", "app.ts")]);
+
+/** The gateway folder (or "" for a root file) that `file` (a path) lies in, or undefined outside src/gateway. */
+function gatewayFolder(file: string): string | undefined {
+  const rel = path.relative(path.join("src", "gateway"), path.resolve(file));
+  if (rel.startsWith("..") || path.isAbsolute(rel)) return undefined;
+  const parts = rel.split(path.sep);
+  return parts.length > 1 ? parts[0]! : "";
+}
+
+/** Imports of a gateway file that point into a folder above its own (or, from a root file, into any folder). */
+function gatewayOffenders(file: string, specs: string[]): string[] {
+  const own = gatewayFolder(file);
+  if (own === undefined || GATEWAY_WIRING.has(file)) return [];
+  const rank = own === "" ? -1 : GATEWAY_FOLDERS.indexOf(own as (typeof GATEWAY_FOLDERS)[number]);
+  return specs
+    .filter((i) => i.startsWith("."))
+    .filter((i) => {
+      const target = gatewayFolder(path.relative(process.cwd(), path.resolve(path.dirname(file), i)));
+      if (target === undefined || target === "" || target === own) return false;
+      const targetRank = GATEWAY_FOLDERS.indexOf(target as (typeof GATEWAY_FOLDERS)[number]);
+      return targetRank < 0 || targetRank >= rank;
+    })
+    .map((i) => `${file} -> ${i}`);
+}
+
+/** What adapters/ may use of src/: the adapter contract, the chunker, the logger, channel encoding and the configuration's types. */
+const ADAPTER_MAY_IMPORT = /\/src\/(gateway\/(contract|adapter|outbound\/chunker)|log|config|session\/channel)\.js$/;
+
 describe("layer boundaries (DESIGN.md)", () => {
   it("nothing under src/ imports a platform SDK", () => {
     const offenders = files("src").flatMap((f) => imports(f).filter((i) => SDKS.test(i)).map((i) => `${f} -> ${i}`));
@@ -30,6 +67,19 @@ describe("layer boundaries (DESIGN.md)", () => {
       imports(f).filter((i) => /^@prisma\/|^prisma|\/store(\/|$)|generated\/(sqlite|postgresql)/.test(i)).map((i) => `${f} -> ${i}`),
     );
     expect(offenders).toEqual([]);
+  });
+
+  it("adapters/ use only the contract, the chunker, the logger, the configuration and channel encoding of src/", () => {
+    const offenders = files("adapters").flatMap((f) =>
+      imports(f).filter((i) => i.includes("/src/") && !ADAPTER_MAY_IMPORT.test(i)).map((i) => `${f} -> ${i}`),
+    );
+    expect(offenders).toEqual([]);
+  });
+
+  it("src/gateway's folders import only down: http -> inbound -> outbound -> the contract (app.ts wires them)", () => {
+    const gatewayFiles = files(path.join("src", "gateway"));
+    for (const folder of GATEWAY_FOLDERS) expect(gatewayFiles.some((f) => gatewayFolder(f) === folder), `src/gateway/${folder} has files`).toBe(true);
+    expect(gatewayFiles.flatMap((f) => gatewayOffenders(f, imports(f)))).toEqual([]);
   });
 
   it("imports under src/ only point down the layers", () => {
@@ -52,6 +102,33 @@ describe("layer boundaries (DESIGN.md)", () => {
     fs.writeFileSync(sample, `import { Bot } from "grammy";\nexport const x = await import("@prisma/client");\n`);
     try {
       expect(imports(sample)).toEqual(["grammy", "@prisma/client"]);
+      expect(imports(sample).filter((i) => SDKS.test(i))).toEqual(["grammy"]);
+    } finally {
+      fs.rmSync(sample);
+    }
+  });
+
+  it("the gateway folder check can fail: it sees upward imports between the folders", () => {
+    const at = (folder: string) => path.join("src", "gateway", folder, "x.ts");
+    // outbound reaching up into inbound, inbound into http, a root file into a folder: all refused.
+    expect(gatewayOffenders(at("outbound"), ["../inbound/gateway.js"])).toHaveLength(1);
+    expect(gatewayOffenders(at("inbound"), ["../http/server.js"])).toHaveLength(1);
+    expect(gatewayOffenders(path.join("src", "gateway", "metrics.ts"), ["./outbound/outbound.js"])).toHaveLength(1);
+    // ... and a folder unknown to the rule is refused too, so a new folder must be placed in GATEWAY_FOLDERS.
+    expect(gatewayOffenders(at("inbound"), ["../jobs/run.js"])).toHaveLength(1);
+    // Down, sideways within a folder, and the wiring: allowed.
+    expect(gatewayOffenders(at("http"), ["../inbound/gateway.js", "../outbound/outbound.js", "../contract.js", "./server.js", "../../log.js"])).toEqual([]);
+    expect(gatewayOffenders(path.join("src", "gateway", "app.ts"), ["./http/server.js"])).toEqual([]);
+  });
+
+  it("the adapter rule can fail: it sees an adapter reaching into the pipeline", () => {
+    expect(ADAPTER_MAY_IMPORT.test("../../src/gateway/inbound/gateway.js")).toBe(false);
+    expect(ADAPTER_MAY_IMPORT.test("../../src/runtime/runner.js")).toBe(false);
+    expect(ADAPTER_MAY_IMPORT.test("../../src/gateway/outbound/chunker.js")).toBe(true);
+    const sample = path.join("test", "fixtures-boundary-adapter.tmp.ts");
+    fs.writeFileSync(sample, `import { Gateway } from "../src/gateway/inbound/gateway.js";\n`);
+    try {
+      expect(imports(sample).filter((i) => i.includes("/src/") && !ADAPTER_MAY_IMPORT.test(i))).toEqual(["../src/gateway/inbound/gateway.js"]);
     } finally {
       fs.rmSync(sample);
     }

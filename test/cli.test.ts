@@ -4,7 +4,7 @@ import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import { beforeAll, describe, expect, it } from "vitest";
-import { Pairing } from "../src/gateway/pairing.js";
+import { Pairing } from "../src/gateway/inbound/pairing.js";
 import { Registry } from "../src/session/index.js";
 import { AccessStore, IdentityStore, openDatabase, SessionStore, TranscriptStore } from "../src/store/index.js";
 import { freshDatabaseUrl } from "./support/db.js";

@@ -8,8 +8,8 @@
  * split: the split measures what is sent, so a full 2,000-character chunk
  * never grows past Discord's limit afterwards.
  */
-import { chunkText } from "../../src/gateway/chunker.js";
-import { renderMarkdown, type Dialect } from "../markdown.js";
+import { chunkText } from "../../src/gateway/outbound/chunker.js";
+import { renderMarkdown, type Dialect } from "../shared/markdown.js";
 import type { ReplyFormat } from "../types.js";
 
 /** Discord's limit for a message's content. */

@@ -71,7 +71,7 @@ export function groupExternalId(channelId: string): string {
 
 /**
  * A thread's external id, `<parentId>:thread:<threadId>`: the same string
- * src/gateway/gateway.ts builds from an envelope's chatId and threadId.
+ * src/gateway/inbound/conversation.ts builds from an envelope's chatId and threadId.
  */
 export function threadExternalId(parentId: string, threadId: string): string {
   return `${parentId}:thread:${threadId}`;

@@ -8,7 +8,7 @@
  * every message, including ones in channels discord.js has not cached, and it
  * is what is fuzzed.
  */
-import { forwardedText } from "../forwarded.js";
+import { forwardedText } from "../shared/forwarded.js";
 import type { Attachment, InboundEnvelope } from "../types.js";
 import { chatKindOf, dmChannel, encodeReplyAddress, groupChannel, isSnowflake, PLATFORM, snowflakeTime } from "./ids.js";
 

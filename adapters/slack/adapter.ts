@@ -94,7 +94,7 @@ export class SlackAdapter implements Adapter {
     const slackLogger = boltLogger(log);
     const clientOptions = {
       ...(this.o.apiUrl !== undefined ? { slackApiUrl: this.o.apiUrl } : {}),
-      // The gateway's scheduler is the one retry mechanism; see src/gateway/scheduler.ts.
+      // The gateway's scheduler is the one retry mechanism; see src/gateway/outbound/scheduler.ts.
       retryConfig: { retries: 0 },
       rejectRateLimitedCalls: true,
       logger: slackLogger,

@@ -1,6 +1,6 @@
 /**
  * WebClient errors -> AdapterError. The gateway's OutboundScheduler is the one
- * retry mechanism (src/gateway/scheduler.ts), so the WebClient runs with
+ * retry mechanism (src/gateway/outbound/scheduler.ts), so the WebClient runs with
  * `retryConfig: { retries: 0 }` and `rejectRateLimitedCalls: true`, and a 429
  * surfaces here as slack_webapi_rate_limited_error with retryAfter seconds.
  *

@@ -8,8 +8,8 @@
  * markup" is shown as typed instead of turning bold. Rendered before it is
  * split, so every chunk is measured as sent.
  */
-import { chunkText } from "../../src/gateway/chunker.js";
-import { renderMarkdown, type Dialect } from "../markdown.js";
+import { chunkText } from "../../src/gateway/outbound/chunker.js";
+import { renderMarkdown, type Dialect } from "../shared/markdown.js";
 import type { ReplyFormat } from "../types.js";
 
 /** Slack accepts 40,000 characters but shows past ~4,000 badly. */

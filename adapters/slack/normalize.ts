@@ -4,7 +4,7 @@
  * returns an envelope or undefined and never throws; the fuzz test holds it
  * to that.
  */
-import { forwardedText, type Forwarded } from "../forwarded.js";
+import { forwardedText, type Forwarded } from "../shared/forwarded.js";
 import type { Attachment, InboundEnvelope } from "../types.js";
 import {
   PLATFORM,

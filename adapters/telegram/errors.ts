@@ -1,6 +1,6 @@
 /**
  * grammY errors -> AdapterError. The gateway's OutboundScheduler is the one
- * retry mechanism for outbound calls (src/gateway/scheduler.ts): it waits
+ * retry mechanism for outbound calls (src/gateway/outbound/scheduler.ts): it waits
  * out 'RateLimited' for retryAfterMs and backs off on 'Transient'. So this
  * adapter never retries a Bot API call itself and does not install
  * @grammyjs/auto-retry: a 429 retried in two places is retried twice, and

@@ -6,8 +6,8 @@
  * makes Telegram answer "can't parse entities". Should Telegram refuse a
  * chunk anyway, plainText() is what is sent instead, without parse_mode.
  */
-import { chunkHtml } from "../../src/gateway/chunker.js";
-import { renderMarkdown, type Dialect } from "../markdown.js";
+import { chunkHtml } from "../../src/gateway/outbound/chunker.js";
+import { renderMarkdown, type Dialect } from "../shared/markdown.js";
 import type { ReplyFormat } from "../types.js";
 
 /** Telegram's limit for one message: 4096 characters of text after entity parsing (the raw HTML is held to it too). */

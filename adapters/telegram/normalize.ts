@@ -7,7 +7,7 @@ import { createHash } from "node:crypto";
  * every field is checked before use; the fuzz test proves the checks
  * suffice, and the try/catch in normalizeUpdate is only a last guard.
  */
-import { forwardedText } from "../forwarded.js";
+import { forwardedText } from "../shared/forwarded.js";
 import type { Attachment, InboundEnvelope } from "../types.js";
 import {
   PLATFORM,

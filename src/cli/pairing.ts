@@ -1,4 +1,4 @@
-import { Pairing } from "../gateway/pairing.js";
+import { Pairing } from "../gateway/inbound/pairing.js";
 import { AccessStore } from "../store/access.js";
 import type { Database } from "../store/db.js";
 import { CliError, usageError, type Output } from "./output.js";

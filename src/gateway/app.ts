@@ -13,18 +13,18 @@ import {
   openDatabase, type Database, type StoreFaults,
 } from "../store/index.js";
 import type { Adapter } from "./adapter.js";
-import { Gateway } from "./gateway.js";
-import { HttpServer, json } from "./http.js";
-import { loginRoutes } from "./login.js";
-import { OperatorAuth } from "./operator-auth.js";
+import { Gateway } from "./inbound/gateway.js";
+import { HttpServer, json } from "./http/server.js";
+import { loginRoutes } from "./http/login.js";
+import { OperatorAuth } from "./http/operator-auth.js";
 import { Retention } from "./retention.js";
 import type { HttpResponse } from "./adapter.js";
-import { mountConsoleApi } from "./console-api.js";
+import { mountConsoleApi } from "./http/console-api.js";
 import { GatewayLedger } from "./ledger.js";
 import { GatewayMetrics } from "./metrics.js";
-import { Outbound } from "./outbound.js";
-import { Pairing } from "./pairing.js";
-import { SentLog } from "./sent-log.js";
+import { Outbound } from "./outbound/outbound.js";
+import { Pairing } from "./inbound/pairing.js";
+import { SentLog } from "./outbound/sent-log.js";
 import { sqliteFile } from "../store/db.js";
 
 /** The driver's error code behind a store failure (SQLITE_FULL, ECONNRESET, ...), for the failure counter's label. */

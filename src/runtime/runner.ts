@@ -12,25 +12,17 @@ import { TranscriptLedger, type Ledger, type Reply } from "./ledger.js";
 import { LiveSession, type ContextLimits } from "./live-session.js";
 import { SinkRouter, type Sink } from "./sink-router.js";
 import { errInfo } from "../log.js";
-import { mergeInto, newPending, renderUserText, sourceIdOf } from "./pending.js";
+import { renderUserText, sourceIdOf } from "./pending.js";
 import { TurnAbandoned, executeTurn, type Pending, type TurnOutcome } from "./turn.js";
+import { admit, type BusyPolicy } from "./busy-policy.js";
+import { handoff, resume } from "./handoff.js";
+import { InterceptorChain, type InterceptContext, type Interceptor } from "./interceptors.js";
+import { SessionPool } from "./session-pool.js";
+import { stopTurns } from "./stop.js";
+import { TurnQueues, type TurnQueue } from "./turn-queue.js";
 
 export { errInfo, renderUserText };
-
-export type BusyPolicy = "queue" | "collect" | "interrupt";
-
-export interface InterceptContext {
-  readonly session: LiveSession;
-  readonly runner: Runner;
-  /** Adds a notice; it is delivered as a `notice` event with the event's reply address. */
-  notify(severity: Severity, text: string): void;
-}
-
-/**
- * Return the event unchanged to pass it on, a different event to replace it
- * (the first replacement wins and ends the chain), or nothing to consume it.
- */
-export type Interceptor = (event: InEvent, ctx: InterceptContext) => InEvent | null | undefined | void | Promise<InEvent | null | undefined | void>;
+export type { BusyPolicy, InterceptContext, Interceptor };
 
 export interface RunHandle {
   sessionId: string;
@@ -75,30 +67,18 @@ export interface RunnerOptions {
   onCommitError?: (err: unknown) => void;
 }
 
-interface Worker {
-  intake: Promise<unknown>;
-  queue: Pending[];
-  collected: Pending | null;
-  running: { pending: Pending; abort: AbortController; settled: Promise<void> } | null;
-  /** Resolved when the worker has nothing running or queued. */
-  idleWaiters: Array<() => void>;
-}
-
-/** Remembers where rotated sessions went, so late events for them are forwarded (bounded). */
-const RETIRED_CAP = 50_000;
-
 /**
  * The engine between a conversation's binding and its replies. It holds the
- * live sessions, runs the interceptor chain, applies the busy policy, runs
- * agent turns one at a time per session, and fans replies out through sinks.
+ * live sessions (SessionPool), runs the interceptor chain, applies the busy
+ * policy, runs agent turns one at a time per session (TurnQueue), and fans
+ * replies out through sinks.
  */
 export class Runner {
   readonly sinks: SinkRouter;
   readonly ledger: Ledger;
-  readonly #live = new Map<string, LiveSession>();
-  readonly #workers = new Map<string, Worker>();
-  readonly #retired = new Map<string, string>();
-  readonly #interceptors: Interceptor[] = [];
+  readonly #queues = new TurnQueues();
+  readonly #pool: SessionPool;
+  readonly #interceptors = new InterceptorChain();
   #closed = false;
   /** Shutting down: running turns may finish, nothing new starts. */
   #draining = false;
@@ -106,6 +86,14 @@ export class Runner {
   constructor(readonly opts: RunnerOptions) {
     this.sinks = opts.sinks ?? new SinkRouter(opts.log);
     this.ledger = opts.ledger ?? new TranscriptLedger(opts.transcript);
+    this.#pool = new SessionPool({
+      busy: (id) => {
+        const q = this.#queues.peek(id);
+        return !!(q?.running || q?.queue.length);
+      },
+      evicted: (id) => this.#queues.delete(id),
+      maxLive: opts.maxLiveSessions,
+    });
   }
 
   get registry(): Registry {
@@ -113,35 +101,32 @@ export class Runner {
   }
 
   get size(): number {
-    return this.#live.size;
+    return this.#pool.size;
   }
 
   /** Adds a live session under `id`. AlreadyExists if the id is taken; the existing one is untouched. */
   create(id: string, session: LiveSession): LiveSession {
     if (this.#closed) throw errors.closed("The runner");
-    if (this.#live.has(id)) throw errors.alreadyExists(`Live session ${id}`, { sessionId: id });
-    this.#live.set(id, session);
-    return session;
+    return this.#pool.add(id, session);
   }
 
   /** The live session `id`. NotFound if there is none. */
   get(id: string): LiveSession {
-    const s = this.#live.get(id);
+    const s = this.#pool.get(id);
     if (!s) throw errors.notFound(`Live session ${id}`, { sessionId: id });
     return s;
   }
 
   has(id: string): boolean {
-    return this.#live.has(id);
+    return this.#pool.has(id);
   }
 
   /** The live session for `info`, created on first use. */
   open(info: Info): LiveSession {
-    const existing = this.#live.get(info.id);
+    const existing = this.#pool.get(info.id);
     if (existing) return existing;
     const session = this.create(info.id, this.newSession(info));
-    const cap = this.opts.maxLiveSessions;
-    if (cap && this.#live.size > Math.ceil(cap * 1.1)) this.#evict([...this.#live.values()].sort((a, b) => a.lastUsed - b.lastUsed), this.#live.size - cap);
+    this.#pool.bound();
     return session;
   }
 
@@ -161,25 +146,12 @@ export class Runner {
 
   /** Adds an interceptor at the end of the chain. Returns an idempotent remover. */
   register(interceptor: Interceptor): () => void {
-    this.#interceptors.push(interceptor);
-    return () => {
-      const i = this.#interceptors.indexOf(interceptor);
-      if (i >= 0) this.#interceptors.splice(i, 1);
-    };
+    return this.#interceptors.register(interceptor);
   }
 
   /** Registers a sink for these kinds (empty: all). Returns an idempotent remover. */
   withSink(kinds: readonly OutKind[], fn: Sink): () => void {
     return this.sinks.add(kinds, fn);
-  }
-
-  #worker(id: string): Worker {
-    let w = this.#workers.get(id);
-    if (!w) {
-      w = { intake: Promise.resolve(), queue: [], collected: null, running: null, idleWaiters: [] };
-      this.#workers.set(id, w);
-    }
-    return w;
   }
 
   /**
@@ -189,16 +161,16 @@ export class Runner {
    */
   run(session: LiveSession, event: InEvent): Promise<RunHandle> {
     if (this.#closed || this.#draining) return Promise.reject(errors.closed("The runner"));
-    const w = this.#worker(session.id);
-    const taken = w.intake.then(() => this.#take(session, event));
-    w.intake = taken.catch(() => undefined);
+    const q = this.#queues.of(session.id);
+    const taken = q.intake.then(() => this.#take(session, event));
+    q.intake = taken.catch(() => undefined);
     return taken;
   }
 
   async #take(session: LiveSession, incoming: InEvent): Promise<RunHandle> {
     const event: InEvent = incoming.boundSessionId ? incoming : { ...incoming, boundSessionId: session.id };
     // A rotated or switched session forwards later messages to where its conversation went.
-    const forwardTo = session.successorId ?? (session.info.archived ? this.#retired.get(session.id) : undefined);
+    const forwardTo = session.successorId ?? (session.info.archived ? this.#pool.successorOf(session.id) : undefined);
     if (event.type === "message" && forwardTo) return this.run(await this.#openById(forwardTo), event);
     if (event.type === "message" && (session.closed || session.info.archived)) {
       const current = await this.opts.registry.resolveChatChannel(event.conversation);
@@ -208,21 +180,11 @@ export class Runner {
 
     const notices: Array<{ severity: Severity; text: string }> = [];
     const ctx: InterceptContext = { session, runner: this, notify: (severity, text) => notices.push({ severity, text }) };
-    let ev: InEvent | null = event;
+    let ev: InEvent | null;
     try {
-      for (const interceptor of [...this.#interceptors]) {
-        const r: InEvent | null | undefined | void = await interceptor(ev, ctx);
-        if (r === null || r === undefined) {
-          ev = null;
-          break;
-        }
-        if (r !== ev) {
-          ev = r;
-          break;
-        }
-      }
+      ev = await this.#interceptors.run(event, ctx);
       if (ev?.type === "switch") {
-        const switched = await this.#switch(session, ev);
+        const switched = await resume(this.opts.registry, (from, to) => this.handoff(from, to, "switched"), session, ev);
         return this.#consumed(await this.#follow(session), ev, [...notices, ...switched]);
       }
     } catch (err) {
@@ -249,7 +211,7 @@ export class Runner {
   }
 
   async #openById(id: string): Promise<LiveSession> {
-    return this.#live.get(id) ?? this.open(await this.opts.registry.getUnscoped(id));
+    return this.#pool.get(id) ?? this.open(await this.opts.registry.getUnscoped(id));
   }
 
   async #consumed(session: LiveSession, event: InEvent, notices: Array<{ severity: Severity; text: string }>): Promise<RunHandle> {
@@ -278,43 +240,22 @@ export class Runner {
       await this.#commitAndEmit(session, ev, [{ role: "user", content: renderUserText(ev), sourceId: sourceIdOf(ev) }], 0, [], true);
       return { sessionId: session.id, accepted: "context", done: Promise.resolve("context") };
     }
-    const w = this.#worker(session.id);
-    const policy = this.opts.busyPolicy ?? "queue";
-    if (w.running && policy === "collect") {
-      if (w.collected) {
-        mergeInto(w.collected, ev);
-        return { sessionId: session.id, accepted: "collected", done: w.collected.done };
-      }
-      w.collected = newPending(ev);
-      return { sessionId: session.id, accepted: "collected", done: w.collected.done };
-    }
-    const pending = newPending(ev);
-    if (w.running && policy === "interrupt") {
-      w.queue.unshift(pending);
-      this.#abortRunning(session, w);
-    } else {
-      w.queue.push(pending);
-    }
-    this.#pump(session, w);
-    return { sessionId: session.id, accepted: "queued", done: pending.done };
+    const q = this.#queues.of(session.id);
+    const { accepted, done } = admit(q, ev, this.opts.busyPolicy ?? "queue", () => q.abortRunning(session));
+    if (accepted === "queued") this.#pump(session, q);
+    return { sessionId: session.id, accepted, done };
   }
 
-  #abortRunning(session: LiveSession, w: Worker): void {
-    if (!w.running) return;
-    session.fence();
-    w.running.abort.abort(new Error("interrupted"));
-  }
-
-  #pump(session: LiveSession, w: Worker): void {
-    if (w.running) return;
+  #pump(session: LiveSession, q: TurnQueue): void {
+    if (q.running) return;
     const stopped = this.#closed || this.#draining || session.closed;
-    let next = stopped ? undefined : w.queue.shift();
-    if (!next && w.collected && !stopped) {
-      next = w.collected;
-      w.collected = null;
+    let next = stopped ? undefined : q.queue.shift();
+    if (!next && q.collected && !stopped) {
+      next = q.collected;
+      q.collected = null;
     }
     if (!next) {
-      for (const wake of w.idleWaiters.splice(0)) wake();
+      q.wakeIdleWaiters();
       return;
     }
     const abort = new AbortController();
@@ -326,10 +267,10 @@ export class Runner {
         pending.resolve("failed");
       })
       .finally(() => {
-        w.running = null;
-        this.#pump(session, w);
+        q.running = null;
+        this.#pump(session, q);
       });
-    w.running = { pending, abort, settled };
+    q.running = { pending, abort, settled };
   }
 
   /**
@@ -337,9 +278,9 @@ export class Runner {
    * must come after the messages sent before it (/new) waits for this.
    */
   whenIdle(session: LiveSession): Promise<void> {
-    const w = this.#worker(session.id);
-    if (!w.running && w.queue.length === 0 && !w.collected) return Promise.resolve();
-    return new Promise((resolve) => w.idleWaiters.push(resolve));
+    const q = this.#queues.of(session.id);
+    if (q.idle) return Promise.resolve();
+    return new Promise((resolve) => q.idleWaiters.push(resolve));
   }
 
   /**
@@ -348,18 +289,7 @@ export class Runner {
    * transcript), so a restart does not replay them. Returns the notices.
    */
   stop(session: LiveSession): Array<{ severity: Severity; text: string }> {
-    const w = this.#worker(session.id);
-    const wasRunning = !!w.running;
-    const dropped = [...w.queue, ...(w.collected ? [w.collected] : [])];
-    w.queue = [];
-    w.collected = null;
-    this.#abortRunning(session, w);
-    for (const p of dropped) void this.#drop(session, p);
-    const text = wasRunning || dropped.length
-      ? `Stopped.${dropped.length ? ` Dropped ${dropped.length} queued message${dropped.length === 1 ? "" : "s"}.` : ""}`
-      : "Nothing to stop.";
-    session.emit({ kind: "lifecycle", sessionId: session.id, phase: "stopped", detail: { dropped: dropped.length } });
-    return [{ severity: "info", text }];
+    return stopTurns(session, this.#queues.of(session.id), (p) => void this.#drop(session, p));
   }
 
   async #drop(session: LiveSession, p: Pending): Promise<void> {
@@ -376,58 +306,12 @@ export class Runner {
    * /resume): fences and retires `from`, and hands its queued messages over.
    */
   handoff(from: LiveSession, to: Info, phase: "rotated" | "switched"): LiveSession {
-    this.#retired.delete(to.id);
-    const next = this.open(to);
-    const w = this.#worker(from.id);
-    const moved = [...w.queue, ...(w.collected ? [w.collected] : [])];
-    w.queue = [];
-    w.collected = null;
-    this.#abortRunning(from, w);
-    from.successorId = next.id;
-    this.#retire(from.id, next.id);
-    const nw = this.#worker(next.id);
-    nw.queue.push(...moved);
-    next.emit({ kind: "lifecycle", sessionId: next.id, phase, detail: { previousId: from.id } });
-    this.#live.delete(from.id);
-    const settled = w.running?.settled ?? Promise.resolve();
-    void settled.then(() => {
-      from.close();
-      if (!w.running && w.queue.length === 0) this.#workers.delete(from.id);
-      this.#pump(next, nw);
-    });
-    return next;
-  }
-
-  #retire(id: string, successor: string): void {
-    this.#retired.set(id, successor);
-    if (this.#retired.size > RETIRED_CAP) this.#retired.delete(this.#retired.keys().next().value!);
-  }
-
-  async #switch(session: LiveSession, ev: Extract<InEvent, { type: "switch" }>): Promise<Array<{ severity: Severity; text: string }>> {
-    const r = await this.opts.registry.switchChannel({ ...ev.conversation, targetId: ev.targetSessionId, expectedSessionId: session.id });
-    if (r.current.id === session.id) return [{ severity: "info", text: `Already in session ${session.id}.` }];
-    this.handoff(session, r.current, "switched");
-    return [{ severity: "success", text: `Resumed session ${r.current.id} (${r.current.turnCount} turns).` }];
+    return handoff({ pool: this.#pool, queues: this.#queues, open: (info) => this.open(info), pump: (s, q) => this.#pump(s, q) }, from, to, phase);
   }
 
   /** Closes live sessions unused for `idleMs`, keeping memory bounded as chats pile up. */
   evictIdle(idleMs: number, now = Date.now()): number {
-    return this.#evict([...this.#live.values()].filter((s) => now - s.lastUsed >= idleMs));
-  }
-
-  /** Closes up to `limit` of `candidates`, in order, skipping any with a turn running or queued, or a live subscriber. */
-  #evict(candidates: LiveSession[], limit = Infinity): number {
-    let n = 0;
-    for (const s of candidates) {
-      if (n >= limit) break;
-      const w = this.#workers.get(s.id);
-      if (w?.running || w?.queue.length || s.subscriberCount) continue;
-      s.close();
-      this.#live.delete(s.id);
-      this.#workers.delete(s.id);
-      n++;
-    }
-    return n;
+    return this.#pool.evictIdle(idleMs, now);
   }
 
   /**
@@ -438,7 +322,7 @@ export class Runner {
    */
   async drain(graceMs: number): Promise<{ running: number }> {
     this.#draining = true;
-    const settled = () => [...this.#workers.values()].flatMap((w) => (w.running ? [w.running.settled] : []));
+    const settled = () => [...this.#queues.values()].flatMap((q) => (q.running ? [q.running.settled] : []));
     const deadline = Date.now() + graceMs;
     for (let left = settled(); left.length && Date.now() < deadline; left = settled()) {
       let timer: NodeJS.Timeout | undefined;
@@ -457,18 +341,17 @@ export class Runner {
     if (this.#closed) return;
     this.#closed = true;
     const running: Promise<void>[] = [];
-    for (const w of this.#workers.values()) {
-      if (w.running) {
-        w.running.abort.abort(new TurnAbandoned());
-        running.push(w.running.settled);
+    for (const q of this.#queues.values()) {
+      if (q.running) {
+        q.running.abort.abort(new TurnAbandoned());
+        running.push(q.running.settled);
       }
-      for (const p of [...w.queue, ...(w.collected ? [w.collected] : [])]) p.resolve("dropped");
+      for (const p of [...q.queue, ...(q.collected ? [q.collected] : [])]) p.resolve("dropped");
     }
     await Promise.allSettled(running);
-    for (const w of this.#workers.values()) for (const wake of w.idleWaiters.splice(0)) wake();
-    for (const s of this.#live.values()) s.close();
-    this.#live.clear();
-    this.#workers.clear();
+    for (const q of this.#queues.values()) q.wakeIdleWaiters();
+    this.#pool.closeAll();
+    this.#queues.clear();
   }
 
   get closed(): boolean {
@@ -477,16 +360,6 @@ export class Runner {
 
   /** Sizes of the per-session state, for tests and diagnostics: idle, nothing runs, waits or is queued. */
   stats(): { live: number; workers: number; running: number; queued: number; collected: number; idleWaiters: number; retired: number } {
-    let running = 0;
-    let queued = 0;
-    let collected = 0;
-    let idleWaiters = 0;
-    for (const w of this.#workers.values()) {
-      if (w.running) running++;
-      queued += w.queue.length;
-      if (w.collected) collected++;
-      idleWaiters += w.idleWaiters.length;
-    }
-    return { live: this.#live.size, workers: this.#workers.size, running, queued, collected, idleWaiters, retired: this.#retired.size };
+    return { live: this.#pool.size, workers: this.#queues.size, ...this.#queues.stats(), retired: this.#pool.retired };
   }
 }

@@ -12,7 +12,7 @@ import { describe, expect, it } from "vitest";
 import { discordFormat, neutralizeDiscordMentions, renderDiscordMarkdown } from "../../adapters/discord/format.js";
 import { renderSlackMrkdwn, slackFormat } from "../../adapters/slack/format.js";
 import { escapeTelegramHtml, renderTelegramHtml, telegramFormat, telegramPlainText } from "../../adapters/telegram/format.js";
-import { chunkHtml, chunkText } from "../../src/gateway/chunker.js";
+import { chunkHtml, chunkText } from "../../src/gateway/outbound/chunker.js";
 import { mrkdwnView } from "../fakes/slack.js";
 import { applyParseMode } from "../fakes/telegram.js";
 import { CORPUS } from "./format-corpus.js";

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
-import { chunkHtml, chunkText, scanFences } from "../../src/gateway/chunker.js";
+import { chunkHtml, chunkText, scanFences } from "../../src/gateway/outbound/chunker.js";
 import { applyParseMode } from "../fakes/telegram.js";
 
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;

@@ -1,7 +1,7 @@
 import { Writable } from "node:stream";
 import { describe, expect, it } from "vitest";
-import { BodyBudget } from "../../src/gateway/http-body.js";
-import { RefusalLog } from "../../src/gateway/http-refusals.js";
+import { BodyBudget } from "../../src/gateway/http/body.js";
+import { RefusalLog } from "../../src/gateway/http/refusals.js";
 import { GatewayMetrics } from "../../src/gateway/metrics.js";
 import { createLogger } from "../../src/log.js";
 

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { Pairing, PAIRING_MAX_PENDING } from "../../src/gateway/pairing.js";
+import { Pairing, PAIRING_MAX_PENDING } from "../../src/gateway/inbound/pairing.js";
 import { AccessStore } from "../../src/store/index.js";
 import { PROVIDERS, openTestDb, type TestDb } from "../support/db.js";
 

@@ -91,7 +91,7 @@ describe.each(PROVIDERS)("gateway pipeline on %s", (provider) => {
       const second = await eventually(() => adapter.to("50"), (s) => s.length === 2);
       expect(second[1]!.text).toContain(code!);
       expect(await app!.registry.listAll()).toEqual([]);
-      const approved = await new (await import("../../src/gateway/pairing.js")).Pairing(new (await import("../../src/store/access.js")).AccessStore(app!.db)).approve(code!);
+      const approved = await new (await import("../../src/gateway/inbound/pairing.js")).Pairing(new (await import("../../src/store/access.js")).AccessStore(app!.db)).approve(code!);
       expect(typeof approved).toBe("object");
       await adapter.ctx.inbound(adapter.dm("50", "thanks"));
       const third = await eventually(() => adapter.to("50"), (s) => s.length === 3);
@@ -104,7 +104,7 @@ describe.each(PROVIDERS)("gateway pipeline on %s", (provider) => {
       await eventually(() => adapter.sent, (s) => s.length === 4);
       const texts = ["61", "62", "63", "64"].map((u) => adapter.to(u)[0]!.text);
       expect(texts.filter((t) => /pairing code is/.test(t))).toHaveLength(4);
-      const pending = await new (await import("../../src/gateway/pairing.js")).Pairing(new (await import("../../src/store/access.js")).AccessStore(app!.db)).list();
+      const pending = await new (await import("../../src/gateway/inbound/pairing.js")).Pairing(new (await import("../../src/store/access.js")).AccessStore(app!.db)).list();
       expect(pending).toHaveLength(3);
       // The four were handled concurrently: any three of them hold the pending slots.
       const holder = pending[0]!.senderId;

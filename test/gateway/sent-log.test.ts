@@ -2,7 +2,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { SentLog } from "../../src/gateway/sent-log.js";
+import { SentLog } from "../../src/gateway/outbound/sent-log.js";
 
 const tmp = () => path.join(fs.mkdtempSync(path.join(os.tmpdir(), "sentlog-")), "x.db.sent.log");
 

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { App } from "../../src/gateway/app.js";
-import { ConversationDrainer } from "../../src/gateway/conversation-drain.js";
+import { ConversationDrainer } from "../../src/gateway/inbound/conversation-drain.js";
 import { silentLogger } from "../../src/log.js";
 import type { InboundRecord } from "../../src/store/inbound.js";
 import type { LeaseStore } from "../../src/store/leases.js";

@@ -4,15 +4,15 @@ import { getRequestListener, type HttpBindings } from "@hono/node-server";
 import { Hono, type Context } from "hono";
 import { methodNotAllowed } from "hono/method-not-allowed";
 import { requestId, type RequestIdVariables } from "hono/request-id";
-import type { Logger } from "../log.js";
-import { errInfo } from "../log.js";
-import type { HttpHandler, HttpRequest, HttpResponse, RouteOptions } from "./adapter.js";
-import { BodyBudget, readBody } from "./http-body.js";
-import { RefusalLog } from "./http-refusals.js";
-import type { GatewayMetrics } from "./metrics.js";
+import type { Logger } from "../../log.js";
+import { errInfo } from "../../log.js";
+import type { HttpHandler, HttpRequest, HttpResponse, RouteOptions } from "../adapter.js";
+import { BodyBudget, readBody } from "./body.js";
+import { RefusalLog } from "./refusals.js";
+import type { GatewayMetrics } from "../metrics.js";
 import { OperatorAuth, type RequestFacts } from "./operator-auth.js";
 
-export type { RouteOptions } from "./adapter.js";
+export type { RouteOptions } from "../adapter.js";
 
 export interface HttpLimits {
   /** Open connections per listener; more are closed at once. */

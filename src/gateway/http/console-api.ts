@@ -1,13 +1,13 @@
-import { METADATA_KEYS } from "../agent/factory.js";
-import type { OutEvent } from "../runtime/events.js";
-import type { Runner } from "../runtime/runner.js";
-import { isSessionError } from "../session/errors.js";
-import type { Info } from "../session/info.js";
-import type { Registry } from "../session/registry.js";
-import type { BindingRecord, SessionStore } from "../store/sessions.js";
-import type { MessageRecord, TranscriptStore } from "../store/transcript.js";
-import type { HttpHandler, HttpResponse } from "./adapter.js";
-import { json } from "./http.js";
+import { METADATA_KEYS } from "../../agent/factory.js";
+import type { OutEvent } from "../../runtime/events.js";
+import type { Runner } from "../../runtime/runner.js";
+import { isSessionError } from "../../session/errors.js";
+import type { Info } from "../../session/info.js";
+import type { Registry } from "../../session/registry.js";
+import type { BindingRecord, SessionStore } from "../../store/sessions.js";
+import type { MessageRecord, TranscriptStore } from "../../store/transcript.js";
+import type { HttpHandler, HttpResponse } from "../adapter.js";
+import { json } from "./server.js";
 
 export interface ConsoleApiDeps {
   registry: Registry;

@@ -1,7 +1,7 @@
-import type { Logger } from "../log.js";
-import { errInfo } from "../log.js";
-import type { Runner } from "../runtime/runner.js";
-import type { DeliveryStore } from "../store/deliveries.js";
+import type { Logger } from "../../log.js";
+import { errInfo } from "../../log.js";
+import type { Runner } from "../../runtime/runner.js";
+import type { DeliveryStore } from "../../store/deliveries.js";
 
 /**
  * Shared mode: how long a conversation's lease is held, at most, waiting for

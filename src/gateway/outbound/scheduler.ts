@@ -30,7 +30,7 @@
  * Logs carry the chat key, the label and the error code, never message text
  * or error messages (those can echo the text).
  */
-import { isAdapterError } from "./contract.js";
+import { isAdapterError } from "../contract.js";
 import { TokenBucket } from "./token-bucket.js";
 
 export interface RateLimit {

@@ -1,5 +1,5 @@
 import { randomInt } from "node:crypto";
-import type { AccessStore, PairingRecord } from "../store/access.js";
+import type { AccessStore, PairingRecord } from "../../store/access.js";
 
 /** Letters and digits that survive being read aloud or retyped (no 0/O, 1/I/L). */
 const ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789";

@@ -1,5 +1,5 @@
-import type { Logger } from "../log.js";
-import type { GatewayMetrics } from "./metrics.js";
+import type { Logger } from "../../log.js";
+import type { GatewayMetrics } from "../metrics.js";
 
 /** One warn line per reason at most this often; the lines in between are counted, not printed. */
 const WARN_EVERY_MS = 10_000;

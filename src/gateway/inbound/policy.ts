@@ -1,5 +1,5 @@
-import type { InboundEnvelope } from "./contract.js";
-import { addressedElsewhere, parseCommand } from "../runtime/commands/parse.js";
+import type { InboundEnvelope } from "../contract.js";
+import { addressedElsewhere, parseCommand } from "../../runtime/commands/parse.js";
 
 export type DmPolicy = "pairing" | "allowlist" | "open";
 

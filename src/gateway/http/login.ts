@@ -1,5 +1,5 @@
 import { readFileSync } from "node:fs";
-import type { HttpRequest, HttpResponse } from "./adapter.js";
+import type { HttpRequest, HttpResponse } from "../adapter.js";
 import { COOKIE_MAX_AGE_S, COOKIE_NAME, type OperatorAuth } from "./operator-auth.js";
 
 /**

@@ -1,6 +1,6 @@
-import { errInfo, type Logger } from "../log.js";
-import type { InboundRecord, InboundStore } from "../store/inbound.js";
-import type { LeaseStore } from "../store/leases.js";
+import { errInfo, type Logger } from "../../log.js";
+import type { InboundRecord, InboundStore } from "../../store/inbound.js";
+import type { LeaseStore } from "../../store/leases.js";
 
 /** How long a conversation lease lasts unless renewed, and how often it is renewed. */
 const LEASE_TTL_MS = 30_000;

@@ -1,0 +1,35 @@
+import type { InEvent } from "../../runtime/events.js";
+import type { IdentityStore } from "../../store/identities.js";
+import type { InboundEnvelope } from "../contract.js";
+import type { GatewayPolicy } from "./gateway.js";
+import { answersInGroup } from "./policy.js";
+
+/** The ordering key of a conversation: the thread counts only when threads have sessions of their own. */
+export function conversationKey(env: InboundEnvelope, threadSessions: GatewayPolicy["THREAD_SESSIONS"]): string {
+  const thread = env.chatKind === "thread" && threadSessions === "own" ? (env.threadId ?? "") : "";
+  return `${env.platform}:${env.botId}:${env.chatId}:${thread}`;
+}
+
+/**
+ * Who is talking, and in which conversation: the sender's user, and for a
+ * group (or a thread with sessions of its own) the group; plus whether the bot
+ * answers (a group may want a mention) or only keeps the message as context.
+ */
+export async function identify(
+  env: InboundEnvelope,
+  identities: IdentityStore,
+  policy: Pick<GatewayPolicy, "THREAD_SESSIONS" | "GROUP_REQUIRE_MENTION">,
+  botUsername: string | undefined,
+): Promise<{ userId: string; conversation: InEvent["conversation"]; respond: boolean }> {
+  const userId = await identities.userId(env.platform, env.senderId, env.senderName);
+  if (env.chatKind === "private") return { userId, conversation: { agentId: env.botId, userId, channel: env.channel }, respond: true };
+  let groupId = await identities.groupId(env.platform, env.chatId, { title: env.chatTitle });
+  if (env.chatKind === "thread" && env.threadId && policy.THREAD_SESSIONS === "own") {
+    groupId = await identities.groupId(env.platform, `${env.chatId}:thread:${env.threadId}`, { parentId: groupId });
+  }
+  return {
+    userId,
+    conversation: { agentId: env.botId, userId: groupId, groupId, channel: env.channel },
+    respond: answersInGroup(env, policy.GROUP_REQUIRE_MENTION, botUsername),
+  };
+}

@@ -1,0 +1,412 @@
+import { AsyncLocalStorage } from "node:async_hooks";
+import type { Config } from "../../config.js";
+import type { Logger } from "../../log.js";
+import type { InEvent } from "../../runtime/events.js";
+import { errInfo } from "../../log.js";
+import type { RunHandle, Runner } from "../../runtime/runner.js";
+import type { Registry } from "../../session/registry.js";
+import type { Info } from "../../session/info.js";
+import type { IdentityStore } from "../../store/identities.js";
+import type { InboundRecord, InboundStore } from "../../store/inbound.js";
+import type { KvStore } from "../../store/kv.js";
+import type { LeaseStore } from "../../store/leases.js";
+import type { Adapter, AdapterContext, InboundResult } from "../adapter.js";
+import type { InboundEnvelope } from "../contract.js";
+import type { GatewayLedger } from "../ledger.js";
+import type { GatewayMetrics } from "../metrics.js";
+import { adapterKey, type Outbound } from "../outbound/outbound.js";
+import type { Pairing } from "./pairing.js";
+import { ConversationDrainer } from "./conversation-drain.js";
+import { ReplyTracker } from "./reply-tracker.js";
+import { listed } from "./policy.js";
+import { dmRefusal } from "./access.js";
+import { Arrivals, handledWithoutTurn } from "./arrivals.js";
+import { BindingCache } from "./binding-cache.js";
+import { conversationKey, identify } from "./conversation.js";
+import { applyChange } from "./edits.js";
+import { messages } from "./messages.js";
+import { RecordsInFlight, storable } from "./recording.js";
+import { readRecorded, replayUnhandled, type RecordedDeps } from "./replay.js";
+import { noticeUnanswered, type UnansweredDeps } from "./unanswered.js";
+
+export type GatewayPolicy = Pick<
+  Config,
+  "INBOUND_TTL" | "DM_POLICY" | "ALLOW_FROM" | "ADMIN_USERS" | "GROUP_REQUIRE_MENTION" | "THREAD_SESSIONS" | "MAX_INBOUND_CHARS" | "SHARED_DATABASE"
+>;
+
+export interface GatewayDeps {
+  policy: GatewayPolicy;
+  registry: Registry;
+  identities: IdentityStore;
+  inbound: InboundStore;
+  kv: KvStore;
+  runner: Runner;
+  ledger: GatewayLedger;
+  outbound: Outbound;
+  pairing: Pairing;
+  metrics: GatewayMetrics;
+  log: Logger;
+  route: AdapterContext["route"];
+  commands: ReadonlyArray<{ name: string; description: string }>;
+  /** Every chat command name and alias, operator-only ones included (for umbrella commands such as Slack's /switchboard). */
+  commandNames?: ReadonlyArray<string>;
+  /** With SHARED_DATABASE: conversation leases, and this process's id as their owner. */
+  leases?: LeaseStore;
+  processId?: string;
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms).unref?.());
+
+/**
+ * The inbound pipeline: record -> access policy -> identity -> binding ->
+ * runner, and recovery after a restart. Events of one chat are handled in
+ * arrival order; different chats run concurrently.
+ */
+export class Gateway {
+  readonly adapters: Adapter[] = [];
+  readonly #chains = new Map<string, Promise<void>>();
+  readonly #bindings = new BindingCache();
+  readonly #recording = new RecordsInFlight();
+  /** An adapter's batch (ctx.batch): events recorded inside it are handled once it ends. */
+  readonly #batch = new AsyncLocalStorage<Array<() => void>>();
+  readonly #pendingHandles = new Set<Promise<unknown>>();
+  readonly #arrivals: Arrivals;
+  #stopping = false;
+  /** Handling waits for start() to finish, so events replayed from before a restart go first. */
+  #gate: Promise<void> = Promise.resolve();
+  /** Shared mode: conversations handled under database leases. */
+  readonly #drainer: ConversationDrainer | undefined;
+  constructor(readonly deps: GatewayDeps) {
+    this.#arrivals = new Arrivals(deps.log);
+    if (deps.policy.SHARED_DATABASE && deps.leases && deps.processId) {
+      const replies = new ReplyTracker(deps.runner, deps.outbound.opts.deliveries, deps.log, () => this.#stopping, (where) => deps.metrics.internalErrors.inc({ where }));
+      this.#drainer = new ConversationDrainer({
+        inbound: deps.inbound, leases: deps.leases, processId: deps.processId, log: deps.log,
+        take: (rec) => this.#take(rec),
+        flushed: (ids) => replies.flushed(ids),
+        onError: (where) => deps.metrics.internalErrors.inc({ where }),
+      });
+    }
+    deps.runner.withSink(["lifecycle", "turn-complete"], (_id, e) => {
+      if (e.kind === "turn-complete") {
+        for (const id of e.inboundIds ?? (e.inboundId ? [e.inboundId] : [])) {
+          const age = this.#arrivals.ageSeconds(id);
+          if (age !== undefined && e.outcome !== "fenced") deps.metrics.turnLatency.observe(age);
+          this.#arrivals.handled(id, e.outcome);
+        }
+      }
+      // Rotations and switches move a conversation: repoint its cached binding.
+      if (e.kind === "lifecycle" && (e.phase === "rotated" || e.phase === "switched")) this.#bindings.moved(String(e.detail?.previousId ?? ""), e.sessionId);
+    });
+  }
+
+  add(adapter: Adapter): void {
+    this.adapters.push(adapter);
+    this.deps.outbound.add(adapter);
+  }
+
+  context(adapter: Adapter): AdapterContext {
+    return {
+      inbound: (env) => this.inbound(env),
+      batch: (fn) => this.batch(fn),
+      route: this.deps.route,
+      kv: { get: (k) => this.deps.kv.get(k), set: (k, v) => this.deps.kv.set(k, v) },
+      commands: this.deps.commands,
+      commandNames: this.deps.commandNames ?? this.deps.commands.map((c) => c.name),
+      dropped: (reason) => this.deps.metrics.inbound.inc({ platform: adapter.platform, outcome: reason }),
+      chatMigrated: async (from, to) => {
+        const groupId = await this.deps.identities.moveGroup(adapter.platform, from, to);
+        if (groupId) this.deps.log.info({ platform: adapter.platform, groupId }, "a group moved to a new chat id (supergroup upgrade); its sessions follow it");
+      },
+      log: this.deps.log.child({ platform: adapter.platform }),
+      reportError: (where) => this.deps.metrics.internalErrors.inc({ where: `${adapter.platform}:${where}` }),
+    };
+  }
+
+  /**
+   * Queues what a previous run left unfinished (unsent replies, unhandled
+   * events), then starts every adapter. The recovered work is queued first,
+   * so in each chat it goes out before anything new. An adapter that fails to
+   * start is logged and reported down; the rest carry on.
+   */
+  async start(): Promise<void> {
+    let open!: () => void;
+    this.#gate = new Promise((r) => (open = r));
+    this.#drainer?.start(this.#gate);
+    this.deps.outbound.hold();
+    try {
+      await this.deps.outbound.queueUnsent();
+      // Shared mode: events left by any process are found by the sweeper, under leases.
+      if (!this.#shared) await replayUnhandled(this.#recordedDeps(), (env, rec) => this.#enqueue(env, rec.id, rec.occurredAt.getTime()));
+      await this.#startAdapters();
+    } finally {
+      open();
+      this.deps.outbound.release();
+    }
+  }
+
+  get #shared(): boolean {
+    return this.#drainer !== undefined;
+  }
+
+  #adapterFor(env: InboundEnvelope): Adapter | undefined {
+    return this.adapters.find((a) => adapterKey(a.platform, a.botId) === adapterKey(env.platform, env.botId));
+  }
+
+  async #startAdapters(): Promise<void> {
+    await Promise.all(
+      this.adapters.map(async (a) => {
+        try {
+          await a.start(this.context(a));
+          this.deps.outbound.rekey(a);
+        } catch (err) {
+          this.deps.metrics.internalErrors.inc({ where: `${a.platform}:adapter-start` });
+          this.deps.log.error({ platform: a.platform, err: errInfo(err) }, "adapter failed to start; the gateway runs without it (/healthz?ready=1 answers 503 naming it)");
+        }
+      }),
+    );
+  }
+
+  #unanswered(env: InboundEnvelope, inboundId: string, why: string): Promise<void> {
+    const deps: UnansweredDeps = { ...this.deps, adapterFor: (e) => this.#adapterFor(e) };
+    return noticeUnanswered(deps, env, inboundId, why);
+  }
+
+  #recordedDeps(): RecordedDeps {
+    return { ...this.deps, inboundTtlMs: this.deps.policy.INBOUND_TTL, unanswered: (env, id, why) => this.#unanswered(env, id, why) };
+  }
+
+  /**
+   * Events recorded inside `fn` (a getUpdates batch, a channel's backlog)
+   * arrived together: their handling starts once `fn` settles, so a `/new`
+   * among them cannot rotate the session before the rest are recorded.
+   */
+  async batch<T>(fn: () => Promise<T>): Promise<T> {
+    const deferred: Array<() => void> = [];
+    try {
+      return await this.#batch.run(deferred, fn);
+    } finally {
+      for (const start of deferred) start();
+    }
+  }
+
+  /** Records the event (the adapter may acknowledge once this resolves) and queues its handling. */
+  async inbound(incoming: InboundEnvelope): Promise<InboundResult> {
+    const { metrics, policy } = this.deps;
+    const env = storable(incoming, policy.MAX_INBOUND_CHARS);
+    if (env.senderIsBot) {
+      metrics.inbound.inc({ platform: env.platform, outcome: "ignored" });
+      return { status: "ignored", reason: "sent by a bot" };
+    }
+    const age = Date.now() - env.occurredAt.getTime();
+    const expired = age > policy.INBOUND_TTL;
+    const conversation = conversationKey(env, policy.THREAD_SESSIONS);
+    const rec = await this.#recording.track(
+      conversation,
+      this.deps.inbound.record({
+        conversation,
+        platform: env.platform,
+        botId: env.botId,
+        eventId: env.eventId,
+        envelope: JSON.stringify(env),
+        occurredAt: env.occurredAt,
+        ...(expired ? { status: "expired" as const, note: `arrived ${Math.round(age / 1000)} s late` } : {}),
+      }),
+    );
+    if (rec === "duplicate") {
+      metrics.duplicates.inc({ platform: env.platform });
+      metrics.inbound.inc({ platform: env.platform, outcome: "duplicate" });
+      return { status: "duplicate" };
+    }
+    if (expired) {
+      metrics.expired.inc({ platform: env.platform, what: "inbound" });
+      metrics.inbound.inc({ platform: env.platform, outcome: "expired" });
+      return { status: "expired" };
+    }
+    metrics.inbound.inc({ platform: env.platform, outcome: "accepted" });
+    const id = rec.id;
+    const start = this.#drainer
+      ? () => {
+          this.#arrivals.add(id, env);
+          this.#drainer!.kick(conversation);
+        }
+      : () => this.#enqueue(env, id, env.occurredAt.getTime(), this.#recording.earlier(conversation));
+    const batch = this.#batch.getStore();
+    if (batch) batch.push(start);
+    else start();
+    return { status: "accepted", inboundId: rec.id };
+  }
+
+  /**
+   * Shared mode: takes one recorded event into this process's runner (under
+   * the conversation's lease); the promise settles once it is committed.
+   */
+  async #take(rec: InboundRecord): Promise<{ done: Promise<unknown> } | undefined> {
+    const env = await readRecorded(this.#recordedDeps(), rec);
+    if (typeof env === "string") return undefined;
+    this.deps.ledger.occurredAt.set(rec.id, rec.occurredAt.getTime());
+    if (!this.#arrivals.has(rec.id)) this.#arrivals.add(rec.id, env);
+    const handle = await this.#dispatch(env, rec.id).catch((err: unknown) => {
+      this.#arrivals.forget(rec.id);
+      throw err;
+    });
+    if (!handle || handle.accepted === "consumed" || handle.accepted === "context") this.#arrivals.handled(rec.id, handledWithoutTurn(handle));
+    if (handle) {
+      this.#watch(handle, env, rec.id);
+      void handle.done.finally(() => this.#arrivals.forget(rec.id));
+    }
+    return handle ? { done: handle.done } : undefined;
+  }
+
+  #chatKey(env: InboundEnvelope): string {
+    return `${env.platform}:${env.botId}:${env.chatId}:${env.threadId ?? ""}`;
+  }
+
+  #enqueue(env: InboundEnvelope, inboundId: string, occurredAt: number, after?: Promise<unknown>): void {
+    this.deps.ledger.occurredAt.set(inboundId, occurredAt);
+    this.#arrivals.add(inboundId, env);
+    const key = this.#chatKey(env);
+    const prev = this.#chains.get(key) ?? Promise.resolve();
+    const next = (after ? Promise.all([prev, after]) : prev).then(() => this.#handle(env, inboundId));
+    this.#chains.set(key, next);
+    this.#pendingHandles.add(next);
+    void next.finally(() => {
+      this.#pendingHandles.delete(next);
+      if (this.#chains.get(key) === next) this.#chains.delete(key);
+    });
+  }
+
+  /** Sizes of the per-chat state, for tests and diagnostics: idle, every one is back to its resting size. */
+  stats(): { chains: number; arrivals: number; recording: number; bindings: number } {
+    return { chains: this.#chains.size, arrivals: this.#arrivals.size, recording: this.#recording.size, bindings: this.#bindings.size };
+  }
+
+  /** Waits until every queued event has been taken by the runner. */
+  async idle(): Promise<void> {
+    while (this.#pendingHandles.size) await Promise.allSettled([...this.#pendingHandles]);
+    await this.#drainer?.idle();
+  }
+
+  /**
+   * Hands one event to the runner. If that fails (the store is failing), it
+   * is retried here with bounded backoff, and the chat's later events wait
+   * behind it (this runs in the chat's chain): order is kept. At the event's
+   * INBOUND_TTL it is given up with a notice in its chat; while stopping it
+   * stays unhandled and is replayed at the next start.
+   */
+  async #handle(env: InboundEnvelope, inboundId: string): Promise<void> {
+    await this.#gate;
+    const deadline = env.occurredAt.getTime() + this.deps.policy.INBOUND_TTL;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const handle = await this.#dispatch(env, inboundId);
+        // Consumed and context-only events complete no turn: stop tracking them.
+        if (!handle || handle.accepted === "consumed" || handle.accepted === "context") this.#arrivals.handled(inboundId, handledWithoutTurn(handle));
+        // A message dropped by /stop or shutdown completes no turn either.
+        else void handle.done.finally(() => this.#arrivals.forget(inboundId));
+        if (handle) this.#watch(handle, env, inboundId);
+        return;
+      } catch (err) {
+        this.deps.metrics.internalErrors.inc({ where: "inbound-handle" });
+        const wait = Math.min(5000, 50 * 2 ** Math.min(attempt - 1, 10));
+        if (this.#stopping) {
+          this.#arrivals.forget(inboundId);
+          this.deps.log.error({ platform: env.platform, inboundId, err: errInfo(err) }, "could not handle an inbound event while stopping; it is replayed at the next start");
+          return;
+        }
+        if (Date.now() + wait >= deadline) {
+          this.#arrivals.forget(inboundId);
+          await this.#unanswered(env, inboundId, `could not be handled: ${String(errInfo(err).message ?? "error")}`);
+          return;
+        }
+        this.deps.log[attempt >= 5 ? "error" : "warn"]({ platform: env.platform, inboundId, attempt, retryInMs: wait, err: errInfo(err) }, "could not handle an inbound event; retrying (its chat's later events wait)");
+        await sleep(wait);
+      }
+    }
+  }
+
+  /** A turn that could not be committed before the event's TTL: its chat is told. */
+  #watch(handle: RunHandle, env: InboundEnvelope, inboundId: string): void {
+    void handle.done.then((outcome) => {
+      if (outcome !== "unanswered") return;
+      this.#arrivals.forget(inboundId);
+      return this.#unanswered(env, inboundId, "its turn could not be committed");
+    });
+  }
+
+  async #reply(env: InboundEnvelope, inboundId: string, text: string, sessionId = ""): Promise<void> {
+    const r = await this.deps.ledger.commit({ sessionId, inboundIds: [inboundId], messages: [], turnIncrement: 0, replies: [{ replyTo: env.replyTo, text, kind: "notice", severity: "info" }] });
+    for (const id of r.deliveryIds) await this.deps.outbound.deliverId(id);
+  }
+
+  async #dispatch(env: InboundEnvelope, inboundId: string): Promise<RunHandle | undefined> {
+    const { policy, runner } = this.deps;
+    if (env.change) {
+      await applyChange({ ...this.deps, maxInboundChars: policy.MAX_INBOUND_CHARS }, env, env.change, inboundId);
+      this.#arrivals.handled(inboundId, "change");
+      return undefined;
+    }
+    const adapter = this.#adapterFor(env);
+    const isAdmin = listed(policy.ADMIN_USERS, env);
+    const refusal = await dmRefusal(env, policy, this.deps.pairing, adapter, isAdmin);
+    if (refusal !== undefined) {
+      await this.#reply(env, inboundId, refusal);
+      return;
+    }
+    const length = env.textLength ?? env.text.length;
+    if (length > policy.MAX_INBOUND_CHARS) {
+      await this.#reply(env, inboundId, messages.tooLong(length, policy.MAX_INBOUND_CHARS));
+      return;
+    }
+
+    const { userId, conversation, respond } = await identify(env, this.deps.identities, policy, adapter?.botUsername);
+    const info = await this.#bound(conversation);
+    const event: InEvent = {
+      type: "message",
+      text: env.text,
+      attachments: env.attachments,
+      respond,
+      conversation,
+      origin: { platform: env.platform, chatId: env.chatId, threadId: env.threadId, senderId: env.senderId, senderName: env.senderName, messageId: env.messageId, userId },
+      replyTo: { ...env.replyTo, kind: env.chatKind === "private" ? "private" : "group" },
+      inboundId,
+      receivedAt: new Date(),
+      isAdmin,
+      botUsername: adapter?.botUsername,
+    };
+    if (this.#stopping) return undefined;
+    return runner.run(runner.open(info), event);
+  }
+
+  /** The session the conversation is bound to: from the cache while its live session is open (one process only), else from the registry. */
+  async #bound(conversation: InEvent["conversation"]): Promise<Info> {
+    const { runner, registry } = this.deps;
+    const key = registry.chatKey(conversation);
+    const cached = this.#bindings.get(key);
+    if (!this.#shared && cached && runner.has(cached) && !runner.get(cached).closed) return runner.get(cached).info;
+    const info = await registry.resolveChatChannel(conversation);
+    this.#bindings.set(key, info.id);
+    return info;
+  }
+
+  /**
+   * Graceful stop, first step: no event is handed to the runner from now on
+   * (one still arriving is recorded and answered after the restart), and the
+   * adapters that can stop receiving while still sending do so.
+   */
+  async stopIntake(): Promise<void> {
+    this.#stopping = true;
+    this.#drainer?.stop();
+    await Promise.allSettled(this.adapters.map((a) => a.stopIntake?.()));
+  }
+
+  /** Stops adapters (they drain), then waits for queued handling and replies (at most `outboundWaitMs`, if given). */
+  async stop(outboundWaitMs?: number): Promise<void> {
+    this.#stopping = true;
+    this.#drainer?.stop();
+    await Promise.allSettled(this.adapters.map((a) => a.stop()));
+    await this.idle();
+    if (outboundWaitMs === undefined) await this.deps.outbound.drain();
+    else await this.deps.outbound.settle(outboundWaitMs);
+  }
+}

@@ -19,7 +19,7 @@ export interface CoreParams {
 }
 
 export interface CoreResult {
-  params: CoreParams & { provider: string; windows: number; messages_done: number; time_capped: boolean; messages_per_commit: number | null };
+  params: CoreParams & { provider: string; windows: number; messages_done: number; time_capped: boolean; messages_per_commit: number | null; statements_per_message: number | null };
   msgs_per_s: number;
   window_rates_median: number;
   window_rates: number[];
@@ -129,15 +129,18 @@ export async function runCore(provider: "sqlite" | "postgres", quick: boolean): 
   const label = `core_${provider}`;
   try {
     const commits0 = d.app.db.groupStats.commits;
+    const statements0 = d.app.db.statements;
     const { doneAt, lat } = await d.closedLoop(0, p.messages, p.chats, p.window, `${label} throughput`, p.maxSeconds);
     const commits = d.app.db.groupStats.commits - commits0;
+    // Every statement the store ran under load (transaction control and savepoints included), per message answered.
+    const statements = d.app.db.statements - statements0;
     const windows = 10;
     const rates = windowRates(doneAt, windows);
     // Settle background work (delivery bookkeeping) before the latency phase.
     await sleep(500);
     const fr = await d.fixedRate(doneAt.length, p.latencyMessages, p.chats, p.latencyRate, `${label} latency@${p.latencyRate}/s`);
     return {
-      params: { ...p, provider, windows, messages_done: doneAt.length, time_capped: doneAt.length < p.messages, messages_per_commit: commits ? r1(doneAt.length / commits) : null },
+      params: { ...p, provider, windows, messages_done: doneAt.length, time_capped: doneAt.length < p.messages, messages_per_commit: commits ? r1(doneAt.length / commits) : null, statements_per_message: doneAt.length ? r1(statements / doneAt.length) : null },
       msgs_per_s: r1(median(rates)),
       window_rates_median: r1(median(rates)),
       window_rates: rates.map(r1),

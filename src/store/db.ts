@@ -258,7 +258,7 @@ export class Database {
 
   /** Rows a single write returns (RETURNING): grouped on SQLite, one autocommit statement on PostgreSQL. */
   writeReturning<R>(op: string, q: Query<R>): Promise<R[]> {
-    if (this.#sqlite) return this.#observe(op, this.#grouped(op, (s) => s.all(q)));
+    if (this.#sqlite) return this.#observe(op, this.#grouped(op, (s) => s.all(q), true));
     return this.query(op, q);
   }
 
@@ -269,7 +269,7 @@ export class Database {
 
   /** One write outside any transaction; resolves to the rows changed. */
   exec(op: string, q: Query<unknown>): Promise<number> {
-    if (this.#sqlite) return this.#observe(op, this.#grouped(op, async (s) => s.run(q)));
+    if (this.#sqlite) return this.#observe(op, this.#grouped(op, async (s) => s.run(q), true));
     return this.#observe(op, this.#withRetry(op, () => (this.#inject(op), this.#raw((s) => s.run(q), (s) => s.runSync(q)))));
   }
 
@@ -304,10 +304,10 @@ export class Database {
     return this.#observe(op, this.#withRetry(op, () => this.#pgTransaction(op, this.#pg!, fn)));
   }
 
-  #grouped<T>(op: string, fn: (q: Sql) => Promise<T>): Promise<T> {
+  #grouped<T>(op: string, fn: (q: Sql) => Promise<T>, single = false): Promise<T> {
     const refused = this.#refusal();
     if (refused) return Promise.reject(refused);
-    return this.#group!.run(op, fn);
+    return this.#group!.run(op, fn, single);
   }
 
   /** SQLite group commits so far and the units they carried (benchmarks report the grouping). */

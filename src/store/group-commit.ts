@@ -23,6 +23,8 @@ export function afterCommit(faults: UnitFaults | undefined, op: string): void {
 
 interface Unit {
   op: string;
+  /** One statement: it needs no savepoint, since SQLite undoes a failed statement by itself. */
+  single: boolean;
   fn: (q: Sql) => Promise<unknown>;
   resolve: (v: unknown) => void;
   reject: (e: unknown) => void;
@@ -56,9 +58,9 @@ export class GroupCommit {
     },
   ) {}
 
-  run<T>(op: string, fn: (q: Sql) => Promise<T>): Promise<T> {
+  run<T>(op: string, fn: (q: Sql) => Promise<T>, single = false): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.#queue.push({ op, fn, resolve: resolve as (v: unknown) => void, reject });
+      this.#queue.push({ op, single, fn, resolve: resolve as (v: unknown) => void, reject });
       if (!this.#scheduled) {
         this.#scheduled = true;
         setImmediate(() => void this.#flush());
@@ -121,6 +123,39 @@ export class GroupCommit {
    * while the units' bodies run (their statements settle at once).
    * Throws a retryable error when another process holds the lock.
    */
+  /**
+   * A one-statement unit, without a savepoint (two statements fewer per
+   * write): a statement that fails is undone by SQLite alone, and the
+   * transaction goes on, unless SQLite rolled the whole transaction back
+   * (a full disk, an I/O error): then the group fails and nothing is
+   * acknowledged. Its lost-commit seam runs before the statement, so a
+   * "lost" write is never applied (the same outcome as rolling it back).
+   */
+  async #single(u: Unit): Promise<void> {
+    const faults = this.o.faults;
+    try {
+      faults?.beforeTransaction?.(u.op);
+      faults?.onStatement?.(u.op);
+    } catch (e) {
+      if (isRetryable(e)) throw e;
+      u.error = e;
+      return;
+    }
+    try {
+      faults?.beforeCommit?.(u.op);
+    } catch (e) {
+      u.error = commitUnknown(u.op, e);
+      return;
+    }
+    try {
+      u.result = await u.fn(this.o.sql.sql);
+    } catch (e) {
+      // Busy fails the whole group, which is retried; so does a transaction SQLite already rolled back.
+      if (isRetryable(e) || !this.o.sql.inTransaction) throw e;
+      u.error = e;
+    }
+  }
+
   async #attempt(units: Unit[]): Promise<void> {
     const s = this.o.sql;
     const faults = this.o.faults;
@@ -129,6 +164,10 @@ export class GroupCommit {
     try {
       for (const u of units) {
         u.error = undefined;
+        if (u.single) {
+          await this.#single(u);
+          continue;
+        }
         s.control("SAVEPOINT unit");
         try {
           faults?.beforeTransaction?.(u.op);

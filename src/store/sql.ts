@@ -114,6 +114,11 @@ export class SqliteSql {
     if (this.#conn.open) this.#conn.close();
   }
 
+  /** False once SQLite rolled the transaction back by itself (a full disk, an I/O error). */
+  get inTransaction(): boolean {
+    return this.#conn.inTransaction;
+  }
+
   #prepared(text: string): Prepared {
     let p = this.#cache.get(text);
     if (!p) {

@@ -2,6 +2,7 @@ import type { Selectable } from "kysely";
 import { setBounded } from "../bounded.js";
 import type { Database } from "./db.js";
 import type { DB } from "./sql.js";
+import { prepare, type Param } from "./prepared.js";
 
 export type DeliveryStatus = "pending" | "sending" | "sent" | "failed" | "expired";
 
@@ -9,6 +10,16 @@ export type DeliveryStatus = "pending" | "sending" | "sent" | "failed" | "expire
 export type DeliveryRecord = Omit<Selectable<DB["OutboundDelivery"]>, "owner" | "claimedAt">;
 
 const COLUMNS = ["id", "inboundId", "sessionId", "platform", "botId", "address", "part", "text", "status", "attempts", "platformMessageId", "lastError", "createdAt", "expiresAt", "sentAt"] as const;
+
+// Hot path: compiled once (prepared.ts).
+const MARK_SENDING = prepare((b, p: Param<{ id: string; sending: string; pending: string; one: number; owner: string | null; claimedAt: Date }>) =>
+  b.updateTable("OutboundDelivery")
+    .set((eb) => ({ status: p("sending"), attempts: eb("attempts", "+", p("one")), owner: p("owner"), claimedAt: p("claimedAt") }))
+    .where("id", "=", p("id"))
+    .where("status", "in", [p("pending"), p("sending")]));
+
+const MARK_SENT = prepare((b, p: Param<{ id: string; sent: string; platformMessageId: string | null; sentAt: Date; lastError: null }>) =>
+  b.updateTable("OutboundDelivery").set({ status: p("sent"), platformMessageId: p("platformMessageId"), sentAt: p("sentAt"), lastError: p("lastError") }).where("id", "=", p("id")));
 
 /**
  * Outbound replies. Every reply is written (pending) before it is sent, in
@@ -27,13 +38,7 @@ export class DeliveryStore {
   }
 
   async markSending(id: string, owner?: string): Promise<boolean> {
-    const n = await this.db.exec(
-      "mark-sending",
-      this.db.q.updateTable("OutboundDelivery")
-        .set((eb) => ({ status: "sending", attempts: eb("attempts", "+", 1), owner: owner ?? null, claimedAt: new Date() }))
-        .where("id", "=", id)
-        .where("status", "in", ["pending", "sending"]),
-    );
+    const n = await this.db.exec("mark-sending", MARK_SENDING.bind(this.db, { id, sending: "sending", pending: "pending", one: 1, owner: owner ?? null, claimedAt: new Date() }));
     return n === 1;
   }
 
@@ -46,7 +51,7 @@ export class DeliveryStore {
   }
 
   async markSent(id: string, platformMessageId: string | undefined): Promise<void> {
-    await this.db.exec("mark-sent", this.db.q.updateTable("OutboundDelivery").set({ status: "sent", platformMessageId: platformMessageId ?? null, sentAt: new Date(), lastError: null }).where("id", "=", id));
+    await this.db.exec("mark-sent", MARK_SENT.bind(this.db, { id, sent: "sent", platformMessageId: platformMessageId ?? null, sentAt: new Date(), lastError: null }));
   }
 
   async markFailed(id: string, status: "failed" | "expired", error: string): Promise<void> {

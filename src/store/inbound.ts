@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { sql, type Selectable } from "kysely";
 import type { Database } from "./db.js";
 import type { DB } from "./sql.js";
+import { prepare, type Param } from "./prepared.js";
 
 export type InboundStatus = "received" | "done" | "expired" | "ignored";
 
@@ -20,6 +21,23 @@ const NEXT_SEQ = {
   postgresql: sql<number>`nextval('"InboundEvent_seq_source"')`,
   sqlite: sql<number>`(SELECT COALESCE(MAX("seq"), 0) + 1 FROM "InboundEvent")`,
 } as const;
+
+type NewInbound = Omit<Selectable<DB["InboundEvent"]>, "arrivalSessionId" | "sessionId" | "seq">;
+
+// Hot path: compiled once (prepared.ts). ON CONFLICT on the unique platform + bot + event id: a redelivery changes nothing.
+const RECORD = prepare((b, p: Param<NewInbound>, { provider }) =>
+  b.insertInto("InboundEvent")
+    .values({
+      id: p("id"), platform: p("platform"), botId: p("botId"), eventId: p("eventId"), status: p("status"), envelope: p("envelope"), occurredAt: p("occurredAt"),
+      receivedAt: p("receivedAt"), processedAt: p("processedAt"), note: p("note"), conversation: p("conversation"), seq: NEXT_SEQ[provider],
+    })
+    .onConflict((oc) => oc.doNothing()));
+
+const MARK = prepare((b, p: Param<{ id: string; status: string; processedAt: Date; note: string | null; received: string }>) =>
+  b.updateTable("InboundEvent")
+    .set((eb) => ({ status: p("status"), processedAt: p("processedAt"), note: eb.fn.coalesce(eb.val(p("note")), eb.ref("note")) }))
+    .where("id", "=", p("id"))
+    .where("status", "=", p("received")));
 
 /**
  * Inbound events, recorded before they are acknowledged or processed. The
@@ -42,28 +60,18 @@ export class InboundStore {
     const id = randomUUID();
     const now = this.now();
     const status = e.status ?? "received";
-    // ON CONFLICT on the unique platform + bot + event id: a redelivery changes nothing.
-    const q = this.db.q;
     const inserted = await this.db.exec(
       "record-inbound",
-      q.insertInto("InboundEvent")
-        .values({
-          id, platform: e.platform, botId: e.botId, eventId: e.eventId, status, envelope: e.envelope, occurredAt: e.occurredAt, receivedAt: now,
-          processedAt: status !== "received" ? now : null, note: e.note ?? null, conversation: e.conversation ?? "", seq: NEXT_SEQ[this.db.provider],
-        })
-        .onConflict((oc) => oc.doNothing()),
+      RECORD.bind(this.db, {
+        id, platform: e.platform, botId: e.botId, eventId: e.eventId, status, envelope: e.envelope, occurredAt: e.occurredAt, receivedAt: now,
+        processedAt: status !== "received" ? now : null, note: e.note ?? null, conversation: e.conversation ?? "",
+      }),
     );
     return inserted === 1 ? { id } : "duplicate";
   }
 
   async mark(id: string, status: InboundStatus, note?: string): Promise<void> {
-    await this.db.exec(
-      "mark-inbound",
-      this.db.q.updateTable("InboundEvent")
-        .set((eb) => ({ status, processedAt: this.now(), note: eb.fn.coalesce(eb.val(note ?? null), eb.ref("note")) }))
-        .where("id", "=", id)
-        .where("status", "=", "received"),
-    );
+    await this.db.exec("mark-inbound", MARK.bind(this.db, { id, status, processedAt: this.now(), note: note ?? null, received: "received" }));
   }
 
   /**

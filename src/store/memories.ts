@@ -1,5 +1,10 @@
 import { randomUUID } from "node:crypto";
 import type { Database } from "./db.js";
+import { prepare, type Param } from "./prepared.js";
+
+// Hot path (every turn): compiled once (prepared.ts).
+const RECALL = prepare((b, p: Param<{ scope: string; limit: number }>) =>
+  b.selectFrom("Memory").select("content").where("scope", "=", p("scope")).orderBy("createdAt", "desc").orderBy("id", "asc").limit(p("limit")));
 
 export interface MemoryRecord {
   id: string;
@@ -23,7 +28,7 @@ export class MemoryStore {
   /** The most recent memories of a scope, oldest first. */
   async recall(scope: string, limit = 20): Promise<string[]> {
     // Every turn reads this: on the (scope, createdAt) index.
-    const rows = await this.db.query("recall-memories", this.db.q.selectFrom("Memory").select("content").where("scope", "=", scope).orderBy("createdAt", "desc").orderBy("id", "asc").limit(limit));
+    const rows = await this.db.query("recall-memories", RECALL.bind(this.db, { scope, limit }));
     return rows.reverse().map((r) => r.content);
   }
 

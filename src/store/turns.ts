@@ -1,7 +1,8 @@
 import { randomUUID } from "node:crypto";
 import type { Database } from "./db.js";
 import type { DeliveryStore } from "./deliveries.js";
-import type { QueryBuilder, Sql } from "./sql.js";
+import type { Sql } from "./sql.js";
+import { prepare, type Dialect, type Param } from "./prepared.js";
 import type { NewMessage } from "./transcript.js";
 
 export interface TurnCommit {
@@ -11,6 +12,37 @@ export interface TurnCommit {
   turnIncrement: number;
   deliveries: Array<{ platform: string; botId: string; address: string; text: string; expiresAt: Date }>;
 }
+
+// The turn's statements, compiled once per provider and row count (prepared.ts).
+const MARK_DONE = prepare((b, p: Param<{ done: string; processedAt: Date; sessionId: string; received: string }, { id: string }>, { rows }) =>
+  b.updateTable("InboundEvent")
+    .set({ status: p("done"), processedAt: p("processedAt"), sessionId: p("sessionId") })
+    .where("id", "in", Array.from({ length: rows }, (_, i) => p.row(i, "id")))
+    .where("status", "=", p("received")));
+
+type NewDelivery = { id: string; inboundId: string | null; platform: string; botId: string; address: string; part: number; text: string; expiresAt: Date };
+const INSERT_DELIVERIES = prepare((b, p: Param<{ sessionId: string; pending: string; zero: number; createdAt: Date }, NewDelivery>, { rows }) =>
+  b.insertInto("OutboundDelivery").values(
+    Array.from({ length: rows }, (_, i) => ({
+      id: p.row(i, "id"), inboundId: p.row(i, "inboundId"), sessionId: p("sessionId"), platform: p.row(i, "platform"), botId: p.row(i, "botId"), address: p.row(i, "address"),
+      part: p.row(i, "part"), text: p.row(i, "text"), status: p("pending"), attempts: p("zero"), createdAt: p("createdAt"), expiresAt: p.row(i, "expiresAt"),
+    })),
+  ));
+
+const TOUCH_SESSION = prepare((b, p: Param<{ id: string; lastActive: Date; increment: number; archived: boolean }>) =>
+  b.updateTable("Session").set((eb) => ({ lastActive: p("lastActive"), turnCount: eb("turnCount", "+", p("increment")) })).where("id", "=", p("id")).where("archived", "=", p("archived")));
+
+const SESSION_EXISTS = prepare((b, p: Param<{ id: string }>) => b.selectFrom("Session").select("id").where("id", "=", p("id")));
+
+const LAST_SEQ = prepare((b, p: Param<{ sessionId: string }>) => b.selectFrom("Message").select((eb) => eb.fn.max("seq").as("seq")).where("sessionId", "=", p("sessionId")));
+
+type NewRow = { seq: number; role: string; content: string; meta: string | null; createdAt: Date; sourceId: string | null };
+const INSERT_MESSAGES = prepare((b, p: Param<{ sessionId: string }, NewRow>, { rows }) =>
+  b.insertInto("Message").values(
+    Array.from({ length: rows }, (_, i) => ({
+      sessionId: p("sessionId"), seq: p.row(i, "seq"), role: p.row(i, "role"), content: p.row(i, "content"), meta: p.row(i, "meta"), createdAt: p.row(i, "createdAt"), sourceId: p.row(i, "sourceId"),
+    })),
+  ));
 
 export type TranscriptOutcome = "ok" | "archived" | "missing" | "skipped" | "duplicate";
 
@@ -31,7 +63,7 @@ export class TurnStore {
   async commit(t: TurnCommit): Promise<{ transcript: TranscriptOutcome; deliveryIds: string[] }> {
     const deliveryIds = t.deliveries.map(() => randomUUID());
     const now = new Date();
-    const transcript = await this.db.sqlTransaction("commit-turn", (s) => commitIn(this.db.q, s, t, deliveryIds, now));
+    const transcript = await this.db.sqlTransaction("commit-turn", (s) => commitIn(this.db, s, t, deliveryIds, now));
     if (transcript === "duplicate") return { transcript, deliveryIds: [] };
     this.deliveries?.remember(
       t.deliveries.map((d, i) => ({
@@ -43,40 +75,37 @@ export class TurnStore {
   }
 }
 
-async function commitIn(q: QueryBuilder, s: Sql, t: TurnCommit, deliveryIds: string[], now: Date): Promise<TranscriptOutcome> {
+async function commitIn(db: Dialect, s: Sql, t: TurnCommit, deliveryIds: string[], now: Date): Promise<TranscriptOutcome> {
   // The inbound records first: when none of them was still unhandled, this commit already landed
   // (a retry after a lost acknowledgement) or another process handled them. Writing nothing more
   // keeps a retried commit from answering twice.
   if (t.inboundIds.length) {
-    const marked = await s.run(
-      q.updateTable("InboundEvent").set({ status: "done", processedAt: now, sessionId: t.sessionId }).where("id", "in", t.inboundIds).where("status", "=", "received"),
-    );
+    const marked = await s.run(MARK_DONE.bind(db, { done: "done", processedAt: now, sessionId: t.sessionId, received: "received" }, t.inboundIds.map((id) => ({ id }))));
     if (marked === 0) return "duplicate";
   }
   if (t.deliveries.length) {
     await s.run(
-      q.insertInto("OutboundDelivery").values(
-        t.deliveries.map((d, i) => ({
-          id: deliveryIds[i]!, inboundId: t.inboundIds[0] ?? null, sessionId: t.sessionId, platform: d.platform, botId: d.botId, address: d.address, part: i, text: d.text,
-          status: "pending", attempts: 0, createdAt: now, expiresAt: d.expiresAt,
-        })),
+      INSERT_DELIVERIES.bind(
+        db,
+        { sessionId: t.sessionId, pending: "pending", zero: 0, createdAt: now },
+        t.deliveries.map((d, i) => ({ id: deliveryIds[i]!, inboundId: t.inboundIds[0] ?? null, platform: d.platform, botId: d.botId, address: d.address, part: i, text: d.text, expiresAt: d.expiresAt })),
       ),
     );
   }
   if (!t.messages.length && !t.turnIncrement) return "skipped";
-  const touched = await s.run(
-    q.updateTable("Session").set((eb) => ({ lastActive: now, turnCount: eb("turnCount", "+", t.turnIncrement) })).where("id", "=", t.sessionId).where("archived", "=", false),
-  );
+  const touched = await s.run(TOUCH_SESSION.bind(db, { id: t.sessionId, lastActive: now, increment: t.turnIncrement, archived: false }));
   if (touched !== 1) {
-    const found = await s.all(q.selectFrom("Session").select("id").where("id", "=", t.sessionId));
+    const found = await s.all(SESSION_EXISTS.bind(db, { id: t.sessionId }));
     return found.length ? "archived" : "missing";
   }
   if (t.messages.length) {
-    const [last] = await s.all(q.selectFrom("Message").select((eb) => eb.fn.max("seq").as("seq")).where("sessionId", "=", t.sessionId));
+    const [last] = await s.all(LAST_SEQ.bind(db, { sessionId: t.sessionId }));
     let seq = Number(last?.seq ?? 0);
     await s.run(
-      q.insertInto("Message").values(
-        t.messages.map((m) => ({ sessionId: t.sessionId, seq: ++seq, role: m.role, content: m.content, meta: m.meta ?? null, createdAt: m.createdAt ?? now, sourceId: m.sourceId ?? null })),
+      INSERT_MESSAGES.bind(
+        db,
+        { sessionId: t.sessionId },
+        t.messages.map((m) => ({ seq: ++seq, role: m.role, content: m.content, meta: m.meta ?? null, createdAt: m.createdAt ?? now, sourceId: m.sourceId ?? null })),
       ),
     );
   }

@@ -1,9 +1,28 @@
 import { randomUUID } from "node:crypto";
 import { setBounded } from "../bounded.js";
-import type { Insertable, Selectable } from "kysely";
+import type { Selectable } from "kysely";
 import type { Database } from "./db.js";
 import type { DB } from "./sql.js";
 import { isUniqueViolation } from "./errors.js";
+import { prepare, type Param } from "./prepared.js";
+
+type NewUser = Pick<Selectable<DB["User"]>, "id" | "platform" | "externalId" | "displayName" | "createdAt">;
+type NewGroup = Pick<Selectable<DB["Group"]>, "id" | "platform" | "externalId" | "title" | "parentId" | "createdAt">;
+type Key = { platform: string; externalId: string };
+
+// A first message's identity statements: compiled once (prepared.ts).
+const INSERT_USER = prepare((b, p: Param<NewUser>) =>
+  b.insertInto("User")
+    .values({ id: p("id"), platform: p("platform"), externalId: p("externalId"), displayName: p("displayName"), createdAt: p("createdAt") })
+    .onConflict((oc) => oc.doNothing())
+    .returning("id"));
+const INSERT_GROUP = prepare((b, p: Param<NewGroup>) =>
+  b.insertInto("Group")
+    .values({ id: p("id"), platform: p("platform"), externalId: p("externalId"), title: p("title"), parentId: p("parentId"), createdAt: p("createdAt") })
+    .onConflict((oc) => oc.doNothing())
+    .returning("id"));
+const FIND_USER = prepare((b, p: Param<Key>) => b.selectFrom("User").select("id").where("platform", "=", p("platform")).where("externalId", "=", p("externalId")));
+const FIND_GROUP = prepare((b, p: Param<Key>) => b.selectFrom("Group").select("id").where("platform", "=", p("platform")).where("externalId", "=", p("externalId")));
 
 export type UserRecord = Selectable<DB["User"]>;
 
@@ -49,17 +68,13 @@ export class IdentityStore {
    * Hot path of a first message: one INSERT ... ON CONFLICT DO NOTHING
    * RETURNING; only when the row already exists, a second statement reads it.
    */
-  async #insertOrGet(row: { table: "User"; values: Insertable<DB["User"]> } | { table: "Group"; values: Insertable<DB["Group"]> }): Promise<string> {
-    const q = this.db.q;
+  async #insertOrGet(row: { table: "User"; values: NewUser } | { table: "Group"; values: NewGroup }): Promise<string> {
     const { platform, externalId } = row.values;
     const op = row.table.toLowerCase();
-    const insert =
-      row.table === "User"
-        ? q.insertInto("User").values(row.values).onConflict((oc) => oc.doNothing()).returning("id")
-        : q.insertInto("Group").values(row.values).onConflict((oc) => oc.doNothing()).returning("id");
+    const insert = row.table === "User" ? INSERT_USER.bind(this.db, row.values) : INSERT_GROUP.bind(this.db, row.values);
     const [made] = await this.db.writeReturning(`ensure-${op}`, insert);
     if (made) return made.id;
-    const [found] = await this.db.query(`find-${op}`, q.selectFrom(row.table).select("id").where("platform", "=", platform).where("externalId", "=", externalId));
+    const [found] = await this.db.query(`find-${op}`, (row.table === "User" ? FIND_USER : FIND_GROUP).bind(this.db, { platform, externalId }));
     if (!found) throw new Error(`${row.table} ${platform}:${externalId} was neither inserted nor found`);
     return found.id;
   }

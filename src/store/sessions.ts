@@ -1,7 +1,8 @@
 import type { Database } from "./db.js";
 import { StoreError, isUniqueViolation } from "./errors.js";
 import { sql, type Expression, type Selectable } from "kysely";
-import type { DB, QueryBuilder, Sql } from "./sql.js";
+import type { DB, Sql } from "./sql.js";
+import { prepare, type Dialect, type Param } from "./prepared.js";
 
 /** A session row as stored. The domain maps it to and from Info (src/session/info.ts). endReason: why it ended (SESSION_END_REASONS). */
 export type SessionRecord = Selectable<DB["Session"]>;
@@ -55,6 +56,31 @@ export interface RotateResult {
   binding: BindingRecord;
 }
 
+// A conversation's first message and every lookup by id or key: compiled once (prepared.ts).
+const SESSION_COLUMNS = [
+  "id", "agentId", "userId", "groupId", "channel", "kind", "projectId", "title", "parentId", "persona", "metadata", "turnCount", "createdAt", "lastActive", "archived", "archivedAt", "endReason",
+] as const satisfies ReadonlyArray<keyof SessionRecord>;
+const BINDING_COLUMNS = ["key", "scope", "agentId", "userId", "groupId", "kind", "channel", "sessionId", "version", "createdAt", "updatedAt"] as const satisfies ReadonlyArray<keyof BindingRecord>;
+/** Every column of a record as a marker of the same name. */
+const markers = <T, K extends keyof T & string>(p: Param<T>, cols: readonly K[]): Pick<T, K> => Object.fromEntries(cols.map((c) => [c, p(c)])) as Pick<T, K>;
+
+const FIND_SESSION = prepare((b, p: Param<{ id: string }>) => b.selectFrom("Session").selectAll().where("id", "=", p("id")));
+const FIND_BINDING = prepare((b, p: Param<{ key: string }>) => b.selectFrom("Binding").selectAll().where("key", "=", p("key")));
+const INSERT_SESSION = prepare((b, p: Param<SessionRecord>) => b.insertInto("Session").values(markers(p, SESSION_COLUMNS)));
+const INSERT_BINDING = prepare((b, p: Param<BindingRecord>) => b.insertInto("Binding").values(markers(p, BINDING_COLUMNS)));
+/** PostgreSQL: a new session and its binding in one statement (one round trip, atomic). */
+const INSERT_SESSION_AND_BINDING = prepare((b, p: Param<SessionRecord & { [K in keyof BindingRecord as `b_${K}`]: BindingRecord[K] }>) =>
+  b.with("s", (w) => w.insertInto("Session").values(markers(p, SESSION_COLUMNS)).returning("id"))
+    .insertInto("Binding")
+    .columns(["key", "scope", "agentId", "userId", "groupId", "kind", "channel", "sessionId", "version", "createdAt", "updatedAt"])
+    .expression((eb) =>
+      eb.selectFrom("s").select((s) => [
+        s.val(p("b_key")).as("key"), s.val(p("b_scope")).as("scope"), s.val(p("b_agentId")).as("agentId"), s.val(p("b_userId")).as("userId"), s.val(p("b_groupId")).as("groupId"),
+        s.val(p("b_kind")).as("kind"), s.val(p("b_channel")).as("channel"), "s.id", s.val(p("b_version")).as("version"), s.val(p("b_createdAt")).as("createdAt"),
+        s.val(p("b_updatedAt")).as("updatedAt"),
+      ]),
+    ));
+
 function row(r: SessionRecord): SessionRecord {
   return {
     id: r.id, agentId: r.agentId, userId: r.userId, groupId: r.groupId, channel: r.channel, kind: r.kind,
@@ -63,19 +89,19 @@ function row(r: SessionRecord): SessionRecord {
   };
 }
 
-async function sessionIn(q: QueryBuilder, s: Sql, id: string): Promise<SessionRecord | null> {
-  const [r] = await s.all(q.selectFrom("Session").selectAll().where("id", "=", id));
+async function sessionIn(db: Dialect, s: Sql, id: string): Promise<SessionRecord | null> {
+  const [r] = await s.all(FIND_SESSION.bind(db, { id }));
   return r ?? null;
 }
 
-async function bindingIn(q: QueryBuilder, s: Sql, key: string): Promise<BindingRecord | null> {
-  const [r] = await s.all(q.selectFrom("Binding").selectAll().where("key", "=", key));
+async function bindingIn(db: Dialect, s: Sql, key: string): Promise<BindingRecord | null> {
+  const [r] = await s.all(FIND_BINDING.bind(db, { key }));
   return r ?? null;
 }
 
-async function insertSession(q: QueryBuilder, s: Sql, rec: SessionRecord): Promise<SessionRecord> {
+async function insertSession(db: Dialect, s: Sql, rec: SessionRecord): Promise<SessionRecord> {
   const r = row(rec);
-  await s.run(q.insertInto("Session").values(r));
+  await s.run(INSERT_SESSION.bind(db, r));
   return r;
 }
 
@@ -83,9 +109,9 @@ function newBinding(b: NewBinding, sessionId: string, now: Date): BindingRecord 
   return { key: b.key, scope: b.scope, agentId: b.agentId, userId: b.userId, groupId: b.groupId, kind: b.kind, channel: b.channel, sessionId, version: 0, createdAt: now, updatedAt: now };
 }
 
-async function insertBinding(q: QueryBuilder, s: Sql, b: NewBinding, sessionId: string, now: Date): Promise<BindingRecord> {
+async function insertBinding(db: Dialect, s: Sql, b: NewBinding, sessionId: string, now: Date): Promise<BindingRecord> {
   const rec = newBinding(b, sessionId, now);
-  await s.run(q.insertInto("Binding").values(rec));
+  await s.run(INSERT_BINDING.bind(db, rec));
   return rec;
 }
 
@@ -95,7 +121,7 @@ export class SessionStore {
 
   // Reads never load Prisma: the CLI and the console read through them.
   async find(id: string): Promise<SessionRecord | null> {
-    const [r] = await this.db.query("find-session", this.db.q.selectFrom("Session").selectAll().where("id", "=", id));
+    const [r] = await this.db.query("find-session", FIND_SESSION.bind(this.db, { id }));
     return r ?? null;
   }
 
@@ -197,7 +223,7 @@ export class SessionStore {
   }
 
   async findBinding(key: string): Promise<BindingRecord | null> {
-    const [r] = await this.db.query("find-binding", this.db.q.selectFrom("Binding").selectAll().where("key", "=", key));
+    const [r] = await this.db.query("find-binding", FIND_BINDING.bind(this.db, { key }));
     return r ?? null;
   }
 
@@ -215,35 +241,24 @@ export class SessionStore {
    * created the binding first, nothing is written and the winner is returned.
    */
   async bind(binding: NewBinding, target: { session: SessionRecord } | { adoptId: string }): Promise<{ binding: BindingRecord; session: SessionRecord; created: boolean }> {
-    const q = this.db.q;
     try {
       // A conversation's first message. On PostgreSQL a new session and its binding are one statement (one round trip, atomic).
       if ("session" in target && this.db.provider === "postgresql") {
         const session = row(target.session);
         const b = newBinding(binding, session.id, new Date());
-        await this.db.exec(
-          "bind",
-          q.with("s", (w) => w.insertInto("Session").values(session).returning("id"))
-            .insertInto("Binding")
-            .columns(["key", "scope", "agentId", "userId", "groupId", "kind", "channel", "sessionId", "version", "createdAt", "updatedAt"])
-            .expression((eb) =>
-              eb.selectFrom("s").select((s) => [
-                s.val(b.key).as("key"), s.val(b.scope).as("scope"), s.val(b.agentId).as("agentId"), s.val(b.userId).as("userId"), s.val(b.groupId).as("groupId"),
-                s.val(b.kind).as("kind"), s.val(b.channel).as("channel"), "s.id", s.val(0).as("version"), s.val(b.createdAt).as("createdAt"), s.val(b.updatedAt).as("updatedAt"),
-              ]),
-            ),
-        );
+        const bound = Object.fromEntries(BINDING_COLUMNS.map((c) => [`b_${c}`, b[c]])) as { [K in keyof BindingRecord as `b_${K}`]: BindingRecord[K] };
+        await this.db.exec("bind", INSERT_SESSION_AND_BINDING.bind(this.db, { ...session, ...bound }));
         return { binding: b, session, created: true };
       }
       return await this.db.sqlTransaction("bind", async (s) => {
         let session: SessionRecord;
-        if ("session" in target) session = await insertSession(q, s, target.session);
+        if ("session" in target) session = await insertSession(this.db, s, target.session);
         else {
-          const found = await sessionIn(q, s, target.adoptId);
+          const found = await sessionIn(this.db, s, target.adoptId);
           if (!found || found.archived) throw new StoreError("Stale", `session ${target.adoptId} cannot be adopted`);
           session = found;
         }
-        const b = await insertBinding(q, s, binding, session.id, new Date());
+        const b = await insertBinding(this.db, s, binding, session.id, new Date());
         return { binding: b, session, created: true };
       });
     } catch (e) {
@@ -274,7 +289,7 @@ export class SessionStore {
    * Throws StoreError("Stale") and writes nothing when the binding moved on.
    */
   rotate(input: RotateInput): Promise<RotateResult> {
-    return this.db.sqlTransaction("rotate", (s) => rotateIn(this.db.q, s, input));
+    return this.db.sqlTransaction("rotate", (s) => rotateIn(this.db, s, input));
   }
 
   /**
@@ -307,14 +322,15 @@ export class SessionStore {
   }
 }
 
-async function rotateIn(q: QueryBuilder, s: Sql, input: RotateInput): Promise<RotateResult> {
+async function rotateIn(db: Dialect, s: Sql, input: RotateInput): Promise<RotateResult> {
+  const q = db.q;
   const now = new Date();
   const key = input.binding.key;
-  const current = await insertSession(q, s, input.successor);
-  const existing = await bindingIn(q, s, key);
+  const current = await insertSession(db, s, input.successor);
+  const existing = await bindingIn(db, s, key);
   if (!existing) {
     if (input.expectedSessionId) throw new StoreError("Stale", `binding ${key} does not exist yet`);
-    const binding = await insertBinding(q, s, input.binding, current.id, now);
+    const binding = await insertBinding(db, s, input.binding, current.id, now);
     return { previous: null, current, binding };
   }
   const expected = input.expectedSessionId ?? existing.sessionId;
@@ -334,7 +350,7 @@ async function rotateIn(q: QueryBuilder, s: Sql, input: RotateInput): Promise<Ro
         .where("id", "<>", input.stampInbound),
     );
   }
-  const previous = await sessionIn(q, s, expected);
-  const binding = (await bindingIn(q, s, key))!;
+  const previous = await sessionIn(db, s, expected);
+  const binding = (await bindingIn(db, s, key))!;
   return { previous, current, binding };
 }

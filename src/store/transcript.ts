@@ -1,8 +1,13 @@
 import type { Selectable } from "kysely";
 import type { Database } from "./db.js";
 import type { DB } from "./sql.js";
+import { prepare, type Param } from "./prepared.js";
 
 const MESSAGE_COLUMNS = ["sessionId", "seq", "role", "content", "meta", "createdAt"] as const;
+
+// Every live session loads its window with this (on the primary key): compiled once (prepared.ts).
+const RECENT = prepare((b, p: Param<{ sessionId: string; limit: number }>) =>
+  b.selectFrom("Message").select(MESSAGE_COLUMNS).where("sessionId", "=", p("sessionId")).where("deletedAt", "is", null).orderBy("seq", "desc").limit(p("limit")));
 
 export type MessageRecord = Pick<Selectable<DB["Message"]>, (typeof MESSAGE_COLUMNS)[number]>;
 
@@ -49,11 +54,7 @@ export class TranscriptStore {
 
   /** The last `limit` messages, oldest first. A message its author deleted is never among them. */
   async recent(sessionId: string, limit: number): Promise<MessageRecord[]> {
-    // Every live session loads its window with this: on the primary key.
-    const rows = await this.db.query(
-      "recent-messages",
-      this.db.q.selectFrom("Message").select(MESSAGE_COLUMNS).where("sessionId", "=", sessionId).where("deletedAt", "is", null).orderBy("seq", "desc").limit(limit),
-    );
+    const rows = await this.db.query("recent-messages", RECENT.bind(this.db, { sessionId, limit }));
     return rows.reverse();
   }
 

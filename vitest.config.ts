@@ -1,18 +1,48 @@
 import { defineConfig } from "vitest/config";
 
+/**
+ * The main suite, in three projects told apart by file name:
+ * - `unit`: every `test/**\/*.test.ts` that needs neither PostgreSQL nor Chromium
+ *   (`npm run test:unit`, the fast tier: no database server is started);
+ * - `pg`: `*.pg.test.ts`, which get the throwaway PostgreSQL server of the globalSetup;
+ * - `browser`: `*.browser.test.ts`, which drive headless Chromium;
+ * - `slow`: `*.slow.test.ts`, which spawn real processes (`switchboard serve`, npm, the build, the
+ *   Dockerfile's steps) or run thousands of turns: measured at 7 s to 6 min each on two cores.
+ * `test/reliability/` has its own config (vitest.reliability.config.ts). See test/README.md.
+ */
 export default defineConfig({
   test: {
-    include: ["test/**/*.test.ts"],
     exclude: ["test/reliability/**", "node_modules/**"],
-    globalSetup: ["test/support/global-setup.ts"],
     testTimeout: 60_000,
     hookTimeout: 120_000,
     pool: "forks",
     // Processes the tests spawn through bin/switchboard.mjs run the TypeScript sources (tsx), so
-    // a test never runs a stale dist/; test/build.test.ts covers the compiled build itself.
+    // a test never runs a stale dist/; test/build.slow.test.ts covers the compiled build itself.
     env: { SWITCHBOARD_FROM_SOURCE: "1" },
     // Two cores: more workers only add contention for the shared databases.
     maxWorkers: 2,
     reporters: ["default"],
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: "unit",
+          include: ["test/**/*.test.ts"],
+          exclude: ["test/reliability/**", "node_modules/**", "test/**/*.pg.test.ts", "test/**/*.browser.test.ts", "test/**/*.slow.test.ts"],
+        },
+      },
+      {
+        extends: true,
+        test: { name: "pg", include: ["test/**/*.pg.test.ts"], globalSetup: ["test/support/global-setup.ts"] },
+      },
+      {
+        extends: true,
+        test: { name: "browser", include: ["test/**/*.browser.test.ts"] },
+      },
+      {
+        extends: true,
+        test: { name: "slow", include: ["test/**/*.slow.test.ts"] },
+      },
+    ],
   },
 });

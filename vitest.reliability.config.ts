@@ -14,7 +14,7 @@ export default defineConfig({
     teardownTimeout: 60_000,
     pool: "forks",
     // Processes the tests spawn through bin/switchboard.mjs run the TypeScript sources (tsx), so
-    // a test never runs a stale dist/; test/build.test.ts covers the compiled build itself.
+    // a test never runs a stale dist/; test/build.slow.test.ts covers the compiled build itself.
     env: { SWITCHBOARD_FROM_SOURCE: "1" },
     // Two cores: more workers only add contention for the shared databases.
     maxWorkers: 2,
@@ -22,7 +22,11 @@ export default defineConfig({
     projects: [
       {
         extends: true,
-        test: { name: "reliability", include: ["test/reliability/**/*.test.ts"], exclude: ["node_modules/**", "test/reliability/multiprocess.test.ts", "test/reliability/http-load.test.ts"] },
+        test: {
+          name: "reliability",
+          include: ["test/reliability/**/*.test.ts"],
+          exclude: ["node_modules/**", "test/reliability/multiprocess.test.ts", "test/reliability/http-load.test.ts"],
+        },
       },
       {
         // Three gateway processes and PostgreSQL at a sustained 65 msgs/s: on two cores it gets

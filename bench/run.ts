@@ -13,6 +13,7 @@ import { cleanupDatabases } from "./lib/db.js";
 import { discordDriver, slackDriver, telegramDriver } from "./lib/platforms.js";
 import { progress, progressDone } from "./lib/progress.js";
 import { table, targets } from "./lib/report.js";
+import { runCli } from "./scenarios/cli.js";
 import { runCore } from "./scenarios/core.js";
 import { runE2e } from "./scenarios/e2e.js";
 import { runFloor } from "./scenarios/floor.js";
@@ -39,14 +40,27 @@ export async function runBench(opts: { quick: boolean; smoke?: boolean; only?: s
     for (const db of ["sqlite", "postgres"] as const) {
       if (!want(`core_${db}`) && !want(`floor_${db}`)) continue;
       await step(`core_${db}`, async () => void (scenarios[`core_${db}`] = { ...(await runCore(db, quick)) }));
-      await step(`floor_${db}`, async () => void (scenarios[`floor_${db}`] = { ...(await runFloor(db, quick, Number(scenarios[`core_${db}`]!.msgs_per_s), Number((scenarios[`core_${db}`] as { params: { messages_per_commit: number | null } }).params.messages_per_commit ?? 1))) }));
+      await step(
+        `floor_${db}`,
+        async () =>
+          void (scenarios[`floor_${db}`] = {
+            ...(await runFloor(
+              db,
+              quick,
+              Number(scenarios[`core_${db}`]!.msgs_per_s),
+              Number((scenarios[`core_${db}`] as { params: { messages_per_commit: number | null } }).params.messages_per_commit ?? 1),
+            )),
+          }),
+      );
     }
     let peer: StreamResult | undefined;
     let peerChats = 0;
     for (const p of ["telegram", "discord", "slack"] as const) {
       if (!want(`e2e_${p}`)) continue;
       await step(`e2e_${p}`, async () => {
-        scenarios[`e2e_${p}`] = { ...(await runE2e(p, quick, p === "telegram" ? async (d, chats) => void ((peer = await runPeer(d, chats)), (peerChats = chats)) : undefined)) };
+        scenarios[`e2e_${p}`] = {
+          ...(await runE2e(p, quick, p === "telegram" ? async (d, chats) => void ((peer = await runPeer(d, chats)), (peerChats = chats)) : undefined)),
+        };
       });
     }
     if (peer) {
@@ -54,12 +68,13 @@ export async function runBench(opts: { quick: boolean; smoke?: boolean; only?: s
       scenarios.peer_grammy_session = { ...peerResult(quick, peerChats, peer, tg.msgs_per_s, tg.unthrottled.msgs_per_s) };
     }
     if (want("rotation")) await step("rotation", async () => void (scenarios.rotation = { ...(await runRotation(quick)) }));
-    if (want("memory") || want("startup")) {
+    if (want("memory") || want("startup") || want("cli")) {
       const live = liveChatCount(quick);
       const drivers = [telegramDriver(Math.ceil(live / 3)), discordDriver(Math.ceil(live / 3)), slackDriver(Math.ceil(live / 3))];
       for (const d of drivers) await d.start();
       try {
         if (want("startup")) await step("startup", async () => void (scenarios.startup = { ...(await runStartup(quick, drivers)) }));
+        if (want("cli")) await step("cli", async () => void (scenarios.cli = { ...(await runCli(quick)) }));
         if (want("memory")) await step("memory", async () => void (scenarios.memory = { ...(await runMemory(quick, drivers)) }));
       } finally {
         for (const d of drivers) await d.close();

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Entry point for `npx switchboard`, `npm run switchboard -- ...` and `npm start`.
-// It runs the compiled build in dist/ (made by `npm install`, or `npm run build`) with
+// It runs the compiled build in dist/app/ (made by `npm install`, or `npm run build`) with
 // plain Node: no TypeScript compiler at run time. SWITCHBOARD_FROM_SOURCE=1 runs the
 // TypeScript sources through tsx instead (the tests do, so they always see the current
 // code). This is the composition root: it hands the adapters (adapters/) to the core
@@ -19,25 +19,27 @@ if (fs.existsSync(".env")) {
 }
 
 const fromSource = process.env.SWITCHBOARD_FROM_SOURCE === "1";
-let root;
+// The three modules this file composes: from the sources, or the build's entries (scripts/build.mjs).
+let modules;
 if (fromSource) {
   const { register } = await import("tsx/esm/api");
   register();
-  root = new URL("../", import.meta.url);
+  const src = (p) => new URL(`../${p}`, import.meta.url).href;
+  modules = { cli: src("src/cli.ts"), adapters: src("adapters/index.ts"), config: src("src/config.ts") };
 } else {
-  root = new URL("../dist/", import.meta.url);
-  if (!fs.existsSync(new URL("src/cli.js", root))) {
+  const app = (p) => new URL(`../dist/app/${p}`, import.meta.url);
+  modules = { cli: app("cli.js").href, adapters: app("adapters.js").href, config: app("config.js").href };
+  if (!fs.existsSync(app("cli.js"))) {
     console.error("switchboard: the compiled build (dist/) is missing: run `npm install` (or `npm run build`) in the project folder.");
     process.exit(1);
   }
 }
-const ext = fromSource ? ".ts" : ".js";
-const { runCli } = await import(new URL(`src/cli${ext}`, root).href);
+const { runCli } = await import(modules.cli);
 const argv = process.argv.slice(2);
 let adapters;
 if (argv[0] === "serve") {
-  const { adaptersFromConfig } = await import(new URL(`adapters/index${ext}`, root).href);
-  const { loadConfig, ConfigError } = await import(new URL(`src/config${ext}`, root).href);
+  const { adaptersFromConfig } = await import(modules.adapters);
+  const { loadConfig, ConfigError } = await import(modules.config);
   let config;
   try {
     config = loadConfig();

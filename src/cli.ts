@@ -23,6 +23,10 @@ commands:
   sessions rotate <id>           start a fresh session for the conversation bound to <id>
   pairing list                   pending DM pairing codes
   pairing approve <code>         let that sender talk to the bot
+  schedule list [--all]          scheduled jobs with their next and last run and status
+  schedule add (--session ID | --platform P --chat ID [--thread ID])
+               (--at ISO | --in 10m | --every 1h | --cron '0 9 * * 1-5') [--tz ZONE] [--action text|agent] --text TEXT
+  schedule cancel <id>
 
 options:
   --json                         one JSON document on stdout: the result, or {"ok":false,"error":{"code","message"}}
@@ -46,17 +50,33 @@ const OPTIONS = {
   limit: { type: "string" },
   messages: { type: "string" },
   timeout: { type: "string" },
+  // schedule add / list
+  session: { type: "string" },
+  platform: { type: "string" },
+  chat: { type: "string" },
+  thread: { type: "string" },
+  at: { type: "string" },
+  in: { type: "string" },
+  every: { type: "string" },
+  cron: { type: "string" },
+  tz: { type: "string" },
+  text: { type: "string" },
+  action: { type: "string" },
+  all: { type: "boolean", default: false },
 } as const;
 
 export async function runCli(argv: string[], io: CliIO = stdio, env: NodeJS.ProcessEnv = process.env, deps: CliDeps = {}): Promise<number> {
-  let parsed;
+  let parsed: ReturnType<typeof parseArgs<{ args: string[]; allowPositionals: true; options: typeof OPTIONS }>>;
   try {
     parsed = parseArgs({ args: argv, allowPositionals: true, options: OPTIONS });
   } catch (e) {
     // --json must hold even when the rest of the line does not parse.
     return new Output(io, argv.includes("--json")).fail("Usage", (e as Error).message, EXIT.usage, USAGE);
   }
-  const { values: o, positionals: [cmd, sub, arg, ...extra] } = parsed;
+  const {
+    values: o,
+    positionals: [cmd, sub, arg, ...extra],
+  } = parsed;
   const out = new Output(io, o.json);
   if (o.help) return out.ok({ usage: USAGE }, [USAGE]);
   if (!cmd) return out.fail("Usage", "no command given", EXIT.usage, USAGE);
@@ -100,6 +120,10 @@ export async function runCli(argv: string[], io: CliIO = stdio, env: NodeJS.Proc
         const [{ withExistingDatabase }, { pairingCommand }] = await Promise.all([import("./cli/database.js"), import("./cli/pairing.js")]);
         return await withExistingDatabase(config, (db) => pairingCommand(db, sub, arg, out));
       }
+      case "schedule": {
+        const [{ withExistingDatabase }, { scheduleCommand }] = await Promise.all([import("./cli/database.js"), import("./cli/schedule.js")]);
+        return await withExistingDatabase(config, (db) => scheduleCommand(db, config, sub, arg, o, out));
+      }
       default:
         throw new CliError("Usage", `unknown command "${cmd}"`, EXIT.usage);
     }
@@ -107,7 +131,8 @@ export async function runCli(argv: string[], io: CliIO = stdio, env: NodeJS.Proc
     if (e instanceof CliError) return out.fail(e.code, e.message, e.exit, e.exit === EXIT.usage ? USAGE : undefined);
     const coded = e as { name?: string; code?: unknown; message?: string };
     // Domain and store errors carry a stable code and a message that says what to do.
-    if ((coded.name === "SessionError" || coded.name === "StoreError") && typeof coded.code === "string") return out.fail(coded.code, coded.message ?? String(e));
+    if ((coded.name === "SessionError" || coded.name === "StoreError") && typeof coded.code === "string")
+      return out.fail(coded.code, coded.message ?? String(e));
     return out.fail("Failed", (e as Error).message ?? String(e));
   }
 }

@@ -13,12 +13,32 @@ export type { Logger };
  * strings that embed a known secret (error messages, URLs).
  */
 const REDACT_PATHS = [
-  "token", "*.token", "botToken", "*.botToken", "appToken", "*.appToken",
-  "apiKey", "*.apiKey", "signingSecret", "*.signingSecret", "secret", "*.secret",
-  "password", "*.password", "authorization", "*.authorization", "headers.authorization",
-  "*.headers.authorization", "config.TELEGRAM_BOT_TOKEN", "config.DISCORD_BOT_TOKEN",
-  "config.SLACK_BOT_TOKEN", "config.SLACK_APP_TOKEN", "config.SLACK_SIGNING_SECRET",
-  "config.OPENAI_API_KEY", "config.TELEGRAM_WEBHOOK_SECRET", "config.DATABASE_URL",
+  "token",
+  "*.token",
+  "botToken",
+  "*.botToken",
+  "appToken",
+  "*.appToken",
+  "apiKey",
+  "*.apiKey",
+  "signingSecret",
+  "*.signingSecret",
+  "secret",
+  "*.secret",
+  "password",
+  "*.password",
+  "authorization",
+  "*.authorization",
+  "headers.authorization",
+  "*.headers.authorization",
+  "config.TELEGRAM_BOT_TOKEN",
+  "config.DISCORD_BOT_TOKEN",
+  "config.SLACK_BOT_TOKEN",
+  "config.SLACK_APP_TOKEN",
+  "config.SLACK_SIGNING_SECRET",
+  "config.OPENAI_API_KEY",
+  "config.TELEGRAM_WEBHOOK_SECRET",
+  "config.DATABASE_URL",
 ];
 
 const secrets = new Set<string>();

@@ -24,9 +24,11 @@ const LAYERS = ["store", "session", "agent", "runtime", "gateway"] as const;
  * ones before it and from the gateway's root files (the adapter contract,
  * metrics, the ledger); the root files import no folder, except app.ts, which
  * wires them all. (http serves the console over inbound's and outbound's
- * state; inbound hands notices to outbound; outbound sends through adapters.)
+ * state; inbound hands notices to outbound; outbound sends through adapters;
+ * proactive messages go out through outbound and in through the gateway's
+ * intake, which the HTTP API hands them.)
  */
-const GATEWAY_FOLDERS = ["outbound", "inbound", "http"] as const;
+const GATEWAY_FOLDERS = ["outbound", "inbound", "jobs", "proactive", "http"] as const;
 const GATEWAY_WIRING = new Set([path.join("src", "gateway", "app.ts")]);
 
 /** The gateway folder (or "" for a root file) that `file` (a path) lies in, or undefined outside src/gateway. */
@@ -58,28 +60,51 @@ const ADAPTER_MAY_IMPORT = /\/src\/(gateway\/(contract|adapter|outbound\/chunker
 
 describe("layer boundaries (DESIGN.md)", () => {
   it("nothing under src/ imports a platform SDK", () => {
-    const offenders = files("src").flatMap((f) => imports(f).filter((i) => SDKS.test(i)).map((i) => `${f} -> ${i}`));
+    const offenders = files("src").flatMap((f) =>
+      imports(f)
+        .filter((i) => SDKS.test(i))
+        .map((i) => `${f} -> ${i}`),
+    );
     expect(offenders).toEqual([]);
   });
 
   it("nothing under adapters/ imports Prisma or src/store", () => {
     const offenders = files("adapters").flatMap((f) =>
-      imports(f).filter((i) => /^@prisma\/|^prisma|\/store(\/|$)|generated\/(sqlite|postgresql)/.test(i)).map((i) => `${f} -> ${i}`),
+      imports(f)
+        .filter((i) => /^@prisma\/|^prisma|\/store(\/|$)|generated\/(sqlite|postgresql)/.test(i))
+        .map((i) => `${f} -> ${i}`),
     );
     expect(offenders).toEqual([]);
   });
 
   it("adapters/ use only the contract, the chunker, the logger, the configuration and channel encoding of src/", () => {
     const offenders = files("adapters").flatMap((f) =>
-      imports(f).filter((i) => i.includes("/src/") && !ADAPTER_MAY_IMPORT.test(i)).map((i) => `${f} -> ${i}`),
+      imports(f)
+        .filter((i) => i.includes("/src/") && !ADAPTER_MAY_IMPORT.test(i))
+        .map((i) => `${f} -> ${i}`),
     );
     expect(offenders).toEqual([]);
   });
 
   it("src/gateway's folders import only down: http -> inbound -> outbound -> the contract (app.ts wires them)", () => {
     const gatewayFiles = files(path.join("src", "gateway"));
-    for (const folder of GATEWAY_FOLDERS) expect(gatewayFiles.some((f) => gatewayFolder(f) === folder), `src/gateway/${folder} has files`).toBe(true);
+    for (const folder of GATEWAY_FOLDERS)
+      expect(
+        gatewayFiles.some((f) => gatewayFolder(f) === folder),
+        `src/gateway/${folder} has files`,
+      ).toBe(true);
     expect(gatewayFiles.flatMap((f) => gatewayOffenders(f, imports(f)))).toEqual([]);
+  });
+
+  it("the modules every layer may use (src/errors.ts, src/keyed-queue.ts, src/bounded.ts, src/log.ts) import no layer", () => {
+    const shared = ["errors.ts", "keyed-queue.ts", "bounded.ts", "log.ts"].map((f) => path.join("src", f));
+    for (const f of shared) expect(fs.existsSync(f), f).toBe(true);
+    const offenders = shared.flatMap((f) =>
+      imports(f)
+        .filter((i) => i.startsWith("."))
+        .map((i) => `${f} -> ${i}`),
+    );
+    expect(offenders).toEqual([]);
   });
 
   it("imports under src/ only point down the layers", () => {

@@ -7,6 +7,10 @@ describe("setBounded", () => {
     for (let i = 0; i < 5; i++) setBounded(m, `k${i}`, i, 3);
     expect([...m.keys()]).toEqual(["k2", "k3", "k4"]);
     setBounded(m, "k3", 33, 3);
-    expect([...m.entries()]).toEqual([["k2", 2], ["k3", 33], ["k4", 4]]);
+    expect([...m.entries()]).toEqual([
+      ["k2", 2],
+      ["k3", 33],
+      ["k4", 4],
+    ]);
   });
 });

@@ -116,7 +116,11 @@ export async function startPgCluster(opts: { port?: number } = {}): Promise<PgCl
   const logFile = path.join(root, "server.log");
   const start = () => run(asServerUser(path.join(bin, "pg_ctl"), ["-D", dataDir, "-l", logFile, "-w", "-t", "60", "start"]), "pg_ctl start");
   const stopServer = (mode: string) => {
-    spawnSync(asServerUser(path.join(bin, "pg_ctl"), ["-D", dataDir, "-m", mode, "-w", "stop"])[0]!, asServerUser(path.join(bin, "pg_ctl"), ["-D", dataDir, "-m", mode, "-w", "stop"]).slice(1), { timeout: 60_000 });
+    spawnSync(
+      asServerUser(path.join(bin, "pg_ctl"), ["-D", dataDir, "-m", mode, "-w", "stop"])[0]!,
+      asServerUser(path.join(bin, "pg_ctl"), ["-D", dataDir, "-m", mode, "-w", "stop"]).slice(1),
+      { timeout: 60_000 },
+    );
   };
   start();
   const url = `postgresql://postgres@127.0.0.1:${port}/postgres`;

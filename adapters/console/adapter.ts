@@ -14,6 +14,7 @@ import { z } from "zod";
 import type { Logger } from "../../src/log.js";
 import {
   AdapterError,
+  AdapterSetupError,
   type Adapter,
   type AdapterContext,
   type AdapterHealth,
@@ -26,6 +27,7 @@ import {
   type ReplyAddress,
 } from "../types.js";
 import * as ids from "./ids.js";
+import { consoleCard, consoleClick, type ConsoleCard } from "./approval-card.js";
 import { ASSETS, SECURITY_HEADERS, assetBody } from "./page.js";
 
 export interface ConsoleAdapterOptions {
@@ -43,6 +45,8 @@ export interface ConsoleAdapterOptions {
 /** What the page receives on /api/console/events: one per sink call. */
 export interface ConsoleEvent {
   type: "message" | "edit" | "typing";
+  /** An approval card: the page draws its buttons (approval-card.ts). */
+  card?: ConsoleCard;
   chatId: string;
   threadId?: string;
   /** Empty for typing. */
@@ -59,6 +63,7 @@ export interface HistoryEntry {
   senderId?: string;
   senderName?: string;
   at: string;
+  card?: ConsoleCard;
 }
 
 interface SseClient {
@@ -126,7 +131,8 @@ export class ConsoleAdapter implements Adapter {
 
   constructor(private readonly opts: ConsoleAdapterOptions = {}) {
     this.botId = opts.botId ?? ids.DEFAULT_BOT_ID;
-    if (!ids.isConsoleId(this.botId)) throw new Error(`ConsoleAdapter botId ${JSON.stringify(this.botId)} is not valid: use ${ids.ID_RULE}`);
+    if (!ids.isConsoleId(this.botId))
+      throw new AdapterSetupError("Config", `ConsoleAdapter botId ${JSON.stringify(this.botId)} is not valid: use ${ids.ID_RULE}`);
     this.#historyLimit = opts.historyLimit ?? 200;
     this.#maxConversations = opts.maxConversations ?? 1000;
     this.#keepAliveMs = opts.keepAliveMs ?? 15_000;
@@ -143,17 +149,63 @@ export class ConsoleAdapter implements Adapter {
         const t = this.#target(to);
         const entry = this.#history.get(ids.conversationKey(t.chatId, t.threadId))?.find((m) => m.messageId === messageId);
         if (entry) entry.text = text;
-        this.#broadcast({ type: "edit", chatId: t.chatId, ...(t.threadId !== undefined && { threadId: t.threadId }), messageId, text, at: new Date().toISOString() });
+        this.#broadcast({
+          type: "edit",
+          chatId: t.chatId,
+          ...(t.threadId !== undefined && { threadId: t.threadId }),
+          messageId,
+          text,
+          at: new Date().toISOString(),
+        });
+      },
+      sendCard: async (to, card) => {
+        const t = this.#target(to);
+        const messageId = randomUUID();
+        const at = new Date().toISOString();
+        const c = consoleCard(card);
+        this.#remember(t, { messageId, from: "bot", text: c.text, at, card: c.card });
+        this.#broadcast({
+          type: "message",
+          chatId: t.chatId,
+          ...(t.threadId !== undefined && { threadId: t.threadId }),
+          messageId,
+          text: c.text,
+          card: c.card,
+          at,
+        });
+        return { messageId };
+      },
+      editCard: async (to, messageId, card) => {
+        const t = this.#target(to);
+        const c = consoleCard(card);
+        const entry = this.#history.get(ids.conversationKey(t.chatId, t.threadId))?.find((m) => m.messageId === messageId);
+        if (entry) Object.assign(entry, { text: c.text, card: c.card });
+        this.#broadcast({
+          type: "edit",
+          chatId: t.chatId,
+          ...(t.threadId !== undefined && { threadId: t.threadId }),
+          messageId,
+          text: c.text,
+          card: c.card,
+          at: new Date().toISOString(),
+        });
       },
       typing: async (to) => {
         const t = this.#target(to);
-        this.#broadcast({ type: "typing", chatId: t.chatId, ...(t.threadId !== undefined && { threadId: t.threadId }), messageId: "", text: "", at: new Date().toISOString() });
+        this.#broadcast({
+          type: "typing",
+          chatId: t.chatId,
+          ...(t.threadId !== undefined && { threadId: t.threadId }),
+          messageId: "",
+          text: "",
+          at: new Date().toISOString(),
+        });
       },
     };
   }
 
   async start(ctx: AdapterContext): Promise<void> {
-    if (this.#state === "running") throw new Error("ConsoleAdapter.start() called while already running: stop() it first");
+    if (this.#state === "running") throw new AdapterSetupError("AlreadyStarted", "ConsoleAdapter.start() called while already running: stop() it first");
     this.#ctx = ctx;
     this.#log = (this.opts.log ?? ctx.log).child({ platform: ids.PLATFORM, botId: this.botId });
     if (!this.#mounted.has(ctx.route)) {
@@ -188,6 +240,13 @@ export class ConsoleAdapter implements Adapter {
     }
     ctx.route("POST", "/api/console/messages", (req) => this.#postMessage(req));
     ctx.route("GET", "/api/console/events", async () => this.#events());
+    ctx.route(
+      "POST",
+      "/api/console/approvals",
+      async (req) =>
+        refuseCrossSite(req) ?? (this.#state === "running" ? consoleClick(req, this.#ctx) : json(503, { error: "the console adapter is not running" })),
+      { maxBodyBytes: 4096 },
+    );
     ctx.route("GET", "/api/console/history", async (req) => this.#getHistory(req));
     ctx.route("GET", "/api/console/address", async (req) => this.#getAddress(req));
   }
@@ -200,18 +259,29 @@ export class ConsoleAdapter implements Adapter {
     try {
       raw = JSON.parse(req.rawBody.toString("utf8"));
     } catch (e) {
-      return json(400, { error: `the body is not valid JSON (${(e as Error).message}); send {"chat":{"type":"private"},"sender":{"id":"alice","name":"Alice"},"text":"hi"}` });
+      return json(400, {
+        error: `the body is not valid JSON (${(e as Error).message}); send {"chat":{"type":"private"},"sender":{"id":"alice","name":"Alice"},"text":"hi"}`,
+      });
     }
     const parsed = MessageBody.safeParse(raw);
     if (!parsed.success) return json(400, { error: `invalid message: ${explain(parsed.error)}` });
     const m = parsed.data;
     if (m.chat.type === "private" && m.chat.id !== undefined && m.chat.id !== m.sender.id) {
-      return json(400, { error: `invalid message: chat.id: a private chat is with its sender, so chat.id must equal sender.id ("${m.sender.id}") or be left out` });
+      return json(400, {
+        error: `invalid message: chat.id: a private chat is with its sender, so chat.id must equal sender.id ("${m.sender.id}") or be left out`,
+      });
     }
     const env = this.#envelope(m);
     const where = { chatId: env.chatId, ...(env.threadId !== undefined && { threadId: env.threadId }) };
     // Kept before handing it on, so the history never shows a reply ahead of its question.
-    const entry: HistoryEntry = { messageId: env.eventId, from: "user", text: env.text, senderId: env.senderId, senderName: m.sender.name, at: env.occurredAt.toISOString() };
+    const entry: HistoryEntry = {
+      messageId: env.eventId,
+      from: "user",
+      text: env.text,
+      senderId: env.senderId,
+      senderName: m.sender.name,
+      at: env.occurredAt.toISOString(),
+    };
     this.#remember(where, entry);
     let result: InboundResult;
     try {
@@ -222,7 +292,13 @@ export class ConsoleAdapter implements Adapter {
     }
     if (result.status !== "accepted") this.#forget(where, entry);
     this.#log?.debug({ chatId: env.chatId, status: result.status }, "console message");
-    return json(result.status === "accepted" ? 202 : 200, { ...result, chatId: env.chatId, ...(env.threadId !== undefined && { threadId: env.threadId }), channel: env.channel, eventId: env.eventId });
+    return json(result.status === "accepted" ? 202 : 200, {
+      ...result,
+      chatId: env.chatId,
+      ...(env.threadId !== undefined && { threadId: env.threadId }),
+      channel: env.channel,
+      eventId: env.eventId,
+    });
   }
 
   #envelope(m: ConsoleMessage): InboundEnvelope {
@@ -276,7 +352,8 @@ export class ConsoleAdapter implements Adapter {
     const threadId = req.query.get("threadId") || undefined;
     const chat = ids.parseChatId(chatId);
     if (!chat) return json(400, { error: `chatId "${chatId}" is not a console chat id: ask GET /api/console/address for it` });
-    if (threadId !== undefined && (chat.kind !== "group" || !ids.isConsoleId(threadId))) return json(400, { error: `threadId must name a thread of a group (${ids.ID_RULE})` });
+    if (threadId !== undefined && (chat.kind !== "group" || !ids.isConsoleId(threadId)))
+      return json(400, { error: `threadId must name a thread of a group (${ids.ID_RULE})` });
     return json(200, { chatId, ...(threadId !== undefined && { threadId }), messages: this.history(chatId, threadId) });
   }
 
@@ -337,8 +414,8 @@ export class ConsoleAdapter implements Adapter {
 function refuseCrossSite(req: HttpRequest): HttpResponse | undefined {
   const type = String(req.headers["content-type"] ?? "");
   if (!/^application\/json\b/i.test(type)) return json(415, { error: "send the message as JSON, with the header content-type: application/json" });
-  const origin = req.headers["origin"];
-  const host = req.headers["host"];
+  const origin = req.headers.origin;
+  const host = req.headers.host;
   if (typeof origin === "string" && origin !== "null" && typeof host === "string") {
     let originHost: string | undefined;
     try {
@@ -346,7 +423,8 @@ function refuseCrossSite(req: HttpRequest): HttpResponse | undefined {
     } catch {
       originHost = undefined;
     }
-    if (originHost !== host) return json(403, { error: "cross-origin requests to the console are refused: open the console page from this gateway's own address" });
+    if (originHost !== host)
+      return json(403, { error: "cross-origin requests to the console are refused: open the console page from this gateway's own address" });
   }
   if (origin === "null") return json(403, { error: "requests from an opaque origin are refused: open the console page from this gateway's own address" });
   return undefined;

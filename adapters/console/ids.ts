@@ -64,9 +64,7 @@ export function groupChannel(botId: string, groupId: string, threadId?: string):
   return channelOf(...(threadId === undefined ? base : [...base, "thread", must("thread id", threadId)]));
 }
 
-export type ParsedChannel =
-  | { botId: string; kind: "dm"; userId: string }
-  | { botId: string; kind: "group"; groupId: string; threadId?: string };
+export type ParsedChannel = { botId: string; kind: "dm"; userId: string } | { botId: string; kind: "group"; groupId: string; threadId?: string };
 
 /** Inverse of dmChannel / groupChannel; undefined for anything else. */
 export function parseChannel(channel: string): ParsedChannel | undefined {
@@ -103,7 +101,8 @@ export function decodeReplyAddress(a: ReplyAddress, botId: string): ConsoleTarge
   const chat = parseChatId(a.chatId);
   if (!chat) return { error: `reply address chatId "${a.chatId}" is not a console chat id (dm:<userId> or group:<groupId>)` };
   if (a.threadId === undefined) return { chatId: a.chatId, chat };
-  if (chat.kind !== "group" || !isConsoleId(a.threadId)) return { error: `reply address threadId "${a.threadId}" is not a console thread of a group (${ID_RULE})` };
+  if (chat.kind !== "group" || !isConsoleId(a.threadId))
+    return { error: `reply address threadId "${a.threadId}" is not a console thread of a group (${ID_RULE})` };
   return { chatId: a.chatId, chat, threadId: a.threadId };
 }
 

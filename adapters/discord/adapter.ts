@@ -14,14 +14,17 @@
  * errors.ts).
  */
 import type { EventEmitter } from "node:events";
+import { discordFiles } from "./files.js";
+import type { FileSource } from "../types.js";
 import { discordFormat } from "./format.js";
 import { Client, Events, GatewayIntentBits, Options, Partials, Status, type ClientOptions } from "discord.js";
 import { registerSecret, type Logger } from "../../src/log.js";
-import { AdapterError, type Adapter, type AdapterContext, type AdapterHealth, type AdapterLimits, type InboundEnvelope } from "../types.js";
+import { AdapterError, AdapterSetupError, type Adapter, type AdapterContext, type AdapterHealth, type AdapterLimits, type InboundEnvelope } from "../types.js";
 import { deferInteraction, normalizeInteraction, syncCommands } from "./commands.js";
 import { isSnowflake, PLATFORM } from "./ids.js";
 import { normalizeChange, normalizeMessage, type ChannelInfo, type DiscordBotIdentity } from "./normalize.js";
 import { createDiscordSink, type DiscordSink } from "./sink.js";
+import { editDiscordCard, handleDiscordPress, isApprovalPress, sendDiscordCard } from "./approval-card.js";
 
 export interface DiscordAdapterOptions {
   /** The bot token from the Developer Portal. Never logged. */
@@ -77,6 +80,8 @@ export class DiscordAdapter implements Adapter {
   readonly sink: DiscordSink;
   /** Markdown rendered for Discord, then split at its limit (format.ts). */
   readonly format = discordFormat;
+  /** Attachments on Discord's CDN (files.ts). */
+  readonly files: FileSource;
 
   private client: Client | undefined;
   private state: State = "idle";
@@ -92,19 +97,28 @@ export class DiscordAdapter implements Adapter {
 
   constructor(private readonly opts: DiscordAdapterOptions) {
     const token = opts.token?.trim() ?? "";
-    if (!token) throw new Error("DiscordAdapter needs a bot token: set DISCORD_BOT_TOKEN to the token from the Discord Developer Portal (Bot tab)");
+    if (!token)
+      throw new AdapterSetupError("Config", "DiscordAdapter needs a bot token: set DISCORD_BOT_TOKEN to the token from the Discord Developer Portal (Bot tab)");
     registerSecret(token);
-    if (opts.apiUrl?.endsWith("/")) throw new Error("DISCORD_API_URL must not end with '/': remove the trailing slash");
+    if (opts.apiUrl?.endsWith("/")) throw new AdapterSetupError("Config", "DISCORD_API_URL must not end with '/': remove the trailing slash");
+    this.files = discordFiles(opts.apiUrl);
     if (opts.shard && !(Number.isInteger(opts.shard.id) && Number.isInteger(opts.shard.count) && opts.shard.id >= 0 && opts.shard.id < opts.shard.count))
-      throw new Error(`Discord shard ${opts.shard.id}/${opts.shard.count} is invalid: DISCORD_SHARD_ID must be 0..DISCORD_SHARD_COUNT-1`);
+      throw new AdapterSetupError("Config", `Discord shard ${opts.shard.id}/${opts.shard.count} is invalid: DISCORD_SHARD_ID must be 0..DISCORD_SHARD_COUNT-1`);
     this.mentionRoles = (opts.mentionRoles ?? []).filter((r) => isSnowflake(r));
     this.sink = createDiscordSink({
       rest: () => {
-        if (!this.client || this.state === "stopped") throw new AdapterError("discord", "Unavailable", "the Discord adapter is not running: call start() first");
+        if (!this.client || this.state === "stopped")
+          throw new AdapterError("discord", "Unavailable", "the Discord adapter is not running: call start() first");
         return this.client.rest;
       },
       deferral: (token) => this.deferrals.get(token),
     });
+    const rest = () => {
+      if (!this.client || this.state === "stopped") throw new AdapterError("discord", "Unavailable", "the Discord adapter is not running: call start() first");
+      return this.client.rest;
+    };
+    this.sink.sendCard = (to, card) => sendDiscordCard(rest(), to, card);
+    this.sink.editCard = (to, id, card) => editDiscordCard(rest(), to, id, card);
   }
 
   get botId(): string {
@@ -120,7 +134,8 @@ export class DiscordAdapter implements Adapter {
   }
 
   async start(ctx: AdapterContext): Promise<void> {
-    if (this.state === "starting" || this.state === "running") throw new Error("DiscordAdapter.start() called while already started: stop() it first");
+    if (this.state === "starting" || this.state === "running")
+      throw new AdapterSetupError("AlreadyStarted", "DiscordAdapter.start() called while already started: stop() it first");
     this.state = "starting";
     this.ctx = ctx;
     const log = (this.opts.log ?? ctx.log).child({ platform: PLATFORM });
@@ -146,13 +161,17 @@ export class DiscordAdapter implements Adapter {
     this.client = client;
     (client as unknown as EventEmitter).on(Events.Raw, (packet: Raw) => this.onDispatch(packet));
     client.on(Events.Error, (err) => log.warn({ error: err.name }, "discord client error"));
-    client.on(Events.ShardDisconnect, (ev, shardId) => log.error({ shardId, code: ev.code }, "discord shard disconnected for good (check the token, intents and shard settings)"));
+    client.on(Events.ShardDisconnect, (ev, shardId) =>
+      log.error({ shardId, code: ev.code }, "discord shard disconnected for good (check the token, intents and shard settings)"),
+    );
     client.on(Events.ShardReconnecting, (shardId) => log.info({ shardId }, "discord shard reconnecting"));
     client.on(Events.ShardResume, (shardId, replayed) => log.info({ shardId, replayed }, "discord shard resumed"));
     try {
       const ready = new Promise<void>((resolve, reject) => {
         client.once(Events.ClientReady, () => resolve());
-        client.once(Events.ShardDisconnect, (ev) => reject(new AdapterError("discord", "Unavailable", `the Discord gateway closed the connection (${ev.code}) during login`)));
+        client.once(Events.ShardDisconnect, (ev) =>
+          reject(new AdapterError("discord", "Unavailable", `the Discord gateway closed the connection (${ev.code}) during login`)),
+        );
       });
       await client.login(this.opts.token.trim());
       await ready;
@@ -174,7 +193,13 @@ export class DiscordAdapter implements Adapter {
       if (err instanceof AdapterError) throw err;
       const e = err as { name?: string; code?: unknown; status?: unknown };
       const hint = e.code === "TokenInvalid" || e.status === 401 ? ": Discord refused the token; check DISCORD_BOT_TOKEN" : "";
-      throw new AdapterError("discord", "Unavailable", `the Discord adapter could not log in (${e.name ?? "error"}${e.code ? ` ${String(e.code)}` : ""})${hint}`, undefined, { cause: err });
+      throw new AdapterError(
+        "discord",
+        "Unavailable",
+        `the Discord adapter could not log in (${e.name ?? "error"}${e.code ? ` ${String(e.code)}` : ""})${hint}`,
+        undefined,
+        { cause: err },
+      );
     }
   }
 
@@ -184,20 +209,23 @@ export class DiscordAdapter implements Adapter {
     const d = packet.d as Record<string, unknown> | null | undefined;
     if (!d || typeof d !== "object") return;
     if (packet.t === "MESSAGE_CREATE") {
-      this.enqueue(String(d["channel_id"]), () => this.handleMessage(d));
+      this.enqueue(String(d.channel_id), () => this.handleMessage(d));
     } else if (packet.t === "MESSAGE_UPDATE" || packet.t === "MESSAGE_DELETE") {
       // Behind the channel's queue: a change lands after the message it changes.
-      this.enqueue(String(d["channel_id"]), () => this.handleChange(packet.t === "MESSAGE_UPDATE" ? "edit" : "delete", d));
-    } else if (packet.t === "INTERACTION_CREATE" && d["type"] === 2 && typeof d["token"] === "string" && isSnowflake(d["id"])) {
+      this.enqueue(String(d.channel_id), () => this.handleChange(packet.t === "MESSAGE_UPDATE" ? "edit" : "delete", d));
+    } else if (packet.t === "INTERACTION_CREATE" && isApprovalPress(d) && this.ctx && this.log) {
+      // Not behind the channel's queue either: acknowledged at once, then decided.
+      void handleDiscordPress(this.client!.rest, this.applicationId, d, this.ctx, this.log);
+    } else if (packet.t === "INTERACTION_CREATE" && d.type === 2 && typeof d.token === "string" && isSnowflake(d.id)) {
       // Deferred here, not behind the channel's queue: the 3 s window runs from now.
-      const token = d["token"];
-      const deferral = deferInteraction(this.client!.rest, { id: d["id"], token }).catch((err: unknown) => {
+      const token = d.token;
+      const deferral = deferInteraction(this.client!.rest, { id: d.id, token }).catch((err: unknown) => {
         const e = err as { status?: unknown; code?: unknown };
         this.log?.warn({ status: e.status, code: e.code }, "discord: could not defer an interaction; its reply goes to the channel instead");
       });
       this.deferrals.set(token, deferral);
       setTimeout(() => this.deferrals.delete(token), 15 * 60_000).unref();
-      this.enqueue(String(d["channel_id"]), () => this.handleInteraction(d));
+      this.enqueue(String(d.channel_id), () => this.handleInteraction(d));
     }
   }
 
@@ -237,28 +265,31 @@ export class DiscordAdapter implements Adapter {
 
   private async handleChange(kind: "edit" | "delete", d: Record<string, unknown>): Promise<void> {
     if (!this.id) return;
-    const info = await this.channelInfo(d["channel_id"], d["guild_id"] !== undefined);
+    const info = await this.channelInfo(d.channel_id, d.guild_id !== undefined);
     const env = normalizeChange(kind, d, this.identity(), info);
     if (env) await this.deliver(env);
   }
 
   private async handleMessage(d: Record<string, unknown>): Promise<void> {
     if (!this.id) return;
-    const info = await this.channelInfo(d["channel_id"], d["guild_id"] !== undefined);
+    const info = await this.channelInfo(d.channel_id, d.guild_id !== undefined);
     const env = normalizeMessage(d, this.identity(), info, (err) => this.normalizeFailed("message", d, err));
     if (env) await this.deliver(env);
   }
 
   private async handleInteraction(d: Record<string, unknown>): Promise<void> {
     if (!this.id) return;
-    const info = await this.channelInfo(d["channel_id"], d["guild_id"] !== undefined);
+    const info = await this.channelInfo(d.channel_id, d.guild_id !== undefined);
     const i = normalizeInteraction(d, this.identity(), info, (err) => this.normalizeFailed("interaction", d, err));
     if (i) await this.deliver(i.env);
   }
 
   private normalizeFailed(what: string, d: Record<string, unknown>, err: unknown): void {
     this.ctx?.reportError?.(`discord-normalize-${what}`, err);
-    this.log?.error({ id: typeof d["id"] === "string" ? d["id"] : undefined, err: err instanceof Error ? err.name : typeof err }, `discord: a ${what} could not be normalized; not answered`);
+    this.log?.error(
+      { id: typeof d.id === "string" ? d.id : undefined, err: err instanceof Error ? err.name : typeof err },
+      `discord: a ${what} could not be normalized; not answered`,
+    );
   }
 
   /** Channel type, thread parent and name: from discord.js's cache, else one REST fetch for guild channels. */
@@ -271,7 +302,10 @@ export class DiscordAdapter implements Adapter {
         (await client.channels.fetch(id).catch((err: unknown) => {
           // Without it a thread reads as its own channel: log it, count it, and go on with what the event says.
           this.ctx?.reportError?.("discord-channel-fetch", err);
-          this.log?.warn({ channelId: id, err: err instanceof Error ? err.name : typeof err }, "discord: could not fetch a channel's type; normalizing from the event alone");
+          this.log?.warn(
+            { channelId: id, err: err instanceof Error ? err.name : typeof err },
+            "discord: could not fetch a channel's type; normalizing from the event alone",
+          );
           return null;
         })) ?? undefined;
     if (!ch) return undefined;
@@ -300,7 +334,10 @@ export class DiscordAdapter implements Adapter {
           this.log?.error({ eventId: env.eventId, attempt, error }, "discord: inbound event could not be recorded; dropped (Discord does not redeliver)");
           return;
         }
-        this.log?.[attempt >= 5 ? "error" : "warn"]({ eventId: env.eventId, attempt, error }, "discord: recording an inbound event failed; retrying (later events of its channel wait)");
+        this.log?.[attempt >= 5 ? "error" : "warn"](
+          { eventId: env.eventId, attempt, error },
+          "discord: recording an inbound event failed; retrying (later events of its channel wait)",
+        );
         await sleep(Math.min(base * 2 ** (attempt - 1), 5000));
       }
     }

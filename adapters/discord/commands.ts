@@ -81,7 +81,10 @@ export async function syncCommands(
   try {
     await ctx.kv.set(key, hash);
   } catch (err) {
-    log.warn({ error: err instanceof Error ? err.name : typeof err }, "discord: could not store the registered command hash; commands will be registered again at the next start");
+    log.warn(
+      { error: err instanceof Error ? err.name : typeof err },
+      "discord: could not store the registered command hash; commands will be registered again at the next start",
+    );
   }
   log.info({ count: list.length }, "discord: slash commands registered");
   return "registered";
@@ -102,25 +105,30 @@ const obj = (v: unknown): Obj | undefined => (typeof v === "object" && v !== nul
  * A chat-input command interaction (type 2, data.type 1) -> its envelope, or
  * undefined for anything else (buttons, autocomplete, malformed). Never throws.
  */
-export function normalizeInteraction(raw: unknown, bot: DiscordBotIdentity, channel?: ChannelInfo, onError?: (err: unknown) => void): CommandInteraction | undefined {
+export function normalizeInteraction(
+  raw: unknown,
+  bot: DiscordBotIdentity,
+  channel?: ChannelInfo,
+  onError?: (err: unknown) => void,
+): CommandInteraction | undefined {
   try {
     const i = obj(raw);
-    const data = obj(i?.["data"]);
-    if (!i || !data || i["type"] !== 2 || (data["type"] ?? 1) !== 1) return undefined;
+    const data = obj(i?.data);
+    if (!i || !data || i.type !== 2 || (data.type ?? 1) !== 1) return undefined;
     const { id, token, application_id: applicationId, channel_id: channelId, guild_id: guildId } = i;
     if (!isSnowflake(id) || typeof token !== "string" || !token || !isSnowflake(applicationId) || !isSnowflake(channelId)) return undefined;
     if (guildId !== undefined && !isSnowflake(guildId)) return undefined;
-    const name = data["name"];
+    const name = data.name;
     if (typeof name !== "string" || !NAME.test(name)) return undefined;
-    const member = obj(i["member"]);
-    const user = obj(member?.["user"]) ?? obj(i["user"]);
-    const senderId = user?.["id"];
+    const member = obj(i.member);
+    const user = obj(member?.user) ?? obj(i.user);
+    const senderId = user?.id;
     if (!user || !isSnowflake(senderId)) return undefined;
     // Same rule as messages: never our own, other bots only when allowed (the fuzz found the gap).
-    if (senderId === bot.id || (user["bot"] === true && !bot.allowBots)) return undefined;
-    const rawChannel = obj(i["channel"]);
-    const type = channel?.type ?? (typeof rawChannel?.["type"] === "number" ? rawChannel["type"] : undefined);
-    const parentId = channel?.parentId ?? (isSnowflake(rawChannel?.["parent_id"]) ? rawChannel["parent_id"] : undefined);
+    if (senderId === bot.id || (user.bot === true && !bot.allowBots)) return undefined;
+    const rawChannel = obj(i.channel);
+    const type = channel?.type ?? (typeof rawChannel?.type === "number" ? rawChannel.type : undefined);
+    const parentId = channel?.parentId ?? (isSnowflake(rawChannel?.parent_id) ? rawChannel.parent_id : undefined);
     const chatKind = chatKindOf({ guildId, channelType: type, parentId });
     if (!chatKind) return undefined;
 
@@ -131,7 +139,7 @@ export function normalizeInteraction(raw: unknown, bot: DiscordBotIdentity, chan
       chatKind,
       chatId: channelId,
       senderId,
-      text: [`/${name}`, ...optionValues(data["options"])].join(" "),
+      text: [`/${name}`, ...optionValues(data.options)].join(" "),
       mentioned: true,
       eventId: id,
       occurredAt: snowflakeTime(id) ?? new Date(0),
@@ -144,10 +152,10 @@ export function normalizeInteraction(raw: unknown, bot: DiscordBotIdentity, chan
       env.replyTo = encodeReplyAddress(bot.id, { channelId, threadId: channelId, interaction });
       env.channel = groupChannel(bot.id, parentId, channelId);
     }
-    const senderName = (typeof member?.["nick"] === "string" && member["nick"]) || user["global_name"] || user["username"];
+    const senderName = (typeof member?.nick === "string" && member.nick) || user.global_name || user.username;
     if (typeof senderName === "string" && senderName) env.senderName = senderName;
-    if (user["bot"] === true) env.senderIsBot = true;
-    const title = channel?.name ?? rawChannel?.["name"];
+    if (user.bot === true) env.senderIsBot = true;
+    const title = channel?.name ?? rawChannel?.name;
     if (chatKind !== "private" && typeof title === "string" && title) env.chatTitle = title;
     return { id, token, applicationId, channelId, env };
   } catch (err) {
@@ -163,11 +171,11 @@ function optionValues(v: unknown, depth = 0): string[] {
   for (const o of v) {
     const opt = obj(o);
     if (!opt) continue;
-    if (opt["type"] === 1 || opt["type"] === 2) {
-      if (typeof opt["name"] === "string") out.push(opt["name"]);
-      out.push(...optionValues(opt["options"], depth + 1));
-    } else if (["string", "number", "boolean"].includes(typeof opt["value"])) {
-      const s = String(opt["value"]).trim();
+    if (opt.type === 1 || opt.type === 2) {
+      if (typeof opt.name === "string") out.push(opt.name);
+      out.push(...optionValues(opt.options, depth + 1));
+    } else if (["string", "number", "boolean"].includes(typeof opt.value)) {
+      const s = String(opt.value).trim();
       if (s) out.push(s);
     }
   }

@@ -37,12 +37,15 @@ export function toAdapterError(err: unknown, what: string): AdapterError {
     if (err.status >= 500) return new AdapterError("discord", "Transient", `${base}: Discord's servers had a problem; retrying may succeed`);
     if (err.status === 401) return new AdapterError("discord", "Rejected", `${base}: Discord does not accept the bot token; check DISCORD_BOT_TOKEN`);
     if (code === 50035 && /content/i.test(err.message) && /BASE_TYPE_MAX_LENGTH|or fewer in length/i.test(err.message))
-      return new AdapterError("discord", "Rejected", `${base}: the content is over Discord's 2000 characters; it is split and sent again`, undefined, { reason: "too-long" });
+      return new AdapterError("discord", "Rejected", `${base}: the content is over Discord's 2000 characters; it is split and sent again`, undefined, {
+        reason: "too-long",
+      });
     const hint = HINTS[code];
     return new AdapterError("discord", "Rejected", `${base}: ${hint ?? "the request was refused and will not succeed if repeated"}`);
   }
   if (err instanceof HTTPError) {
-    if (err.status >= 500 || err.status === 408) return new AdapterError("discord", "Transient", `Discord ${what} failed with HTTP ${err.status}; retrying may succeed`);
+    if (err.status >= 500 || err.status === 408)
+      return new AdapterError("discord", "Transient", `Discord ${what} failed with HTTP ${err.status}; retrying may succeed`);
     return new AdapterError("discord", "Rejected", `Discord ${what} failed with HTTP ${err.status}`);
   }
   // fetch failures (ECONNREFUSED, reset, abort on timeout): the network, not the request.

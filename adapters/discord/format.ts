@@ -47,7 +47,9 @@ export const discordDialect: Dialect = {
   link: (href, label) => `[${label}](${href})`,
   heading: (s, depth) => (depth <= 3 ? `${"#".repeat(depth)} ${s}` : `**${s}**`),
   codeBlock: (body, lang) =>
-    body.trim() === "" ? "" : "```" + (/^[A-Za-z0-9_+#.-]{1,32}$/.test(lang) ? lang : "") + "\n" + body.replace(/\n+$/, "").replace(/```/g, "\uff40\uff40\uff40") + "\n```",
+    body.trim() === ""
+      ? ""
+      : `\`\`\`${/^[A-Za-z0-9_+#.-]{1,32}$/.test(lang) ? lang : ""}\n${body.replace(/\n+$/, "").replace(/```/g, "\uff40\uff40\uff40")}\n\`\`\``,
   // Discord quotes do not nest: an inner quote is marked by a bar inside the outer one.
   quote: (inner, depth) => inner.replace(/^/gm, depth === 0 ? "> " : "▎"),
   hr: () => "──────────",

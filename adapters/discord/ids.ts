@@ -42,9 +42,7 @@ export function dmChannel(botId: string, channelId: string): string {
  * segment, so isPrivateChannel() says false; groups bind on the group id.
  */
 export function groupChannel(botId: string, channelId: string, threadId?: string): string {
-  return threadId === undefined
-    ? channelOf(PLATFORM, botId, "group", channelId)
-    : channelOf(PLATFORM, botId, "group", channelId, "thread", threadId);
+  return threadId === undefined ? channelOf(PLATFORM, botId, "group", channelId) : channelOf(PLATFORM, botId, "group", channelId, "thread", threadId);
 }
 
 export interface ParsedChannel {
@@ -59,8 +57,7 @@ export function parseChannel(channel: string): ParsedChannel | undefined {
   const p = channel.split(":");
   if (p[0] !== PLATFORM || !isSnowflake(p[1]) || !isSnowflake(p[3])) return undefined;
   if (p.length === 4 && (p[2] === "dm" || p[2] === "group")) return { botId: p[1], kind: p[2], channelId: p[3] };
-  if (p.length === 6 && p[2] === "group" && p[4] === "thread" && isSnowflake(p[5]))
-    return { botId: p[1], kind: "group", channelId: p[3], threadId: p[5] };
+  if (p.length === 6 && p[2] === "group" && p[4] === "thread" && isSnowflake(p[5])) return { botId: p[1], kind: "group", channelId: p[3], threadId: p[5] };
   return undefined;
 }
 
@@ -134,8 +131,8 @@ export function decodeReplyAddress(a: ReplyAddress): DiscordTarget | { error: st
     if (!isSnowflake(a.replyToMessageId)) return { error: `reply address replyToMessageId "${a.replyToMessageId}" is not a Discord message id` };
     t.replyToMessageId = a.replyToMessageId;
   }
-  const token = a.extra?.["interactionToken"];
-  const applicationId = a.extra?.["applicationId"];
+  const token = a.extra?.interactionToken;
+  const applicationId = a.extra?.applicationId;
   if (token !== undefined || applicationId !== undefined) {
     if (!token || !/^[A-Za-z0-9._-]+$/.test(token) || !isSnowflake(applicationId))
       return { error: "reply address extra.interactionToken/applicationId are malformed: both come from the INTERACTION_CREATE the reply answers" };

@@ -3,6 +3,7 @@
  * discordAdapterFromConfig and drives it through the Adapter contract.
  */
 import { DiscordAdapter, type DiscordAdapterOptions } from "./adapter.js";
+import { AdapterSetupError } from "../types.js";
 
 export { DiscordAdapter, type DiscordAdapterOptions } from "./adapter.js";
 export { normalizeMessage, type ChannelInfo, type DiscordBotIdentity } from "./normalize.js";
@@ -35,7 +36,7 @@ export function discordAdapterFromConfig(config: DiscordConfig, extra: Pick<Disc
   const count = config.DISCORD_SHARD_COUNT?.trim();
   if (id || count) {
     if (!id || !count || !/^\d+$/.test(id) || !/^\d+$/.test(count))
-      throw new Error("set both DISCORD_SHARD_ID and DISCORD_SHARD_COUNT as whole numbers (e.g. 0 and 2), or neither");
+      throw new AdapterSetupError("Config", "set both DISCORD_SHARD_ID and DISCORD_SHARD_COUNT as whole numbers (e.g. 0 and 2), or neither");
     opts.shard = { id: Number(id), count: Number(count) };
   }
   return new DiscordAdapter(opts);

@@ -57,36 +57,41 @@ export function normalizeMessage(raw: unknown, bot: DiscordBotIdentity, channel?
 function normalizeUnsafe(raw: unknown, bot: DiscordBotIdentity, channel: ChannelInfo | undefined): InboundEnvelope | undefined {
   const m = obj(raw);
   if (!m) return undefined;
-  const id = m["id"];
-  const channelId = m["channel_id"];
-  const author = obj(m["author"]);
-  if (!isSnowflake(id) || !isSnowflake(channelId) || !author || !isSnowflake(author["id"])) return undefined;
-  const type = m["type"] ?? 0;
+  const id = m.id;
+  const channelId = m.channel_id;
+  const author = obj(m.author);
+  if (!isSnowflake(id) || !isSnowflake(channelId) || !author || !isSnowflake(author.id)) return undefined;
+  const type = m.type ?? 0;
   if (typeof type !== "number" || !CONVERSATION_TYPES.has(type)) return undefined;
-  const senderId = author["id"];
+  const senderId = author.id;
   if (senderId === bot.id) return undefined;
-  const isBot = author["bot"] === true || author["system"] === true || m["webhook_id"] !== undefined;
+  const isBot = author.bot === true || author.system === true || m.webhook_id !== undefined;
   if (isBot && !bot.allowBots) return undefined;
 
-  const guildId = m["guild_id"];
+  const guildId = m.guild_id;
   if (guildId !== undefined && !isSnowflake(guildId)) return undefined;
-  const channelType = channel?.type ?? num(m["channel_type"]);
+  const channelType = channel?.type ?? num(m.channel_type);
   const parentId = channel?.parentId;
   const chatKind = chatKindOf({ guildId, channelType, parentId });
   if (!chatKind) return undefined;
 
-  const content = str(m["content"]) ?? "";
+  const content = str(m.content) ?? "";
   const mentioned = isMentioned(m, content, bot);
   // A forward (message_reference type 1) carries the forwarded message in message_snapshots: content, never a command.
   const snapshots = forwardedSnapshots(m);
   const own = stripBotMention(content, bot).trim();
-  const text = snapshots.length ? forwardedText(snapshots.map((s) => ({ text: str(s["content"]) ?? "" })), own) : own;
-  const attachments = [m, ...snapshots].flatMap((x) => attachmentsOf(x["attachments"], num(x["flags"]) ?? 0));
+  const text = snapshots.length
+    ? forwardedText(
+        snapshots.map((s) => ({ text: str(s.content) ?? "" })),
+        own,
+      )
+    : own;
+  const attachments = [m, ...snapshots].flatMap((x) => attachmentsOf(x.attachments, num(x.flags) ?? 0));
   if (!text && attachments.length === 0) return undefined;
 
-  const member = obj(m["member"]);
-  const senderName = str(member?.["nick"]) || str(author["global_name"]) || str(author["username"]) || undefined;
-  const occurredAt = dateOf(m["timestamp"]) ?? snowflakeTime(id) ?? new Date(0);
+  const member = obj(m.member);
+  const senderName = str(member?.nick) || str(author.global_name) || str(author.username) || undefined;
+  const occurredAt = dateOf(m.timestamp) ?? snowflakeTime(id) ?? new Date(0);
 
   const env: InboundEnvelope = {
     platform: PLATFORM,
@@ -120,8 +125,8 @@ function normalizeUnsafe(raw: unknown, bot: DiscordBotIdentity, channel: Channel
 const FORWARD_REFERENCE = 1;
 
 function forwardedSnapshots(m: Obj): Obj[] {
-  if (obj(m["message_reference"])?.["type"] !== FORWARD_REFERENCE || !Array.isArray(m["message_snapshots"])) return [];
-  return m["message_snapshots"].map((s) => obj(obj(s)?.["message"])).filter((x): x is Obj => x !== undefined);
+  if (obj(m.message_reference)?.type !== FORWARD_REFERENCE || !Array.isArray(m.message_snapshots)) return [];
+  return m.message_snapshots.map((s) => obj(obj(s)?.message)).filter((x): x is Obj => x !== undefined);
 }
 
 /**
@@ -134,9 +139,9 @@ function forwardedSnapshots(m: Obj): Obj[] {
 export function normalizeChange(kind: "edit" | "delete", raw: unknown, bot: DiscordBotIdentity, channel?: ChannelInfo): InboundEnvelope | undefined {
   try {
     const m = obj(raw);
-    if (!m || !isSnowflake(m["id"])) return undefined;
+    if (!m || !isSnowflake(m.id)) return undefined;
     if (kind === "edit") {
-      const editedAt = str(m["edited_timestamp"]);
+      const editedAt = str(m.edited_timestamp);
       if (!editedAt) return undefined;
       const env = normalizeUnsafe(m, bot, channel);
       if (!env) return undefined;
@@ -144,7 +149,11 @@ export function normalizeChange(kind: "edit" | "delete", raw: unknown, bot: Disc
       env.eventId = `${env.eventId}:edit:${editedAt}`;
       return env;
     }
-    const env = normalizeUnsafe({ id: m["id"], channel_id: m["channel_id"], guild_id: m["guild_id"], type: 0, content: "(deleted)", author: { id: NOBODY } }, bot, channel);
+    const env = normalizeUnsafe(
+      { id: m.id, channel_id: m.channel_id, guild_id: m.guild_id, type: 0, content: "(deleted)", author: { id: NOBODY } },
+      bot,
+      channel,
+    );
     if (!env) return undefined;
     env.change = { kind, messageId: env.messageId! };
     env.eventId = `${env.eventId}:delete`;
@@ -167,11 +176,11 @@ const NOBODY = "1";
  */
 function isMentioned(m: Obj, content: string, bot: DiscordBotIdentity): boolean {
   if (content.includes(`<@${bot.id}>`) || content.includes(`<@!${bot.id}>`)) return true;
-  const mentions = m["mentions"];
-  if (Array.isArray(mentions) && mentions.some((u) => obj(u)?.["id"] === bot.id)) return true;
-  const ref = obj(m["referenced_message"]);
-  if (ref && obj(ref["author"])?.["id"] === bot.id) return true;
-  const roles = m["mention_roles"];
+  const mentions = m.mentions;
+  if (Array.isArray(mentions) && mentions.some((u) => obj(u)?.id === bot.id)) return true;
+  const ref = obj(m.referenced_message);
+  if (ref && obj(ref.author)?.id === bot.id) return true;
+  const roles = m.mention_roles;
   if (bot.mentionRoles?.length && Array.isArray(roles) && roles.some((r) => typeof r === "string" && bot.mentionRoles!.includes(r))) return true;
   return false;
 }
@@ -188,20 +197,20 @@ function attachmentsOf(v: unknown, messageFlags: number): Attachment[] {
   const out: Attachment[] = [];
   for (const item of v) {
     const a = obj(item);
-    const url = str(a?.["url"]) || str(a?.["proxy_url"]);
+    const url = str(a?.url) || str(a?.proxy_url);
     if (!a || !url) continue;
-    const mime = str(a["content_type"]);
+    const mime = str(a.content_type);
     const att: Attachment = { kind: kindOf(mime, a, messageFlags), fileId: url };
-    const name = str(a["filename"]);
+    const name = str(a.filename);
     if (name) att.name = name;
     if (mime) att.mimeType = mime;
-    const size = num(a["size"]);
+    const size = num(a.size);
     if (size !== undefined && size >= 0) att.size = size;
-    const width = num(a["width"]);
-    const height = num(a["height"]);
+    const width = num(a.width);
+    const height = num(a.height);
     if (width !== undefined) att.width = width;
     if (height !== undefined) att.height = height;
-    const dur = num(a["duration_secs"]);
+    const dur = num(a.duration_secs);
     if (dur !== undefined) att.durationSec = dur;
     out.push(att);
   }
@@ -209,7 +218,7 @@ function attachmentsOf(v: unknown, messageFlags: number): Attachment[] {
 }
 
 function kindOf(mime: string | undefined, a: Obj, flags: number): Attachment["kind"] {
-  if ((flags & VOICE_MESSAGE_FLAG) !== 0 || a["waveform"] !== undefined) return "voice";
+  if ((flags & VOICE_MESSAGE_FLAG) !== 0 || a.waveform !== undefined) return "voice";
   if (!mime) return "document";
   if (mime.startsWith("image/")) return "photo";
   if (mime.startsWith("audio/")) return "audio";

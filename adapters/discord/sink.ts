@@ -57,10 +57,10 @@ export function createDiscordSink(deps: DiscordSinkDeps): DiscordSink {
   const postToChannel = async (t: DiscordTarget, content: string, opts?: SendOptions): Promise<SentMessage> => {
     const body: Record<string, unknown> = { content, allowed_mentions: ALLOWED_MENTIONS };
     if (opts?.idempotencyKey) {
-      body["nonce"] = nonceOf(opts.idempotencyKey);
-      body["enforce_nonce"] = true;
+      body.nonce = nonceOf(opts.idempotencyKey);
+      body.enforce_nonce = true;
     }
-    if (t.replyToMessageId) body["message_reference"] = { message_id: t.replyToMessageId, fail_if_not_exists: false };
+    if (t.replyToMessageId) body.message_reference = { message_id: t.replyToMessageId, fail_if_not_exists: false };
     const m = await call<{ id: string }>("POST /channels/:id/messages", (rest) => rest.post(`/channels/${t.channelId}/messages`, { body }));
     return { messageId: String(m.id) };
   };
@@ -99,12 +99,15 @@ export function createDiscordSink(deps: DiscordSinkDeps): DiscordSink {
 
     async edit(to: ReplyAddress, messageId: string, text: string): Promise<void> {
       const t = target(to);
-      if (!isSnowflake(messageId)) throw new AdapterError("discord", "Rejected", `"${messageId}" is not a Discord message id: pass the messageId send() returned`);
+      if (!isSnowflake(messageId))
+        throw new AdapterError("discord", "Rejected", `"${messageId}" is not a Discord message id: pass the messageId send() returned`);
       const body = { content: text, allowed_mentions: ALLOWED_MENTIONS };
       if (t.interaction) {
         const { applicationId, token } = t.interaction;
         try {
-          await call("PATCH /webhooks/:app/:token/messages/:id", (rest) => rest.patch(`/webhooks/${applicationId}/${token}/messages/${messageId}`, { body, auth: false }));
+          await call("PATCH /webhooks/:app/:token/messages/:id", (rest) =>
+            rest.patch(`/webhooks/${applicationId}/${token}/messages/${messageId}`, { body, auth: false }),
+          );
           return;
         } catch (err) {
           if (!(err instanceof AdapterError) || err.code !== "Rejected") throw err;

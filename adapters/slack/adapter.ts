@@ -4,10 +4,12 @@
  * `app_mention` and slash commands into envelopes, and a sink over the Web API.
  */
 import { App, LogLevel, webApi, type Logger as SlackLogger } from "@slack/bolt";
+import { slackFiles, type SlackFileInfo } from "./files.js";
+import type { FileSource } from "../types.js";
 import { slackFormat } from "./format.js";
 import { registerSecret, type Logger } from "../../src/log.js";
 import type { Adapter, AdapterContext, AdapterHealth, AdapterLimits, HttpRequest, InboundEnvelope } from "../types.js";
-import { AdapterError } from "../types.js";
+import { AdapterError, AdapterSetupError } from "../types.js";
 import { normalizeCommand } from "./commands.js";
 import { toAdapterError } from "./errors.js";
 import { isSlackId } from "./ids.js";
@@ -16,6 +18,7 @@ import { signatureHeadersPresent } from "./signature.js";
 import { SlackHttpReceiver } from "./receiver.js";
 import { SlackSink, type SlackWebClient } from "./sink.js";
 import { SlackSocketReceiver } from "./socket.js";
+import { editSlackCard, INTERACTIONS_PATH, listenForApprovals, sendSlackCard, type SlackCardClient } from "./approval-card.js";
 import { ThreadMemory } from "./threads.js";
 
 export interface SlackAdapterOptions {
@@ -56,6 +59,8 @@ export class SlackAdapter implements Adapter {
   readonly sink: SlackSink;
   /** Markdown rendered for Slack, then split at its limit (format.ts). */
   readonly format = slackFormat;
+  /** url_private with the bot token, on Slack's file host (files.ts). */
+  readonly files: FileSource;
   private client: webApi.WebClient | undefined;
   private app: App | undefined;
   private httpReceiver: SlackHttpReceiver | undefined;
@@ -66,11 +71,27 @@ export class SlackAdapter implements Adapter {
   private log: Logger | undefined;
 
   constructor(private readonly o: SlackAdapterOptions) {
-    if (!o.botToken) throw new Error("SlackAdapter needs a bot token (xoxb-…): set SLACK_BOT_TOKEN");
+    if (!o.botToken) throw new AdapterSetupError("Config", "SlackAdapter needs a bot token (xoxb-…): set SLACK_BOT_TOKEN");
     if (!o.appToken && !o.signingSecret)
-      throw new Error("SlackAdapter needs SLACK_SIGNING_SECRET for HTTP mode (from the app's Basic Information page), or SLACK_APP_TOKEN for Socket Mode");
+      throw new AdapterSetupError(
+        "Config",
+        "SlackAdapter needs SLACK_SIGNING_SECRET for HTTP mode (from the app's Basic Information page), or SLACK_APP_TOKEN for Socket Mode",
+      );
     for (const s of [o.botToken, o.appToken, o.signingSecret]) registerSecret(s);
-    this.sink = new SlackSink(() => this.client as unknown as SlackWebClient | undefined, () => this.log);
+    this.sink = new SlackSink(
+      () => this.client as unknown as SlackWebClient | undefined,
+      () => this.log,
+    );
+    const cards = () => {
+      if (!this.client) throw new AdapterError("slack", "Unavailable", "the Slack adapter is not started");
+      return this.client as unknown as SlackCardClient;
+    };
+    this.sink.sendCard = (to, card) => sendSlackCard(cards(), to, card);
+    this.sink.editCard = (to, id, card) => editSlackCard(cards(), to, id, card);
+    this.files = slackFiles(o.botToken, {
+      ...(o.apiUrl !== undefined && { apiUrl: o.apiUrl }),
+      info: async (file) => (await this.client?.files.info({ file }))?.file as SlackFileInfo | undefined,
+    });
   }
 
   /** The bot's user id (U…), known after start(): what `<@…>` mentions name. */
@@ -88,7 +109,7 @@ export class SlackAdapter implements Adapter {
   }
 
   async start(ctx: AdapterContext): Promise<void> {
-    if (this.running) throw new Error("SlackAdapter.start() called twice");
+    if (this.running) throw new AdapterSetupError("AlreadyStarted", "SlackAdapter.start() called twice");
     const log = (this.o.log ?? ctx.log).child({ platform: "slack" });
     this.log = log;
     const slackLogger = boltLogger(log);
@@ -130,7 +151,10 @@ export class SlackAdapter implements Adapter {
           onState: (up) => (this.socketConnected = up),
           onRecordFailed: (err, retryNum) => {
             ctx.reportError?.("slack-socket-receiver", err);
-            log.error({ retryNum, err: err instanceof Error ? { name: err.name, code: (err as { code?: unknown }).code } : typeof err }, "a Slack Socket Mode envelope could not be recorded; it is left unacked so Slack delivers it again");
+            log.error(
+              { retryNum, err: err instanceof Error ? { name: err.name, code: (err as { code?: unknown }).code } : typeof err },
+              "a Slack Socket Mode envelope could not be recorded; it is left unacked so Slack delivers it again",
+            );
           },
         })
       : new SlackHttpReceiver({ signingSecret: this.o.signingSecret!, log, onError: (where, err) => ctx.reportError?.(where, err) });
@@ -166,14 +190,17 @@ export class SlackAdapter implements Adapter {
     const onEvent = async ({ body }: { body: unknown }): Promise<void> => {
       if (foreign(body)) return;
       const event = eventOf(body);
-      const channel = event?.["channel"];
+      const channel = event?.channel;
       const threadTs = event ? replyThreadTs(event) : undefined;
       const knownThread = threadTs !== undefined && isSlackId(channel) ? await threads.has(channel, threadTs) : false;
       const env = normalizeEvent(body, me, {
         knownThread,
         onError: (err) => {
           ctx.reportError?.("slack-normalize", err);
-          log.error({ slackEventId: (body as { event_id?: unknown }).event_id, err: err instanceof Error ? err.name : typeof err }, "slack: an event could not be normalized; acknowledged and not answered");
+          log.error(
+            { slackEventId: (body as { event_id?: unknown }).event_id, err: err instanceof Error ? err.name : typeof err },
+            "slack: an event could not be normalized; acknowledged and not answered",
+          );
         },
       });
       if (!env) return;
@@ -192,12 +219,24 @@ export class SlackAdapter implements Adapter {
       await ack(r.status === "accepted" ? { response_type: "ephemeral", text: "Working on it…" } : undefined);
     });
 
+    listenForApprovals(app, ctx, () => this.client as unknown as SlackCardClient | undefined, log);
+
     if (receiver instanceof SlackHttpReceiver) {
       // Public (Slack signs each request); the signature headers are checked before the body is read.
-      const route = { public: true, maxBodyBytes: MAX_BODY_BYTES, precheck: (req: { headers: Record<string, string | string[] | undefined> }) => (signatureHeadersPresent(req.headers) ? undefined : { status: 401, body: "invalid signature" }) };
-      const handle = (req: HttpRequest) => (malformedEventCallback(req.rawBody) ? Promise.resolve({ status: 400, body: "malformed event_callback: event must be an object with a type, and its ids and text strings" }) : receiver.handle(req));
+      const route = {
+        public: true,
+        maxBodyBytes: MAX_BODY_BYTES,
+        precheck: (req: { headers: Record<string, string | string[] | undefined> }) =>
+          signatureHeadersPresent(req.headers) ? undefined : { status: 401, body: "invalid signature" },
+      };
+      const handle = (req: HttpRequest) =>
+        malformedEventCallback(req.rawBody)
+          ? Promise.resolve({ status: 400, body: "malformed event_callback: event must be an object with a type, and its ids and text strings" })
+          : receiver.handle(req);
       ctx.route("POST", EVENTS_PATH, handle, route);
       ctx.route("POST", COMMANDS_PATH, handle, route);
+      // Interactivity (button presses): the Request URL under Interactivity & Shortcuts in the app's settings.
+      ctx.route("POST", INTERACTIONS_PATH, handle, route);
       this.httpReceiver = receiver;
     }
     this.app = app;
@@ -237,14 +276,24 @@ export class SlackAdapter implements Adapter {
  */
 export function boltLogger(log: Logger): SlackLogger {
   const line = (args: unknown[]): string =>
-    args.map((a) => (typeof a === "string" ? a : a instanceof Error ? `${a.name}${(a as { code?: unknown }).code ? ` ${String((a as { code?: unknown }).code)}` : ""}` : typeof a)).join(" ");
+    args
+      .map((a) =>
+        typeof a === "string"
+          ? a
+          : a instanceof Error
+            ? `${a.name}${(a as { code?: unknown }).code ? ` ${String((a as { code?: unknown }).code)}` : ""}`
+            : typeof a,
+      )
+      .join(" ");
   let level = LogLevel.WARN;
   return {
     debug: (...a: unknown[]) => log.trace(line(a)),
     info: (...a: unknown[]) => log.debug(line(a)),
     warn: (...a: unknown[]) => log.warn(line(a)),
     error: (...a: unknown[]) => log.error(line(a)),
-    setLevel: (l: LogLevel) => void (level = l),
+    setLevel: (l: LogLevel) => {
+      level = l;
+    },
     getLevel: () => level,
     setName: () => undefined,
   };
@@ -268,6 +317,6 @@ function malformedEventCallback(raw: Buffer): boolean {
   if (typeof event !== "object" || event === null || Array.isArray(event) || typeof (event as { type?: unknown }).type !== "string") return true;
   // Slack sends these as strings; Bolt's own middleware reads them before any listener of ours runs.
   const e = event as Record<string, unknown>;
-  if (e["type"] !== "message" && e["type"] !== "app_mention") return false;
+  if (e.type !== "message" && e.type !== "app_mention") return false;
   return ["channel", "user", "ts", "thread_ts", "text", "subtype", "channel_type", "team"].some((k) => k in e && typeof e[k] !== "string");
 }

@@ -35,16 +35,21 @@ export function commandText(command: string, text: string, known: ReadonlyArray<
 }
 
 /** A slash command payload (form fields in HTTP mode, the envelope payload in Socket Mode). */
-export function normalizeCommand(fields: Record<string, unknown>, me: SlackIdentity, known: ReadonlyArray<string>, now = new Date()): InboundEnvelope | undefined {
-  const channelId = fields["channel_id"];
-  const user = fields["user_id"];
-  const command = fields["command"];
-  const triggerId = fields["trigger_id"];
+export function normalizeCommand(
+  fields: Record<string, unknown>,
+  me: SlackIdentity,
+  known: ReadonlyArray<string>,
+  now = new Date(),
+): InboundEnvelope | undefined {
+  const channelId = fields.channel_id;
+  const user = fields.user_id;
+  const command = fields.command;
+  const triggerId = fields.trigger_id;
   if (!isSlackId(channelId) || !isSlackId(user) || typeof command !== "string" || typeof triggerId !== "string" || triggerId === "") return undefined;
   // The installation's workspace, as for events (normalize.ts): in a Slack Connect channel the
   // payload's team_id is the invoking user's, which would give each organisation its own session.
   const teamId = me.teamId;
-  const text = commandText(command, typeof fields["text"] === "string" ? fields["text"] : "", known);
+  const text = commandText(command, typeof fields.text === "string" ? fields.text : "", known);
   // Slack does not say what kind of conversation a command came from; D… ids are DMs.
   const isDm = channelId.startsWith("D");
   const env: InboundEnvelope = {
@@ -60,6 +65,6 @@ export function normalizeCommand(fields: Record<string, unknown>, me: SlackIdent
     replyTo: encodeReplyAddress(me.botUserId, { channel: channelId, teamId }),
     channel: isDm ? dmChannel(teamId, me.botUserId, channelId) : groupChannel(teamId, me.botUserId, channelId),
   };
-  if (typeof fields["user_name"] === "string" && fields["user_name"] !== "") env.senderName = fields["user_name"];
+  if (typeof fields.user_name === "string" && fields.user_name !== "") env.senderName = fields.user_name;
   return env;
 }

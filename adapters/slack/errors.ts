@@ -46,10 +46,15 @@ export function toAdapterError(err: unknown, method: string): AdapterError {
     }
     case "slack_webapi_platform_error": {
       const code = typeof e.data?.error === "string" ? e.data.error : "unknown_error";
-      if (code === "ratelimited") return new AdapterError("slack", "RateLimited", `Slack ${method} was rate limited: retry after 1000 ms`, 1000, { cause: err });
-      if (TRANSIENT_PLATFORM.has(code)) return new AdapterError("slack", "Transient", `Slack ${method} failed (${code}): Slack had a problem; retrying may succeed`, undefined, { cause: err });
+      if (code === "ratelimited")
+        return new AdapterError("slack", "RateLimited", `Slack ${method} was rate limited: retry after 1000 ms`, 1000, { cause: err });
+      if (TRANSIENT_PLATFORM.has(code))
+        return new AdapterError("slack", "Transient", `Slack ${method} failed (${code}): Slack had a problem; retrying may succeed`, undefined, { cause: err });
       const hint = HINTS[code] ?? "Slack refused the request and will refuse it again if repeated";
-      return new AdapterError("slack", "Rejected", `Slack ${method} failed (${code}): ${hint}`, undefined, { cause: err, ...(code === "msg_too_long" ? { reason: "too-long" as const } : {}) });
+      return new AdapterError("slack", "Rejected", `Slack ${method} failed (${code}): ${hint}`, undefined, {
+        cause: err,
+        ...(code === "msg_too_long" ? { reason: "too-long" as const } : {}),
+      });
     }
     case "slack_webapi_http_error": {
       const status = typeof e.statusCode === "number" ? e.statusCode : 0;
@@ -58,7 +63,13 @@ export function toAdapterError(err: unknown, method: string): AdapterError {
       return new AdapterError("slack", "Rejected", `Slack ${method} failed with HTTP ${status}: the request was refused`, undefined, { cause: err });
     }
     case "slack_webapi_request_error":
-      return new AdapterError("slack", "Transient", `Slack ${method} failed: could not reach the Web API (${innerName(e.original)}); check network access to slack.com or SLACK_API_URL`, undefined, { cause: err });
+      return new AdapterError(
+        "slack",
+        "Transient",
+        `Slack ${method} failed: could not reach the Web API (${innerName(e.original)}); check network access to slack.com or SLACK_API_URL`,
+        undefined,
+        { cause: err },
+      );
     default:
       return new AdapterError("slack", "Transient", `Slack ${method} failed unexpectedly (${innerName(err)})`, undefined, { cause: err });
   }

@@ -24,10 +24,12 @@ const LOOKALIKE: Record<string, string> = { "*": "\u2217", "~": "\u223c", "`": "
 const WORDY = /[\p{L}\p{N}]/u;
 
 function text(s: string): string {
-  return escapeSlackMrkdwn(s)
-    .replace(/[*~`]/g, (c) => LOOKALIKE[c]!)
-    // An underscore stays only inside a word (snake_case), where Slack never reads it as italics.
-    .replace(/_/g, (_c, i: number, s: string) => (WORDY.test(s[i - 1] ?? "") && WORDY.test(s[i + 1] ?? "") ? "_" : "\uff3f"));
+  return (
+    escapeSlackMrkdwn(s)
+      .replace(/[*~`]/g, (c) => LOOKALIKE[c]!)
+      // An underscore stays only inside a word (snake_case), where Slack never reads it as italics.
+      .replace(/_/g, (_c, i: number, s: string) => (WORDY.test(s[i - 1] ?? "") && WORDY.test(s[i + 1] ?? "") ? "_" : "\uff3f"))
+  );
 }
 
 const fenceSafe = (s: string) => s.replace(/```/g, "\uff40\uff40\uff40");
@@ -42,7 +44,7 @@ export const slackDialect: Dialect = {
   link: (href, _label, plain) => `<${escapeSlackMrkdwn(href).replace(/\|/g, "%7C")}|${text(plain).replace(/\|/g, "\u2223") || escapeSlackMrkdwn(href)}>`,
   heading: (s) => `*${s}*`,
   // Slack does not read a language after the fence; it would show as the first line.
-  codeBlock: (code) => (code.trim() === "" ? "" : "```\n" + escapeSlackMrkdwn(fenceSafe(code.replace(/\n+$/, ""))) + "\n```"),
+  codeBlock: (code) => (code.trim() === "" ? "" : `\`\`\`\n${escapeSlackMrkdwn(fenceSafe(code.replace(/\n+$/, "")))}\n\`\`\``),
   // mrkdwn quotes do not nest: an inner quote is marked by a bar inside the outer one.
   quote: (inner, depth) => inner.replace(/^/gm, depth === 0 ? "> " : "▎"),
   hr: () => "──────────",

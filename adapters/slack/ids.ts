@@ -129,13 +129,14 @@ export function encodeReplyAddress(botId: string, t: SlackTarget): ReplyAddress 
 /** Inverse of encodeReplyAddress. Returns an explanation instead of throwing, so the sink can raise its own error. */
 export function decodeReplyAddress(a: ReplyAddress): SlackTarget | { error: string } {
   if (a.platform !== PLATFORM) return { error: `reply address is for platform "${a.platform}", not slack: route it to that platform's adapter` };
-  if (!isSlackId(a.chatId)) return { error: `reply address chatId "${a.chatId}" is not a Slack channel id (such as C0123ABCD; not the "<team>/<channel>" external id)` };
+  if (!isSlackId(a.chatId))
+    return { error: `reply address chatId "${a.chatId}" is not a Slack channel id (such as C0123ABCD; not the "<team>/<channel>" external id)` };
   const t: SlackTarget = { channel: a.chatId };
   if (a.threadId !== undefined) {
     if (!isSlackTs(a.threadId)) return { error: `reply address threadId "${a.threadId}" is not a Slack thread_ts (such as 1712345678.000123)` };
     t.thread_ts = a.threadId;
   }
-  const teamId = a.extra?.["teamId"];
+  const teamId = a.extra?.teamId;
   if (teamId !== undefined) t.teamId = teamId;
   return t;
 }

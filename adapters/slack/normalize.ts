@@ -6,17 +6,7 @@
  */
 import { forwardedText, type Forwarded } from "../shared/forwarded.js";
 import type { Attachment, InboundEnvelope } from "../types.js";
-import {
-  PLATFORM,
-  chatExternalId,
-  chatKindOf,
-  dmChannel,
-  encodeReplyAddress,
-  groupChannel,
-  isSlackId,
-  isSlackTs,
-  messageEventId,
-} from "./ids.js";
+import { PLATFORM, chatExternalId, chatKindOf, dmChannel, encodeReplyAddress, groupChannel, isSlackId, isSlackTs, messageEventId } from "./ids.js";
 
 export interface SlackIdentity {
   teamId: string;
@@ -45,13 +35,13 @@ const str = (v: unknown): string | undefined => (typeof v === "string" ? v : und
 /** The event inside an event_callback body, or the body itself when it is already an event. */
 export function eventOf(body: unknown): Obj | undefined {
   if (!isObj(body)) return undefined;
-  return isObj(body["event"]) ? body["event"] : body;
+  return isObj(body.event) ? body.event : body;
 }
 
 /** The thread a message belongs to, when it is a reply in one (thread_ts differs from ts). */
 export function replyThreadTs(event: Obj): string | undefined {
-  const threadTs = event["thread_ts"];
-  return isSlackTs(threadTs) && threadTs !== event["ts"] ? threadTs : undefined;
+  const threadTs = event.thread_ts;
+  return isSlackTs(threadTs) && threadTs !== event.ts ? threadTs : undefined;
 }
 
 const escapeRe = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
@@ -65,13 +55,16 @@ function attachmentsOf(files: unknown): Attachment[] {
   if (!Array.isArray(files)) return [];
   const out: Attachment[] = [];
   for (const f of files) {
-    if (!isObj(f) || typeof f["id"] !== "string") continue;
-    const mime = str(f["mimetype"]);
-    const a: Attachment = { kind: kindOfMime(mime), fileId: f["id"] };
-    const name = str(f["name"]);
+    if (!isObj(f) || typeof f.id !== "string") continue;
+    const mime = str(f.mimetype);
+    // A clip recorded in Slack's composer (subtype slack_audio) is its voice note, whatever container it comes in.
+    const a: Attachment = { kind: f.subtype === "slack_audio" ? "voice" : kindOfMime(mime), fileId: f.id };
+    const name = str(f.name);
     if (name !== undefined) a.name = name;
     if (mime !== undefined) a.mimeType = mime;
-    if (typeof f["size"] === "number" && Number.isFinite(f["size"])) a.size = f["size"];
+    if (typeof f.size === "number" && Number.isFinite(f.size)) a.size = f.size;
+    const url = str(f.url_private_download) ?? str(f.url_private);
+    if (url !== undefined) a.url = url;
     out.push(a);
   }
   return out;
@@ -82,9 +75,9 @@ function sharedMessagesOf(attachments: unknown): Forwarded[] {
   if (!Array.isArray(attachments)) return [];
   const out: Forwarded[] = [];
   for (const a of attachments) {
-    if (!isObj(a) || (a["is_share"] !== true && a["is_msg_unfurl"] !== true)) continue;
-    const text = str(a["text"]) ?? str(a["fallback"]) ?? "";
-    const from = str(a["author_name"]) || str(a["author_subname"]);
+    if (!isObj(a) || (a.is_share !== true && a.is_msg_unfurl !== true)) continue;
+    const text = str(a.text) ?? str(a.fallback) ?? "";
+    const from = str(a.author_name) || str(a.author_subname);
     out.push({ text: unescapeSlack(text), ...(from ? { from } : {}) });
   }
   return out;
@@ -99,9 +92,9 @@ function kindOfMime(mime: string | undefined): Attachment["kind"] {
 }
 
 function senderNameOf(event: Obj): string | undefined {
-  const p = event["user_profile"];
+  const p = event.user_profile;
   if (!isObj(p)) return undefined;
-  const name = str(p["display_name"]) || str(p["real_name"]) || str(p["name"]);
+  const name = str(p.display_name) || str(p.real_name) || str(p.name);
   return name || undefined;
 }
 
@@ -128,18 +121,18 @@ export function normalizeEvent(body: unknown, me: SlackIdentity, opts: Normalize
 function normalizeUnsafe(body: unknown, me: SlackIdentity, opts: NormalizeOptions): InboundEnvelope | undefined {
   const event = eventOf(body);
   if (!event) return undefined;
-  const type = event["type"];
+  const type = event.type;
   if (type !== "message" && type !== "app_mention") return undefined;
-  const subtype = event["subtype"];
+  const subtype = event.subtype;
   if (type === "message" && (subtype === "message_changed" || subtype === "message_deleted")) return changeOf(body, event, subtype, me, opts);
   if (subtype !== undefined && !(typeof subtype === "string" && TURN_SUBTYPES.has(subtype))) return undefined;
-  if (event["hidden"] === true) return undefined;
+  if (event.hidden === true) return undefined;
 
-  const channelId = event["channel"];
-  const ts = event["ts"];
-  const user = event["user"];
+  const channelId = event.channel;
+  const ts = event.ts;
+  const user = event.user;
   if (!isSlackId(channelId) || !isSlackTs(ts) || !isSlackId(user)) return undefined;
-  const botIdOfPost = str(event["bot_id"]);
+  const botIdOfPost = str(event.bot_id);
   if (user === me.botUserId || (me.botId !== undefined && botIdOfPost === me.botId)) return undefined;
 
   // Conversations are keyed on the workspace the app is installed in (the bot token's, from
@@ -149,17 +142,24 @@ function normalizeUnsafe(body: unknown, me: SlackIdentity, opts: NormalizeOption
   const teamId = me.teamId;
 
   const threadTs = replyThreadTs(event);
-  const rawText = str(event["text"]) ?? "";
+  const rawText = str(event.text) ?? "";
   const mentionTag = `<@${me.botUserId}>`;
   const mentionedInText = rawText.includes(mentionTag) || rawText.includes(`<@${me.botUserId}|`);
-  const typed = unescapeSlack(rawText.split(mentionTag).join(" ").replace(new RegExp(`<@${escapeRe(me.botUserId)}\\|[^>]*>`, "g"), " ")).replace(/[ \t]{2,}/g, " ").trim();
+  const typed = unescapeSlack(
+    rawText
+      .split(mentionTag)
+      .join(" ")
+      .replace(new RegExp(`<@${escapeRe(me.botUserId)}\\|[^>]*>`, "g"), " "),
+  )
+    .replace(/[ \t]{2,}/g, " ")
+    .trim();
   // A shared (forwarded) message arrives as an attachment: content, never a command, even with a comment.
-  const shared = sharedMessagesOf(event["attachments"]);
+  const shared = sharedMessagesOf(event.attachments);
   const text = shared.length ? forwardedText(shared, typed) : typed;
-  const attachments = attachmentsOf(event["files"]);
+  const attachments = attachmentsOf(event.files);
   if (text === "" && attachments.length === 0 && !mentionedInText && type !== "app_mention") return undefined;
 
-  const kind = chatKindOf(event["channel_type"], channelId, threadTs);
+  const kind = chatKindOf(event.channel_type, channelId, threadTs);
   if (kind === undefined) return undefined;
   const mentioned = type === "app_mention" || mentionedInText;
 
@@ -216,21 +216,27 @@ function normalizeUnsafe(body: unknown, me: SlackIdentity, opts: NormalizeOption
  * any message, so the change lands on the chat and message the original did.
  * A message_changed whose text did not change (a link unfurl) is nothing.
  */
-function changeOf(body: unknown, event: Obj, subtype: "message_changed" | "message_deleted", me: SlackIdentity, opts: NormalizeOptions): InboundEnvelope | undefined {
-  const inner = subtype === "message_changed" ? event["message"] : event["previous_message"];
+function changeOf(
+  body: unknown,
+  event: Obj,
+  subtype: "message_changed" | "message_deleted",
+  me: SlackIdentity,
+  opts: NormalizeOptions,
+): InboundEnvelope | undefined {
+  const inner = subtype === "message_changed" ? event.message : event.previous_message;
   if (!isObj(inner)) return undefined;
-  const before = event["previous_message"];
-  if (subtype === "message_changed" && isObj(before) && before["text"] === inner["text"]) return undefined;
-  const as: Obj = { ...inner, type: "message", channel: event["channel"], channel_type: event["channel_type"] };
-  delete as["subtype"];
-  delete as["hidden"];
+  const before = event.previous_message;
+  if (subtype === "message_changed" && isObj(before) && before.text === inner.text) return undefined;
+  const as: Obj = { ...inner, type: "message", channel: event.channel, channel_type: event.channel_type };
+  delete as.subtype;
+  delete as.hidden;
   const outer = isObj(body) ? { ...body, event: as } : as;
   const env = normalizeUnsafe(outer, me, opts);
-  const ts = subtype === "message_changed" ? inner["ts"] : (event["deleted_ts"] ?? inner["ts"]);
+  const ts = subtype === "message_changed" ? inner.ts : (event.deleted_ts ?? inner.ts);
   if (!env || !isSlackTs(ts)) return undefined;
   env.change = { kind: subtype === "message_changed" ? "edit" : "delete", messageId: ts };
-  const editedTs = isObj(inner["edited"]) ? str(inner["edited"]["ts"]) : undefined;
-  env.eventId = `${env.eventId}:${subtype === "message_changed" ? `edit:${editedTs ?? str(event["ts"]) ?? ""}` : "delete"}`;
+  const editedTs = isObj(inner.edited) ? str(inner.edited.ts) : undefined;
+  env.eventId = `${env.eventId}:${subtype === "message_changed" ? `edit:${editedTs ?? str(event.ts) ?? ""}` : "delete"}`;
   if (subtype === "message_deleted") env.text = "";
   return env;
 }

@@ -32,7 +32,15 @@ interface HistoryPage {
 export interface SlackHistoryClient {
   conversations: {
     history(args: { channel: string; oldest: string; inclusive: boolean; include_all_metadata: boolean; limit: number; cursor?: string }): Promise<HistoryPage>;
-    replies(args: { channel: string; ts: string; oldest: string; inclusive: boolean; include_all_metadata: boolean; limit: number; cursor?: string }): Promise<HistoryPage>;
+    replies(args: {
+      channel: string;
+      ts: string;
+      oldest: string;
+      inclusive: boolean;
+      include_all_metadata: boolean;
+      limit: number;
+      cursor?: string;
+    }): Promise<HistoryPage>;
   };
 }
 
@@ -65,9 +73,10 @@ export async function findPosted(
   let cursor: string | undefined;
   for (let page = 0; page < MAX_PAGES; page++) {
     const args = cursor ? { ...base, cursor } : base;
-    const res = target.thread_ts !== undefined ? await client.conversations.replies({ ...args, ts: target.thread_ts }) : await client.conversations.history(args);
+    const res =
+      target.thread_ts !== undefined ? await client.conversations.replies({ ...args, ts: target.thread_ts }) : await client.conversations.history(args);
     for (const m of res.messages ?? []) {
-      const key = m.metadata?.event_type === REPLY_EVENT_TYPE ? m.metadata.event_payload?.["key"] : undefined;
+      const key = m.metadata?.event_type === REPLY_EVENT_TYPE ? m.metadata.event_payload?.key : undefined;
       if (typeof key === "string" && wanted.has(key) && typeof m.ts === "string" && !found.has(key)) found.set(key, { messageId: m.ts });
     }
     if (found.size === wanted.size) return { found, complete: true };

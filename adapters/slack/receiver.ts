@@ -66,17 +66,22 @@ export class SlackHttpReceiver implements Receiver {
     }
     const body = parseBody(req);
     if (!body) return { status: 400, body: "unreadable body" };
-    if (body["type"] === "url_verification" && typeof body["challenge"] === "string") {
-      return { status: 200, headers: { "content-type": "application/json" }, body: JSON.stringify({ challenge: body["challenge"] }) };
+    if (body.type === "url_verification" && typeof body.challenge === "string") {
+      return { status: 200, headers: { "content-type": "application/json" }, body: JSON.stringify({ challenge: body.challenge }) };
     }
-    if (body["ssl_check"] !== undefined) return { status: 200 };
+    if (body.ssl_check !== undefined) return { status: 200 };
     const app = this.app;
     if (!this.accepting || !app) return { status: 503, body: "not accepting events" };
 
     const retryNum = intHeader(req.headers["x-slack-retry-num"]);
     const retryReason = strHeader(req.headers["x-slack-retry-reason"]);
     const gate = new AckGate();
-    const run = app.processEvent({ body, ack: gate.ack, ...(retryNum !== undefined ? { retryNum } : {}), ...(retryReason !== undefined ? { retryReason } : {}) });
+    const run = app.processEvent({
+      body,
+      ack: gate.ack,
+      ...(retryNum !== undefined ? { retryNum } : {}),
+      ...(retryReason !== undefined ? { retryReason } : {}),
+    });
     this.track(run, body);
 
     let timer: NodeJS.Timeout | undefined;
@@ -87,7 +92,7 @@ export class SlackHttpReceiver implements Receiver {
     try {
       const outcome = await Promise.race([run.then(() => "done" as const), deadline]);
       if (outcome === "late") {
-        this.o.log.warn({ slackEventId: body["event_id"], retryNum }, "recording a Slack event took too long; answering 503 so Slack redelivers it");
+        this.o.log.warn({ slackEventId: body.event_id, retryNum }, "recording a Slack event took too long; answering 503 so Slack redelivers it");
         return { status: 503, body: "try again" };
       }
       return gate.toHttp();
@@ -95,7 +100,7 @@ export class SlackHttpReceiver implements Receiver {
       // Not recorded (the store is down): a non-2xx makes Slack deliver it again.
       this.o.onError?.("slack-receiver", err);
       this.o.log.error(
-        { slackEventId: body["event_id"], retryNum, err: err instanceof Error ? { name: err.name, code: (err as { code?: unknown }).code } : typeof err },
+        { slackEventId: body.event_id, retryNum, err: err instanceof Error ? { name: err.name, code: (err as { code?: unknown }).code } : typeof err },
         "a Slack event could not be recorded; answering 500 so Slack delivers it again",
       );
       return { status: 500, body: "could not record the event" };
@@ -119,7 +124,7 @@ function parseBody(req: HttpRequest): Record<string, unknown> | undefined {
     if (ct.includes("application/x-www-form-urlencoded")) {
       const fields = Object.fromEntries(new URLSearchParams(text));
       // Interactive payloads (buttons, modals) arrive as payload=<json>.
-      if (typeof fields["payload"] === "string") return asObject(JSON.parse(fields["payload"]));
+      if (typeof fields.payload === "string") return asObject(JSON.parse(fields.payload));
       return fields;
     }
     return asObject(JSON.parse(text));

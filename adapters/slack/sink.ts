@@ -12,7 +12,13 @@ import { findPosted, replyMetadata, type SlackHistoryClient } from "./readback.j
 /** The slice of Bolt's WebClient the sink uses (so tests can see exactly what it calls). */
 export interface SlackWebClient extends SlackHistoryClient {
   chat: {
-    postMessage(args: { channel: string; text: string; mrkdwn?: boolean; thread_ts?: string; metadata?: ReturnType<typeof replyMetadata> }): Promise<{ ts?: string }>;
+    postMessage(args: {
+      channel: string;
+      text: string;
+      mrkdwn?: boolean;
+      thread_ts?: string;
+      metadata?: ReturnType<typeof replyMetadata>;
+    }): Promise<{ ts?: string }>;
     update(args: { channel: string; ts: string; text: string }): Promise<unknown>;
   };
   reactions: { add(args: { channel: string; timestamp: string; name: string }): Promise<unknown> };
@@ -35,6 +41,9 @@ export function emojiName(emoji: string): string {
 }
 
 export class SlackSink implements AdapterSink {
+  /** Approval cards (approval-card.ts), set by the adapter. */
+  sendCard?: AdapterSink["sendCard"];
+  editCard?: AdapterSink["editCard"];
   constructor(
     private readonly client: () => SlackWebClient | undefined,
     private readonly log: () => Logger | undefined = () => undefined,
@@ -72,7 +81,11 @@ export class SlackSink implements AdapterSink {
     const method = t.thread_ts !== undefined ? "conversations.replies" : "conversations.history";
     try {
       const r = await findPosted(this.webClient(), t, keys, since);
-      if (!r.complete) this.log()?.warn({ channel: t.channel, method, missing: keys.length - r.found.size }, "the channel is too busy to search to the end for a reply left sending by a crash; it is sent again and may show twice");
+      if (!r.complete)
+        this.log()?.warn(
+          { channel: t.channel, method, missing: keys.length - r.found.size },
+          "the channel is too busy to search to the end for a reply left sending by a crash; it is sent again and may show twice",
+        );
       return r.found;
     } catch (err) {
       throw toAdapterError(err, method);

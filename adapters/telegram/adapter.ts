@@ -11,20 +11,16 @@ import { Api } from "grammy";
 import { telegramFormat } from "./format.js";
 import type { Update } from "grammy/types";
 import { registerSecret, type Logger } from "../../src/log.js";
-import {
-  AdapterError,
-  type Adapter,
-  type AdapterContext,
-  type AdapterHealth,
-  type AdapterLimits,
-  type AdapterSink,
-} from "../types.js";
+import { AdapterError, AdapterSetupError, type Adapter, type AdapterContext, type AdapterHealth, type AdapterLimits, type AdapterSink } from "../types.js";
 import { syncCommands } from "./commands.js";
 import { toAdapterError } from "./errors.js";
 import { botIdFromToken, PLATFORM } from "./ids.js";
 import { chatMigrationOf, normalizeUpdate, type BotIdentity } from "./normalize.js";
 import { LongPoller, type UpdateType } from "./polling.js";
 import { createTelegramSink } from "./sink.js";
+import { editTelegramCard, handleTelegramCallback, sendTelegramCard } from "./approval-card.js";
+import { telegramFiles } from "./files.js";
+import type { FileSource } from "../types.js";
 import { backoffMs, DEFAULT_BACKOFF, sleep, type Backoff } from "./util.js";
 import { MAX_UPDATE_BYTES, createWebhookHandler, webhookPrecheck } from "./webhook.js";
 
@@ -76,6 +72,8 @@ export class TelegramAdapter implements Adapter {
   readonly sink: AdapterSink;
   /** Markdown rendered for Telegram, then split at its limit (format.ts). */
   readonly format = telegramFormat;
+  /** getFile, then <apiRoot>/file/bot<token>/<path> (files.ts). */
+  readonly files: FileSource;
 
   private readonly api: Api;
   private readonly pollApi: Api;
@@ -90,15 +88,15 @@ export class TelegramAdapter implements Adapter {
 
   constructor(private readonly opts: TelegramAdapterOptions) {
     const token = opts.token?.trim() ?? "";
-    if (!token) throw new Error("TelegramAdapter needs a bot token: set TELEGRAM_BOT_TOKEN to the token @BotFather gave you");
+    if (!token) throw new AdapterSetupError("Config", "TelegramAdapter needs a bot token: set TELEGRAM_BOT_TOKEN to the token @BotFather gave you");
     registerSecret(token);
     this.mode = opts.mode ?? "polling";
     if (this.mode === "webhook") {
       if (!opts.webhookSecret || !WEBHOOK_SECRET.test(opts.webhookSecret))
-        throw new Error("TELEGRAM_MODE=webhook needs TELEGRAM_WEBHOOK_SECRET: 1-256 characters of A-Z, a-z, 0-9, _ and -");
+        throw new AdapterSetupError("Config", "TELEGRAM_MODE=webhook needs TELEGRAM_WEBHOOK_SECRET: 1-256 characters of A-Z, a-z, 0-9, _ and -");
       registerSecret(opts.webhookSecret);
     }
-    if (opts.apiRoot?.endsWith("/")) throw new Error("TELEGRAM_API_ROOT must not end with '/': remove the trailing slash");
+    if (opts.apiRoot?.endsWith("/")) throw new AdapterSetupError("Config", "TELEGRAM_API_ROOT must not end with '/': remove the trailing slash");
     this.backoff = opts.backoff ?? DEFAULT_BACKOFF;
     // Known without a network call when the token has the usual <id>:<secret> shape; getMe confirms it.
     this.id = botIdFromToken(token) ?? "";
@@ -106,12 +104,14 @@ export class TelegramAdapter implements Adapter {
     const client = (timeoutSeconds: number) => ({ timeoutSeconds, ...(opts.apiRoot !== undefined && { apiRoot: opts.apiRoot }) });
     this.api = new Api(token, client(opts.requestTimeoutSec ?? 30));
     this.pollApi = new Api(token, client(pollTimeout + 15));
-    this.sink = createTelegramSink(this.api, {
+    this.files = telegramFiles(this.api, token, opts.apiRoot);
+    const sink = createTelegramSink(this.api, {
       botId: () => {
         if (!this.id) throw new AdapterError("telegram", "Unavailable", "the Telegram adapter does not know its bot id yet: call start() first");
         return this.id;
       },
     });
+    this.sink = { ...sink, sendCard: (to, card) => sendTelegramCard(this.api, to, card), editCard: (to, id, card) => editTelegramCard(this.api, to, id, card) };
   }
 
   get botId(): string {
@@ -128,7 +128,7 @@ export class TelegramAdapter implements Adapter {
 
   async start(ctx: AdapterContext): Promise<void> {
     if (this.state === "starting" || this.state === "running")
-      throw new Error("TelegramAdapter.start() called while already started: stop() it first");
+      throw new AdapterSetupError("AlreadyStarted", "TelegramAdapter.start() called while already started: stop() it first");
     this.state = "starting";
     let log = this.opts.log ?? ctx.log;
     try {
@@ -160,7 +160,9 @@ export class TelegramAdapter implements Adapter {
       } catch (err) {
         const e = toAdapterError(err, "getMe");
         if (e.code !== "Transient" || attempt >= GETME_ATTEMPTS)
-          throw new AdapterError("telegram", e.code === "Transient" ? "Unavailable" : e.code, `the Telegram adapter could not start: ${e.message}`, undefined, { cause: e });
+          throw new AdapterError("telegram", e.code === "Transient" ? "Unavailable" : e.code, `the Telegram adapter could not start: ${e.message}`, undefined, {
+            cause: e,
+          });
         log.warn({ err: { code: e.code, detail: e.message }, attempt }, "telegram getMe failed; retrying");
         await sleep(backoffMs(this.backoff, attempt));
       }
@@ -177,6 +179,7 @@ export class TelegramAdapter implements Adapter {
           secret: this.opts.webhookSecret!,
           bot: () => this.identity(),
           inbound: (env) => ctx.inbound(env),
+          callback: (q) => handleTelegramCallback(this.api, q, ctx, log),
           migrated: (from, to) => ctx.chatMigrated?.(from, to) ?? Promise.resolve(),
           accepting: () => this.state === "running" || this.state === "starting",
           log,
@@ -201,7 +204,13 @@ export class TelegramAdapter implements Adapter {
       });
     } catch (err) {
       const e = toAdapterError(err, "setWebhook");
-      throw new AdapterError("telegram", e.code, `the Telegram adapter could not set its webhook: ${e.message}. Check TELEGRAM_WEBHOOK_URL (https, port 443/80/88/8443)`, e.retryAfterMs, { cause: e });
+      throw new AdapterError(
+        "telegram",
+        e.code,
+        `the Telegram adapter could not set its webhook: ${e.message}. Check TELEGRAM_WEBHOOK_URL (https, port 443/80/88/8443)`,
+        e.retryAfterMs,
+        { cause: e },
+      );
     }
   }
 
@@ -210,7 +219,10 @@ export class TelegramAdapter implements Adapter {
       // getUpdates is refused while a webhook is set. Pending updates are kept.
       await this.api.deleteWebhook({ drop_pending_updates: false });
     } catch (err) {
-      log.warn({ err: { detail: toAdapterError(err, "deleteWebhook").message } }, "telegram: deleteWebhook failed; getUpdates will fail while a webhook is set");
+      log.warn(
+        { err: { detail: toAdapterError(err, "deleteWebhook").message } },
+        "telegram: deleteWebhook failed; getUpdates will fail while a webhook is set",
+      );
     }
     const poller = new LongPoller({
       api: this.pollApi,
@@ -223,9 +235,13 @@ export class TelegramAdapter implements Adapter {
       deliver: async (update: Update) => {
         const migration = chatMigrationOf(update);
         if (migration) await ctx.chatMigrated?.(migration.from, migration.to);
+        if (update.callback_query) return handleTelegramCallback(this.api, update.callback_query, ctx, log);
         const env = normalizeUpdate(update, this.identity(), (err) => {
           ctx.reportError?.("telegram-normalize", err);
-          log.error({ updateId: update.update_id, err: err instanceof Error ? err.name : typeof err }, "telegram: an update could not be normalized; confirmed and not answered");
+          log.error(
+            { updateId: update.update_id, err: err instanceof Error ? err.name : typeof err },
+            "telegram: an update could not be normalized; confirmed and not answered",
+          );
         });
         // No envelope (an edit, a service message, a type we do not handle):
         // nothing to record, so it is confirmed and never blocks the queue.
@@ -238,7 +254,8 @@ export class TelegramAdapter implements Adapter {
 
   private allowedUpdates(): UpdateType[] {
     // edited_message: an edit updates the message's transcript entry.
-    return (this.opts.allowedUpdates ?? ["message", "edited_message"]) as UpdateType[];
+    // callback_query: a press of an approval card's button.
+    return (this.opts.allowedUpdates ?? ["message", "edited_message", "callback_query"]) as UpdateType[];
   }
 
   /** Polling stops (the last offsets confirmed); the sink keeps sending until the process exits. */

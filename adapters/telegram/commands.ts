@@ -66,13 +66,19 @@ export async function syncCommands(
   try {
     await api.setMyCommands(list);
   } catch (err) {
-    log.warn({ err: describeError(err, "setMyCommands") }, "telegram: setMyCommands failed; the command menu is not updated, commands still work when typed. It is retried at the next start");
+    log.warn(
+      { err: describeError(err, "setMyCommands") },
+      "telegram: setMyCommands failed; the command menu is not updated, commands still work when typed. It is retried at the next start",
+    );
     return "failed";
   }
   try {
     await ctx.kv.set(key, hash);
   } catch (err) {
-    log.warn({ error: err instanceof Error ? err.name : typeof err }, "telegram: could not store the registered command hash; commands will be registered again at the next start");
+    log.warn(
+      { error: err instanceof Error ? err.name : typeof err },
+      "telegram: could not store the registered command hash; commands will be registered again at the next start",
+    );
   }
   log.info({ count: list.length }, "telegram: command menu registered");
   return "registered";

@@ -30,16 +30,24 @@ export function toAdapterError(err: unknown, method: string): AdapterError {
     if (code === 401 || code === 404)
       return new AdapterError("telegram", "Rejected", `${what}: Telegram does not accept the bot token; check TELEGRAM_BOT_TOKEN with @BotFather`);
     if (code === 400 && /message is too long/i.test(err.description))
-      return new AdapterError("telegram", "Rejected", `${what}: the message is over Telegram's 4096 characters; it is split and sent again`, undefined, { reason: "too-long" });
+      return new AdapterError("telegram", "Rejected", `${what}: the message is over Telegram's 4096 characters; it is split and sent again`, undefined, {
+        reason: "too-long",
+      });
     if (code === 400 && /can't parse entities/i.test(err.description))
-      return new AdapterError("telegram", "Rejected", `${what}: Telegram could not parse the formatting; it is sent again as plain text`, undefined, { reason: "bad-format" });
+      return new AdapterError("telegram", "Rejected", `${what}: Telegram could not parse the formatting; it is sent again as plain text`, undefined, {
+        reason: "bad-format",
+      });
     if (code === 403)
       return new AdapterError("telegram", "Rejected", `${what}: the bot may not write there (blocked by the user, removed from the group, or lacks rights)`);
     return new AdapterError("telegram", "Rejected", `${what}: the request was refused and will not succeed if repeated`);
   }
   if (err instanceof HttpError) {
     // Network failures, timeouts and non-JSON answers from a proxy.
-    return new AdapterError("telegram", "Transient", `Telegram ${method} failed: ${err.message} (${innerName(err.error)}); check network access to the Bot API`);
+    return new AdapterError(
+      "telegram",
+      "Transient",
+      `Telegram ${method} failed: ${err.message} (${innerName(err.error)}); check network access to the Bot API`,
+    );
   }
   return new AdapterError("telegram", "Transient", `Telegram ${method} failed unexpectedly (${innerName(err)})`);
 }

@@ -66,7 +66,15 @@ export function telegramPlainText(html: string): string {
   return html
     .replace(/<[^<>]*>/g, "")
     .replace(/&(#x[0-9a-fA-F]+|#[0-9]+|lt|gt|amp|quot);/g, (_m, e: string) =>
-      e === "lt" ? "<" : e === "gt" ? ">" : e === "amp" ? "&" : e === "quot" ? '"' : String.fromCodePoint(e.startsWith("#x") ? parseInt(e.slice(2), 16) : parseInt(e.slice(1), 10)),
+      e === "lt"
+        ? "<"
+        : e === "gt"
+          ? ">"
+          : e === "amp"
+            ? "&"
+            : e === "quot"
+              ? '"'
+              : String.fromCodePoint(e.startsWith("#x") ? parseInt(e.slice(2), 16) : parseInt(e.slice(1), 10)),
     );
 }
 

@@ -9,17 +9,7 @@ import { createHash } from "node:crypto";
  */
 import { forwardedText } from "../shared/forwarded.js";
 import type { Attachment, InboundEnvelope } from "../types.js";
-import {
-  PLATFORM,
-  chatKindOf,
-  dmChannel,
-  encodeReplyAddress,
-  eventIdOf,
-  groupChannel,
-  groupExternalId,
-  isTelegramId,
-  threadExternalId,
-} from "./ids.js";
+import { PLATFORM, chatKindOf, dmChannel, encodeReplyAddress, eventIdOf, groupChannel, groupExternalId, isTelegramId, threadExternalId } from "./ids.js";
 
 export interface BotIdentity {
   /** The bot's numeric id, as a string. */
@@ -60,29 +50,29 @@ export function normalizeUpdateUnguarded(update: unknown, bot: BotIdentity): Inb
   // message (applied to the transcript, never answered twice); channel_post
   // has no sender to bind; callback queries, member updates and types added
   // to the Bot API later are not conversation turns.
-  const edited = update["message"] === undefined ? obj(update["edited_message"]) : undefined;
-  const msg = obj(update["message"]) ?? edited;
+  const edited = update.message === undefined ? obj(update.edited_message) : undefined;
+  const msg = obj(update.message) ?? edited;
   if (!msg) return undefined;
 
-  const chat = obj(msg["chat"]);
-  const messageId = num(msg["message_id"]);
-  const date = num(msg["date"]);
-  if (!chat || !isTelegramId(chat["id"]) || !isTelegramId(messageId) || messageId <= 0 || date === undefined) return undefined;
-  const chatId = chat["id"];
-  const threadIdRaw = msg["message_thread_id"];
-  const kind = chatKindOf(chat["type"], msg["is_topic_message"], threadIdRaw);
+  const chat = obj(msg.chat);
+  const messageId = num(msg.message_id);
+  const date = num(msg.date);
+  if (!chat || !isTelegramId(chat.id) || !isTelegramId(messageId) || messageId <= 0 || date === undefined) return undefined;
+  const chatId = chat.id;
+  const threadIdRaw = msg.message_thread_id;
+  const kind = chatKindOf(chat.type, msg.is_topic_message, threadIdRaw);
   if (!kind) return undefined;
   const threadId = kind === "thread" && isTelegramId(threadIdRaw) ? threadIdRaw : undefined;
 
   const sender = senderOf(msg);
   if (!sender || sender.id === bot.id) return undefined;
 
-  const hasText = typeof msg["text"] === "string";
-  const typed = hasText ? (msg["text"] as string) : (str(msg["caption"]) ?? "");
+  const hasText = typeof msg.text === "string";
+  const typed = hasText ? (msg.text as string) : (str(msg.caption) ?? "");
   // A forward is someone else's words: content for the agent, never the forwarder's command or mention.
   const forward = forwardOriginOf(msg);
   const text = forward === undefined ? typed : forwardedText([{ from: forward, text: typed }]);
-  const entities = arr(hasText ? msg["entities"] : msg["caption_entities"]);
+  const entities = arr(hasText ? msg.entities : msg.caption_entities);
   const attachments = attachmentsOf(msg);
   // Service messages (joins, pins, topic created...) carry neither.
   if (typed === "" && attachments.length === 0) return undefined;
@@ -106,12 +96,12 @@ export function normalizeUpdateUnguarded(update: unknown, bot: BotIdentity): Inb
   if (sender.name !== undefined) env.senderName = sender.name;
   if (sender.isBot) env.senderIsBot = true;
   if (attachments.length) env.attachments = attachments;
-  const title = str(chat["title"]);
+  const title = str(chat.title);
   if (title !== undefined && kind !== "private") env.chatTitle = title;
   if (edited) {
     // One event per edit: the same message edited twice is two changes, a redelivery of one is a duplicate.
     env.change = { kind: "edit", messageId: String(messageId) };
-    env.eventId = `${eventIdOf(chatId, messageId)}:edit:${num(msg["edit_date"]) ?? date}:${createHash("sha256").update(text).digest("hex").slice(0, 12)}`;
+    env.eventId = `${eventIdOf(chatId, messageId)}:edit:${num(msg.edit_date) ?? date}:${createHash("sha256").update(text).digest("hex").slice(0, 12)}`;
   }
   return env;
 }
@@ -122,12 +112,12 @@ export function normalizeUpdateUnguarded(update: unknown, bot: BotIdentity): Inb
  * pair of external chat ids (old, new). Never throws.
  */
 export function chatMigrationOf(update: unknown): { from: string; to: string } | undefined {
-  const msg = isObj(update) ? obj(update["message"]) : undefined;
-  const chatId = obj(msg?.["chat"])?.["id"];
+  const msg = isObj(update) ? obj(update.message) : undefined;
+  const chatId = obj(msg?.chat)?.id;
   if (!msg || !isTelegramId(chatId)) return undefined;
-  const to = msg["migrate_to_chat_id"];
+  const to = msg.migrate_to_chat_id;
   if (isTelegramId(to) && to !== chatId) return { from: groupExternalId(chatId), to: groupExternalId(to) };
-  const from = msg["migrate_from_chat_id"];
+  const from = msg.migrate_from_chat_id;
   if (isTelegramId(from) && from !== chatId) return { from: groupExternalId(from), to: groupExternalId(chatId) };
   return undefined;
 }
@@ -138,23 +128,23 @@ export function chatMigrationOf(update: unknown): { from: string; to: string } |
  * older forward_from / forward_from_chat / forward_sender_name / forward_date.
  */
 function forwardOriginOf(msg: Obj): string | undefined {
-  const origin = obj(msg["forward_origin"]);
+  const origin = obj(msg.forward_origin);
   if (origin) {
-    const user = obj(origin["sender_user"]);
-    const chat = obj(origin["sender_chat"]) ?? obj(origin["chat"]);
+    const user = obj(origin.sender_user);
+    const chat = obj(origin.sender_chat) ?? obj(origin.chat);
     return (
-      (user && ([str(user["first_name"]), str(user["last_name"])].filter((x) => x).join(" ") || str(user["username"]))) ||
-      str(origin["sender_user_name"]) ||
-      str(chat?.["title"]) ||
+      (user && ([str(user.first_name), str(user.last_name)].filter((x) => x).join(" ") || str(user.username))) ||
+      str(origin.sender_user_name) ||
+      str(chat?.title) ||
       ""
     );
   }
-  const from = obj(msg["forward_from"]);
-  if (from) return [str(from["first_name"]), str(from["last_name"])].filter((x) => x).join(" ") || str(from["username"]) || "";
-  const fromChat = obj(msg["forward_from_chat"]);
-  if (fromChat) return str(fromChat["title"]) ?? "";
-  if (str(msg["forward_sender_name"]) !== undefined) return str(msg["forward_sender_name"]);
-  return msg["forward_date"] !== undefined ? "" : undefined;
+  const from = obj(msg.forward_from);
+  if (from) return [str(from.first_name), str(from.last_name)].filter((x) => x).join(" ") || str(from.username) || "";
+  const fromChat = obj(msg.forward_from_chat);
+  if (fromChat) return str(fromChat.title) ?? "";
+  if (str(msg.forward_sender_name) !== undefined) return str(msg.forward_sender_name);
+  return msg.forward_date !== undefined ? "" : undefined;
 }
 
 function arr(v: unknown): unknown[] {
@@ -168,33 +158,33 @@ interface Sender {
 }
 
 function senderOf(msg: Obj): Sender | undefined {
-  const senderChat = obj(msg["sender_chat"]);
-  const from = obj(msg["from"]);
+  const senderChat = obj(msg.sender_chat);
+  const from = obj(msg.from);
   // A message sent on behalf of a chat (anonymous admin, linked channel)
   // comes "from" a placeholder bot account; the chat is the real sender.
-  if (senderChat && isTelegramId(senderChat["id"])) {
-    const s: Sender = { id: String(senderChat["id"]), isBot: false };
-    const title = str(senderChat["title"]);
+  if (senderChat && isTelegramId(senderChat.id)) {
+    const s: Sender = { id: String(senderChat.id), isBot: false };
+    const title = str(senderChat.title);
     if (title) s.name = title;
     return s;
   }
-  if (!from || !isTelegramId(from["id"])) return undefined;
-  const s: Sender = { id: String(from["id"]), isBot: from["is_bot"] === true };
-  const name = [str(from["first_name"]), str(from["last_name"])].filter((x) => x).join(" ") || str(from["username"]);
+  if (!from || !isTelegramId(from.id)) return undefined;
+  const s: Sender = { id: String(from.id), isBot: from.is_bot === true };
+  const name = [str(from.first_name), str(from.last_name)].filter((x) => x).join(" ") || str(from.username);
   if (name) s.name = name;
   return s;
 }
 
 function fileBase(kind: Attachment["kind"], o: Obj | undefined): Attachment | undefined {
-  const fileId = str(o?.["file_id"]);
+  const fileId = str(o?.file_id);
   if (!o || !fileId) return undefined;
   const a: Attachment = { kind, fileId };
-  const name = str(o["file_name"]);
-  const mime = str(o["mime_type"]);
-  const size = nonNegInt(o["file_size"]);
-  const width = nonNegInt(o["width"]);
-  const height = nonNegInt(o["height"]);
-  const duration = nonNegInt(o["duration"]);
+  const name = str(o.file_name);
+  const mime = str(o.mime_type);
+  const size = nonNegInt(o.file_size);
+  const width = nonNegInt(o.width);
+  const height = nonNegInt(o.height);
+  const duration = nonNegInt(o.duration);
   if (name !== undefined) a.name = name;
   if (mime !== undefined) a.mimeType = mime;
   if (size !== undefined) a.size = size;
@@ -208,9 +198,9 @@ function attachmentsOf(msg: Obj): Attachment[] {
   const out: Attachment[] = [];
   // Telegram sends every resolution of a photo; the agent wants the largest.
   let best: { o: Obj; area: number } | undefined;
-  for (const p of arr(msg["photo"])) {
-    if (!isObj(p) || !str(p["file_id"])) continue;
-    const area = (nonNegInt(p["width"]) ?? 0) * (nonNegInt(p["height"]) ?? 0);
+  for (const p of arr(msg.photo)) {
+    if (!isObj(p) || !str(p.file_id)) continue;
+    const area = (nonNegInt(p.width) ?? 0) * (nonNegInt(p.height) ?? 0);
     if (!best || area >= best.area) best = { o: p, area };
   }
   const photo = fileBase("photo", best?.o);
@@ -228,7 +218,7 @@ function attachmentsOf(msg: Obj): Attachment[] {
     const a = fileBase(kind, obj(msg[field]));
     if (!a) continue;
     if (kind === "sticker") {
-      const emoji = str(obj(msg[field])?.["emoji"]);
+      const emoji = str(obj(msg[field])?.emoji);
       if (emoji && a.name === undefined) a.name = emoji;
     }
     out.push(a);
@@ -237,8 +227,8 @@ function attachmentsOf(msg: Obj): Attachment[] {
 }
 
 function entityText(text: string, e: Obj): string | undefined {
-  const offset = nonNegInt(e["offset"]);
-  const length = nonNegInt(e["length"]);
+  const offset = nonNegInt(e.offset);
+  const length = nonNegInt(e.length);
   if (offset === undefined || length === undefined || offset + length > text.length) return undefined;
   // Entity offsets are UTF-16 code units, which is what JS strings index.
   return text.slice(offset, offset + length);
@@ -255,10 +245,10 @@ function isAddressedToBot(msg: Obj, text: string, entities: unknown[], bot: BotI
   let mentioned = false;
   for (const raw of entities) {
     if (!isObj(raw)) continue;
-    const type = raw["type"];
+    const type = raw.type;
     if (type === "text_mention") {
-      const u = obj(raw["user"]);
-      if (u && isTelegramId(u["id"]) && String(u["id"]) === bot.id) mentioned = true;
+      const u = obj(raw.user);
+      if (u && isTelegramId(u.id) && String(u.id) === bot.id) mentioned = true;
       continue;
     }
     if (type !== "mention" && type !== "bot_command") continue;
@@ -269,17 +259,17 @@ function isAddressedToBot(msg: Obj, text: string, entities: unknown[], bot: BotI
       const at = t.indexOf("@");
       if (at < 0) continue;
       if (handle && t.slice(at) === handle) mentioned = true;
-      else if (raw["offset"] === 0) return false;
+      else if (raw.offset === 0) return false;
     }
   }
   if (mentioned) return true;
-  const reply = obj(msg["reply_to_message"]);
+  const reply = obj(msg.reply_to_message);
   if (!reply) return false;
   // In a forum topic every message "replies" to the topic's first message;
   // that is not a reply to the bot even if the bot opened the topic.
-  if (threadId !== undefined && reply["message_id"] === threadId) return false;
-  const from = obj(reply["from"]);
-  return !!from && isTelegramId(from["id"]) && String(from["id"]) === bot.id;
+  if (threadId !== undefined && reply.message_id === threadId) return false;
+  const from = obj(reply.from);
+  return !!from && isTelegramId(from.id) && String(from.id) === bot.id;
 }
 
 export { isObj as isJsonObject };

@@ -20,7 +20,7 @@ import type { Update } from "grammy/types";
 import type { Logger } from "../../src/log.js";
 import type { AdapterHealth } from "../types.js";
 import { describeError } from "./errors.js";
-import { backoffMs, raceAbort, sleep, type Backoff } from "./util.js";
+import { abortScope, backoffMs, sleep, type Backoff } from "./util.js";
 
 export interface LongPollerOptions {
   api: Api;
@@ -40,7 +40,9 @@ export interface LongPollerOptions {
 /** The chat an update belongs to (updates without one share a key, so they stay in order). */
 function chatOf(update: Update): string {
   for (const v of Object.values(update)) {
-    const chat = (v as { chat?: { id?: unknown }; message?: { chat?: { id?: unknown } } } | undefined)?.chat ?? (v as { message?: { chat?: { id?: unknown } } } | undefined)?.message?.chat;
+    const chat =
+      (v as { chat?: { id?: unknown }; message?: { chat?: { id?: unknown } } } | undefined)?.chat ??
+      (v as { message?: { chat?: { id?: unknown } } } | undefined)?.message?.chat;
     if (chat?.id !== undefined) return String(chat.id);
   }
   return "";
@@ -89,7 +91,10 @@ export class LongPoller {
         await this.o.api.getUpdates({ offset: this.offset, timeout: 0, limit: 1, allowed_updates: this.allowed() }, grammySignal(signal));
         this.confirmed = this.offset;
       } catch (err) {
-        this.o.log.warn({ err: describeError(err, "getUpdates") }, "telegram: could not confirm the last updates at stop; they will be delivered again and deduplicated");
+        this.o.log.warn(
+          { err: describeError(err, "getUpdates") },
+          "telegram: could not confirm the last updates at stop; they will be delivered again and deduplicated",
+        );
       }
     }
   }
@@ -145,18 +150,24 @@ export class LongPoller {
         if (list) list.push(u);
         else chats.set(k, [u]);
       }
+      const stopped = abortScope(signal, STOPPED);
       const recordAll = () =>
         Promise.all(
           [...chats.values()].map(async (updates) => {
             for (const u of updates) {
-              if (!(await this.deliverUntilRecorded(u))) return false;
+              if (!(await this.deliverUntilRecorded(u, stopped.race))) return false;
               recorded.add(u);
             }
             return true;
           }),
         );
       // One batch arrived at one moment: e.g. twenty /new in it compare against the same session.
-      const finished = await (this.o.batch ? this.o.batch(recordAll) : recordAll());
+      let finished: boolean[];
+      try {
+        finished = await (this.o.batch ? this.o.batch(recordAll) : recordAll());
+      } finally {
+        stopped.release();
+      }
       // The offset confirms only the batch's recorded prefix: nothing unrecorded is ever skipped.
       for (const update of batch) {
         if (!recorded.has(update)) break;
@@ -167,7 +178,7 @@ export class LongPoller {
   }
 
   /** true once delivered; false when stopped first (the update stays unconfirmed). */
-  private async deliverUntilRecorded(update: Update): Promise<boolean> {
+  private async deliverUntilRecorded(update: Update, untilStopped: <T>(p: Promise<T>) => Promise<T | typeof STOPPED>): Promise<boolean> {
     const signal = this.abort.signal;
     for (let attempt = 1; ; attempt++) {
       if (signal.aborted) return false;
@@ -175,7 +186,7 @@ export class LongPoller {
         // stop() must stay prompt even when the store hangs: stop waiting and
         // leave the update unconfirmed. If the hung call does record it later,
         // the redelivery after restart is a duplicate the gateway drops.
-        const r = await raceAbort(this.o.deliver(update), signal, STOPPED);
+        const r = await untilStopped(this.o.deliver(update));
         if (r === STOPPED) return false;
         this.stuck = undefined;
         return true;
@@ -184,7 +195,10 @@ export class LongPoller {
         this.o.onError?.("telegram-polling-record", err);
         this.stuck = { updateId: update.update_id, attempts: attempt, error };
         const level = attempt >= 5 ? "error" : "warn";
-        this.o.log[level]({ updateId: update.update_id, attempt, error }, "telegram: recording an inbound update failed; retrying the same update (its offset stays unconfirmed)");
+        this.o.log[level](
+          { updateId: update.update_id, attempt, error },
+          "telegram: recording an inbound update failed; retrying the same update (its offset stays unconfirmed)",
+        );
         await sleep(backoffMs(this.o.backoff, attempt), signal);
       }
     }

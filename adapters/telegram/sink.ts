@@ -25,7 +25,11 @@ export function createTelegramSink(api: Api, opts: TelegramSinkOptions): Adapter
     if ("error" in t) throw new AdapterError("telegram", "Rejected", t.error);
     const me = opts.botId();
     if (to.botId !== me)
-      throw new AdapterError("telegram", "Rejected", `reply address is for Telegram bot ${to.botId} but this adapter is bot ${me}: route it to that bot's adapter`);
+      throw new AdapterError(
+        "telegram",
+        "Rejected",
+        `reply address is for Telegram bot ${to.botId} but this adapter is bot ${me}: route it to that bot's adapter`,
+      );
     return t;
   };
   const messageId = (id: string): number => {
@@ -65,7 +69,7 @@ export function createTelegramSink(api: Api, opts: TelegramSinkOptions): Adapter
             }),
         });
       const known = migrated.get(t.chat_id);
-      let msg;
+      let msg: Awaited<ReturnType<typeof sendTo>>;
       try {
         // The quoted message lives in the old chat: a reply into the supergroup goes without the quote.
         msg = await sendTo(known ?? t.chat_id, known === undefined);

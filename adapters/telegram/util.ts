@@ -28,6 +28,28 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   });
 }
 
+/**
+ * One abort listener for many concurrent waits on the same signal: `race(p)` is raceAbort
+ * without a listener of its own. A batch of getUpdates records its chats in parallel (up to
+ * 100 at once); one raceAbort each put that many listeners on the poller's single signal
+ * (Node's MaxListenersExceededWarning). `release()` removes the one listener.
+ */
+export function abortScope<U>(signal: AbortSignal, onAbort: U): { race<T>(p: Promise<T>): Promise<T | U>; release(): void } {
+  let fire!: () => void;
+  const aborted = new Promise<U>((resolve) => (fire = () => resolve(onAbort)));
+  const listener = (): void => fire();
+  if (signal.aborted) fire();
+  else signal.addEventListener("abort", listener, { once: true });
+  return {
+    race<T>(p: Promise<T>): Promise<T | U> {
+      // The abandoned promise may still reject later; that must not become an unhandled rejection.
+      p.catch(() => undefined);
+      return Promise.race([p, aborted]);
+    },
+    release: () => signal.removeEventListener("abort", listener),
+  };
+}
+
 /** Resolves with `onAbort` as soon as signal aborts, otherwise with p's outcome. */
 export function raceAbort<T, U>(p: Promise<T>, signal: AbortSignal, onAbort: U): Promise<T | U> {
   if (signal.aborted) {

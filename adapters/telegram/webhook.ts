@@ -19,6 +19,8 @@ export interface WebhookHandlerOptions {
   secret: string;
   bot: () => BotIdentity;
   inbound: (env: InboundEnvelope) => Promise<unknown>;
+  /** A press of an approval card's button (answered inside, never a redelivery matter). */
+  callback?: (q: import("grammy/types").CallbackQuery) => Promise<void>;
   /** A group became a supergroup (migrate_to/from_chat_id): move it before acknowledging. */
   migrated?: (fromChatId: string, toChatId: string) => Promise<void>;
   /** false after stop(): answer 503 so Telegram keeps the update for later. */
@@ -76,20 +78,33 @@ export function createWebhookHandler(o: WebhookHandlerOptions): HttpHandler {
       try {
         await o.migrated?.(migration.from, migration.to);
       } catch (err) {
-        o.log.warn({ error: err instanceof Error ? err.name : typeof err }, "telegram webhook: moving a migrated group failed; answering 500 so Telegram redelivers it");
+        o.log.warn(
+          { error: err instanceof Error ? err.name : typeof err },
+          "telegram webhook: moving a migrated group failed; answering 500 so Telegram redelivers it",
+        );
         return text(500, "could not record the update; Telegram will retry");
       }
     }
+    if (isJsonObject(update.callback_query) && o.callback) {
+      await o.callback(update.callback_query as unknown as import("grammy/types").CallbackQuery);
+      return text(200, "");
+    }
     const env = normalizeUpdate(update, o.bot(), (err) => {
       o.onError?.("telegram-normalize", err);
-      o.log.error({ updateId: update["update_id"], err: err instanceof Error ? err.name : typeof err }, "telegram: an update could not be normalized; acknowledged and not answered");
+      o.log.error(
+        { updateId: update.update_id, err: err instanceof Error ? err.name : typeof err },
+        "telegram: an update could not be normalized; acknowledged and not answered",
+      );
     });
     if (env) {
       try {
         await o.inbound(env);
       } catch (err) {
         o.onError?.("telegram-webhook", err);
-        o.log.error({ eventId: env.eventId, error: err instanceof Error ? err.name : typeof err }, "telegram webhook: recording the update failed; answering 500 so Telegram redelivers it");
+        o.log.error(
+          { eventId: env.eventId, error: err instanceof Error ? err.name : typeof err },
+          "telegram webhook: recording the update failed; answering 500 so Telegram redelivers it",
+        );
         return text(500, "could not record the update; Telegram will retry");
       }
     }

@@ -14,6 +14,12 @@ if (process.env.BENCH_LIFT_LIMITS === "1") for (const a of list) unlimited(a);
 const app = await createApp(config, { log: silentLogger, adapters: () => list });
 const url = await app.start();
 process.send?.({ url });
+// {heap: true} asks for process.memoryUsage() after a full GC when --expose-gc is on (what is live, not what waits for collection).
+process.on("message", (m: { heap?: boolean | "sample" }) => {
+  if (!m?.heap) return;
+  if (m.heap === true) (globalThis as { gc?: () => void }).gc?.();
+  process.send?.({ memory: process.memoryUsage() });
+});
 process.on("disconnect", () => {
   void app.stop().finally(() => process.exit(0));
 });

@@ -43,8 +43,17 @@ export class BenchAdapter implements Adapter {
   /** A message from `senderId` in chat `chatId` (a DM when they are equal). */
   envelope(chatId: string, senderId: string, group: boolean, text: string, eventId: string): InboundEnvelope {
     return {
-      platform: "telegram", botId: this.botId, chatKind: group ? "group" : "private", chatId, senderId, senderName: `user ${senderId}`,
-      text, mentioned: false, eventId, messageId: eventId, occurredAt: new Date(),
+      platform: "telegram",
+      botId: this.botId,
+      chatKind: group ? "group" : "private",
+      chatId,
+      senderId,
+      senderName: `user ${senderId}`,
+      text,
+      mentioned: false,
+      eventId,
+      messageId: eventId,
+      occurredAt: new Date(),
       replyTo: group ? { platform: "telegram", botId: this.botId, chatId } : { platform: "telegram", botId: this.botId, chatId, replyToMessageId: eventId },
       channel: group ? `telegram:${this.botId}:group:${chatId}` : `telegram:${this.botId}:dm:${chatId}`,
     };

@@ -26,6 +26,7 @@ export function targets(s: Scen): Record<string, Target> {
     peer_ratio_paced: ge("switchboard/peer >= 1.5 (Switchboard paced to Telegram's limits)", num(s, "peer_grammy_session", "ratio"), 1.5),
     rss_live_chats: le("RSS <= 150 MB at live chats", num(s, "memory", "rss_live_chats_mb"), 150),
     soak_slope: le("soak slope ~ 0 (<= 1 MB/min)", Math.abs(num(s, "memory", "soak_slope_bytes_per_min")), 1024 * 1024),
+    cli_command: le("each CLI command <= 300 ms (median, compiled build)", num(s, "cli", "slowest_wall_ms"), 300),
     start_to_ready: le("start to ready <= 500 ms (compiled build)", num(s, "startup", "start_to_ready_ms"), 500),
     rotation_p99: le("rotation p99 <= 20 ms", num(s, "rotation", "p99_ms"), 20),
   };
@@ -34,18 +35,44 @@ export function targets(s: Scen): Record<string, Target> {
 export function table(doc: { date: string; quick: boolean; machine: Record<string, unknown>; scenarios: Scen; targets: Record<string, Target> }): string {
   const s = doc.scenarios;
   const rows: [string, string][] = [
-    ["core_sqlite", `${num(s, "core_sqlite", "msgs_per_s")} msgs/s; @500/s p50 ${nested(s, "core_sqlite", "overhead_at_rate", "p50_ms")} p99 ${nested(s, "core_sqlite", "overhead_at_rate", "p99_ms")} p99.9 ${nested(s, "core_sqlite", "overhead_at_rate", "p999_ms")} ms`],
-    ["core_postgres", `${num(s, "core_postgres", "msgs_per_s")} msgs/s; @500/s p50 ${nested(s, "core_postgres", "overhead_at_rate", "p50_ms")} p99 ${nested(s, "core_postgres", "overhead_at_rate", "p99_ms")} p99.9 ${nested(s, "core_postgres", "overhead_at_rate", "p999_ms")} ms`],
+    [
+      "core_sqlite",
+      `${num(s, "core_sqlite", "msgs_per_s")} msgs/s; @500/s p50 ${nested(s, "core_sqlite", "overhead_at_rate", "p50_ms")} p99 ${nested(s, "core_sqlite", "overhead_at_rate", "p99_ms")} p99.9 ${nested(s, "core_sqlite", "overhead_at_rate", "p999_ms")} ms; event-loop delay p99 ${nested(s, "core_sqlite", "overhead_causes", "event_loop_delay_p99_ms")} ms, GC max ${nested(s, "core_sqlite", "overhead_causes", "gc_max_ms")} ms; ${num(s, "core_sqlite", "statements_per_msg")} statements/msg, ${num(s, "core_sqlite", "cpu_ms_per_msg")} CPU ms/msg`,
+    ],
+    [
+      "core_postgres",
+      `${num(s, "core_postgres", "msgs_per_s")} msgs/s; @500/s p50 ${nested(s, "core_postgres", "overhead_at_rate", "p50_ms")} p99 ${nested(s, "core_postgres", "overhead_at_rate", "p99_ms")} p99.9 ${nested(s, "core_postgres", "overhead_at_rate", "p999_ms")} ms; event-loop delay p99 ${nested(s, "core_postgres", "overhead_causes", "event_loop_delay_p99_ms")} ms, GC max ${nested(s, "core_postgres", "overhead_causes", "gc_max_ms")} ms; ${num(s, "core_postgres", "statements_per_msg")} statements/msg, ${num(s, "core_postgres", "cpu_ms_per_msg")} CPU ms/msg`,
+    ],
     ["floor_sqlite", `${num(s, "floor_sqlite", "msgs_per_s")} msgs/s; core/floor ${num(s, "floor_sqlite", "ratio")}`],
     ["floor_postgres", `${num(s, "floor_postgres", "msgs_per_s")} msgs/s; core/floor ${num(s, "floor_postgres", "ratio")}`],
-    ...(["telegram", "discord", "slack"] as const).map((p): [string, string] => [`e2e_${p}`, `${num(s, `e2e_${p}`, "msgs_per_s")} msgs/s p50 ${num(s, `e2e_${p}`, "p50_ms")} p99 ${num(s, `e2e_${p}`, "p99_ms")} ms; limits lifted ${nested(s, `e2e_${p}`, "unthrottled", "msgs_per_s")} msgs/s`]),
-    ["peer_grammy_session", `${num(s, "peer_grammy_session", "msgs_per_s")} msgs/s; ratio ${num(s, "peer_grammy_session", "ratio")} (limits lifted ${num(s, "peer_grammy_session", "ratio_unthrottled")})`],
+    ...(["telegram", "discord", "slack"] as const).map((p): [string, string] => [
+      `e2e_${p}`,
+      `${num(s, `e2e_${p}`, "msgs_per_s")} msgs/s p50 ${num(s, `e2e_${p}`, "p50_ms")} p99 ${num(s, `e2e_${p}`, "p99_ms")} ms; limits lifted ${nested(s, `e2e_${p}`, "unthrottled", "msgs_per_s")} msgs/s`,
+    ]),
+    [
+      "peer_grammy_session",
+      `${num(s, "peer_grammy_session", "msgs_per_s")} msgs/s; ratio ${num(s, "peer_grammy_session", "ratio")} (limits lifted ${num(s, "peer_grammy_session", "ratio_unthrottled")})`,
+    ],
     ["rotation", `/new p50 ${num(s, "rotation", "p50_ms")} p99 ${num(s, "rotation", "p99_ms")} ms; 100 concurrent: ${JSON.stringify(s.rotation?.concurrent)}`],
-    ["memory", `RSS ${num(s, "memory", "rss_live_chats_mb")} MB at live chats (idle ${num(s, "memory", "rss_idle_mb")}); slope ${num(s, "memory", "soak_slope_bytes_per_min")} B/min`],
-    ["startup", `${num(s, "startup", "start_to_ready_ms")} ms to ready (median; CPU ${num(s, "startup", "cpu_to_ready_ms")} ms, RSS ${num(s, "startup", "rss_ready_mb")} MB); from source ${nested(s, "startup", "source", "start_to_ready_ms")} ms`],
+    [
+      "memory",
+      `RSS ${num(s, "memory", "rss_live_chats_mb")} MB at live chats (idle ${num(s, "memory", "rss_idle_mb")}); slope ${num(s, "memory", "soak_slope_bytes_per_min")} B/min; heap ${num(s, "memory", "heap_live_chats_mb")} MB at live chats, soak heap slope ${num(s, "memory", "soak_heap_slope_bytes_per_min")} B/min`,
+    ],
+    [
+      "cli",
+      `slowest command ${num(s, "cli", "slowest_wall_ms")} ms wall (median; CPU ${num(s, "cli", "slowest_cpu_ms")} ms); node -e "" ${nested(s, "cli", "node_floor", "wall_ms")} ms`,
+    ],
+    [
+      "startup",
+      `${num(s, "startup", "start_to_ready_ms")} ms to ready (median; CPU ${num(s, "startup", "cpu_to_ready_ms")} ms, RSS ${num(s, "startup", "rss_ready_mb")} MB); from source ${nested(s, "startup", "source", "start_to_ready_ms")} ms`,
+    ],
   ];
   const w = Math.max(...rows.map((r) => r[0].length));
-  const lines = [`switchboard bench ${doc.quick ? "(quick) " : ""}${doc.date} ${JSON.stringify(doc.machine)}`, ...rows.map(([k, v]) => `${k.padEnd(w)}  ${v}`), "targets:"];
+  const lines = [
+    `switchboard bench ${doc.quick ? "(quick) " : ""}${doc.date} ${JSON.stringify(doc.machine)}`,
+    ...rows.map(([k, v]) => `${k.padEnd(w)}  ${v}`),
+    "targets:",
+  ];
   for (const t of Object.values(doc.targets)) lines.push(`  [${t.met ? "met" : "MISSED"}] ${t.target}: ${t.value}`);
   return lines.join("\n");
 }

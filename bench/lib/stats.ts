@@ -23,7 +23,13 @@ export interface LatencySummary {
 export function latency(samples: readonly number[]): LatencySummary {
   const s = Float64Array.from(samples).sort();
   const arr = Array.from(s);
-  return { n: arr.length, p50_ms: r3(percentile(arr, 50)), p99_ms: r3(percentile(arr, 99)), p999_ms: r3(percentile(arr, 99.9)), max_ms: r3(arr[arr.length - 1] ?? Number.NaN) };
+  return {
+    n: arr.length,
+    p50_ms: r3(percentile(arr, 50)),
+    p99_ms: r3(percentile(arr, 99)),
+    p999_ms: r3(percentile(arr, 99.9)),
+    max_ms: r3(arr[arr.length - 1] ?? Number.NaN),
+  };
 }
 
 export const r1 = (x: number) => Math.round(x * 10) / 10;

@@ -61,8 +61,6 @@ const TOKEN = /bk([0-9a-y]+)z/g;
 export function freshen(trace: TraceMessage[], k: number): TraceMessage[] {
   const map = new Map<string, string>();
   const fix = (v: unknown): unknown =>
-    typeof v === "string"
-      ? v.replace(UUID, (u) => map.get(u) ?? (map.set(u, randomUUID()), map.get(u)!)).replace(TOKEN, (_m, t: string) => `bk${t}_${k}z`)
-      : v;
+    typeof v === "string" ? v.replace(UUID, (u) => map.get(u) ?? (map.set(u, randomUUID()), map.get(u)!)).replace(TOKEN, (_m, t: string) => `bk${t}_${k}z`) : v;
   return trace.map((m) => ({ chat: m.chat, stmts: m.stmts.map((s) => ({ sql: s.sql, params: s.params.map(fix) })) }));
 }

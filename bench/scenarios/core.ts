@@ -3,7 +3,8 @@ import { startBenchApp } from "../lib/app.js";
 import { freshUrl } from "../lib/db.js";
 import { pick } from "../lib/mode.js";
 import { progress } from "../lib/progress.js";
-import { latency, median, r1, sleep, windowRates, type LatencySummary } from "../lib/stats.js";
+import { monitorEventLoopDelay, PerformanceObserver } from "node:perf_hooks";
+import { latency, median, r1, r3, sleep, windowRates, type LatencySummary } from "../lib/stats.js";
 import { eventOfReply, messageText, workItem } from "../lib/workload.js";
 import type { App } from "../../src/gateway/app.js";
 
@@ -25,6 +26,20 @@ export interface CoreResult {
   window_rates: number[];
   throughput_latency: LatencySummary;
   overhead_at_rate: LatencySummary & { offered_per_s: number; achieved_per_s: number };
+  /** SQL statements the store sent per message in the throughput phase (every statement, transactions' BEGIN/COMMIT and savepoints included). */
+  statements_per_msg: number;
+  /** This process's CPU time (user + system) over the throughput phase, per message: the core and the in-process adapter. */
+  cpu_ms_per_msg: number;
+  /** What the overhead run's tail is made of: event-loop delay (perf_hooks, 1 ms resolution), GC pauses, and commit batching. */
+  overhead_causes: {
+    event_loop_delay_p50_ms: number;
+    event_loop_delay_p99_ms: number;
+    event_loop_delay_max_ms: number;
+    gc_pauses: number;
+    gc_total_ms: number;
+    gc_max_ms: number;
+    messages_per_commit: number | null;
+  };
   errors: number;
 }
 
@@ -45,7 +60,11 @@ export class CoreDriver {
   onDone: (eventId: string, ms: number, at: number) => void = () => {};
   errors = 0;
 
-  async start(dbUrl: string, onQuery?: (e: { query: string; params: string; durationMs: number }) => void, faults?: { beforeTransaction?(op: string): void }): Promise<void> {
+  async start(
+    dbUrl: string,
+    onQuery?: (e: { query: string; params: string; durationMs: number }) => void,
+    faults?: { beforeTransaction?(op: string): void },
+  ): Promise<void> {
     this.adapter.onSend = (_to, text) => {
       const at = performance.now();
       const id = eventOfReply(text);
@@ -64,7 +83,14 @@ export class CoreDriver {
   }
 
   /** Closed loop: keeps `window` messages in flight; returns completion times and latencies. */
-  async closedLoop(from: number, count: number, chats: number, window: number, label: string, maxSeconds = Infinity): Promise<{ doneAt: number[]; lat: number[] }> {
+  async closedLoop(
+    from: number,
+    count: number,
+    chats: number,
+    window: number,
+    label: string,
+    maxSeconds = Infinity,
+  ): Promise<{ doneAt: number[]; lat: number[] }> {
     const doneAt: number[] = [];
     const lat: number[] = [];
     let next = from;
@@ -122,15 +148,37 @@ export async function withTimeout<T>(p: Promise<T>, ms: number, what: () => stri
   }
 }
 
+/**
+ * Statements per message, counted on a separate app of its own: the statement hook (onQuery)
+ * costs time per statement, so the measured phases run without it. Same workload and window.
+ */
+async function countStatements(provider: "sqlite" | "postgres", p: CoreParams): Promise<number> {
+  let statements = 0;
+  const d = new CoreDriver();
+  await d.start(await freshUrl(provider), () => void statements++);
+  try {
+    const n = Math.min(p.messages, 1000);
+    const { doneAt } = await d.closedLoop(0, n, p.chats, p.window, `core_${provider} statements`);
+    // The replies' "sent" marks land just after the sink answers: let them in before counting.
+    await sleep(300);
+    return statements / doneAt.length;
+  } finally {
+    await d.stop();
+  }
+}
+
 export async function runCore(provider: "sqlite" | "postgres", quick: boolean): Promise<CoreResult> {
   const p = coreParams(quick);
+  const statementsPerMsg = await countStatements(provider, p);
   const d = new CoreDriver();
   await d.start(await freshUrl(provider));
   const label = `core_${provider}`;
   try {
     const commits0 = d.app.db.groupStats.commits;
     const statements0 = d.app.db.statements;
+    const cpu0 = process.cpuUsage();
     const { doneAt, lat } = await d.closedLoop(0, p.messages, p.chats, p.window, `${label} throughput`, p.maxSeconds);
+    const cpu = process.cpuUsage(cpu0);
     const commits = d.app.db.groupStats.commits - commits0;
     // Every statement the store ran under load (transaction control and savepoints included), per message answered.
     const statements = d.app.db.statements - statements0;
@@ -138,7 +186,17 @@ export async function runCore(provider: "sqlite" | "postgres", quick: boolean): 
     const rates = windowRates(doneAt, windows);
     // Settle background work (delivery bookkeeping) before the latency phase.
     await sleep(500);
+    const eld = monitorEventLoopDelay({ resolution: 1 });
+    const gc: number[] = [];
+    const obs = new PerformanceObserver((list) => void gc.push(...list.getEntries().map((e) => e.duration)));
+    obs.observe({ entryTypes: ["gc"] });
+    const overheadCommits0 = d.app.db.groupStats.commits;
+    eld.enable();
     const fr = await d.fixedRate(doneAt.length, p.latencyMessages, p.chats, p.latencyRate, `${label} latency@${p.latencyRate}/s`);
+    eld.disable();
+    obs.disconnect();
+    const overheadCommits = d.app.db.groupStats.commits - overheadCommits0;
+    const ns = (x: number) => r3(x / 1e6);
     return {
       params: { ...p, provider, windows, messages_done: doneAt.length, time_capped: doneAt.length < p.messages, messages_per_commit: commits ? r1(doneAt.length / commits) : null, statements_per_message: doneAt.length ? r1(statements / doneAt.length) : null },
       msgs_per_s: r1(median(rates)),
@@ -146,6 +204,17 @@ export async function runCore(provider: "sqlite" | "postgres", quick: boolean): 
       window_rates: rates.map(r1),
       throughput_latency: latency(lat),
       overhead_at_rate: { ...latency(fr.lat), offered_per_s: p.latencyRate, achieved_per_s: r1(fr.achieved) },
+      statements_per_msg: r1(statementsPerMsg),
+      cpu_ms_per_msg: r3((cpu.user + cpu.system) / 1000 / doneAt.length),
+      overhead_causes: {
+        event_loop_delay_p50_ms: ns(eld.percentile(50)),
+        event_loop_delay_p99_ms: ns(eld.percentile(99)),
+        event_loop_delay_max_ms: ns(eld.max),
+        gc_pauses: gc.length,
+        gc_total_ms: r1(gc.reduce((a, b) => a + b, 0)),
+        gc_max_ms: r1(Math.max(0, ...gc)),
+        messages_per_commit: overheadCommits ? r1(p.latencyMessages / overheadCommits) : null,
+      },
       errors: d.errors,
     };
   } finally {

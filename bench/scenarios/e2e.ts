@@ -8,17 +8,27 @@ import { freshSqliteUrl } from "../lib/db.js";
 import { discordDriver, slackDriver, telegramDriver, type PlatformDriver } from "../lib/platforms.js";
 import { pick } from "../lib/mode.js";
 import { progress } from "../lib/progress.js";
-import { latency, r1, type LatencySummary } from "../lib/stats.js";
+import { latency, r1, r3, type LatencySummary } from "../lib/stats.js";
 
 export interface StreamResult {
   msgs_per_s: number;
   latency: LatencySummary;
   messages: number;
   seconds: number;
+  /** Process CPU time (user + system) over the stream, per message. */
+  cpu_ms_per_msg: number;
 }
 
 export interface E2eResult {
-  params: { quick: boolean; platform: string; chats: number; messages: number; group_share: number; declared_limits: { perChat: AdapterLimits["perChat"]; global: AdapterLimits["global"] }; offered: string };
+  params: {
+    quick: boolean;
+    platform: string;
+    chats: number;
+    messages: number;
+    group_share: number;
+    declared_limits: { perChat: AdapterLimits["perChat"]; global: AdapterLimits["global"] };
+    offered: string;
+  };
   msgs_per_s: number;
   p50_ms: number;
   p99_ms: number;
@@ -51,6 +61,7 @@ export async function stream(d: PlatformDriver, count: number, tag: string, labe
     return lat.length >= count;
   };
   const waiting = d.waitFor(scan, timeoutMs);
+  const cpu0 = process.cpuUsage();
   const t0 = performance.now();
   const inflight: Promise<unknown>[] = [];
   for (let i = 0; i < count; i++) {
@@ -63,20 +74,31 @@ export async function stream(d: PlatformDriver, count: number, tag: string, labe
   await Promise.all(inflight);
   await waiting;
   const seconds = (lastAt - t0) / 1000;
-  return { msgs_per_s: r1(count / seconds), latency: latency(lat), messages: count, seconds: r1(seconds) };
+  const cpu = process.cpuUsage(cpu0);
+  // This process runs the gateway (or the peer) and the platform fake alike: the figure compares like with like.
+  return {
+    msgs_per_s: r1(count / seconds),
+    latency: latency(lat),
+    messages: count,
+    seconds: r1(seconds),
+    cpu_ms_per_msg: r3((cpu.user + cpu.system) / 1000 / count),
+  };
 }
 
 export function adapterFor(d: PlatformDriver): Adapter {
   const env = d.env();
-  if (d.name === "telegram") return new TelegramAdapter({ token: env.TELEGRAM_BOT_TOKEN!, apiRoot: env.TELEGRAM_API_ROOT!, mode: "polling", pollingTimeoutSec: 1 });
+  if (d.name === "telegram")
+    return new TelegramAdapter({ token: env.TELEGRAM_BOT_TOKEN!, apiRoot: env.TELEGRAM_API_ROOT!, mode: "polling", pollingTimeoutSec: 1 });
   if (d.name === "discord") return new DiscordAdapter({ token: env.DISCORD_BOT_TOKEN!, apiUrl: env.DISCORD_API_URL! });
   return new SlackAdapter({ botToken: env.SLACK_BOT_TOKEN!, signingSecret: env.SLACK_SIGNING_SECRET!, apiUrl: env.SLACK_API_URL! });
 }
 
-
-
 /** Runs `d`'s stream through the real app (SQLite) with one adapter; `after` runs on the same fake while it is still up. */
-export async function runE2e(name: "telegram" | "discord" | "slack", quick: boolean, after?: (d: PlatformDriver, chats: number) => Promise<void>): Promise<E2eResult> {
+export async function runE2e(
+  name: "telegram" | "discord" | "slack",
+  quick: boolean,
+  after?: (d: PlatformDriver, chats: number) => Promise<void>,
+): Promise<E2eResult> {
   const chats = pick(quick, 1000, 60, 20);
   const d = name === "telegram" ? telegramDriver(chats) : name === "discord" ? discordDriver(chats) : slackDriver(chats);
   await d.start();
@@ -98,7 +120,15 @@ export async function runE2e(name: "telegram" | "discord" | "slack", quick: bool
     const free = await pass(true, "b", chats);
     if (after) await after(d, chats);
     return {
-      params: { quick, platform: name, chats, messages: chats, group_share: 0.2, declared_limits: main.declared, offered: "one message per chat, all offered at once (32 in flight at the fake)" },
+      params: {
+        quick,
+        platform: name,
+        chats,
+        messages: chats,
+        group_share: 0.2,
+        declared_limits: main.declared,
+        offered: "one message per chat, all offered at once (32 in flight at the fake)",
+      },
       msgs_per_s: main.r.msgs_per_s,
       p50_ms: main.r.latency.p50_ms,
       p99_ms: main.r.latency.p99_ms,

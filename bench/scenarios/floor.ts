@@ -10,7 +10,19 @@ import { median, r1, windowRates } from "../lib/stats.js";
 import { captureTrace, freshen, TRACE_CHATS, type TraceMessage } from "../lib/trace.js";
 
 export interface FloorResult {
-  params: { quick: boolean; provider: string; messages: number; maxSeconds: number; messages_done: number; trace_messages: number; statements_per_message: number; transactions_per_message: number; messages_per_commit: number; concurrency: number; method: string };
+  params: {
+    quick: boolean;
+    provider: string;
+    messages: number;
+    maxSeconds: number;
+    messages_done: number;
+    trace_messages: number;
+    statements_per_message: number;
+    transactions_per_message: number;
+    messages_per_commit: number;
+    concurrency: number;
+    method: string;
+  };
   msgs_per_s: number;
   window_rates: number[];
   ratio: number;
@@ -115,7 +127,19 @@ export async function runFloor(provider: "sqlite" | "postgres", quick: boolean, 
   const stmts = trace.reduce((a, m) => a + m.stmts.length, 0) / trace.length;
   const txs = trace.reduce((a, m) => a + m.stmts.filter((s) => /^COMMIT\b/i.test(s.sql)).length, 0) / trace.length;
   return {
-    params: { quick, provider, messages, maxSeconds, messages_done: doneAt.length, trace_messages: trace.length, statements_per_message: r1(stmts), transactions_per_message: r1(txs), messages_per_commit: provider === "sqlite" ? Math.max(1, Math.round(messagesPerCommit)) : 1, concurrency, method: METHOD },
+    params: {
+      quick,
+      provider,
+      messages,
+      maxSeconds,
+      messages_done: doneAt.length,
+      trace_messages: trace.length,
+      statements_per_message: r1(stmts),
+      transactions_per_message: r1(txs),
+      messages_per_commit: provider === "sqlite" ? Math.max(1, Math.round(messagesPerCommit)) : 1,
+      concurrency,
+      method: METHOD,
+    },
     msgs_per_s: r1(floor),
     window_rates: rates.map(r1),
     ratio: Math.round((coreMsgsPerS / floor) * 1000) / 1000,

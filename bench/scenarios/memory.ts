@@ -1,4 +1,4 @@
-import { forkGateway, rssOf, stopChild } from "../lib/child.js";
+import { forkGateway, heapOf, rssOf, stopChild } from "../lib/child.js";
 import { freshSqliteUrl } from "../lib/db.js";
 import type { PlatformDriver } from "../lib/platforms.js";
 import { pick } from "../lib/mode.js";
@@ -11,6 +11,12 @@ export interface MemoryResult {
   params: { quick: boolean; live_chats: number; soak_seconds: number; soak_rate_per_s: number; soak_label: string; limits: string };
   rss_idle_mb: number;
   rss_live_chats_mb: number;
+  /** V8 heap in use at the live chats, after a full GC (what the chats keep alive). */
+  heap_live_chats_mb: number;
+  heap_idle_mb: number;
+  heap_samples_mb: number[];
+  /** Slope of the heap in use (sampled without forcing GC) over the soak after its first fifth. */
+  soak_heap_slope_bytes_per_min: number;
   rss_samples_mb: number[];
   soak_slope_bytes_per_min: number;
   soak_messages: number;
@@ -29,12 +35,33 @@ function slope(points: [number, number][]): number {
   return den ? (num / den) * 60 : 0;
 }
 
+/** heapUsed without a forced GC (a GC every second would change what the soak measures). */
+async function heapAt(child: import("node:child_process").ChildProcess): Promise<number> {
+  return new Promise((resolve) => {
+    const on = (m: { memory?: NodeJS.MemoryUsage }) => {
+      if (!m?.memory) return;
+      child.off("message", on);
+      resolve(m.memory.heapUsed);
+    };
+    child.on("message", on);
+    child.send({ heap: "sample" });
+  });
+}
+
 /** The gateway in its own process, all three adapters on their fakes (which run here): RSS at N live chats, then a soak. */
 export async function runMemory(quick: boolean, drivers: PlatformDriver[]): Promise<MemoryResult> {
   const liveChats = liveChatCount(quick);
   const soakSeconds = pick(quick, 300, 5, 3);
   const rate = 200;
-  const env: Record<string, string> = { DATABASE_URL: freshSqliteUrl(), HTTP_PORT: "0", HTTP_HOST: "127.0.0.1", LOG_LEVEL: "silent", DM_POLICY: "open", GROUP_REQUIRE_MENTION: "false", BENCH_LIFT_LIMITS: "1" };
+  const env: Record<string, string> = {
+    DATABASE_URL: freshSqliteUrl(),
+    HTTP_PORT: "0",
+    HTTP_HOST: "127.0.0.1",
+    LOG_LEVEL: "silent",
+    DM_POLICY: "open",
+    GROUP_REQUIRE_MENTION: "false",
+    BENCH_LIFT_LIMITS: "1",
+  };
   for (const d of drivers) Object.assign(env, d.env());
   const { child, url } = await forkGateway(env);
   const pid = child.pid!;
@@ -43,6 +70,7 @@ export async function runMemory(quick: boolean, drivers: PlatformDriver[]): Prom
     for (const d of drivers) d.setEventsUrl(url);
     await sleep(quick ? 1000 : 2000);
     const idle = rssOf(pid);
+    const heapIdle = (await heapOf(child)).heapUsed;
     const base = replies();
     // One message in each of liveChats chats, spread over the platforms, at most 200 awaiting a reply.
     let sent = 0;
@@ -59,7 +87,12 @@ export async function runMemory(quick: boolean, drivers: PlatformDriver[]): Prom
     while (replies() - base < liveChats && Date.now() < end) await sleep(50);
     await sleep(quick ? 1000 : 2000);
     const live = [rssOf(pid)];
-    for (let i = 0; i < 4; i++) { await sleep(250); live.push(rssOf(pid)); }
+    for (let i = 0; i < 4; i++) {
+      await sleep(250);
+      live.push(rssOf(pid));
+    }
+    const heapLive = (await heapOf(child)).heapUsed;
+    const heapPoints: [number, number][] = [];
     // Soak: `rate` msgs/s over the same chats for soakSeconds; RSS sampled every second.
     const points: [number, number][] = [];
     const t0 = performance.now();
@@ -80,17 +113,31 @@ export async function runMemory(quick: boolean, drivers: PlatformDriver[]): Prom
       if (el - lastSample >= 1000) {
         lastSample = el;
         points.push([el / 1000, rssOf(pid)]);
+        const m = await heapAt(child);
+        heapPoints.push([el / 1000, m]);
         progress(`memory: soak ${Math.round(el / 1000)}/${soakSeconds} s, rss ${r1(points.at(-1)![1] / MB)} MB`);
       }
       await sleep(5);
     }
     await sleep(1000);
     return {
-      params: { quick, live_chats: liveChats, soak_seconds: soakSeconds, soak_rate_per_s: rate, soak_label: quick ? `quick soak (${soakSeconds} s): slope is indicative only` : `${soakSeconds / 60} min soak`, limits: "adapters' rate limits lifted in the gateway process (fakes do not rate-limit), so declared platform pacing adds no backlog (soak_replies < soak_messages means the gateway itself fell behind)" },
+      params: {
+        quick,
+        live_chats: liveChats,
+        soak_seconds: soakSeconds,
+        soak_rate_per_s: rate,
+        soak_label: quick ? `quick soak (${soakSeconds} s): slope is indicative only` : `${soakSeconds / 60} min soak`,
+        limits:
+          "adapters' rate limits lifted in the gateway process (fakes do not rate-limit), so declared platform pacing adds no backlog (soak_replies < soak_messages means the gateway itself fell behind)",
+      },
       rss_idle_mb: r1(idle / MB),
       rss_live_chats_mb: r1(median(live) / MB),
       rss_samples_mb: points.filter((_, i) => i % Math.max(1, Math.floor(points.length / 20)) === 0).map((p) => r1(p[1] / MB)),
       soak_slope_bytes_per_min: Math.round(slope(points.slice(Math.floor(points.length / 5)))),
+      heap_idle_mb: r1(heapIdle / MB),
+      heap_live_chats_mb: r1(heapLive / MB),
+      heap_samples_mb: heapPoints.filter((_, i) => i % Math.max(1, Math.floor(heapPoints.length / 20)) === 0).map((p) => r1(p[1] / MB)),
+      soak_heap_slope_bytes_per_min: Math.round(slope(heapPoints.slice(Math.floor(heapPoints.length / 5)))),
       soak_messages: n,
       soak_replies: replies() - soakBase,
     };

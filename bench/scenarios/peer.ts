@@ -74,7 +74,12 @@ export async function runPeer(d: PlatformDriver, chats: number): Promise<StreamR
 
 export function peerResult(quick: boolean, chats: number, peer: StreamResult, sb: number, sbFree: number): PeerResult {
   return {
-    params: { quick, chats, messages: chats, bot: "grammY Bot + session() + SQLite StorageAdapter (better-sqlite3), bot.start() long polling, sequential update handling" },
+    params: {
+      quick,
+      chats,
+      messages: chats,
+      bot: "grammY Bot + session() + SQLite StorageAdapter (better-sqlite3), bot.start() long polling, sequential update handling",
+    },
     msgs_per_s: peer.msgs_per_s,
     p50_ms: peer.latency.p50_ms,
     p99_ms: peer.latency.p99_ms,

@@ -22,6 +22,9 @@ export interface StartupResult extends Mode {
   params: { quick: boolean; runs: number; command: string; database: string };
   /** The same start from the TypeScript sources through tsx (SWITCHBOARD_FROM_SOURCE=1), for comparison. */
   source: Mode;
+  /** Modules of tsx, TypeScript or esbuild, or .ts files, the compiled gateway loaded (test/support/module-audit.mjs): must be none. */
+  compilers_loaded: string[];
+  modules_loaded: number;
 }
 
 const CLOCK_TICK_MS = 1000 / Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim() || 100);
@@ -32,18 +35,30 @@ function cpuMs(pid: number): number {
 }
 
 /** `discard` first runs are not counted: the first migrates the database (and fills tsx's cache from source). */
-async function measure(runs: number, discard: number, db: string, drivers: PlatformDriver[], fromSource: boolean): Promise<Mode> {
+async function measure(runs: number, discard: number, db: string, drivers: PlatformDriver[], fromSource: boolean, audit?: string): Promise<Mode> {
   const samples: number[] = [];
   const cpu: number[] = [];
   const rss: number[] = [];
   for (let i = 0; i < runs + discard; i++) {
     const port = await freePort();
-    const env: Record<string, string> = { ...process.env as Record<string, string>, DATABASE_URL: db, HTTP_PORT: String(port), HTTP_HOST: "127.0.0.1", LOG_LEVEL: "silent", DM_POLICY: "open" };
+    const env: Record<string, string> = {
+      ...(process.env as Record<string, string>),
+      DATABASE_URL: db,
+      HTTP_PORT: String(port),
+      HTTP_HOST: "127.0.0.1",
+      LOG_LEVEL: "silent",
+      DM_POLICY: "open",
+    };
     delete env.SWITCHBOARD_FROM_SOURCE;
     if (fromSource) env.SWITCHBOARD_FROM_SOURCE = "1";
     for (const d of drivers) Object.assign(env, d.env());
+    if (audit) env.MODULE_AUDIT_FILE = audit;
     const t0 = performance.now();
-    const child = spawn(process.execPath, ["bin/switchboard.mjs", "serve"], { cwd: ROOT, env, stdio: ["ignore", "ignore", "ignore"] });
+    const child = spawn(process.execPath, [...(audit ? ["--import", path.join(ROOT, "test/support/module-audit.mjs")] : []), "bin/switchboard.mjs", "serve"], {
+      cwd: ROOT,
+      env,
+      stdio: ["ignore", "ignore", "ignore"],
+    });
     let ready = false;
     const end = Date.now() + 60_000;
     while (!ready && Date.now() < end && child.exitCode === null) {
@@ -86,9 +101,31 @@ export async function runStartup(quick: boolean, drivers: PlatformDriver[]): Pro
   const compiled = await measure(runs, 1, db, drivers, false);
   // The smoke run only checks the document's shape: one uncounted start is enough.
   const source = await measure(runs, pick(quick, 1, 1, 0), db, drivers, true);
+  // One more compiled start, not timed (the audit hooks cost time): which modules it loads.
+  const auditFile = path.join(path.dirname(new URL(db).pathname), "modules.txt");
+  await measure(1, 0, db, drivers, false, auditFile);
+  const loaded = [
+    ...new Set(
+      fs
+        .readFileSync(auditFile, "utf8")
+        .trim()
+        .split("\n")
+        .map((l) => l.split(" ")[1]!),
+    ),
+  ];
+  const compilers = loaded.filter((u) => /\/node_modules\/(tsx|typescript|esbuild|@esbuild|get-tsconfig)\//.test(u) || /\.[cm]?ts$/.test(u));
+  if (compilers.length) throw new Error(`the compiled gateway loaded a TypeScript compiler or source: ${compilers.slice(0, 5).join(", ")}`);
+  if (!loaded.some((u) => u.includes("/dist/app/cli.js"))) throw new Error("the module audit saw no dist/app/cli.js: it is not looking at the gateway");
   return {
-    params: { quick, runs, command: "node bin/switchboard.mjs serve, compiled build (telegram+discord+slack on fakes)", database: "SQLite, migrated by the first (discarded) run" },
+    params: {
+      quick,
+      runs,
+      command: "node bin/switchboard.mjs serve, compiled build (telegram+discord+slack on fakes)",
+      database: "SQLite, migrated by the first (discarded) run",
+    },
     ...compiled,
     source,
+    compilers_loaded: compilers,
+    modules_loaded: loaded.length,
   };
 }

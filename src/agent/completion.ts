@@ -49,7 +49,10 @@ interface Slot {
 
 const snippet = (s: string) => (s.length > 120 ? `${s.slice(0, 120)}…` : s);
 const malformed = (why: string) =>
-  new AgentError("MalformedStream", `The model server sent a malformed stream: ${why}. Check that OPENAI_BASE_URL points at an OpenAI-compatible API and that the server supports streaming.`);
+  new AgentError(
+    "MalformedStream",
+    `The model server sent a malformed stream: ${why}. Check that OPENAI_BASE_URL points at an OpenAI-compatible API and that the server supports streaming.`,
+  );
 
 /** Folds the chunks of one completion into its text and tool calls. */
 export class CompletionAccumulator {

@@ -21,7 +21,9 @@ const MODEL_NAME = /^[A-Za-z0-9._:/@+-]{1,200}$/;
 export function parseModelName(s: unknown): Parsed<string> {
   const v = typeof s === "string" ? s.trim() : "";
   if (MODEL_NAME.test(v) && /[A-Za-z0-9]/.test(v)) return ok(v);
-  return fail("A model name is 1-200 letters, digits and . _ : / @ + - with no spaces, for example gpt-4o-mini, llama3.1:8b or meta-llama/Llama-3.1-8B-Instruct.");
+  return fail(
+    "A model name is 1-200 letters, digits and . _ : / @ + - with no spaces, for example gpt-4o-mini, llama3.1:8b or meta-llama/Llama-3.1-8B-Instruct.",
+  );
 }
 
 /** For `/think`. */
@@ -82,12 +84,16 @@ export interface AgentDefaults extends Omit<OpenAiAgentOptions, "baseUrl" | "set
   thinkingLevel?: ThinkingLevel;
   temperature?: number;
   maxOutputTokens?: number;
+  /** MODELS_ALLOWED: a session's model outside it (chosen before the list was set) falls back to the default model. */
+  modelsAllowed?: readonly string[];
 }
 
 /** Per-turn extras, for what depends on the session: tools scoped to its user, an approval handler that asks its chat. */
 export interface TurnOverrides {
   tools?: ToolRegistry;
   approval?: ApprovalHandler;
+  /** Other per-turn facts a custom factory may read (the session, the event); the default factory ignores them. */
+  [extra: string]: unknown;
 }
 
 export type AgentFactory = ((metadata: Record<string, unknown>, overrides?: TurnOverrides) => Agent) & { readonly provider: "echo" | "openai" };
@@ -105,7 +111,8 @@ export function createAgentFactory(defaults: AgentDefaults = {}): AgentFactory {
   if (!baseUrl && !apiKey) return Object.assign(() => echoAgent(), { provider: "echo" as const });
 
   const model = parseModelName(defaults.model);
-  if (!model.ok) throw new AgentError("Config", `OPENAI_MODEL is missing or invalid, and it is required when OPENAI_BASE_URL or OPENAI_API_KEY is set. ${model.error}`);
+  if (!model.ok)
+    throw new AgentError("Config", `OPENAI_MODEL is missing or invalid, and it is required when OPENAI_BASE_URL or OPENAI_API_KEY is set. ${model.error}`);
   const base: ModelSettings = { model: model.value };
   const check = <T>(what: string, v: unknown, parse: (v: unknown) => Parsed<T>): T | undefined => {
     if (v === undefined) return undefined;
@@ -120,7 +127,7 @@ export function createAgentFactory(defaults: AgentDefaults = {}): AgentFactory {
   if (temperature !== undefined) base.temperature = temperature;
   if (maxOutputTokens !== undefined) base.maxOutputTokens = maxOutputTokens;
 
-  const { model: _m, thinkingLevel: _t, temperature: _temp, maxOutputTokens: _max, ...rest } = defaults;
+  const { model: _m, thinkingLevel: _t, temperature: _temp, maxOutputTokens: _max, modelsAllowed, ...rest } = defaults;
   const log = defaults.log ?? noopLog;
   const options = { ...rest, baseUrl: baseUrl ?? OPENAI_URL, apiKey };
   // Validate the URL now rather than on the first message.
@@ -129,9 +136,17 @@ export function createAgentFactory(defaults: AgentDefaults = {}): AgentFactory {
   const factory = (metadata: Record<string, unknown>, overrides: TurnOverrides = {}): Agent => {
     const invalid: string[] = [];
     const settings = settingsFromMetadata(metadata ?? {}, base, invalid);
+    if (modelsAllowed?.length && settings.model !== base.model && !modelsAllowed.includes(settings.model)) {
+      log.warn({ model: settings.model }, "the session's model is not in MODELS_ALLOWED; using the default model");
+      settings.model = base.model;
+    }
     if (invalid.length > 0) log.warn({ keys: invalid }, "ignoring invalid model settings in session metadata; using the defaults for them");
-    return openAiAgent({ ...options, ...(overrides.tools && { tools: overrides.tools }), ...(overrides.approval && { approval: overrides.approval }), settings });
+    return openAiAgent({
+      ...options,
+      ...(overrides.tools && { tools: overrides.tools }),
+      ...(overrides.approval && { approval: overrides.approval }),
+      settings,
+    });
   };
   return Object.assign(factory, { provider: "openai" as const });
 }
-

@@ -110,10 +110,18 @@ export class Attempt {
     if (this.user.aborted) return aborted();
     const where = safeUrl(this.opts.url);
     if (this.timedOut === "connect") {
-      return new AgentError("Timeout", `The model server at ${where} did not answer within ${this.opts.connectTimeoutMs} ms. Check that it is running and reachable, or raise the connect timeout.`, { cause: e });
+      return new AgentError(
+        "Timeout",
+        `The model server at ${where} did not answer within ${this.opts.connectTimeoutMs} ms. Check that it is running and reachable, or raise the connect timeout.`,
+        { cause: e },
+      );
     }
     if (this.timedOut === "idle") {
-      return new AgentError("Timeout", `The model server at ${where} went silent for ${this.opts.idleTimeoutMs} ms in the middle of a reply. Retry, or raise the idle timeout if the model is slow.`, { cause: e });
+      return new AgentError(
+        "Timeout",
+        `The model server at ${where} went silent for ${this.opts.idleTimeoutMs} ms in the middle of a reply. Retry, or raise the idle timeout if the model is slow.`,
+        { cause: e },
+      );
     }
     if (e instanceof AgentError) return e;
     const cause = e instanceof Error && e.cause instanceof Error ? e.cause : e;
@@ -121,9 +129,15 @@ export class Attempt {
     const text = cause instanceof Error ? cause.message : String(cause);
     const detail = redact(typeof code === "string" && !text.includes(code) ? `${text}, ${code}` : text, this.opts.secret);
     if (this.reading) {
-      return new AgentError("Upstream", `The connection to the model server at ${where} broke in the middle of a reply (${detail}). Send the message again; if it keeps happening, check the server's logs.`, { cause: e });
+      return new AgentError(
+        "Upstream",
+        `The connection to the model server at ${where} broke in the middle of a reply (${detail}). Send the message again; if it keeps happening, check the server's logs.`,
+        { cause: e },
+      );
     }
-    return new AgentError("Upstream", `Could not talk to the model server at ${where} (${detail}). Check OPENAI_BASE_URL and that the server is running.`, { cause: e });
+    return new AgentError("Upstream", `Could not talk to the model server at ${where} (${detail}). Check OPENAI_BASE_URL and that the server is running.`, {
+      cause: e,
+    });
   }
 }
 
@@ -189,18 +203,34 @@ function httpError(status: number, body: string, retryAfterMs: number | undefine
   const opts = { status, retryAfterMs };
   if (status === 429) {
     const wait = retryAfterMs !== undefined ? ` It asked to wait ${Math.ceil(retryAfterMs / 1000)} s.` : "";
-    return new AgentError("RateLimited", `The model server at ${where} is rate limiting requests (HTTP 429 after ${attempts} attempt(s)).${wait} Try again later, or raise the provider's limits.${said}`, opts);
+    return new AgentError(
+      "RateLimited",
+      `The model server at ${where} is rate limiting requests (HTTP 429 after ${attempts} attempt(s)).${wait} Try again later, or raise the provider's limits.${said}`,
+      opts,
+    );
   }
   if (status === 401 || status === 403) {
     return new AgentError("Config", `The model server at ${where} rejected the credentials (HTTP ${status}). Check OPENAI_API_KEY.${said}`, opts);
   }
   if (status === 404) {
-    return new AgentError("Config", `The model server answered HTTP 404 for ${where}. Check OPENAI_BASE_URL (it usually ends in /v1) and the model name in OPENAI_MODEL or /model (Ollama answers 404 for a model it has not pulled).${said}`, opts);
+    return new AgentError(
+      "Config",
+      `The model server answered HTTP 404 for ${where}. Check OPENAI_BASE_URL (it usually ends in /v1) and the model name in OPENAI_MODEL or /model (Ollama answers 404 for a model it has not pulled).${said}`,
+      opts,
+    );
   }
   if (status >= 500) {
-    return new AgentError("Upstream", `The model server at ${where} failed (HTTP ${status} after ${attempts} attempt(s)). Try again later, or check the server's logs.${said}`, opts);
+    return new AgentError(
+      "Upstream",
+      `The model server at ${where} failed (HTTP ${status} after ${attempts} attempt(s)). Try again later, or check the server's logs.${said}`,
+      opts,
+    );
   }
-  return new AgentError("Upstream", `The model server at ${where} refused the request (HTTP ${status}). Check the model settings (/model, /think, /temperature).${said}`, opts);
+  return new AgentError(
+    "Upstream",
+    `The model server at ${where} refused the request (HTTP ${status}). Check the model settings (/model, /think, /temperature).${said}`,
+    opts,
+  );
 }
 
 /** Decoded body text; the idle timer runs only while waiting on the server, not while the caller works. */

@@ -12,6 +12,9 @@ export {
   toolRegistry,
   type ApprovalDecision,
   type ApprovalHandler,
+  type ApprovalVerdict,
+  runToolCallDetailed,
+  type ToolOutcome,
   type Tool,
   type ToolContext,
   type ToolRegistry,
@@ -31,3 +34,4 @@ export {
   type TurnOverrides,
   type Parsed,
 } from "./factory.js";
+export { resolvePolicy, chatPolicyKey, TOOL_POLICIES, type ToolPolicy, type PolicyRule, type PolicyChat } from "./tool-policy.js";

@@ -1,8 +1,9 @@
 import { randomUUID } from "node:crypto";
+import { speakerPrefix, userContent, wireName, type ContentPart, type SpeakerNames } from "./content.js";
 import { CompletionAccumulator, type CompletionResult } from "./completion.js";
 import { defaultSleep, postWithRetry, readBodyText, redact, safeUrl } from "./http.js";
 import { sseData } from "./sse.js";
-import { DENIED, denyAll, runToolCall, type ApprovalHandler, type ToolRegistry } from "./tools.js";
+import { DENIED, denyAll, runToolCallDetailed, type ApprovalHandler, type ToolRegistry } from "./tools.js";
 import { aborted, AgentError, noopLog, type Agent, type AgentLog, type AgentOutput, type ChatMessage, type ModelSettings, type TurnRequest } from "./types.js";
 
 export interface OpenAiAgentOptions {
@@ -15,6 +16,8 @@ export interface OpenAiAgentOptions {
   approval?: ApprovalHandler;
   /** Rounds of tool calls per turn; when the model asks for more, the turn ends with a notice. */
   maxToolRounds?: number;
+  /** Per tool call (TOOL_TIMEOUT); past it the model gets an error result. */
+  toolTimeoutMs?: number;
   /** From sending the request until response headers arrive. Not retried: a hung server stays hung while the user waits. */
   connectTimeoutMs?: number;
   /** Longest silence between two reads of the streamed body. */
@@ -27,6 +30,8 @@ export interface OpenAiAgentOptions {
   /** Injected by tests to observe retry delays without waiting them out. */
   sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
   log?: AgentLog;
+  /** How a group speaker's name reaches the model (MODEL_SPEAKER_NAMES); default the `name` field. */
+  speakerNames?: SpeakerNames;
 }
 
 export const OPENAI_DEFAULTS = {
@@ -41,17 +46,12 @@ export const OPENAI_DEFAULTS = {
 } as const;
 
 type WireMessage =
-  | { role: "system" | "user"; content: string; name?: string }
+  | { role: "system"; content: string; name?: string }
+  | { role: "user"; content: string | ContentPart[]; name?: string }
   | { role: "assistant"; content: string | null; name?: string; tool_calls?: { id: string; type: "function"; function: { name: string; arguments: string } }[] }
   | { role: "tool"; content: string; tool_call_id: string };
 
-/** OpenAI rejects a `name` outside [a-zA-Z0-9_-]{1,64}; a display name such as "Ana María" must not fail the turn. */
-function wireName(name: string | undefined): { name?: string } {
-  const clean = (name ?? "").replace(/[^a-zA-Z0-9_-]+/g, "_").replace(/^_+|_+$/g, "").slice(0, 64);
-  return clean ? { name: clean } : {};
-}
-
-function toWire(m: ChatMessage): WireMessage {
+function toWire(m: ChatMessage, speakers: SpeakerNames = "name"): WireMessage {
   const name = wireName(m.name);
   switch (m.role) {
     case "tool":
@@ -64,6 +64,9 @@ function toWire(m: ChatMessage): WireMessage {
         ...name,
         tool_calls: m.toolCalls.map((c) => ({ id: c.id, type: "function" as const, function: { name: c.name, arguments: c.arguments } })),
       };
+    case "user":
+      if (speakers === "prefix" && m.name) return { role: "user", content: userContent(speakerPrefix(m.name) + m.content, m.images) };
+      return { role: "user", content: userContent(m.content, m.images), ...name };
     default:
       return { role: m.role, content: m.content, ...name };
   }
@@ -90,6 +93,16 @@ function checkOptions(o: OpenAiAgentOptions): string {
   }
   if (!o.settings.model.trim()) throw new AgentError("Config", "No model name is set; set OPENAI_MODEL or choose one with /model.");
   return `${o.baseUrl.replace(/\/+$/, "")}/chat/completions`;
+}
+
+/** Servers (chat-completions URLs) seen refusing the `name` field: group speakers go to them as a prefix. */
+const REJECTS_NAME = new Set<string>();
+
+/** A 400/422 whose text blames the `name` field, as servers that do not take it answer. */
+function rejectsName(err: unknown): boolean {
+  return (
+    err instanceof AgentError && (err.status === 400 || err.status === 422) && /['"`]?\bname\b['"`]?/i.test(err.message.split("The server said:")[1] ?? "")
+  );
 }
 
 /** An agent backed by any OpenAI-compatible chat-completions server (OpenAI, Ollama, vLLM, llama.cpp). */
@@ -123,17 +136,30 @@ export function openAiAgent(opts: OpenAiAgentOptions): Agent & { readonly settin
     });
     log.debug({ url: safeUrl(url), model: opts.settings.model, messages: messages.length }, "model request");
     const { response, attempt } = await postWithRetry({
-      url, headers, body, signal,
-      connectTimeoutMs: o.connectTimeoutMs, idleTimeoutMs: o.idleTimeoutMs,
-      maxRetries: o.maxRetries, retryBaseMs: o.retryBaseMs, maxRetryDelayMs: o.maxRetryDelayMs,
-      fetch: opts.fetch ?? fetch, sleep: opts.sleep ?? defaultSleep, log, secret: opts.apiKey,
+      url,
+      headers,
+      body,
+      signal,
+      connectTimeoutMs: o.connectTimeoutMs,
+      idleTimeoutMs: o.idleTimeoutMs,
+      maxRetries: o.maxRetries,
+      retryBaseMs: o.retryBaseMs,
+      maxRetryDelayMs: o.maxRetryDelayMs,
+      fetch: opts.fetch ?? fetch,
+      sleep: opts.sleep ?? defaultSleep,
+      log,
+      secret: opts.apiKey,
     });
     const acc = new CompletionAccumulator(clean);
     try {
       const type = response.headers.get("content-type") ?? "";
-      if (!response.body) throw new AgentError("MalformedStream", "The model server answered with an empty body. Check that OPENAI_BASE_URL points at an OpenAI-compatible API.");
+      if (!response.body)
+        throw new AgentError("MalformedStream", "The model server answered with an empty body. Check that OPENAI_BASE_URL points at an OpenAI-compatible API.");
       if (type.includes("text/html")) {
-        throw new AgentError("MalformedStream", `The model server at ${safeUrl(url)} answered with a web page, not an event stream. Check OPENAI_BASE_URL (it usually ends in /v1).`);
+        throw new AgentError(
+          "MalformedStream",
+          `The model server at ${safeUrl(url)} answered with a web page, not an event stream. Check OPENAI_BASE_URL (it usually ends in /v1).`,
+        );
       }
       if (type.includes("application/json")) {
         // The server ignored `stream: true`: take the whole answer as one delta.
@@ -161,14 +187,34 @@ export function openAiAgent(opts: OpenAiAgentOptions): Agent & { readonly settin
   }
 
   async function* run(req: TurnRequest): AsyncGenerator<AgentOutput> {
-    const messages: WireMessage[] = req.system ? [{ role: "system", content: req.system }] : [];
-    messages.push(...req.messages.map(toWire));
+    const wire = (speakers: SpeakerNames | undefined): WireMessage[] => [
+      ...(req.system ? [{ role: "system" as const, content: req.system }] : []),
+      ...req.messages.map((m) => toWire(m, speakers)),
+    ];
+    let speakers: SpeakerNames = opts.speakerNames === "prefix" || REJECTS_NAME.has(url) ? "prefix" : "name";
+    let messages = wire(speakers);
     const turn = { text: "" };
     for (let rounds = 0; ; rounds++) {
       if (req.signal.aborted) throw aborted();
-      const result: CompletionResult = yield* complete(messages, req.signal, turn);
+      let result: CompletionResult;
+      try {
+        result = yield* complete(messages, req.signal, turn);
+      } catch (err) {
+        // A server that refuses the `name` field (some templates only take role and content): say who spoke
+        // as a [Name] prefix instead, from now on, for this server.
+        if (rounds > 0 || speakers === "prefix" || !rejectsName(err) || !req.messages.some((m) => m.role === "user" && m.name)) throw err;
+        log.warn({ url: safeUrl(url) }, "the model server refused the message name field; naming group speakers as a [Name] prefix from now on");
+        REJECTS_NAME.add(url);
+        speakers = "prefix";
+        messages = wire(speakers);
+        result = yield* complete(messages, req.signal, turn);
+      }
       if (result.finishReason === "length") {
-        yield { type: "notice", severity: "warn", text: "The reply was cut off at the output token limit. Raise the max output tokens setting, or ask the model to continue." };
+        yield {
+          type: "notice",
+          severity: "warn",
+          text: "The reply was cut off at the output token limit. Raise the max output tokens setting, or ask the model to continue.",
+        };
       } else if (result.finishReason === "content_filter") {
         yield { type: "notice", severity: "warn", text: "The model server's content filter stopped the reply." };
       }
@@ -178,15 +224,26 @@ export function openAiAgent(opts: OpenAiAgentOptions): Agent & { readonly settin
       }
       if (rounds >= o.maxToolRounds) {
         log.info({ rounds, limit: o.maxToolRounds }, "tool round limit reached");
-        yield { type: "notice", severity: "warn", text: `Stopped after ${rounds} rounds of tool calls, the limit for one turn; the answer may be incomplete. Send another message to let the agent continue.` };
+        yield {
+          type: "notice",
+          severity: "warn",
+          text: `Stopped after ${rounds} rounds of tool calls, the limit for one turn; the answer may be incomplete. Send another message to let the agent continue.`,
+        };
         yield { type: "done", text: turn.text, toolRounds: rounds };
         return;
       }
       messages.push(toWire({ role: "assistant", content: result.text, toolCalls: result.toolCalls }));
       for (const call of result.toolCalls) {
-        const content = await runToolCall(call, tools, approval, req.signal);
-        if (content.startsWith(DENIED)) yield { type: "notice", severity: "info", text: `The agent wanted to use the tool ${call.name}; it was ${DENIED}.` };
-        log.debug({ tool: call.name, round: rounds + 1, denied: content.startsWith(DENIED) }, "tool call finished");
+        const outcome = await runToolCallDetailed(call, tools, approval, req.signal, {
+          ...(opts.toolTimeoutMs !== undefined && { timeoutMs: opts.toolTimeoutMs }),
+        });
+        const { content } = outcome;
+        // A person's denial is already on the approval card; a policy's is told here.
+        if (content.startsWith(DENIED) && !outcome.note)
+          yield { type: "notice", severity: "info", text: `The agent wanted to use the tool ${call.name}; it was ${DENIED}.` };
+        log.debug({ tool: call.name, round: rounds + 1, decision: outcome.decision }, "tool call finished");
+        const server = tools?.get(call.name)?.server;
+        yield { type: "tool", call, decision: outcome.decision, result: content, ...(server && { server }), ...(outcome.note && { note: outcome.note }) };
         messages.push({ role: "tool", tool_call_id: call.id, content });
       }
     }

@@ -44,7 +44,10 @@ export async function* sseData(text: AsyncIterable<string>): AsyncGenerator<stri
     buf = buf.slice(start);
     scanned = Math.max(0, buf.length - 1);
     if (buf.length > MAX_BUFFER_CHARS) {
-      throw new AgentError("MalformedStream", "The model server sent an endless line instead of an event stream. Check that OPENAI_BASE_URL points at an OpenAI-compatible API.");
+      throw new AgentError(
+        "MalformedStream",
+        "The model server sent an endless line instead of an event stream. Check that OPENAI_BASE_URL points at an OpenAI-compatible API.",
+      );
     }
   }
   const last = line(buf.endsWith("\r") ? buf.slice(0, -1) : buf);

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { AgentError, type ToolCall } from "./types.js";
+import type { ToolPolicy } from "./tool-policy.js";
 
 export interface ToolContext {
   signal: AbortSignal;
@@ -13,6 +14,16 @@ export interface Tool {
   parameters: Record<string, unknown>;
   /** `args` is the parsed JSON the model sent: validate it. The returned text goes back to the model. */
   run(args: unknown, ctx: ToolContext): Promise<string>;
+  /**
+   * The tool's own default policy (auto, ask or deny), which the operator's
+   * configuration may override (tool-policy.ts). Unset means `ask`: a tool
+   * runs unasked only when someone decided it is harmless.
+   */
+  policy?: ToolPolicy;
+  /** The MCP server it comes from; unset for a built-in tool. */
+  server?: string;
+  /** Its own per-call limit (an MCP server's `timeoutMs`); otherwise the caller's (TOOL_TIMEOUT). */
+  timeoutMs?: number;
 }
 
 export interface ToolRegistry {
@@ -22,8 +33,14 @@ export interface ToolRegistry {
 }
 
 export type ApprovalDecision = "approve" | "deny";
+/** A decision with who or what made it ("approved by Alice", "auto by policy"), kept in the transcript. */
+export interface ApprovalVerdict {
+  decision: ApprovalDecision;
+  /** e.g. "policy auto", "approved by Alice", "expired", "cancelled by /stop". */
+  note?: string;
+}
 /** Decides whether one tool call may run. A denial is reported to the model as the tool's result. */
-export type ApprovalHandler = (call: ToolCall, ctx: ToolContext) => Promise<ApprovalDecision>;
+export type ApprovalHandler = (call: ToolCall, ctx: ToolContext & { tool?: Tool }) => Promise<ApprovalDecision | ApprovalVerdict>;
 
 export const denyAll: ApprovalHandler = async () => "deny";
 export const approveAll: ApprovalHandler = async () => "approve";
@@ -53,6 +70,7 @@ export function currentTimeTool(now: () => Date = () => new Date()): Tool {
   const Args = z.object({ timezone: z.string().min(1).max(64).optional() });
   return {
     name: "current_time",
+    policy: "auto",
     description: "Returns the current date and time, in UTC and optionally in an IANA time zone such as Europe/Paris.",
     parameters: {
       type: "object",
@@ -80,6 +98,8 @@ export function searchSessionsTool(search: (query: string) => Promise<string>): 
   const Args = z.object({ query: z.string().trim().min(1).max(500) });
   return {
     name: "search_sessions",
+    // Reads only the asking conversation's own sessions (scoped where it is built).
+    policy: "auto",
     description: "Searches this user's earlier and archived conversations for a text query and returns matching excerpts.",
     parameters: {
       type: "object",
@@ -108,36 +128,86 @@ export const DENIED = "denied by approval policy";
 /** Tool output beyond this is cut, so one chatty tool cannot crowd out the conversation. */
 export const MAX_TOOL_RESULT_CHARS = 16_000;
 
+/** What one tool call came to: the text the model gets back, and the decision behind it (for the transcript). */
+export interface ToolOutcome {
+  content: string;
+  decision: "approved" | "denied" | "error";
+  /** Who or what decided, or why it failed. */
+  note?: string;
+}
+
+/** Per-call limit when the caller gives none. */
+export const DEFAULT_TOOL_TIMEOUT_MS = 30_000;
+
+const cut = (out: string, max: number) => (out.length > max ? `${out.slice(0, max)}\n[truncated]` : out);
+
 /**
  * Runs one call through approval and the tool, and always returns the text to
  * send back as the `tool` message: failures become results the model can read,
  * so a bad call never ends the turn. Only an interrupt escapes, as a throw.
  */
 export async function runToolCall(call: ToolCall, tools: ToolRegistry | undefined, approval: ApprovalHandler, signal: AbortSignal): Promise<string> {
+  return (await runToolCallDetailed(call, tools, approval, signal)).content;
+}
+
+export async function runToolCallDetailed(
+  call: ToolCall,
+  tools: ToolRegistry | undefined,
+  approval: ApprovalHandler,
+  signal: AbortSignal,
+  opts: { timeoutMs?: number; maxResultChars?: number } = {},
+): Promise<ToolOutcome> {
   const tool = tools?.get(call.name);
   if (!tool) {
     const names = tools?.names().join(", ") || "none";
-    return `error: there is no tool named "${call.name}". Available tools: ${names}.`;
+    return { content: `error: there is no tool named "${call.name}". Available tools: ${names}.`, decision: "error", note: "no such tool" };
   }
   let args: unknown;
   try {
     args = call.arguments.trim() === "" ? {} : JSON.parse(call.arguments);
   } catch {
-    return `error: the arguments for ${call.name} were not valid JSON; call it again with a JSON object.`;
+    return {
+      content: `error: the arguments for ${call.name} were not valid JSON; call it again with a JSON object.`,
+      decision: "error",
+      note: "invalid JSON arguments",
+    };
   }
-  let decision: ApprovalDecision;
+  let verdict: ApprovalVerdict;
   try {
-    decision = await approval(call, { signal });
+    const r = await approval(call, { signal, tool });
+    verdict = typeof r === "string" ? { decision: r } : r;
   } catch {
-    decision = "deny"; // fail closed: an approval handler that breaks never lets a call through
+    verdict = { decision: "deny", note: "the approval failed" }; // fail closed: an approval handler that breaks never lets a call through
   }
   if (signal.aborted) throw new AgentError("Aborted", "The turn was interrupted while a tool call waited for approval.");
-  if (decision !== "approve") return `${DENIED}: ${call.name} was not run. Continue without it, or tell the user what you would need.`;
+  if (verdict.decision !== "approve") {
+    const why = verdict.note ? ` (${verdict.note})` : "";
+    return {
+      content: `${DENIED}: ${call.name} was not run${why}. Continue without it, or tell the user what you would need.`,
+      decision: "denied",
+      ...(verdict.note && { note: verdict.note }),
+    };
+  }
+  const timeoutMs = tool.timeoutMs ?? opts.timeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS;
+  const timeout = AbortSignal.timeout(timeoutMs);
+  const both = AbortSignal.any([signal, timeout]);
   try {
-    const out = await tool.run(args, { signal });
-    return out.length > MAX_TOOL_RESULT_CHARS ? `${out.slice(0, MAX_TOOL_RESULT_CHARS)}\n[truncated]` : out;
+    const out = await new Promise<string>((resolve, reject) => {
+      // A tool that ignores its signal still cannot hold the turn past the limit.
+      const onAbort = () => reject(both.reason);
+      both.addEventListener("abort", onAbort, { once: true });
+      tool
+        .run(args, { signal: both })
+        .then(resolve, reject)
+        .finally(() => both.removeEventListener("abort", onAbort));
+    });
+    return { content: cut(out, opts.maxResultChars ?? MAX_TOOL_RESULT_CHARS), decision: "approved", ...(verdict.note && { note: verdict.note }) };
   } catch (e) {
     if (signal.aborted) throw new AgentError("Aborted", "The turn was interrupted while a tool was running.");
-    return `error: ${call.name} failed: ${e instanceof Error ? e.message : String(e)}`;
+    if (timeout.aborted) {
+      return { content: `error: ${call.name} did not finish within ${Math.round(timeoutMs / 1000)} s and was stopped.`, decision: "error", note: "timed out" };
+    }
+    const msg = e instanceof Error ? e.message : String(e);
+    return { content: `error: ${call.name} failed: ${msg}`, decision: "error", note: cut(msg, 200) };
   }
 }

@@ -1,3 +1,4 @@
+import { SwitchboardError } from "../errors.js";
 /**
  * The agent layer's public types. The runtime drives an Agent one turn at a
  * time; everything provider-specific stays behind this interface.
@@ -20,7 +21,10 @@ export interface ChatMessage {
   toolCallId?: string;
   /** On an `assistant` message: the tools it asked for. */
   toolCalls?: ToolCall[];
+  /** On a `user` message in a group: who said it (see content.ts for how it reaches the model). */
   name?: string;
+  /** On a `user` message: images for a vision model (MODEL_VISION), sent as image content parts. */
+  images?: import("./content.js").ImageInput[];
 }
 
 export interface ModelSettings {
@@ -36,6 +40,8 @@ export type NoticeSeverity = "info" | "warn" | "error";
 export type AgentOutput =
   | { type: "text-delta"; text: string }
   | { type: "notice"; severity: NoticeSeverity; text: string }
+  /** One tool call finished (run, denied or failed): the turn keeps it in the transcript. */
+  | { type: "tool"; call: ToolCall; server?: string; decision: "approved" | "denied" | "error"; note?: string; result: string }
   /** `text` is every text-delta of the turn concatenated, so a sink can replace the streamed draft with it. */
   | { type: "done"; text: string; toolRounds: number };
 
@@ -67,16 +73,12 @@ export type AgentErrorCode = (typeof AGENT_ERROR_CODES)[number];
  * A typed agent failure with a stable `code`. `message` says how to fix the
  * problem and never contains the API key (provider code redacts upstream text).
  */
-export class AgentError extends Error {
+export class AgentError extends SwitchboardError<AgentErrorCode> {
   override readonly name = "AgentError";
   readonly status: number | undefined;
   readonly retryAfterMs: number | undefined;
-  constructor(
-    readonly code: AgentErrorCode,
-    message: string,
-    options: { cause?: unknown; status?: number; retryAfterMs?: number } = {},
-  ) {
-    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+  constructor(code: AgentErrorCode, message: string, options: { cause?: unknown; status?: number; retryAfterMs?: number } = {}) {
+    super(code, message, options.cause === undefined ? undefined : { cause: options.cause });
     this.status = options.status;
     this.retryAfterMs = options.retryAfterMs;
   }

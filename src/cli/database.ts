@@ -31,7 +31,10 @@ export async function withExistingDatabase<T>(config: Config, fn: (db: Database)
     } catch (e) {
       const msg = String((e as Error).message ?? e);
       if (/no such table|does not exist/i.test(msg) && /Session/.test(msg)) {
-        throw new CliError("NoDatabase", `The database at DATABASE_URL has no Switchboard tables yet. Run \`switchboard migrate\` first (or point DATABASE_URL at the gateway's database).`);
+        throw new CliError(
+          "NoDatabase",
+          `The database at DATABASE_URL has no Switchboard tables yet. Run \`switchboard migrate\` first (or point DATABASE_URL at the gateway's database).`,
+        );
       }
       throw e;
     }

@@ -1,3 +1,4 @@
+import { SwitchboardError } from "../errors.js";
 /**
  * What every CLI command prints. With --json: exactly one JSON document on
  * stdout: the command's result as it always was (scripts parse it), or
@@ -10,19 +11,20 @@ export interface CliIO {
   err(line: string): void;
 }
 
-export const stdio: CliIO = { out: (l) => process.stdout.write(l + "\n"), err: (l) => process.stderr.write(l + "\n") };
+export const stdio: CliIO = { out: (l) => process.stdout.write(`${l}\n`), err: (l) => process.stderr.write(`${l}\n`) };
 
 /** Exit codes: 0 ok, 1 the command failed, 2 it was called wrongly. */
 export const EXIT = { ok: 0, failed: 1, usage: 2 } as const;
 
 /** A failure with a stable code, shown as it is (no stack): the message says what to do. */
-export class CliError extends Error {
+export class CliError extends SwitchboardError {
+  override readonly name = "CliError";
   constructor(
-    readonly code: string,
+    code: string,
     message: string,
     readonly exit: number = EXIT.failed,
   ) {
-    super(message);
+    super(code, message);
   }
 }
 

@@ -8,8 +8,20 @@ export async function pairingCommand(db: Database, sub: string | undefined, code
   const pairing = new Pairing(new AccessStore(db));
   if (sub === "list") {
     const rows = await pairing.list();
-    const view = rows.map((r) => ({ code: r.code, platform: r.platform, botId: r.botId, senderId: r.senderId, name: r.displayName, expiresAt: r.expiresAt.toISOString() }));
-    return out.ok({ requests: view }, view.length ? view.map((r) => `${r.code}  ${r.platform}  sender ${r.senderId}${r.name ? ` (${r.name})` : ""}  expires ${r.expiresAt}`) : ["No pending pairing requests."]);
+    const view = rows.map((r) => ({
+      code: r.code,
+      platform: r.platform,
+      botId: r.botId,
+      senderId: r.senderId,
+      name: r.displayName,
+      expiresAt: r.expiresAt.toISOString(),
+    }));
+    return out.ok(
+      { requests: view },
+      view.length
+        ? view.map((r) => `${r.code}  ${r.platform}  sender ${r.senderId}${r.name ? ` (${r.name})` : ""}  expires ${r.expiresAt}`)
+        : ["No pending pairing requests."],
+    );
   }
   if (sub === "approve") {
     if (!code) throw usageError("pairing approve needs a code: switchboard pairing approve <code>");
@@ -23,7 +35,9 @@ export async function pairingCommand(db: Database, sub: string | undefined, code
       }[r];
       throw new CliError(r === "missing" ? "NotFound" : "Invalid", message);
     }
-    return out.ok({ approved: { code: r.code, platform: r.platform, botId: r.botId, senderId: r.senderId } }, [`Approved ${r.senderId} on ${r.platform}; they can now chat with the bot.`]);
+    return out.ok({ approved: { code: r.code, platform: r.platform, botId: r.botId, senderId: r.senderId } }, [
+      `Approved ${r.senderId} on ${r.platform}; they can now chat with the bot.`,
+    ]);
   }
   throw usageError(sub ? `unknown pairing command "${sub}"` : "pairing needs a command: list or approve <code>");
 }

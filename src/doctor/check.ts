@@ -70,12 +70,17 @@ export function hostOf(url: string): string {
 export function remoteMessage(body: unknown): string {
   const b = body as { description?: unknown; message?: unknown; error?: unknown } | undefined;
   const raw =
-    typeof b === "string" ? b
-    : typeof b?.description === "string" ? b.description
-    : typeof (b?.error as { message?: unknown })?.message === "string" ? String((b!.error as { message: string }).message)
-    : typeof b?.error === "string" ? b.error
-    : typeof b?.message === "string" ? b.message
-    : JSON.stringify(b ?? "");
+    typeof b === "string"
+      ? b
+      : typeof b?.description === "string"
+        ? b.description
+        : typeof (b?.error as { message?: unknown })?.message === "string"
+          ? String((b!.error as { message: string }).message)
+          : typeof b?.error === "string"
+            ? b.error
+            : typeof b?.message === "string"
+              ? b.message
+              : JSON.stringify(b ?? "");
   const s = redactSecrets(raw).replace(/\s+/g, " ").trim();
   return s.length > 200 ? `${s.slice(0, 200)}…` : s;
 }

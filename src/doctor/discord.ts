@@ -15,18 +15,39 @@ export async function checkDiscord(config: Config, timeoutMs: number): Promise<C
   try {
     const me = await call(`${base}/users/@me`, { headers, timeoutMs });
     if (me.status === 401) return [fail("discord.token", "Discord bot token", `Discord refused the token (401 ${remoteMessage(me.body)}).`, TOKEN_FIX)];
-    if (me.status !== 200) return [fail("discord.token", "Discord bot token", `GET /users/@me answered ${me.status}: ${remoteMessage(me.body)}.`, "Try again; if it persists, check DISCORD_API_URL.")];
+    if (me.status !== 200)
+      return [
+        fail(
+          "discord.token",
+          "Discord bot token",
+          `GET /users/@me answered ${me.status}: ${remoteMessage(me.body)}.`,
+          "Try again; if it persists, check DISCORD_API_URL.",
+        ),
+      ];
     const u = me.body as { id: string; username?: string; bot?: boolean };
     out.push(pass("discord.token", "Discord bot token", `bot ${u.username ?? "?"} (id ${u.id}), ${me.ms} ms.`));
 
     const app = await call(`${base}/applications/@me`, { headers, timeoutMs });
     if (app.status !== 200) {
-      out.push(fail("discord.intent", "Discord Message Content intent", `GET /applications/@me answered ${app.status}: ${remoteMessage(app.body)}.`, "Try again; the intent cannot be checked without it."));
+      out.push(
+        fail(
+          "discord.intent",
+          "Discord Message Content intent",
+          `GET /applications/@me answered ${app.status}: ${remoteMessage(app.body)}.`,
+          "Try again; the intent cannot be checked without it.",
+        ),
+      );
       return out;
     }
     const flags = Number((app.body as { flags?: number }).flags ?? 0);
     if (flags & (GATEWAY_MESSAGE_CONTENT | GATEWAY_MESSAGE_CONTENT_LIMITED)) {
-      out.push(pass("discord.intent", "Discord Message Content intent", `enabled (${flags & GATEWAY_MESSAGE_CONTENT ? "approved, 100+ servers" : "under 100 servers"}).`));
+      out.push(
+        pass(
+          "discord.intent",
+          "Discord Message Content intent",
+          `enabled (${flags & GATEWAY_MESSAGE_CONTENT ? "approved, 100+ servers" : "under 100 servers"}).`,
+        ),
+      );
     } else {
       out.push(
         fail(
@@ -39,7 +60,14 @@ export async function checkDiscord(config: Config, timeoutMs: number): Promise<C
     }
   } catch (e) {
     if (!(e instanceof Unreachable)) throw e;
-    out.push(fail("discord.token", "Discord bot token", `The Discord API at ${hostOf(base)} could not be reached: ${e.message}.`, "Check the network (outbound HTTPS to discord.com) or DISCORD_API_URL."));
+    out.push(
+      fail(
+        "discord.token",
+        "Discord bot token",
+        `The Discord API at ${hostOf(base)} could not be reached: ${e.message}.`,
+        "Check the network (outbound HTTPS to discord.com) or DISCORD_API_URL.",
+      ),
+    );
   }
   return out;
 }

@@ -12,9 +12,10 @@ export const isLoopback = (host: string): boolean => LOOPBACK.test(host.trim());
  */
 export function checkExposure(config: Config, env: NodeJS.ProcessEnv): CheckResult[] {
   const host = config.HTTP_HOST;
-  const token = (config as Record<string, unknown>)["OPERATOR_TOKEN"] ?? env["OPERATOR_TOKEN"];
+  const token = (config as Record<string, unknown>).OPERATOR_TOKEN ?? env.OPERATOR_TOKEN;
   const hasToken = typeof token === "string" && token.trim().length > 0;
-  if (isLoopback(host)) return [pass("exposure", "Exposure", `HTTP_HOST=${host}: only this machine reaches the console${hasToken ? "; OPERATOR_TOKEN is set too" : ""}.`)];
+  if (isLoopback(host))
+    return [pass("exposure", "Exposure", `HTTP_HOST=${host}: only this machine reaches the console${hasToken ? "; OPERATOR_TOKEN is set too" : ""}.`)];
   if (!config.CONSOLE_ENABLED) return [pass("exposure", "Exposure", `HTTP_HOST=${host}, and the console is off (CONSOLE_ENABLED=false).`)];
   if (hasToken) return [pass("exposure", "Exposure", `HTTP_HOST=${host} is reachable from the network; the console requires OPERATOR_TOKEN.`)];
   return [

@@ -17,11 +17,25 @@ const DURATION = /^(\d+(?:\.\d+)?)(ms|s)?$/;
 /** Every check, independent ones at once; the list comes back in a fixed order. */
 export async function runDoctor(config: Config, env: NodeJS.ProcessEnv, opts: { timeoutMs?: number; problems?: ConfigError[] } = {}): Promise<CheckResult[]> {
   const timeoutMs = opts.timeoutMs ?? 10_000;
-  const platforms = [config.CONSOLE_ENABLED && "console", config.TELEGRAM_BOT_TOKEN && "telegram", config.DISCORD_BOT_TOKEN && "discord", config.SLACK_BOT_TOKEN && "slack"].filter(Boolean);
+  const platforms = [
+    config.CONSOLE_ENABLED && "console",
+    config.TELEGRAM_BOT_TOKEN && "telegram",
+    config.DISCORD_BOT_TOKEN && "discord",
+    config.SLACK_BOT_TOKEN && "slack",
+  ].filter(Boolean);
   const problems = opts.problems ?? [];
   const configured = problems.length
-    ? fail("config", "Configuration", problems.map((p) => p.message).join(" "), `Fix ${problems.map((p) => p.variable).join(", ")}; the checks below ran with ${problems.length === 1 ? "it" : "them"} at the default.`)
-    : pass("config", "Configuration", `valid; adapters: ${platforms.join(", ") || "none"}; agent: ${config.OPENAI_BASE_URL || config.OPENAI_API_KEY ? `openai (${config.OPENAI_MODEL ?? "no model"})` : "echo"}.`);
+    ? fail(
+        "config",
+        "Configuration",
+        problems.map((p) => p.message).join(" "),
+        `Fix ${problems.map((p) => p.variable).join(", ")}; the checks below ran with ${problems.length === 1 ? "it" : "them"} at the default.`,
+      )
+    : pass(
+        "config",
+        "Configuration",
+        `valid; adapters: ${platforms.join(", ") || "none"}; agent: ${config.OPENAI_BASE_URL || config.OPENAI_API_KEY ? `openai (${config.OPENAI_MODEL ?? "no model"})` : "echo"}.`,
+      );
   const groups = await Promise.all([
     checkDatabase(config),
     config.TELEGRAM_BOT_TOKEN ? checkTelegram(config, timeoutMs) : [],
@@ -37,7 +51,13 @@ export async function runDoctor(config: Config, env: NodeJS.ProcessEnv, opts: { 
 const MARK: Record<CheckResult["status"], string> = { pass: "ok  ", warn: "warn", fail: "FAIL", skip: "skip" };
 
 /** `switchboard doctor [--timeout 10s] [--json]`: exit 0 when nothing failed (warnings allowed), 1 otherwise. */
-export async function doctorCommand(config: Config, env: NodeJS.ProcessEnv, o: { timeout?: string }, out: Output, problems: ConfigError[] = []): Promise<number> {
+export async function doctorCommand(
+  config: Config,
+  env: NodeJS.ProcessEnv,
+  o: { timeout?: string },
+  out: Output,
+  problems: ConfigError[] = [],
+): Promise<number> {
   let timeoutMs = 10_000;
   if (o.timeout !== undefined) {
     const m = DURATION.exec(o.timeout.trim());
@@ -45,11 +65,16 @@ export async function doctorCommand(config: Config, env: NodeJS.ProcessEnv, o: {
     timeoutMs = Math.round(Number(m[1]) * (m[2] === "ms" ? 1 : 1000));
   }
   for (const k of SECRET_KEYS) registerSecret(config[k] as string | undefined);
-  registerSecret(env["OPERATOR_TOKEN"]);
+  registerSecret(env.OPERATOR_TOKEN);
   const checks = await runDoctor(config, env, { timeoutMs, problems });
   const failed = checks.filter((c) => c.status === "fail").length;
   const warned = checks.filter((c) => c.status === "warn").length;
   const human = checks.flatMap((c) => [`[${MARK[c.status]}] ${c.title}: ${c.detail}`, ...(c.fix && c.status !== "pass" ? [`       fix: ${c.fix}`] : [])]);
-  human.push("", failed ? `${failed} check${failed === 1 ? "" : "s"} failed${warned ? `, ${warned} warning${warned === 1 ? "" : "s"}` : ""}.` : `All checks passed${warned ? ` (${warned} warning${warned === 1 ? "" : "s"})` : ""}.`);
+  human.push(
+    "",
+    failed
+      ? `${failed} check${failed === 1 ? "" : "s"} failed${warned ? `, ${warned} warning${warned === 1 ? "" : "s"}` : ""}.`
+      : `All checks passed${warned ? ` (${warned} warning${warned === 1 ? "" : "s"})` : ""}.`,
+  );
   return out.report({ checks, failed, warnings: warned }, human, failed === 0);
 }

@@ -6,21 +6,41 @@ import { call, fail, hostOf, pass, remoteMessage, skip, Unreachable, warn, type 
  * the same endpoint every turn uses. Skipped with the echo agent.
  */
 export async function checkModel(config: Config, timeoutMs: number): Promise<CheckResult[]> {
-  if (!config.OPENAI_BASE_URL && !config.OPENAI_API_KEY) return [skip("model", "Model", "no OPENAI_BASE_URL or OPENAI_API_KEY: the echo agent answers (echo: <text>).")];
+  if (!config.OPENAI_BASE_URL && !config.OPENAI_API_KEY)
+    return [skip("model", "Model", "no OPENAI_BASE_URL or OPENAI_API_KEY: the echo agent answers (echo: <text>).")];
   const base = (config.OPENAI_BASE_URL ?? "https://api.openai.com/v1").replace(/\/+$/, "");
   const model = config.OPENAI_MODEL;
-  const headers: Record<string, string> = { "content-type": "application/json", ...(config.OPENAI_API_KEY ? { authorization: `Bearer ${config.OPENAI_API_KEY}` } : {}) };
+  const headers: Record<string, string> = {
+    "content-type": "application/json",
+    ...(config.OPENAI_API_KEY ? { authorization: `Bearer ${config.OPENAI_API_KEY}` } : {}),
+  };
   const where = hostOf(base);
   const out: CheckResult[] = [];
   const keyFix = "Check OPENAI_API_KEY: the server refused it.";
 
   try {
     const r = await call(`${base}/models`, { headers, timeoutMs });
-    if (r.status === 401 || r.status === 403) return [fail("model.list", "Model server", `${where} refused the key (${r.status}: ${remoteMessage(r.body)}).`, keyFix)];
+    if (r.status === 401 || r.status === 403)
+      return [fail("model.list", "Model server", `${where} refused the key (${r.status}: ${remoteMessage(r.body)}).`, keyFix)];
     const ids = ((r.body as { data?: Array<{ id?: unknown }> }).data ?? []).map((m) => String(m.id));
-    if (r.status !== 200) out.push(warn("model.list", "Model server", `GET /models answered ${r.status} (${remoteMessage(r.body)}); some servers do not list models.`, "Nothing to do if the completion below passes."));
+    if (r.status !== 200)
+      out.push(
+        warn(
+          "model.list",
+          "Model server",
+          `GET /models answered ${r.status} (${remoteMessage(r.body)}); some servers do not list models.`,
+          "Nothing to do if the completion below passes.",
+        ),
+      );
     else if (model && !ids.includes(model))
-      out.push(warn("model.list", "Model server", `${where} lists ${ids.length} models, and ${model} is not among them${ids.length ? ` (e.g. ${ids.slice(0, 3).join(", ")})` : ""}.`, `Check OPENAI_MODEL's spelling, or pull the model first (Ollama: \`ollama pull ${model}\`).`));
+      out.push(
+        warn(
+          "model.list",
+          "Model server",
+          `${where} lists ${ids.length} models, and ${model} is not among them${ids.length ? ` (e.g. ${ids.slice(0, 3).join(", ")})` : ""}.`,
+          `Check OPENAI_MODEL's spelling, or pull the model first (Ollama: \`ollama pull ${model}\`).`,
+        ),
+      );
     else out.push(pass("model.list", "Model server", `${where} answers; ${model} is listed (${r.ms} ms).`));
   } catch (e) {
     if (!(e instanceof Unreachable)) throw e;
@@ -39,13 +59,38 @@ export async function checkModel(config: Config, timeoutMs: number): Promise<Che
     // OpenAI's reasoning models refuse max_tokens and want max_completion_tokens.
     if (r.status === 400 && /max_tokens/.test(remoteMessage(r.body))) r = await complete({ max_completion_tokens: 1 });
     const choices = (r.body as { choices?: unknown[] }).choices;
-    if (r.status === 200 && Array.isArray(choices) && choices.length > 0) out.push(pass("model.answer", "Model answers", `${model} answered a one-token completion in ${r.ms} ms.`));
-    else if (r.status === 401 || r.status === 403) out.push(fail("model.answer", "Model answers", `${where} refused the key (${r.status}: ${remoteMessage(r.body)}).`, keyFix));
-    else if (r.status === 404) out.push(fail("model.answer", "Model answers", `${where} does not know the model ${model} (404: ${remoteMessage(r.body)}).`, `Set OPENAI_MODEL to a model the server has (GET ${base}/models lists them), or pull it first (Ollama: \`ollama pull ${model}\`).`));
-    else out.push(fail("model.answer", "Model answers", `the completion failed (${r.status}: ${remoteMessage(r.body)}).`, "Check the model server's log; the gateway sends the same request shape for every turn."));
+    if (r.status === 200 && Array.isArray(choices) && choices.length > 0)
+      out.push(pass("model.answer", "Model answers", `${model} answered a one-token completion in ${r.ms} ms.`));
+    else if (r.status === 401 || r.status === 403)
+      out.push(fail("model.answer", "Model answers", `${where} refused the key (${r.status}: ${remoteMessage(r.body)}).`, keyFix));
+    else if (r.status === 404)
+      out.push(
+        fail(
+          "model.answer",
+          "Model answers",
+          `${where} does not know the model ${model} (404: ${remoteMessage(r.body)}).`,
+          `Set OPENAI_MODEL to a model the server has (GET ${base}/models lists them), or pull it first (Ollama: \`ollama pull ${model}\`).`,
+        ),
+      );
+    else
+      out.push(
+        fail(
+          "model.answer",
+          "Model answers",
+          `the completion failed (${r.status}: ${remoteMessage(r.body)}).`,
+          "Check the model server's log; the gateway sends the same request shape for every turn.",
+        ),
+      );
   } catch (e) {
     if (!(e instanceof Unreachable)) throw e;
-    out.push(fail("model.answer", "Model answers", `${model} did not answer a one-token completion: ${e.message}.`, `Check that the model server is up and the model is loaded (a first request may load it: try again), and that AGENT_TIMEOUT allows for it. doctor --timeout 60s waits longer.`));
+    out.push(
+      fail(
+        "model.answer",
+        "Model answers",
+        `${model} did not answer a one-token completion: ${e.message}.`,
+        `Check that the model server is up and the model is loaded (a first request may load it: try again), and that AGENT_TIMEOUT allows for it. doctor --timeout 60s waits longer.`,
+      ),
+    );
   }
   return out;
 }

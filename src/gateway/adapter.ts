@@ -1,5 +1,15 @@
 import type { Logger } from "../log.js";
-import type { AdapterLimits, AdapterSink, InboundEnvelope, Platform, ReplyFormat } from "./contract.js";
+import type { AdapterLimits, AdapterSink, FileSource, InboundEnvelope, Platform, ReplyFormat } from "./contract.js";
+import type { ApprovalAction } from "../runtime/approvals/card.js";
+
+/** A button click on an approval card, as the adapter decoded it (decodeAction). */
+export interface ApprovalClickInput {
+  id: string;
+  action: ApprovalAction;
+  chatId: string;
+  senderId: string;
+  senderName?: string;
+}
 
 /**
  * What the gateway hands an adapter at start. Adapters never reach the store:
@@ -58,6 +68,12 @@ export interface AdapterContext {
    * with its context.
    */
   reportError?(where: string, err: unknown): void;
+  /**
+   * A click on an approval card. Resolves with what to tell the clicker,
+   * privately where the platform can (a Telegram alert, a Slack or Discord
+   * ephemeral message); `ok: false` is a refusal that changed nothing.
+   */
+  approvalClick?(click: ApprovalClickInput): Promise<{ ok: boolean; text: string }>;
 }
 
 export type InboundResult =
@@ -135,6 +151,12 @@ export interface Adapter {
    * it. Platform adapters leave this unset.
    */
   readonly trusted?: boolean;
+  /**
+   * The platform's file endpoint: where an attachment's bytes are (and with
+   * which credentials). The core downloads them, capped and timed
+   * (src/runtime/media/), for vision models and transcription.
+   */
+  readonly files?: FileSource;
   start(ctx: AdapterContext): Promise<void>;
   /**
    * Graceful stop, first step: stop taking events from the platform

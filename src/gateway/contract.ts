@@ -4,9 +4,15 @@
  * gateway can use it without importing an adapter; adapters/types.ts
  * re-exports it.
  */
+import { SwitchboardError } from "../errors.js";
 import type { ReplyAddress } from "../runtime/events.js";
+import type { ApprovalCard } from "../runtime/approvals/card.js";
 
-export type { ReplyAddress };
+export type { ReplyAddress, ApprovalCard };
+/** How every adapter draws and decodes approval cards (the core's card model, src/runtime/approvals/card.ts). */
+export { BUTTONS, cardText, cardTitle, decodeAction, encodeAction, statusLine, type ApprovalAction } from "../runtime/approvals/card.js";
+/** An adapter's file endpoint (Adapter.files): defined beside the download in src/runtime/media/, part of the contract. */
+export type { FileLocation, FileRef, FileSource } from "../runtime/media/types.js";
 
 export type Platform = "telegram" | "discord" | "slack" | "console";
 export type ChatKind = "private" | "group" | "thread";
@@ -15,6 +21,8 @@ export interface Attachment {
   kind: "photo" | "document" | "voice" | "audio" | "video" | "sticker" | "other";
   /** The platform's file id or URL. */
   fileId: string;
+  /** Where the platform serves the file, when the event says (Slack's url_private_download); the adapter's `files` fetches from it. */
+  url?: string;
   name?: string;
   mimeType?: string;
   size?: number;
@@ -125,6 +133,13 @@ export interface AdapterSink {
    * Platforms without it (Telegram) may show such a chunk twice.
    */
   findSent?(to: ReplyAddress, keys: readonly string[], since: Date): Promise<Map<string, SentMessage>>;
+  /**
+   * An approval card with the platform's own buttons (adapters/<platform>/approval-card.ts),
+   * each carrying encodeAction(action, id). Without it the card goes as text with `/approve <id>`.
+   */
+  sendCard?(to: ReplyAddress, card: ApprovalCard): Promise<SentMessage>;
+  /** Redraws a card in place once decided (its buttons gone). */
+  editCard?(to: ReplyAddress, messageId: string, card: ApprovalCard): Promise<void>;
 }
 
 export type AdapterErrorCode =
@@ -138,7 +153,7 @@ export type AdapterErrorCode =
   | "Unavailable";
 
 /** An error from a platform call, with the platform, a stable code, and retryAfterMs for 429s. */
-export class AdapterError extends Error {
+export class AdapterError extends SwitchboardError<AdapterErrorCode> {
   override readonly name = "AdapterError";
   /** For RateLimited: whether the limit is the chat's or the whole bot's (the scheduler then pauses every chat). */
   readonly scope: "chat" | "global" | undefined;
@@ -150,15 +165,24 @@ export class AdapterError extends Error {
   readonly reason: "too-long" | "bad-format" | undefined;
   constructor(
     readonly platform: Platform,
-    readonly code: AdapterErrorCode,
+    code: AdapterErrorCode,
     message: string,
     readonly retryAfterMs?: number,
     options?: { cause?: unknown; scope?: "chat" | "global"; reason?: "too-long" | "bad-format" },
   ) {
-    super(message, options);
+    super(code, message, options);
     this.scope = options?.scope;
     this.reason = options?.reason;
   }
+}
+
+/**
+ * An adapter that cannot be built or started as asked: `Config`, a setting is
+ * missing or wrong (the message names the variable and the fix);
+ * `AlreadyStarted`, start() was called on a running adapter.
+ */
+export class AdapterSetupError extends SwitchboardError<"Config" | "AlreadyStarted"> {
+  override readonly name = "AdapterSetupError";
 }
 
 export function isAdapterError(e: unknown, code?: AdapterErrorCode): e is AdapterError {

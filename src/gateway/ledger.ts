@@ -23,7 +23,13 @@ export class GatewayLedger implements Ledger {
       inboundIds: rec.inboundIds,
       messages: rec.messages,
       turnIncrement: rec.turnIncrement,
-      deliveries: rec.replies.map((reply) => ({ platform: reply.replyTo.platform, botId: reply.replyTo.botId, address: JSON.stringify(reply.replyTo), text: reply.text, expiresAt })),
+      deliveries: rec.replies.map((reply) => ({
+        platform: reply.replyTo.platform,
+        botId: reply.replyTo.botId,
+        address: JSON.stringify(reply.replyTo),
+        text: reply.text,
+        expiresAt,
+      })),
     });
     for (const id of rec.inboundIds) this.occurredAt.delete(id);
     return r;

@@ -11,12 +11,7 @@ export type BusyPolicy = "queue" | "collect" | "interrupt";
  * arrives during it into one follow-up turn, `interrupt` aborts the running
  * turn (`abort`) and goes first.
  */
-export function admit(
-  q: TurnQueue,
-  ev: MessageEvent,
-  policy: BusyPolicy,
-  abort: () => void,
-): { accepted: "queued" | "collected"; done: Promise<TurnOutcome> } {
+export function admit(q: TurnQueue, ev: MessageEvent, policy: BusyPolicy, abort: () => void): { accepted: "queued" | "collected"; done: Promise<TurnOutcome> } {
   if (q.running && policy === "collect") {
     if (q.collected) mergeInto(q.collected, ev);
     else q.collected = newPending(ev);

@@ -1,3 +1,4 @@
+import { SwitchboardError } from "../errors.js";
 import { errInfo } from "../log.js";
 import type { CommitResult, TurnRecord } from "./ledger.js";
 import type { Runner } from "./runner.js";
@@ -28,18 +29,27 @@ export async function commitDurably(runner: Runner, rec: TurnRecord): Promise<Co
       if (deadline === undefined || runner.closed) throw err;
       const wait = Math.min(5000, 50 * 2 ** Math.min(attempt - 1, 10));
       if (Date.now() + wait >= deadline) {
-        opts.log?.error({ sessionId: rec.sessionId, inboundIds: rec.inboundIds, attempts: attempt, err: errInfo(err) }, "a turn could not be committed before its event's TTL; the chat is told to send it again");
+        opts.log?.error(
+          { sessionId: rec.sessionId, inboundIds: rec.inboundIds, attempts: attempt, err: errInfo(err) },
+          "a turn could not be committed before its event's TTL; the chat is told to send it again",
+        );
         return "unanswered";
       }
-      opts.log?.[attempt >= 5 ? "error" : "warn"]({ sessionId: rec.sessionId, inboundIds: rec.inboundIds, attempt, retryInMs: wait, err: errInfo(err) }, "committing a turn failed; retrying (the conversation's later events wait)");
+      opts.log?.[attempt >= 5 ? "error" : "warn"](
+        { sessionId: rec.sessionId, inboundIds: rec.inboundIds, attempt, retryInMs: wait, err: errInfo(err) },
+        "committing a turn failed; retrying (the conversation's later events wait)",
+      );
       await sleep(wait);
     }
   }
 }
 
 /** Thrown by readDurably when the event's deadline passed: the turn ends "unanswered". */
-export class Unanswered extends Error {
+export class Unanswered extends SwitchboardError<"Unanswered"> {
   override readonly name = "Unanswered";
+  constructor(message: string, options?: { cause?: unknown }) {
+    super("Unanswered", message, options);
+  }
 }
 
 /**
@@ -58,10 +68,16 @@ export async function readDurably<T>(runner: Runner, inboundIds: string[], signa
       if (deadline === undefined || runner.closed || signal.aborted) throw err;
       const wait = Math.min(5000, 50 * 2 ** Math.min(attempt - 1, 10));
       if (Date.now() + wait >= deadline) {
-        opts.log?.error({ inboundIds, attempts: attempt, err: errInfo(err) }, "a turn could not read its context from the store before its event's TTL; the chat is told to send it again");
+        opts.log?.error(
+          { inboundIds, attempts: attempt, err: errInfo(err) },
+          "a turn could not read its context from the store before its event's TTL; the chat is told to send it again",
+        );
         throw new Unanswered("the store did not answer before the event's TTL", { cause: err });
       }
-      opts.log?.[attempt >= 5 ? "error" : "warn"]({ inboundIds, attempt, retryInMs: wait, err: errInfo(err) }, "reading a turn's context failed; retrying (the conversation's later events wait)");
+      opts.log?.[attempt >= 5 ? "error" : "warn"](
+        { inboundIds, attempt, retryInMs: wait, err: errInfo(err) },
+        "reading a turn's context failed; retrying (the conversation's later events wait)",
+      );
       await sleep(wait);
     }
   }

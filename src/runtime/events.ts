@@ -45,6 +45,7 @@ export interface Conversation {
 export interface AttachmentInfo {
   kind: string;
   fileId: string;
+  url?: string;
   name?: string;
   mimeType?: string;
   size?: number;
@@ -96,6 +97,14 @@ export type OutEvent =
   | { kind: "notice"; sessionId: string; severity: Severity; text: string; replyTo?: ReplyAddress; inboundId?: string; deliveryId?: string }
   | { kind: "properties"; sessionId: string; key: string; value: unknown }
   | { kind: "typing"; sessionId: string; replyTo: ReplyAddress }
-  | { kind: "turn-complete"; sessionId: string; turnId: string; replyTo: ReplyAddress; inboundId?: string; /** Every inbound event the turn answered (several when collected). */ inboundIds?: string[]; outcome: "answered" | "aborted" | "failed" | "fenced" | "abandoned" };
+  | {
+      kind: "turn-complete";
+      sessionId: string;
+      turnId: string;
+      replyTo: ReplyAddress;
+      inboundId?: string /** Every inbound event the turn answered (several when collected). */;
+      inboundIds?: string[];
+      outcome: "answered" | "aborted" | "failed" | "fenced" | "abandoned";
+    };
 
 export type OutEventOf<K extends OutKind> = Extract<OutEvent, { kind: K }>;

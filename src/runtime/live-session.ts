@@ -3,11 +3,22 @@ import type { Info } from "../session/info.js";
 import { errors } from "../session/errors.js";
 import type { TranscriptStore } from "../store/transcript.js";
 import { EventStream } from "./event-stream.js";
+import { speakerFromMeta, speakerName } from "./speaker.js";
 import type { OutEvent, OutKind } from "./events.js";
 
 export interface WindowMessage {
-  role: "user" | "assistant";
+  role: "user" | "assistant" | "tool";
   content: string;
+  /** A `tool` entry's call, decision and result as JSON (see tool-rounds.ts). */
+  meta?: string;
+  /** A user message's speaker (from the entry's meta); the turn gives it to the model in groups. */
+  name?: string;
+}
+
+function windowMessage(role: WindowMessage["role"], content: string, meta: string | null): WindowMessage {
+  if (role === "tool") return meta ? { role, content, meta } : { role, content };
+  const name = role === "user" ? speakerName(speakerFromMeta(meta)) : undefined;
+  return name ? { role, content, name } : { role, content };
 }
 
 export interface ContextLimits {
@@ -130,7 +141,11 @@ export class LiveSession {
       const rows = await this.deps.transcript.recent(this.id, this.limits.maxMessages);
       this.#window = [];
       this.#windowChars = 0;
-      this.remember(rows.filter((r) => r.role === "user" || r.role === "assistant").map((r) => ({ role: r.role as WindowMessage["role"], content: r.content })));
+      this.remember(
+        rows
+          .filter((r) => r.role === "user" || r.role === "assistant" || r.role === "tool")
+          .map((r) => windowMessage(r.role as WindowMessage["role"], r.content, r.meta)),
+      );
     }
     return this.#window;
   }
@@ -150,7 +165,7 @@ export class LiveSession {
   remember(messages: WindowMessage[]): void {
     if (this.#window === null) return; // not loaded yet: the next load reads them from the store
     for (const m of messages) {
-      this.#window.push(m);
+      this.#window.push({ role: m.role, content: m.content, ...(m.name && { name: m.name }), ...(m.meta && { meta: m.meta }) });
       this.#windowChars += m.content.length;
     }
     const { maxMessages, maxChars } = this.limits;

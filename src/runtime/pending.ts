@@ -28,10 +28,12 @@ export function mergeInto(p: Pending, ev: MessageEvent): void {
 
 /** The user's text as the agent and the transcript see it, attachments described. */
 export function renderUserText(ev: MessageEvent): string {
-  const parts = [ev.text];
-  for (const a of ev.attachments ?? []) {
-    const bits = [a.name, a.mimeType, a.size !== undefined ? `${a.size} bytes` : undefined].filter(Boolean).join(", ");
-    parts.push(`[${a.kind} attached${bits ? `: ${bits}` : ""}]`);
-  }
+  const parts = [ev.text, ...(ev.attachments ?? []).map(describeAttachment)];
   return parts.filter((p) => p.length > 0).join("\n");
+}
+
+/** One attachment as the agent reads it when it gets no file: `[photo attached: cat.jpg, image/jpeg, 1234 bytes]`. */
+export function describeAttachment(a: { kind: string; name?: string; mimeType?: string; size?: number }): string {
+  const bits = [a.name, a.mimeType, a.size !== undefined ? `${a.size} bytes` : undefined].filter(Boolean).join(", ");
+  return `[${a.kind} attached${bits ? `: ${bits}` : ""}]`;
 }

@@ -34,17 +34,26 @@ export function extractiveCondenser(maxItems = 5): Condenser {
 export function agentCondenser(agent: () => Agent, timeoutMs = 60_000): Condenser {
   return {
     async condense(messages) {
-      const transcript = messages.map((m) => `${m.role}: ${m.content}`).join("\n").slice(-20_000);
+      const transcript = messages
+        .map((m) => `${m.role}: ${m.content}`)
+        .join("\n")
+        .slice(-20_000);
       const signal = AbortSignal.timeout(timeoutMs);
       let text = "";
       for await (const out of agent().run({
-        system: "You maintain an assistant's long-term memory. From the conversation below, write at most 5 short, self-contained facts worth remembering about the user or the ongoing work, one per line, no numbering. Write nothing if nothing is worth keeping.",
+        system:
+          "You maintain an assistant's long-term memory. From the conversation below, write at most 5 short, self-contained facts worth remembering about the user or the ongoing work, one per line, no numbering. Write nothing if nothing is worth keeping.",
         messages: [{ role: "user", content: transcript }],
         signal,
       })) {
         if (out.type === "done") text = out.text;
       }
-      return text.split("\n").map((l) => l.replace(/^[-*•\d.)\s]+/, "").trim()).filter(Boolean).slice(0, 5).map((l) => l.slice(0, MAX_MEMORY_CHARS));
+      return text
+        .split("\n")
+        .map((l) => l.replace(/^[-*•\d.)\s]+/, "").trim())
+        .filter(Boolean)
+        .slice(0, 5)
+        .map((l) => l.slice(0, MAX_MEMORY_CHARS));
     },
   };
 }

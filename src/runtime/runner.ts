@@ -13,6 +13,7 @@ import { LiveSession, type ContextLimits } from "./live-session.js";
 import { SinkRouter, type Sink } from "./sink-router.js";
 import { errInfo } from "../log.js";
 import { renderUserText, sourceIdOf } from "./pending.js";
+import { userEntry } from "./speaker.js";
 import { TurnAbandoned, executeTurn, type Pending, type TurnOutcome } from "./turn.js";
 import { admit, type BusyPolicy } from "./busy-policy.js";
 import { handoff, resume } from "./handoff.js";
@@ -20,9 +21,19 @@ import { InterceptorChain, type InterceptContext, type Interceptor } from "./int
 import { SessionPool } from "./session-pool.js";
 import { stopTurns } from "./stop.js";
 import { TurnQueues, type TurnQueue } from "./turn-queue.js";
+import { KeyedQueue } from "../keyed-queue.js";
+import { CurrentSessions } from "./current-sessions.js";
 
 export { errInfo, renderUserText };
 export type { BusyPolicy, InterceptContext, Interceptor };
+
+/** What the agent factory knows of a turn: the session, the message it answers, and a way to stop the turn's clock while a person decides. */
+export interface AgentContext {
+  session: Info;
+  event?: MessageEvent;
+  /** Stops AGENT_TIMEOUT's clock until the returned function is called (an approval waits for a person). */
+  holdTimeout?: () => () => void;
+}
 
 export interface RunHandle {
   sessionId: string;
@@ -35,7 +46,7 @@ export interface RunnerOptions {
   registry: Registry;
   transcript: TranscriptStore;
   /** Builds the agent for a turn from the session's metadata (and the session, for per-user tools). */
-  agentFactory: (metadata: Record<string, unknown>, ctx: { session: Info }) => Agent;
+  agentFactory: (metadata: Record<string, unknown>, ctx: AgentContext) => Agent;
   personas: PersonaRegistry;
   memories?: MemoryStore;
   ledger?: Ledger;
@@ -65,6 +76,8 @@ export interface RunnerOptions {
   commitDeadline?: (inboundIds: string[]) => number | undefined;
   /** Told of every failed commit attempt (counted in /metrics). */
   onCommitError?: (err: unknown) => void;
+  /** Fetches a message's attachments for the turn (images for vision, voice to text): src/runtime/media/. */
+  prepareInput?: import("./media/input.js").InputPreparer;
 }
 
 /**
@@ -77,8 +90,12 @@ export class Runner {
   readonly sinks: SinkRouter;
   readonly ledger: Ledger;
   readonly #queues = new TurnQueues();
+  /** A session's events are taken one at a time, in the order they reached the runner. */
+  readonly #intake = new KeyedQueue();
   readonly #pool: SessionPool;
   readonly #interceptors = new InterceptorChain();
+  /** Which session each conversation is on now (see current-sessions.ts); handoff moves it. */
+  readonly #current = new CurrentSessions();
   #closed = false;
   /** Shutting down: running turns may finish, nothing new starts. */
   #draining = false;
@@ -144,6 +161,21 @@ export class Runner {
     if (this.opts.freshWindow) await session.reload();
   }
 
+  /**
+   * The open live session the conversation (by its registry binding key) is
+   * on, when this process knows it; undefined sends the caller to the registry.
+   */
+  liveFor(bindingKey: string): LiveSession | undefined {
+    const id = this.#current.get(bindingKey);
+    const s = id === undefined ? undefined : this.#pool.get(id);
+    return s && !s.closed ? s : undefined;
+  }
+
+  /** Records the session a conversation's binding resolved to (for liveFor). */
+  bound(bindingKey: string, sessionId: string): void {
+    this.#current.set(bindingKey, sessionId);
+  }
+
   /** Adds an interceptor at the end of the chain. Returns an idempotent remover. */
   register(interceptor: Interceptor): () => void {
     return this.#interceptors.register(interceptor);
@@ -161,10 +193,7 @@ export class Runner {
    */
   run(session: LiveSession, event: InEvent): Promise<RunHandle> {
     if (this.#closed || this.#draining) return Promise.reject(errors.closed("The runner"));
-    const q = this.#queues.of(session.id);
-    const taken = q.intake.then(() => this.#take(session, event));
-    q.intake = taken.catch(() => undefined);
-    return taken;
+    return this.#intake.run(session.id, () => this.#take(session, event));
   }
 
   async #take(session: LiveSession, incoming: InEvent): Promise<RunHandle> {
@@ -190,7 +219,8 @@ export class Runner {
     } catch (err) {
       // The database being away is worth retrying (the event stays unhandled); anything else is answered.
       if (err instanceof StoreError) throw err;
-      const text = err instanceof SessionError ? `${err.code}: ${err.message}` : "Sorry, that command failed. The operator can find the details in the gateway's log.";
+      const text =
+        err instanceof SessionError ? `${err.code}: ${err.message}` : "Sorry, that command failed. The operator can find the details in the gateway's log.";
       if (!(err instanceof SessionError)) this.opts.log?.error({ sessionId: session.id, err: errInfo(err) }, "a command failed");
       return this.#consumed(await this.#follow(session), event, [...notices, { severity: "error", text }]);
     }
@@ -220,7 +250,14 @@ export class Runner {
   }
 
   /** Commits notices (and marks the inbound handled when `final`), then emits them. */
-  async #commitAndEmit(session: LiveSession, event: InEvent, messages: Array<{ role: "user" | "assistant"; content: string; sourceId?: string }>, turnIncrement: number, notices: Array<{ severity: Severity; text: string }>, final: boolean): Promise<void> {
+  async #commitAndEmit(
+    session: LiveSession,
+    event: InEvent,
+    messages: Array<{ role: "user" | "assistant"; content: string; sourceId?: string; meta?: string; name?: string }>,
+    turnIncrement: number,
+    notices: Array<{ severity: Severity; text: string }>,
+    final: boolean,
+  ): Promise<void> {
     const replies: Reply[] = notices.map((n) => ({ replyTo: event.replyTo, text: n.text, kind: "notice", severity: n.severity }));
     const { deliveryIds } = await this.ledger.commit({
       sessionId: session.id,
@@ -230,14 +267,22 @@ export class Runner {
       replies,
     });
     if (messages.length) session.remember(messages);
-    notices.forEach((n, i) =>
-      session.emit({ kind: "notice", sessionId: session.id, severity: n.severity, text: n.text, replyTo: event.replyTo, inboundId: event.inboundId, deliveryId: deliveryIds[i] }),
-    );
+    notices.forEach((n, i) => {
+      session.emit({
+        kind: "notice",
+        sessionId: session.id,
+        severity: n.severity,
+        text: n.text,
+        replyTo: event.replyTo,
+        inboundId: event.inboundId,
+        deliveryId: deliveryIds[i],
+      });
+    });
   }
 
   async #accept(session: LiveSession, ev: MessageEvent): Promise<RunHandle> {
     if (!ev.respond) {
-      await this.#commitAndEmit(session, ev, [{ role: "user", content: renderUserText(ev), sourceId: sourceIdOf(ev) }], 0, [], true);
+      await this.#commitAndEmit(session, ev, [userEntry(ev, renderUserText(ev), sourceIdOf(ev))], 0, [], true);
       return { sessionId: session.id, accepted: "context", done: Promise.resolve("context") };
     }
     const q = this.#queues.of(session.id);
@@ -294,7 +339,13 @@ export class Runner {
 
   async #drop(session: LiveSession, p: Pending): Promise<void> {
     try {
-      await this.ledger.commit({ sessionId: session.id, inboundIds: p.inboundIds, messages: [{ role: "user", content: renderUserText(p.event), sourceId: p.sourceId }], turnIncrement: 0, replies: [] });
+      await this.ledger.commit({
+        sessionId: session.id,
+        inboundIds: p.inboundIds,
+        messages: [userEntry(p.event, renderUserText(p.event), p.sourceId)],
+        turnIncrement: 0,
+        replies: [],
+      });
     } catch (err) {
       this.opts.log?.error({ sessionId: session.id, err: errInfo(err) }, "could not record dropped messages");
     }
@@ -306,7 +357,9 @@ export class Runner {
    * /resume): fences and retires `from`, and hands its queued messages over.
    */
   handoff(from: LiveSession, to: Info, phase: "rotated" | "switched"): LiveSession {
-    return handoff({ pool: this.#pool, queues: this.#queues, open: (info) => this.open(info), pump: (s, q) => this.#pump(s, q) }, from, to, phase);
+    const next = handoff({ pool: this.#pool, queues: this.#queues, open: (info) => this.open(info), pump: (s, q) => this.#pump(s, q) }, from, to, phase);
+    this.#current.moved(from.id, next.id);
+    return next;
   }
 
   /** Closes live sessions unused for `idleMs`, keeping memory bounded as chats pile up. */
@@ -359,7 +412,7 @@ export class Runner {
   }
 
   /** Sizes of the per-session state, for tests and diagnostics: idle, nothing runs, waits or is queued. */
-  stats(): { live: number; workers: number; running: number; queued: number; collected: number; idleWaiters: number; retired: number } {
-    return { live: this.#pool.size, workers: this.#queues.size, ...this.#queues.stats(), retired: this.#pool.retired };
+  stats(): { live: number; workers: number; running: number; queued: number; collected: number; idleWaiters: number; retired: number; bindings: number } {
+    return { live: this.#pool.size, workers: this.#queues.size, ...this.#queues.stats(), retired: this.#pool.retired, bindings: this.#current.size };
   }
 }

@@ -35,7 +35,10 @@ export class SessionPool {
   bound(): number {
     const cap = this.opts.maxLive;
     if (!cap || this.#live.size <= Math.ceil(cap * 1.1)) return 0;
-    return this.#evict([...this.#live.values()].sort((a, b) => a.lastUsed - b.lastUsed), this.#live.size - cap);
+    return this.#evict(
+      [...this.#live.values()].sort((a, b) => a.lastUsed - b.lastUsed),
+      this.#live.size - cap,
+    );
   }
 
   get(id: string): LiveSession | undefined {

@@ -47,6 +47,13 @@ export class SinkRouter {
   }
 
   #report(sessionId: string, event: OutEvent, err: unknown): void {
-    this.log?.error({ sessionId, kind: event.kind, err: err instanceof Error ? { name: err.name, message: err.message, code: (err as { code?: unknown }).code } : String(err) }, "a sink failed; the other sinks still ran");
+    this.log?.error(
+      {
+        sessionId,
+        kind: event.kind,
+        err: err instanceof Error ? { name: err.name, message: err.message, code: (err as { code?: unknown }).code } : String(err),
+      },
+      "a sink failed; the other sinks still ran",
+    );
   }
 }

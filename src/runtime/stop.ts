@@ -13,9 +13,10 @@ export function stopTurns(session: LiveSession, q: TurnQueue, drop: (p: Pending)
   const dropped = q.takeWaiting();
   q.abortRunning(session);
   for (const p of dropped) drop(p);
-  const text = wasRunning || dropped.length
-    ? `Stopped.${dropped.length ? ` Dropped ${dropped.length} queued message${dropped.length === 1 ? "" : "s"}.` : ""}`
-    : "Nothing to stop.";
+  const text =
+    wasRunning || dropped.length
+      ? `Stopped.${dropped.length ? ` Dropped ${dropped.length} queued message${dropped.length === 1 ? "" : "s"}.` : ""}`
+      : "Nothing to stop.";
   session.emit({ kind: "lifecycle", sessionId: session.id, phase: "stopped", detail: { dropped: dropped.length } });
   return [{ severity: "info", text }];
 }

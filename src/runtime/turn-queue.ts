@@ -7,8 +7,6 @@ import type { Pending } from "./turn.js";
  * meanwhile.
  */
 export class TurnQueue {
-  /** Events are taken one at a time, in the order they reached the runner. */
-  intake: Promise<unknown> = Promise.resolve();
   queue: Pending[] = [];
   collected: Pending | null = null;
   running: { pending: Pending; abort: AbortController; settled: Promise<void> } | null = null;

@@ -5,9 +5,12 @@ import { memoryScope } from "../session/memory-scope.js";
 import type { MessageEvent, Severity } from "./events.js";
 import type { Reply } from "./ledger.js";
 import type { LiveSession, WindowMessage } from "./live-session.js";
+import { SwitchboardError } from "../errors.js";
 import { errInfo } from "../log.js";
 import { commitDurably, readDurably, Unanswered } from "./durable-commit.js";
 import { renderUserText } from "./pending.js";
+import { toolEntry, windowToChat } from "./tool-rounds.js";
+import { userEntry } from "./speaker.js";
 import type { Runner } from "./runner.js";
 
 /** "unanswered": the turn could not be committed before its event's TTL (the gateway tells the chat). */
@@ -19,10 +22,10 @@ export type TurnOutcome = "answered" | "failed" | "aborted" | "fenced" | "droppe
  * the next start. (Fencing, by contrast, is for /stop, /new and switches,
  * which do mark the event handled.)
  */
-export class TurnAbandoned extends Error {
+export class TurnAbandoned extends SwitchboardError<"Abandoned"> {
   override readonly name = "TurnAbandoned";
   constructor() {
-    super("the gateway is shutting down; the event is replayed at the next start");
+    super("Abandoned", "the gateway is shutting down; the event is replayed at the next start");
   }
 }
 
@@ -55,11 +58,32 @@ export async function executeTurn(runner: Runner, session: LiveSession, p: Pendi
   };
   const timeoutMs = opts.turnTimeoutMs ?? DEFAULT_TIMEOUT_MS;
   let timedOut = false;
-  const timer = setTimeout(() => {
+  const onTimeout = () => {
     timedOut = true;
     abort.abort(new Error("turn timeout"));
-  }, timeoutMs);
+  };
+  let timer = setTimeout(onTimeout, timeoutMs);
   timer.unref?.();
+  // A person deciding on a tool call is not the agent being slow: the turn's clock stops while they decide.
+  let left = timeoutMs;
+  let since = Date.now();
+  let holds = 0;
+  const holdTimeout = (): (() => void) => {
+    if (holds++ === 0) {
+      clearTimeout(timer);
+      left = Math.max(1_000, left - (Date.now() - since));
+    }
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      if (--holds === 0 && !abort.signal.aborted) {
+        since = Date.now();
+        timer = setTimeout(onTimeout, left);
+        timer.unref?.();
+      }
+    };
+  };
   // Typing shows only when the answer is not there at once: a fast reply needs no indicator, and each one is a platform call under the same rate limits as replies.
   const showTyping = () => emit({ kind: "typing", sessionId: session.id, replyTo: ev.replyTo });
   let typing: NodeJS.Timeout | undefined;
@@ -70,8 +94,12 @@ export async function executeTurn(runner: Runner, session: LiveSession, p: Pendi
   }, opts.typingDelayMs ?? DEFAULT_TYPING_DELAY_MS);
   typingStart.unref?.();
 
-  const userText = renderUserText(ev);
+  let userText = renderUserText(ev);
+  let images: ChatMessage["images"];
+  /** The attachments left nothing to answer (an oversize image alone): only their notices are sent. */
+  let nothingToAnswer = false;
   let text = "";
+  const toolRounds: WindowMessage[] = [];
   const notices: Array<{ severity: Severity; text: string }> = [];
   let outcome: TurnOutcome = "answered";
   try {
@@ -81,18 +109,33 @@ export async function executeTurn(runner: Runner, session: LiveSession, p: Pendi
       session.invalidateWindow();
       await readDurably(runner, p.inboundIds, abort.signal, () => session.reload());
     }
+    if (opts.prepareInput && ev.attachments?.length) {
+      const prepared = await opts.prepareInput(ev, abort.signal);
+      ({ text: userText, images, nothingToAnswer } = prepared);
+      notices.push(...prepared.notices);
+    }
     const window = await readDurably(runner, p.inboundIds, abort.signal, () => session.window());
-    const memories = opts.memories ? await readDurably(runner, p.inboundIds, abort.signal, () => opts.memories!.recall(memoryScope(session.info).read, 20)) : [];
+    const memories = opts.memories
+      ? await readDurably(runner, p.inboundIds, abort.signal, () => opts.memories!.recall(memoryScope(session.info).read, 20))
+      : [];
     const persona = opts.personas.resolve(session.info.persona);
-    const messages: ChatMessage[] = [...window.map((m) => ({ role: m.role, content: m.content })), { role: "user", content: userText }];
-    const agent = opts.agentFactory(session.metadata as Record<string, unknown>, { session: session.info });
-    for await (const out of agent.run({ system: buildSystemPrompt(persona.prompt, memories), messages, signal: abort.signal })) {
+    // In a group, each user message carries its speaker's name, so the model can tell Alice from Bob.
+    const group = session.info.groupId !== undefined;
+    const named = (name: string | undefined) => (group && name ? { name } : {});
+    const messages: ChatMessage[] = [
+      ...window.flatMap((m) => windowToChat(m).map((c) => (m.role === "user" ? { ...c, ...named(m.name) } : c))),
+      { role: "user", content: userText, ...named(userEntry(ev, userText, undefined).name), ...(images?.length && { images }) },
+    ];
+    const agent = opts.agentFactory(session.metadata as Record<string, unknown>, { session: session.info, event: ev, holdTimeout });
+    for await (const out of nothingToAnswer ? [] : agent.run({ system: buildSystemPrompt(persona.prompt, memories), messages, signal: abort.signal })) {
       if (!live()) break;
       if (out.type === "text-delta") {
         text += out.text;
         emit({ kind: "text-delta", sessionId: session.id, turnId, replyTo: ev.replyTo, delta: out.text, text, inboundId: ev.inboundId });
       } else if (out.type === "notice") {
         notices.push({ severity: out.severity, text: out.text });
+      } else if (out.type === "tool") {
+        toolRounds.push(toolEntry(out));
       } else {
         text = out.text;
       }
@@ -103,7 +146,10 @@ export async function executeTurn(runner: Runner, session: LiveSession, p: Pendi
     else if (!live()) outcome = "fenced";
     else if (timedOut) {
       outcome = "failed";
-      notices.push({ severity: "error", text: `The agent did not answer within ${Math.round(timeoutMs / 1000)} s, so the turn was stopped. Please try again.` });
+      notices.push({
+        severity: "error",
+        text: `The agent did not answer within ${Math.round(timeoutMs / 1000)} s, so the turn was stopped. Please try again.`,
+      });
     } else if (isAgentError(err, "Aborted")) {
       outcome = "aborted";
     } else {
@@ -122,7 +168,15 @@ export async function executeTurn(runner: Runner, session: LiveSession, p: Pendi
   // next start answers it. (Before, a shutdown fenced the turn, which recorded the event as handled
   // with no answer: a message lost.)
   if (abort.signal.reason instanceof TurnAbandoned) {
-    session.emit({ kind: "turn-complete", sessionId: session.id, turnId, replyTo: ev.replyTo, inboundId: ev.inboundId, inboundIds: p.inboundIds, outcome: "abandoned" });
+    session.emit({
+      kind: "turn-complete",
+      sessionId: session.id,
+      turnId,
+      replyTo: ev.replyTo,
+      inboundId: ev.inboundId,
+      inboundIds: p.inboundIds,
+      outcome: "abandoned",
+    });
     return "abandoned";
   }
   if (outcome === "unanswered") {
@@ -134,26 +188,54 @@ export async function executeTurn(runner: Runner, session: LiveSession, p: Pendi
   if (outcome === "fenced") {
     // The conversation moved on: record only that the inbound was handled.
     try {
-      if ((await commitDurably(runner, { sessionId: session.id, inboundIds: p.inboundIds, messages: [], turnIncrement: 0, replies: [] })) === "unanswered") return "unanswered";
+      if ((await commitDurably(runner, { sessionId: session.id, inboundIds: p.inboundIds, messages: [], turnIncrement: 0, replies: [] })) === "unanswered")
+        return "unanswered";
     } finally {
       // Past the fence, yet every turn ends: whoever tracks it (a streamed draft, the latency metric) lets go of it.
-      session.emit({ kind: "turn-complete", sessionId: session.id, turnId, replyTo: ev.replyTo, inboundId: ev.inboundId, inboundIds: p.inboundIds, outcome: "fenced" });
+      session.emit({
+        kind: "turn-complete",
+        sessionId: session.id,
+        turnId,
+        replyTo: ev.replyTo,
+        inboundId: ev.inboundId,
+        inboundIds: p.inboundIds,
+        outcome: "fenced",
+      });
     }
     return outcome;
   }
 
   const answered = outcome === "answered" && text.length > 0;
-  if (outcome === "answered" && text.length === 0) notices.push({ severity: "warn", text: "The agent returned an empty answer." });
-  const committed: WindowMessage[] = [{ role: "user", content: userText }, ...(answered ? [{ role: "assistant" as const, content: text }] : [])];
+  if (outcome === "answered" && text.length === 0 && !nothingToAnswer) notices.push({ severity: "warn", text: "The agent returned an empty answer." });
+  const entry = userEntry(ev, userText, p.sourceId);
+  const committed: Array<WindowMessage & { meta?: string; sourceId?: string }> = [
+    entry,
+    ...toolRounds,
+    ...(answered ? [{ role: "assistant" as const, content: text }] : []),
+  ];
   const replies: Reply[] = [
     ...(answered ? [{ replyTo: ev.replyTo, text, kind: "reply" as const }] : []),
     ...notices.map((n) => ({ replyTo: ev.replyTo, text: n.text, kind: "notice" as const, severity: n.severity })),
   ];
-  const result = await commitDurably(runner, { sessionId: session.id, inboundIds: p.inboundIds, messages: committed.map((m, i) => (i === 0 ? { ...m, sourceId: p.sourceId } : m)), turnIncrement: answered ? 1 : 0, replies });
+  const result = await commitDurably(runner, {
+    sessionId: session.id,
+    inboundIds: p.inboundIds,
+    messages: committed,
+    turnIncrement: answered ? 1 : 0,
+    replies,
+  });
   // Unanswered, or an earlier attempt landed (its acknowledgement lost, its replies recorded and on their way):
   // nothing more to send from here, but the turn still ends, so what waits for its end is released.
   if (result === "unanswered" || result.transcript === "duplicate") {
-    session.emit({ kind: "turn-complete", sessionId: session.id, turnId, replyTo: ev.replyTo, inboundId: ev.inboundId, inboundIds: p.inboundIds, outcome: result === "unanswered" ? "failed" : outcome === "answered" ? "answered" : outcome === "aborted" ? "aborted" : "failed" });
+    session.emit({
+      kind: "turn-complete",
+      sessionId: session.id,
+      turnId,
+      replyTo: ev.replyTo,
+      inboundId: ev.inboundId,
+      inboundIds: p.inboundIds,
+      outcome: result === "unanswered" ? "failed" : outcome === "answered" ? "answered" : outcome === "aborted" ? "aborted" : "failed",
+    });
     return result === "unanswered" ? "unanswered" : outcome;
   }
   if (result.transcript === "ok") {
@@ -172,9 +254,35 @@ export async function executeTurn(runner: Runner, session: LiveSession, p: Pendi
   }
   // Committed: from here the replies are durable and are sent even if the session moves on.
   let i = 0;
-  if (answered) session.emit({ kind: "text-final", sessionId: session.id, turnId, replyTo: ev.replyTo, text, inboundId: ev.inboundId, deliveryId: result.deliveryIds[i++] });
-  for (const n of notices) session.emit({ kind: "notice", sessionId: session.id, severity: n.severity, text: n.text, replyTo: ev.replyTo, inboundId: ev.inboundId, deliveryId: result.deliveryIds[i++] });
-  session.emit({ kind: "turn-complete", sessionId: session.id, turnId, replyTo: ev.replyTo, inboundId: ev.inboundId, inboundIds: p.inboundIds, outcome: outcome === "answered" ? "answered" : outcome === "aborted" ? "aborted" : "failed" });
+  if (answered)
+    session.emit({
+      kind: "text-final",
+      sessionId: session.id,
+      turnId,
+      replyTo: ev.replyTo,
+      text,
+      inboundId: ev.inboundId,
+      deliveryId: result.deliveryIds[i++],
+    });
+  for (const n of notices)
+    session.emit({
+      kind: "notice",
+      sessionId: session.id,
+      severity: n.severity,
+      text: n.text,
+      replyTo: ev.replyTo,
+      inboundId: ev.inboundId,
+      deliveryId: result.deliveryIds[i++],
+    });
+  session.emit({
+    kind: "turn-complete",
+    sessionId: session.id,
+    turnId,
+    replyTo: ev.replyTo,
+    inboundId: ev.inboundId,
+    inboundIds: p.inboundIds,
+    outcome: outcome === "answered" ? "answered" : outcome === "aborted" ? "aborted" : "failed",
+  });
   if (answered) {
     try {
       opts.onTurnCommitted?.(session);

@@ -35,15 +35,41 @@ export function mainKey(userId: string, agentId: string): string {
 export function chatBinding(req: { agentId: string; userId: string; groupId?: string; channel: string }): NewBinding {
   if (!req.agentId || !req.userId || !req.channel) throw errors.invalid("A conversation needs agentId, userId and channel.");
   if (req.groupId !== undefined) {
-    if (!isUuid(req.groupId)) throw errors.invalid("groupId must be the group's canonical UUID, in lower case (map it through the identity store).", { groupId: req.groupId });
-    if (req.userId !== req.groupId) throw errors.invalid("A group conversation is owned by its group: userId must equal groupId.", { userId: req.userId, groupId: req.groupId });
-    return { key: groupKey(req.groupId, req.agentId, "chat"), scope: "group" satisfies BindingScope, agentId: req.agentId, userId: req.userId, groupId: req.groupId, kind: "chat", channel: req.channel };
+    if (!isUuid(req.groupId))
+      throw errors.invalid("groupId must be the group's canonical UUID, in lower case (map it through the identity store).", { groupId: req.groupId });
+    if (req.userId !== req.groupId)
+      throw errors.invalid("A group conversation is owned by its group: userId must equal groupId.", { userId: req.userId, groupId: req.groupId });
+    return {
+      key: groupKey(req.groupId, req.agentId, "chat"),
+      scope: "group" satisfies BindingScope,
+      agentId: req.agentId,
+      userId: req.userId,
+      groupId: req.groupId,
+      kind: "chat",
+      channel: req.channel,
+    };
   }
-  return { key: privateKey(req.userId, req.agentId, "chat", req.channel), scope: "private" satisfies BindingScope, agentId: req.agentId, userId: req.userId, groupId: null, kind: "chat", channel: req.channel };
+  return {
+    key: privateKey(req.userId, req.agentId, "chat", req.channel),
+    scope: "private" satisfies BindingScope,
+    agentId: req.agentId,
+    userId: req.userId,
+    groupId: null,
+    kind: "chat",
+    channel: req.channel,
+  };
 }
 
 /** The binding of a user's main session with an agent. */
 export function mainBinding(req: { agentId: string; userId: string; channel: string }): NewBinding {
   if (!req.agentId || !req.userId || !req.channel) throw errors.invalid("A main session needs agentId, userId and channel.");
-  return { key: mainKey(req.userId, req.agentId), scope: "main" satisfies BindingScope, agentId: req.agentId, userId: req.userId, groupId: null, kind: "main", channel: req.channel };
+  return {
+    key: mainKey(req.userId, req.agentId),
+    scope: "main" satisfies BindingScope,
+    agentId: req.agentId,
+    userId: req.userId,
+    groupId: null,
+    kind: "main",
+    channel: req.channel,
+  };
 }

@@ -1,3 +1,5 @@
+import { SwitchboardError } from "../errors.js";
+
 /** Stable error codes of the session domain. Scripts and adapters match on these. */
 export const ERROR_CODES = [
   "NotFound",
@@ -17,15 +19,15 @@ export type ErrorCode = (typeof ERROR_CODES)[number];
  * A typed domain error. `message` says what went wrong and how to fix it;
  * `code` is stable; `details` carries ids for logs (never secrets).
  */
-export class SessionError extends Error {
+export class SessionError extends SwitchboardError<ErrorCode> {
   override readonly name = "SessionError";
   constructor(
-    readonly code: ErrorCode,
+    code: ErrorCode,
     message: string,
     readonly details: Record<string, unknown> = {},
     options?: { cause?: unknown },
   ) {
-    super(message, options);
+    super(code, message, options);
   }
 }
 
@@ -43,7 +45,11 @@ export const errors = {
   wrongKind: (id: string, actual: string, wanted: string) =>
     new SessionError("WrongKind", `Session ${id} is a "${actual}" session, but a "${wanted}" session was required.`, { sessionId: id, actual, wanted }),
   stale: (expected: string, details: Record<string, unknown> = {}) =>
-    new SessionError("StaleRotation", `The conversation no longer points at session ${expected}: a fresh session was already started. Re-read the binding and retry if needed.`, { expectedSessionId: expected, ...details }),
+    new SessionError(
+      "StaleRotation",
+      `The conversation no longer points at session ${expected}: a fresh session was already started. Re-read the binding and retry if needed.`,
+      { expectedSessionId: expected, ...details },
+    ),
   unknownOutcome: (expected: string | undefined, cause: unknown) =>
     new SessionError(
       "RotationOutcomeUnknown",
@@ -52,8 +58,7 @@ export const errors = {
       { cause },
     ),
   /** The one answer for a session this conversation cannot use: missing and another chat's look the same (no existence oracle). */
-  notInChat: (id: string) =>
-    new SessionError("NotFound", `Session ${id} was not found in this chat. See /sessions for this chat's sessions.`, {}),
+  notInChat: (id: string) => new SessionError("NotFound", `Session ${id} was not found in this chat. See /sessions for this chat's sessions.`, {}),
   alreadyExists: (what: string, details: Record<string, unknown> = {}) =>
     new SessionError("AlreadyExists", `${what} already exists; use the existing one or choose another id.`, details),
   closed: (what: string) => new SessionError("Closed", `${what} is closed and takes no more events; open the conversation's current session instead.`),

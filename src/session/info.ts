@@ -53,7 +53,8 @@ const validDate = (v: unknown): v is Date => v instanceof Date && !Number.isNaN(
  * a canonical UUID). Throws SessionError("Invalid") naming the first problem.
  */
 export function validate(info: Info): Info {
-  const bad = (field: string, why: string) => errors.invalid(`Invalid session: ${field} ${why}.`, { sessionId: typeof info?.id === "string" ? info.id : undefined, field });
+  const bad = (field: string, why: string) =>
+    errors.invalid(`Invalid session: ${field} ${why}.`, { sessionId: typeof info?.id === "string" ? info.id : undefined, field });
   if (!info || typeof info !== "object") throw errors.invalid("Invalid session: not an object.");
   if (!nonEmpty(info.id, 200)) throw bad("id", "must be a non-empty string of at most 200 characters");
   if (!nonEmpty(info.agentId, 200)) throw bad("agentId", "must be a non-empty string");
@@ -126,7 +127,9 @@ export function fromRecord(rec: SessionRecord): Info {
     createdAt: rec.createdAt,
     lastActive: rec.lastActive,
     archived: rec.archived,
-    ...(rec.endReason ? { endReason: (SESSION_END_REASONS as readonly string[]).includes(rec.endReason) ? (rec.endReason as SessionEndReason) : "archive" } : {}),
+    ...(rec.endReason
+      ? { endReason: (SESSION_END_REASONS as readonly string[]).includes(rec.endReason) ? (rec.endReason as SessionEndReason) : "archive" }
+      : {}),
   });
 }
 

@@ -224,7 +224,10 @@ export class Registry {
   }
 
   /** Writes to an active session. Archived sessions are read-only: Archived. */
-  async update(id: string, patch: { title?: string; persona?: string; metadata?: Record<string, unknown>; projectId?: string; lastActive?: Date; turnIncrement?: number }): Promise<void> {
+  async update(
+    id: string,
+    patch: { title?: string; persona?: string; metadata?: Record<string, unknown>; projectId?: string; lastActive?: Date; turnIncrement?: number },
+  ): Promise<void> {
     const outcome = await this.store.update(id, {
       ...(patch.title !== undefined ? { title: patch.title } : {}),
       ...(patch.persona !== undefined ? { persona: patch.persona } : {}),
@@ -322,7 +325,11 @@ export class Registry {
     return this.#resolve(b, legacy);
   }
 
-  async #rotate(b: NewBinding, expectedSessionId: string | undefined, extra: { persona?: string; title?: string; reason?: SessionEndReason; inboundId?: string }): Promise<Rotation> {
+  async #rotate(
+    b: NewBinding,
+    expectedSessionId: string | undefined,
+    extra: { persona?: string; title?: string; reason?: SessionEndReason; inboundId?: string },
+  ): Promise<Rotation> {
     let prev: Info | undefined;
     // Read outside the transaction, which is safe: a stamp written after this read comes with a moved binding, and the compare below fails.
     let arrival = extra.inboundId ? await this.store.arrivalOf(extra.inboundId) : null;
@@ -344,7 +351,13 @@ export class Registry {
     if (expected && cur && cur.id !== expected) throw errors.stale(expected, { currentSessionId: cur.id });
     const successor = this.#successor(b, prev, extra);
     try {
-      const r = await this.store.rotate({ binding: b, expectedSessionId: expected, successor, reason: extra.reason ?? "rotate", stampInbound: extra.inboundId });
+      const r = await this.store.rotate({
+        binding: b,
+        expectedSessionId: expected,
+        successor,
+        reason: extra.reason ?? "rotate",
+        stampInbound: extra.inboundId,
+      });
       return { previous: r.previous ? fromRecord(r.previous) : undefined, current: fromRecord(r.current) };
     } catch (e) {
       if (e instanceof StoreError && e.code === "Stale") throw errors.stale(expected ?? "(none)");
@@ -419,7 +432,7 @@ export class Registry {
   }
 
   /** The binding key of a conversation (for locks and caches above this layer). */
-  chatKey(req: ChatRequest): string {
+  bindingKey(req: ChatRequest): string {
     return chatBinding(req).key;
   }
 

@@ -2,6 +2,8 @@
  * Errors raised by the storage layer. The layers above map them to domain
  * errors; the codes are stable.
  */
+import { SwitchboardError } from "../errors.js";
+
 export type StoreErrorCode =
   /** A unique key already holds a row. */
   | "Conflict"
@@ -12,17 +14,12 @@ export type StoreErrorCode =
   /** The transaction's commit was sent but its acknowledgement was lost. */
   | "CommitUnknown"
   /** The database could not be reached. */
-  | "Unavailable";
+  | "Unavailable"
+  /** A schema migration failed (now, or in an earlier run and left unresolved): the database needs an operator. */
+  | "MigrationFailed";
 
-export class StoreError extends Error {
+export class StoreError extends SwitchboardError<StoreErrorCode> {
   override readonly name = "StoreError";
-  constructor(
-    readonly code: StoreErrorCode,
-    message: string,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
-  }
 }
 
 const CONFLICT = new Set(["P2002"]);
@@ -59,5 +56,7 @@ export function isRetryable(e: unknown): boolean {
 export function isUnavailable(e: unknown): boolean {
   const code = codeOf(e);
   if (code && UNAVAILABLE.has(code)) return true;
-  return /ECONNREFUSED|ECONNRESET|Connection terminated|terminating connection|Can't reach database|Server has closed the connection|the database system is (starting up|shutting down)|Connection ended/i.test(messageOf(e));
+  return /ECONNREFUSED|ECONNRESET|Connection terminated|terminating connection|Can't reach database|Server has closed the connection|the database system is (starting up|shutting down)|Connection ended/i.test(
+    messageOf(e),
+  );
 }

@@ -92,13 +92,19 @@ export class GroupCommit {
       } catch (e) {
         // A closed handle, or BEGIN/COMMIT failing for another reason: every unit learns it.
         units ??= take();
-        const err = isUnavailable(e) ? new StoreError("Unavailable", "The SQLite database could not be written. Check DATABASE_URL and the file's permissions.", { cause: e }) : e;
+        const err = isUnavailable(e)
+          ? new StoreError("Unavailable", "The SQLite database could not be written. Check DATABASE_URL and the file's permissions.", { cause: e })
+          : e;
         for (const u of units) u.reject(err);
         return;
       }
       if (busy === undefined) break;
       if (Date.now() - t0 > this.o.busyBudgetMs) {
-        const err = new StoreError("Busy", `The database stayed busy during "${units![0]?.op ?? "write"}" for ${Date.now() - t0} ms; another process may hold a long lock.`, { cause: busy });
+        const err = new StoreError(
+          "Busy",
+          `The database stayed busy during "${units![0]?.op ?? "write"}" for ${Date.now() - t0} ms; another process may hold a long lock.`,
+          { cause: busy },
+        );
         for (const u of units!) u.reject(err);
         return;
       }

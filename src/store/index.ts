@@ -23,3 +23,4 @@ export { DeliveryStore, type DeliveryRecord, type DeliveryStatus } from "./deliv
 export { TurnStore, type TurnCommit } from "./turns.js";
 export { LeaseStore } from "./leases.js";
 export { FaultPlan, faultError, type FaultKind } from "./faults.js";
+export { ApprovalStore, type ApprovalRecord, type ApprovalStatus, type NewApproval } from "./approvals.js";

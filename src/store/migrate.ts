@@ -81,7 +81,7 @@ function plan(all: Migration[], rows: AppliedRow[]): Migration[] {
   const failed = rows.filter((r) => !r.finished_at && !r.rolled_back_at);
   if (failed.length) {
     throw new StoreError(
-      "Unavailable",
+      "MigrationFailed",
       `Migration ${failed.map((r) => r.migration_name).join(", ")} failed earlier and needs manual resolution: fix the database, then mark it with \`prisma migrate resolve\`.`,
     );
   }
@@ -111,7 +111,11 @@ async function migrateSqlite(url: string, all: Migration[], dryRun: boolean): Pr
       pending = plan(all, db.prepare(`SELECT migration_name, checksum, finished_at, rolled_back_at FROM "_prisma_migrations"`).all() as AppliedRow[]);
       if (!dryRun) {
         for (const m of pending) {
-          db.exec(m.script);
+          try {
+            db.exec(m.script);
+          } catch (e) {
+            throw new StoreError("MigrationFailed", `Migration ${m.name} failed: ${(e as Error).message}`, { cause: e });
+          }
           db.prepare(
             `INSERT INTO "_prisma_migrations" (id, checksum, migration_name, started_at, finished_at, applied_steps_count) VALUES (?, ?, ?, ?, ?, 1)`,
           ).run(crypto.randomUUID(), m.checksum, m.name, now(), now());
@@ -135,7 +139,11 @@ async function migratePg(url: string, all: Migration[], dryRun: boolean): Promis
   try {
     await client.connect();
   } catch (e) {
-    throw new StoreError("Unavailable", `Could not connect to PostgreSQL to migrate: ${(e as Error).message}. Check DATABASE_URL and that the server is running.`, { cause: e });
+    throw new StoreError(
+      "Unavailable",
+      `Could not connect to PostgreSQL to migrate: ${(e as Error).message}. Check DATABASE_URL and that the server is running.`,
+      { cause: e },
+    );
   }
   try {
     await client.query(`SELECT pg_advisory_lock(${PG_LOCK_KEY})`);
@@ -155,7 +163,7 @@ async function migratePg(url: string, all: Migration[], dryRun: boolean): Promis
           await client.query("COMMIT");
         } catch (e) {
           await client.query("ROLLBACK");
-          throw new StoreError("Unavailable", `Migration ${m.name} failed: ${(e as Error).message}`, { cause: e });
+          throw new StoreError("MigrationFailed", `Migration ${m.name} failed: ${(e as Error).message}`, { cause: e });
         }
         applied.push(m.name);
       }

@@ -16,8 +16,12 @@ export class Mutex {
     this.#held++;
     const result = this.#tail.then(fn);
     this.#tail = result.then(
-      () => { this.#held--; },
-      () => { this.#held--; },
+      () => {
+        this.#held--;
+      },
+      () => {
+        this.#held--;
+      },
     );
     return result;
   }

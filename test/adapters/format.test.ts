@@ -80,7 +80,14 @@ function discordShown(s: string): string {
 /** The words CommonMark itself would show (marked's own HTML, tags dropped). */
 function referenceWords(md: string): string[] {
   const html = marked.parse(md.replace(/\r\n?/g, "\n"), { async: false, gfm: true }) as string;
-  const text = html.replace(/<[^>]*>/g, " ").replace(/&(#x[0-9a-f]+|#\d+|\w+);/gi, (_m, e: string) => ({ amp: "&", lt: "<", gt: ">", quot: '"' })[e] ?? (e.startsWith("#") ? String.fromCodePoint(e[1] === "x" ? parseInt(e.slice(2), 16) : Number(e.slice(1))) : ""));
+  const text = html
+    .replace(/<[^>]*>/g, " ")
+    .replace(
+      /&(#x[0-9a-f]+|#\d+|\w+);/gi,
+      (_m, e: string) =>
+        ({ amp: "&", lt: "<", gt: ">", quot: '"' })[e] ??
+        (e.startsWith("#") ? String.fromCodePoint(e[1] === "x" ? parseInt(e.slice(2), 16) : Number(e.slice(1))) : ""),
+    );
   return words(text);
 }
 
@@ -198,8 +205,46 @@ describe("Telegram HTML", () => {
 
   const markdownish = fc.string({
     unit: fc.constantFrom(
-      "*", "**", "_", "__", "~~", "`", "```", "[", "]", "(", ")", "](", "](https://x.test/", "](javascript:", "\\",
-      "<", ">", "&", '"', "&amp;", "<b>", "</i>", "\n", "\n\n", "\n```ts\n", "\n~~~\n", "# ", "- ", "1. ", "> ", "| a |", "\n|---|\n", " ", "a", "b", "Z", "1", ".", "😀", "é",
+      "*",
+      "**",
+      "_",
+      "__",
+      "~~",
+      "`",
+      "```",
+      "[",
+      "]",
+      "(",
+      ")",
+      "](",
+      "](https://x.test/",
+      "](javascript:",
+      "\\",
+      "<",
+      ">",
+      "&",
+      '"',
+      "&amp;",
+      "<b>",
+      "</i>",
+      "\n",
+      "\n\n",
+      "\n```ts\n",
+      "\n~~~\n",
+      "# ",
+      "- ",
+      "1. ",
+      "> ",
+      "| a |",
+      "\n|---|\n",
+      " ",
+      "a",
+      "b",
+      "Z",
+      "1",
+      ".",
+      "😀",
+      "é",
     ),
     maxLength: 120,
   });

@@ -58,7 +58,11 @@ describe("settingsFromMetadata", () => {
 
   it("falls back to the default for each invalid or missing value", () => {
     const invalid: string[] = [];
-    const s = settingsFromMetadata({ [METADATA_KEYS.model]: "bad name", [METADATA_KEYS.temperature]: 9, [METADATA_KEYS.thinkingLevel]: "medium" }, defaults, invalid);
+    const s = settingsFromMetadata(
+      { [METADATA_KEYS.model]: "bad name", [METADATA_KEYS.temperature]: 9, [METADATA_KEYS.thinkingLevel]: "medium" },
+      defaults,
+      invalid,
+    );
     expect(s).toEqual({ model: "base", thinkingLevel: "medium", temperature: 1, maxOutputTokens: 500 });
     expect(invalid.sort()).toEqual([METADATA_KEYS.model, METADATA_KEYS.temperature].sort());
     expect(settingsFromMetadata({}, { model: "m" })).toEqual({ model: "m" });
@@ -89,7 +93,9 @@ describe("createAgentFactory", () => {
     expect(factory.provider).toBe("openai");
     fake.enqueue(textReply(["one"]), textReply(["two"]));
 
-    const first = await runTurn(factory({ [METADATA_KEYS.model]: "session-model", [METADATA_KEYS.thinkingLevel]: "medium", [METADATA_KEYS.temperature]: "hot" }));
+    const first = await runTurn(
+      factory({ [METADATA_KEYS.model]: "session-model", [METADATA_KEYS.thinkingLevel]: "medium", [METADATA_KEYS.temperature]: "hot" }),
+    );
     expect(first.text).toBe("one");
     const second = await runTurn(factory({}));
     expect(second.text).toBe("two");

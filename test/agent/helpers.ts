@@ -12,11 +12,19 @@ export interface Outcome {
 }
 
 /** Runs a turn to the end, capturing outputs and the error instead of throwing; checks the key leaked nowhere. */
-export async function runTurn(agent: Agent, req: Partial<TurnRequest> & { messages?: ChatMessage[] } = {}, onOutput?: (o: AgentOutput) => void): Promise<Outcome> {
+export async function runTurn(
+  agent: Agent,
+  req: Partial<TurnRequest> & { messages?: ChatMessage[] } = {},
+  onOutput?: (o: AgentOutput) => void,
+): Promise<Outcome> {
   const outputs: AgentOutput[] = [];
   let error: unknown;
   try {
-    for await (const o of agent.run({ system: req.system ?? "You are a test.", messages: req.messages ?? [{ role: "user", content: "hi" }], signal: req.signal ?? new AbortController().signal })) {
+    for await (const o of agent.run({
+      system: req.system ?? "You are a test.",
+      messages: req.messages ?? [{ role: "user", content: "hi" }],
+      signal: req.signal ?? new AbortController().signal,
+    })) {
       outputs.push(o);
       onOutput?.(o);
     }

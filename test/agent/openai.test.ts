@@ -27,7 +27,14 @@ describe("openAiAgent streaming", () => {
     expect(req?.method).toBe("POST");
     expect(req?.url).toBe("/v1/chat/completions");
     expect(req?.headers.authorization).toBe(`Bearer ${KEY}`);
-    expect(req?.body).toMatchObject({ model: "test-model", stream: true, messages: [{ role: "system", content: "Be brief." }, { role: "user", content: "hi", name: "Ana_Mar_a" }] });
+    expect(req?.body).toMatchObject({
+      model: "test-model",
+      stream: true,
+      messages: [
+        { role: "system", content: "Be brief." },
+        { role: "user", content: "hi", name: "Ana_Mar_a" },
+      ],
+    });
     expect(req?.body.tools).toBeUndefined();
   });
 
@@ -52,7 +59,7 @@ describe("openAiAgent streaming", () => {
         hello.subarray(10, cut),
         { pause: 5 },
         hello.subarray(cut),
-        "data:" + JSON.stringify({ choices: [{ index: 0, delta: { content: "!" }, finish_reason: "stop" }] }) + "\n\n",
+        `data:${JSON.stringify({ choices: [{ index: 0, delta: { content: "!" }, finish_reason: "stop" }] })}\n\n`,
         sse.event({ choices: [], usage: { prompt_tokens: 3, completion_tokens: 2 } }),
       ]),
     );
@@ -62,10 +69,16 @@ describe("openAiAgent streaming", () => {
   });
 
   it("accepts a server that ignores stream:true and answers with one JSON completion", async () => {
-    fake.enqueue({ headers: { "content-type": "application/json" }, body: [JSON.stringify({ choices: [{ index: 0, message: { role: "assistant", content: "whole" }, finish_reason: "stop" }] })] });
+    fake.enqueue({
+      headers: { "content-type": "application/json" },
+      body: [JSON.stringify({ choices: [{ index: 0, message: { role: "assistant", content: "whole" }, finish_reason: "stop" }] })],
+    });
     const { error, outputs } = await runTurn(agent());
     expect(error).toBeUndefined();
-    expect(outputs).toEqual([{ type: "text-delta", text: "whole" }, { type: "done", text: "whole", toolRounds: 0 }]);
+    expect(outputs).toEqual([
+      { type: "text-delta", text: "whole" },
+      { type: "done", text: "whole", toolRounds: 0 },
+    ]);
   });
 
   it("warns when the reply was cut off by the token limit", async () => {

@@ -1,5 +1,14 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { approveAll, builtinTools, DENIED, openAiAgent, toolRegistry, type ApprovalHandler, type OpenAiAgentOptions, type ToolCall } from "../../src/agent/index.js";
+import {
+  approveAll,
+  builtinTools,
+  DENIED,
+  openAiAgent,
+  toolRegistry,
+  type ApprovalHandler,
+  type OpenAiAgentOptions,
+  type ToolCall,
+} from "../../src/agent/index.js";
 import { FakeOpenAi, rawReply, sse, textReply, toolCallReply } from "../fakes/openai.js";
 import { KEY, runTurn } from "./helpers.js";
 
@@ -30,7 +39,11 @@ describe("tool loop", () => {
 
     expect(fake.requests[0]?.body.tools.map((t: { function: { name: string } }) => t.function.name)).toEqual(["current_time"]);
     const sent = fake.requests[1]?.body.messages;
-    expect(sent.at(-2)).toEqual({ role: "assistant", content: null, tool_calls: [{ id: "call_a", type: "function", function: { name: "current_time", arguments: "{}" } }] });
+    expect(sent.at(-2)).toEqual({
+      role: "assistant",
+      content: null,
+      tool_calls: [{ id: "call_a", type: "function", function: { name: "current_time", arguments: "{}" } }],
+    });
     expect(toolMessages(1)).toHaveLength(1);
     expect(toolMessages(1)[0]?.tool_call_id).toBe("call_a");
     expect(toolMessages(1)[0]?.content).toMatch(/^denied by approval policy/);
@@ -112,7 +125,13 @@ describe("tool loop", () => {
 
   it("treats a failing approval handler as a denial", async () => {
     fake.enqueue(toolCallReply([{ name: "current_time", arguments: "{}" }]), textReply(["ok"]));
-    const { error } = await runTurn(agent({ approval: async () => { throw new Error("ui gone"); } }));
+    const { error } = await runTurn(
+      agent({
+        approval: async () => {
+          throw new Error("ui gone");
+        },
+      }),
+    );
     expect(error).toBeUndefined();
     expect(toolMessages(1)[0]?.content).toMatch(/^denied by approval policy/);
   });

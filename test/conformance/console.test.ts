@@ -27,13 +27,42 @@ function consoleDriver(): ConformanceDriver {
   const last = new Map<string, unknown>();
   const slug = (s: string) => s.replace(/[^A-Za-z0-9_.-]/g, "-").slice(0, 60);
   const chatOf = (place: Place, user: string) =>
-    "dm" in place ? { type: "private" as const } : { type: "group" as const, id: slug(place.group), ...("thread" in place ? { threadId: slug(place.thread) } : {}) };
+    "dm" in place
+      ? { type: "private" as const }
+      : { type: "group" as const, id: slug(place.group), ...("thread" in place ? { threadId: slug(place.thread) } : {}) };
   const post = async (body: unknown) => {
     const r = await fetch(`${base}/api/console/messages`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
     if (r.status >= 400) throw new Error(`console refused a message: ${r.status} ${await r.text()}`);
   };
+  const answers = new Map<string, string[]>();
+  const chatIdOf = (place: Place) => ("dm" in place ? ids.dmChatId(slug(place.dm)) : ids.groupChatId(slug(place.group)));
   return {
     name: "web console",
+    approvals: {
+      cards(place) {
+        return adapter
+          .history(chatIdOf(place), "thread" in place ? slug(place.thread) : undefined)
+          .filter((m) => m.card)
+          .map((m) => ({ messageId: m.messageId, text: m.text, buttons: m.card!.actions.length > 0 }));
+      },
+      async click(place, user, messageId, action) {
+        const entry = adapter.history(chatIdOf(place)).find((m) => m.messageId === messageId);
+        if (!entry?.card?.actions.some((a) => a.action === action)) throw new Error(`the card has no ${action} button`);
+        // What the page's button sends.
+        const r = await fetch(`${base}/api/console/approvals`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ approvalId: entry.card.id, action, chatId: chatIdOf(place), sender: { id: slug(user), name: user } }),
+        });
+        if (r.status !== 200) throw new Error(`console refused the click: ${r.status} ${await r.text()}`);
+        const body = (await r.json()) as { text: string };
+        const key = `${JSON.stringify(place)}|${user}`;
+        answers.set(key, [...(answers.get(key) ?? []), body.text]);
+      },
+      privateAnswers(place, user) {
+        return answers.get(`${JSON.stringify(place)}|${user}`) ?? [];
+      },
+    },
     maxTextLength: adapter.limits.maxTextLength,
     async setup() {
       return { adapter };
@@ -56,7 +85,10 @@ function consoleDriver(): ConformanceDriver {
     replies(place) {
       const chatId = "dm" in place ? ids.dmChatId(slug(place.dm)) : ids.groupChatId(slug(place.group));
       const threadId = "thread" in place ? slug(place.thread) : undefined;
-      return adapter.history(chatId, threadId).filter((m) => m.from === "bot").map((m) => m.text);
+      return adapter
+        .history(chatId, threadId)
+        .filter((m) => m.from === "bot")
+        .map((m) => m.text);
     },
     async teardown() {},
   };

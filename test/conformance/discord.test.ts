@@ -20,11 +20,47 @@ function discordDriver(): ConformanceDriver {
   const user = (name: string) => users.get(name) ?? (users.set(name, fake.user(name.slice(0, 30))), users.get(name)!);
   const channelOf = (place: Place): DChannel => {
     if ("dm" in place) return fake.dmChannel(user(place.dm));
-    if ("thread" in place) return threadChannel.get(place.thread) ?? (threadChannel.set(place.thread, threads[threadChannel.size]!), threadChannel.get(place.thread)!);
+    if ("thread" in place)
+      return threadChannel.get(place.thread) ?? (threadChannel.set(place.thread, threads[threadChannel.size]!), threadChannel.get(place.thread)!);
     return groupChannel.get(place.group) ?? (groupChannel.set(place.group, channels[groupChannel.size]!), groupChannel.get(place.group)!);
   };
+  const presses = new Map<string, string[]>();
+  const CARD = /^The agent wants to use the tool/;
   return {
     name: "discord (discord.js)",
+    approvals: {
+      cards(place) {
+        const channel = channelOf(place);
+        return fake
+          .sent({ channelId: channel.id })
+          .filter((m) => m.via === "channel" && CARD.test(m.history[0] ?? m.content))
+          .map((m) => {
+            const msg = fake.message(channel.id, m.id) ?? m.message;
+            const rows = (msg.components as unknown[] | undefined) ?? [];
+            return { messageId: m.id, text: msg.content, buttons: rows.length > 0 };
+          });
+      },
+      async click(place, name, messageId, action) {
+        const channel = channelOf(place);
+        const msg = fake.message(channel.id, messageId);
+        if (!msg) throw new Error(`no message ${messageId}`);
+        const ids = ((msg.components as Array<{ components?: Array<{ custom_id?: string }> }> | undefined) ?? [])
+          .flatMap((r) => r.components ?? [])
+          .map((b) => b.custom_id ?? "");
+        const customId = ids.find((id) => id.startsWith(`approval:${action}:`));
+        if (!customId) throw new Error(`the card has no ${action} button`);
+        const p = fake.pressButton({ user: user(name), message: msg, customId });
+        const key = `${JSON.stringify(place)}|${name}`;
+        presses.set(key, [...(presses.get(key) ?? []), String(p.id)]);
+      },
+      privateAnswers(place, name) {
+        const mine = new Set(presses.get(`${JSON.stringify(place)}|${name}`) ?? []);
+        return fake
+          .sent({ channelId: channelOf(place).id })
+          .filter((m) => (m.via === "followup" || m.via === "interaction") && m.ephemeral && m.interactionId && mine.has(m.interactionId))
+          .map((m) => m.content);
+      },
+    },
     maxTextLength: 2000,
     async setup() {
       await fake.start();
@@ -50,7 +86,11 @@ function discordDriver(): ConformanceDriver {
       fake.rateLimitNext("POST /channels/:id/messages", { retryAfter: retryAfterSec, count });
     },
     replies(place) {
-      return fake.sent({ channelId: channelOf(place).id }).map((m) => m.content);
+      // Ephemeral follow-ups are shown only to their presser, not in the chat.
+      return fake
+        .sent({ channelId: channelOf(place).id })
+        .filter((m) => !m.ephemeral)
+        .map((m) => m.content);
     },
     async teardown() {
       await fake.close();

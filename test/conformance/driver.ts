@@ -25,4 +25,24 @@ export interface ConformanceDriver {
   /** The platform's message length limit. */
   readonly maxTextLength: number;
   teardown(): Promise<void>;
+  /** Approval cards on the platform's own buttons (issue 17). */
+  readonly approvals?: ApprovalDriver;
+}
+
+export interface CardView {
+  /** The platform message id of the card. */
+  messageId: string;
+  /** The card as users see it now (after edits). */
+  text: string;
+  /** Whether its buttons are still there. */
+  buttons: boolean;
+}
+
+export interface ApprovalDriver {
+  /** The approval cards the bot shows in `place`, in order. */
+  cards(place: Place): CardView[];
+  /** `user` presses a card's button, the way the platform delivers the press (through the real SDK). */
+  click(place: Place, user: string, messageId: string, action: "approve" | "deny" | "always"): Promise<void>;
+  /** What `user` was told privately about their presses (alerts, ephemeral messages), in order. */
+  privateAnswers(place: Place, user: string): string[];
 }

@@ -15,15 +15,60 @@ function slackDriver(mode: "http" | "socket"): ConformanceDriver {
   const lastEnvelope = new Map<string, string>();
   let n = 0;
   const ids = new Map<string, string>();
-  const id = (prefix: string, name: string) => ids.get(`${prefix}${name}`) ?? (ids.set(`${prefix}${name}`, `${prefix}${(++n).toString(36).toUpperCase().padStart(8, "0")}`), ids.get(`${prefix}${name}`)!);
+  const id = (prefix: string, name: string) =>
+    ids.get(`${prefix}${name}`) ?? (ids.set(`${prefix}${name}`, `${prefix}${(++n).toString(36).toUpperCase().padStart(8, "0")}`), ids.get(`${prefix}${name}`)!);
   const conversationRoot = new Map<string, string>();
   const threadRoots = new Map<string, string>();
   const last = new Map<string, object>();
   const ts = () => `${Math.floor(Date.now() / 1000)}.${String(++n).padStart(6, "0")}`;
   const channelOf = (place: Place) => ("dm" in place ? id("D", place.dm) : id("C", place.group));
 
+  let interactionsUrl = "";
+  const CARD = /^The agent wants to use the tool/;
+  const inPlace = (place: Place) => {
+    const all = fake.sent({ channel: channelOf(place) });
+    return "thread" in place
+      ? all.filter((m) => m.threadTs === threadRoots.get(place.thread))
+      : all.filter((m) => !m.threadTs || ![...threadRoots.values()].includes(m.threadTs));
+  };
   return {
     name: mode === "http" ? "slack (Bolt, HTTP mode)" : "slack (Bolt, Socket Mode)",
+    approvals: {
+      cards(place) {
+        return inPlace(place)
+          .filter((m) => !m.ephemeralTo && CARD.test(m.history[0] ?? m.text))
+          .map((m) => ({
+            messageId: m.ts,
+            text: m.text,
+            buttons: ((m.blocks ?? []) as Array<{ type?: string }>).some((b) => b.type === "actions"),
+          }));
+      },
+      async click(place, name, messageId, action) {
+        const channel = channelOf(place);
+        const msg = fake.sent({ channel }).find((m) => m.ts === messageId);
+        if (!msg) throw new Error(`no message ${messageId}`);
+        const actions = ((msg.blocks ?? []) as Array<{ type?: string; elements?: Array<{ action_id?: string }> }>)
+          .filter((b) => b.type === "actions")
+          .flatMap((b) => b.elements ?? []);
+        const actionId = actions.map((e) => e.action_id ?? "").find((id) => id.startsWith(`approval:${action}:`));
+        if (!actionId) throw new Error(`the card has no ${action} button`);
+        const payload = fake.events.blockActions({ user: id("U", name), userName: name, channel, message: { ...msg.message, blocks: msg.blocks }, actionId });
+        if (mode === "socket") {
+          const env = fake.sendEnvelope("interactive", payload);
+          await fake.waitForAck(env.envelope_id, 15_000);
+          return;
+        }
+        const r = await fake.postInteraction(interactionsUrl, payload);
+        if (r.status !== 200) throw new Error(`the gateway answered ${r.status} to a block_actions interaction`);
+      },
+      privateAnswers(place, name) {
+        const user = id("U", name);
+        return fake
+          .sent({ channel: channelOf(place) })
+          .filter((m) => m.ephemeralTo === user)
+          .map((m) => m.text);
+      },
+    },
     maxTextLength: 3500,
     async setup() {
       await fake.start();
@@ -36,6 +81,7 @@ function slackDriver(mode: "http" | "socket"): ConformanceDriver {
     },
     async started(url) {
       eventsUrl = `${url}/slack/events`;
+      interactionsUrl = `${url}/slack/interactions`;
     },
     async say(place, name, text, opts = {}) {
       const channel = channelOf(place);
@@ -83,7 +129,10 @@ function slackDriver(mode: "http" | "socket"): ConformanceDriver {
     replies(place) {
       const channel = channelOf(place);
       const all = fake.sent({ channel });
-      const mine = "thread" in place ? all.filter((m) => m.threadTs === threadRoots.get(place.thread)) : all.filter((m) => !m.threadTs || ![...threadRoots.values()].includes(m.threadTs));
+      const mine =
+        "thread" in place
+          ? all.filter((m) => m.threadTs === threadRoots.get(place.thread))
+          : all.filter((m) => !m.threadTs || ![...threadRoots.values()].includes(m.threadTs));
       // Slack shows &, < and > as typed; the bot sends them escaped.
       return mine.map((m) => m.text.replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&amp;/g, "&"));
     },

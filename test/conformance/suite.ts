@@ -1,7 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { App } from "../../src/gateway/app.js";
 import { eventually, startApp } from "../support/app.js";
+import { createAgentFactory, type TurnOverrides } from "../../src/agent/factory.js";
+import { echoAgent, latestUserText } from "../../src/agent/echo.js";
+import { FakeOpenAi, toolUsingModel } from "../fakes/openai.js";
 import type { ConformanceDriver, Place } from "./driver.js";
+
+/** A message with this asks the model to call current_time, which the scenario's policy sets to `ask`. */
+const CLOCK = "use the clock";
 
 const counter = { n: 0 };
 const uniq = (p: string) => `${p}${Date.now().toString(36)}${counter.n++}`;
@@ -14,19 +20,48 @@ export function conformance(makeDriver: () => ConformanceDriver): void {
   const driver = makeDriver();
   describe(`conformance: ${driver.name}`, () => {
     let app: App;
+    let model: FakeOpenAi;
 
     beforeAll(async () => {
       const { adapter, env } = await driver.setup();
-      const r = await startApp("sqlite", [adapter], { DM_POLICY: "open", GROUP_REQUIRE_MENTION: "true", ...env });
+      // Echo as everywhere, except a message that asks for the clock: that one goes to a fake model which calls
+      // current_time, so the tool call, its approval card and the answer all pass through the real path.
+      model = await FakeOpenAi.start();
+      model.responder = toolUsingModel({ trigger: CLOCK, tool: "current_time", args: '{"timezone":"UTC"}' });
+      const withModel = createAgentFactory({ baseUrl: model.baseUrl, model: "fake-model" });
+      const agentFactory = (metadata: Record<string, unknown>, ctx: TurnOverrides) => {
+        const tooled = withModel(metadata, { ...(ctx.tools && { tools: ctx.tools }), ...(ctx.approval && { approval: ctx.approval }) });
+        const echo = echoAgent();
+        return {
+          name: "conformance",
+          run: (req: Parameters<typeof echo.run>[0]) => (latestUserText(req.messages).includes(CLOCK) ? tooled.run(req) : echo.run(req)),
+        };
+      };
+      const r = await startApp(
+        "sqlite",
+        [adapter],
+        { DM_POLICY: "open", GROUP_REQUIRE_MENTION: "true", ...env },
+        {
+          agentFactory: agentFactory as never,
+          mcpConfig: { servers: [], builtinTools: { current_time: { policy: "ask" } } },
+        },
+      );
       app = r.app;
       await driver.started?.(r.url);
     });
     afterAll(async () => {
       await app?.stop();
       await driver.teardown();
+      await model?.close();
     });
 
-    const replies = (place: Place, n: number, what: string) => eventually(() => driver.replies(place), (r) => r.length >= n, 15_000, what);
+    const replies = (place: Place, n: number, what: string) =>
+      eventually(
+        () => driver.replies(place),
+        (r) => r.length >= n,
+        15_000,
+        what,
+      );
 
     async function sessionsOf(): Promise<number> {
       return (await app.registry.listAll({ includeArchived: true, limit: 1000 })).length;
@@ -120,6 +155,125 @@ export function conformance(makeDriver: () => ConformanceDriver): void {
       const r = await replies(place, 1, "the thread reply");
       expect(r[0]).toMatch(/in the thread/);
       expect(await sessionsOf()).toBe(before + 1);
+    });
+
+    describe.runIf(driver.approvals)("approvals on the platform's buttons", () => {
+      const ap = () => driver.approvals!;
+      const cards = (place: Place, n: number, what: string) =>
+        eventually(
+          () => ap().cards(place),
+          (c) => c.length >= n,
+          15_000,
+          what,
+        );
+      const answer = (place: Place) =>
+        eventually(
+          () => driver.replies(place).filter((r) => r.includes("the tool said")),
+          (r) => r.length >= 1,
+          15_000,
+          "the answer after the tool call",
+        );
+
+      it("approve: the tool runs and the answer uses its result; the card says who approved", async () => {
+        const place = { dm: uniq("u") };
+        await driver.say(place, place.dm, `${CLOCK} please`);
+        const [card] = await cards(place, 1, "the approval card");
+        expect(card!.buttons).toBe(true);
+        expect(card!.text).toContain("current_time");
+        expect(card!.text).toContain('"timezone": "UTC"');
+        await ap().click(place, place.dm, card!.messageId, "approve");
+        const [reply] = await answer(place);
+        expect(reply).toMatch(/the tool said: UTC: \d{4}-\d\d-\d\dT/);
+        const after = await eventually(
+          () => ap().cards(place)[0]!,
+          (c) => /Approved by/.test(c.text),
+          10_000,
+          "the card edited to approved",
+        );
+        expect(after.buttons).toBe(false);
+      });
+
+      it("deny: the model is told, nothing runs; the card says who denied", async () => {
+        const place = { dm: uniq("u") };
+        await driver.say(place, place.dm, `${CLOCK} again`);
+        const [card] = await cards(place, 1, "the approval card");
+        await ap().click(place, place.dm, card!.messageId, "deny");
+        const [reply] = await answer(place);
+        expect(reply).toContain("denied by approval policy");
+        expect(reply).not.toMatch(/UTC: \d{4}/);
+        await eventually(
+          () => ap().cards(place)[0]!,
+          (c) => /Denied by/.test(c.text) && !c.buttons,
+          10_000,
+          "the card edited to denied",
+        );
+      });
+
+      it("a non-approver's click is refused privately and changes nothing; the requester's then counts", async () => {
+        const place = { group: uniq("g") };
+        const alice = uniq("alice");
+        const mallory = uniq("mallory");
+        await driver.say(place, alice, `${CLOCK} for me`, { mention: true });
+        const [card] = await cards(place, 1, "the approval card");
+        await ap().click(place, mallory, card!.messageId, "approve");
+        const refusal = await eventually(
+          () => ap().privateAnswers(place, mallory),
+          (a) => a.length >= 1,
+          10_000,
+          "the private refusal",
+        );
+        expect(refusal[0]).toMatch(/^Only .* can decide/);
+        expect(ap().cards(place)[0]!.buttons).toBe(true);
+        expect(driver.replies(place).some((r) => r.includes("the tool said"))).toBe(false);
+        await ap().click(place, alice, card!.messageId, "approve");
+        expect((await answer(place))[0]).toMatch(/the tool said: UTC:/);
+      });
+
+      it("50 simultaneous clicks make exactly one decision", async () => {
+        const place = { dm: uniq("u") };
+        await driver.say(place, place.dm, `${CLOCK} now`);
+        const [card] = await cards(place, 1, "the approval card");
+        await Promise.all(Array.from({ length: 50 }, (_, i) => ap().click(place, place.dm, card!.messageId, i % 2 ? "deny" : "approve")));
+        const answers = await eventually(
+          () => ap().privateAnswers(place, place.dm),
+          (a) => a.length >= 50,
+          20_000,
+          "50 answers",
+        );
+        const won = answers.filter((a) => a === "Approved." || a === "Denied.");
+        expect(won).toHaveLength(1);
+        expect(answers.filter((a) => a.startsWith("Already"))).toHaveLength(49);
+        const reply = (await answer(place))[0]!;
+        // The one decision is what the card says and what the model was given.
+        const approved = won[0] === "Approved.";
+        await eventually(
+          () => ap().cards(place)[0]!,
+          (c) => (approved ? /Approved by/ : /Denied by/).test(c.text),
+          10_000,
+          "the card showing the one decision",
+        );
+        expect(reply.includes("denied by approval policy")).toBe(!approved);
+      });
+
+      it("timeout: the card says expired and the model is told", async () => {
+        const place = { dm: uniq("u") };
+        const opts = app.tooling.approvals.opts as { timeoutMs: number };
+        const saved = opts.timeoutMs;
+        opts.timeoutMs = 1_500;
+        try {
+          await driver.say(place, place.dm, `${CLOCK} later`);
+          await cards(place, 1, "the approval card");
+          await eventually(
+            () => ap().cards(place)[0]!,
+            (c) => /Expired/.test(c.text) && !c.buttons,
+            15_000,
+            "the card edited to expired",
+          );
+          expect((await answer(place))[0]).toContain("expired");
+        } finally {
+          opts.timeoutMs = saved;
+        }
+      });
     });
   });
 }

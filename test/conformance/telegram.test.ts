@@ -18,8 +18,41 @@ function telegramDriver(): ConformanceDriver {
       : "thread" in place
         ? { chatId: group(place.group).id, threadId: topic(place.group, place.thread) }
         : { chatId: group(place.group).id };
+  const queries = new Map<string, string[]>();
+  const CARD = /^The agent wants to use the tool/;
   return {
     name: "telegram (grammY)",
+    approvals: {
+      cards(place) {
+        const w = where(place);
+        return fake
+          .sent({ chatId: w.chatId })
+          .filter((s) => CARD.test(s.history[0] ? s.text : s.text))
+          .map((s) => {
+            const msg = fake.message(s.chatId, s.messageId) ?? s.message;
+            const rows = (msg.reply_markup as { inline_keyboard?: unknown[][] } | undefined)?.inline_keyboard ?? [];
+            return { messageId: String(s.messageId), text: msg.text ?? s.text, buttons: rows.length > 0 };
+          });
+      },
+      async click(place, name, messageId, action) {
+        const w = where(place);
+        const msg = fake.message(w.chatId, Number(messageId));
+        if (!msg) throw new Error(`no message ${messageId}`);
+        // A user can only press a button the message has: take its callback_data, as Telegram would send it.
+        const buttons = ((msg.reply_markup as { inline_keyboard?: Array<Array<{ callback_data?: string }>> } | undefined)?.inline_keyboard ?? []).flat();
+        const data = buttons.map((b) => b.callback_data ?? "").find((d) => d.startsWith(`approval:${action}:`));
+        if (!data) throw new Error(`the card has no ${action} button`);
+        const u = fake.callbackQuery({ from: user(name), message: msg, data });
+        const key = `${JSON.stringify(place)}|${name}`;
+        queries.set(key, [...(queries.get(key) ?? []), u.callback_query!.id]);
+      },
+      privateAnswers(place, name) {
+        return (queries.get(`${JSON.stringify(place)}|${name}`) ?? [])
+          .map((id) => fake.callbackAnswer(id))
+          .filter((a) => a !== undefined)
+          .map((a) => String(a!.text ?? ""));
+      },
+    },
     maxTextLength: 4096,
     async setup() {
       await fake.start();
@@ -43,7 +76,8 @@ function telegramDriver(): ConformanceDriver {
     },
     replies(place) {
       const w = where(place);
-      return fake.sent({ chatId: w.chatId, ...(w.threadId !== undefined ? { threadId: w.threadId } : {}) })
+      return fake
+        .sent({ chatId: w.chatId, ...(w.threadId !== undefined ? { threadId: w.threadId } : {}) })
         .filter((s) => ("thread" in place ? true : s.threadId === undefined))
         .map((s) => s.text);
     },

@@ -21,7 +21,9 @@ export interface ConsoleApp {
 export async function startConsoleApp(env: Record<string, string> = {}, opts: ConsoleAdapterOptions = {}, where: { dir?: string } = {}): Promise<ConsoleApp> {
   const dir = where.dir ?? fs.mkdtempSync(path.join(os.tmpdir(), "switchboard-console-"));
   const adapter = new ConsoleAdapter(opts);
-  const app = await createApp(loadConfig({ DATABASE_URL: `file:${path.join(dir, "x.db")}`, HTTP_PORT: "0", LOG_LEVEL: "silent", ...env }), { adapters: () => [adapter] });
+  const app = await createApp(loadConfig({ DATABASE_URL: `file:${path.join(dir, "x.db")}`, HTTP_PORT: "0", LOG_LEVEL: "silent", ...env }), {
+    adapters: () => [adapter],
+  });
   let base: string;
   try {
     base = await app.start();

@@ -173,7 +173,7 @@ describe("console adapter over real HTTP", () => {
     const bad = async (body: unknown, pattern: RegExp, status = 400, headers?: Record<string, string>) => {
       const r = await post(base, body, headers);
       expect(r.status, JSON.stringify(body)).toBe(status);
-      expect(String(r.body["error"])).toMatch(pattern);
+      expect(String(r.body.error)).toMatch(pattern);
     };
     await bad("{not json", /not valid JSON/);
     await bad({ ...alice }, /text/);
@@ -224,7 +224,10 @@ describe("console adapter over real HTTP", () => {
     const html = await page.text();
     expect(html).toContain('id="current-session"');
     expect(html).not.toMatch(/<script>(?!<\/script>)/);
-    for (const [p, type] of [["/console/console.js", /javascript/], ["/console/console.css", /text\/css/]] as const) {
+    for (const [p, type] of [
+      ["/console/console.js", /javascript/],
+      ["/console/console.css", /text\/css/],
+    ] as const) {
       const r = await fetch(`${base}${p}`);
       expect(r.status).toBe(200);
       expect(r.headers.get("content-type")).toMatch(type);

@@ -45,14 +45,23 @@ describe("console ids", () => {
         const dm = dmChannel(bot, user);
         const g = groupChannel(bot, group, thread);
         expect(parseChannel(dm)).toEqual({ botId: bot, kind: "dm", userId: user });
-        expect(parseChannel(g)).toEqual(thread === undefined ? { botId: bot, kind: "group", groupId: group } : { botId: bot, kind: "group", groupId: group, threadId: thread });
+        expect(parseChannel(g)).toEqual(
+          thread === undefined ? { botId: bot, kind: "group", groupId: group } : { botId: bot, kind: "group", groupId: group, threadId: thread },
+        );
         expect(isPrivateChannel(dm)).toBe(true);
         expect(isPrivateChannel(g)).toBe(false);
         expect(channelOfChat(bot, { kind: "private", userId: user })).toBe(dm);
         expect(channelOfChat(bot, { kind: "group", groupId: group }, thread)).toBe(g);
       }),
     );
-    for (const bad of ["telegram:1:dm:2", "console:console:dm", "console:console:dm:a:b", "console:console:group:g:topic:1", "console::dm:a", "console:console:other:a"])
+    for (const bad of [
+      "telegram:1:dm:2",
+      "console:console:dm",
+      "console:console:dm:a:b",
+      "console:console:group:g:topic:1",
+      "console::dm:a",
+      "console:console:other:a",
+    ])
       expect(parseChannel(bad)).toBeUndefined();
   });
 
@@ -73,10 +82,16 @@ describe("console ids", () => {
         expect(back).toEqual({ chatId, chat: parseChatId(chatId), ...(threadId !== undefined && { threadId }) });
       }),
     );
-    expect(decodeReplyAddress({ platform: "telegram", botId: "console", chatId: "dm:a" }, "console")).toMatchObject({ error: expect.stringMatching(/telegram/) });
+    expect(decodeReplyAddress({ platform: "telegram", botId: "console", chatId: "dm:a" }, "console")).toMatchObject({
+      error: expect.stringMatching(/telegram/),
+    });
     expect(decodeReplyAddress({ platform: "console", botId: "other", chatId: "dm:a" }, "console")).toMatchObject({ error: expect.stringMatching(/other/) });
-    expect(decodeReplyAddress({ platform: "console", botId: "console", chatId: "42" }, "console")).toMatchObject({ error: expect.stringMatching(/dm:<userId>/) });
-    expect(decodeReplyAddress({ platform: "console", botId: "console", chatId: "dm:a", threadId: "t" }, "console")).toMatchObject({ error: expect.stringMatching(/thread/) });
+    expect(decodeReplyAddress({ platform: "console", botId: "console", chatId: "42" }, "console")).toMatchObject({
+      error: expect.stringMatching(/dm:<userId>/),
+    });
+    expect(decodeReplyAddress({ platform: "console", botId: "console", chatId: "dm:a", threadId: "t" }, "console")).toMatchObject({
+      error: expect.stringMatching(/thread/),
+    });
   });
 
   it("conversation keys tell threads of one group apart", () => {
@@ -92,6 +107,7 @@ describe("console ids", () => {
 
   it("recognizes @switchboard as a whole word only", () => {
     for (const yes of ["@switchboard hi", "hi @Switchboard", "(@switchboard)", "@switchboard, look", "x\n@switchboard"]) expect(mentionsBot(yes)).toBe(true);
-    for (const no of ["switchboard", "@switchboardx", "mail@switchboard", "@@switchboard", "@switch board", "a_@switchboard"]) expect(mentionsBot(no)).toBe(false);
+    for (const no of ["switchboard", "@switchboardx", "mail@switchboard", "@@switchboard", "@switch board", "a_@switchboard"])
+      expect(mentionsBot(no)).toBe(false);
   });
 });

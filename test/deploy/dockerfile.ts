@@ -2,7 +2,7 @@ import fs from "node:fs";
 import path from "node:path";
 
 /**
- * A small reader for the project's Dockerfile, so test/deploy/dockerfile.test.ts
+ * A small reader for the project's Dockerfile, so test/deploy/dockerfile.slow.test.ts
  * runs the steps written there rather than a copy of them. It understands what
  * the file uses: FROM ... AS, WORKDIR, COPY [--from=], RUN, ENV, USER, VOLUME,
  * EXPOSE, HEALTHCHECK ... CMD and CMD in exec form, line continuations and
@@ -36,7 +36,7 @@ function logicalLines(text: string): string[] {
     if (!current && (line.trim() === "" || line.trimStart().startsWith("#"))) continue;
     if (current && line.trimStart().startsWith("#")) continue; // comments inside a continued instruction
     if (line.endsWith("\\")) {
-      current += line.slice(0, -1) + " ";
+      current += `${line.slice(0, -1)} `;
       continue;
     }
     out.push((current + line).trim());
@@ -103,7 +103,13 @@ export function parseDockerfile(file: string): Stage[] {
       case "HEALTHCHECK": {
         const m = /^((?:--\S+\s+)*)CMD\s+(\[.*\])$/.exec(args);
         if (!m) throw new Error(`HEALTHCHECK must be [--options] CMD [exec form]: ${line}`);
-        const options = Object.fromEntries(m[1]!.trim().split(/\s+/).filter(Boolean).map((o) => o.replace(/^--/, "").split("=") as [string, string]));
+        const options = Object.fromEntries(
+          m[1]!
+            .trim()
+            .split(/\s+/)
+            .filter(Boolean)
+            .map((o) => o.replace(/^--/, "").split("=") as [string, string]),
+        );
         stage.healthcheck = { options, cmd: execForm(m[2]!, "HEALTHCHECK CMD") };
         break;
       }
@@ -119,7 +125,13 @@ export function parseDockerfile(file: string): Stage[] {
 
 /** Lines of .dockerignore as simple patterns: a name or path, matched against each path's segments and prefixes. */
 export function dockerIgnore(file: string): (rel: string) => boolean {
-  const patterns = fs.existsSync(file) ? fs.readFileSync(file, "utf8").split("\n").map((l) => l.trim()).filter((l) => l && !l.startsWith("#")) : [];
+  const patterns = fs.existsSync(file)
+    ? fs
+        .readFileSync(file, "utf8")
+        .split("\n")
+        .map((l) => l.trim())
+        .filter((l) => l && !l.startsWith("#"))
+    : [];
   const toRegex = (p: string) => new RegExp(`^${p.replace(/[.+^${}()|[\]\\]/g, "\\$&").replace(/\*/g, "[^/]*")}(/.*)?$`);
   const res = patterns.map(toRegex);
   return (rel) => res.some((r) => r.test(rel));

@@ -2,17 +2,7 @@
  * FakeDiscord driven by the real discord.js Client (REST + gateway).
  */
 import { once } from "node:events";
-import {
-  ChannelType,
-  Client,
-  DiscordAPIError,
-  Events,
-  GatewayIntentBits,
-  Partials,
-  type ClientOptions,
-  type Message,
-  type RateLimitData,
-} from "discord.js";
+import { ChannelType, Client, DiscordAPIError, Events, GatewayIntentBits, Partials, type ClientOptions, type Message, type RateLimitData } from "discord.js";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { FakeDiscord, type DUser } from "./discord.js";
 
@@ -58,7 +48,9 @@ describe("FakeDiscord with discord.js", () => {
     const off = new FakeDiscord({ heartbeatIntervalMs: 250, applicationFlags: 0 });
     await off.start();
     try {
-      const appOff = (await (await fetch(`${off.apiUrl}/v10/applications/@me`, { headers: { authorization: `Bot ${off.token}` } })).json()) as { flags: number };
+      const appOff = (await (await fetch(`${off.apiUrl}/v10/applications/@me`, { headers: { authorization: `Bot ${off.token}` } })).json()) as {
+        flags: number;
+      };
       expect(appOff.flags).toBe(0);
       const client = new Client({ intents: INTENTS, rest: { api: off.apiUrl } });
       clients.push(client);
@@ -82,9 +74,9 @@ describe("FakeDiscord with discord.js", () => {
     expect(client.user?.id).toBe(dc.bot.id);
     const guild = client.guilds.cache.get(g.id)!;
     expect(guild.name).toBe("Test Guild");
-    expect(guild.channels.cache.get(g.channels["general"]!.id)?.type).toBe(ChannelType.GuildText);
+    expect(guild.channels.cache.get(g.channels.general!.id)?.type).toBe(ChannelType.GuildText);
     const thread = client.channels.cache.get(g.threads["help-thread"]!.id);
-    expect(thread?.isThread() && thread.parentId).toBe(g.channels["general"]!.id);
+    expect(thread?.isThread() && thread.parentId).toBe(g.channels.general!.id);
     expect(dc.identifies).toHaveLength(1);
     expect(dc.identifies[0]!.d).toMatchObject({ token: dc.token, shard: [0, 1], intents: 1 | (1 << 9) | (1 << 12) | (1 << 15) });
     expect(dc.identifies[0]!.url).toMatch(/^\/gateway\?v=10&encoding=json$/);
@@ -96,7 +88,7 @@ describe("FakeDiscord with discord.js", () => {
 
   it("DM, guild mention and thread message reach the handler; replies, typing, edits and reactions are recorded", async () => {
     const g = dc.addGuild({ threads: ["t1"], members: [human] });
-    const general = g.channels["general"]!;
+    const general = g.channels.general!;
     const seen: { where: string; content: string; mentionsMe: boolean; channelType: number }[] = [];
     const client = await login({}, (c) =>
       c.on(Events.MessageCreate, async (msg: Message) => {
@@ -112,7 +104,7 @@ describe("FakeDiscord with discord.js", () => {
     const dm = dc.dmChannel(human);
     const m1 = dc.userMessage({ channel: dm, author: human, content: "hello dm, edit please" });
     const m2 = dc.userMessage({ channel: general, author: human, content: `<@${dc.bot.id}> hi guild, react` });
-    const m3 = dc.userMessage({ channel: g.threads["t1"]!, author: human, content: "in thread" });
+    const m3 = dc.userMessage({ channel: g.threads.t1!, author: human, content: "in thread" });
     await dc.waitFor(() => dc.sent().length === 3 && dc.reactions().length === 1 && dc.sent({ channelId: dm.id })[0]?.history.length === 2);
 
     expect(seen).toEqual([
@@ -120,8 +112,12 @@ describe("FakeDiscord with discord.js", () => {
       { where: "guild", content: `<@${dc.bot.id}> hi guild, react`, mentionsMe: true, channelType: ChannelType.GuildText },
       { where: "guild", content: "in thread", mentionsMe: false, channelType: ChannelType.PublicThread },
     ]);
-    const [r1, r2, r3] = [dm.id, general.id, g.threads["t1"]!.id].map((id) => dc.sent({ channelId: id })[0]!);
-    expect(r1).toMatchObject({ replyTo: m1.id, content: "echo hello dm, edit please (edited)", history: ["echo hello dm, edit please", "echo hello dm, edit please (edited)"] });
+    const [r1, r2, r3] = [dm.id, general.id, g.threads.t1!.id].map((id) => dc.sent({ channelId: id })[0]!);
+    expect(r1).toMatchObject({
+      replyTo: m1.id,
+      content: "echo hello dm, edit please (edited)",
+      history: ["echo hello dm, edit please", "echo hello dm, edit please (edited)"],
+    });
     expect(r2).toMatchObject({ replyTo: m2.id, guildId: g.id });
     expect(r3).toMatchObject({ replyTo: m3.id, content: "echo in thread" });
     expect(r2!.message.referenced_message?.id).toBe(m2.id);
@@ -162,14 +158,14 @@ describe("FakeDiscord with discord.js", () => {
     const badName = await client.application!.commands.create({ name: "Bad Name", description: "x" }).catch((e: unknown) => e);
     expect((badName as DiscordAPIError).code).toBe(50035);
 
-    const ping = dc.slashCommand({ name: "ping", user: human, channel: g.channels["general"]! });
-    await dc.waitFor(() => dc.interaction(String(ping["id"]))?.responseType === 4);
-    expect(dc.sent({ via: "interaction" })[0]).toMatchObject({ content: "pong", channelId: g.channels["general"]!.id, loading: false });
+    const ping = dc.slashCommand({ name: "ping", user: human, channel: g.channels.general! });
+    await dc.waitFor(() => dc.interaction(String(ping.id))?.responseType === 4);
+    expect(dc.sent({ via: "interaction" })[0]).toMatchObject({ content: "pong", channelId: g.channels.general!.id, loading: false });
 
     const dm = dc.dmChannel(human);
     const ask = dc.slashCommand({ name: "ask", user: human, channel: dm, options: { q: "life" } });
-    await dc.waitFor(() => dc.interaction(String(ask["id"]))?.followups.length === 1);
-    const state = dc.interaction(String(ask["id"]))!;
+    await dc.waitFor(() => dc.interaction(String(ask.id))?.followups.length === 1);
+    const state = dc.interaction(String(ask.id))!;
     expect(state.responseType).toBe(5);
     const original = dc.sent().find((s) => s.id === state.originalId)!;
     expect(original).toMatchObject({ via: "interaction", content: "answer to life", loading: false, history: ["", "answer to life"] });
@@ -182,7 +178,7 @@ describe("FakeDiscord with discord.js", () => {
     // discord.js reports a 429's parsed headers to rejectOnRateLimit (returning false keeps its retry).
     const limits: RateLimitData[] = [];
     const client = await login({ rest: { api: dc.apiUrl, rejectOnRateLimit: (d) => (limits.push(d), false) } });
-    const channel = client.channels.cache.get(g.channels["general"]!.id);
+    const channel = client.channels.cache.get(g.channels.general!.id);
     if (!channel?.isSendable()) throw new Error("channel not sendable");
 
     dc.rateLimitNext("POST /channels/:id/messages", { retryAfter: 0.4, scope: "shared" });
@@ -196,7 +192,12 @@ describe("FakeDiscord with discord.js", () => {
 
     dc.failNext("POST /channels/:id/messages", { status: 502 });
     await channel.send("after a 502");
-    expect(dc.restCalls("POST /channels/:id/messages").slice(-2).map((c) => c.status)).toEqual([502, 200]);
+    expect(
+      dc
+        .restCalls("POST /channels/:id/messages")
+        .slice(-2)
+        .map((c) => c.status),
+    ).toEqual([502, 200]);
 
     dc.failNext("POST /channels/:id/messages", { status: 403, code: 50013, message: "Missing Permissions" });
     const denied = await channel.send("nope").catch((e: unknown) => e);
@@ -211,7 +212,7 @@ describe("FakeDiscord with discord.js", () => {
 
   it("RESUME after a dropped connection replays the missed events (close 4000 and op 7)", async () => {
     const g = dc.addGuild({ members: [human] });
-    const general = g.channels["general"]!;
+    const general = g.channels.general!;
     const contents: string[] = [];
     const client = await login({}, (c) => c.on(Events.MessageCreate, (m) => void (m.author.bot || contents.push(m.content))));
     const resumed: number[] = [];
@@ -248,7 +249,7 @@ describe("FakeDiscord with discord.js", () => {
     );
     dc.forceDisconnect({ resumable: false });
     await dc.waitFor(() => dc.identifies.length === 2 && dc.sessions().filter((s) => s.connected).length === 1, 5000);
-    dc.userMessage({ channel: g.channels["general"]!, author: human, content: "after re-identify" });
+    dc.userMessage({ channel: g.channels.general!, author: human, content: "after re-identify" });
     await dc.waitFor(() => contents.includes("after re-identify"));
     expect(dc.sessions().map((s) => s.ended)).toEqual([true, false]);
   });
@@ -260,15 +261,15 @@ describe("FakeDiscord with discord.js", () => {
     const client = await login({ shardCount: 2 }, (c) =>
       c.on(Events.MessageCreate, (m) => void (m.author.bot || seen.push({ content: m.content, shard: m.guild?.shardId ?? null }))),
     );
-    expect(dc.identifies.map((i) => i.d["shard"]).sort()).toEqual([
+    expect(dc.identifies.map((i) => i.d.shard).sort()).toEqual([
       [0, 2],
       [1, 2],
     ]);
     expect(client.guilds.cache.get(g0.id)?.shardId).toBe(0);
     expect(client.guilds.cache.get(g1.id)?.shardId).toBe(1);
 
-    dc.userMessage({ channel: g0.channels["general"]!, author: human, content: "to zero" });
-    dc.userMessage({ channel: g1.channels["general"]!, author: human, content: "to one" });
+    dc.userMessage({ channel: g0.channels.general!, author: human, content: "to zero" });
+    dc.userMessage({ channel: g1.channels.general!, author: human, content: "to one" });
     const dm = dc.userMessage({ channel: dc.dmChannel(human), author: human, content: "dm" });
     await dc.waitFor(() => seen.length === 3);
     expect(seen).toEqual(
@@ -291,8 +292,8 @@ describe("FakeDiscord with discord.js", () => {
     await login({ intents: [GatewayIntentBits.Guilds, GatewayIntentBits.GuildMessages] }, (c) =>
       c.on(Events.MessageCreate, (m) => void (m.author.bot || contents.push(m.content))),
     );
-    dc.userMessage({ channel: g.channels["general"]!, author: human, content: "secret text" });
-    dc.userMessage({ channel: g.channels["general"]!, author: human, content: `<@${dc.bot.id}> visible` });
+    dc.userMessage({ channel: g.channels.general!, author: human, content: "secret text" });
+    dc.userMessage({ channel: g.channels.general!, author: human, content: `<@${dc.bot.id}> visible` });
     await dc.waitFor(() => contents.length === 2);
     expect(contents).toEqual(["", `<@${dc.bot.id}> visible`]);
   });
@@ -300,9 +301,12 @@ describe("FakeDiscord with discord.js", () => {
   it("enforce_nonce: a second create with the same nonce returns the first message and creates nothing", async () => {
     const g = dc.addGuild({ members: [human] });
     const client = await login();
-    const channel = g.channels["general"]!;
+    const channel = g.channels.general!;
     const post = (content: string, nonce: string, enforce: boolean) =>
-      client.rest.post(`/channels/${channel.id}/messages`, { body: { content, nonce, ...(enforce ? { enforce_nonce: true } : {}) } }) as Promise<{ id: string; content: string }>;
+      client.rest.post(`/channels/${channel.id}/messages`, { body: { content, nonce, ...(enforce ? { enforce_nonce: true } : {}) } }) as Promise<{
+        id: string;
+        content: string;
+      }>;
     const first = await post("once", "n-1", true);
     const again = await post("once, resent", "n-1", true);
     expect(again).toMatchObject({ id: first.id, content: "once" });

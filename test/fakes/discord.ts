@@ -14,6 +14,7 @@ import http from "node:http";
 import { BodyParseError, FaultPlan, HOST, Signal, closeServer, jsonParam, listen, parseBody, readBody, sendJson } from "./shared.js";
 import { DiscordGateway, type GatewaySession, type ResumeRecord } from "./discord/gateway.js";
 import { DiscordRest } from "./discord/rest.js";
+import { DiscordCdn } from "./discord/cdn.js";
 import {
   ApplicationFlags,
   DApiError,
@@ -66,7 +67,8 @@ export interface UserMessageInput {
   /** Mentioned users; default: parsed from <@id> in content, plus the replied-to author when `ping` (default true). */
   mentions?: DUser[];
   ping?: boolean;
-  attachments?: { filename: string; size?: number; content_type?: string; url?: string }[];
+  /** With `data`, the file is served by the fake's CDN (`fake.cdn`) at a signed URL, and its size is the data's. */
+  attachments?: { filename: string; size?: number; content_type?: string; url?: string; data?: Buffer; waveform?: string; duration_secs?: number }[];
   extra?: Record<string, unknown>;
 }
 
@@ -110,6 +112,8 @@ export class FakeDiscord {
   readonly bot: DUser;
   readonly applicationId: string;
   readonly world: DiscordWorld;
+  /** Attachments users send with `data`, served at signed CDN URLs on this fake; `cdn.downloads` records each GET. */
+  readonly cdn = new DiscordCdn(() => this.url);
   readonly gateway: DiscordGateway;
 
   private readonly server = http.createServer((req, res) => {
@@ -235,8 +239,8 @@ export class FakeDiscord {
   private messageEvent(msg: DMessage, channel: DChannel): Record<string, unknown> {
     const ev: Record<string, unknown> = { ...msg, channel_type: channel.type };
     if (msg.guild_id) {
-      ev["member"] = this.world.member(msg.author, false);
-      ev["mentions"] = msg.mentions.map((u) => ({ ...u, member: this.world.member(u, false) }));
+      ev.member = this.world.member(msg.author, false);
+      ev.mentions = msg.mentions.map((u) => ({ ...u, member: this.world.member(u, false) }));
     }
     return ev;
   }
@@ -249,11 +253,35 @@ export class FakeDiscord {
     const mentions = [...(o.mentions ?? this.world.mentionedUsers(o.content))];
     if (replyTo && o.ping !== false && !mentions.some((u) => u.id === replyTo.author.id)) mentions.push(replyTo.author);
     this.world.users.set(o.author.id, o.author);
-    const msg = this.world.message({ channel, author: o.author, content: o.content, mentions, ...(replyTo ? { replyTo } : {}), ...(o.extra ? { extra: o.extra } : {}) });
+    const msg = this.world.message({
+      channel,
+      author: o.author,
+      content: o.content,
+      mentions,
+      ...(replyTo ? { replyTo } : {}),
+      ...(o.extra ? { extra: o.extra } : {}),
+    });
     if (o.attachments)
-      msg["attachments"] = o.attachments.map((a) => ({ id: snowflake(), size: 1024, content_type: "application/octet-stream", url: `https://cdn.fake.invalid/${a.filename}`, proxy_url: `https://media.fake.invalid/${a.filename}`, ...a }));
+      msg.attachments = o.attachments.map(({ data, ...a }) => {
+        const id = snowflake();
+        const type = a.content_type ?? "application/octet-stream";
+        const served = data && this.cdn.add(channel.id, id, a.filename, data, type);
+        return {
+          id,
+          size: data?.length ?? 1024,
+          content_type: type,
+          url: `https://cdn.fake.invalid/${a.filename}`,
+          proxy_url: `https://media.fake.invalid/${a.filename}`,
+          ...a,
+          ...(served && { url: served, proxy_url: served }),
+        };
+      });
     this.world.storeMessage(msg);
-    this.gateway.route("MESSAGE_CREATE", this.messageEvent(msg, channel), msg.guild_id ? { guildId: msg.guild_id, intent: Intents.GuildMessages } : { intent: Intents.DirectMessages });
+    this.gateway.route(
+      "MESSAGE_CREATE",
+      this.messageEvent(msg, channel),
+      msg.guild_id ? { guildId: msg.guild_id, intent: Intents.GuildMessages } : { intent: Intents.DirectMessages },
+    );
     return msg;
   }
 
@@ -266,20 +294,34 @@ export class FakeDiscord {
   forwardMessage(o: { channel: DChannel | string; author: DUser; message: DMessage | { content: string; channel_id?: string } }): DMessage {
     const channel = this.resolveChannel(o.channel);
     this.world.users.set(o.author.id, o.author);
-    const src: DMessage = "id" in o.message ? o.message : this.world.message({ channel: this.resolveChannel(o.message.channel_id ?? channel.id), author: this.world.bot, content: o.message.content });
+    const src: DMessage =
+      "id" in o.message
+        ? o.message
+        : this.world.message({ channel: this.resolveChannel(o.message.channel_id ?? channel.id), author: this.world.bot, content: o.message.content });
     const msg = this.world.message({ channel, author: o.author, content: "", mentions: [] });
     msg.flags = 1 << 14; // HAS_SNAPSHOT
     msg.message_reference = { type: 1, message_id: src.id, channel_id: src.channel_id, ...(src.guild_id ? { guild_id: src.guild_id } : {}) };
-    msg["message_snapshots"] = [
+    msg.message_snapshots = [
       {
         message: {
-          type: src.type, content: src.content, embeds: src.embeds, attachments: src.attachments, timestamp: src.timestamp,
-          edited_timestamp: src.edited_timestamp, flags: src.flags, mentions: src.mentions, mention_roles: src.mention_roles,
+          type: src.type,
+          content: src.content,
+          embeds: src.embeds,
+          attachments: src.attachments,
+          timestamp: src.timestamp,
+          edited_timestamp: src.edited_timestamp,
+          flags: src.flags,
+          mentions: src.mentions,
+          mention_roles: src.mention_roles,
         },
       },
     ];
     this.world.storeMessage(msg);
-    this.gateway.route("MESSAGE_CREATE", this.messageEvent(msg, channel), msg.guild_id ? { guildId: msg.guild_id, intent: Intents.GuildMessages } : { intent: Intents.DirectMessages });
+    this.gateway.route(
+      "MESSAGE_CREATE",
+      this.messageEvent(msg, channel),
+      msg.guild_id ? { guildId: msg.guild_id, intent: Intents.GuildMessages } : { intent: Intents.DirectMessages },
+    );
     return msg;
   }
 
@@ -290,7 +332,11 @@ export class FakeDiscord {
     stored.edited_timestamp = new Date().toISOString();
     stored.mentions = this.world.mentionedUsers(content);
     const channel = this.resolveChannel(stored.channel_id);
-    this.gateway.route("MESSAGE_UPDATE", this.messageEvent(stored, channel), stored.guild_id ? { guildId: stored.guild_id, intent: Intents.GuildMessages } : { intent: Intents.DirectMessages });
+    this.gateway.route(
+      "MESSAGE_UPDATE",
+      this.messageEvent(stored, channel),
+      stored.guild_id ? { guildId: stored.guild_id, intent: Intents.GuildMessages } : { intent: Intents.DirectMessages },
+    );
     return stored;
   }
 
@@ -298,7 +344,7 @@ export class FakeDiscord {
   deleteUserMessage(msg: DMessage): void {
     this.world.messages.delete(`${msg.channel_id}:${msg.id}`);
     const ev: Record<string, unknown> = { id: msg.id, channel_id: msg.channel_id };
-    if (msg.guild_id) ev["guild_id"] = msg.guild_id;
+    if (msg.guild_id) ev.guild_id = msg.guild_id;
     this.gateway.route("MESSAGE_DELETE", ev, msg.guild_id ? { guildId: msg.guild_id, intent: Intents.GuildMessages } : { intent: Intents.DirectMessages });
   }
 
@@ -319,8 +365,8 @@ export class FakeDiscord {
     const token = this.world.newToken();
     const perms = "2248473465835073";
     const data: Record<string, unknown> = { id: cmd?.id ?? snowflake(), name: o.name, type: 1 };
-    if (options.length) data["options"] = options;
-    if (guildId) data["guild_id"] = guildId;
+    if (options.length) data.options = options;
+    if (guildId) data.guild_id = guildId;
     const payload: Record<string, unknown> = {
       id,
       application_id: this.applicationId,
@@ -338,10 +384,54 @@ export class FakeDiscord {
       attachment_size_limit: 26_214_400,
     };
     if (guildId) {
-      payload["guild_id"] = guildId;
-      payload["guild_locale"] = "en-US";
-      payload["member"] = { ...this.world.member(o.user), permissions: perms };
-    } else payload["user"] = o.user;
+      payload.guild_id = guildId;
+      payload.guild_locale = "en-US";
+      payload.member = { ...this.world.member(o.user), permissions: perms };
+    } else payload.user = o.user;
+    this.world.users.set(o.user.id, o.user);
+    this.world.interactions.set(id, { id, token, createdAt: Date.now(), channelId: channel.id, ...(guildId ? { guildId } : {}), payload, followups: [] });
+    this.gateway.route("INTERACTION_CREATE", payload, guildId ? { guildId } : {});
+    return payload;
+  }
+
+  /**
+   * A user presses a button of a message (MESSAGE_COMPONENT, INTERACTION_CREATE
+   * type 3): the payload carries the message, the button's custom_id and
+   * component_type 2, and is answered through the interaction callback like any
+   * interaction (within interactionAckDeadlineMs). Discord only sends presses of
+   * buttons a message shows: a custom_id the message lacks is refused here.
+   */
+  pressButton(o: { user: DUser; message: DMessage; customId: string; locale?: string }): Record<string, unknown> {
+    const channel = this.resolveChannel(o.message.channel_id);
+    const current = this.world.getMessage(channel.id, o.message.id) ?? o.message;
+    const buttons = ((current.components as Array<{ components?: Array<{ custom_id?: string }> }> | undefined) ?? []).flatMap((r) => r.components ?? []);
+    if (!buttons.some((b) => b.custom_id === o.customId)) throw new Error(`message ${o.message.id} shows no button ${o.customId}`);
+    const guildId = channel.guild_id;
+    const id = snowflake();
+    const token = this.world.newToken();
+    const perms = "2248473465835073";
+    const payload: Record<string, unknown> = {
+      id,
+      application_id: this.applicationId,
+      type: 3,
+      data: { custom_id: o.customId, component_type: 2 },
+      channel: { ...channel, permissions: perms },
+      channel_id: channel.id,
+      message: current,
+      token,
+      version: 1,
+      app_permissions: perms,
+      locale: o.locale ?? "en-US",
+      entitlements: [],
+      authorizing_integration_owners: guildId ? { "0": guildId } : { "1": o.user.id },
+      context: guildId ? 0 : 1,
+      attachment_size_limit: 26_214_400,
+    };
+    if (guildId) {
+      payload.guild_id = guildId;
+      payload.guild_locale = "en-US";
+      payload.member = { ...this.world.member(o.user), permissions: perms };
+    } else payload.user = o.user;
     this.world.users.set(o.user.id, o.user);
     this.world.interactions.set(id, { id, token, createdAt: Date.now(), channelId: channel.id, ...(guildId ? { guildId } : {}), payload, followups: [] });
     this.gateway.route("INTERACTION_CREATE", payload, guildId ? { guildId } : {});
@@ -387,11 +477,25 @@ export class FakeDiscord {
    */
   rateLimitNext(route: string | RegExp, o: RateLimitOptions = {}): void {
     const scope = o.scope ?? (o.global ? "global" : "user");
-    this.faults.add(routeMatcher(route), { kind: "ratelimit", retryAfter: o.retryAfter ?? 1, scope, global: o.global ?? scope === "global", bucket: o.bucket ?? "fakebucket0000000000000000000000" }, o.count ?? 1);
+    this.faults.add(
+      routeMatcher(route),
+      {
+        kind: "ratelimit",
+        retryAfter: o.retryAfter ?? 1,
+        scope,
+        global: o.global ?? scope === "global",
+        bucket: o.bucket ?? "fakebucket0000000000000000000000",
+      },
+      o.count ?? 1,
+    );
   }
   /** The next `count` requests matching `route` fail with `status` and Discord error body {code, message}. */
   failNext(route: string | RegExp, o: { status: number; code?: number; message?: string }, count = 1): void {
-    this.faults.add(routeMatcher(route), { kind: "error", status: o.status, code: o.code ?? 0, message: o.message ?? (o.status >= 500 ? "500: Internal Server Error" : "Fake failure") }, count);
+    this.faults.add(
+      routeMatcher(route),
+      { kind: "error", status: o.status, code: o.code ?? 0, message: o.message ?? (o.status >= 500 ? "500: Internal Server Error" : "Fake failure") },
+      count,
+    );
   }
 
   // ------------------------------------------------------------ records
@@ -418,8 +522,13 @@ export class FakeDiscord {
 
   waitFor<T>(predicate: () => T | undefined | null | false, timeoutMs = 3000): Promise<T> {
     return this.signal.waitFor(predicate, timeoutMs, () => {
-      const rest = this.calls.slice(-6).map((c) => `${c.method} ${c.path}->${c.status ?? "?"}`).join(", ");
-      const gw = this.sessions().map((s) => `shard ${s.shardId}/${s.shardCount} seq ${s.seq} ${s.connected ? "up" : "down"}${s.ended ? " ended" : ""}`).join("; ");
+      const rest = this.calls
+        .slice(-6)
+        .map((c) => `${c.method} ${c.path}->${c.status ?? "?"}`)
+        .join(", ");
+      const gw = this.sessions()
+        .map((s) => `shard ${s.shardId}/${s.shardCount} seq ${s.seq} ${s.connected ? "up" : "down"}${s.ended ? " ended" : ""}`)
+        .join("; ");
       return `REST: ${rest || "none"}. Sessions: ${gw || "none"}.`;
     });
   }
@@ -431,6 +540,10 @@ export class FakeDiscord {
 
   private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const url = new URL(req.url ?? "/", "http://fake");
+    if (req.method === "GET" && this.cdn.serve(req, res, url)) {
+      this.signal.notify();
+      return;
+    }
     const raw = await readBody(req);
     const method = (req.method ?? "GET").toUpperCase();
     if (!url.pathname.startsWith("/api/v10/")) return sendJson(res, 404, { message: "404: Not Found", code: 0 });
@@ -449,7 +562,7 @@ export class FakeDiscord {
       method,
       path,
       query: Object.fromEntries(url.searchParams),
-      body: parsed.params["payload_json"] !== undefined ? jsonParam(parsed.params["payload_json"]) : (parsed.params["_body"] ?? parsed.params),
+      body: parsed.params.payload_json !== undefined ? jsonParam(parsed.params.payload_json) : (parsed.params._body ?? parsed.params),
       files: parsed.files.map((f) => ({ field: f.field, name: f.name, size: f.size })),
       at: Date.now(),
     };

@@ -52,7 +52,7 @@ export async function parseBody(req: IncomingMessage, raw: Buffer, query?: URLSe
       throw new BodyParseError("body is not valid JSON");
     }
     if (parsed && typeof parsed === "object" && !Array.isArray(parsed)) Object.assign(params, parsed);
-    else params["_body"] = parsed;
+    else params._body = parsed;
     return { params, files: [], encoding: "json" };
   }
   if (ct.includes("multipart/form-data")) {
@@ -192,11 +192,7 @@ export class FaultPlan<F> {
 
   add(match: string | RegExp | ((key: string) => boolean), fault: F, count = 1): void {
     const fn =
-      typeof match === "function"
-        ? match
-        : typeof match === "string"
-          ? (k: string) => k.toLowerCase() === match.toLowerCase()
-          : (k: string) => match.test(k);
+      typeof match === "function" ? match : typeof match === "string" ? (k: string) => k.toLowerCase() === match.toLowerCase() : (k: string) => match.test(k);
     this.planned.push({ match: fn, fault, remaining: count });
   }
 

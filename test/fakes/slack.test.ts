@@ -74,21 +74,21 @@ describe("FakeSlack with Bolt in HTTP mode", () => {
 
     const parent = sl.events.message({ channel: "C0GENERAL", user: "U0ALICE", text: "thread root" });
     await sl.postEvent(eventsUrl, parent);
-    const parentTs = String(parent.event["ts"]);
+    const parentTs = String(parent.event.ts);
     const reply = sl.events.message({ channel: "C0GENERAL", user: "U0BOB", text: `<@${sl.identity.botUserId}> in thread`, threadTs: parentTs });
     await sl.postEvent(eventsUrl, reply);
-    const mention = sl.events.appMention({ channel: "C0GENERAL", user: "U0BOB", text: "look", ts: String(reply.event["ts"]), threadTs: parentTs });
+    const mention = sl.events.appMention({ channel: "C0GENERAL", user: "U0BOB", text: "look", ts: String(reply.event.ts), threadTs: parentTs });
     await sl.postEvent(eventsUrl, mention, { retryNum: 1, retryReason: "http_timeout" });
     await sl.waitFor(() => sl.sent({ threadTs: parentTs })[0] && sl.reactions()[0]);
 
     expect(sl.sent({ channel: "D0DM0001" })[0]).toMatchObject({ text: "echo hi in dm" });
     expect(sl.sent({ threadTs: parentTs })[0]).toMatchObject({ channel: "C0GENERAL", text: `threaded <@U0FAKEBOT> in thread` });
-    expect(sl.reactions()[0]).toMatchObject({ channel: "C0GENERAL", timestamp: reply.event["ts"], name: "eyes" });
+    expect(sl.reactions()[0]).toMatchObject({ channel: "C0GENERAL", timestamp: reply.event.ts, name: "eyes" });
     expect(sl.callsTo("chat.postMessage")[0]).toMatchObject({ token: sl.botToken, contentType: "application/x-www-form-urlencoded" });
 
     // Own bot_message is dropped by Bolt's ignoreSelf; an edit arrives as message_changed.
     await sl.postEvent(eventsUrl, sl.events.botMessage({ channel: "D0DM0001", text: "my echo", botId: sl.identity.botId }));
-    await sl.postEvent(eventsUrl, sl.events.messageChanged({ channel: "D0DM0001", user: "U0ALICE", ts: String(parent.event["ts"]), text: "edited!" }));
+    await sl.postEvent(eventsUrl, sl.events.messageChanged({ channel: "D0DM0001", user: "U0ALICE", ts: String(parent.event.ts), text: "edited!" }));
     await sl.waitFor(() => seen.includes("changed:edited!"));
     expect(seen).toEqual(["im:hi in dm", "channel:thread root", `channel:<@U0FAKEBOT> in thread`, "mention:<@U0FAKEBOT> look", "changed:edited!"]);
     expect(retries).toEqual([undefined, undefined, undefined, undefined]);
@@ -96,7 +96,9 @@ describe("FakeSlack with Bolt in HTTP mode", () => {
     const before = sl.sent().length;
     const forged = await sl.postEvent(eventsUrl, sl.events.message({ channel: "D0DM0001", user: "U0ALICE", text: "forged" }), { secret: "wrong" });
     expect(forged.status).toBe(401);
-    const stale = await sl.postEvent(eventsUrl, sl.events.message({ channel: "D0DM0001", user: "U0ALICE", text: "old" }), { timestamp: Math.floor(Date.now() / 1000) - 600 });
+    const stale = await sl.postEvent(eventsUrl, sl.events.message({ channel: "D0DM0001", user: "U0ALICE", text: "old" }), {
+      timestamp: Math.floor(Date.now() / 1000) - 600,
+    });
     expect(stale.status).toBe(401);
     expect(sl.sent().length).toBe(before);
   });
@@ -104,7 +106,10 @@ describe("FakeSlack with Bolt in HTTP mode", () => {
   it("passes X-Slack-Retry-Num to the app's context and keeps mpim/group channel types", async () => {
     const got: { type?: string; num?: number; reason?: string }[] = [];
     const { eventsUrl } = await httpApp((app) =>
-      app.message(async ({ message, context }) => void got.push({ type: (message as unknown as MsgView).channel_type, num: context.retryNum, reason: context.retryReason })),
+      app.message(
+        async ({ message, context }) =>
+          void got.push({ type: (message as unknown as MsgView).channel_type, num: context.retryNum, reason: context.retryReason }),
+      ),
     );
     const body = sl.events.message({ channel: "C0GENERAL", user: "U0ALICE", text: "again" });
     await sl.postEvent(eventsUrl, body);
@@ -175,7 +180,12 @@ describe("FakeSlack Web API through Bolt's WebClient", () => {
 
     expect((await c.conversations.info({ channel: "D0DM0001" })).channel).toMatchObject({ id: "D0DM0001", is_im: true });
     expect((await c.conversations.info({ channel: "C0PRIV" })).channel).toMatchObject({ name: "secret-room", is_group: true, is_private: true });
-    expect((await c.users.info({ user: "U0ALICE" })).user).toMatchObject({ id: "U0ALICE", name: "alice", real_name: "Alice Example", profile: { display_name: "alice" } });
+    expect((await c.users.info({ user: "U0ALICE" })).user).toMatchObject({
+      id: "U0ALICE",
+      name: "alice",
+      real_name: "Alice Example",
+      profile: { display_name: "alice" },
+    });
     expect(await c.auth.test()).toMatchObject({ user_id: "U0FAKEBOT", team_id: "T0FAKE001", bot_id: "B0FAKEBOT" });
   });
 
@@ -184,10 +194,23 @@ describe("FakeSlack Web API through Bolt's WebClient", () => {
     const c = app.client;
     const ch = "C0HISTORY";
     const posts: string[] = [];
-    for (let i = 0; i < 5; i++) posts.push((await c.chat.postMessage({ channel: ch, text: `m${i}`, metadata: { event_type: "switchboard_reply", event_payload: { key: `k${i}` } } })).ts!);
+    for (let i = 0; i < 5; i++)
+      posts.push(
+        (await c.chat.postMessage({ channel: ch, text: `m${i}`, metadata: { event_type: "switchboard_reply", event_payload: { key: `k${i}` } } })).ts!,
+      );
     const parent = posts[1]!;
     const replies: string[] = [];
-    for (let i = 0; i < 3; i++) replies.push((await c.chat.postMessage({ channel: ch, thread_ts: parent, text: `r${i}`, metadata: { event_type: "switchboard_reply", event_payload: { key: `t${i}` } } })).ts!);
+    for (let i = 0; i < 3; i++)
+      replies.push(
+        (
+          await c.chat.postMessage({
+            channel: ch,
+            thread_ts: parent,
+            text: `r${i}`,
+            metadata: { event_type: "switchboard_reply", event_payload: { key: `t${i}` } },
+          })
+        ).ts!,
+      );
 
     // Top level only, newest first; no metadata unless include_all_metadata.
     const plain = await c.conversations.history({ channel: ch });
@@ -225,7 +248,11 @@ describe("FakeSlack Web API through Bolt's WebClient", () => {
     const rest = await c.conversations.replies({ channel: ch, ts: parent, limit: 3, cursor: first.response_metadata!.next_cursor! });
     expect(rest.messages!.map((m) => m.text)).toEqual(["r2"]);
 
-    const errorOf = (p: Promise<unknown>): Promise<string | undefined> => p.then(() => undefined, (e: { data?: { error?: string } }) => e.data?.error);
+    const errorOf = (p: Promise<unknown>): Promise<string | undefined> =>
+      p.then(
+        () => undefined,
+        (e: { data?: { error?: string } }) => e.data?.error,
+      );
     expect(await errorOf(c.conversations.replies({ channel: ch, ts: "1.000001" }))).toBe("thread_not_found");
     expect(await errorOf(c.conversations.history({ channel: ch, cursor: "bm9wZQ==" }))).toBe("invalid_cursor");
     expect(await errorOf(c.conversations.history({ channel: ch, oldest: "yesterday" }))).toBe("invalid_ts_oldest");
@@ -241,7 +268,11 @@ describe("FakeSlack Web API through Bolt's WebClient", () => {
     expect(sl.callsTo("chat.postMessage")[0]).toMatchObject({ status: 429, response: { ok: false, error: "ratelimited" } });
 
     sl.rateLimitNext("chat.postMessage", 1);
-    const retrying = new webApi.WebClient(sl.botToken, { slackApiUrl: sl.apiUrl, retryConfig: { retries: 1, minTimeout: 0, maxTimeout: 0 }, logLevel: LogLevel.ERROR });
+    const retrying = new webApi.WebClient(sl.botToken, {
+      slackApiUrl: sl.apiUrl,
+      retryConfig: { retries: 1, minTimeout: 0, maxTimeout: 0 },
+      logLevel: LogLevel.ERROR,
+    });
     const ok = await retrying.chat.postMessage({ channel: "C0GENERAL", text: "eventually" });
     expect(ok.ok).toBe(true);
     const calls = sl.callsTo("chat.postMessage").slice(1);

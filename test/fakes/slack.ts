@@ -30,6 +30,7 @@ import {
   type SlackUser,
 } from "./slack/types.js";
 import { SlackWorld, createWebApi } from "./slack/webapi.js";
+import { SlackFiles } from "./slack/files.js";
 
 export { mrkdwnView, type MrkdwnView } from "./slack/mrkdwn.js";
 export * from "./slack/types.js";
@@ -68,7 +69,17 @@ export class FakeSlack {
   static readonly DEFAULT_BOT_TOKEN = "xoxb-0000000001-0000000002-fakeswitchboardbot";
   static readonly DEFAULT_APP_TOKEN = "xapp-1-A0FAKEAPP-0000000003-fakeswitchboardapp";
   static readonly DEFAULT_SIGNING_SECRET = "fake-signing-secret-0123456789abcdef";
-  static readonly MANIFEST_SCOPES: readonly string[] = ["app_mentions:read", "chat:write", "reactions:write", "commands", "im:history", "channels:history", "groups:history", "mpim:history"];
+  static readonly MANIFEST_SCOPES: readonly string[] = [
+    "app_mentions:read",
+    "chat:write",
+    "reactions:write",
+    "commands",
+    "files:read",
+    "im:history",
+    "channels:history",
+    "groups:history",
+    "mpim:history",
+  ];
   /** The scopes the bot token holds (see FakeSlackOptions.scopes); change it to model a reinstall. */
   scopes: string[];
 
@@ -93,6 +104,13 @@ export class FakeSlack {
   private sentLog: SlackSentMessage[] = [];
   private httpDeliveries: SlackHttpDelivery[] = [];
   private responseLog: ResponseUrlPost[] = [];
+  /**
+   * Files users share: `sl.files.add({ name, mimetype, data })` gives the file
+   * object to put in a message's `files` (`extra: { files: [f] }`); its
+   * url_private needs the bot token and files:read. `sl.files.downloads`
+   * records every GET of one.
+   */
+  readonly files: SlackFiles;
 
   constructor(opts: FakeSlackOptions = {}) {
     this.botToken = opts.botToken ?? FakeSlack.DEFAULT_BOT_TOKEN;
@@ -125,6 +143,17 @@ export class FakeSlack {
       posted: (channel, msg) => this.echo(channel, msg),
       changed: notify,
     });
+    this.files = new SlackFiles(
+      this.identity.teamId,
+      this.identity.teamDomain,
+      () => this.url,
+      () => "U0FILEUSER",
+    );
+    this.methods["files.info"] = (p) => {
+      const f = this.files.files.get(typeof p.file === "string" ? p.file : "");
+      if (!f) throw new SlackApiError("file_not_found");
+      return { file: f.object };
+    };
     this.server.on("upgrade", (req, sock, head) => {
       if (!this.socket.handleUpgrade(req, sock, head)) sock.destroy();
     });
@@ -221,7 +250,11 @@ export class FakeSlack {
   // ------------------------------------------------------------ Socket Mode
 
   /** Sends an envelope on the newest Socket Mode connection (does not wait for the ack). */
-  sendEnvelope(type: string, payload: Record<string, unknown>, o?: { acceptsResponsePayload?: boolean; retryAttempt?: number; retryReason?: string }): SlackEnvelope {
+  sendEnvelope(
+    type: string,
+    payload: Record<string, unknown>,
+    o?: { acceptsResponsePayload?: boolean; retryAttempt?: number; retryReason?: string },
+  ): SlackEnvelope {
     if (type === "events_api") this.world.noteEvent(payload);
     return this.socket.send(type, payload, o);
   }
@@ -307,7 +340,7 @@ export class FakeSlack {
 
   waitFor<T>(predicate: () => T | undefined | null | false, timeoutMs = 3000): Promise<T> {
     return this.signal.waitFor(predicate, timeoutMs, () => {
-      const calls = this.callLog.slice(-6).map((c) => `${c.method}->${c.response?.["ok"] === false ? String(c.response["error"]) : (c.status ?? "?")}`);
+      const calls = this.callLog.slice(-6).map((c) => `${c.method}->${c.response?.ok === false ? String(c.response.error) : (c.status ?? "?")}`);
       return `Web API: ${calls.join(", ") || "none"}. Envelopes ${this.socket.envelopes.length}, acks ${this.socket.acks.length}.`;
     });
   }
@@ -319,11 +352,15 @@ export class FakeSlack {
 
   private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const url = new URL(req.url ?? "/", "http://fake");
+    if (req.method === "GET" && this.files.serve(req, res, url.pathname, (t) => t === this.botToken && this.scopes.includes("files:read"))) {
+      this.signal.notify();
+      return;
+    }
     const raw = await readBody(req);
     const resp = /^\/response\/([A-Za-z0-9]+)$/.exec(url.pathname);
     if (resp) {
       const parsed = await parseBody(req, raw).catch(() => ({ params: { _raw: raw.toString() } as Record<string, unknown> }));
-      const body = typeof parsed.params["payload"] === "string" ? (JSON.parse(parsed.params["payload"]) as Record<string, unknown>) : parsed.params;
+      const body = typeof parsed.params.payload === "string" ? (JSON.parse(parsed.params.payload) as Record<string, unknown>) : parsed.params;
       this.responseLog.push({ id: resp[1]!, body, at: Date.now() });
       sendJson(res, 200, { ok: true });
       this.signal.notify();
@@ -339,8 +376,8 @@ export class FakeSlack {
       return sendJson(res, 200, { ok: false, error: "invalid_json" });
     }
     const bearer = /^Bearer\s+(.+)$/i.exec(req.headers.authorization ?? "")?.[1];
-    const token = bearer ?? (typeof params["token"] === "string" ? params["token"] : undefined);
-    delete params["token"];
+    const token = bearer ?? (typeof params.token === "string" ? params.token : undefined);
+    delete params.token;
     const call: SlackCall = { method, params, contentType: (req.headers["content-type"] ?? "").split(";")[0]!, at: Date.now() };
     if (token) call.token = token;
     this.callLog.push(call);

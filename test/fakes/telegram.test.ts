@@ -124,7 +124,7 @@ describe("FakeTelegram with grammY", () => {
     await tg.waitFor(() => texts.length === 2);
     expect(texts).toEqual(["a", "b"]);
     await b.stop(); // grammY confirms what it handled when it stops (or on its next poll, whichever comes first)
-    expect(tg.callsTo("getUpdates").find((c) => c.params["offset"] === a.update_id + 2)).toBeDefined();
+    expect(tg.callsTo("getUpdates").find((c) => c.params.offset === a.update_id + 2)).toBeDefined();
     expect(tg.pending()).toEqual([]);
   });
 
@@ -204,7 +204,9 @@ describe("FakeTelegram with grammY", () => {
     expect(tg.sent().map((s) => s.text)).toEqual(["ok x"]);
 
     tg.failNext("sendMessage", { status: 500 });
-    const err = await newBot().api.sendMessage(chat.id, "boom").catch((e: unknown) => e);
+    const err = await newBot()
+      .api.sendMessage(chat.id, "boom")
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(GrammyError);
     expect((err as GrammyError).error_code).toBe(500);
   });
@@ -214,7 +216,7 @@ describe("FakeTelegram with grammY", () => {
     const chat = tg.privateChat(alice);
     tg.userMessage({ chat, from: alice, text: "hello" });
 
-    const html = await api.sendMessage(chat.id, "<b>bold</b> &amp; <a href=\"https://x.test\">link</a>", { parse_mode: "HTML" });
+    const html = await api.sendMessage(chat.id, '<b>bold</b> &amp; <a href="https://x.test">link</a>', { parse_mode: "HTML" });
     expect(html.text).toBe("bold & link");
     expect(html.entities).toEqual([
       { type: "bold", offset: 0, length: 4 },
@@ -248,7 +250,7 @@ describe("FakeTelegram with grammY", () => {
     expect((badCmd as GrammyError).description).toBe("Bad Request: BOT_COMMAND_INVALID");
 
     const raw = api.raw as unknown as Record<string, (p: object) => Promise<unknown>>;
-    const unknown = await raw["noSuchMethod"]!({}).catch((e: unknown) => e);
+    const unknown = await raw.noSuchMethod!({}).catch((e: unknown) => e);
     expect(unknown).toBeInstanceOf(GrammyError);
     expect((unknown as GrammyError).error_code).toBe(404);
     expect((unknown as GrammyError).description).toBe("Not Found");
@@ -257,8 +259,18 @@ describe("FakeTelegram with grammY", () => {
   it("delivers arbitrary raw updates and filters by allowed_updates like Telegram", async () => {
     const api = newBot().api;
     const chat = tg.group("Team");
-    const reaction = tg.inject({ message_reaction: { chat, message_id: 1, user: alice, date: 0, old_reaction: [], new_reaction: [{ type: "emoji", emoji: "👍" }] } });
-    const member = tg.inject({ my_chat_member: { chat, from: alice, date: 0, old_chat_member: { status: "left", user: tg.botUser }, new_chat_member: { status: "member", user: tg.botUser } } });
+    const reaction = tg.inject({
+      message_reaction: { chat, message_id: 1, user: alice, date: 0, old_reaction: [], new_reaction: [{ type: "emoji", emoji: "👍" }] },
+    });
+    const member = tg.inject({
+      my_chat_member: {
+        chat,
+        from: alice,
+        date: 0,
+        old_chat_member: { status: "left", user: tg.botUser },
+        new_chat_member: { status: "member", user: tg.botUser },
+      },
+    });
     // Default allowed_updates leave message_reaction out; asking for it explicitly delivers it.
     expect((await api.getUpdates({ allowed_updates: [] })).map((u) => u.update_id)).toEqual([member.update_id]);
     expect((await api.getUpdates({ allowed_updates: ["message_reaction"] })).map((u) => u.update_id)).toEqual([reaction.update_id]);
@@ -268,7 +280,15 @@ describe("FakeTelegram with grammY", () => {
 
     const joined: string[] = [];
     await startBot((b) => b.on("my_chat_member", (ctx) => void joined.push(ctx.myChatMember.new_chat_member.status)));
-    tg.inject({ my_chat_member: { chat, from: alice, date: 0, old_chat_member: { status: "member", user: tg.botUser }, new_chat_member: { status: "administrator", user: tg.botUser } } });
+    tg.inject({
+      my_chat_member: {
+        chat,
+        from: alice,
+        date: 0,
+        old_chat_member: { status: "member", user: tg.botUser },
+        new_chat_member: { status: "administrator", user: tg.botUser },
+      },
+    });
     await tg.waitFor(() => joined.length === 1);
     expect(joined).toEqual(["administrator"]);
   });
@@ -335,7 +355,11 @@ describe("FakeTelegram with grammY", () => {
     servers.push(server);
     await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
     try {
-      await fetch(`${retrying.apiUrl}/setWebhook`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/tg` }) });
+      await fetch(`${retrying.apiUrl}/setWebhook`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/tg` }),
+      });
       const user = retrying.user("Carol");
       const chat = retrying.privateChat(user);
       const first = retrying.userMessage({ chat, from: user, text: "first" });

@@ -16,16 +16,7 @@ import { BodyParseError, FaultPlan, HOST, Signal, closeServer, jsonParam, listen
 import { createApiMethods, type MethodHandler } from "./telegram/api.js";
 import { UpdateBuilder, type MediaOptions, type UserMessageOptions } from "./telegram/build.js";
 import { TgStore } from "./telegram/store.js";
-import {
-  TgApiError,
-  type TgCall,
-  type TgChat,
-  type TgFault,
-  type TgMessage,
-  type TgSentMessage,
-  type TgUpdate,
-  type TgUser,
-} from "./telegram/types.js";
+import { TgApiError, type TgCall, type TgChat, type TgFault, type TgMessage, type TgSentMessage, type TgUpdate, type TgUser } from "./telegram/types.js";
 
 export * from "./telegram/types.js";
 export { applyParseMode } from "./telegram/format.js";
@@ -101,6 +92,8 @@ export class FakeTelegram {
   private hook: WebhookInfo | null = null;
   private hookChain: Promise<void> = Promise.resolve();
   private callLog: TgCall[] = [];
+  /** Every GET of /file/bot<token>/<path>, with its answer's status (the token is not recorded). */
+  readonly fileDownloads: Array<{ path: string; status: number }> = [];
   private sentLog: TgSentMessage[] = [];
   private deliveries: WebhookDelivery[] = [];
 
@@ -331,8 +324,8 @@ export class FakeTelegram {
   private answer(res: http.ServerResponse, call: TgCall | undefined, status: number, body: Record<string, unknown>): void {
     if (call) {
       call.status = status;
-      if (body["ok"]) call.result = body["result"];
-      else call.error = String(body["description"]);
+      if (body.ok) call.result = body.result;
+      else call.error = String(body.description);
     }
     if (!res.writableEnded && !res.destroyed) {
       const text = JSON.stringify(body);
@@ -344,7 +337,7 @@ export class FakeTelegram {
 
   private fail(res: http.ServerResponse, call: TgCall | undefined, e: TgApiError): void {
     const body: Record<string, unknown> = { ok: false, error_code: e.code, description: e.description };
-    if (e.parameters) body["parameters"] = e.parameters;
+    if (e.parameters) body.parameters = e.parameters;
     this.answer(res, call, e.code, body);
   }
 
@@ -389,6 +382,7 @@ export class FakeTelegram {
 
   private serveFile(res: http.ServerResponse, token: string, path: string): void {
     const f = [...this.store.files.values()].find((x) => x.file_path === path);
+    this.fileDownloads.push({ path, status: token !== this.token || !f ? 404 : 200 });
     if (token !== this.token || !f) return this.fail(res, undefined, new TgApiError(404, "Not Found"));
     res.writeHead(200, { "content-type": "application/octet-stream", "content-length": f.data.length });
     res.end(f.data);
@@ -398,15 +392,15 @@ export class FakeTelegram {
   private serverMethod(method: string, p: Record<string, unknown>): unknown {
     switch (method) {
       case "setWebhook": {
-        const url = String(p["url"] ?? "");
+        const url = String(p.url ?? "");
         if (url === "") return this.serverMethod("deleteWebhook", p);
         if (!/^https?:\/\//.test(url)) throw new TgApiError(400, "Bad Request: bad webhook: Webhook can be set up only on ports 80, 88, 443 or 8443");
-        const secret = p["secret_token"] === undefined ? undefined : String(p["secret_token"]);
+        const secret = p.secret_token === undefined ? undefined : String(p.secret_token);
         if (secret !== undefined && !/^[A-Za-z0-9_-]{1,256}$/.test(secret))
           throw new TgApiError(400, "Bad Request: secret token contains unallowed characters");
-        if (p["drop_pending_updates"] === true || p["drop_pending_updates"] === "true") this.queue = [];
-        const allowed = jsonParam<string[]>(p["allowed_updates"]);
-        this.hook = { url, max_connections: Number(p["max_connections"] ?? 40) };
+        if (p.drop_pending_updates === true || p.drop_pending_updates === "true") this.queue = [];
+        const allowed = jsonParam<string[]>(p.allowed_updates);
+        this.hook = { url, max_connections: Number(p.max_connections ?? 40) };
         if (secret !== undefined) this.hook.secret_token = secret;
         if (Array.isArray(allowed)) this.hook.allowed_updates = allowed;
         for (const poll of this.polls.splice(0)) {
@@ -418,7 +412,7 @@ export class FakeTelegram {
         return true;
       }
       case "deleteWebhook":
-        if (p["drop_pending_updates"] === true || p["drop_pending_updates"] === "true") this.queue = [];
+        if (p.drop_pending_updates === true || p.drop_pending_updates === "true") this.queue = [];
         this.hook = null;
         return true;
       case "getWebhookInfo": {
@@ -444,11 +438,15 @@ export class FakeTelegram {
 
   private getUpdates(p: Record<string, unknown>, res: http.ServerResponse, call: TgCall): void {
     if (this.hook)
-      return this.fail(res, call, new TgApiError(409, "Conflict: can't use getUpdates method while webhook is active; use deleteWebhook to delete the webhook first"));
-    const offset = Number(p["offset"] ?? 0) || 0;
-    const limit = Math.min(100, Math.max(1, Number(p["limit"] ?? 100) || 100));
-    const timeout = Math.max(0, Number(p["timeout"] ?? 0) || 0);
-    const allowed = jsonParam<string[]>(p["allowed_updates"]);
+      return this.fail(
+        res,
+        call,
+        new TgApiError(409, "Conflict: can't use getUpdates method while webhook is active; use deleteWebhook to delete the webhook first"),
+      );
+    const offset = Number(p.offset ?? 0) || 0;
+    const limit = Math.min(100, Math.max(1, Number(p.limit ?? 100) || 100));
+    const timeout = Math.max(0, Number(p.timeout ?? 0) || 0);
+    const allowed = jsonParam<string[]>(p.allowed_updates);
     if (Array.isArray(allowed)) this.allowedUpdates = allowed.length ? new Set(allowed) : null;
     if (offset > 0) this.queue = this.queue.filter((u) => u.update_id >= offset);
     else if (offset < 0) this.queue = this.queue.slice(offset);
@@ -463,10 +461,13 @@ export class FakeTelegram {
       res,
       call,
       limit,
-      timer: setTimeout(() => {
-        this.polls = this.polls.filter((x) => x !== poll);
-        this.answer(res, call, 200, { ok: true, result: [] });
-      }, Math.min(timeout * 1000, this.maxLongPollMs)),
+      timer: setTimeout(
+        () => {
+          this.polls = this.polls.filter((x) => x !== poll);
+          this.answer(res, call, 200, { ok: true, result: [] });
+        },
+        Math.min(timeout * 1000, this.maxLongPollMs),
+      ),
     };
     poll.timer.unref();
     this.polls.push(poll);

@@ -122,7 +122,7 @@ describe("chunkText: code fences", () => {
   });
 
   it("closes a dangling fence when it has to split", () => {
-    const text = "Start\n```js\n" + Array.from({ length: 10 }, (_, i) => `f(${i});`).join("\n");
+    const text = `Start\n\`\`\`js\n${Array.from({ length: 10 }, (_, i) => `f(${i});`).join("\n")}`;
     const chunks = chunkText(text, 30);
     expect(chunks.every(fencesBalanced)).toBe(true);
     expect(content(chunks.join("\n"))).toBe(content(text));
@@ -137,7 +137,7 @@ describe("chunkText: code fences", () => {
   });
 
   it("stays linear on large, boundary-poor input", () => {
-    const big = "x".repeat(200_000) + "\n```\n" + "y ".repeat(200_000) + "\n```\n" + "z. ".repeat(100_000);
+    const big = `${"x".repeat(200_000)}\n\`\`\`\n${"y ".repeat(200_000)}\n\`\`\`\n${"z. ".repeat(100_000)}`;
     const chunks = chunkText(big, 4096);
     expect(chunks.every((c) => c.length <= 4096 && fencesBalanced(c))).toBe(true);
     expect(content(chunks.join("\n"))).toBe(content(big));
@@ -150,9 +150,7 @@ const word = fc.oneof(
   { weight: 1, arbitrary: fc.constantFrom("😀", "👍🏽", "🇺🇦", "naïve", "日本語", "**bold**", "_it_", "a😀b", "x.y") },
   { weight: 1, arbitrary: fc.stringMatching(/^[a-z😀]{20,80}$/u) },
 );
-const sentence = fc
-  .tuple(fc.array(word, { minLength: 1, maxLength: 12 }), fc.constantFrom(".", "!", "?", "", ".)"))
-  .map(([ws, end]) => ws.join(" ") + end);
+const sentence = fc.tuple(fc.array(word, { minLength: 1, maxLength: 12 }), fc.constantFrom(".", "!", "?", "", ".)")).map(([ws, end]) => ws.join(" ") + end);
 const line = fc.array(sentence, { minLength: 1, maxLength: 4 }).map((s) => s.join(" "));
 const paragraph = fc.array(line, { minLength: 1, maxLength: 5 }).map((ls) => ls.join("\n"));
 const codeLine = fc.oneof(
@@ -168,7 +166,11 @@ const fence = fc
     return [m + lang, ...body, m].join("\n");
   });
 const doc = fc
-  .tuple(fc.array(fc.oneof({ weight: 3, arbitrary: paragraph }, { weight: 1, arbitrary: fence }), { minLength: 1, maxLength: 8 }), fc.constantFrom("\n\n", "\n", "\n\n\n"), fc.boolean())
+  .tuple(
+    fc.array(fc.oneof({ weight: 3, arbitrary: paragraph }, { weight: 1, arbitrary: fence }), { minLength: 1, maxLength: 8 }),
+    fc.constantFrom("\n\n", "\n", "\n\n\n"),
+    fc.boolean(),
+  )
   .map(([blocks, sep, dangling]) => blocks.join(sep) + (dangling ? "\n```ts\nconst dangling = 1;\nmore()" : ""));
 
 describe("chunkText: properties", () => {
@@ -239,7 +241,20 @@ describe("chunkHtml: rendered Telegram HTML", () => {
   });
 
   it("keeps every visible character and every chunk parses (property)", () => {
-    const piece = fc.constantFrom("word ", "&amp; ", "&lt;x&gt; ", "<b>bold text</b> ", "<i>it <b>both</b></i> ", '<a href="https://x.test/p">link</a> ', "<code>a &lt; b</code> ", "\n", "\n\n", "<pre>l1\nl2\nl3</pre>\n", "😀 ", "longwordwithoutanyspaces".repeat(3) + " ");
+    const piece = fc.constantFrom(
+      "word ",
+      "&amp; ",
+      "&lt;x&gt; ",
+      "<b>bold text</b> ",
+      "<i>it <b>both</b></i> ",
+      '<a href="https://x.test/p">link</a> ',
+      "<code>a &lt; b</code> ",
+      "\n",
+      "\n\n",
+      "<pre>l1\nl2\nl3</pre>\n",
+      "😀 ",
+      `${"longwordwithoutanyspaces".repeat(3)} `,
+    );
     fc.assert(
       fc.property(fc.array(piece, { maxLength: 60 }), fc.integer({ min: 60, max: 300 }), (parts, limit) => {
         const html = parts.join("");

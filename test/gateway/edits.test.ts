@@ -32,12 +32,19 @@ afterEach(async () => {
 });
 
 async function handled(app: App, n: number): Promise<void> {
-  await eventually(async () => app.db.read((db) => db.inboundEvent.count({ where: { status: "done" } })), (c) => c >= n, 15_000, `${n} events handled`);
+  await eventually(
+    async () => app.db.read((db) => db.inboundEvent.count({ where: { status: "done" } })),
+    (c) => c >= n,
+    15_000,
+    `${n} events handled`,
+  );
 }
 
 async function entries(app: App, sessionText: RegExp) {
   const rows = await app.db.read((db) => db.message.findMany({ where: { role: "user" }, orderBy: [{ sessionId: "asc" }, { seq: "asc" }] }));
-  return rows.filter((r) => sessionText.test(r.content) || r.deletedAt || r.editedAt).map((r) => ({ content: r.content, edited: r.editedAt !== null, deleted: r.deletedAt !== null }));
+  return rows
+    .filter((r) => sessionText.test(r.content) || r.deletedAt || r.editedAt)
+    .map((r) => ({ content: r.content, edited: r.editedAt !== null, deleted: r.deletedAt !== null }));
 }
 
 describe("edits and deletes reach the transcript, never the model as they were", () => {
@@ -51,11 +58,21 @@ describe("edits and deletes reach the transcript, never the model as they were",
     const alice = tg.user("Alice");
     const dm = tg.privateChat(alice);
     const first = tg.userMessage({ chat: dm, from: alice, text: "my number is 41" });
-    await eventually(() => tg.sent({ chatId: dm.id }).length, (n) => n >= 1, 15_000, "the first answer");
+    await eventually(
+      () => tg.sent({ chatId: dm.id }).length,
+      (n) => n >= 1,
+      15_000,
+      "the first answer",
+    );
     tg.editMessage(first.message!, "my number is 42");
     await handled(app, 2);
     tg.userMessage({ chat: dm, from: alice, text: "which number?" });
-    const replies = await eventually(() => tg.sent({ chatId: dm.id }).map((m) => m.text), (r) => r.length >= 2, 15_000, "the second answer");
+    const replies = await eventually(
+      () => tg.sent({ chatId: dm.id }).map((m) => m.text),
+      (r) => r.length >= 2,
+      15_000,
+      "the second answer",
+    );
     expect(replies).toEqual(["saw: my number is 41", "saw: my number is 42 | which number?"]);
     expect(await entries(app, /number/)).toEqual([
       { content: "my number is 42", edited: true, deleted: false },
@@ -76,13 +93,23 @@ describe("edits and deletes reach the transcript, never the model as they were",
     const bot = `<@${dc.bot.id}>`;
     const secret = dc.userMessage({ channel, author: alice, content: `${bot} the password is hunter2` });
     const typo = dc.userMessage({ channel, author: alice, content: "I like catz" });
-    await eventually(() => dc.sent({ channelId: channel.id }).length, (n) => n >= 1, 15_000, "the first answer");
+    await eventually(
+      () => dc.sent({ channelId: channel.id }).length,
+      (n) => n >= 1,
+      15_000,
+      "the first answer",
+    );
     await handled(app, 2);
     dc.deleteUserMessage(secret);
     dc.editUserMessage(typo, "I like cats");
     await handled(app, 4);
     dc.userMessage({ channel, author: alice, content: `${bot} what do you know?` });
-    const replies = await eventually(() => dc.sent({ channelId: channel.id }).map((m) => m.content), (r) => r.length >= 2, 15_000, "the second answer");
+    const replies = await eventually(
+      () => dc.sent({ channelId: channel.id }).map((m) => m.content),
+      (r) => r.length >= 2,
+      15_000,
+      "the second answer",
+    );
     // Discord markdown: the agent's literal "|" is escaped (a doubled one would be a spoiler); Discord shows "|".
     expect(replies[1]).toBe("saw: I like cats \\| what do you know?");
     expect(replies.join("\n")).not.toContain("catz");
@@ -113,14 +140,24 @@ describe("edits and deletes reach the transcript, never the model as they were",
     const post = async (body: object) => expect((await sl.postEvent(events, body)).status).toBe(200);
     await post(sl.events.message({ channel, user, text: "meet at 5pm", ts: ts(1) }));
     await post(sl.events.message({ channel, user, text: "bring snacks", ts: ts(2) }));
-    await eventually(() => sl.sent({ channel }).length, (n) => n >= 2, 15_000, "two answers");
+    await eventually(
+      () => sl.sent({ channel }).length,
+      (n) => n >= 2,
+      15_000,
+      "two answers",
+    );
     await post(sl.events.messageChanged({ channel, user, ts: ts(1), text: "meet at 6pm", previousText: "meet at 5pm" }));
     await post(sl.events.messageDeleted({ channel, user, ts: ts(2), text: "bring snacks" }));
     // A message_changed that changes nothing (a link unfurl) is no edit.
     await post(sl.events.messageChanged({ channel, user, ts: ts(1), text: "meet at 6pm", previousText: "meet at 6pm" }));
     await handled(app, 4);
     await post(sl.events.message({ channel, user, text: "when again?", ts: ts(3) }));
-    const replies = await eventually(() => sl.sent({ channel }).map((m) => m.text), (r) => r.length >= 3, 15_000, "the third answer");
+    const replies = await eventually(
+      () => sl.sent({ channel }).map((m) => m.text),
+      (r) => r.length >= 3,
+      15_000,
+      "the third answer",
+    );
     expect(replies[2]).toBe("saw: meet at 6pm | when again?");
     expect(await entries(app, /meet|snacks|again/)).toEqual([
       { content: "meet at 6pm", edited: true, deleted: false },

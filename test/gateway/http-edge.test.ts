@@ -36,16 +36,19 @@ function request(base: string, p: string, o: { method?: string; headers?: Record
   // A gateway bound to 0.0.0.0 is reached on 127.0.0.1 (0.0.0.0 is no Host an operator page accepts).
   const u = new URL(base.replace("//0.0.0.0:", "//127.0.0.1:"));
   return new Promise((resolve, reject) => {
-    const req = http.request({ host: u.hostname, port: u.port, path: p, method: o.method ?? "GET", headers: { connection: "close", ...o.headers }, agent: false }, (res) => {
-      let body = "";
-      if (String(res.headers["content-type"]).startsWith("text/event-stream")) {
-        resolve({ status: res.statusCode!, headers: res.headers, body });
-        res.destroy();
-        return;
-      }
-      res.on("data", (d) => (body += d));
-      res.on("end", () => resolve({ status: res.statusCode!, headers: res.headers, body }));
-    });
+    const req = http.request(
+      { host: u.hostname, port: u.port, path: p, method: o.method ?? "GET", headers: { connection: "close", ...o.headers }, agent: false },
+      (res) => {
+        let body = "";
+        if (String(res.headers["content-type"]).startsWith("text/event-stream")) {
+          resolve({ status: res.statusCode!, headers: res.headers, body });
+          res.destroy();
+          return;
+        }
+        res.on("data", (d) => (body += d));
+        res.on("end", () => resolve({ status: res.statusCode!, headers: res.headers, body }));
+      },
+    );
     req.on("error", reject);
     req.setTimeout(10_000, () => req.destroy(new Error(`no answer to ${p}`)));
     req.end(o.body);
@@ -56,15 +59,28 @@ const consoleMessage = (text = "hi", sender = "alice") => JSON.stringify({ chat:
 
 /** Every operator route, with a real session id for the one that needs it. */
 async function operatorRoutes(app: ConsoleApp, auth: Record<string, string>): Promise<string[]> {
-  const posted = await request(app.base, "/api/console/messages", { method: "POST", headers: { "content-type": "application/json", ...auth }, body: consoleMessage() });
+  const posted = await request(app.base, "/api/console/messages", {
+    method: "POST",
+    headers: { "content-type": "application/json", ...auth },
+    body: consoleMessage(),
+  });
   expect(posted.status).toBe(202);
   const sessionId = await eventually(async () => {
     const r = JSON.parse((await request(app.base, "/api/sessions", { headers: auth })).body) as { sessions: Array<{ id: string }> };
     return r.sessions[0]?.id;
   }, "a session");
   return [
-    "/", "/console/console.js", "/console/console.css", "/api/sessions", `/api/sessions/${sessionId}`, "/api/bindings", "/api/events",
-    "/api/console/events", "/api/console/history?chatId=dm:alice", "/api/console/address?type=private&id=alice", "/metrics",
+    "/",
+    "/console/console.js",
+    "/console/console.css",
+    "/api/sessions",
+    `/api/sessions/${sessionId}`,
+    "/api/bindings",
+    "/api/events",
+    "/api/console/events",
+    "/api/console/history?chatId=dm:alice",
+    "/api/console/address?type=private&id=alice",
+    "/metrics",
   ];
 }
 
@@ -112,8 +128,15 @@ describe("exposure: OPERATOR_TOKEN", () => {
       table[r] = [none.status, wrong.status, right.status];
     }
     const post = [
-      (await request(running.base, "/api/console/messages", { method: "POST", headers: { "content-type": "application/json" }, body: consoleMessage("x") })).status,
-      (await request(running.base, "/api/console/messages", { method: "POST", headers: { "content-type": "application/json", ...bearer }, body: consoleMessage("y") })).status,
+      (await request(running.base, "/api/console/messages", { method: "POST", headers: { "content-type": "application/json" }, body: consoleMessage("x") }))
+        .status,
+      (
+        await request(running.base, "/api/console/messages", {
+          method: "POST",
+          headers: { "content-type": "application/json", ...bearer },
+          body: consoleMessage("y"),
+        })
+      ).status,
     ];
     console.log(`exposure: [no token, wrong token, token] ${JSON.stringify(table)}; POST /api/console/messages ${JSON.stringify(post)}`);
     for (const [route, [none, wrong, right]] of Object.entries(table)) {
@@ -155,9 +178,13 @@ describe("exposure: OPERATOR_TOKEN", () => {
     const value = cookie.split(";")[0]!;
     expect((await request(running.base, "/", { headers: { cookie: value } })).status).toBe(200);
     expect((await request(running.base, "/api/sessions", { headers: { cookie: value } })).status).toBe(200);
-    expect((await request(running.base, "/api/sessions", { headers: { cookie: "switchboard_operator=" + "0".repeat(64) } })).status).toBe(401);
+    expect((await request(running.base, "/api/sessions", { headers: { cookie: `switchboard_operator=${"0".repeat(64)}` } })).status).toBe(401);
     // An off-site redirect target is refused.
-    const offsite = await request(running.base, "/login", { method: "POST", headers: origin, body: `token=${TOKEN}&next=${encodeURIComponent("//evil.example/")}` });
+    const offsite = await request(running.base, "/login", {
+      method: "POST",
+      headers: origin,
+      body: `token=${TOKEN}&next=${encodeURIComponent("//evil.example/")}`,
+    });
     expect(offsite.headers.location).toBe("/");
   });
 
@@ -183,8 +210,20 @@ describe("DNS rebinding and CSRF", () => {
       statuses[r] = (await request(running.base, r, { headers: { ...auth, host: "evil.example:8787", origin: "http://evil.example:8787" } })).status;
       statuses[`absolute-form ${r}`] = (await request(running.base, `http://evil.example${r}`, { headers: auth })).status;
     }
-    statuses["POST /api/console/messages"] = (await request(running.base, "/api/console/messages", { method: "POST", headers: { ...auth, host: "evil.example", origin: "http://evil.example", "content-type": "application/json" }, body: consoleMessage() })).status;
-    statuses["POST /login"] = (await request(running.base, "/login", { method: "POST", headers: { host: "evil.example", "content-type": "application/x-www-form-urlencoded" }, body: `token=${TOKEN}` })).status;
+    statuses["POST /api/console/messages"] = (
+      await request(running.base, "/api/console/messages", {
+        method: "POST",
+        headers: { ...auth, host: "evil.example", origin: "http://evil.example", "content-type": "application/json" },
+        body: consoleMessage(),
+      })
+    ).status;
+    statuses["POST /login"] = (
+      await request(running.base, "/login", {
+        method: "POST",
+        headers: { host: "evil.example", "content-type": "application/x-www-form-urlencoded" },
+        body: `token=${TOKEN}`,
+      })
+    ).status;
     console.log(`rebinding (${_what}): ${JSON.stringify(statuses)}`);
     expect(Object.values(statuses).every((s) => s === 403)).toBe(true);
     // The webhooks' public routes do not care about Host; /healthz answers with a status only.
@@ -195,7 +234,12 @@ describe("DNS rebinding and CSRF", () => {
 
   it("a state-changing request needs a matching Origin; no CORS is granted", async () => {
     running = await startConsoleApp();
-    const post = (headers: Record<string, string>) => request(running!.base, "/api/console/messages", { method: "POST", headers: { "content-type": "application/json", ...headers }, body: consoleMessage("csrf") });
+    const post = (headers: Record<string, string>) =>
+      request(running!.base, "/api/console/messages", {
+        method: "POST",
+        headers: { "content-type": "application/json", ...headers },
+        body: consoleMessage("csrf"),
+      });
     const host = new URL(running.base).host;
     const results = {
       otherOrigin: (await post({ origin: "http://evil.example" })).status,
@@ -205,7 +249,10 @@ describe("DNS rebinding and CSRF", () => {
       script: (await post({})).status,
     };
     expect(results).toEqual({ otherOrigin: 403, opaqueOrigin: 403, crossSiteNoOrigin: 403, sameOrigin: 202, script: 202 });
-    const preflight = await request(running.base, "/api/console/messages", { method: "OPTIONS", headers: { origin: "http://evil.example", "access-control-request-method": "POST" } });
+    const preflight = await request(running.base, "/api/console/messages", {
+      method: "OPTIONS",
+      headers: { origin: "http://evil.example", "access-control-request-method": "POST" },
+    });
     expect(preflight.headers["access-control-allow-origin"]).toBeUndefined();
   });
 
@@ -213,7 +260,11 @@ describe("DNS rebinding and CSRF", () => {
     running = await startConsoleApp({ PUBLIC_URL: "https://bot.example.com", OPERATOR_TOKEN: TOKEN });
     const r = await request(running.base, "/api/sessions", { headers: { host: "bot.example.com", authorization: `Bearer ${TOKEN}` } });
     expect(r.status).toBe(200);
-    const login = await request(running.base, "/login", { method: "POST", headers: { host: "bot.example.com", origin: "https://bot.example.com", "content-type": "application/x-www-form-urlencoded" }, body: `token=${TOKEN}` });
+    const login = await request(running.base, "/login", {
+      method: "POST",
+      headers: { host: "bot.example.com", origin: "https://bot.example.com", "content-type": "application/x-www-form-urlencoded" },
+      body: `token=${TOKEN}`,
+    });
     // Served over https (PUBLIC_URL), the cookie is Secure.
     expect(login.headers["set-cookie"]![0]).toMatch(/; Secure$/);
   });
@@ -225,8 +276,19 @@ describe("the operator port and /healthz", () => {
     const op = running.app.http.addressOf("operator")!;
     const opBase = `http://127.0.0.1:${op.port}`;
     const pub = running.base.replace("0.0.0.0", "127.0.0.1");
-    const onPublic = { sessions: (await request(pub, "/api/sessions")).status, metrics: (await request(pub, "/metrics")).status, page: (await request(pub, "/")).status, login: (await request(pub, "/login")).status, healthz: (await request(pub, "/healthz")).status };
-    const onOperator = { sessions: (await request(opBase, "/api/sessions")).status, metrics: (await request(opBase, "/metrics")).status, page: (await request(opBase, "/")).status, healthz: (await request(opBase, "/healthz")).status };
+    const onPublic = {
+      sessions: (await request(pub, "/api/sessions")).status,
+      metrics: (await request(pub, "/metrics")).status,
+      page: (await request(pub, "/")).status,
+      login: (await request(pub, "/login")).status,
+      healthz: (await request(pub, "/healthz")).status,
+    };
+    const onOperator = {
+      sessions: (await request(opBase, "/api/sessions")).status,
+      metrics: (await request(opBase, "/metrics")).status,
+      page: (await request(opBase, "/")).status,
+      healthz: (await request(opBase, "/healthz")).status,
+    };
     expect(onPublic).toEqual({ sessions: 404, metrics: 404, page: 404, login: 404, healthz: 200 });
     expect(onOperator).toEqual({ sessions: 200, metrics: 200, page: 200, healthz: 200 });
   });
@@ -287,11 +349,23 @@ describe("bounds the client can read", () => {
     running = await startConsoleApp();
     const port = Number(new URL(running.base).port);
     const body = Buffer.from(consoleMessage("x".repeat(1_900_000)));
-    const declared = await rawExchange(port, `POST /api/console/messages HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`, body);
-    const chunked = await rawExchange(port, `POST /api/console/messages HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n`, body, { chunked: true });
+    const declared = await rawExchange(
+      port,
+      `POST /api/console/messages HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`,
+      body,
+    );
+    const chunked = await rawExchange(
+      port,
+      `POST /api/console/messages HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n`,
+      body,
+      { chunked: true },
+    );
     for (const answer of [declared, chunked]) {
       expect(answer).toMatch(/^HTTP\/1\.1 413 /);
-      expect(JSON.parse(answer.slice(answer.indexOf("\r\n\r\n") + 4))).toMatchObject({ error: expect.stringMatching(/^request body over \d+ bytes$/), requestId: expect.any(String) });
+      expect(JSON.parse(answer.slice(answer.indexOf("\r\n\r\n") + 4))).toMatchObject({
+        error: expect.stringMatching(/^request body over \d+ bytes$/),
+        requestId: expect.any(String),
+      });
     }
     // fetch (undici) reads it too.
     const viaFetch = await fetch(`${running.base}/api/console/messages`, { method: "POST", headers: { "content-type": "application/json" }, body });
@@ -304,14 +378,20 @@ describe("bounds the client can read", () => {
   it("a 1.9 MB console post within the body limit stores no more than MAX_INBOUND_CHARS, and the reply says the real length", async () => {
     running = await startConsoleApp({ MAX_INBOUND_CHARS: "500000" });
     const text = "y".repeat(1_900_000);
-    const r = await fetch(`${running.base}/api/console/messages`, { method: "POST", headers: { "content-type": "application/json" }, body: consoleMessage(text) });
+    const r = await fetch(`${running.base}/api/console/messages`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: consoleMessage(text),
+    });
     expect(r.status).toBe(202);
     const reply = await eventually(async () => running!.adapter.history("dm:alice").find((m) => m.from === "bot")?.text, "the too-long reply");
     expect(reply).toMatch(/too long \(1900000 characters; the limit is 500000\)/);
     const rows = await running.app.db.read((c) => c.inboundEvent.findMany());
     expect(rows).toHaveLength(1);
     const stored = JSON.parse(rows[0]!.envelope) as { text: string; textLength: number };
-    console.log(`console post: sent ${text.length} characters, stored ${stored.text.length} (envelope ${rows[0]!.envelope.length} bytes), textLength ${stored.textLength}`);
+    console.log(
+      `console post: sent ${text.length} characters, stored ${stored.text.length} (envelope ${rows[0]!.envelope.length} bytes), textLength ${stored.textLength}`,
+    );
     expect(stored.text.length).toBe(500_000);
     expect(stored.textLength).toBe(1_900_000);
     expect(rows[0]!.envelope.length).toBeLessThan(500_000 + 2_000);
@@ -361,15 +441,37 @@ describe("retention", () => {
     await db.write((c) =>
       c.outboundDelivery.createMany({
         data: [
-          ...Array.from({ length: 5 }, (_, i) => ({ id: `d-old-${i}`, sessionId: "s", platform: "p", botId: "b", address: "{}", text: "t", status: "sent", createdAt: old, expiresAt: old })),
+          ...Array.from({ length: 5 }, (_, i) => ({
+            id: `d-old-${i}`,
+            sessionId: "s",
+            platform: "p",
+            botId: "b",
+            address: "{}",
+            text: "t",
+            status: "sent",
+            createdAt: old,
+            expiresAt: old,
+          })),
           { id: "d-old-pending", sessionId: "s", platform: "p", botId: "b", address: "{}", text: "t", status: "pending", createdAt: old, expiresAt: old },
           { id: "d-new", sessionId: "s", platform: "p", botId: "b", address: "{}", text: "t", status: "sent", createdAt: new Date(), expiresAt: new Date() },
         ],
       }),
     );
     const batches: number[] = [];
-    const counting = (s: { prune(before: Date, limit: number): Promise<number> }) => ({ prune: async (b: Date, l: number) => { const n = await s.prune(b, l); batches.push(n); return n; } });
-    const retention = new Retention({ retentionMs: loadConfig({ RECORD_RETENTION: "7d" }).RECORD_RETENTION, tables: { inbound: counting(inbound), delivery: counting(deliveries) }, log: silentLogger, metrics: running.app.metrics, batch: 2 });
+    const counting = (s: { prune(before: Date, limit: number): Promise<number> }) => ({
+      prune: async (b: Date, l: number) => {
+        const n = await s.prune(b, l);
+        batches.push(n);
+        return n;
+      },
+    });
+    const retention = new Retention({
+      retentionMs: loadConfig({ RECORD_RETENTION: "7d" }).RECORD_RETENTION,
+      tables: { inbound: counting(inbound), delivery: counting(deliveries) },
+      log: silentLogger,
+      metrics: running.app.metrics,
+      batch: 2,
+    });
     const pruned = await retention.sweep();
     console.log(`retention: pruned ${pruned} rows in batches ${JSON.stringify(batches)}`);
     expect(pruned).toBe(12);

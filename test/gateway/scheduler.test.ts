@@ -119,9 +119,7 @@ describe("OutboundScheduler: ordering and 429s", () => {
         }
         // Nothing is sent into a retry-after window: the chat's for a chat 429, anyone's for a global one.
         for (const l of attempts.filter((a) => a.limited)) {
-          const clash = attempts.find(
-            (a) => a.at > l.at && a.at < l.limited!.until && (l.limited!.scope === "global" || a.chat === l.chat),
-          );
+          const clash = attempts.find((a) => a.at > l.at && a.at < l.limited!.until && (l.limited!.scope === "global" || a.chat === l.chat));
           expect(clash).toBeUndefined();
         }
         expect(scheduler.pending()).toBe(0);
@@ -247,32 +245,33 @@ describe("OutboundScheduler: concurrency and pacing", () => {
 
   it("never spends more tokens than burst + rate x elapsed in any window (property)", async () => {
     await fc.assert(
-      fc.asyncProperty(
-        fc.array(fc.tuple(fc.integer({ min: 0, max: 3 }), fc.integer({ min: 0, max: 3000 })), { minLength: 1, maxLength: 40 }),
-        async (plan) => {
-          const limits = { perChat: { ratePerSec: 2, burst: 2 }, global: { ratePerSec: 5, burst: 3 } };
-          const { clock, scheduler } = setup(limits);
-          const sent: { chat: number; at: number }[] = [];
-          const jobs: Promise<unknown>[] = [];
-          for (const [chat, delay] of [...plan].sort((x, y) => x[1] - y[1])) {
-            await clock.run(delay);
-            jobs.push(scheduler.schedule(`c${chat}`, async () => void sent.push({ chat, at: clock.t })));
-          }
-          await clock.run();
-          await Promise.all(jobs);
-          expect(sent).toHaveLength(plan.length);
-          const within = (calls: { at: number }[], { ratePerSec, burst }: { ratePerSec: number; burst: number }) => {
-            for (const a of calls)
-              for (const b of calls) {
-                if (b.at < a.at) continue;
-                const n = calls.filter((c) => c.at >= a.at && c.at <= b.at).length;
-                expect(n).toBeLessThanOrEqual(burst + Math.floor(((b.at - a.at) * ratePerSec) / 1000));
-              }
-          };
-          within(sent, limits.global);
-          for (const chat of [0, 1, 2, 3]) within(sent.filter((s) => s.chat === chat), limits.perChat);
-        },
-      ),
+      fc.asyncProperty(fc.array(fc.tuple(fc.integer({ min: 0, max: 3 }), fc.integer({ min: 0, max: 3000 })), { minLength: 1, maxLength: 40 }), async (plan) => {
+        const limits = { perChat: { ratePerSec: 2, burst: 2 }, global: { ratePerSec: 5, burst: 3 } };
+        const { clock, scheduler } = setup(limits);
+        const sent: { chat: number; at: number }[] = [];
+        const jobs: Promise<unknown>[] = [];
+        for (const [chat, delay] of [...plan].sort((x, y) => x[1] - y[1])) {
+          await clock.run(delay);
+          jobs.push(scheduler.schedule(`c${chat}`, async () => void sent.push({ chat, at: clock.t })));
+        }
+        await clock.run();
+        await Promise.all(jobs);
+        expect(sent).toHaveLength(plan.length);
+        const within = (calls: { at: number }[], { ratePerSec, burst }: { ratePerSec: number; burst: number }) => {
+          for (const a of calls)
+            for (const b of calls) {
+              if (b.at < a.at) continue;
+              const n = calls.filter((c) => c.at >= a.at && c.at <= b.at).length;
+              expect(n).toBeLessThanOrEqual(burst + Math.floor(((b.at - a.at) * ratePerSec) / 1000));
+            }
+        };
+        within(sent, limits.global);
+        for (const chat of [0, 1, 2, 3])
+          within(
+            sent.filter((s) => s.chat === chat),
+            limits.perChat,
+          );
+      }),
       { numRuns: 40 },
     );
   });

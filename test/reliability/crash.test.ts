@@ -29,7 +29,10 @@ interface Gateway {
 }
 
 async function startGateway(env: Record<string, string>, port: number): Promise<Gateway> {
-  const child = spawn(process.execPath, [path.resolve("bin/switchboard.mjs"), "serve"], { env: { ...process.env, ...env }, stdio: ["ignore", "ignore", "pipe"] });
+  const child = spawn(process.execPath, [path.resolve("bin/switchboard.mjs"), "serve"], {
+    env: { ...process.env, ...env },
+    stdio: ["ignore", "ignore", "pipe"],
+  });
   let err = "";
   // CRASH_LOG_DIR=/some/dir keeps each gateway's whole stderr there (with CRASH_LOG_LEVEL=warn, say) to see what a run did.
   const keep = process.env.CRASH_LOG_DIR ? fs.createWriteStream(path.join(process.env.CRASH_LOG_DIR, `gateway-${port}-${Date.now()}.log`)) : undefined;
@@ -78,109 +81,171 @@ describe("crash: kill -9 at a random moment, restart", () => {
   });
 
   async function oneRun(run: number): Promise<RunCounts> {
-      const runStarted = Date.now();
-      const tg = new FakeTelegram();
-      const slack = new FakeSlack();
-      const live = { tg, slack, gw: undefined as Gateway | undefined };
-      alive.add(live);
-      await Promise.all([tg.start(), slack.start()]);
-      const port = await freePort();
-      const env = {
-        DATABASE_URL: sqliteUrl(), HTTP_PORT: String(port), DM_POLICY: "open", LOG_LEVEL: process.env.CRASH_LOG_LEVEL ?? "error", CONSOLE_ENABLED: "false",
-        TELEGRAM_BOT_TOKEN: tg.token, TELEGRAM_API_ROOT: tg.apiRoot,
-        SLACK_BOT_TOKEN: slack.botToken, SLACK_SIGNING_SECRET: slack.signingSecret, SLACK_API_URL: slack.apiUrl,
-      };
-      let gw = await startGateway(env, port);
-      live.gw = gw;
-      const sentAt = new Map<string, number>();
-      const tgChats: Array<{ user: TgUser; chat: TgChat }> = Array.from({ length: TG_CHATS }, (_, i) => {
-        const user = tg.user(`u${i}`);
-        return { user, chat: tg.privateChat(user) };
-      });
-      const perChat = MESSAGES / CHATS;
-      // Slack delivers each event until it gets a 200, as Slack does, marking redeliveries.
-      const slackEvents: Promise<void>[] = [];
-      const postSlack = async (c: number, i: number) => {
-        const text = `sl ${c}-${i}`;
-        const body = slack.events.message({ channel: `D${String(c).padStart(8, "0")}`, user: `U${String(c).padStart(8, "0")}`, text });
-        sentAt.set(`echo: ${text}`, Date.now());
-        for (let attempt = 0; ; attempt++) {
-          try {
-            const r = await slack.postEvent(`http://127.0.0.1:${port}/slack/events`, body, attempt ? { retryNum: Math.min(attempt, 3), retryReason: "http_error" } : {});
-            if (r.status === 200) return;
-          } catch {
-            // connection refused while the gateway is down
-          }
-          await sleep(100);
+    const runStarted = Date.now();
+    const tg = new FakeTelegram();
+    const slack = new FakeSlack();
+    const live = { tg, slack, gw: undefined as Gateway | undefined };
+    alive.add(live);
+    await Promise.all([tg.start(), slack.start()]);
+    const port = await freePort();
+    const env = {
+      DATABASE_URL: sqliteUrl(),
+      HTTP_PORT: String(port),
+      DM_POLICY: "open",
+      LOG_LEVEL: process.env.CRASH_LOG_LEVEL ?? "error",
+      CONSOLE_ENABLED: "false",
+      TELEGRAM_BOT_TOKEN: tg.token,
+      TELEGRAM_API_ROOT: tg.apiRoot,
+      SLACK_BOT_TOKEN: slack.botToken,
+      SLACK_SIGNING_SECRET: slack.signingSecret,
+      SLACK_API_URL: slack.apiUrl,
+    };
+    let gw = await startGateway(env, port);
+    live.gw = gw;
+    const sentAt = new Map<string, number>();
+    const tgChats: Array<{ user: TgUser; chat: TgChat }> = Array.from({ length: TG_CHATS }, (_, i) => {
+      const user = tg.user(`u${i}`);
+      return { user, chat: tg.privateChat(user) };
+    });
+    const perChat = MESSAGES / CHATS;
+    // Slack delivers each event until it gets a 200, as Slack does, marking redeliveries.
+    const slackEvents: Promise<void>[] = [];
+    const postSlack = async (c: number, i: number) => {
+      const text = `sl ${c}-${i}`;
+      const body = slack.events.message({ channel: `D${String(c).padStart(8, "0")}`, user: `U${String(c).padStart(8, "0")}`, text });
+      sentAt.set(`echo: ${text}`, Date.now());
+      for (let attempt = 0; ; attempt++) {
+        try {
+          const r = await slack.postEvent(
+            `http://127.0.0.1:${port}/slack/events`,
+            body,
+            attempt ? { retryNum: Math.min(attempt, 3), retryReason: "http_error" } : {},
+          );
+          if (r.status === 200) return;
+        } catch {
+          // connection refused while the gateway is down
         }
-      };
-      for (let i = 0; i < perChat; i++) {
-        for (let c = 0; c < TG_CHATS; c++) {
-          const text = `tg ${c}-${i}`;
-          sentAt.set(`echo: ${text}`, Date.now());
-          tg.userMessage({ chat: tgChats[c]!.chat, from: tgChats[c]!.user, text });
-        }
+        await sleep(100);
       }
-      for (let c = 0; c < SL_CHATS; c++) slackEvents.push((async () => { for (let i = 0; i < perChat; i++) await postSlack(c, i); })());
-      const replies = () => tg.sent().length + slack.sent().length;
-      const killAt = Math.floor(MESSAGES * (0.1 + Math.random() * 0.7));
-      const endKill = Date.now() + 120_000;
-      while (replies() < killAt && Date.now() < endKill) await sleep(5);
-      const killedAt = Date.now();
-      gw.child.kill("SIGKILL");
-      await gw.exited;
-      // What the database held at the kill: the replies handed to a platform whose answer was never recorded.
-      const sendingAtKill = repliesSending(sqliteFileOf(env.DATABASE_URL));
-      gw = await startGateway(env, port);
-      live.gw = gw;
-      await Promise.all(slackEvents);
-      const expected = [...sentAt.keys()];
-      const endAll = Date.now() + 180_000;
-      const texts = () => [...tg.sent().map((s) => s.text), ...slack.sent().map((s) => s.text)];
-      while (new Set(texts()).size < expected.length && Date.now() < endAll) await sleep(50);
-      await sleep(1000);
-      gw.child.kill("SIGKILL");
-      await gw.exited;
-      const attempts = attemptsByText(sqliteFileOf(env.DATABASE_URL));
-      const counts = new Map<string, number>();
-      for (const t of texts()) counts.set(t, (counts.get(t) ?? 0) + 1);
-      const at = new Map<string, number>([...tg.sent().map((s) => [s.text, s.message.date * 1000] as const), ...slack.sent().map((s) => [s.text, s.at] as const)]);
-      const noReply = expected.filter((t) => !counts.has(t)).length;
-      const duplicated = [...counts].filter(([, n]) => n > 1);
-      // Causal, not by the clock: a Telegram reply may show more than once only as often as the database
-      // says it was handed to Telegram without the answer coming back: left `sending` at the kill, or sent
-      // again after a call that timed out (each hand-over is counted in `attempts` before the call).
-      // Telegram has no read-back. Slack replies are looked up by their metadata before any resend, so
-      // no Slack reply may show twice.
-      const explained = ([t, n]: [string, number]) => t.startsWith("echo: tg ") && n <= (attempts.get(t) ?? 0);
-      const unexplained = duplicated.filter((d) => !explained(d));
-      const unexplainedReports = unexplained.map(([t, n]) => {
-        const calls = [...tg.callsTo("sendMessage"), ...tg.callsTo("editMessageText"), ...slack.callsTo("chat.postMessage"), ...slack.callsTo("chat.update")].filter((c) => String(c.params["text"] ?? "") === t);
-        return { run: run + 1, text: t, shown: n, sendingAtKill: sendingAtKill.has(t), calls: calls.map((c) => ({ method: c.method, msFromKill: c.at - killedAt, status: c.status, replyTo: c.params["reply_parameters"] ?? c.params["thread_ts"] ?? null })) };
-      });
-      const dupOf = (prefix: string) => duplicated.filter(([t]) => t.startsWith(prefix)).length;
-      const tgDuplicates = duplicated.filter(([t]) => t.startsWith("echo: tg "));
-      const sendingOf = (prefix: string) => [...sendingAtKill].filter((t) => t.startsWith(prefix)).length;
-      const readBacks = slack.callsTo("conversations.history").length + slack.callsTo("conversations.replies").length;
-      const edits = tg.callsTo("editMessageText").length + slack.callsTo("chat.update").length;
-      const late = expected.filter((t) => (at.get(t) ?? 0) - sentAt.get(t)! > TTL_MS).length;
-      const r: RunCounts = {
-        noReply, late, unexplained: unexplained.length,
-        telegramDuplicates: dupOf("echo: tg "), slackDuplicates: dupOf("echo: sl "),
-        telegramDuplicatesSendingAtKill: tgDuplicates.filter(([t]) => sendingAtKill.has(t)).length,
-        telegramDuplicatesRetried: tgDuplicates.filter(([t]) => !sendingAtKill.has(t)).length,
-        telegramSendingAtKill: sendingOf("echo: tg "), slackSendingAtKill: sendingOf("echo: sl "), slackReadBacks: readBacks, edits,
+    };
+    for (let i = 0; i < perChat; i++) {
+      for (let c = 0; c < TG_CHATS; c++) {
+        const text = `tg ${c}-${i}`;
+        sentAt.set(`echo: ${text}`, Date.now());
+        tg.userMessage({ chat: tgChats[c]!.chat, from: tgChats[c]!.user, text });
+      }
+    }
+    for (let c = 0; c < SL_CHATS; c++)
+      slackEvents.push(
+        (async () => {
+          for (let i = 0; i < perChat; i++) await postSlack(c, i);
+        })(),
+      );
+    const replies = () => tg.sent().length + slack.sent().length;
+    const killAt = Math.floor(MESSAGES * (0.1 + Math.random() * 0.7));
+    const endKill = Date.now() + 120_000;
+    while (replies() < killAt && Date.now() < endKill) await sleep(5);
+    const killedAt = Date.now();
+    gw.child.kill("SIGKILL");
+    await gw.exited;
+    // What the database held at the kill: the replies handed to a platform whose answer was never recorded.
+    const sendingAtKill = repliesSending(sqliteFileOf(env.DATABASE_URL));
+    gw = await startGateway(env, port);
+    live.gw = gw;
+    await Promise.all(slackEvents);
+    const expected = [...sentAt.keys()];
+    const endAll = Date.now() + 180_000;
+    const texts = () => [...tg.sent().map((s) => s.text), ...slack.sent().map((s) => s.text)];
+    while (new Set(texts()).size < expected.length && Date.now() < endAll) await sleep(50);
+    await sleep(1000);
+    gw.child.kill("SIGKILL");
+    await gw.exited;
+    const attempts = attemptsByText(sqliteFileOf(env.DATABASE_URL));
+    const counts = new Map<string, number>();
+    for (const t of texts()) counts.set(t, (counts.get(t) ?? 0) + 1);
+    const at = new Map<string, number>([
+      ...tg.sent().map((s) => [s.text, s.message.date * 1000] as const),
+      ...slack.sent().map((s) => [s.text, s.at] as const),
+    ]);
+    const noReply = expected.filter((t) => !counts.has(t)).length;
+    const duplicated = [...counts].filter(([, n]) => n > 1);
+    // Causal, not by the clock: a Telegram reply may show more than once only as often as the database
+    // says it was handed to Telegram without the answer coming back: left `sending` at the kill, or sent
+    // again after a call that timed out (each hand-over is counted in `attempts` before the call).
+    // Telegram has no read-back. Slack replies are looked up by their metadata before any resend, so
+    // no Slack reply may show twice.
+    const explained = ([t, n]: [string, number]) => t.startsWith("echo: tg ") && n <= (attempts.get(t) ?? 0);
+    const unexplained = duplicated.filter((d) => !explained(d));
+    const unexplainedReports = unexplained.map(([t, n]) => {
+      const calls = [
+        ...tg.callsTo("sendMessage"),
+        ...tg.callsTo("editMessageText"),
+        ...slack.callsTo("chat.postMessage"),
+        ...slack.callsTo("chat.update"),
+      ].filter((c) => String(c.params.text ?? "") === t);
+      return {
+        run: run + 1,
+        text: t,
+        shown: n,
+        sendingAtKill: sendingAtKill.has(t),
+        calls: calls.map((c) => ({
+          method: c.method,
+          msFromKill: c.at - killedAt,
+          status: c.status,
+          replyTo: c.params.reply_parameters ?? c.params.thread_ts ?? null,
+        })),
       };
-      report("crash-run", { run: run + 1, seconds: Math.round((Date.now() - runStarted) / 1000), killedAfterSeconds: Math.round((killedAt - runStarted) / 1000), killedAfterReplies: killAt, messages: MESSAGES, ...r });
-      // Anything doubled that the database does not explain is a bug: print where it came from.
-      for (const u of unexplainedReports) report("crash-duplicate", { ...u, rows: rowsOf(sqliteFileOf(env.DATABASE_URL), u.text) });
-      await Promise.all([tg.close(), slack.close()]);
-      alive.delete(live);
-      return r;
+    });
+    const dupOf = (prefix: string) => duplicated.filter(([t]) => t.startsWith(prefix)).length;
+    const tgDuplicates = duplicated.filter(([t]) => t.startsWith("echo: tg "));
+    const sendingOf = (prefix: string) => [...sendingAtKill].filter((t) => t.startsWith(prefix)).length;
+    const readBacks = slack.callsTo("conversations.history").length + slack.callsTo("conversations.replies").length;
+    const edits = tg.callsTo("editMessageText").length + slack.callsTo("chat.update").length;
+    const late = expected.filter((t) => (at.get(t) ?? 0) - sentAt.get(t)! > TTL_MS).length;
+    const r: RunCounts = {
+      noReply,
+      late,
+      unexplained: unexplained.length,
+      telegramDuplicates: dupOf("echo: tg "),
+      slackDuplicates: dupOf("echo: sl "),
+      telegramDuplicatesSendingAtKill: tgDuplicates.filter(([t]) => sendingAtKill.has(t)).length,
+      telegramDuplicatesRetried: tgDuplicates.filter(([t]) => !sendingAtKill.has(t)).length,
+      telegramSendingAtKill: sendingOf("echo: tg "),
+      slackSendingAtKill: sendingOf("echo: sl "),
+      slackReadBacks: readBacks,
+      edits,
+    };
+    report("crash-run", {
+      run: run + 1,
+      seconds: Math.round((Date.now() - runStarted) / 1000),
+      killedAfterSeconds: Math.round((killedAt - runStarted) / 1000),
+      killedAfterReplies: killAt,
+      messages: MESSAGES,
+      ...r,
+    });
+    // Anything doubled that the database does not explain is a bug: print where it came from.
+    for (const u of unexplainedReports) report("crash-duplicate", { ...u, rows: rowsOf(sqliteFileOf(env.DATABASE_URL), u.text) });
+    await Promise.all([tg.close(), slack.close()]);
+    alive.delete(live);
+    return r;
   }
 
   async function runAll(runs: number, parallel: number, scenario: string): Promise<void> {
-    const totals = { runs: 0, messages: 0, noReply: 0, late: 0, unexplained: 0, telegramDuplicates: 0, telegramDuplicatesSendingAtKill: 0, telegramDuplicatesRetried: 0, slackDuplicates: 0, telegramSendingAtKill: 0, slackSendingAtKill: 0, slackReadBacks: 0, edits: 0 };
+    const totals = {
+      runs: 0,
+      messages: 0,
+      noReply: 0,
+      late: 0,
+      unexplained: 0,
+      telegramDuplicates: 0,
+      telegramDuplicatesSendingAtKill: 0,
+      telegramDuplicatesRetried: 0,
+      slackDuplicates: 0,
+      telegramSendingAtKill: 0,
+      slackSendingAtKill: 0,
+      slackReadBacks: 0,
+      edits: 0,
+    };
     // Runs side by side: each is paced by the platforms' declared budgets, not by the CPU.
     for (let run = 0; run < runs; run += parallel) {
       const batch = await Promise.all(Array.from({ length: Math.min(parallel, runs - run) }, (_, i) => oneRun(run + i)));
@@ -191,7 +256,12 @@ describe("crash: kill -9 at a random moment, restart", () => {
       }
     }
     report(scenario, totals);
-    expect({ noReply: totals.noReply, late: totals.late, unexplainedDuplicates: totals.unexplained, slackDuplicates: totals.slackDuplicates }).toEqual({ noReply: 0, late: 0, unexplainedDuplicates: 0, slackDuplicates: 0 });
+    expect({ noReply: totals.noReply, late: totals.late, unexplainedDuplicates: totals.unexplained, slackDuplicates: totals.slackDuplicates }).toEqual({
+      noReply: 0,
+      late: 0,
+      unexplainedDuplicates: 0,
+      slackDuplicates: 0,
+    });
   }
 
   it(`${RUNS} runs of ${MESSAGES} messages across ${CHATS} chats lose nothing, send nothing late, double no Slack reply and only Telegram replies in flight at the kill`, async () => {
@@ -235,7 +305,11 @@ interface RunCounts {
 function rowsOf(file: string, text: string): unknown[] {
   const db = new Database(file, { fileMustExist: true });
   try {
-    return db.prepare(`SELECT d."status", d."attempts", d."createdAt", d."sentAt", d."platformMessageId", i."status" AS "event" FROM "OutboundDelivery" d LEFT JOIN "InboundEvent" i ON i."id" = d."inboundId" WHERE d."text" = ?`).all(text);
+    return db
+      .prepare(
+        `SELECT d."status", d."attempts", d."createdAt", d."sentAt", d."platformMessageId", i."status" AS "event" FROM "OutboundDelivery" d LEFT JOIN "InboundEvent" i ON i."id" = d."inboundId" WHERE d."text" = ?`,
+      )
+      .all(text);
   } finally {
     db.close();
   }

@@ -29,10 +29,14 @@ async function serve(env: Record<string, string>, port: number): Promise<{ logs:
   let out = "";
   c.stdout!.on("data", (d) => (out = (out + d).slice(-20_000)));
   c.stderr!.on("data", (d) => (out = (out + d).slice(-20_000)));
-  await until(async () => {
-    if (c.exitCode !== null) throw new Error(`the gateway exited ${c.exitCode}: ${out}`);
-    return (await fetch(`http://127.0.0.1:${port}/healthz?ready=1`).catch(() => undefined))?.status === 200;
-  }, 30_000, "the gateway ready");
+  await until(
+    async () => {
+      if (c.exitCode !== null) throw new Error(`the gateway exited ${c.exitCode}: ${out}`);
+      return (await fetch(`http://127.0.0.1:${port}/healthz?ready=1`).catch(() => undefined))?.status === 200;
+    },
+    30_000,
+    "the gateway ready",
+  );
   return { logs: () => out };
 }
 
@@ -44,7 +48,16 @@ describe.each(["deleted", "replaced"] as const)("the SQLite file %s under a runn
     const url = sqliteUrl();
     const file = sqliteFileOf(url);
     const gw = await serve(
-      { DATABASE_URL: url, HTTP_PORT: String(port), DM_POLICY: "open", LOG_LEVEL: "info", CONSOLE_ENABLED: "false", SLACK_BOT_TOKEN: slack.botToken, SLACK_SIGNING_SECRET: slack.signingSecret, SLACK_API_URL: slack.apiUrl },
+      {
+        DATABASE_URL: url,
+        HTTP_PORT: String(port),
+        DM_POLICY: "open",
+        LOG_LEVEL: "info",
+        CONSOLE_ENABLED: "false",
+        SLACK_BOT_TOKEN: slack.botToken,
+        SLACK_SIGNING_SECRET: slack.signingSecret,
+        SLACK_API_URL: slack.apiUrl,
+      },
       port,
     );
     const events = `http://127.0.0.1:${port}/slack/events`;

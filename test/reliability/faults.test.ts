@@ -52,13 +52,31 @@ describe("PostgreSQL restarted mid-traffic", () => {
     // After: sent on a pool full of dead connections.
     for (let i = 20; i < 30; i++) send("after", i);
     await Promise.allSettled(intake);
-    const allAnswered = await until(() => tally(expected, adapter.sent.map((s) => s.text)).missing.length === 0, 45_000, "every message answered");
+    const allAnswered = await until(
+      () =>
+        tally(
+          expected,
+          adapter.sent.map((s) => s.text),
+        ).missing.length === 0,
+      45_000,
+      "every message answered",
+    );
     await sleep(1000); // a duplicate would show up now
-    const t = tally(expected, adapter.sent.map((s) => s.text));
+    const t = tally(
+      expected,
+      adapter.sent.map((s) => s.text),
+    );
     const statuses = await inboundStatuses(booted.app);
     report("pg-restart", {
-      messages: expected.length, answered: t.answered, missing: t.missing.length, duplicates: t.duplicates.length,
-      inboundRetries: adapter.inboundFailures, restartMs, inboundStatuses: statuses, missingTexts: t.missing.slice(0, 10), allAnswered,
+      messages: expected.length,
+      answered: t.answered,
+      missing: t.missing.length,
+      duplicates: t.duplicates.length,
+      inboundRetries: adapter.inboundFailures,
+      restartMs,
+      inboundStatuses: statuses,
+      missingTexts: t.missing.slice(0, 10),
+      allAnswered,
       firstInboundError: adapter.errors[0]?.slice(0, 200),
     });
     expect({ missing: t.missing, duplicates: t.duplicates }).toEqual({ missing: [], duplicates: [] });
@@ -82,7 +100,14 @@ describe("the agent provider hangs", () => {
     const notice = adapter.sent[0]?.text ?? "";
     await adapter.deliver(adapter.dm("42", "second try"));
     const next = await until(() => adapter.sent.some((s) => s.text === "all good"), 15_000, "the next answer");
-    report("agent-hangs", { noticed, noticeMs, notice, nextAnswered: next, modelRequests: fake.requests.length, hungRequestClosedByClient: fake.requests[0]?.closedByClient });
+    report("agent-hangs", {
+      noticed,
+      noticeMs,
+      notice,
+      nextAnswered: next,
+      modelRequests: fake.requests.length,
+      hungRequestClosedByClient: fake.requests[0]?.closedByClient,
+    });
     expect(noticed).toBe(true);
     expect(notice).toMatch(/did not answer within 1 s/);
     expect(noticeMs).toBeLessThan(8_000);
@@ -110,9 +135,27 @@ describe("a sink throws", () => {
       expected.push(`echo: m${i}`);
       await adapter.deliver(adapter.dm(`s${i % 4}`, `m${i}`));
     }
-    await until(() => tally(expected, adapter.sent.map((s) => s.text)).missing.length === 0, 20_000, "replies");
-    const t = tally(expected, adapter.sent.map((s) => s.text));
-    report("sink-throws", { messages: expected.length, answered: t.answered, missing: t.missing.length, duplicates: t.duplicates.length, syncThrows: throws, asyncRejects: rejects });
+    await until(
+      () =>
+        tally(
+          expected,
+          adapter.sent.map((s) => s.text),
+        ).missing.length === 0,
+      20_000,
+      "replies",
+    );
+    const t = tally(
+      expected,
+      adapter.sent.map((s) => s.text),
+    );
+    report("sink-throws", {
+      messages: expected.length,
+      answered: t.answered,
+      missing: t.missing.length,
+      duplicates: t.duplicates.length,
+      syncThrows: throws,
+      asyncRejects: rejects,
+    });
     expect(throws).toBeGreaterThan(0);
     expect(rejects).toBeGreaterThan(0);
     expect({ missing: t.missing.length, duplicates: t.duplicates.length }).toEqual({ missing: 0, duplicates: 0 });
@@ -165,13 +208,31 @@ describe("the SQLite file is locked by another process", () => {
       intake.push(adapter.deliver(adapter.dm(`l${i % 3}`, `locked-${i}`)));
     }
     await Promise.allSettled(intake);
-    const ok = await until(() => tally(expected, adapter.sent.map((s) => s.text)).missing.length === 0, 30_000, "replies after the lock");
+    const ok = await until(
+      () =>
+        tally(
+          expected,
+          adapter.sent.map((s) => s.text),
+        ).missing.length === 0,
+      30_000,
+      "replies after the lock",
+    );
     const releasedAt = await lock.released;
     const lastReplyAt = Math.max(...adapter.sent.map((s) => s.at));
-    const t = tally(expected, adapter.sent.map((s) => s.text));
+    const t = tally(
+      expected,
+      adapter.sent.map((s) => s.text),
+    );
     report("sqlite-lock-short", {
-      lockMs: releasedAt - t0, messages: expected.length, answered: t.answered, missing: t.missing.length, duplicates: t.duplicates.length,
-      inboundRetries: adapter.inboundFailures, firstReplyAfterReleaseMs: Math.min(...adapter.sent.slice(1).map((s) => s.at)) - releasedAt, lastReplyAfterReleaseMs: lastReplyAt - releasedAt, allAnswered: ok,
+      lockMs: releasedAt - t0,
+      messages: expected.length,
+      answered: t.answered,
+      missing: t.missing.length,
+      duplicates: t.duplicates.length,
+      inboundRetries: adapter.inboundFailures,
+      firstReplyAfterReleaseMs: Math.min(...adapter.sent.slice(1).map((s) => s.at)) - releasedAt,
+      lastReplyAfterReleaseMs: lastReplyAt - releasedAt,
+      allAnswered: ok,
     });
     expect({ missing: t.missing.length, duplicates: t.duplicates.length }).toEqual({ missing: 0, duplicates: 0 });
   }, 60_000);
@@ -194,7 +255,12 @@ describe("the SQLite file is locked by another process", () => {
       await lock.released;
       await db.write((c) => c.adapterState.create({ data: { key: "k1", value: "v1" } }));
       const rows = await db.read((c) => c.adapterState.count());
-      report("sqlite-lock-long-store", { failedAfterMs, code: (err as StoreError | undefined)?.code, message: (err as Error | undefined)?.message, rowsAfterRelease: rows });
+      report("sqlite-lock-long-store", {
+        failedAfterMs,
+        code: (err as StoreError | undefined)?.code,
+        message: (err as Error | undefined)?.message,
+        rowsAfterRelease: rows,
+      });
       expect(err).toBeInstanceOf(StoreError);
       expect((err as StoreError).code).toBe("Busy");
       expect((err as Error).message).toMatch(/busy/i);
@@ -225,12 +291,32 @@ describe("the SQLite file is locked by another process", () => {
     lock.child.stdin!.write("go\n");
     const releasedAt = await lock.released;
     await intake;
-    const ok = await until(() => tally(expected, adapter.sent.map((s) => s.text)).missing.length === 0, 30_000, "replies after the lock");
-    const t = tally(expected, adapter.sent.map((s) => s.text));
+    const ok = await until(
+      () =>
+        tally(
+          expected,
+          adapter.sent.map((s) => s.text),
+        ).missing.length === 0,
+      30_000,
+      "replies after the lock",
+    );
+    const t = tally(
+      expected,
+      adapter.sent.map((s) => s.text),
+    );
     const statuses = await inboundStatuses(booted.app);
     report("sqlite-lock-long-gateway", {
-      gaveUp, firstErrorMs, lockMs: releasedAt - t0, firstError: adapter.errors[0]?.slice(0, 200), inboundRetries: adapter.inboundFailures,
-      messages: expected.length, answered: t.answered, missing: t.missing, duplicates: t.duplicates.length, inboundStatuses: statuses, allAnswered: ok,
+      gaveUp,
+      firstErrorMs,
+      lockMs: releasedAt - t0,
+      firstError: adapter.errors[0]?.slice(0, 200),
+      inboundRetries: adapter.inboundFailures,
+      messages: expected.length,
+      answered: t.answered,
+      missing: t.missing,
+      duplicates: t.duplicates.length,
+      inboundStatuses: statuses,
+      allAnswered: ok,
     });
     expect(gaveUp).toBe(true);
     expect(adapter.errors[0]).toMatch(/busy|lock/i);

@@ -30,7 +30,8 @@ afterEach(async () => {
 async function inboundMetric(b: Booted, platform: string): Promise<number> {
   const text = await (await fetch(`${b.url}/metrics`)).text();
   let n = 0;
-  for (const line of text.split("\n")) if (line.startsWith("switchboard_inbound_total{") && line.includes(`platform="${platform}"`)) n += Number(line.split(" ").pop());
+  for (const line of text.split("\n"))
+    if (line.startsWith("switchboard_inbound_total{") && line.includes(`platform="${platform}"`)) n += Number(line.split(" ").pop());
   return n;
 }
 
@@ -43,7 +44,12 @@ describe("Slack: forged requests", () => {
     sl = new FakeSlack();
     await sl.start();
     const agentCalls: string[] = [];
-    booted = await boot(await freshDatabaseUrl("sqlite"), [new SlackAdapter({ botToken: sl.botToken, signingSecret: sl.signingSecret, apiUrl: sl.apiUrl })], {}, { agentFactory: slowEcho(0, agentCalls) });
+    booted = await boot(
+      await freshDatabaseUrl("sqlite"),
+      [new SlackAdapter({ botToken: sl.botToken, signingSecret: sl.signingSecret, apiUrl: sl.apiUrl })],
+      {},
+      { agentFactory: slowEcho(0, agentCalls) },
+    );
     const url = `${booted.url}/slack/events`;
     const now = Math.floor(Date.now() / 1000);
     const statuses: Record<string, number> = {};
@@ -51,18 +57,36 @@ describe("Slack: forged requests", () => {
     statuses.wrongSecret = (await sl.postEvent(url, body(), { secret: "not-the-secret" })).status;
     statuses.stale = (await sl.postEvent(url, body(), { timestamp: now - 301 })).status;
     statuses.future = (await sl.postEvent(url, body(), { timestamp: now + 600 })).status;
-    statuses.zeroSignature = (await sl.postEvent(url, body(), { signature: "v0=" + "0".repeat(64) })).status;
+    statuses.zeroSignature = (await sl.postEvent(url, body(), { signature: `v0=${"0".repeat(64)}` })).status;
     statuses.garbageSignature = (await sl.postEvent(url, body(), { signature: "garbage" })).status;
     statuses.missingBoth = (await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body()) })).status;
-    statuses.missingSignature = (await fetch(url, { method: "POST", headers: { "content-type": "application/json", "x-slack-request-timestamp": String(now) }, body: JSON.stringify(body()) })).status;
-    statuses.commandsWrongSecret = (await sl.postCommand(`${booted.url}/slack/commands`, sl.events.slashCommand({ command: "/switchboard", text: "status", user: "U0ALICE", channel: "D0DM0001" }), { secret: "nope" })).status;
+    statuses.missingSignature = (
+      await fetch(url, {
+        method: "POST",
+        headers: { "content-type": "application/json", "x-slack-request-timestamp": String(now) },
+        body: JSON.stringify(body()),
+      })
+    ).status;
+    statuses.commandsWrongSecret = (
+      await sl.postCommand(
+        `${booted.url}/slack/commands`,
+        sl.events.slashCommand({ command: "/switchboard", text: "status", user: "U0ALICE", channel: "D0DM0001" }),
+        { secret: "nope" },
+      )
+    ).status;
     await sleep(200);
     const forgedRows = await inboundRows(booted);
     const forgedMetric = await inboundMetric(booted, "slack");
     // Control: a correctly signed event is processed (so "0" above means refused, not broken).
     const good = (await sl.postEvent(url, sl.events.message({ channel: "D0DM0001", user: "U0ALICE", text: "genuine" }))).status;
     await until(() => agentCalls.length > 0, 10_000, "the genuine event");
-    report("forgery-slack", { ...statuses, forgedInboundRows: forgedRows, forgedInboundMetric: forgedMetric, genuineStatus: good, agentCalls: agentCalls.length });
+    report("forgery-slack", {
+      ...statuses,
+      forgedInboundRows: forgedRows,
+      forgedInboundMetric: forgedMetric,
+      genuineStatus: good,
+      agentCalls: agentCalls.length,
+    });
     for (const [k, v] of Object.entries(statuses)) expect([k, v]).toEqual([k, 401]);
     expect(forgedRows).toBe(0);
     expect(forgedMetric).toBe(0);
@@ -72,7 +96,10 @@ describe("Slack: forged requests", () => {
 });
 
 /** A Telegram bot in webhook mode behind the real gateway (the route is on the gateway's server). */
-async function telegramGateway(env: Record<string, string>, agentCalls: string[]): Promise<{ hook: string; alice: TgUser; bob: TgUser; say: (chat: TgChat, from: TgUser, text: string) => Promise<number> }> {
+async function telegramGateway(
+  env: Record<string, string>,
+  agentCalls: string[],
+): Promise<{ hook: string; alice: TgUser; bob: TgUser; say: (chat: TgChat, from: TgUser, text: string) => Promise<number> }> {
   tg = new FakeTelegram();
   await tg.start();
   const adapter = new TelegramAdapter({ token: tg.token, apiRoot: tg.apiRoot, mode: "webhook", webhookSecret: SECRET });
@@ -81,7 +108,9 @@ async function telegramGateway(env: Record<string, string>, agentCalls: string[]
   const alice = tg.user("Alice");
   const bob = tg.user("Bob");
   return {
-    hook, alice, bob,
+    hook,
+    alice,
+    bob,
     say: async (chat, from, text) => (await tg!.deliverWebhook(hook, tg!.build.message({ chat, from, text }), SECRET)).status,
   };
 }
@@ -102,13 +131,22 @@ describe("Telegram: forged webhook", () => {
     const wrong = (await tg!.deliverWebhook(t.hook, u(), "wrong_secret")).status;
     const missing = (await tg!.deliverWebhook(t.hook, u())).status;
     const prefix = (await tg!.deliverWebhook(t.hook, u(), SECRET.slice(0, -1))).status;
-    const longer = (await tg!.deliverWebhook(t.hook, u(), SECRET + "x")).status;
+    const longer = (await tg!.deliverWebhook(t.hook, u(), `${SECRET}x`)).status;
     await sleep(200);
     const rows = await inboundRows(booted!);
     const metric = await inboundMetric(booted!, "telegram");
     const good = await t.say(dm, t.alice, "genuine");
     await until(() => agentCalls.length > 0, 10_000, "the genuine update");
-    report("forgery-telegram-webhook", { wrong, missing, prefix, longer, forgedInboundRows: rows, forgedInboundMetric: metric, genuineStatus: good, agentCalls: agentCalls.length });
+    report("forgery-telegram-webhook", {
+      wrong,
+      missing,
+      prefix,
+      longer,
+      forgedInboundRows: rows,
+      forgedInboundMetric: metric,
+      genuineStatus: good,
+      agentCalls: agentCalls.length,
+    });
     expect([wrong, missing, prefix, longer]).toEqual([401, 401, 401, 401]);
     expect(rows).toBe(0);
     expect(metric).toBe(0);
@@ -122,13 +160,25 @@ describe("DM access policy", () => {
     const agentCalls: string[] = [];
     const t = await telegramGateway({ DM_POLICY: "pairing" }, agentCalls);
     const dm = tg!.privateChat(t.alice);
-    const statuses = [await t.say(dm, t.alice, "hello bot"), await t.say(dm, t.alice, "/new"), await t.say(dm, t.alice, "/status"), await t.say(dm, t.alice, "/approve 123456")];
+    const statuses = [
+      await t.say(dm, t.alice, "hello bot"),
+      await t.say(dm, t.alice, "/new"),
+      await t.say(dm, t.alice, "/status"),
+      await t.say(dm, t.alice, "/approve 123456"),
+    ];
     await until(() => texts(dm.id).length >= 4, 10_000, "pairing replies");
     await booted!.app.gateway.idle();
     await sleep(200);
     const replies = texts(dm.id);
     const sessions = await booted!.app.db.read((c) => c.session.count());
-    report("access-pairing", { messages: statuses.length, replies: replies.length, pairingReplies: replies.filter((r) => /pairing code/i.test(r)).length, agentCalls: agentCalls.length, sessionsCreated: sessions, inbound: await inboundStatuses(booted!.app) });
+    report("access-pairing", {
+      messages: statuses.length,
+      replies: replies.length,
+      pairingReplies: replies.filter((r) => /pairing code/i.test(r)).length,
+      agentCalls: agentCalls.length,
+      sessionsCreated: sessions,
+      inbound: await inboundStatuses(booted!.app),
+    });
     expect(statuses).toEqual([200, 200, 200, 200]);
     expect(replies.every((r) => /pairing code|approval/i.test(r))).toBe(true);
     expect(agentCalls).toEqual([]);
@@ -143,7 +193,12 @@ describe("DM access policy", () => {
     await until(() => texts(dm.id).length >= 4, 10_000, "deny replies");
     await booted!.app.gateway.idle();
     const denied = texts(dm.id);
-    report("access-allowlist", { messages: 4, replies: denied.length, denials: denied.filter((r) => /allowlist/i.test(r)).length, agentCalls: agentCalls.length });
+    report("access-allowlist", {
+      messages: 4,
+      replies: denied.length,
+      denials: denied.filter((r) => /allowlist/i.test(r)).length,
+      agentCalls: agentCalls.length,
+    });
     expect(denied.every((r) => /allowlist/i.test(r))).toBe(true);
     expect(agentCalls).toEqual([]);
   });
@@ -171,8 +226,13 @@ describe("no command crosses chats", () => {
     await t.say(bobDm, t.bob, "/status");
     const after = await until(() => texts(bobDm.id).length >= 4, 8_000, "status after").then(() => texts(bobDm.id).at(-1) ?? "");
     const bindingAfter = /session: (\S+)/.exec(after)?.[1];
-    const stuck = (await inboundStatuses(booted!.app))["received"] ?? 0;
-    report("resume-foreign-session", { refusal, bindingUnchanged: bindingAfter === bobSession, aliceTurnsLeakedToBob: texts(bobDm.id).filter((x) => x.includes("pineapple")).length, inboundLeftUnhandled: stuck });
+    const stuck = (await inboundStatuses(booted!.app)).received ?? 0;
+    report("resume-foreign-session", {
+      refusal,
+      bindingUnchanged: bindingAfter === bobSession,
+      aliceTurnsLeakedToBob: texts(bobDm.id).filter((x) => x.includes("pineapple")).length,
+      inboundLeftUnhandled: stuck,
+    });
     expect(bindingAfter).toBe(bobSession);
     expect(texts(bobDm.id).some((x) => x.includes("pineapple"))).toBe(false);
     expect(refusal).toMatch(/not found in this chat/i);
@@ -203,11 +263,17 @@ describe("no command crosses chats", () => {
     const statusAfter = await replyTo(group.id, texts(group.id).length + 1).catch(() => texts(group.id).at(-1) ?? "");
     // Alice herself in the group is the group, not her DM.
     await t.say(group, t.alice, "/sessions pineapple");
-    const aliceInGroup = await until(() => texts(group.id).some((x, i) => i >= 4 && /mentions|pineapple/.test(x)), 8_000, "alice's search").then(() => texts(group.id).at(-1) ?? "");
+    const aliceInGroup = await until(() => texts(group.id).some((x, i) => i >= 4 && /mentions|pineapple/.test(x)), 8_000, "alice's search").then(
+      () => texts(group.id).at(-1) ?? "",
+    );
     const all = texts(group.id).join("\n");
     report("group-reads-dm", {
-      groupStatusShowsGroupSession: groupSession !== undefined && groupSession !== dmSession, searchFoundDm: search.includes("pineapple") && !search.startsWith("No session"),
-      listShowsDm: list.includes(dmSession), resumeAnswer: resume.slice(0, 120), statusAfterIsGroup: statusAfter.includes(groupSession ?? "?"), dmIdInGroupReplies: all.split(dmSession).length - 1,
+      groupStatusShowsGroupSession: groupSession !== undefined && groupSession !== dmSession,
+      searchFoundDm: search.includes("pineapple") && !search.startsWith("No session"),
+      listShowsDm: list.includes(dmSession),
+      resumeAnswer: resume.slice(0, 120),
+      statusAfterIsGroup: statusAfter.includes(groupSession ?? "?"),
+      dmIdInGroupReplies: all.split(dmSession).length - 1,
       aliceSearchInGroup: aliceInGroup.slice(0, 80),
     });
     expect(groupSession).toBeTruthy();

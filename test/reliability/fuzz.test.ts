@@ -21,12 +21,30 @@ const onUnhandled = () => void unhandled++;
 beforeAll(() => void process.on("unhandledRejection", onUnhandled));
 afterAll(() => void process.off("unhandledRejection", onUnhandled));
 
-const junk = fc.anything({ maxDepth: 3, maxKeys: 6, withNullPrototype: true, withBigInt: true, withMap: true, withSet: true, withTypedArray: true, withSparseArray: true, withUnicodeString: true });
+const junk = fc.anything({
+  maxDepth: 3,
+  maxKeys: 6,
+  withNullPrototype: true,
+  withBigInt: true,
+  withMap: true,
+  withSet: true,
+  withTypedArray: true,
+  withSparseArray: true,
+  withUnicodeString: true,
+});
 const maybe = <T>(a: fc.Arbitrary<T>) => fc.oneof({ weight: 4, arbitrary: a as fc.Arbitrary<unknown> }, { weight: 1, arbitrary: junk });
-const text = fc.oneof(fc.string(), fc.string({ unit: "grapheme" }), fc.string({ unit: "binary" }), fc.constantFrom("", " ", "/new", "/status@bot", "<@123456789012345678> hi", "@bot hi", "\u0000", "\uD800", "a".repeat(5000)));
+const text = fc.oneof(
+  fc.string(),
+  fc.string({ unit: "grapheme" }),
+  fc.string({ unit: "binary" }),
+  fc.constantFrom("", " ", "/new", "/status@bot", "<@123456789012345678> hi", "@bot hi", "\u0000", "\uD800", "a".repeat(5000)),
+);
 const snowflake = fc.oneof(fc.bigInt({ min: 0n, max: 2n ** 64n }).map(String), fc.constantFrom("123456789012345678", "0", "-1", "1e20", ""));
 const slackId = fc.oneof(fc.stringMatching(/^[UCDGWBT][A-Z0-9]{2,12}$/), fc.string());
-const slackTs = fc.oneof(fc.tuple(fc.nat(2_000_000_000), fc.nat(999_999)).map(([a, b]) => `${a}.${String(b).padStart(6, "0")}`), fc.string());
+const slackTs = fc.oneof(
+  fc.tuple(fc.nat(2_000_000_000), fc.nat(999_999)).map(([a, b]) => `${a}.${String(b).padStart(6, "0")}`),
+  fc.string(),
+);
 
 /** Runs `fn` on every input; returns how many threw. */
 function fuzz<T>(arb: fc.Arbitrary<T>, fn: (v: T) => void): { runs: number; crashes: number; firstCrash?: string } {
@@ -50,11 +68,45 @@ function fuzz<T>(arb: fc.Arbitrary<T>, fn: (v: T) => void): { runs: number; cras
 
 describe("normalizers", () => {
   it("telegram normalizeUpdate (unguarded)", () => {
-    const user = fc.record({ id: maybe(fc.integer()), is_bot: maybe(fc.boolean()), first_name: maybe(text), username: maybe(fc.constantFrom("switchboard_test_bot", "alice")) }, { requiredKeys: [] });
-    const chat = fc.record({ id: maybe(fc.integer()), type: maybe(fc.constantFrom("private", "group", "supergroup", "channel")), title: maybe(text), is_forum: maybe(fc.boolean()) }, { requiredKeys: [] });
-    const entity = fc.record({ type: maybe(fc.constantFrom("mention", "bot_command", "text_mention")), offset: maybe(fc.integer({ min: -5, max: 80 })), length: maybe(fc.integer({ min: -5, max: 80 })), user: maybe(user) }, { requiredKeys: [] });
-    const msg = fc.record({ message_id: maybe(fc.integer()), date: maybe(fc.integer()), chat: maybe(chat), from: maybe(user), text: maybe(text), caption: maybe(text), entities: maybe(fc.array(entity, { maxLength: 4 })), message_thread_id: maybe(fc.integer()), is_topic_message: maybe(fc.boolean()), reply_to_message: maybe(fc.record({ message_id: maybe(fc.integer()), from: maybe(user) }, { requiredKeys: [] })), photo: maybe(fc.array(junk, { maxLength: 2 })), document: maybe(junk), voice: maybe(junk) }, { requiredKeys: [] });
-    const update = fc.oneof(fc.record({ update_id: maybe(fc.integer()), message: maybe(msg), edited_message: maybe(msg), channel_post: maybe(msg) }, { requiredKeys: [] }), junk);
+    const user = fc.record(
+      { id: maybe(fc.integer()), is_bot: maybe(fc.boolean()), first_name: maybe(text), username: maybe(fc.constantFrom("switchboard_test_bot", "alice")) },
+      { requiredKeys: [] },
+    );
+    const chat = fc.record(
+      { id: maybe(fc.integer()), type: maybe(fc.constantFrom("private", "group", "supergroup", "channel")), title: maybe(text), is_forum: maybe(fc.boolean()) },
+      { requiredKeys: [] },
+    );
+    const entity = fc.record(
+      {
+        type: maybe(fc.constantFrom("mention", "bot_command", "text_mention")),
+        offset: maybe(fc.integer({ min: -5, max: 80 })),
+        length: maybe(fc.integer({ min: -5, max: 80 })),
+        user: maybe(user),
+      },
+      { requiredKeys: [] },
+    );
+    const msg = fc.record(
+      {
+        message_id: maybe(fc.integer()),
+        date: maybe(fc.integer()),
+        chat: maybe(chat),
+        from: maybe(user),
+        text: maybe(text),
+        caption: maybe(text),
+        entities: maybe(fc.array(entity, { maxLength: 4 })),
+        message_thread_id: maybe(fc.integer()),
+        is_topic_message: maybe(fc.boolean()),
+        reply_to_message: maybe(fc.record({ message_id: maybe(fc.integer()), from: maybe(user) }, { requiredKeys: [] })),
+        photo: maybe(fc.array(junk, { maxLength: 2 })),
+        document: maybe(junk),
+        voice: maybe(junk),
+      },
+      { requiredKeys: [] },
+    );
+    const update = fc.oneof(
+      fc.record({ update_id: maybe(fc.integer()), message: maybe(msg), edited_message: maybe(msg), channel_post: maybe(msg) }, { requiredKeys: [] }),
+      junk,
+    );
     const r = fuzz(update, (u) => void normalizeUpdateUnguarded(u, { id: "7000000001", username: "switchboard_test_bot" }));
     report("fuzz-telegram-normalizeUpdate", { ...r, unhandledRejections: unhandled });
     expect(r.crashes).toBe(0);
@@ -63,13 +115,66 @@ describe("normalizers", () => {
   it("discord normalizeMessage and normalizeInteraction", () => {
     const author = fc.record({ id: maybe(snowflake), bot: maybe(fc.boolean()), username: maybe(text), global_name: maybe(text) }, { requiredKeys: [] });
     const raw = fc.oneof(
-      fc.record({ id: maybe(snowflake), channel_id: maybe(snowflake), guild_id: maybe(snowflake), author: maybe(author), content: maybe(text), type: maybe(fc.constantFrom(0, 19, 7, -1)), mentions: maybe(fc.array(author, { maxLength: 3 })), mention_roles: maybe(fc.array(snowflake, { maxLength: 2 })), mention_everyone: maybe(fc.boolean()), attachments: maybe(fc.array(junk, { maxLength: 2 })), referenced_message: maybe(junk), message_reference: maybe(junk), flags: maybe(fc.integer()), timestamp: maybe(fc.oneof(fc.date().map((d) => (Number.isNaN(d.getTime()) ? "x" : d.toISOString())), fc.string())), thread: maybe(junk) }, { requiredKeys: [] }),
+      fc.record(
+        {
+          id: maybe(snowflake),
+          channel_id: maybe(snowflake),
+          guild_id: maybe(snowflake),
+          author: maybe(author),
+          content: maybe(text),
+          type: maybe(fc.constantFrom(0, 19, 7, -1)),
+          mentions: maybe(fc.array(author, { maxLength: 3 })),
+          mention_roles: maybe(fc.array(snowflake, { maxLength: 2 })),
+          mention_everyone: maybe(fc.boolean()),
+          attachments: maybe(fc.array(junk, { maxLength: 2 })),
+          referenced_message: maybe(junk),
+          message_reference: maybe(junk),
+          flags: maybe(fc.integer()),
+          timestamp: maybe(
+            fc.oneof(
+              fc.date().map((d) => (Number.isNaN(d.getTime()) ? "x" : d.toISOString())),
+              fc.string(),
+            ),
+          ),
+          thread: maybe(junk),
+        },
+        { requiredKeys: [] },
+      ),
       junk,
     );
-    const channel = fc.option(fc.record({ type: maybe(fc.constantFrom(0, 1, 3, 5, 10, 11, 12, 15)), parentId: maybe(snowflake), name: maybe(text) }, { requiredKeys: [] }), { nil: undefined });
-    const m = fuzz(fc.tuple(raw, channel), ([r, c]) => void normalizeMessage(r, { id: "123456789012345678", mentionRoles: ["223456789012345678"] }, c as never));
+    const channel = fc.option(
+      fc.record({ type: maybe(fc.constantFrom(0, 1, 3, 5, 10, 11, 12, 15)), parentId: maybe(snowflake), name: maybe(text) }, { requiredKeys: [] }),
+      { nil: undefined },
+    );
+    const m = fuzz(
+      fc.tuple(raw, channel),
+      ([r, c]) => void normalizeMessage(r, { id: "123456789012345678", mentionRoles: ["223456789012345678"] }, c as never),
+    );
     const interaction = fc.oneof(
-      fc.record({ id: maybe(snowflake), type: maybe(fc.constantFrom(1, 2, 3, 4)), token: maybe(text), application_id: maybe(snowflake), channel_id: maybe(snowflake), guild_id: maybe(snowflake), data: maybe(fc.record({ type: maybe(fc.constantFrom(1, 2)), name: maybe(fc.oneof(fc.constantFrom("new", "status", "stop", "help"), text)), options: maybe(fc.array(junk, { maxLength: 3 })) }, { requiredKeys: [] })), member: maybe(fc.record({ user: maybe(author) }, { requiredKeys: [] })), user: maybe(author), channel: maybe(junk) }, { requiredKeys: [] }),
+      fc.record(
+        {
+          id: maybe(snowflake),
+          type: maybe(fc.constantFrom(1, 2, 3, 4)),
+          token: maybe(text),
+          application_id: maybe(snowflake),
+          channel_id: maybe(snowflake),
+          guild_id: maybe(snowflake),
+          data: maybe(
+            fc.record(
+              {
+                type: maybe(fc.constantFrom(1, 2)),
+                name: maybe(fc.oneof(fc.constantFrom("new", "status", "stop", "help"), text)),
+                options: maybe(fc.array(junk, { maxLength: 3 })),
+              },
+              { requiredKeys: [] },
+            ),
+          ),
+          member: maybe(fc.record({ user: maybe(author) }, { requiredKeys: [] })),
+          user: maybe(author),
+          channel: maybe(junk),
+        },
+        { requiredKeys: [] },
+      ),
       junk,
     );
     const i = fuzz(fc.tuple(interaction, channel), ([r, c]) => void normalizeInteraction(r, { id: "123456789012345678" }, c as never));
@@ -78,9 +183,45 @@ describe("normalizers", () => {
   });
 
   it("slack normalizeEvent", () => {
-    const event = fc.record({ type: maybe(fc.constantFrom("message", "app_mention", "reaction_added")), subtype: maybe(fc.constantFrom(undefined, "bot_message", "file_share", "thread_broadcast", "message_changed")), channel: maybe(slackId), channel_type: maybe(fc.constantFrom("im", "channel", "group", "mpim")), user: maybe(slackId), bot_id: maybe(slackId), text: maybe(text), ts: maybe(slackTs), thread_ts: maybe(slackTs), event_ts: maybe(slackTs), team: maybe(slackId), files: maybe(fc.array(junk, { maxLength: 2 })), user_profile: maybe(junk), hidden: maybe(fc.boolean()), blocks: maybe(junk) }, { requiredKeys: [] });
-    const body = fc.oneof(fc.record({ type: maybe(fc.constant("event_callback")), team_id: maybe(slackId), event_id: maybe(fc.string()), event_time: maybe(fc.integer()), event: maybe(event), authorizations: maybe(junk) }, { requiredKeys: [] }), event, junk);
-    const r = fuzz(fc.tuple(body, fc.boolean()), ([b, knownThread]) => void normalizeEvent(b, { teamId: "T0FAKE001", botUserId: "U0FAKEBOT", botId: "B0FAKEBOT" }, { knownThread }));
+    const event = fc.record(
+      {
+        type: maybe(fc.constantFrom("message", "app_mention", "reaction_added")),
+        subtype: maybe(fc.constantFrom(undefined, "bot_message", "file_share", "thread_broadcast", "message_changed")),
+        channel: maybe(slackId),
+        channel_type: maybe(fc.constantFrom("im", "channel", "group", "mpim")),
+        user: maybe(slackId),
+        bot_id: maybe(slackId),
+        text: maybe(text),
+        ts: maybe(slackTs),
+        thread_ts: maybe(slackTs),
+        event_ts: maybe(slackTs),
+        team: maybe(slackId),
+        files: maybe(fc.array(junk, { maxLength: 2 })),
+        user_profile: maybe(junk),
+        hidden: maybe(fc.boolean()),
+        blocks: maybe(junk),
+      },
+      { requiredKeys: [] },
+    );
+    const body = fc.oneof(
+      fc.record(
+        {
+          type: maybe(fc.constant("event_callback")),
+          team_id: maybe(slackId),
+          event_id: maybe(fc.string()),
+          event_time: maybe(fc.integer()),
+          event: maybe(event),
+          authorizations: maybe(junk),
+        },
+        { requiredKeys: [] },
+      ),
+      event,
+      junk,
+    );
+    const r = fuzz(
+      fc.tuple(body, fc.boolean()),
+      ([b, knownThread]) => void normalizeEvent(b, { teamId: "T0FAKE001", botUserId: "U0FAKEBOT", botId: "B0FAKEBOT" }, { knownThread }),
+    );
     report("fuzz-slack-normalizeEvent", { ...r, unhandledRejections: unhandled });
     expect(r.crashes).toBe(0);
   });
@@ -96,15 +237,30 @@ describe("the console's message route over HTTP", () => {
   it("10,000 bodies: never a 5xx, never a crash", async () => {
     b = await boot(await freshDatabaseUrl("sqlite"), [new ConsoleAdapter()]);
     const idArb = fc.oneof(fc.stringMatching(/^[a-z0-9-]{1,12}$/), text);
-    const valid = fc.record({
-      chat: fc.oneof(fc.record({ type: fc.constant("private") }), fc.record({ type: fc.constant("group"), id: idArb, threadId: fc.option(idArb, { nil: undefined }), title: fc.option(text, { nil: undefined }) })),
-      sender: fc.record({ id: idArb, name: text }),
-      text,
-      mention: maybe(fc.boolean()),
-      clientId: maybe(fc.uuid()),
-    }, { requiredKeys: ["chat", "sender", "text"] });
-    const safe = (v: unknown) => { try { return JSON.stringify(v, (_k, x) => (typeof x === "bigint" ? String(x) : x)) ?? "null"; } catch { return "{}"; } };
-    const bodies = fc.oneof({ weight: 1, arbitrary: valid.map(safe) }, { weight: 3, arbitrary: fc.oneof(junk.map(safe), fc.string(), fc.string({ unit: "binary" })) });
+    const valid = fc.record(
+      {
+        chat: fc.oneof(
+          fc.record({ type: fc.constant("private") }),
+          fc.record({ type: fc.constant("group"), id: idArb, threadId: fc.option(idArb, { nil: undefined }), title: fc.option(text, { nil: undefined }) }),
+        ),
+        sender: fc.record({ id: idArb, name: text }),
+        text,
+        mention: maybe(fc.boolean()),
+        clientId: maybe(fc.uuid()),
+      },
+      { requiredKeys: ["chat", "sender", "text"] },
+    );
+    const safe = (v: unknown) => {
+      try {
+        return JSON.stringify(v, (_k, x) => (typeof x === "bigint" ? String(x) : x)) ?? "null";
+      } catch {
+        return "{}";
+      }
+    };
+    const bodies = fc.oneof(
+      { weight: 1, arbitrary: valid.map(safe) },
+      { weight: 3, arbitrary: fc.oneof(junk.map(safe), fc.string(), fc.string({ unit: "binary" })) },
+    );
     const samples = fc.sample(bodies, { numRuns: RUNS });
     const statuses = new Map<number, number>();
     let networkErrors = 0;
@@ -131,11 +287,33 @@ describe("the console's message route over HTTP", () => {
   }, 240_000);
 });
 
-const NAMES = ["new", "reset", "status", "stop", "model", "think", "temperature", "persona", "sessions", "resume", "whoami", "help", "start", "approve", "nope", "NEW", "Status"];
+const NAMES = [
+  "new",
+  "reset",
+  "status",
+  "stop",
+  "model",
+  "think",
+  "temperature",
+  "persona",
+  "sessions",
+  "resume",
+  "whoami",
+  "help",
+  "start",
+  "approve",
+  "nope",
+  "NEW",
+  "Status",
+];
 const commandText = fc
   .tuple(
     fc.oneof({ weight: 4, arbitrary: fc.constantFrom(...NAMES) }, { weight: 1, arbitrary: fc.string({ maxLength: 40 }) }),
-    fc.oneof(fc.constant(""), fc.constantFrom("@bot", "@otherbot", "@", "@BOT", "@a.b-c"), fc.string({ maxLength: 70 }).map((s) => `@${s}`)),
+    fc.oneof(
+      fc.constant(""),
+      fc.constantFrom("@bot", "@otherbot", "@", "@BOT", "@a.b-c"),
+      fc.string({ maxLength: 70 }).map((s) => `@${s}`),
+    ),
     fc.oneof(
       fc.constant(""),
       text,
@@ -194,7 +372,16 @@ describe("commands", () => {
       }
     }
     const notices = rt.events.filter((e) => e.kind === "notice").length;
-    report("fuzz-command-interceptor", { runs, crashes, unhandledRejections: unhandled, notices, outcomes, sessionErrorsThrownOutOfRunner: typedRefusals, examples: firstTyped, ...(firstCrash ? { firstCrash } : {}) });
+    report("fuzz-command-interceptor", {
+      runs,
+      crashes,
+      unhandledRejections: unhandled,
+      notices,
+      outcomes,
+      sessionErrorsThrownOutOfRunner: typedRefusals,
+      examples: firstTyped,
+      ...(firstCrash ? { firstCrash } : {}),
+    });
     expect(crashes).toBe(0);
     expect(unhandled).toBe(0);
     // A command must answer, never throw out of the runner (the gateway turns a throw into "no reply" + a stuck inbound event).

@@ -38,7 +38,12 @@ export interface Booted {
 }
 
 /** The real app (createApp + start) with the given adapters and environment. */
-export async function boot(databaseUrl: string, adapters: Adapter[], env: Record<string, string> = {}, opts: Omit<AppOptions, "adapters"> = {}): Promise<Booted> {
+export async function boot(
+  databaseUrl: string,
+  adapters: Adapter[],
+  env: Record<string, string> = {},
+  opts: Omit<AppOptions, "adapters"> = {},
+): Promise<Booted> {
   const config = loadConfig({ DATABASE_URL: databaseUrl, HTTP_PORT: "0", LOG_LEVEL: "silent", DM_POLICY: "open", REFLECT_EVERY_TURNS: "0", ...env });
   const app = await createApp(config, { log: silentLogger, adapters: () => adapters, retryIntervalMs: 300, ...opts });
   const url = await app.start();

@@ -38,38 +38,50 @@ export async function startEdgeGateway(env: Record<string, string> = {}): Promis
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
   const hookPath = `/telegram/${tg.botUser.id}`;
-  const g = await startGatewayProcess(0, port, {
-    DATABASE_URL: await freshDatabaseUrl("sqlite"),
-    DM_POLICY: "open",
-    LOG_LEVEL: "warn",
-    REFLECT_EVERY_TURNS: "0",
-    TELEGRAM_BOT_TOKEN: tg.token,
-    TELEGRAM_API_ROOT: tg.apiRoot,
-    TELEGRAM_MODE: "webhook",
-    TELEGRAM_WEBHOOK_SECRET: WEBHOOK_SECRET,
-    TELEGRAM_WEBHOOK_URL: `${base}${hookPath}`,
-    SLACK_BOT_TOKEN: sl.botToken,
-    SLACK_SIGNING_SECRET: sl.signingSecret,
-    SLACK_API_URL: sl.apiUrl,
-    ...env,
-  }, [tg.token, WEBHOOK_SECRET, sl.botToken, sl.signingSecret]);
+  const g = await startGatewayProcess(
+    0,
+    port,
+    {
+      DATABASE_URL: await freshDatabaseUrl("sqlite"),
+      DM_POLICY: "open",
+      LOG_LEVEL: "warn",
+      REFLECT_EVERY_TURNS: "0",
+      TELEGRAM_BOT_TOKEN: tg.token,
+      TELEGRAM_API_ROOT: tg.apiRoot,
+      TELEGRAM_MODE: "webhook",
+      TELEGRAM_WEBHOOK_SECRET: WEBHOOK_SECRET,
+      TELEGRAM_WEBHOOK_URL: `${base}${hookPath}`,
+      SLACK_BOT_TOKEN: sl.botToken,
+      SLACK_SIGNING_SECRET: sl.signingSecret,
+      SLACK_API_URL: sl.apiUrl,
+      ...env,
+    },
+    [tg.token, WEBHOOK_SECRET, sl.botToken, sl.signingSecret],
+  );
   const alice = tg.user("Alice");
   const dm = tg.privateChat(alice);
   let n = 0;
   return {
-    g, port, base, sl, tg, hookPath,
+    g,
+    port,
+    base,
+    sl,
+    tg,
+    hookPath,
     async slackRoundTrip(text, timeoutMs = 20_000) {
       const t0 = Date.now();
       const tagged = `${text} #${++n}`;
       const d = await sl.postEvent(`${base}/slack/events`, sl.events.message({ channel: "D0DM0001", user: "U0ALICE", text: tagged }));
-      if (!(await until(() => sl.sent({ channel: "D0DM0001" }).some((m) => m.text.includes(tagged)), timeoutMs, ""))) throw new Error(`no Slack reply to "${tagged}" within ${timeoutMs} ms (the event got ${d.status})`);
+      if (!(await until(() => sl.sent({ channel: "D0DM0001" }).some((m) => m.text.includes(tagged)), timeoutMs, "")))
+        throw new Error(`no Slack reply to "${tagged}" within ${timeoutMs} ms (the event got ${d.status})`);
       return { status: d.status, ms: Date.now() - t0 };
     },
     async telegramRoundTrip(text, timeoutMs = 20_000) {
       const t0 = Date.now();
       const tagged = `${text} #${++n}`;
       const d = await tg.deliverWebhook(`${base}${hookPath}`, tg.build.message({ chat: dm, from: alice, text: tagged }), WEBHOOK_SECRET);
-      if (!(await until(() => tg.sent({ chatId: dm.id }).some((m) => m.text.includes(tagged)), timeoutMs, ""))) throw new Error(`no Telegram reply to "${tagged}" within ${timeoutMs} ms (the update got ${d.status})`);
+      if (!(await until(() => tg.sent({ chatId: dm.id }).some((m) => m.text.includes(tagged)), timeoutMs, "")))
+        throw new Error(`no Telegram reply to "${tagged}" within ${timeoutMs} ms (the update got ${d.status})`);
       return { status: d.status, ms: Date.now() - t0 };
     },
     rssMb: () => rssMbOf(g.child.pid!),
@@ -109,7 +121,11 @@ export interface RawResult {
  * `closeAfterWrite` half-closes (or with "destroy", drops) the connection
  * after the last chunk: an early close.
  */
-export function rawRequest(port: number, chunks: Array<string | Buffer | number>, o: { timeoutMs?: number; closeAfterWrite?: "end" | "destroy"; untilStatus?: boolean } = {}): Promise<RawResult> {
+export function rawRequest(
+  port: number,
+  chunks: Array<string | Buffer | number>,
+  o: { timeoutMs?: number; closeAfterWrite?: "end" | "destroy"; untilStatus?: boolean } = {},
+): Promise<RawResult> {
   return new Promise((resolve) => {
     const s = net.connect(port, "127.0.0.1");
     let text = "";

@@ -66,7 +66,18 @@ function healthProbe(base: string, everyMs: number, forMs: number): { done: Prom
   const proc = spawn(process.execPath, ["-e", script], { stdio: ["ignore", "pipe", "inherit"] });
   let text = "";
   proc.stdout!.on("data", (d) => (text += d));
-  return { proc, done: new Promise((resolve, reject) => proc.once("exit", () => { try { resolve(JSON.parse(text)); } catch (e) { reject(e); } })) };
+  return {
+    proc,
+    done: new Promise((resolve, reject) =>
+      proc.once("exit", () => {
+        try {
+          resolve(JSON.parse(text));
+        } catch (e) {
+          reject(e);
+        }
+      }),
+    ),
+  };
 }
 
 /** One wave: CONNECTIONS connections opened first, then all trickling at once; closed ones replaced a second later. */
@@ -76,7 +87,10 @@ async function attackWave(e: EdgeGateway, idleMb: number) {
   const statuses: Record<string, number> = {};
   const sent = new Map<net.Socket, number>();
   const isChunked = new WeakSet<net.Socket>();
-  const before = { precheck: await metric(e.base, "switchboard_http_refused_total", 'reason="precheck"'), bodies: await metric(e.base, "switchboard_http_refused_total", 'reason="body-') };
+  const before = {
+    precheck: await metric(e.base, "switchboard_http_refused_total", 'reason="precheck"'),
+    bodies: await metric(e.base, "switchboard_http_refused_total", 'reason="body-'),
+  };
   const open = async (): Promise<net.Socket | undefined> => {
     if (!attacking || opened >= MAX_OPENED) return undefined;
     opened++;
@@ -164,11 +178,28 @@ async function attackWave(e: EdgeGateway, idleMb: number) {
   const afterMb = e.rssMb();
   const health = probes.map((p) => p.ms).sort((a, b) => a - b);
   return {
-    gatewayCores, loopMaxMs,
-    openAtOnce, connectMs, opened, statuses, peakMb: Math.round(peakMb), afterMb: Math.round(afterMb), settleMs: Date.now() - t1,
-    healthChecks: probes.length, healthFailures: probes.filter((p) => p.status !== 200).length, healthMaxMs: health.at(-1) ?? NaN, healthP50Ms: health[Math.floor(health.length / 2)] ?? NaN, healthP90Ms: health[Math.floor(health.length * 0.9)] ?? NaN, loadavg: os.loadavg()[0]!.toFixed(1),
-    healthSlow: probes.filter((p) => p.ms > 250).map((p) => `${(p.at / 1000).toFixed(1)}s:${p.ms}ms`).join(" "),
-    genuine, refusedPrecheck, refusedBodies,
+    gatewayCores,
+    loopMaxMs,
+    openAtOnce,
+    connectMs,
+    opened,
+    statuses,
+    peakMb: Math.round(peakMb),
+    afterMb: Math.round(afterMb),
+    settleMs: Date.now() - t1,
+    healthChecks: probes.length,
+    healthFailures: probes.filter((p) => p.status !== 200).length,
+    healthMaxMs: health.at(-1) ?? NaN,
+    healthP50Ms: health[Math.floor(health.length / 2)] ?? NaN,
+    healthP90Ms: health[Math.floor(health.length * 0.9)] ?? NaN,
+    loadavg: os.loadavg()[0]!.toFixed(1),
+    healthSlow: probes
+      .filter((p) => p.ms > 250)
+      .map((p) => `${(p.at / 1000).toFixed(1)}s:${p.ms}ms`)
+      .join(" "),
+    genuine,
+    refusedPrecheck,
+    refusedBodies,
   };
 }
 
@@ -198,7 +229,9 @@ describe("HTTP load before authentication", () => {
         expect(wave.loopMaxMs).toBeLessThan(1000);
         expect(wave.healthP90Ms).toBeLessThan(1000);
       } else {
-        console.log(`http-load: timing not asserted: load average ${wave.loadavg} on ${os.cpus().length} cores (other runs share the machine); event-loop delay max ${wave.loopMaxMs} ms, /healthz p50 ${wave.healthP50Ms} ms`);
+        console.log(
+          `http-load: timing not asserted: load average ${wave.loadavg} on ${os.cpus().length} cores (other runs share the machine); event-loop delay max ${wave.loopMaxMs} ms, /healthz p50 ${wave.healthP50Ms} ms`,
+        );
         expect(wave.healthChecks - wave.healthFailures).toBeGreaterThan(0);
       }
       expect(wave.genuine?.status).toBe(200);
@@ -247,14 +280,27 @@ describe("HTTP slow clients", () => {
       const during = { slack: await e.slackRoundTrip("during slow clients"), telegram: await e.telegramRoundTrip("during slow clients") };
       // Over the cap: the excess is dropped at once.
       await openSlow(150);
-      const dropped = await until(async () => (await metric(e.base, "switchboard_http_refused_total", 'reason="connections"').catch(() => 0)) >= 40, 20_000, "dropped connections");
+      const dropped = await until(
+        async () => (await metric(e.base, "switchboard_http_refused_total", 'reason="connections"').catch(() => 0)) >= 40,
+        20_000,
+        "dropped connections",
+      );
       // Everyone still open is cut by the header timeout (10 s, checked every second).
       const allCut = await until(() => slow.every((c) => c.closedAt !== undefined), 40_000, "slow clients to be cut");
       const lifetimes = slow.map((c) => (c.closedAt ?? Date.now()) - c.openedAt).sort((a, b) => a - b);
       const timedOut = slow.filter((c) => /^HTTP\/1\.1 408/.test(c.answer)).length;
       const refusedConnections = await metric(e.base, "switchboard_http_refused_total", 'reason="connections"');
       const after = { slack: await e.slackRoundTrip("after slow clients"), telegram: await e.telegramRoundTrip("after slow clients") };
-      report("http-slow-clients", { cap: CAP, slowClients: slow.length, timedOut408: timedOut, refusedConnections, longestMs: lifetimes.at(-1), shortestMs: lifetimes[0], during, after });
+      report("http-slow-clients", {
+        cap: CAP,
+        slowClients: slow.length,
+        timedOut408: timedOut,
+        refusedConnections,
+        longestMs: lifetimes.at(-1),
+        shortestMs: lifetimes[0],
+        during,
+        after,
+      });
       expect(dropped).toBe(true);
       expect(allCut).toBe(true);
       expect(refusedConnections).toBeGreaterThanOrEqual(slow.length - CAP);

@@ -19,7 +19,13 @@ export interface GatewayProcess {
   tail(): string;
 }
 
-export async function startGatewayProcess(index: number, port: number, env: Record<string, string>, secrets: string[] = [], timeoutMs = 60_000): Promise<GatewayProcess> {
+export async function startGatewayProcess(
+  index: number,
+  port: number,
+  env: Record<string, string>,
+  secrets: string[] = [],
+  timeoutMs = 60_000,
+): Promise<GatewayProcess> {
   const child = spawn(process.execPath, [path.resolve("bin/switchboard.mjs"), "serve"], {
     env: { ...process.env, ...env, HTTP_PORT: String(port) },
     stdio: ["ignore", "pipe", "pipe"],
@@ -33,7 +39,7 @@ export async function startGatewayProcess(index: number, port: number, env: Reco
     const lines = text.split("\n");
     partial = lines.pop() ?? "";
     for (const line of lines) {
-      tail = (tail + line + "\n").slice(-8000);
+      tail = `${tail + line}\n`.slice(-8000);
       if (secrets.some((x) => line.includes(x))) leaks.push(line.slice(0, 500));
       // pino writes the level as its label ("warn") or its number (40).
       const level = /"level":"?(\w+)"?/.exec(line)?.[1];

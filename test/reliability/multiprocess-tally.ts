@@ -54,15 +54,33 @@ export interface Tally {
  * message was sent before one already answered is an order violation; a
  * message answered twice is a duplicate; one never answered is missing.
  */
-export function tally(chats: Chat[], replies: Reply[]): Tally & { perPlatform: Record<Platform, { expected: number; missing: number; duplicates: number; orderViolations: number }> } {
+export function tally(
+  chats: Chat[],
+  replies: Reply[],
+): Tally & { perPlatform: Record<Platform, { expected: number; missing: number; duplicates: number; orderViolations: number }> } {
   const byKey = new Map<string, Reply[]>();
   for (const r of replies) {
     let list = byKey.get(r.key);
     if (!list) byKey.set(r.key, (list = []));
     list.push(r);
   }
-  const t: Tally = { expected: 0, answered: 0, missing: 0, duplicates: 0, orderViolations: 0, chatsWithOrderViolations: 0, rotationReplies: 0, extraRotationReplies: 0, alreadyStarted: 0, unexpected: 0, samples: [], inversions: [] };
-  const perPlatform = Object.fromEntries((["telegram", "slack", "discord"] as Platform[]).map((p) => [p, { expected: 0, missing: 0, duplicates: 0, orderViolations: 0 }])) as Record<Platform, { expected: number; missing: number; duplicates: number; orderViolations: number }>;
+  const t: Tally = {
+    expected: 0,
+    answered: 0,
+    missing: 0,
+    duplicates: 0,
+    orderViolations: 0,
+    chatsWithOrderViolations: 0,
+    rotationReplies: 0,
+    extraRotationReplies: 0,
+    alreadyStarted: 0,
+    unexpected: 0,
+    samples: [],
+    inversions: [],
+  };
+  const perPlatform = Object.fromEntries(
+    (["telegram", "slack", "discord"] as Platform[]).map((p) => [p, { expected: 0, missing: 0, duplicates: 0, orderViolations: 0 }]),
+  ) as Record<Platform, { expected: number; missing: number; duplicates: number; orderViolations: number }>;
   const known = new Set(chats.map((c) => c.key));
   for (const chat of chats) {
     const pp = perPlatform[chat.platform];
@@ -128,7 +146,8 @@ export function tally(chats: Chat[], replies: Reply[]): Tally & { perPlatform: R
     pp.orderViolations += violations;
     if (violations) {
       t.chatsWithOrderViolations++;
-      if (t.samples.length < 10) t.samples.push(`${chat.key} order: sent ${chat.messages.map((m) => (m.isNew ? "NEW" : m.seq)).join(",")} got ${got.join(",")}`);
+      if (t.samples.length < 10)
+        t.samples.push(`${chat.key} order: sent ${chat.messages.map((m) => (m.isNew ? "NEW" : m.seq)).join(",")} got ${got.join(",")}`);
     }
   }
   for (const [key, list] of byKey) {

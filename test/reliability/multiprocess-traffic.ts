@@ -127,8 +127,12 @@ export function buildWorld(f: Fakes, o: WorldOptions, hooks: WorldHooks): Chat[]
       async send(m, k) {
         const from = members[k % members.length]!;
         const u = m.isNew
-          ? isGroup ? tg.command({ chat, from, command: "new", addressed: true }) : tg.userMessage({ chat, from, text: "/new" })
-          : isGroup ? tg.mention({ chat, from, text: textOf(m) }) : tg.userMessage({ chat, from, text: textOf(m) });
+          ? isGroup
+            ? tg.command({ chat, from, command: "new", addressed: true })
+            : tg.userMessage({ chat, from, text: "/new" })
+          : isGroup
+            ? tg.mention({ chat, from, text: textOf(m) })
+            : tg.userMessage({ chat, from, text: textOf(m) });
         tgRedeliver(u);
       },
     });
@@ -154,7 +158,11 @@ export function buildWorld(f: Fakes, o: WorldOptions, hooks: WorldHooks): Chat[]
     if (o.rand() < hooks.redeliverShare) {
       hooks.counts.redelivered.slack++;
       // Slack redelivers when it missed the ack (a timeout): the same body, marked as a retry.
-      hooks.redeliveries.push(sleep(o.rand() * 1000).then(() => slack.postEvent(hooks.slackEventsUrl(), body, { retryNum: 1, retryReason: "http_timeout" })).then(() => undefined));
+      hooks.redeliveries.push(
+        sleep(o.rand() * 1000)
+          .then(() => slack.postEvent(hooks.slackEventsUrl(), body, { retryNum: 1, retryReason: "http_timeout" }))
+          .then(() => undefined),
+      );
     }
   };
   for (let i = 0; i < perPlatform.slack; i++) {

@@ -87,7 +87,10 @@ describe("several processes on one PostgreSQL database", () => {
       if (prev !== undefined) split[prev === r.target ? "same" : "different"]++;
       lastTarget.set(key, r.target);
     };
-    proxy = await startRoundRobinProxy(ports.map((port) => ({ host: "127.0.0.1", port })), onRouted);
+    proxy = await startRoundRobinProxy(
+      ports.map((port) => ({ host: "127.0.0.1", port })),
+      onRouted,
+    );
     const telegramHook = `${proxy.url}/telegram/${tg.token.split(":")[0]}`;
 
     const hooks: WorldHooks = {
@@ -173,7 +176,16 @@ describe("several processes on one PostgreSQL database", () => {
       }
     })();
     const trafficStarted = Date.now();
-    await Promise.all(PLATFORMS.map((p) => pace(chats.filter((c) => c.platform === p), RATES[p], BURST, rand)));
+    await Promise.all(
+      PLATFORMS.map((p) =>
+        pace(
+          chats.filter((c) => c.platform === p),
+          RATES[p],
+          BURST,
+          rand,
+        ),
+      ),
+    );
     const sendMs = Date.now() - trafficStarted;
     await Promise.all(hooks.redeliveries);
     const drainEnd = Date.now() + DRAIN_MS;
@@ -192,12 +204,24 @@ describe("several processes on one PostgreSQL database", () => {
     await db.connect();
     const one = async (sql: string) => (await db.query(sql)).rows;
     const dbRotations = Number((await one(`SELECT count(*)::int AS n FROM "Session" WHERE "parentId" IS NOT NULL`))[0].n);
-    const forks = Number((await one(`SELECT coalesce(sum(n - 1), 0)::int AS n FROM (SELECT count(*) AS n FROM "Session" WHERE "parentId" IS NOT NULL GROUP BY "parentId" HAVING count(*) > 1) f`))[0].n);
+    const forks = Number(
+      (
+        await one(
+          `SELECT coalesce(sum(n - 1), 0)::int AS n FROM (SELECT count(*) AS n FROM "Session" WHERE "parentId" IS NOT NULL GROUP BY "parentId" HAVING count(*) > 1) f`,
+        )
+      )[0].n,
+    );
     const inbound = Object.fromEntries((await one(`SELECT status, count(*)::int AS n FROM "InboundEvent" GROUP BY status`)).map((r) => [r.status, r.n]));
     const deliveries = Object.fromEntries((await one(`SELECT status, count(*)::int AS n FROM "OutboundDelivery" GROUP BY status`)).map((r) => [r.status, r.n]));
     const leasesLeft = Number((await one(`SELECT count(*)::int AS n FROM "ConversationLease"`))[0].n);
     // Events of one conversation recorded in the same millisecond: their order then rests on the tiebreak alone.
-    const receivedAtTies = Number((await one(`SELECT coalesce(sum(n - 1), 0)::int AS n FROM (SELECT count(*) AS n FROM "InboundEvent" GROUP BY "conversation", "receivedAt" HAVING count(*) > 1) t`))[0].n);
+    const receivedAtTies = Number(
+      (
+        await one(
+          `SELECT coalesce(sum(n - 1), 0)::int AS n FROM (SELECT count(*) AS n FROM "InboundEvent" GROUP BY "conversation", "receivedAt" HAVING count(*) > 1) t`,
+        )
+      )[0].n,
+    );
     // For a few order violations: how the two messages were recorded, handled and answered, by which process.
     const inversions: string[] = [];
     for (const inv of t.inversions.slice(0, 2)) {
@@ -206,7 +230,9 @@ describe("several processes on one PostgreSQL database", () => {
         const ev = await one(`SELECT id, "receivedAt", "processedAt", status, conversation FROM "InboundEvent" WHERE envelope LIKE '%hello #${seq}"%'`);
         const d = ev[0] ? await one(`SELECT owner, "createdAt", "claimedAt", "sentAt", status FROM "OutboundDelivery" WHERE "inboundId" = '${ev[0].id}'`) : [];
         const ms = (v: unknown) => (v instanceof Date ? v.toISOString().slice(11, 23) : String(v));
-        inversions.push(`#${seq}${seq === inv.late ? " (answered late)" : ""} ${String(ev[0]?.conversation ?? "").slice(-22)}: recorded ${ms(ev[0]?.receivedAt)} handled ${ms(ev[0]?.processedAt)}; reply by ${String(d[0]?.owner).slice(0, 8)} created ${ms(d[0]?.createdAt)} claimed ${ms(d[0]?.claimedAt)} sent ${ms(d[0]?.sentAt)}`);
+        inversions.push(
+          `#${seq}${seq === inv.late ? " (answered late)" : ""} ${String(ev[0]?.conversation ?? "").slice(-22)}: recorded ${ms(ev[0]?.receivedAt)} handled ${ms(ev[0]?.processedAt)}; reply by ${String(d[0]?.owner).slice(0, 8)} created ${ms(d[0]?.createdAt)} claimed ${ms(d[0]?.claimedAt)} sent ${ms(d[0]?.sentAt)}`,
+        );
       }
     }
     await db.end();
@@ -235,10 +261,24 @@ describe("several processes on one PostgreSQL database", () => {
 
     const newCount = chats.reduce((n, c) => n + c.messages.filter((m) => m.isNew).length, 0);
     const doubleRotations = forks + t.extraRotationReplies + Math.max(0, dbRotations - newCount);
-    const latencies = chats.flatMap((c) => c.messages.filter((m) => !m.isNew && m.sentAt && firstSeen.has(m.seq)).map((m) => firstSeen.get(m.seq)! - m.sentAt!));
-    const tgRate = peakRate(tg.callsTo("sendMessage"), (c) => c.at, (c) => String(c.params["chat_id"]));
-    const slRate = peakRate(slack.callsTo("chat.postMessage"), (c) => c.at, (c) => `${String(c.params["channel"])}:${String(c.params["thread_ts"] ?? "")}`);
-    const dcRate = peakRate(dc.restCalls("POST /channels/:id/messages"), (c) => c.at, (c) => c.path);
+    const latencies = chats.flatMap((c) =>
+      c.messages.filter((m) => !m.isNew && m.sentAt && firstSeen.has(m.seq)).map((m) => firstSeen.get(m.seq)! - m.sentAt!),
+    );
+    const tgRate = peakRate(
+      tg.callsTo("sendMessage"),
+      (c) => c.at,
+      (c) => String(c.params.chat_id),
+    );
+    const slRate = peakRate(
+      slack.callsTo("chat.postMessage"),
+      (c) => c.at,
+      (c) => `${String(c.params.channel)}:${String(c.params.thread_ts ?? "")}`,
+    );
+    const dcRate = peakRate(
+      dc.restCalls("POST /channels/:id/messages"),
+      (c) => c.at,
+      (c) => c.path,
+    );
     const split3 = (p: Platform) => ({
       chats: chats.filter((c) => c.platform === p).length,
       groups: chats.filter((c) => c.platform === p && c.kind === "group").length,
@@ -272,7 +312,7 @@ describe("several processes on one PostgreSQL database", () => {
       peakSendsPerSecond: { telegram: tgRate.peak, slack: slRate.peak, discord: dcRate.peak },
       peakSendsPerChatPerSecond: { telegram: tgRate.peakPerChat, slack: slRate.peakPerChat, discord: dcRate.peakPerChat },
       // Replies posted as a streamed draft (a turn slow to start); Discord's final replies carry a nonce, drafts none.
-      discordDrafts: dc.sent().filter((m) => m.message["nonce"] === undefined).length,
+      discordDrafts: dc.sent().filter((m) => m.message.nonce === undefined).length,
       inbound,
       deliveries,
       leasesLeft,
@@ -280,7 +320,13 @@ describe("several processes on one PostgreSQL database", () => {
       logProblems: gateways.map((g) => g.problems.length),
       secretLeaks: gateways.reduce((n, g) => n + g.leaks.length, 0) + metricsLeaks,
       exitCodes,
-      seconds: { boot: +(bootMs / 1000).toFixed(1), sending: +(sendMs / 1000).toFixed(1), traffic: +(trafficMs / 1000).toFixed(1), stop: +(stopMs / 1000).toFixed(1), wall: +((Date.now() - started) / 1000).toFixed(1) },
+      seconds: {
+        boot: +(bootMs / 1000).toFixed(1),
+        sending: +(sendMs / 1000).toFixed(1),
+        traffic: +(trafficMs / 1000).toFixed(1),
+        stop: +(stopMs / 1000).toFixed(1),
+        wall: +((Date.now() - started) / 1000).toFixed(1),
+      },
     };
     report("multiprocess", counts);
     if (t.samples.length) console.log(`multiprocess samples:\n${t.samples.join("\n")}`);
@@ -295,8 +341,22 @@ describe("several processes on one PostgreSQL database", () => {
       console.log(`gateway ${g.index} logged ${g.problems.length} warnings/errors: ${JSON.stringify(Object.fromEntries(byMsg))}\nfirst: ${g.problems[0]}`);
     }
 
-    expect({ orderViolations: t.orderViolations, duplicates: t.duplicates, doubleRotations, missing: t.missing, unexpected: t.unexpected, alreadyStarted: t.alreadyStarted, secretLeaks: counts.secretLeaks }).toEqual({
-      orderViolations: 0, duplicates: 0, doubleRotations: 0, missing: 0, unexpected: 0, alreadyStarted: 0, secretLeaks: 0,
+    expect({
+      orderViolations: t.orderViolations,
+      duplicates: t.duplicates,
+      doubleRotations,
+      missing: t.missing,
+      unexpected: t.unexpected,
+      alreadyStarted: t.alreadyStarted,
+      secretLeaks: counts.secretLeaks,
+    }).toEqual({
+      orderViolations: 0,
+      duplicates: 0,
+      doubleRotations: 0,
+      missing: 0,
+      unexpected: 0,
+      alreadyStarted: 0,
+      secretLeaks: 0,
     });
     expect({ rotationReplies: t.rotationReplies, rotationsInDatabase: dbRotations }).toEqual({ rotationReplies: newCount, rotationsInDatabase: newCount });
     // Every process recorded events and ran turns: the work was really spread.

@@ -36,7 +36,15 @@ describe.each(PROVIDERS)("odd input on %s", (provider) => {
     const reply = a.sent[0]?.text ?? "";
     await a.deliver(a.dm("9", "small one"));
     const next = await until(() => a.sent.some((s) => s.text === "echo: small one"), 20_000, "the next message");
-    report("oversize-1MB", { provider, intake: r.status, replied, reply: reply.slice(0, 140), replyChars: reply.length, nextAnswered: next, inbound: await inboundStatuses(booted.app) });
+    report("oversize-1MB", {
+      provider,
+      intake: r.status,
+      replied,
+      reply: reply.slice(0, 140),
+      replyChars: reply.length,
+      nextAnswered: next,
+      inbound: await inboundStatuses(booted.app),
+    });
     expect(reply).toMatch(/too long/i);
     expect(reply.length).toBeLessThan(500);
     expect(next).toBe(true);
@@ -61,13 +69,24 @@ describe.each(PROVIDERS)("odd input on %s", (provider) => {
       const reply = a.to(chat)[0]?.text;
       // What the transcript holds for this chat.
       const sessions = await booted.app.db.read((c) => c.session.findMany({ where: { channel: `telegram:odd:dm:${chat}` }, select: { id: true } }));
-      const stored = sessions.length ? await booted.app.db.read((c) => c.message.findMany({ where: { sessionId: { in: sessions.map((s) => s.id) } }, orderBy: { seq: "asc" }, select: { role: true, content: true } })) : [];
+      const stored = sessions.length
+        ? await booted.app.db.read((c) =>
+            c.message.findMany({ where: { sessionId: { in: sessions.map((s) => s.id) } }, orderBy: { seq: "asc" }, select: { role: true, content: true } }),
+          )
+        : [];
       const user = stored.find((m) => m.role === "user")?.content;
       const echoedExactly = reply === `echo: ${text}`;
       const storedExactly = user === text;
       const ok = got && intake === "accepted";
       if (!ok) failures++;
-      results[name] = { intake, replied: got, echoedExactly, storedExactly, ...(echoedExactly ? {} : { reply: JSON.stringify(reply)?.slice(0, 80) }), ...(storedExactly ? {} : { stored: JSON.stringify(user)?.slice(0, 80) }) };
+      results[name] = {
+        intake,
+        replied: got,
+        echoedExactly,
+        storedExactly,
+        ...(echoedExactly ? {} : { reply: JSON.stringify(reply)?.slice(0, 80) }),
+        ...(storedExactly ? {} : { stored: JSON.stringify(user)?.slice(0, 80) }),
+      };
     }
     // Nothing broke: a plain message still works.
     await a.deliver(a.dm("after", "plain"));
@@ -75,7 +94,7 @@ describe.each(PROVIDERS)("odd input on %s", (provider) => {
     const inbound = await inboundStatuses(booted.app);
     report("odd-input", { provider, cases: Object.keys(ODD).length, notHandled: failures, nextAnswered: next, inbound, results });
     expect(next).toBe(true);
-    expect(inbound["received"] ?? 0).toBe(0); // no event left stuck
+    expect(inbound.received ?? 0).toBe(0); // no event left stuck
     expect(failures).toBe(0);
   }, 90_000);
 });

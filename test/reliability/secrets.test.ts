@@ -51,7 +51,18 @@ function leaks(m: Record<string, string>, haystack: string): Array<{ key: string
 }
 
 /** A 401 as OpenAI sends it: the body quotes the key it refused. */
-const keyRejected = (key: string) => statusReply(401, {}, JSON.stringify({ error: { message: `Incorrect API key provided: ${key}. You can find your API key at https://platform.openai.com/account/api-keys.`, type: "invalid_request_error", code: "invalid_api_key" } }));
+const keyRejected = (key: string) =>
+  statusReply(
+    401,
+    {},
+    JSON.stringify({
+      error: {
+        message: `Incorrect API key provided: ${key}. You can find your API key at https://platform.openai.com/account/api-keys.`,
+        type: "invalid_request_error",
+        code: "invalid_api_key",
+      },
+    }),
+  );
 
 let cleanup: Array<() => Promise<unknown> | unknown> = [];
 afterEach(async () => {
@@ -67,10 +78,25 @@ describe("no secret in any observable byte", () => {
     const dc = new FakeDiscord({ token: m.DISCORD_BOT_TOKEN, heartbeatIntervalMs: 1000 });
     await Promise.all([tg.start(), sl.start(), dc.start()]);
     const ai = await FakeOpenAi.start();
-    cleanup.push(() => ai.close(), () => dc.close(), () => sl.close(), () => tg.close());
+    cleanup.push(
+      () => ai.close(),
+      () => dc.close(),
+      () => sl.close(),
+      () => tg.close(),
+    );
     const env = {
-      ...m, DATABASE_URL: await freshDatabaseUrl("sqlite"), HTTP_PORT: "0", LOG_LEVEL: "trace", DM_POLICY: "open", REFLECT_EVERY_TURNS: "0",
-      OPENAI_BASE_URL: ai.baseUrl, OPENAI_MODEL: "fake-model", TELEGRAM_API_ROOT: tg.apiRoot, TELEGRAM_MODE: "webhook", SLACK_API_URL: sl.apiUrl, DISCORD_API_URL: dc.apiUrl,
+      ...m,
+      DATABASE_URL: await freshDatabaseUrl("sqlite"),
+      HTTP_PORT: "0",
+      LOG_LEVEL: "trace",
+      DM_POLICY: "open",
+      REFLECT_EVERY_TURNS: "0",
+      OPENAI_BASE_URL: ai.baseUrl,
+      OPENAI_MODEL: "fake-model",
+      TELEGRAM_API_ROOT: tg.apiRoot,
+      TELEGRAM_MODE: "webhook",
+      SLACK_API_URL: sl.apiUrl,
+      DISCORD_API_URL: dc.apiUrl,
     };
     const config = loadConfig(env);
     for (const k of SECRET_KEYS) registerSecret(config[k] as string | undefined); // as serve() does
@@ -86,7 +112,12 @@ describe("no secret in any observable byte", () => {
     const get = async (path: string) => observed.push(await (await fetch(`${url}${path}`)).text());
 
     // The model server: rejects the key (echoing it), rate limits, fails, then a 401 again for every later turn.
-    for (let i = 0; i < 40; i++) ai.enqueue(i % 3 === 1 ? statusReply(429, { "retry-after": "0" }, JSON.stringify({ error: { message: `Rate limit reached for key ${m.OPENAI_API_KEY}` } })) : keyRejected(m.OPENAI_API_KEY));
+    for (let i = 0; i < 40; i++)
+      ai.enqueue(
+        i % 3 === 1
+          ? statusReply(429, { "retry-after": "0" }, JSON.stringify({ error: { message: `Rate limit reached for key ${m.OPENAI_API_KEY}` } }))
+          : keyRejected(m.OPENAI_API_KEY),
+      );
 
     // Telegram: forged webhooks, then genuine messages whose replies meet 429 and 401.
     const hook = `${url}/telegram/${tg.botUser.id}`;
@@ -127,8 +158,18 @@ describe("no secret in any observable byte", () => {
     dc.userMessage({ channel: dDm, author: dAlice, content: "second discord" });
 
     // Console API and bad requests to every route.
-    observed.push(await (await fetch(`${url}/api/console/messages`, { method: "POST", headers: { "content-type": "application/json" }, body: "{not json" })).text());
-    observed.push(await (await fetch(`${url}/api/console/messages`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ chat: { type: "private" }, sender: { id: "op", name: "Op" }, text: "console hi" }) })).text());
+    observed.push(
+      await (await fetch(`${url}/api/console/messages`, { method: "POST", headers: { "content-type": "application/json" }, body: "{not json" })).text(),
+    );
+    observed.push(
+      await (
+        await fetch(`${url}/api/console/messages`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ chat: { type: "private" }, sender: { id: "op", name: "Op" }, text: "console hi" }),
+        })
+      ).text(),
+    );
     observed.push(await (await fetch(`${url}/slack/events`, { method: "POST", body: "x" })).text());
     observed.push(await (await fetch(`${url}/telegram/${tg.botUser.id}`, { method: "POST", body: "x" })).text());
 
@@ -143,9 +184,18 @@ describe("no secret in any observable byte", () => {
     const all = [...lines, ...observed, ...chat].join("\n");
     const found = leaks(m, all);
     report("secrets-in-process", {
-      logLines: lines.length, sent: { telegram: tg.sent().length, slack: sl.sent().length, discord: dc.sent().length }, discordReady: discord.health().ready, httpBodies: observed.length, chatMessages: chat.length, bytesSearched: Buffer.byteLength(all), markers: Object.keys(m).length,
-      occurrences: found.length, modelRequests: ai.requests.length, agentNoticesWithKeyError: chat.filter((c) => /credentials|OPENAI_API_KEY/.test(c)).length,
-      leaks: found.slice(0, 5), markerInModelRequests: leaks(m, modelSaw).length,
+      logLines: lines.length,
+      sent: { telegram: tg.sent().length, slack: sl.sent().length, discord: dc.sent().length },
+      discordReady: discord.health().ready,
+      httpBodies: observed.length,
+      chatMessages: chat.length,
+      bytesSearched: Buffer.byteLength(all),
+      markers: Object.keys(m).length,
+      occurrences: found.length,
+      modelRequests: ai.requests.length,
+      agentNoticesWithKeyError: chat.filter((c) => /credentials|OPENAI_API_KEY/.test(c)).length,
+      leaks: found.slice(0, 5),
+      markerInModelRequests: leaks(m, modelSaw).length,
     });
     expect(found).toEqual([]);
   }, 120_000);
@@ -158,10 +208,26 @@ describe("no secret in any observable byte", () => {
     await Promise.all([tg.start(), sl.start(), dc.start()]);
     const ai = await FakeOpenAi.start();
     for (let i = 0; i < 40; i++) ai.enqueue(keyRejected(m.OPENAI_API_KEY));
-    cleanup.push(() => ai.close(), () => dc.close(), () => sl.close(), () => tg.close());
+    cleanup.push(
+      () => ai.close(),
+      () => dc.close(),
+      () => sl.close(),
+      () => tg.close(),
+    );
     const env = {
-      ...process.env, ...m, DATABASE_URL: await freshDatabaseUrl("sqlite"), HTTP_PORT: "0", LOG_LEVEL: "debug", DM_POLICY: "open", REFLECT_EVERY_TURNS: "0",
-      OPENAI_BASE_URL: ai.baseUrl, OPENAI_MODEL: "fake-model", TELEGRAM_API_ROOT: tg.apiRoot, TELEGRAM_MODE: "polling", SLACK_API_URL: sl.apiUrl, DISCORD_API_URL: dc.apiUrl,
+      ...process.env,
+      ...m,
+      DATABASE_URL: await freshDatabaseUrl("sqlite"),
+      HTTP_PORT: "0",
+      LOG_LEVEL: "debug",
+      DM_POLICY: "open",
+      REFLECT_EVERY_TURNS: "0",
+      OPENAI_BASE_URL: ai.baseUrl,
+      OPENAI_MODEL: "fake-model",
+      TELEGRAM_API_ROOT: tg.apiRoot,
+      TELEGRAM_MODE: "polling",
+      SLACK_API_URL: sl.apiUrl,
+      DISCORD_API_URL: dc.apiUrl,
     };
     let out = "";
     const child: ChildProcess = spawn(process.execPath, ["bin/switchboard.mjs", "serve"], { env, stdio: ["ignore", "pipe", "pipe"] });
@@ -177,14 +243,20 @@ describe("no secret in any observable byte", () => {
     tg.rateLimitNext("sendMessage", 1, 1);
     const events = `${url}/slack/events`;
     const forged: string[] = [];
-    for (const o of [{ secret: "nope" }, { timestamp: 1 }, { signature: "v0=00" }]) forged.push((await sl.postEvent(events, sl.events.message({ channel: "D0DM0001", user: "U0ALICE", text: "x" }), o)).body);
+    for (const o of [{ secret: "nope" }, { timestamp: 1 }, { signature: "v0=00" }])
+      forged.push((await sl.postEvent(events, sl.events.message({ channel: "D0DM0001", user: "U0ALICE", text: "x" }), o)).body);
     sl.failNext("chat.postMessage", { error: "invalid_auth" });
     await sl.postEvent(events, sl.events.message({ channel: "D0DM0001", user: "U0ALICE", text: "hi slack" }));
     const dAlice = dc.user("alice");
     await sleep(1000);
     dc.userMessage({ channel: dc.dmChannel(dAlice), author: dAlice, content: "hi discord" });
     const junk: string[] = [];
-    for (const [path, body] of [["/slack/events", "x"], ["/api/console/messages", "{"], ["/telegram/123456", "{}"], ["/nope", ""]] as const) {
+    for (const [path, body] of [
+      ["/slack/events", "x"],
+      ["/api/console/messages", "{"],
+      ["/telegram/123456", "{}"],
+      ["/nope", ""],
+    ] as const) {
       junk.push(await (await fetch(`${url}${path}`, { method: "POST", headers: { "content-type": "application/json" }, body })).text());
     }
     const metrics = await (await fetch(`${url}/metrics`)).text();
@@ -196,7 +268,13 @@ describe("no secret in any observable byte", () => {
     const all = [out, metrics, ...forged, ...junk, ...chat].join("\n");
     const found = leaks(m, all);
     report("secrets-serve-process", {
-      outputLines: out.split("\n").length, outputBytes: out.length, chatMessages: chat.length, bytesSearched: Buffer.byteLength(all), occurrences: found.length, exitCode: child.exitCode, leaks: found.slice(0, 5),
+      outputLines: out.split("\n").length,
+      outputBytes: out.length,
+      chatMessages: chat.length,
+      bytesSearched: Buffer.byteLength(all),
+      occurrences: found.length,
+      exitCode: child.exitCode,
+      leaks: found.slice(0, 5),
     });
     expect(found).toEqual([]);
   }, 120_000);

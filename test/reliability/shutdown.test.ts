@@ -31,19 +31,25 @@ function launch(cmd: string, args: string[], env: Record<string, string>): Proc 
   const child = spawn(cmd, args, { cwd: path.resolve("."), env: { ...process.env, ...env }, stdio: ["ignore", "ignore", "pipe"] });
   let err = "";
   child.stderr!.on("data", (d) => (err = (err + d).slice(-20_000)));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; at: number }>((r) => child.once("exit", (code, signal) => r({ code, signal, at: Date.now() })));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; at: number }>((r) =>
+    child.once("exit", (code, signal) => r({ code, signal, at: Date.now() })),
+  );
   return { child, exited, stderr: () => err };
 }
 
 async function ready(p: Proc, port: number): Promise<void> {
-  const ok = await until(async () => {
-    if (p.child.exitCode !== null) throw new Error(`the gateway exited ${p.child.exitCode}: ${p.stderr()}`);
-    try {
-      return (await fetch(`http://127.0.0.1:${port}/healthz?ready=1`)).status === 200;
-    } catch {
-      return false;
-    }
-  }, 60_000, "ready");
+  const ok = await until(
+    async () => {
+      if (p.child.exitCode !== null) throw new Error(`the gateway exited ${p.child.exitCode}: ${p.stderr()}`);
+      try {
+        return (await fetch(`http://127.0.0.1:${port}/healthz?ready=1`)).status === 200;
+      } catch {
+        return false;
+      }
+    },
+    60_000,
+    "ready",
+  );
   if (!ok) throw new Error(`the gateway did not become ready: ${p.stderr()}`);
 }
 
@@ -66,10 +72,11 @@ function descendants(pid: number): number[] {
     .split("\n")
     .map((l) => l.trim().split(/\s+/).map(Number) as [number, number]);
   const walk = (p: number) => {
-    for (const [c, pp] of table) if (pp === p) {
-      out.push(c);
-      walk(c);
-    }
+    for (const [c, pp] of table)
+      if (pp === p) {
+        out.push(c);
+        walk(c);
+      }
   };
   walk(pid);
   return out;
@@ -78,7 +85,9 @@ function descendants(pid: number): number[] {
 /** Whether `pid` is a running process (a zombie waiting to be reaped has finished: it counts as gone). */
 function alive(pid: number): boolean {
   try {
-    return !execFileSync("ps", ["-o", "stat=", "-p", String(pid)], { encoding: "utf8" }).trim().startsWith("Z");
+    return !execFileSync("ps", ["-o", "stat=", "-p", String(pid)], { encoding: "utf8" })
+      .trim()
+      .startsWith("Z");
   } catch {
     return false; // ps exits 1: no such process
   }
@@ -94,12 +103,23 @@ describe("graceful stop and signals", () => {
     const tg = new FakeTelegram();
     await tg.start();
     const ai = await FakeOpenAi.start();
-    cleanup.push(() => tg.close(), () => ai.close());
+    cleanup.push(
+      () => tg.close(),
+      () => ai.close(),
+    );
     const port = await freePort();
     const env = {
-      DATABASE_URL: sqliteUrl(), HTTP_PORT: String(port), DM_POLICY: "open", LOG_LEVEL: "info", CONSOLE_ENABLED: "false", REFLECT_EVERY_TURNS: "0",
-      TELEGRAM_BOT_TOKEN: tg.token, TELEGRAM_API_ROOT: tg.apiRoot,
-      OPENAI_BASE_URL: ai.baseUrl, OPENAI_API_KEY: "sk-fake-shutdown-test", OPENAI_MODEL: "fake-model",
+      DATABASE_URL: sqliteUrl(),
+      HTTP_PORT: String(port),
+      DM_POLICY: "open",
+      LOG_LEVEL: "info",
+      CONSOLE_ENABLED: "false",
+      REFLECT_EVERY_TURNS: "0",
+      TELEGRAM_BOT_TOKEN: tg.token,
+      TELEGRAM_API_ROOT: tg.apiRoot,
+      OPENAI_BASE_URL: ai.baseUrl,
+      OPENAI_API_KEY: "sk-fake-shutdown-test",
+      OPENAI_MODEL: "fake-model",
     };
     const user = tg.user("alice");
     const chat = tg.privateChat(user);
@@ -150,7 +170,16 @@ describe("graceful stop and signals", () => {
     const env = { ...w.env, SHUTDOWN_GRACE: "1s" };
     // Text at once, then a long silence: the draft is shown (a turn running over a second), and the turn never ends.
     w.ai.enqueue(
-      { headers: { "content-type": "text/event-stream" }, body: [sse.chunk({ role: "assistant", content: "" }), sse.chunk({ content: "thinking about it" }), { pause: 1_500 }, sse.chunk({ content: " and more" }), { pause: 60_000 }] },
+      {
+        headers: { "content-type": "text/event-stream" },
+        body: [
+          sse.chunk({ role: "assistant", content: "" }),
+          sse.chunk({ content: "thinking about it" }),
+          { pause: 1_500 },
+          sse.chunk({ content: " and more" }),
+          { pause: 60_000 },
+        ],
+      },
       textReply(["the answer after the restart"]),
     );
     let gw = serve(env);
@@ -171,7 +200,11 @@ describe("graceful stop and signals", () => {
     // The draft was edited into the answer: one message, no second post.
     expect(w.tg.sent().map((m) => [m.messageId, m.text])).toEqual([[draftId, "the answer after the restart"]]);
     expect(w.tg.callsTo("sendMessage").filter((c) => (c.status ?? 200) < 300).length).toBe(1);
-    report("shutdown-draft", { botMessages: w.tg.sent().length, sendMessageCalls: w.tg.callsTo("sendMessage").length, edits: w.tg.callsTo("editMessageText").length });
+    report("shutdown-draft", {
+      botMessages: w.tg.sent().length,
+      sendMessageCalls: w.tg.callsTo("sendMessage").length,
+      edits: w.tg.callsTo("editMessageText").length,
+    });
   }, 120_000);
 
   it("SIGTERM mid-stream within the grace: intake answers 503 at once, the running turn finishes and its reply goes out before the exit", async () => {
@@ -192,15 +225,24 @@ describe("graceful stop and signals", () => {
     // Intake is closed while the turn runs: a webhook gets 503 (Slack retries it later), readiness is down.
     let webhook = 0;
     let readiness = 0;
-    await until(async () => {
-      try {
-        webhook = (await slack.postEvent(`http://127.0.0.1:${w.port}/slack/events`, slack.events.message({ channel: "D00000001", user: "U00000001", text: "too late" }))).status;
-        readiness = (await fetch(`http://127.0.0.1:${w.port}/healthz?ready=1`)).status;
-      } catch {
-        return true; // already gone: checked below that the answer went out first
-      }
-      return webhook === 503;
-    }, 10_000, "503");
+    await until(
+      async () => {
+        try {
+          webhook = (
+            await slack.postEvent(
+              `http://127.0.0.1:${w.port}/slack/events`,
+              slack.events.message({ channel: "D00000001", user: "U00000001", text: "too late" }),
+            )
+          ).status;
+          readiness = (await fetch(`http://127.0.0.1:${w.port}/healthz?ready=1`)).status;
+        } catch {
+          return true; // already gone: checked below that the answer went out first
+        }
+        return webhook === 503;
+      },
+      10_000,
+      "503",
+    );
     const exit = await gw.exited;
     const stopSeconds = (exit.at - t0) / 1000;
     expect(exit.code, gw.stderr()).toBe(0);
@@ -242,6 +284,11 @@ describe("graceful stop and signals", () => {
     expect(left, npm.stderr()).toEqual([]);
     expect(gone).toBe(true);
     // And the port is free again: nothing is still answering /healthz.
-    expect(await fetch(`http://127.0.0.1:${w.port}/healthz`).then(() => "answered", () => "refused")).toBe("refused");
+    expect(
+      await fetch(`http://127.0.0.1:${w.port}/healthz`).then(
+        () => "answered",
+        () => "refused",
+      ),
+    ).toBe("refused");
   }, 60_000);
 });

@@ -24,7 +24,7 @@ afterEach(async () => {
 async function failuresByOp(url: string): Promise<Map<string, number>> {
   const out = new Map<string, number>();
   for (const s of parsePrometheus(await (await fetch(`${url}/metrics`)).text())) {
-    if (s.name === "switchboard_store_failures_total") out.set(s.labels["op"]!, (out.get(s.labels["op"]!) ?? 0) + s.value);
+    if (s.name === "switchboard_store_failures_total") out.set(s.labels.op!, (out.get(s.labels.op!) ?? 0) + s.value);
   }
   return out;
 }
@@ -52,7 +52,15 @@ async function round(adapter: RetryingAdapter, tag: string): Promise<{ expected:
 
 async function settled(b: Booted, adapter: RetryingAdapter, expected: string[], what: string): Promise<ReturnType<typeof tally>> {
   // Not answered in time is reported (as lost) by the caller, with the site's other counts.
-  await until(() => tally(expected, adapter.sent.map((s) => s.text)).missing.length === 0, 30_000, what);
+  await until(
+    () =>
+      tally(
+        expected,
+        adapter.sent.map((s) => s.text),
+      ).missing.length === 0,
+    30_000,
+    what,
+  );
   await b.app.gateway.idle();
   // Causal: nothing is left unsent in the database, and nothing queued in memory.
   await until(async () => {
@@ -103,7 +111,9 @@ describe.each(VARIANTS)("store faults at every call site during traffic on %s", 
       lost += t.missing.length;
       duplicates += t.duplicates.length;
       if (counted !== hardInjected) uncounted++;
-      rows.push(`${site.padEnd(22)} injected ${String(injected).padStart(3)}  counted ${String(counted).padStart(3)}  acked ${r.acked}  answered ${t.answered}/${r.expected.length}  lost ${t.missing.length}  duplicates ${t.duplicates.length}  adapter retries ${adapter.inboundFailures - retriesBefore}`);
+      rows.push(
+        `${site.padEnd(22)} injected ${String(injected).padStart(3)}  counted ${String(counted).padStart(3)}  acked ${r.acked}  answered ${t.answered}/${r.expected.length}  lost ${t.missing.length}  duplicates ${t.duplicates.length}  adapter retries ${adapter.inboundFailures - retriesBefore}`,
+      );
     }
     console.log(`[store-faults ${name}]\n${rows.join("\n")}`);
     report(`store-faults-${name}`, { sites: sites.length, lost, duplicates, uncounted });
@@ -121,7 +131,12 @@ describe.each(VARIANTS)("store faults at every call site during traffic on %s", 
     await booted.app.gateway.idle();
     const notices = adapter.sent.filter((s) => s.text.startsWith("I couldn't answer your message from "));
     const unanswered = parsePrometheus(await (await fetch(`${booted.url}/metrics`)).text()).find((s) => s.name === "switchboard_unanswered_total")?.value ?? 0;
-    report(`ttl-notice-${name}`, { sent: envs.length, notices: notices.length, echoes: adapter.sent.filter((s) => s.text.startsWith("echo:")).length, unanswered });
+    report(`ttl-notice-${name}`, {
+      sent: envs.length,
+      notices: notices.length,
+      echoes: adapter.sent.filter((s) => s.text.startsWith("echo:")).length,
+      unanswered,
+    });
     expect(notices.map((n) => n.chatId).sort()).toEqual(["t1", "t1", "t2"]);
     expect(adapter.sent).toHaveLength(3);
     expect(unanswered).toBe(3);

@@ -5,7 +5,19 @@ import type { SessionRecord } from "../../src/store/index.js";
 
 function info(over: Partial<Info> = {}): Info {
   const now = new Date();
-  return { id: randomUUID(), agentId: "bot", userId: randomUUID(), channel: "telegram:bot:dm:1", kind: "chat", metadata: {}, turnCount: 0, createdAt: now, lastActive: now, archived: false, ...over };
+  return {
+    id: randomUUID(),
+    agentId: "bot",
+    userId: randomUUID(),
+    channel: "telegram:bot:dm:1",
+    kind: "chat",
+    metadata: {},
+    turnCount: 0,
+    createdAt: now,
+    lastActive: now,
+    archived: false,
+    ...over,
+  };
 }
 
 function code(fn: () => unknown): string | undefined {

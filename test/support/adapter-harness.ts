@@ -39,7 +39,14 @@ export class RouteBridge {
       res.writeHead(404).end();
       return;
     }
-    const out = await handler({ method: req.method ?? "GET", path: url.pathname, headers: req.headers, rawBody: Buffer.concat(chunks), query: url.searchParams, params: {} });
+    const out = await handler({
+      method: req.method ?? "GET",
+      path: url.pathname,
+      headers: req.headers,
+      rawBody: Buffer.concat(chunks),
+      query: url.searchParams,
+      params: {},
+    });
     res.writeHead(out.status, out.headers).end(out.body ?? "");
   }
 }

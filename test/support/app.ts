@@ -5,7 +5,12 @@ import type { Adapter } from "../../adapters/types.js";
 import { freshDatabaseUrl, type TestProvider } from "./db.js";
 
 /** The real app (every layer, real database, real HTTP server on a free port) with the given adapters. */
-export async function startApp(provider: TestProvider, adapters: Adapter[], env: Record<string, string> = {}, opts: Omit<AppOptions, "adapters"> = {}): Promise<{ app: App; url: string; config: Config }> {
+export async function startApp(
+  provider: TestProvider,
+  adapters: Adapter[],
+  env: Record<string, string> = {},
+  opts: Omit<AppOptions, "adapters"> = {},
+): Promise<{ app: App; url: string; config: Config }> {
   const config = loadConfig({ DATABASE_URL: await freshDatabaseUrl(provider), HTTP_PORT: "0", LOG_LEVEL: "silent", DM_POLICY: "open", ...env });
   const app = await createApp(config, { log: silentLogger, adapters: () => adapters, ...opts });
   const url = await app.start();

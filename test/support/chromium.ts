@@ -12,13 +12,23 @@ import { chromium, type Browser } from "playwright-core";
 const SYSTEM = "/usr/bin/chromium";
 
 // The machine has no network: these keep Chromium from trying to reach Google at start.
-const ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"];
+const ARGS = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+];
 
 export async function chromiumExecutable(): Promise<string> {
   const named = process.env.CHROMIUM_PATH;
   if (named) {
     // A named browser that is missing is a broken environment, not a reason to fall back silently.
-    if (!fs.existsSync(named)) throw new Error(`CHROMIUM_PATH=${named} does not exist: point it at a Chromium binary, or unset it to use /usr/bin/chromium or @sparticuz/chromium`);
+    if (!fs.existsSync(named))
+      throw new Error(`CHROMIUM_PATH=${named} does not exist: point it at a Chromium binary, or unset it to use /usr/bin/chromium or @sparticuz/chromium`);
     return named;
   }
   if (fs.existsSync(SYSTEM)) return SYSTEM;
@@ -26,7 +36,9 @@ export async function chromiumExecutable(): Promise<string> {
   try {
     bundled = (await import("@sparticuz/chromium")).default;
   } catch (e) {
-    throw new Error(`no Chromium: ${SYSTEM} is missing and @sparticuz/chromium (a devDependency) cannot be loaded (${(e as Error).message}); run \`npm install\`, or set CHROMIUM_PATH`);
+    throw new Error(
+      `no Chromium: ${SYSTEM} is missing and @sparticuz/chromium (a devDependency) cannot be loaded (${(e as Error).message}); run \`npm install\`, or set CHROMIUM_PATH`,
+    );
   }
   return bundled.executablePath();
 }

@@ -2,7 +2,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { inject } from "vitest";
-import { openDatabase, type Database, type StoreFaults } from "../../src/store/index.js";
+import { type Database, openDatabase, type StoreFaults } from "../../src/store/index.js";
 
 export const PROVIDERS = ["sqlite", "postgresql"] as const;
 export type TestProvider = (typeof PROVIDERS)[number];
@@ -16,6 +16,8 @@ export async function freshDatabaseUrl(provider: TestProvider): Promise<string> 
     return `file:${path.join(dir, "test.db")}`;
   }
   const admin = inject("pgUrl");
+  // Only the `pg` vitest project starts PostgreSQL (test/support/global-setup.ts).
+  if (!admin) throw new Error("this test needs PostgreSQL: name its file *.pg.test.ts so it runs in the `pg` project (see test/README.md)");
   const name = `t_${process.pid}_${Date.now().toString(36)}_${counter++}`;
   const { default: pg } = await import("pg");
   const c = new pg.Client({ connectionString: admin });

@@ -13,7 +13,11 @@ const settingsAgent = (metadata: Record<string, unknown>, ctx: { session: { pers
   name: "settings",
   async *run() {
     const m = (k: string) => String(metadata[k] ?? "-");
-    yield { type: "done", text: `settings: model=${m("model.name")} temperature=${m("model.temperature")} maxtokens=${m("model.max_output_tokens")} persona=${ctx.session.persona ?? "default"} turns=${ctx.session.turnCount} pid=${process.pid}`, toolRounds: 0 };
+    yield {
+      type: "done",
+      text: `settings: model=${m("model.name")} temperature=${m("model.temperature")} maxtokens=${m("model.max_output_tokens")} persona=${ctx.session.persona ?? "default"} turns=${ctx.session.turnCount} pid=${process.pid}`,
+      toolRounds: 0,
+    };
   },
 });
 const app = await createApp(config, {
@@ -24,4 +28,6 @@ const app = await createApp(config, {
 });
 const url = await app.start();
 process.stdout.write(`READY ${url}\n`);
-process.on("SIGTERM", () => void app.stop().then(() => process.exit(0)));
+// SIGTERM finishes the running turns and sends the queued replies first, so a test that stops the
+// process and waits for its exit has seen every reply it would ever send.
+process.on("SIGTERM", () => void app.stop({ graceMs: 30_000 }).then(() => process.exit(0)));

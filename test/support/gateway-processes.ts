@@ -5,7 +5,10 @@ import path from "node:path";
 
 /** A real gateway process (test/support/gateway-child.ts) with this environment; resolves once it serves. */
 export function startGateway(env: Record<string, string>): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, ["--import", "tsx", path.resolve("test/support/gateway-child.ts")], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, ["--import", "tsx", path.resolve("test/support/gateway-child.ts")], {
+    env: { ...process.env, ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   let err = "";
   child.stderr!.on("data", (d) => (err += d));
   return new Promise((resolve, reject) => {

@@ -10,7 +10,13 @@ import type { PlatformUpdate } from "./loopback-platform.js";
 export class LoopbackAdapter implements Adapter {
   readonly platform = "telegram" as const;
   readonly botId = "loop";
-  readonly limits = { maxTextLength: 2000, editIntervalMs: { private: 200, group: 200 }, perChat: { ratePerSec: 100, burst: 100 }, global: { ratePerSec: 2000, burst: 2000 }, canEdit: false };
+  readonly limits = {
+    maxTextLength: 2000,
+    editIntervalMs: { private: 200, group: 200 },
+    perChat: { ratePerSec: 100, burst: 100 },
+    global: { ratePerSec: 2000, burst: 2000 },
+    canEdit: false,
+  };
   #stopped = false;
   #loop: Promise<void> | undefined;
   #abort = new AbortController();
@@ -23,7 +29,10 @@ export class LoopbackAdapter implements Adapter {
 
   sink: AdapterSink = {
     send: async (to, text, opts) => {
-      const r = await fetch(`${this.baseUrl}/send`, { method: "POST", body: JSON.stringify({ chatId: to.chatId, text, replyTo: to.replyToMessageId, nonce: opts?.idempotencyKey }) }).catch((e: unknown) => {
+      const r = await fetch(`${this.baseUrl}/send`, {
+        method: "POST",
+        body: JSON.stringify({ chatId: to.chatId, text, replyTo: to.replyToMessageId, nonce: opts?.idempotencyKey }),
+      }).catch((e: unknown) => {
         throw new AdapterError("telegram", "Transient", `send failed: ${String(e)}`);
       });
       if (!r.ok) throw new AdapterError("telegram", "Transient", `send answered ${r.status}`);
@@ -47,9 +56,18 @@ export class LoopbackAdapter implements Adapter {
 
   #envelope(u: PlatformUpdate): InboundEnvelope {
     return {
-      platform: "telegram", botId: this.botId, chatKind: "private", chatId: u.chatId, senderId: u.senderId, text: u.text, mentioned: false,
-      eventId: `${u.chatId}:${u.messageId}`, messageId: u.messageId, occurredAt: new Date(u.date),
-      replyTo: { platform: "telegram", botId: this.botId, chatId: u.chatId, replyToMessageId: u.messageId }, channel: `telegram:${this.botId}:dm:${u.chatId}`,
+      platform: "telegram",
+      botId: this.botId,
+      chatKind: "private",
+      chatId: u.chatId,
+      senderId: u.senderId,
+      text: u.text,
+      mentioned: false,
+      eventId: `${u.chatId}:${u.messageId}`,
+      messageId: u.messageId,
+      occurredAt: new Date(u.date),
+      replyTo: { platform: "telegram", botId: this.botId, chatId: u.chatId, replyToMessageId: u.messageId },
+      channel: `telegram:${this.botId}:dm:${u.chatId}`,
     };
   }
 

@@ -1,5 +1,14 @@
 import { randomUUID } from "node:crypto";
-import { AdapterError, type Adapter, type AdapterContext, type AdapterLimits, type AdapterSink, type InboundEnvelope, type ReplyAddress, type SendOptions } from "../../adapters/types.js";
+import {
+  AdapterError,
+  type Adapter,
+  type AdapterContext,
+  type AdapterLimits,
+  type AdapterSink,
+  type InboundEnvelope,
+  type ReplyAddress,
+  type SendOptions,
+} from "../../adapters/types.js";
 
 export interface Sent {
   chatId: string;
@@ -32,7 +41,13 @@ export class MemoryAdapter implements Adapter {
 
   constructor(
     readonly botId = "777",
-    readonly limits: AdapterLimits = { maxTextLength: 4096, editIntervalMs: { private: 100, group: 100 }, perChat: { ratePerSec: 1000, burst: 1000 }, global: { ratePerSec: 1000, burst: 1000 }, canEdit: true },
+    readonly limits: AdapterLimits = {
+      maxTextLength: 4096,
+      editIntervalMs: { private: 100, group: 100 },
+      perChat: { ratePerSec: 1000, burst: 1000 },
+      global: { ratePerSec: 1000, burst: 1000 },
+      canEdit: true,
+    },
   ) {}
 
   sink: AdapterSink = {
@@ -42,7 +57,15 @@ export class MemoryAdapter implements Adapter {
         throw new AdapterError("telegram", "RateLimited", "Too Many Requests", this.retryAfterMs);
       }
       const messageId = String(++this.#ids);
-      this.sent.push({ chatId: to.chatId, threadId: to.threadId, replyToMessageId: to.replyToMessageId, text, messageId, idempotencyKey: opts?.idempotencyKey, at: Date.now() });
+      this.sent.push({
+        chatId: to.chatId,
+        threadId: to.threadId,
+        replyToMessageId: to.replyToMessageId,
+        text,
+        messageId,
+        idempotencyKey: opts?.idempotencyKey,
+        at: Date.now(),
+      });
       return { messageId };
     },
     edit: async (_to, messageId, text) => {
@@ -66,16 +89,30 @@ export class MemoryAdapter implements Adapter {
   dm(userId: string, text: string, extra: Partial<InboundEnvelope> = {}): InboundEnvelope {
     const id = String(++this.#seq);
     return {
-      platform: "telegram", botId: this.botId, chatKind: "private", chatId: userId, senderId: userId, senderName: `user ${userId}`,
-      text, mentioned: false, eventId: `${userId}:${id}:${randomUUID()}`, messageId: id, occurredAt: new Date(),
-      replyTo: { platform: "telegram", botId: this.botId, chatId: userId, replyToMessageId: id }, channel: `telegram:${this.botId}:dm:${userId}`,
+      platform: "telegram",
+      botId: this.botId,
+      chatKind: "private",
+      chatId: userId,
+      senderId: userId,
+      senderName: `user ${userId}`,
+      text,
+      mentioned: false,
+      eventId: `${userId}:${id}:${randomUUID()}`,
+      messageId: id,
+      occurredAt: new Date(),
+      replyTo: { platform: "telegram", botId: this.botId, chatId: userId, replyToMessageId: id },
+      channel: `telegram:${this.botId}:dm:${userId}`,
       ...extra,
     };
   }
 
   group(chatId: string, senderId: string, text: string, extra: Partial<InboundEnvelope> = {}): InboundEnvelope {
     return this.dm(senderId, text, {
-      chatKind: "group", chatId, replyTo: { platform: "telegram", botId: this.botId, chatId }, channel: `telegram:${this.botId}:group:${chatId}`, ...extra,
+      chatKind: "group",
+      chatId,
+      replyTo: { platform: "telegram", botId: this.botId, chatId },
+      channel: `telegram:${this.botId}:group:${chatId}`,
+      ...extra,
     });
   }
 

@@ -1,6 +1,6 @@
 // `node --import ./test/support/module-audit.mjs ...`: appends the URL of every module the
 // process loads (ES modules through a resolve hook, CommonJS through Module._load) to the
-// file named by MODULE_AUDIT_FILE, one a line. test/build.test.ts uses it to show the
+// file named by MODULE_AUDIT_FILE, one a line. test/build.slow.test.ts uses it to show the
 // compiled gateway loads no TypeScript compiler and no .ts file.
 import fs from "node:fs";
 import Module, { register } from "node:module";

@@ -15,7 +15,8 @@ export function parsePrometheus(text: string): Sample[] {
     if (line.startsWith("# HELP ")) continue;
     if (line.startsWith("# TYPE ")) {
       const [, , name, type] = line.split(" ");
-      if (!name || !NAME.test(name) || !["counter", "gauge", "histogram", "summary", "untyped"].includes(type ?? "")) throw new Error(`line ${i + 1}: bad TYPE: ${line}`);
+      if (!name || !NAME.test(name) || !["counter", "gauge", "histogram", "summary", "untyped"].includes(type ?? ""))
+        throw new Error(`line ${i + 1}: bad TYPE: ${line}`);
       typed.set(name, type!);
       continue;
     }

@@ -14,8 +14,9 @@ const results = await Promise.allSettled(
 );
 const counts: Record<string, number> = {};
 for (const r of results) {
-  const k = r.status === "fulfilled" ? "success" : r.reason instanceof SessionError ? r.reason.code : `error: ${String(r.reason?.message ?? r.reason).slice(0, 200)}`;
+  const k =
+    r.status === "fulfilled" ? "success" : r.reason instanceof SessionError ? r.reason.code : `error: ${String(r.reason?.message ?? r.reason).slice(0, 200)}`;
   counts[k] = (counts[k] ?? 0) + 1;
 }
-process.stdout.write(JSON.stringify(counts) + "\n");
+process.stdout.write(`${JSON.stringify(counts)}\n`);
 await db.close();

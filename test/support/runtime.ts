@@ -21,7 +21,10 @@ export interface TestRuntime {
   close(): Promise<void>;
 }
 
-export async function makeRuntime(provider: TestProvider, opts: Partial<RunnerOptions> & { agent?: Agent | ((metadata: Record<string, unknown>) => Agent); commands?: boolean } = {}): Promise<TestRuntime> {
+export async function makeRuntime(
+  provider: TestProvider,
+  opts: Partial<RunnerOptions> & { agent?: Agent | ((metadata: Record<string, unknown>) => Agent); commands?: boolean } = {},
+): Promise<TestRuntime> {
   const t = await openTestDb(provider);
   const registry = new Registry(new SessionStore(t.db));
   const transcript = new TranscriptStore(t.db);
@@ -42,7 +45,13 @@ export async function makeRuntime(provider: TestProvider, opts: Partial<RunnerOp
     events.push(e);
   });
   return {
-    t, registry, transcript, identities: new IdentityStore(t.db), memories, runner, events,
+    t,
+    registry,
+    transcript,
+    identities: new IdentityStore(t.db),
+    memories,
+    runner,
+    events,
     async close() {
       await runner.close();
       await t.close();
@@ -85,10 +94,14 @@ export const finals = (events: OutEvent[]) => events.filter((e): e is Extract<Ou
 export function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise<void>((resolve, reject) => {
     const t = setTimeout(resolve, ms);
-    signal.addEventListener("abort", () => {
-      clearTimeout(t);
-      reject(Object.assign(new Error("aborted"), { name: "AbortError" }));
-    }, { once: true });
+    signal.addEventListener(
+      "abort",
+      () => {
+        clearTimeout(t);
+        reject(Object.assign(new Error("aborted"), { name: "AbortError" }));
+      },
+      { once: true },
+    );
   });
 }
 

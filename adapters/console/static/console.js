@@ -5,7 +5,6 @@
 // with raw HTML escaped (a model's <img onerror> shows as text), and
 // DOMPurify sanitizes the result into DOM nodes, so nothing the model writes
 // can run (the page's CSP forbids inline script as well).
-"use strict";
 
 (() => {
   const $ = (id) => document.getElementById(id);
@@ -163,14 +162,11 @@
         state.address = address;
         $("chat-channel").textContent = address.channel;
         $("bot-handle").textContent = `@${address.botUsername}`;
-        const [history, earlier] = await Promise.all([
-          api(`/api/console/history?chatId=${encodeURIComponent(address.chatId)}`),
-          transcriptOf(address.channel),
-        ]);
+        const [history, earlier] = await Promise.all([api(`/api/console/history?chatId=${encodeURIComponent(address.chatId)}`), transcriptOf(address.channel)]);
         if (seq !== state.addressSeq) return;
         $("messages").replaceChildren();
         // The database holds the conversation across restarts; this process's own history adds what the
-        // transcript does not keep (notices, who spoke in a group). Earlier exchanges come from the transcript.
+        // transcript does not keep (notices). Earlier exchanges, with who said them, come from the transcript.
         const since = history.messages.length ? Date.parse(history.messages[0].at) : Infinity;
         for (const m of earlier) if (Date.parse(m.at) < since) addMessage(m);
         for (const m of history.messages) addMessage(m);
@@ -193,23 +189,53 @@
     if (!bindings[0]) return [];
     const r = await api(`/api/sessions/${encodeURIComponent(bindings[0].sessionId)}`);
     const privateName = state.mode === "private" ? chatDescription().name : "";
-    return r.messages
-      .filter((m) => m.role === "user" || m.role === "assistant")
-      .map((m) => ({
-        messageId: `${r.session.id}:${m.seq}`,
-        from: m.role === "assistant" ? "bot" : "user",
-        text: m.content,
-        // A group's transcript does not record who spoke.
-        senderName: m.role === "user" ? privateName || "earlier message" : undefined,
-        at: m.createdAt,
-        source: "transcript",
-      }));
+    return (
+      r.messages
+        // Tool rounds show as the bot's: what it called, the decision, and the (cut) result.
+        .filter((m) => m.role === "user" || m.role === "assistant" || m.role === "tool")
+        .map((m) => ({
+          messageId: `${r.session.id}:${m.seq}`,
+          from: m.role === "user" ? "user" : "bot",
+          text: m.content,
+          // The transcript records who spoke (entries from before it did show as "earlier message").
+          senderName: m.role === "user" ? m.speaker || privateName || "earlier message" : undefined,
+          at: m.createdAt,
+          source: "transcript",
+        }))
+    );
   }
 
   function setText(li, m) {
     const node = li.querySelector(".text");
     if (m.from === "bot") renderBotText(node, m.text);
     else node.textContent = m.text;
+    if (m.from === "bot" && m.card) renderCard(li, m.card);
+  }
+
+  /** An approval card's buttons; a press is decided as the current speaker, and the answer shown only here. */
+  function renderCard(li, card) {
+    li.querySelector(".card-actions")?.remove();
+    if (!card.actions.length) return;
+    const row = el("div", { class: "card-actions" });
+    for (const a of card.actions) {
+      const b = el("button", { type: "button", class: "card-button", text: a.label, "data-action": a.action });
+      b.addEventListener("click", async () => {
+        if (!state.address) return setStatus("The chat is not open yet.", "error");
+        const name = state.mode === "private" ? chatDescription().name : state.speaker;
+        try {
+          const r = await api("/api/console/approvals", {
+            method: "POST",
+            headers: { "content-type": "application/json" },
+            body: JSON.stringify({ approvalId: card.id, action: a.action, chatId: state.address.chatId, sender: { id: idFromName(name), name } }),
+          });
+          setStatus(r.text, r.ok ? "ok" : "error");
+        } catch (err) {
+          setStatus(String(err.message || err), "error");
+        }
+      });
+      row.append(b);
+    }
+    li.append(row);
   }
 
   function addMessage(m) {
@@ -223,7 +249,13 @@
     const li = el(
       "li",
       { class: `msg ${m.from}`, "data-from": m.from, "data-message-id": m.messageId || "", "data-source": m.source || "live" },
-      el("div", { class: "meta" }, el("span", { class: "avatar", text: m.from === "bot" ? "S" : initialOf(who), "aria-hidden": "true" }), el("span", { class: "who", text: who }), el("time", { text: time(m.at) })),
+      el(
+        "div",
+        { class: "meta" },
+        el("span", { class: "avatar", text: m.from === "bot" ? "S" : initialOf(who), "aria-hidden": "true" }),
+        el("span", { class: "who", text: who }),
+        el("time", { text: time(m.at) }),
+      ),
       el("div", { class: "text" }),
     );
     if (m.from === "user") li.dataset.hue = String(hueOf(who));
@@ -392,7 +424,14 @@
       info.replaceChildren(el("code", { class: "mono", text: s.id }), document.createTextNode(` · ${facts.join(" · ")}`));
       list.replaceChildren();
       for (const m of r.messages) {
-        list.append(el("li", { class: `tmsg ${m.role}`, "data-role": m.role }, el("span", { class: "role", text: m.role }), el("span", { class: "text", text: m.content })));
+        list.append(
+          el(
+            "li",
+            { class: `tmsg ${m.role}`, "data-role": m.role },
+            el("span", { class: "role", text: m.speaker ? `${m.role} (${m.speaker})` : m.role }),
+            el("span", { class: "text", text: m.content }),
+          ),
+        );
       }
       if (!r.messages.length) list.append(el("li", { class: "muted", text: "No messages yet." }));
     } catch (err) {
@@ -420,7 +459,12 @@
     if (e.phase === "rotated") text = `rotated ${prev} → ${e.sessionId}`;
     else if (e.phase === "switched") text = `switched ${prev} → ${e.sessionId}`;
     else text = `${e.phase} ${e.sessionId}`;
-    const li = el("li", { "data-phase": e.phase, "data-session-id": e.sessionId, "data-previous-id": prev }, el("time", { text: time(e.at) }), el("span", { text: ` ${text}` }));
+    const li = el(
+      "li",
+      { "data-phase": e.phase, "data-session-id": e.sessionId, "data-previous-id": prev },
+      el("time", { text: time(e.at) }),
+      el("span", { text: ` ${text}` }),
+    );
     $("log").prepend(li);
     while ($("log").children.length > 200) $("log").lastElementChild.remove();
   }
@@ -452,7 +496,7 @@
     if (!sameChat(e)) return;
     if (e.type === "typing") return setTyping(true);
     setTyping(false);
-    if (e.type === "message" || e.type === "edit") addMessage({ messageId: e.messageId, from: "bot", text: e.text, at: e.at });
+    if (e.type === "message" || e.type === "edit") addMessage({ messageId: e.messageId, from: "bot", text: e.text, at: e.at, card: e.card });
     if (e.type === "message") scheduleRefresh();
   }
 

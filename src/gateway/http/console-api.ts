@@ -1,3 +1,4 @@
+import { speakerFromMeta, speakerName } from "../../runtime/speaker.js";
 import { METADATA_KEYS } from "../../agent/factory.js";
 import type { OutEvent } from "../../runtime/events.js";
 import type { Runner } from "../../runtime/runner.js";
@@ -69,11 +70,18 @@ function binding(b: BindingRecord) {
   };
 }
 
-const message = (m: MessageRecord) => ({ seq: m.seq, role: m.role, content: m.content, createdAt: m.createdAt.toISOString() });
+/** A transcript entry for the page; a user entry names its speaker (the transcript records who said it). */
+const message = (m: MessageRecord) => {
+  const speaker = m.role === "user" ? speakerName(speakerFromMeta(m.meta)) : undefined;
+  return { seq: m.seq, role: m.role, content: m.content, createdAt: m.createdAt.toISOString(), ...(speaker && { speaker }) };
+};
 
 /** What /api/events sends: the event without routing extras (Slack team ids and the like are not the page's business). */
 function liveEvent(e: OutEvent) {
-  const to = "replyTo" in e && e.replyTo ? { platform: e.replyTo.platform, chatId: e.replyTo.chatId, ...(e.replyTo.threadId !== undefined && { threadId: e.replyTo.threadId }) } : undefined;
+  const to =
+    "replyTo" in e && e.replyTo
+      ? { platform: e.replyTo.platform, chatId: e.replyTo.chatId, ...(e.replyTo.threadId !== undefined && { threadId: e.replyTo.threadId }) }
+      : undefined;
   const base = { kind: e.kind, sessionId: e.sessionId, at: new Date().toISOString(), ...(to && { replyTo: to }) };
   if (e.kind === "lifecycle") return { ...base, phase: e.phase, ...(e.detail && { detail: e.detail }) };
   if (e.kind === "turn-complete") return { ...base, turnId: e.turnId, outcome: e.outcome };
@@ -107,7 +115,7 @@ export function mountConsoleApi(
   });
 
   route("GET", "/api/sessions/:id", async (req) => {
-    const id = req.params["id"] ?? "";
+    const id = req.params.id ?? "";
     let info: Info;
     try {
       info = await registry.getUnscoped(id);
@@ -123,23 +131,29 @@ export function mountConsoleApi(
   route("GET", "/api/bindings", async (req) => {
     const channel = req.query.get("channel");
     const limit = intParam(req.query.get("limit"), 100, BINDING_SCAN);
-    const rows = channel ? (await sessions.listBindings({ limit: BINDING_SCAN })).filter((b) => b.channel === channel).slice(0, limit) : await sessions.listBindings({ limit });
+    const rows = channel
+      ? (await sessions.listBindings({ limit: BINDING_SCAN })).filter((b) => b.channel === channel).slice(0, limit)
+      : await sessions.listBindings({ limit });
     return json(200, { bindings: rows.map(binding) });
   });
 
-  route("GET", "/api/events", async (): Promise<HttpResponse> => ({
-    status: 200,
-    headers: { "content-type": "text/event-stream; charset=utf-8", "x-accel-buffering": "no" },
-    stream: (write, onClose) => {
-      const timer = setInterval(() => write(": keep-alive\n\n"), keepAliveMs);
-      // An open page must not keep the process alive at shutdown.
-      timer.unref();
-      clients.add(write);
-      write("retry: 2000\n: connected\n\n");
-      onClose(() => {
-        clearInterval(timer);
-        clients.delete(write);
-      });
-    },
-  }));
+  route(
+    "GET",
+    "/api/events",
+    async (): Promise<HttpResponse> => ({
+      status: 200,
+      headers: { "content-type": "text/event-stream; charset=utf-8", "x-accel-buffering": "no" },
+      stream: (write, onClose) => {
+        const timer = setInterval(() => write(": keep-alive\n\n"), keepAliveMs);
+        // An open page must not keep the process alive at shutdown.
+        timer.unref();
+        clients.add(write);
+        write("retry: 2000\n: connected\n\n");
+        onClose(() => {
+          clearInterval(timer);
+          clients.delete(write);
+        });
+      },
+    }),
+  );
 }

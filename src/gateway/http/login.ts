@@ -47,13 +47,21 @@ export function loginRoutes(auth: OperatorAuth, onFailure: (reason: string) => v
       while (failures.length && failures[0]! < now - 60_000) failures.shift();
       if (failures.length >= FAILURES_PER_MINUTE) {
         onFailure("login-rate");
-        return { status: 429, headers: { ...PAGE_HEADERS, "retry-after": "60" }, body: page(`<p class="error" role="alert">Too many failed sign-ins. Wait a minute and try again.</p>`, next) };
+        return {
+          status: 429,
+          headers: { ...PAGE_HEADERS, "retry-after": "60" },
+          body: page(`<p class="error" role="alert">Too many failed sign-ins. Wait a minute and try again.</p>`, next),
+        };
       }
       const value = auth.cookieValue;
       if (!value || !auth.tokenMatches(form.get("token") ?? "")) {
         failures.push(now);
         onFailure("login");
-        return { status: 401, headers: PAGE_HEADERS, body: page(`<p class="error" role="alert" data-testid="login-error">That token is not right. It is the value of OPERATOR_TOKEN.</p>`, next) };
+        return {
+          status: 401,
+          headers: PAGE_HEADERS,
+          body: page(`<p class="error" role="alert" data-testid="login-error">That token is not right. It is the value of OPERATOR_TOKEN.</p>`, next),
+        };
       }
       return { status: 303, headers: { location: next, "set-cookie": cookie(value, COOKIE_MAX_AGE_S), "cache-control": "no-store" } };
     },

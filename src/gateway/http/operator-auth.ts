@@ -35,9 +35,7 @@ export interface RequestFacts {
   remoteAddress: string | undefined;
 }
 
-export type Verdict =
-  | { ok: true; by: "token" | "open" }
-  | { ok: false; status: 401 | 403; reason: "host" | "auth" | "origin"; error: string };
+export type Verdict = { ok: true; by: "token" | "open" } | { ok: false; status: 401 | 403; reason: "host" | "auth" | "origin"; error: string };
 
 const LOOPBACK_NAMES = new Set(["localhost", "127.0.0.1", "::1", "[::1]"]);
 
@@ -132,12 +130,23 @@ export class OperatorAuth {
   check(f: RequestFacts): Verdict {
     const host = header(f.headers, "host");
     if (!this.hostAllowed(host) || !this.hostAllowed(f.urlHost)) {
-      return { ok: false, status: 403, reason: "host", error: "this host name is not allowed for the operator pages: use 127.0.0.1 or localhost, or set PUBLIC_URL to the address you open" };
+      return {
+        ok: false,
+        status: 403,
+        reason: "host",
+        error: "this host name is not allowed for the operator pages: use 127.0.0.1 or localhost, or set PUBLIC_URL to the address you open",
+      };
     }
     const byToken = this.hasValidToken(f.headers);
-    if (this.#token && !byToken) return { ok: false, status: 401, reason: "auth", error: "sign in: send Authorization: Bearer <OPERATOR_TOKEN>, or log in at /login" };
+    if (this.#token && !byToken)
+      return { ok: false, status: 401, reason: "auth", error: "sign in: send Authorization: Bearer <OPERATOR_TOKEN>, or log in at /login" };
     if (!["GET", "HEAD", "OPTIONS"].includes(f.method) && !this.#sameOrigin(f, byToken)) {
-      return { ok: false, status: 403, reason: "origin", error: "cross-origin requests to the operator API are refused: open the console from this gateway's own address" };
+      return {
+        ok: false,
+        status: 403,
+        reason: "origin",
+        error: "cross-origin requests to the operator API are refused: open the console from this gateway's own address",
+      };
     }
     return { ok: true, by: byToken ? "token" : "open" };
   }

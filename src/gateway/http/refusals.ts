@@ -12,7 +12,10 @@ const WARN_EVERY_MS = 10_000;
 export class RefusalLog {
   readonly #last = new Map<string, { at: number; suppressed: number }>();
 
-  constructor(private readonly log: Logger, private readonly metrics?: GatewayMetrics) {}
+  constructor(
+    private readonly log: Logger,
+    private readonly metrics?: GatewayMetrics,
+  ) {}
 
   refuse(reason: string, detail: Record<string, unknown> = {}): void {
     this.metrics?.httpRefused.inc({ reason });

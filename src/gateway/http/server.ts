@@ -46,9 +46,11 @@ export interface HttpServerOptions {
 /** Which routes a listener serves: "all" (the one port), or split between a public and an operator port. */
 export type ListenerRole = "all" | "public" | "operator";
 type Access = "public" | "operator" | "login";
+/** Methods a route may be mounted for (the HTTP API uses more than webhooks do). */
+export type HttpMethod = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
 
 interface Route {
-  method: "GET" | "POST";
+  method: HttpMethod;
   path: string;
   handler: HttpHandler;
   access: Access;
@@ -103,7 +105,7 @@ export class HttpServer {
   }
 
   /** Like route(), with the access named: "login" routes pass the Host check but need no token. */
-  mount(method: "GET" | "POST", path: string, handler: HttpHandler, access: Access, opts: RouteOptions = {}): void {
+  mount(method: HttpMethod, path: string, handler: HttpHandler, access: Access, opts: RouteOptions = {}): void {
     if (this.#routes.some((r) => r.method === method && r.path === path)) {
       throw new Error(`HTTP route ${method} ${path} is already mounted; each adapter needs its own path.`);
     }
@@ -117,7 +119,12 @@ export class HttpServer {
     if (app) return app;
     app = new Hono<Env>();
     app.use(requestId({ limitLength: 64 }));
-    app.use(methodNotAllowed({ app, onMethodNotAllowed: (c, methods) => this.#error(c, 405, `method not allowed: use ${methods.join(", ")}`, { allow: methods.join(", ") }) }));
+    app.use(
+      methodNotAllowed({
+        app,
+        onMethodNotAllowed: (c, methods) => this.#error(c, 405, `method not allowed: use ${methods.join(", ")}`, { allow: methods.join(", ") }),
+      }),
+    );
     for (const r of this.#routes) {
       if (role === "public" && r.access !== "public") continue;
       app.on(r.method, r.path, (c) => this.#serve(c, r));
@@ -134,16 +141,28 @@ export class HttpServer {
 
   #error(c: Context<Env>, status: number, error: string, headers: Record<string, string> = {}): Response {
     const id = c.get("requestId");
-    return new Response(JSON.stringify({ error, requestId: id }), { status, headers: { "content-type": JSON_TYPE, "x-request-id": id, "cache-control": "no-store", ...headers } });
+    return new Response(JSON.stringify({ error, requestId: id }), {
+      status,
+      headers: { "content-type": JSON_TYPE, "x-request-id": id, "cache-control": "no-store", ...headers },
+    });
   }
 
   async #serve(c: Context<Env>, r: Route): Promise<Response> {
     const incoming = c.env.incoming;
-    const facts: RequestFacts = { method: c.req.method, headers: incoming.headers, urlHost: new URL(c.req.url).host, remoteAddress: incoming.socket?.remoteAddress };
+    const facts: RequestFacts = {
+      method: c.req.method,
+      headers: incoming.headers,
+      urlHost: new URL(c.req.url).host,
+      remoteAddress: incoming.socket?.remoteAddress,
+    };
     if (r.access !== "public") {
       if (!this.#auth.hostAllowed(single(incoming.headers.host)) || !this.#auth.hostAllowed(facts.urlHost)) {
         this.#refusals.refuse("host", { host: String(incoming.headers.host ?? "").slice(0, 100), path: safePath(c) });
-        return this.#error(c, 403, "this host name is not allowed for the operator pages: use 127.0.0.1 or localhost, or set PUBLIC_URL to the address you open");
+        return this.#error(
+          c,
+          403,
+          "this host name is not allowed for the operator pages: use 127.0.0.1 or localhost, or set PUBLIC_URL to the address you open",
+        );
       }
       if (r.access === "operator") {
         const v = this.#auth.check(facts);
@@ -229,11 +248,19 @@ export class HttpServer {
       // Reached when the request cannot become a URL at all (a Host header no URL can hold).
       errorHandler: (err) => {
         this.#refusals.refuse("bad-request", { err: errInfo(err).message });
-        return new Response(JSON.stringify({ error: "bad request: the request line or Host header is not valid" }), { status: 400, headers: { "content-type": JSON_TYPE, connection: "close" } });
+        return new Response(JSON.stringify({ error: "bad request: the request line or Host header is not valid" }), {
+          status: 400,
+          headers: { "content-type": JSON_TYPE, connection: "close" },
+        });
       },
     });
     const server = http.createServer(
-      { headersTimeout: l.headersTimeoutMs, requestTimeout: l.requestTimeoutMs, keepAliveTimeout: 5_000, connectionsCheckingInterval: Math.min(1_000, l.headersTimeoutMs) },
+      {
+        headersTimeout: l.headersTimeoutMs,
+        requestTimeout: l.requestTimeoutMs,
+        keepAliveTimeout: 5_000,
+        connectionsCheckingInterval: Math.min(1_000, l.headersTimeoutMs),
+      },
       (req, res) => void listener(req, res).catch((err) => this.#lastResort(res, err)),
     );
     server.maxConnections = l.maxConnections;
@@ -272,7 +299,9 @@ export class HttpServer {
         return;
       }
       const body = JSON.stringify({ error: status === 408 ? "request timeout" : status === 431 ? "request headers too large" : "bad request" });
-      socket.end(`HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+      socket.end(
+        `HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+      );
       setTimeout(() => socket.destroy(), 1_000).unref();
     } catch {
       socket.destroy();

@@ -9,8 +9,7 @@ interface Arrival {
 }
 
 /** How a message that started no agent turn ended: a command, context kept in a group, or a reply of the access policy. */
-export const handledWithoutTurn = (handle: RunHandle | undefined): string =>
-  handle ? (handle.accepted === "consumed" ? "command" : "context") : "policy";
+export const handledWithoutTurn = (handle: RunHandle | undefined): string => (handle ? (handle.accepted === "consumed" ? "command" : "context") : "policy");
 
 /**
  * Each in-flight inbound event: when it arrived and where from, for the turn

@@ -128,7 +128,10 @@ export class ConversationDrainer {
             if (lost) return;
             lost = "renewal failed";
             this.deps.onError?.("lease-renew", err);
-            this.deps.log.error({ conversation, err: errInfo(err) }, "renewing a conversation lease failed; this process stops draining it (another may take it over when it expires)");
+            this.deps.log.error(
+              { conversation, err: errInfo(err) },
+              "renewing a conversation lease failed; this process stops draining it (another may take it over when it expires)",
+            );
           },
         );
       }, this.deps.renewMs ?? LEASE_RENEW_MS);
@@ -161,11 +164,12 @@ export class ConversationDrainer {
       } finally {
         clearInterval(renew);
         // A lost lease is left to expire: events we already took may still be running here.
-        if (!lost) await leases.release(conversation, processId).catch((err: unknown) => {
-          // It expires after LEASE_TTL_MS; until then the conversation waits for nobody.
-          this.deps.onError?.("lease-release", err);
-          this.deps.log.error({ conversation, err: errInfo(err) }, "releasing a conversation lease failed; it expires on its own");
-        });
+        if (!lost)
+          await leases.release(conversation, processId).catch((err: unknown) => {
+            // It expires after LEASE_TTL_MS; until then the conversation waits for nobody.
+            this.deps.onError?.("lease-release", err);
+            this.deps.log.error({ conversation, err: errInfo(err) }, "releasing a conversation lease failed; it expires on its own");
+          });
       }
       // Lost: whoever holds the lease now drains it; our sweep tries again once it is free.
       if (lost) {

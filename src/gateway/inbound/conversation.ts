@@ -2,12 +2,12 @@ import type { InEvent } from "../../runtime/events.js";
 import type { IdentityStore } from "../../store/identities.js";
 import type { InboundEnvelope } from "../contract.js";
 import type { GatewayPolicy } from "./gateway.js";
+import { chatKey } from "../keys.js";
 import { answersInGroup } from "./policy.js";
 
-/** The ordering key of a conversation: the thread counts only when threads have sessions of their own. */
+/** The conversation an event is recorded under: its chat, and its thread only when threads have sessions of their own. */
 export function conversationKey(env: InboundEnvelope, threadSessions: GatewayPolicy["THREAD_SESSIONS"]): string {
-  const thread = env.chatKind === "thread" && threadSessions === "own" ? (env.threadId ?? "") : "";
-  return `${env.platform}:${env.botId}:${env.chatId}:${thread}`;
+  return chatKey({ ...env, threadId: env.chatKind === "thread" && threadSessions === "own" ? env.threadId : undefined });
 }
 
 /**

@@ -21,7 +21,11 @@ export async function applyChange(
   const sourceId = `${env.platform}:${env.botId}:${env.chatId}:${change.messageId}`;
   let sessions: string[] = [];
   if (change.kind === "delete") sessions = await runner.opts.transcript.applyChange(sourceId, { kind: "delete" });
-  else if (env.text.length <= deps.maxInboundChars) sessions = await runner.opts.transcript.applyChange(sourceId, { kind: "edit", content: renderUserText({ text: env.text, attachments: env.attachments } as Parameters<typeof renderUserText>[0]) });
+  else if (env.text.length <= deps.maxInboundChars)
+    sessions = await runner.opts.transcript.applyChange(sourceId, {
+      kind: "edit",
+      content: renderUserText({ text: env.text, attachments: env.attachments } as Parameters<typeof renderUserText>[0]),
+    });
   else log.info({ platform: env.platform, inboundId }, "an edit longer than MAX_INBOUND_CHARS was not applied; the transcript keeps the earlier text");
   for (const id of sessions) if (runner.has(id)) runner.get(id).invalidateWindow();
   await deps.ledger.commit({ sessionId: sessions[0] ?? "", inboundIds: [inboundId], messages: [], turnIncrement: 0, replies: [] });

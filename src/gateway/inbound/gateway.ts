@@ -1,32 +1,29 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import type { Config } from "../../config.js";
 import type { Logger } from "../../log.js";
-import type { InEvent } from "../../runtime/events.js";
 import { errInfo } from "../../log.js";
 import type { RunHandle, Runner } from "../../runtime/runner.js";
 import type { Registry } from "../../session/registry.js";
-import type { Info } from "../../session/info.js";
 import type { IdentityStore } from "../../store/identities.js";
 import type { InboundRecord, InboundStore } from "../../store/inbound.js";
 import type { KvStore } from "../../store/kv.js";
 import type { LeaseStore } from "../../store/leases.js";
-import type { Adapter, AdapterContext, InboundResult } from "../adapter.js";
+import type { Adapter, AdapterContext, ApprovalClickInput, InboundResult } from "../adapter.js";
 import type { InboundEnvelope } from "../contract.js";
 import type { GatewayLedger } from "../ledger.js";
 import type { GatewayMetrics } from "../metrics.js";
-import { adapterKey, type Outbound } from "../outbound/outbound.js";
+import type { Outbound } from "../outbound/outbound.js";
+import { KeyedQueue } from "../../keyed-queue.js";
+import { adapterKey, chatKey } from "../keys.js";
 import type { Pairing } from "./pairing.js";
 import { ConversationDrainer } from "./conversation-drain.js";
 import { ReplyTracker } from "./reply-tracker.js";
-import { listed } from "./policy.js";
-import { dmRefusal } from "./access.js";
 import { Arrivals, handledWithoutTurn } from "./arrivals.js";
-import { BindingCache } from "./binding-cache.js";
-import { conversationKey, identify } from "./conversation.js";
-import { applyChange } from "./edits.js";
-import { messages } from "./messages.js";
+import { conversationKey } from "./conversation.js";
+import { dispatch } from "./dispatch.js";
 import { RecordsInFlight, storable } from "./recording.js";
 import { readRecorded, replayUnhandled, type RecordedDeps } from "./replay.js";
+import { listed } from "./policy.js";
 import { noticeUnanswered, type UnansweredDeps } from "./unanswered.js";
 
 export type GatewayPolicy = Pick<
@@ -50,9 +47,13 @@ export interface GatewayDeps {
   commands: ReadonlyArray<{ name: string; description: string }>;
   /** Every chat command name and alias, operator-only ones included (for umbrella commands such as Slack's /switchboard). */
   commandNames?: ReadonlyArray<string>;
+  /** Clicks on approval cards (src/runtime/approvals). */
+  onApprovalClick?: (click: ApprovalClickInput & { platform: string; botId: string; isAdmin: boolean }) => Promise<{ ok: boolean; text: string }>;
   /** With SHARED_DATABASE: conversation leases, and this process's id as their owner. */
   leases?: LeaseStore;
   processId?: string;
+  /** Told of every conversation a message is handled in, so proactive messages can reach it later (src/gateway/proactive). */
+  conversations?: { seen(env: InboundEnvelope, bindingKey: string): void };
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms).unref?.());
@@ -64,12 +65,11 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
  */
 export class Gateway {
   readonly adapters: Adapter[] = [];
-  readonly #chains = new Map<string, Promise<void>>();
-  readonly #bindings = new BindingCache();
+  /** Events of one chat are handled one at a time, in arrival order. */
+  readonly #chats = new KeyedQueue();
   readonly #recording = new RecordsInFlight();
   /** An adapter's batch (ctx.batch): events recorded inside it are handled once it ends. */
   readonly #batch = new AsyncLocalStorage<Array<() => void>>();
-  readonly #pendingHandles = new Set<Promise<unknown>>();
   readonly #arrivals: Arrivals;
   #stopping = false;
   /** Handling waits for start() to finish, so events replayed from before a restart go first. */
@@ -79,15 +79,24 @@ export class Gateway {
   constructor(readonly deps: GatewayDeps) {
     this.#arrivals = new Arrivals(deps.log);
     if (deps.policy.SHARED_DATABASE && deps.leases && deps.processId) {
-      const replies = new ReplyTracker(deps.runner, deps.outbound.opts.deliveries, deps.log, () => this.#stopping, (where) => deps.metrics.internalErrors.inc({ where }));
+      const replies = new ReplyTracker(
+        deps.runner,
+        deps.outbound.opts.deliveries,
+        deps.log,
+        () => this.#stopping,
+        (where) => deps.metrics.internalErrors.inc({ where }),
+      );
       this.#drainer = new ConversationDrainer({
-        inbound: deps.inbound, leases: deps.leases, processId: deps.processId, log: deps.log,
+        inbound: deps.inbound,
+        leases: deps.leases,
+        processId: deps.processId,
+        log: deps.log,
         take: (rec) => this.#take(rec),
         flushed: (ids) => replies.flushed(ids),
         onError: (where) => deps.metrics.internalErrors.inc({ where }),
       });
     }
-    deps.runner.withSink(["lifecycle", "turn-complete"], (_id, e) => {
+    deps.runner.withSink(["turn-complete"], (_id, e) => {
       if (e.kind === "turn-complete") {
         for (const id of e.inboundIds ?? (e.inboundId ? [e.inboundId] : [])) {
           const age = this.#arrivals.ageSeconds(id);
@@ -95,8 +104,6 @@ export class Gateway {
           this.#arrivals.handled(id, e.outcome);
         }
       }
-      // Rotations and switches move a conversation: repoint its cached binding.
-      if (e.kind === "lifecycle" && (e.phase === "rotated" || e.phase === "switched")) this.#bindings.moved(String(e.detail?.previousId ?? ""), e.sessionId);
     });
   }
 
@@ -120,6 +127,13 @@ export class Gateway {
       },
       log: this.deps.log.child({ platform: adapter.platform }),
       reportError: (where) => this.deps.metrics.internalErrors.inc({ where: `${adapter.platform}:${where}` }),
+      approvalClick: async (c) =>
+        this.deps.onApprovalClick?.({
+          ...c,
+          platform: adapter.platform,
+          botId: adapter.botId,
+          isAdmin: listed(this.deps.policy.ADMIN_USERS, { platform: adapter.platform, senderId: c.senderId }),
+        }) ?? { ok: false, text: "Approvals are not enabled here." },
     };
   }
 
@@ -161,7 +175,10 @@ export class Gateway {
           this.deps.outbound.rekey(a);
         } catch (err) {
           this.deps.metrics.internalErrors.inc({ where: `${a.platform}:adapter-start` });
-          this.deps.log.error({ platform: a.platform, err: errInfo(err) }, "adapter failed to start; the gateway runs without it (/healthz?ready=1 answers 503 naming it)");
+          this.deps.log.error(
+            { platform: a.platform, err: errInfo(err) },
+            "adapter failed to start; the gateway runs without it (/healthz?ready=1 answers 503 naming it)",
+          );
         }
       }),
     );
@@ -258,32 +275,20 @@ export class Gateway {
     return handle ? { done: handle.done } : undefined;
   }
 
-  #chatKey(env: InboundEnvelope): string {
-    return `${env.platform}:${env.botId}:${env.chatId}:${env.threadId ?? ""}`;
-  }
-
   #enqueue(env: InboundEnvelope, inboundId: string, occurredAt: number, after?: Promise<unknown>): void {
     this.deps.ledger.occurredAt.set(inboundId, occurredAt);
     this.#arrivals.add(inboundId, env);
-    const key = this.#chatKey(env);
-    const prev = this.#chains.get(key) ?? Promise.resolve();
-    const next = (after ? Promise.all([prev, after]) : prev).then(() => this.#handle(env, inboundId));
-    this.#chains.set(key, next);
-    this.#pendingHandles.add(next);
-    void next.finally(() => {
-      this.#pendingHandles.delete(next);
-      if (this.#chains.get(key) === next) this.#chains.delete(key);
-    });
+    void this.#chats.run(chatKey(env), () => this.#handle(env, inboundId), after);
   }
 
   /** Sizes of the per-chat state, for tests and diagnostics: idle, every one is back to its resting size. */
   stats(): { chains: number; arrivals: number; recording: number; bindings: number } {
-    return { chains: this.#chains.size, arrivals: this.#arrivals.size, recording: this.#recording.size, bindings: this.#bindings.size };
+    return { chains: this.#chats.size, arrivals: this.#arrivals.size, recording: this.#recording.size, bindings: this.deps.runner.stats().bindings };
   }
 
   /** Waits until every queued event has been taken by the runner. */
   async idle(): Promise<void> {
-    while (this.#pendingHandles.size) await Promise.allSettled([...this.#pendingHandles]);
+    await this.#chats.idle();
     await this.#drainer?.idle();
   }
 
@@ -311,7 +316,10 @@ export class Gateway {
         const wait = Math.min(5000, 50 * 2 ** Math.min(attempt - 1, 10));
         if (this.#stopping) {
           this.#arrivals.forget(inboundId);
-          this.deps.log.error({ platform: env.platform, inboundId, err: errInfo(err) }, "could not handle an inbound event while stopping; it is replayed at the next start");
+          this.deps.log.error(
+            { platform: env.platform, inboundId, err: errInfo(err) },
+            "could not handle an inbound event while stopping; it is replayed at the next start",
+          );
           return;
         }
         if (Date.now() + wait >= deadline) {
@@ -319,7 +327,10 @@ export class Gateway {
           await this.#unanswered(env, inboundId, `could not be handled: ${String(errInfo(err).message ?? "error")}`);
           return;
         }
-        this.deps.log[attempt >= 5 ? "error" : "warn"]({ platform: env.platform, inboundId, attempt, retryInMs: wait, err: errInfo(err) }, "could not handle an inbound event; retrying (its chat's later events wait)");
+        this.deps.log[attempt >= 5 ? "error" : "warn"](
+          { platform: env.platform, inboundId, attempt, retryInMs: wait, err: errInfo(err) },
+          "could not handle an inbound event; retrying (its chat's later events wait)",
+        );
         await sleep(wait);
       }
     }
@@ -334,59 +345,18 @@ export class Gateway {
     });
   }
 
-  async #reply(env: InboundEnvelope, inboundId: string, text: string, sessionId = ""): Promise<void> {
-    const r = await this.deps.ledger.commit({ sessionId, inboundIds: [inboundId], messages: [], turnIncrement: 0, replies: [{ replyTo: env.replyTo, text, kind: "notice", severity: "info" }] });
-    for (const id of r.deliveryIds) await this.deps.outbound.deliverId(id);
-  }
-
-  async #dispatch(env: InboundEnvelope, inboundId: string): Promise<RunHandle | undefined> {
-    const { policy, runner } = this.deps;
-    if (env.change) {
-      await applyChange({ ...this.deps, maxInboundChars: policy.MAX_INBOUND_CHARS }, env, env.change, inboundId);
-      this.#arrivals.handled(inboundId, "change");
-      return undefined;
-    }
-    const adapter = this.#adapterFor(env);
-    const isAdmin = listed(policy.ADMIN_USERS, env);
-    const refusal = await dmRefusal(env, policy, this.deps.pairing, adapter, isAdmin);
-    if (refusal !== undefined) {
-      await this.#reply(env, inboundId, refusal);
-      return;
-    }
-    const length = env.textLength ?? env.text.length;
-    if (length > policy.MAX_INBOUND_CHARS) {
-      await this.#reply(env, inboundId, messages.tooLong(length, policy.MAX_INBOUND_CHARS));
-      return;
-    }
-
-    const { userId, conversation, respond } = await identify(env, this.deps.identities, policy, adapter?.botUsername);
-    const info = await this.#bound(conversation);
-    const event: InEvent = {
-      type: "message",
-      text: env.text,
-      attachments: env.attachments,
-      respond,
-      conversation,
-      origin: { platform: env.platform, chatId: env.chatId, threadId: env.threadId, senderId: env.senderId, senderName: env.senderName, messageId: env.messageId, userId },
-      replyTo: { ...env.replyTo, kind: env.chatKind === "private" ? "private" : "group" },
+  #dispatch(env: InboundEnvelope, inboundId: string): Promise<RunHandle | undefined> {
+    return dispatch(
+      {
+        ...this.deps,
+        shared: this.#shared,
+        stopping: () => this.#stopping,
+        adapterFor: (e) => this.#adapterFor(e),
+        handled: (id, outcome) => this.#arrivals.handled(id, outcome),
+      },
+      env,
       inboundId,
-      receivedAt: new Date(),
-      isAdmin,
-      botUsername: adapter?.botUsername,
-    };
-    if (this.#stopping) return undefined;
-    return runner.run(runner.open(info), event);
-  }
-
-  /** The session the conversation is bound to: from the cache while its live session is open (one process only), else from the registry. */
-  async #bound(conversation: InEvent["conversation"]): Promise<Info> {
-    const { runner, registry } = this.deps;
-    const key = registry.chatKey(conversation);
-    const cached = this.#bindings.get(key);
-    if (!this.#shared && cached && runner.has(cached) && !runner.get(cached).closed) return runner.get(cached).info;
-    const info = await registry.resolveChatChannel(conversation);
-    this.#bindings.set(key, info.id);
-    return info;
+    );
   }
 
   /**

@@ -63,7 +63,10 @@ export class ReplyTracker {
         if (!rec || (rec.status !== "pending" && rec.status !== "sending")) return;
       } catch (err) {
         this.onError("reply-flush-check");
-        this.log.error({ err: errInfo(err) }, "could not tell whether a conversation's replies were sent; releasing it anyway (its next replies could overtake them)");
+        this.log.error(
+          { err: errInfo(err) },
+          "could not tell whether a conversation's replies were sent; releasing it anyway (its next replies could overtake them)",
+        );
         return;
       }
       if (Date.now() >= end || this.stopping()) return;

@@ -27,19 +27,31 @@ export async function noticeUnanswered(deps: UnansweredDeps, env: InboundEnvelop
   const { metrics, log } = deps;
   metrics.expired.inc({ platform: env.platform, what: "inbound" });
   metrics.unanswered.inc({ platform: env.platform });
-  log.error({ platform: env.platform, inboundId, chatId: env.chatId, occurredAt: env.occurredAt.toISOString(), why }, "an accepted event reached INBOUND_TTL unanswered; its chat is asked to send it again");
+  log.error(
+    { platform: env.platform, inboundId, chatId: env.chatId, occurredAt: env.occurredAt.toISOString(), why },
+    "an accepted event reached INBOUND_TTL unanswered; its chat is asked to send it again",
+  );
   const text = messages.unanswered(env.occurredAt);
   try {
     await deps.inbound.mark(inboundId, "expired", why);
     // Not keyed to the inbound's TTL (that has passed): the notice gets a TTL of its own.
-    const r = await deps.ledger.commit({ sessionId: "", inboundIds: [], messages: [], turnIncrement: 0, replies: [{ replyTo: env.replyTo, text, kind: "notice", severity: "warn" }] });
-    for (const id of r.deliveryIds) await deps.outbound.deliverId(id);
+    const r = await deps.ledger.commit({
+      sessionId: "",
+      inboundIds: [],
+      messages: [],
+      turnIncrement: 0,
+      replies: [{ replyTo: env.replyTo, text, kind: "notice", severity: "warn" }],
+    });
+    for (const id of r.deliveryIds) await deps.outbound.deliverId(id, env.replyTo);
   } catch (err) {
     metrics.internalErrors.inc({ where: "unanswered-notice" });
     log.error({ inboundId, err: errInfo(err) }, "the store could not record the unanswered notice; sending it straight to the platform");
-    await deps.adapterFor(env)?.sink.send(env.replyTo, text).catch((e: unknown) => {
-      metrics.internalErrors.inc({ where: "unanswered-notice-send" });
-      log.error({ inboundId, err: errInfo(e) }, "the unanswered notice could not be sent either");
-    });
+    await deps
+      .adapterFor(env)
+      ?.sink.send(env.replyTo, text)
+      .catch((e: unknown) => {
+        metrics.internalErrors.inc({ where: "unanswered-notice-send" });
+        log.error({ inboundId, err: errInfo(e) }, "the unanswered notice could not be sent either");
+      });
   }
 }

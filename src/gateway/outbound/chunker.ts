@@ -206,7 +206,7 @@ export function chunkText(text: string, limit: number): string[] {
   const tail = fences.at(-1);
   if (tail && !tail.closed) {
     // Close a dangling fence so every chunk stays balanced.
-    text = text.trimEnd() + "\n" + tail.marker;
+    text = `${text.trimEnd()}\n${tail.marker}`;
     fences = scanFences(text);
   }
   const n = text.length;
@@ -242,7 +242,7 @@ export function chunkText(text: string, limit: number): string[] {
       }
     }
 
-    const prefix = inFence ? inFence.header + "\n" : "";
+    const prefix = inFence ? `${inFence.header}\n` : "";
     const budget = limit - prefix.length;
     if (end - p <= budget) {
       push(prefix + text.slice(p, end));
@@ -259,7 +259,7 @@ export function chunkText(text: string, limit: number): string[] {
         b = best(code, CODE_LEVELS, p, w);
         if (b < 0) b = hardSplit(text, p, w);
       }
-      chunks.push(prefix + trimEndNewlines(text.slice(p, b)) + "\n" + cur.marker);
+      chunks.push(`${prefix + trimEndNewlines(text.slice(p, b))}\n${cur.marker}`);
       p = skipLeading(text, b, cur.bodyEnd);
       if (p >= cur.bodyEnd) {
         // Only the closing line is left, and the piece just sent closed the fence already.

@@ -35,13 +35,16 @@ export class ReplyClaims {
   start(): void {
     const stale = this.opts.staleAfterMs;
     if (!stale || this.#timer) return;
-    this.#timer = setInterval(() => {
-      if (!this.#held.size) return;
-      this.opts.deliveries.renewClaims([...this.#held], this.opts.owner ?? "").catch((err) => {
-        this.opts.metrics.internalErrors.inc({ where: "reply-claims-renew" });
-        this.opts.log.error({ err: errInfo(err) }, "renewing reply claims failed; another process may send them after the stale period");
-      });
-    }, Math.max(250, Math.floor(stale / 3)));
+    this.#timer = setInterval(
+      () => {
+        if (!this.#held.size) return;
+        this.opts.deliveries.renewClaims([...this.#held], this.opts.owner ?? "").catch((err) => {
+          this.opts.metrics.internalErrors.inc({ where: "reply-claims-renew" });
+          this.opts.log.error({ err: errInfo(err) }, "renewing reply claims failed; another process may send them after the stale period");
+        });
+      },
+      Math.max(250, Math.floor(stale / 3)),
+    );
     this.#timer.unref?.();
   }
 

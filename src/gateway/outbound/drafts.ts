@@ -3,7 +3,7 @@ import { errInfo } from "../../log.js";
 import type { ReplyAddress } from "../../runtime/events.js";
 import type { Adapter } from "../adapter.js";
 import type { GatewayMetrics } from "../metrics.js";
-import { chatKey } from "./keys.js";
+import { chatKey } from "../keys.js";
 import type { OutboundScheduler } from "./scheduler.js";
 import { chunksOf } from "./send-chunk.js";
 import type { SentLog } from "./sent-log.js";
@@ -143,16 +143,21 @@ export class Drafts {
     if (d.timer) return;
     const interval = to.kind === "private" ? a.adapter.limits.editIntervalMs.private : a.adapter.limits.editIntervalMs.group;
     const draft = d;
-    draft.timer = setTimeout(() => {
-      draft.timer = undefined;
-      if (draft.final) return;
-      const next = chunksOf(a.adapter, draft.text)[0] ?? "";
-      if (!draft.messageId || next === draft.shown) return;
-      void a.scheduler.schedule(chatKey(to), () => a.adapter.sink.edit(to, draft.messageId!, next), { essential: false, label: "edit" }).then(() => {
-        draft.shown = next;
-        draft.lastEdit = Date.now();
-      });
-    }, Math.max(0, interval - (Date.now() - draft.lastEdit)));
+    draft.timer = setTimeout(
+      () => {
+        draft.timer = undefined;
+        if (draft.final) return;
+        const next = chunksOf(a.adapter, draft.text)[0] ?? "";
+        if (!draft.messageId || next === draft.shown) return;
+        void a.scheduler
+          .schedule(chatKey(to), () => a.adapter.sink.edit(to, draft.messageId!, next), { essential: false, label: "edit" })
+          .then(() => {
+            draft.shown = next;
+            draft.lastEdit = Date.now();
+          });
+      },
+      Math.max(0, interval - (Date.now() - draft.lastEdit)),
+    );
     draft.timer.unref?.();
   }
 

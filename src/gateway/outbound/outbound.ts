@@ -7,18 +7,22 @@ import { isAdapterError } from "../contract.js";
 import type { GatewayMetrics } from "../metrics.js";
 import { ReplyClaims } from "./claims.js";
 import { Drafts, type Draft } from "./drafts.js";
-import { adapterKey, chatKey } from "./keys.js";
+import { KeyedQueue } from "../../keyed-queue.js";
+import { adapterKey, chatKey } from "../keys.js";
 import { findOne, readBack } from "./read-back.js";
 import { OutboundScheduler } from "./scheduler.js";
 import { chunksOf, editChunk, sendChunk } from "./send-chunk.js";
 import type { SentLog } from "./sent-log.js";
 
-export { adapterKey, chatKey } from "./keys.js";
+export { adapterKey, chatKey } from "../keys.js";
 export { chunksOf, sendChunk } from "./send-chunk.js";
 export { STOPPED_MARK } from "./drafts.js";
 
 /** markSending found the reply no longer pending or sending: it was sent meanwhile, or another process took it. */
 class ReplyTaken extends Error {}
+
+/** A recorded reply's address, for replies recovered from the store (a live one comes with its event's address). */
+const addressOf = (rec: DeliveryRecord): ReplyAddress => JSON.parse(rec.address) as ReplyAddress;
 
 export interface OutboundOptions {
   deliveries: DeliveryStore;
@@ -47,14 +51,14 @@ export class Outbound {
   /** Replies this process has taken on (queued behind their chat, or being sent): their claims are kept fresh in shared mode. */
   readonly #held: ReplyClaims;
   /** Replies to one chat are delivered in the order they were emitted. */
-  readonly #chains = new Map<string, Promise<void>>();
+  readonly #chats = new KeyedQueue();
 
   /** Held closed while the gateway starts, so replies recovered from before a restart go out before new ones. */
   #gate: Promise<void> = Promise.resolve();
   #openGate: (() => void) | undefined;
 
   constructor(readonly opts: OutboundOptions) {
-    this.#drafts = new Drafts({ ...opts, lookup: (to) => this.#for(to), chatBusy: (key) => this.#chains.has(key) });
+    this.#drafts = new Drafts({ ...opts, lookup: (to) => this.#for(to), chatBusy: (key) => this.#chats.busy(key) });
     this.#held = new ReplyClaims(opts);
   }
 
@@ -69,7 +73,10 @@ export class Outbound {
   /** Queues every reply written but not confirmed sent, each behind its chat's earlier replies. */
   async queueUnsent(): Promise<number> {
     const rows = await this.opts.deliveries.unsent({ staleAfterMs: this.opts.staleAfterMs });
-    for (const r of rows) void this.#held.holding(r.id, () => this.#inOrder(chatKey(JSON.parse(r.address) as ReplyAddress), () => this.deliver(r)));
+    for (const r of rows) {
+      const to = addressOf(r);
+      void this.#held.holding(r.id, () => this.#inOrder(chatKey(to), () => this.deliver(r, to)));
+    }
     return rows.length;
   }
 
@@ -111,13 +118,14 @@ export class Outbound {
         const { deliveryId, turnId } = e;
         // Take the draft now: turn-complete follows at once and forgets the turn.
         const draft = this.#drafts.take(turnId);
-        if (deliveryId) await this.#held.holding(deliveryId, () => this.#inOrder(chatKey(e.replyTo), () => this.deliverId(deliveryId, draft)));
+        if (deliveryId) await this.#held.holding(deliveryId, () => this.#inOrder(chatKey(e.replyTo), () => this.deliverId(deliveryId, e.replyTo, draft)));
         this.#drafts.forget(turnId);
         return;
       }
       case "notice": {
         const { deliveryId } = e;
-        if (deliveryId && e.replyTo) await this.#held.holding(deliveryId, () => this.#inOrder(chatKey(e.replyTo!), () => this.deliverId(deliveryId)));
+        if (deliveryId && e.replyTo)
+          await this.#held.holding(deliveryId, () => this.#inOrder(chatKey(e.replyTo!), () => this.deliverId(deliveryId, e.replyTo)));
         return;
       }
       case "turn-complete": {
@@ -131,19 +139,12 @@ export class Outbound {
   };
 
   #inOrder(key: string, fn: () => Promise<void>): Promise<void> {
-    const prev = this.#chains.get(key) ?? this.#gate;
-    const next = prev.then(fn, fn);
-    const tail = next.catch(() => undefined);
-    this.#chains.set(key, tail);
-    void tail.then(() => {
-      if (this.#chains.get(key) === tail) this.#chains.delete(key);
-    });
-    return next;
+    return this.#chats.run(key, fn, this.#gate);
   }
 
   /** Sizes of the per-chat and per-turn state, for tests and diagnostics. */
   stats(): { drafts: number; turnStart: number; chains: number; inFlight: number; held: number } {
-    return { drafts: this.#drafts.size, turnStart: this.#drafts.turnStarts, chains: this.#chains.size, inFlight: this.#inFlight.size, held: this.#held.size };
+    return { drafts: this.#drafts.size, turnStart: this.#drafts.turnStarts, chains: this.#chats.size, inFlight: this.#inFlight.size, held: this.#held.size };
   }
 
   async typing(to: ReplyAddress): Promise<void> {
@@ -153,9 +154,10 @@ export class Outbound {
     this.opts.metrics.outbound.inc({ platform: to.platform, call: "typing", outcome: r ? "ok" : "skipped" });
   }
 
-  async deliverId(id: string, draft?: Draft): Promise<void> {
+  /** Sends the reply `id`; `to` is its address as the event that made it carried it (else read back from its record). */
+  async deliverId(id: string, to?: ReplyAddress, draft?: Draft): Promise<void> {
     const rec = await this.opts.deliveries.take(id);
-    if (rec) await this.deliver(rec, draft);
+    if (rec) await this.deliver(rec, to, draft);
   }
 
   /** Shared mode: keeps the claims of every reply this process holds fresh (see claims.ts). */
@@ -172,7 +174,7 @@ export class Outbound {
    * quoting the user's message, each chunk through the scheduler (which
    * waits out 429s and never drops). A streamed draft becomes the first chunk.
    */
-  async deliver(rec: DeliveryRecord, draft?: Draft): Promise<void> {
+  async deliver(rec: DeliveryRecord, address?: ReplyAddress, draft?: Draft): Promise<void> {
     if (this.#inFlight.has(rec.id) || rec.status === "sent") return;
     const a = this.#for(rec);
     if (!a) {
@@ -188,7 +190,7 @@ export class Outbound {
     try {
       // `sending` means "handed to the platform, answer not recorded": a process crashed, or a call failed, mid-send.
       const triedBefore = rec.status === "sending";
-      const to = JSON.parse(rec.address) as ReplyAddress;
+      const to = address ?? addressOf(rec);
       const chunks = chunksOf(a.adapter, rec.text);
       await draft?.sending;
       // A draft a previous process showed for this event (its turn never committed) becomes the reply's first chunk.
@@ -212,7 +214,10 @@ export class Outbound {
           } catch (err) {
             // The adopted draft is gone (deleted in the chat): post the chunk instead.
             if (!adopted || !isAdapterError(err, "Rejected")) throw err;
-            this.opts.log.warn({ deliveryId: rec.id, platform: rec.platform, err: errInfo(err) }, "the draft left by a crash could not be edited; posting the reply as a new message");
+            this.opts.log.warn(
+              { deliveryId: rec.id, platform: rec.platform, err: errInfo(err) },
+              "the draft left by a crash could not be edited; posting the reply as a new message",
+            );
           }
         }
         const key = `${rec.id}:${i}`;
@@ -258,7 +263,12 @@ export class Outbound {
 
   #refused(rec: DeliveryRecord, why: "too-long" | "bad-format"): void {
     this.opts.metrics.outbound.inc({ platform: rec.platform, call: "send", outcome: why === "too-long" ? "resplit" : "plain" });
-    this.opts.log.warn({ deliveryId: rec.id, platform: rec.platform, reason: why }, why === "too-long" ? "the platform refused a reply chunk as too long; it is split smaller and sent again" : "the platform could not parse a reply chunk's formatting; it is sent again as plain text");
+    this.opts.log.warn(
+      { deliveryId: rec.id, platform: rec.platform, reason: why },
+      why === "too-long"
+        ? "the platform refused a reply chunk as too long; it is split smaller and sent again"
+        : "the platform could not parse a reply chunk's formatting; it is sent again as plain text",
+    );
   }
 
   /**
@@ -275,7 +285,10 @@ export class Outbound {
       } catch (err) {
         this.opts.metrics.internalErrors.inc({ where: "mark-sent" });
         if (Date.now() >= rec.expiresAt.getTime()) throw err;
-        this.opts.log.warn({ deliveryId: rec.id, attempt, err: errInfo(err) }, "a sent reply could not be marked sent; retrying (it is not sent again meanwhile)");
+        this.opts.log.warn(
+          { deliveryId: rec.id, attempt, err: errInfo(err) },
+          "a sent reply could not be marked sent; retrying (it is not sent again meanwhile)",
+        );
         await new Promise<void>((r) => setTimeout(r, Math.min(2000, 50 * 2 ** Math.min(attempt - 1, 6))).unref?.());
       }
     }

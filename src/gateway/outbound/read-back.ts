@@ -7,7 +7,7 @@ import type { SentMessage } from "../contract.js";
 import { isAdapterError } from "../contract.js";
 import type { GatewayMetrics } from "../metrics.js";
 import type { Draft } from "./drafts.js";
-import { chatKey } from "./keys.js";
+import { chatKey } from "../keys.js";
 import type { OutboundScheduler } from "./scheduler.js";
 import type { SentLog } from "./sent-log.js";
 
@@ -44,20 +44,32 @@ export async function readBack(
   } catch (err) {
     ctx.metrics.outbound.inc({ platform: rec.platform, call: "read-back", outcome: "error" });
     if (!isAdapterError(err, "Rejected")) throw err; // the reply stays queued; the read is tried again
-    ctx.log.error({ deliveryId: rec.id, platform: rec.platform, err: errInfo(err) }, "could not check whether a reply left sending by a crash was already posted; sending it again, so it may show twice");
+    ctx.log.error(
+      { deliveryId: rec.id, platform: rec.platform, err: errInfo(err) },
+      "could not check whether a reply left sending by a crash was already posted; sending it again, so it may show twice",
+    );
     return undefined;
   }
 }
 
 /** One chunk's read-back before a retried send (no rate-limit slot of its own: it runs inside the send's). */
-export async function findOne(ctx: ReadBackContext, a: { adapter: Adapter }, rec: DeliveryRecord, to: ReplyAddress, key: string): Promise<SentMessage | undefined> {
+export async function findOne(
+  ctx: ReadBackContext,
+  a: { adapter: Adapter },
+  rec: DeliveryRecord,
+  to: ReplyAddress,
+  key: string,
+): Promise<SentMessage | undefined> {
   if (!a.adapter.sink.findSent) return undefined;
   try {
     return (await a.adapter.sink.findSent(to, [key], rec.createdAt)).get(key);
   } catch (err) {
     if (!isAdapterError(err, "Rejected")) throw err;
     ctx.metrics.outbound.inc({ platform: rec.platform, call: "read-back", outcome: "error" });
-    ctx.log.error({ deliveryId: rec.id, platform: rec.platform, err: errInfo(err) }, "could not check whether a failed send was posted after all; sending it again, so it may show twice");
+    ctx.log.error(
+      { deliveryId: rec.id, platform: rec.platform, err: errInfo(err) },
+      "could not check whether a failed send was posted after all; sending it again, so it may show twice",
+    );
     return undefined;
   }
 }

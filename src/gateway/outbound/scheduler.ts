@@ -30,6 +30,8 @@
  * Logs carry the chat key, the label and the error code, never message text
  * or error messages (those can echo the text).
  */
+import { SwitchboardError } from "../../errors.js";
+import { KeyedQueue } from "../../keyed-queue.js";
 import { isAdapterError } from "../contract.js";
 import { TokenBucket } from "./token-bucket.js";
 
@@ -74,8 +76,11 @@ export interface OutboundSchedulerOptions {
 }
 
 /** schedule() after close(). */
-export class SchedulerClosedError extends Error {
+export class SchedulerClosedError extends SwitchboardError<"Closed"> {
   override readonly name = "SchedulerClosedError";
+  constructor(message: string) {
+    super("Closed", message);
+  }
 }
 
 interface Job {
@@ -83,15 +88,13 @@ interface Job {
   essential: boolean;
   label: string;
   queuedAt: number;
-  resolve(value: unknown): void;
-  reject(err: unknown): void;
 }
 
 interface Chat {
-  queue: Job[];
+  /** Calls queued or in flight. */
+  queued: number;
   bucket: TokenBucket;
   pausedUntil: number;
-  running: boolean;
 }
 
 const TRANSIENT_BASE_MS = 500;
@@ -109,6 +112,8 @@ export class OutboundScheduler {
   private readonly onRateLimited: ((info: RateLimitedInfo) => void) | undefined;
 
   private readonly chats = new Map<string, Chat>();
+  /** A chat's calls run one at a time, in the order scheduled. */
+  private readonly serial = new KeyedQueue();
   private readonly global: TokenBucket;
   private globalPausedUntil = 0;
   private readonly globalWaiters: Array<() => void> = [];
@@ -151,19 +156,15 @@ export class OutboundScheduler {
       this.log?.debug?.({ chatKey, label }, "non-essential call dropped: chat is rate-limited");
       return Promise.resolve(undefined);
     }
-    return new Promise<T | undefined>((resolve, reject) => {
-      chat.queue.push({ call, essential, label, queuedAt: this.now(), resolve: resolve as (v: unknown) => void, reject });
-      this.total++;
-      if (!chat.running) {
-        chat.running = true;
-        void this.run(chatKey, chat);
-      }
-    });
+    const job: Job = { call, essential, label, queuedAt: this.now() };
+    chat.queued++;
+    this.total++;
+    return this.serial.run(chatKey, () => this.execute(chatKey, chat, job) as Promise<T | undefined>).finally(() => this.finished(chatKey, chat));
   }
 
   /** Calls queued or in flight, for one chat or in all. */
   pending(chatKey?: string): number {
-    return chatKey === undefined ? this.total : (this.chats.get(chatKey)?.queue.length ?? 0);
+    return chatKey === undefined ? this.total : (this.chats.get(chatKey)?.queued ?? 0);
   }
 
   /** Resolves once nothing is queued or in flight (whatever the outcomes). */
@@ -182,7 +183,7 @@ export class OutboundScheduler {
     if (!chat) {
       if (this.chats.size >= this.sweepAt) this.sweep();
       const { ratePerSec, burst } = this.limits.perChat;
-      chat = { queue: [], bucket: new TokenBucket(ratePerSec, burst, this.now), pausedUntil: 0, running: false };
+      chat = { queued: 0, bucket: new TokenBucket(ratePerSec, burst, this.now), pausedUntil: 0 };
       this.chats.set(chatKey, chat);
     }
     return chat;
@@ -195,7 +196,7 @@ export class OutboundScheduler {
   }
 
   private isForgettable(chat: Chat): boolean {
-    return !chat.running && chat.queue.length === 0 && chat.pausedUntil <= this.now() && chat.bucket.isFull();
+    return chat.queued === 0 && chat.pausedUntil <= this.now() && chat.bucket.isFull();
   }
 
   private isPaused(chat: Chat): boolean {
@@ -212,22 +213,15 @@ export class OutboundScheduler {
     return chat.pausedUntil > t || this.globalPausedUntil > t;
   }
 
-  private async run(chatKey: string, chat: Chat): Promise<void> {
-    for (let job = chat.queue[0]; job; job = chat.queue[0]) {
-      try {
-        job.resolve(await this.execute(chatKey, chat, job));
-      } catch (err) {
-        job.reject(err);
-      }
-      chat.queue.shift();
-      if (--this.total === 0) {
-        const idle = this.idle;
-        this.idle = [];
-        for (const resolve of idle) resolve();
-      }
+  /** One call of the chat is done (whatever its outcome). */
+  private finished(chatKey: string, chat: Chat): void {
+    chat.queued--;
+    if (--this.total === 0) {
+      const idle = this.idle;
+      this.idle = [];
+      for (const resolve of idle) resolve();
     }
-    chat.running = false;
-    if (this.isForgettable(chat)) this.chats.delete(chatKey);
+    if (this.isForgettable(chat) && this.chats.get(chatKey) === chat) this.chats.delete(chatKey);
   }
 
   private async execute(chatKey: string, chat: Chat, job: Job): Promise<unknown> {
@@ -276,9 +270,7 @@ export class OutboundScheduler {
   private pauseFor(chatKey: string, chat: Chat, err: unknown, rateLimits: number): RateLimitedInfo {
     const given = isAdapterError(err) ? err.retryAfterMs : undefined;
     const retryAfterMs =
-      given !== undefined && Number.isFinite(given) && given >= 0
-        ? given
-        : Math.min(MAX_BACKOFF_MS, DEFAULT_RETRY_AFTER_MS * 2 ** (rateLimits - 1));
+      given !== undefined && Number.isFinite(given) && given >= 0 ? given : Math.min(MAX_BACKOFF_MS, DEFAULT_RETRY_AFTER_MS * 2 ** (rateLimits - 1));
     const scope = (err as { scope?: unknown }).scope === "global" ? "global" : "chat";
     // Jitter spreads the retries of many chats that were limited at the same instant.
     const until = this.now() + this.withJitter(retryAfterMs);

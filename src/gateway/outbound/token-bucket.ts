@@ -26,9 +26,7 @@ export class TokenBucket {
   private refill(): void {
     const t = this.now();
     if (t > this.last) {
-      this.tokens = Number.isFinite(this.ratePerSec)
-        ? Math.min(this.burst, this.tokens + ((t - this.last) * this.ratePerSec) / 1000)
-        : this.burst;
+      this.tokens = Number.isFinite(this.ratePerSec) ? Math.min(this.burst, this.tokens + ((t - this.last) * this.ratePerSec) / 1000) : this.burst;
       this.last = t;
     }
   }

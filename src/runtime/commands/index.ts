@@ -10,10 +10,33 @@ import { addressedElsewhere, parseCommand, type ParsedCommand } from "./parse.js
 
 export type CommandAccess = "anyone" | "admin";
 
+/**
+ * What a command may do beyond its own session's settings: narrow
+ * capabilities over the conversation, never the whole Runner.
+ */
+export interface CommandCapabilities {
+  /** This chat's sessions, most recent first (private: user + channel; group: the group). */
+  sessions(limit?: number): Promise<Info[]>;
+  /** With several processes on one database, re-reads the session's settings (commands that show them call this). */
+  refresh(): Promise<void>;
+  /** Resolves once what was sent before this command has been answered. */
+  whenIdle(): Promise<void>;
+  /**
+   * /new: compare-and-rotate the conversation onto a fresh session (against
+   * `expectedSessionId`), and move the conversation there. Throws
+   * StaleRotation or RotationOutcomeUnknown as the registry does.
+   */
+  rotate(opts: { expectedSessionId: string; persona?: string; reason: "new" | "reset" }): Promise<Info>;
+  /** After RotationOutcomeUnknown: whether the rotation away from `expectedSessionId` happened. */
+  verifyRotation(expectedSessionId: string): Promise<"Committed" | "NotExecuted" | "Uncertain">;
+  /** Moves the conversation from `fromSessionId` to the session its binding points at now. */
+  followBinding(fromSessionId: string): Promise<Info>;
+}
+
 export interface CommandContext {
   event: MessageEvent;
   session: LiveSession;
-  runner: Runner;
+  can: CommandCapabilities;
   args: string;
   /** The name the command was called by (an alias, for instance /reset). */
   name: string;
@@ -37,19 +60,47 @@ export interface CommandOptions {
   adminCommands?: string[];
   /** The model shown by /status when the session sets none. */
   defaultModel?: string;
+  /** MODELS_ALLOWED: the only models /model may choose (empty or unset: any valid name). */
+  modelsAllowed?: readonly string[];
   /** Extra commands (the gateway adds /approve). */
   extra?: CommandSpec[];
 }
 
-const fmtDate = (d: Date) => d.toISOString().replace("T", " ").slice(0, 16) + " UTC";
+const fmtDate = (d: Date) => `${d.toISOString().replace("T", " ").slice(0, 16)} UTC`;
 
-/** This chat's sessions, most recent first: the same binding (private: user + channel; group: the group). */
-async function chatSessions(runner: Runner, ev: MessageEvent, limit = 20): Promise<Info[]> {
-  const c = ev.conversation;
-  return runner.registry.list({ userId: c.userId, agentId: c.agentId }, { kinds: ["chat"], includeArchived: true, channel: c.groupId ? undefined : c.channel, limit });
+/** The capabilities of a command run for `event` in `session` (see CommandCapabilities). */
+function capabilities(runner: Runner, session: LiveSession, event: MessageEvent): CommandCapabilities {
+  const { registry } = runner;
+  const c = event.conversation;
+  // The live session a rotation moves away from: the one named, if it is live, else this one.
+  const from = (id: string | undefined) => (id && id !== session.id && runner.has(id) ? runner.get(id) : session);
+  return {
+    sessions: (limit = 20) =>
+      registry.list({ userId: c.userId, agentId: c.agentId }, { kinds: ["chat"], includeArchived: true, channel: c.groupId ? undefined : c.channel, limit }),
+    refresh: () => runner.refresh(session),
+    whenIdle: () => runner.whenIdle(session),
+    rotate: async ({ expectedSessionId, persona, reason }) => {
+      const r = await registry.rotateChannel({ ...c, expectedSessionId, persona, reason, inboundId: event.inboundId });
+      runner.handoff(from(r.previous?.id), r.current, "rotated");
+      return r.current;
+    },
+    verifyRotation: (expected) => registry.verifyRotation(expected, () => registry.peekChatChannel(c)),
+    followBinding: async (fromSessionId) => {
+      const current = await registry.resolveChatChannel(c);
+      runner.handoff(from(fromSessionId), current, "rotated");
+      return current;
+    },
+  };
 }
 
-const ENDED: Record<string, string> = { new: "ended by /new", reset: "ended by /reset", resume: "left by /resume", archive: "archived", rotate: "rotated by an operator", repair: "replaced after an archive" };
+const ENDED: Record<string, string> = {
+  new: "ended by /new",
+  reset: "ended by /reset",
+  resume: "left by /resume",
+  archive: "archived",
+  rotate: "rotated by an operator",
+  repair: "replaced after an archive",
+};
 
 /** One line of /sessions: its number, state and why it ended, turns, last activity, and the session it continues (lineage). */
 function describeSession(s: Info, i: number, list: Info[], currentId: string): string {
@@ -59,6 +110,13 @@ function describeSession(s: Info, i: number, list: Info[], currentId: string): s
   return `${i + 1}. ${s.id}${state}, ${s.turnCount} turns, ${fmtDate(s.lastActive)}${lineage}`;
 }
 
+/** For /model under MODELS_ALLOWED: a valid name that is not on the list gets the list. */
+export function allowedModel(v: string, allowed: readonly string[] | undefined): ReturnType<typeof parseModelName> {
+  const r = parseModelName(v);
+  if (!r.ok || !allowed?.length || allowed.includes(r.value)) return r;
+  return { ok: false, error: `The model ${r.value} is not allowed here. Choose one of: ${allowed.join(", ")}.` };
+}
+
 export function builtinCommands(opts: CommandOptions): CommandSpec[] {
   const rotate = async (ctx: CommandContext) => {
     const persona = ctx.args.split(/\s+/)[0]?.toLowerCase() || undefined;
@@ -66,19 +124,17 @@ export function builtinCommands(opts: CommandOptions): CommandSpec[] {
       ctx.notify("error", `Unknown persona "${persona}". Available: ${opts.personas.names().join(", ")}.`);
       return;
     }
-    const { session, runner, event } = ctx;
+    const { session, can, event } = ctx;
     // /new is ordered like a message: what was sent before it is answered first, in the old session.
     // (To abandon an answer in progress, /stop it.)
-    await runner.whenIdle(session);
+    await can.whenIdle();
     const reason = ctx.name === "reset" ? "reset" : "new";
     // Without a recorded stamp (see RotateRequest.inboundId), the session the event was taken into.
     const fallback = event.boundSessionId ?? session.id;
-    const from = (id: string | undefined) => (id && id !== session.id && runner.has(id) ? runner.get(id) : session);
     try {
       // Compare against the session this /new was bound to on arrival (the registry reads the recorded stamp), not whatever is current now.
-      const r = await runner.registry.rotateChannel({ ...event.conversation, expectedSessionId: fallback, persona, reason, inboundId: event.inboundId });
-      runner.handoff(from(r.previous?.id), r.current, "rotated");
-      ctx.notify("success", `Started a fresh session${persona ? ` with persona ${persona}` : ""}. session: ${r.current.id}`);
+      const current = await can.rotate({ expectedSessionId: fallback, persona, reason });
+      ctx.notify("success", `Started a fresh session${persona ? ` with persona ${persona}` : ""}. session: ${current.id}`);
     } catch (e) {
       if (isSessionError(e, "StaleRotation")) {
         ctx.notify("info", "A fresh session was already started.");
@@ -86,24 +142,29 @@ export function builtinCommands(opts: CommandOptions): CommandSpec[] {
       }
       if (!isSessionError(e, "RotationOutcomeUnknown")) throw e;
       const expected = typeof e.details.expectedSessionId === "string" ? e.details.expectedSessionId : fallback;
-      const verdict = await runner.registry.verifyRotation(expected, () => runner.registry.peekChatChannel(event.conversation));
+      const verdict = await can.verifyRotation(expected);
       if (verdict === "Committed") {
-        const current = await runner.registry.resolveChatChannel(event.conversation);
-        runner.handoff(from(expected), current, "rotated");
+        const current = await can.followBinding(expected);
         ctx.notify("success", `Started a fresh session. session: ${current.id}`);
       } else if (verdict === "NotExecuted") ctx.notify("error", "Could not start a fresh session (the database did not confirm it). Please send /new again.");
       else ctx.notify("warn", "It is not certain whether a fresh session was started. Send /status to check.");
     }
   };
 
-  const setting = (name: string, key: string, parse: (v: string) => { ok: true; value: unknown } | { ok: false; error: string }, describe: string): CommandSpec => ({
+  const setting = (
+    name: string,
+    key: string,
+    parse: (v: string) => { ok: true; value: unknown } | { ok: false; error: string },
+    describe: string,
+    hint = "",
+  ): CommandSpec => ({
     name,
     summary: `set the ${describe}`,
     usage: `/${name} <value>`,
     async run(ctx) {
       if (!ctx.args) {
-        await ctx.runner.refresh(ctx.session);
-        ctx.notify("info", `${describe}: ${String(ctx.session.metadata[key] ?? "(default)")}. Usage: /${name} <value>`);
+        await ctx.can.refresh();
+        ctx.notify("info", `${describe}: ${String(ctx.session.metadata[key] ?? "(default)")}. Usage: /${name} <value>${hint}`);
         return;
       }
       const r = parse(ctx.args);
@@ -123,23 +184,32 @@ export function builtinCommands(opts: CommandOptions): CommandSpec[] {
       name: "status",
       summary: "show this conversation's session",
       async run(ctx) {
-        await ctx.runner.refresh(ctx.session);
+        await ctx.can.refresh();
         const info = ctx.session.info;
-        const sessions = await chatSessions(ctx.runner, ctx.event, 1000);
+        const sessions = await ctx.can.sessions(1000);
         const archived = sessions.filter((s) => s.archived).length;
         // The live session's info is from when it opened; the stored row has the turns since.
         const turns = sessions.find((s) => s.id === info.id)?.turnCount ?? info.turnCount;
-        ctx.notify("info", [
-          `session: ${info.id}`,
-          `turns: ${turns}`,
-          `model: ${String(info.metadata[METADATA_KEYS.model] ?? opts.defaultModel ?? "echo")}`,
-          `persona: ${info.persona ?? "default"}`,
-          `started: ${fmtDate(info.createdAt)}`,
-          `archived sessions: ${archived}`,
-        ].join("\n"));
+        ctx.notify(
+          "info",
+          [
+            `session: ${info.id}`,
+            `turns: ${turns}`,
+            `model: ${String(info.metadata[METADATA_KEYS.model] ?? opts.defaultModel ?? "echo")}`,
+            `persona: ${info.persona ?? "default"}`,
+            `started: ${fmtDate(info.createdAt)}`,
+            `archived sessions: ${archived}`,
+          ].join("\n"),
+        );
       },
     },
-    setting("model", METADATA_KEYS.model, parseModelName, "model"),
+    setting(
+      "model",
+      METADATA_KEYS.model,
+      (v) => allowedModel(v, opts.modelsAllowed),
+      "model",
+      opts.modelsAllowed?.length ? ` Allowed: ${opts.modelsAllowed.join(", ")}.` : "",
+    ),
     setting("think", METADATA_KEYS.thinkingLevel, parseThinkingLevel, "thinking level"),
     setting("temperature", METADATA_KEYS.temperature, parseTemperature, "temperature"),
     setting("maxtokens", METADATA_KEYS.maxOutputTokens, parseMaxOutputTokens, "max output tokens"),
@@ -149,9 +219,12 @@ export function builtinCommands(opts: CommandOptions): CommandSpec[] {
       usage: "/persona <name>",
       async run(ctx) {
         const name = ctx.args.toLowerCase();
-        if (!name) await ctx.runner.refresh(ctx.session);
+        if (!name) await ctx.can.refresh();
         if (!name || !opts.personas.has(name)) {
-          ctx.notify(name ? "error" : "info", `${name ? `Unknown persona "${name}". ` : `persona: ${ctx.session.info.persona ?? "default"}. `}Available: ${opts.personas.names().join(", ")}.`);
+          ctx.notify(
+            name ? "error" : "info",
+            `${name ? `Unknown persona "${name}". ` : `persona: ${ctx.session.info.persona ?? "default"}. `}Available: ${opts.personas.names().join(", ")}.`,
+          );
           return;
         }
         await ctx.session.setPersona(name);
@@ -163,15 +236,31 @@ export function builtinCommands(opts: CommandOptions): CommandSpec[] {
       summary: "list this chat's sessions, or search them",
       usage: "/sessions [search terms]",
       async run(ctx) {
-        const list = await chatSessions(ctx.runner, ctx.event);
+        const list = await ctx.can.sessions();
         if (!ctx.args) {
-          ctx.notify("info", list.length ? list.map((s, i) => describeSession(s, i, list, ctx.session.id)).join("\n") + "\nResume one with /resume <n>." : "No sessions yet.");
+          ctx.notify(
+            "info",
+            list.length ? `${list.map((s, i) => describeSession(s, i, list, ctx.session.id)).join("\n")}\nResume one with /resume <n>.` : "No sessions yet.",
+          );
           return;
         }
         // Bounded: SQLite refuses LIKE patterns past a certain complexity, and nobody searches with a novel.
-        const terms = ctx.args.split(/\s+/).filter(Boolean).slice(0, 8).map((t) => t.slice(0, 100));
-        const hits = await opts.transcript.search(list.map((s) => s.id), terms, 10);
-        ctx.notify("info", hits.length ? hits.map((h) => `${list.findIndex((s) => s.id === h.sessionId) + 1}. ${h.sessionId}: …${h.snippet}…`).join("\n") : `No session of this chat mentions ${terms.join(" ")}.`);
+        const terms = ctx.args
+          .split(/\s+/)
+          .filter(Boolean)
+          .slice(0, 8)
+          .map((t) => t.slice(0, 100));
+        const hits = await opts.transcript.search(
+          list.map((s) => s.id),
+          terms,
+          10,
+        );
+        ctx.notify(
+          "info",
+          hits.length
+            ? hits.map((h) => `${list.findIndex((s) => s.id === h.sessionId) + 1}. ${h.sessionId}: …${h.snippet}…`).join("\n")
+            : `No session of this chat mentions ${terms.join(" ")}.`,
+        );
       },
     },
     {
@@ -185,7 +274,7 @@ export function builtinCommands(opts: CommandOptions): CommandSpec[] {
         }
         let target = ctx.args.split(/\s+/)[0]!;
         if (/^\d{1,4}$/.test(target)) {
-          const s = (await chatSessions(ctx.runner, ctx.event))[Number(target) - 1];
+          const s = (await ctx.can.sessions())[Number(target) - 1];
           if (!s) {
             ctx.notify("error", `There is no session ${target}; see /sessions.`);
             return;
@@ -200,7 +289,16 @@ export function builtinCommands(opts: CommandOptions): CommandSpec[] {
       summary: "show who and where you are",
       run(ctx) {
         const o = ctx.event.origin;
-        ctx.notify("info", [`platform: ${o.platform}`, `sender: ${o.senderId}${o.senderName ? ` (${o.senderName})` : ""}`, `user: ${o.userId ?? "(unknown)"}`, `chat: ${o.chatId}${o.threadId ? ` thread ${o.threadId}` : ""}`, `session: ${ctx.session.id}`].join("\n"));
+        ctx.notify(
+          "info",
+          [
+            `platform: ${o.platform}`,
+            `sender: ${o.senderId}${o.senderName ? ` (${o.senderName})` : ""}`,
+            `user: ${o.userId ?? "(unknown)"}`,
+            `chat: ${o.chatId}${o.threadId ? ` thread ${o.threadId}` : ""}`,
+            `session: ${ctx.session.id}`,
+          ].join("\n"),
+        );
       },
     },
     ...(opts.extra ?? []),
@@ -245,7 +343,14 @@ export function commandInterceptor(opts: CommandOptions): Interceptor & { comman
       ctx.notify("error", `/${spec.name} is for operators only.`);
       return null;
     }
-    const out = await spec.run({ event, session: ctx.session, runner: ctx.runner, args: cmd.args, name: cmd.name, notify: ctx.notify });
+    const out = await spec.run({
+      event,
+      session: ctx.session,
+      can: capabilities(ctx.runner, ctx.session, event),
+      args: cmd.args,
+      name: cmd.name,
+      notify: ctx.notify,
+    });
     return out ?? null;
   };
   return Object.assign(interceptor, { commands });

@@ -41,8 +41,14 @@ describe("DiscordAdapter", () => {
     expect(a.botId).toBe(dc.bot.id);
     expect(a.botUsername).toBe(dc.bot.username);
     expect(a.health()).toEqual({ ready: true });
-    expect(a.limits).toMatchObject({ maxTextLength: 2000, editIntervalMs: { private: 1000, group: 1500 }, perChat: { ratePerSec: 1, burst: 5 }, global: { ratePerSec: 40, burst: 50 }, canEdit: true });
-    expect(dc.identifies[0]!.d["intents"]).toBe(1 | (1 << 9) | (1 << 12) | (1 << 15));
+    expect(a.limits).toMatchObject({
+      maxTextLength: 2000,
+      editIntervalMs: { private: 1000, group: 1500 },
+      perChat: { ratePerSec: 1, burst: 5 },
+      global: { ratePerSec: 40, burst: 50 },
+      canEdit: true,
+    });
+    expect(dc.identifies[0]!.d.intents).toBe(1 | (1 << 9) | (1 << 12) | (1 << 15));
     await a.stop();
     expect(a.health().ready).toBe(false);
     expect(ctx.logLines.join("")).not.toContain(dc.token);
@@ -76,12 +82,12 @@ describe("DiscordAdapter", () => {
     await a.start(ctx);
     const dm = dc.dmChannel(alice);
     for (let i = 0; i < 5; i++) dc.userMessage({ channel: dm, author: alice, content: `dm ${i}` });
-    dc.userMessage({ channel: g.channels["general"]!, author: alice, content: `<@${dc.bot.id}> hi` });
-    dc.userMessage({ channel: g.threads["help"]!, author: alice, content: "thread" });
+    dc.userMessage({ channel: g.channels.general!, author: alice, content: `<@${dc.bot.id}> hi` });
+    dc.userMessage({ channel: g.threads.help!, author: alice, content: "thread" });
     await dc.waitFor(() => ctx.recorded.length === 7);
     expect(ctx.recorded.filter((e) => e.chatKind === "private").map((e) => e.text)).toEqual(["dm 0", "dm 1", "dm 2", "dm 3", "dm 4"]);
     expect(ctx.recorded.find((e) => e.chatKind === "group")).toMatchObject({ mentioned: true, text: "hi", chatTitle: "general" });
-    expect(ctx.recorded.find((e) => e.chatKind === "thread")).toMatchObject({ chatId: g.channels["general"]!.id, threadId: g.threads["help"]!.id });
+    expect(ctx.recorded.find((e) => e.chatKind === "thread")).toMatchObject({ chatId: g.channels.general!.id, threadId: g.threads.help!.id });
 
     await a.sink.send(ctx.recorded[0]!.replyTo, "echoed back by the fake");
     await new Promise((r) => setTimeout(r, 100).unref());
@@ -117,12 +123,15 @@ describe("DiscordAdapter", () => {
     const a = adapter();
     const ctx = makeContext();
     await a.start(ctx);
-    const general = g.channels["general"]!;
+    const general = g.channels.general!;
     dc.userMessage({ channel: general, author: alice, content: "before" });
     await dc.waitFor(() => ctx.recorded.length === 1);
 
     dc.forceDisconnect({ resumable: true });
-    const missed = [dc.userMessage({ channel: general, author: alice, content: "missed 1" }), dc.userMessage({ channel: dc.dmChannel(alice), author: alice, content: "missed 2" })];
+    const missed = [
+      dc.userMessage({ channel: general, author: alice, content: "missed 1" }),
+      dc.userMessage({ channel: dc.dmChannel(alice), author: alice, content: "missed 2" }),
+    ];
     await dc.waitFor(() => ctx.recorded.length === 3, 5000);
     expect(dc.resumes).toHaveLength(1);
     expect(dc.identifies).toHaveLength(1);
@@ -138,8 +147,8 @@ describe("DiscordAdapter", () => {
     const a = adapter();
     const ctx = makeContext();
     await a.start(ctx);
-    const payload = dc.slashCommand({ name: "new", user: alice, channel: g.channels["general"]!, options: { args: "kickoff" } });
-    const interactionId = String(payload["id"]);
+    const payload = dc.slashCommand({ name: "new", user: alice, channel: g.channels.general!, options: { args: "kickoff" } });
+    const interactionId = String(payload.id);
     await dc.waitFor(() => ctx.recorded.find((e) => e.eventId === interactionId));
     const env = ctx.recorded.find((e) => e.eventId === interactionId)!;
     expect(env).toMatchObject({ text: "/new kickoff", mentioned: true, chatKind: "group", senderId: alice.id });
@@ -170,7 +179,7 @@ describe("DiscordAdapter", () => {
     await a.start(ctx);
     dc.failNext("/interactions/*", { status: 404, code: 10062, message: "Unknown interaction" });
     const payload = dc.slashCommand({ name: "help", user: alice, channel: dm });
-    await dc.waitFor(() => ctx.recorded.find((e) => e.eventId === payload["id"]));
+    await dc.waitFor(() => ctx.recorded.find((e) => e.eventId === payload.id));
     await a.sink.send(ctx.recorded[0]!.replyTo, "the commands are ...");
     expect(dc.sent({ via: "channel", channelId: dm.id })[0]).toMatchObject({ content: "the commands are ..." });
   });
@@ -199,17 +208,26 @@ describe("DiscordAdapter", () => {
   it("configuration: no token -> undefined; options from the environment; bad shard values explain the fix", () => {
     expect(discordAdapterFromConfig({})).toBeUndefined();
     expect(discordAdapterFromConfig({ DISCORD_BOT_TOKEN: "  " })).toBeUndefined();
-    const a = discordAdapterFromConfig({ DISCORD_BOT_TOKEN: "abc.def.ghi", DISCORD_API_URL: "http://127.0.0.1:1/api", DISCORD_ALLOW_BOTS: true, DISCORD_MENTION_ROLES: ["123"], DISCORD_SHARD_ID: "1", DISCORD_SHARD_COUNT: "2" });
+    const a = discordAdapterFromConfig({
+      DISCORD_BOT_TOKEN: "abc.def.ghi",
+      DISCORD_API_URL: "http://127.0.0.1:1/api",
+      DISCORD_ALLOW_BOTS: true,
+      DISCORD_MENTION_ROLES: ["123"],
+      DISCORD_SHARD_ID: "1",
+      DISCORD_SHARD_COUNT: "2",
+    });
     expect(a).toBeInstanceOf(DiscordAdapter);
     expect(a!.platform).toBe("discord");
     expect(() => discordAdapterFromConfig({ DISCORD_BOT_TOKEN: "abc.def.ghi", DISCORD_SHARD_ID: "1" })).toThrow(/DISCORD_SHARD_COUNT/);
-    expect(() => discordAdapterFromConfig({ DISCORD_BOT_TOKEN: "abc.def.ghi", DISCORD_SHARD_ID: "2", DISCORD_SHARD_COUNT: "2" })).toThrow(/0\.\.DISCORD_SHARD_COUNT-1/);
+    expect(() => discordAdapterFromConfig({ DISCORD_BOT_TOKEN: "abc.def.ghi", DISCORD_SHARD_ID: "2", DISCORD_SHARD_COUNT: "2" })).toThrow(
+      /0\.\.DISCORD_SHARD_COUNT-1/,
+    );
     expect(() => new DiscordAdapter({ token: "abc.def.ghi", apiUrl: "http://x/api/" })).toThrow(/trailing slash/);
   });
 
   it("runs one shard of several: IDENTIFY carries [id, count]", async () => {
     const a = adapter({ shard: { id: 1, count: 2 } });
     await a.start(makeContext());
-    expect(dc.identifies[0]!.d["shard"]).toEqual([1, 2]);
+    expect(dc.identifies[0]!.d.shard).toEqual([1, 2]);
   });
 });

@@ -57,13 +57,15 @@ describe("discord ids", () => {
         expect(parsed).toEqual(th === undefined ? { botId: bot, kind: "group", channelId: ch } : { botId: bot, kind: "group", channelId: ch, threadId: th });
       }),
     );
-    for (const bad of ["telegram:1:dm:2", "discord:1:dm", "discord:x:dm:2", "discord:1:dm:2:extra", "discord:1:group:2:topic:3"]) expect(parseChannel(bad)).toBeUndefined();
+    for (const bad of ["telegram:1:dm:2", "discord:1:dm", "discord:x:dm:2", "discord:1:dm:2:extra", "discord:1:group:2:topic:3"])
+      expect(parseChannel(bad)).toBeUndefined();
   });
 
   it("group external id is the channel id; thread external id matches the gateway's <chatId>:thread:<threadId>", () => {
     expect(groupExternalId("42")).toBe("42");
     expect(threadExternalId("10", "20")).toBe("10:thread:20");
-    fc.assert(fc.property(snowflakeArb, snowflakeArb, (p, t) => {
+    fc.assert(
+      fc.property(snowflakeArb, snowflakeArb, (p, t) => {
         expect(parseThreadExternalId(threadExternalId(p, t))).toEqual({ parentId: p, threadId: t });
       }),
     );
@@ -90,7 +92,12 @@ describe("discord ids", () => {
         fc.boolean(),
         fc.option(fc.record({ applicationId: snowflakeArb, token: tokenArb }), { nil: undefined }),
         (bot, ch, reply, thread, interaction) => {
-          const a = encodeReplyAddress(bot, { channelId: ch, ...(reply ? { replyToMessageId: reply } : {}), ...(thread ? { threadId: ch } : {}), ...(interaction ? { interaction } : {}) });
+          const a = encodeReplyAddress(bot, {
+            channelId: ch,
+            ...(reply ? { replyToMessageId: reply } : {}),
+            ...(thread ? { threadId: ch } : {}),
+            ...(interaction ? { interaction } : {}),
+          });
           expect(a.platform).toBe("discord");
           expect(a.chatId).toBe(ch);
           expect(decodeReplyAddress(a)).toEqual({ channelId: ch, ...(reply ? { replyToMessageId: reply } : {}), ...(interaction ? { interaction } : {}) });

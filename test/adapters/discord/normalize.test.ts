@@ -52,17 +52,24 @@ describe("normalizeMessage", () => {
       senderName: "Alice",
       text: "hi there",
       mentioned: false,
-      eventId: m["id"],
-      messageId: m["id"],
+      eventId: m.id,
+      messageId: m.id,
       channel: `discord:${BOT}:dm:${DM}`,
-      replyTo: { platform: "discord", botId: BOT, chatId: DM, replyToMessageId: m["id"] },
+      replyTo: { platform: "discord", botId: BOT, chatId: DM, replyToMessageId: m.id },
     });
     expect(env.occurredAt.toISOString()).toBe("2025-01-01T00:00:00.000Z");
   });
 
   it("guild mention (<@id>, <@!id> or mentions array) counts and is stripped from the text", () => {
     const a = normalizeMessage(msg({ content: `<@${BOT}> what's up?` }), bot, { type: 0, name: "general" })!;
-    expect(a).toMatchObject({ chatKind: "group", chatId: GENERAL, mentioned: true, text: "what's up?", chatTitle: "general", channel: `discord:${BOT}:group:${GENERAL}` });
+    expect(a).toMatchObject({
+      chatKind: "group",
+      chatId: GENERAL,
+      mentioned: true,
+      text: "what's up?",
+      chatTitle: "general",
+      channel: `discord:${BOT}:group:${GENERAL}`,
+    });
     expect(normalizeMessage(msg({ content: `hey <@!${BOT}> there` }), bot)).toMatchObject({ mentioned: true, text: "hey there" });
     expect(normalizeMessage(msg({ content: "hey", mentions: [{ id: BOT }] }), bot)).toMatchObject({ mentioned: true });
     expect(normalizeMessage(msg({ content: "plain" }), bot)).toMatchObject({ mentioned: false, text: "plain" });
@@ -71,7 +78,10 @@ describe("normalizeMessage", () => {
   });
 
   it("a reply to the bot's message counts as a mention", () => {
-    const env = normalizeMessage(msg({ type: 19, content: "and then?", message_reference: { message_id: "1" }, referenced_message: { id: "1", author: { id: BOT, bot: true } } }), bot);
+    const env = normalizeMessage(
+      msg({ type: 19, content: "and then?", message_reference: { message_id: "1" }, referenced_message: { id: "1", author: { id: BOT, bot: true } } }),
+      bot,
+    );
     expect(env?.mentioned).toBe(true);
     const toAlice = normalizeMessage(msg({ type: 19, content: "x", referenced_message: { id: "1", author: { id: ALICE } } }), bot);
     expect(toAlice?.mentioned).toBe(false);
@@ -104,7 +114,7 @@ describe("normalizeMessage", () => {
       chatId: GENERAL,
       threadId: THREAD,
       channel: `discord:${BOT}:group:${GENERAL}:thread:${THREAD}`,
-      replyTo: { chatId: THREAD, threadId: THREAD, replyToMessageId: m["id"] },
+      replyTo: { chatId: THREAD, threadId: THREAD, replyToMessageId: m.id },
     });
   });
 
@@ -157,7 +167,7 @@ describe("normalizeInteraction", () => {
       chatId: DM,
       text: "/new my project",
       mentioned: true,
-      eventId: raw["id"],
+      eventId: raw.id,
       senderName: "alice",
       replyTo: { chatId: DM, extra: { interactionToken: "tok-en_1.x", applicationId: BOT } },
     });
@@ -165,7 +175,13 @@ describe("normalizeInteraction", () => {
   });
 
   it("guild thread interactions get thread ids; buttons and autocomplete are not commands", () => {
-    const raw = interaction({ guild_id: GUILD, channel_id: THREAD, channel: { id: THREAD, type: 11, parent_id: GENERAL }, user: undefined, member: { nick: "Al", user: { id: ALICE, username: "alice" } } });
+    const raw = interaction({
+      guild_id: GUILD,
+      channel_id: THREAD,
+      channel: { id: THREAD, type: 11, parent_id: GENERAL },
+      user: undefined,
+      member: { nick: "Al", user: { id: ALICE, username: "alice" } },
+    });
     expect(normalizeInteraction(raw, bot)?.env).toMatchObject({ chatKind: "thread", chatId: GENERAL, threadId: THREAD, senderName: "Al", text: "/new" });
     expect(normalizeInteraction(interaction({ type: 3 }), bot)).toBeUndefined();
     expect(normalizeInteraction(interaction({ type: 4 }), bot)).toBeUndefined();
@@ -184,8 +200,11 @@ describe("fuzz", () => {
     { weight: 1, arbitrary: fc.integer() },
   );
   /** Mostly valid, sometimes anything: so both the happy path and the guards are exercised. */
-  const mostly = <T,>(a: fc.Arbitrary<T>): fc.Arbitrary<unknown> => fc.oneof({ weight: 5, arbitrary: a }, { weight: 1, arbitrary: anything });
-  const user = fc.record({ id: mostly(id), username: fc.oneof(fc.string(), anything), bot: fc.oneof(fc.boolean(), anything), global_name: fc.oneof(fc.string(), fc.constant(null)) }, { requiredKeys: ["id"] });
+  const mostly = <T>(a: fc.Arbitrary<T>): fc.Arbitrary<unknown> => fc.oneof({ weight: 5, arbitrary: a }, { weight: 1, arbitrary: anything });
+  const user = fc.record(
+    { id: mostly(id), username: fc.oneof(fc.string(), anything), bot: fc.oneof(fc.boolean(), anything), global_name: fc.oneof(fc.string(), fc.constant(null)) },
+    { requiredKeys: ["id"] },
+  );
   const payload = fc.record(
     {
       id,
@@ -196,12 +215,24 @@ describe("fuzz", () => {
       author: mostly(user),
       user: fc.oneof(user, anything),
       member: fc.oneof(fc.record({ nick: fc.oneof(fc.string(), anything), user }), anything),
-      content: mostly(fc.oneof(fc.string({ minLength: 1 }), fc.constant(`<@${BOT}> hi`), fc.constant("@everyone <@&" + ROLE + ">"))),
-      timestamp: fc.oneof(fc.string(), fc.date({ noInvalidDate: false }).map((d) => (Number.isNaN(d.getTime()) ? "x" : d.toISOString())), anything),
+      content: mostly(fc.oneof(fc.string({ minLength: 1 }), fc.constant(`<@${BOT}> hi`), fc.constant(`@everyone <@&${ROLE}>`))),
+      timestamp: fc.oneof(
+        fc.string(),
+        fc.date({ noInvalidDate: false }).map((d) => (Number.isNaN(d.getTime()) ? "x" : d.toISOString())),
+        anything,
+      ),
       mentions: fc.oneof(fc.array(fc.oneof(user, anything)), anything),
       mention_roles: fc.oneof(fc.array(id), anything),
       referenced_message: fc.oneof(fc.record({ author: fc.oneof(user, anything) }), anything),
-      attachments: fc.oneof(fc.array(fc.oneof(fc.record({ url: fc.oneof(fc.string(), anything), content_type: fc.oneof(fc.string(), anything), size: anything, filename: anything }), anything)), anything),
+      attachments: fc.oneof(
+        fc.array(
+          fc.oneof(
+            fc.record({ url: fc.oneof(fc.string(), anything), content_type: fc.oneof(fc.string(), anything), size: anything, filename: anything }),
+            anything,
+          ),
+        ),
+        anything,
+      ),
       flags: fc.oneof(fc.integer(), anything),
       webhook_id: fc.oneof(fc.constant(undefined), id),
       token: mostly(fc.stringMatching(/^[A-Za-z0-9._-]{1,20}$/)),
@@ -211,7 +242,10 @@ describe("fuzz", () => {
     },
     { requiredKeys: ["id", "channel_id", "author", "content"] },
   );
-  const channelInfo = fc.option(fc.record({ type: fc.integer({ min: 0, max: 16 }), parentId: fc.option(fc.constant(GENERAL), { nil: undefined }) }, { requiredKeys: ["type"] }), { nil: undefined });
+  const channelInfo = fc.option(
+    fc.record({ type: fc.integer({ min: 0, max: 16 }), parentId: fc.option(fc.constant(GENERAL), { nil: undefined }) }, { requiredKeys: ["type"] }),
+    { nil: undefined },
+  );
 
   it("10,000 generated gateway payloads (plus junk) never throw; what comes out is well-formed", () => {
     let envelopes = 0;

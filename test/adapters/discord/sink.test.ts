@@ -32,7 +32,7 @@ afterEach(async () => {
   await dc.close();
 });
 
-async function inbound(content: string, channel = g.channels["general"]!) {
+async function inbound(content: string, channel = g.channels.general!) {
   const m = dc.userMessage({ channel, author: alice, content });
   await dc.waitFor(() => ctx.recorded.find((e) => e.eventId === m.id));
   return ctx.recorded.find((e) => e.eventId === m.id)!;
@@ -52,16 +52,16 @@ describe("DiscordAdapter sink", () => {
       enforce_nonce: true,
       allowed_mentions: { parse: [], replied_user: false },
     });
-    expect(String(first!["nonce"])).toHaveLength(25);
-    expect(first!["content"]).not.toContain("@everyone");
-    expect(first!["content"]).not.toContain("<@&");
-    expect(second!["message_reference"]).toBeUndefined();
-    expect(second!["nonce"]).toBe(nonceOf("delivery-1:1"));
+    expect(String(first!.nonce)).toHaveLength(25);
+    expect(first!.content).not.toContain("@everyone");
+    expect(first!.content).not.toContain("<@&");
+    expect(second!.message_reference).toBeUndefined();
+    expect(second!.nonce).toBe(nonceOf("delivery-1:1"));
     expect(dc.sent()[0]).toMatchObject({ id: sent.messageId, replyTo: env.messageId });
 
     // The same key again (a resend after a crash) carries the same nonce: Discord drops it.
     await adapter.sink.send(env.replyTo, "hello again", { idempotencyKey: "delivery-1:0" });
-    expect((dc.restCalls("POST /channels/:id/messages")[2]!.body as Record<string, unknown>)["nonce"]).toBe(first!["nonce"]);
+    expect((dc.restCalls("POST /channels/:id/messages")[2]!.body as Record<string, unknown>).nonce).toBe(first!.nonce);
   });
 
   it("content over 2,000 characters is refused by the fake as by Discord (50035), and marked too-long so the gateway re-splits it", async () => {
@@ -74,14 +74,14 @@ describe("DiscordAdapter sink", () => {
   });
 
   it("typing, edit and react", async () => {
-    const env = await inbound("in a thread", g.threads["help"]!);
-    expect(env).toMatchObject({ chatKind: "thread", chatId: g.channels["general"]!.id, threadId: g.threads["help"]!.id });
+    const env = await inbound("in a thread", g.threads.help!);
+    expect(env).toMatchObject({ chatKind: "thread", chatId: g.channels.general!.id, threadId: g.threads.help!.id });
     await adapter.sink.typing(env.replyTo);
     const sent = await adapter.sink.send(env.replyTo, "draft");
     await adapter.sink.edit(env.replyTo, sent.messageId, "final");
     await adapter.sink.react!(env.replyTo, env.messageId!, "👍");
-    expect(dc.restCalls("POST /channels/:id/typing")[0]!.path).toBe(`/channels/${g.threads["help"]!.id}/typing`);
-    expect(dc.sent({ channelId: g.threads["help"]!.id })[0]).toMatchObject({ content: "final", history: ["draft", "final"] });
+    expect(dc.restCalls("POST /channels/:id/typing")[0]!.path).toBe(`/channels/${g.threads.help!.id}/typing`);
+    expect(dc.sent({ channelId: g.threads.help!.id })[0]).toMatchObject({ content: "final", history: ["draft", "final"] });
     expect(dc.reactions()[0]).toMatchObject({ messageId: env.messageId, emoji: "👍" });
   });
 

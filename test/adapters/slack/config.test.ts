@@ -22,7 +22,13 @@ describe("slackAdapterFromConfig", () => {
 
   it("declares Slack's limits", () => {
     const a = slackAdapterFromConfig({ SLACK_BOT_TOKEN: "xoxb-1", SLACK_SIGNING_SECRET: "s3cret-value" })!;
-    expect(a.limits).toEqual({ maxTextLength: 3500, editIntervalMs: { private: 1500, group: 3000 }, perChat: { ratePerSec: 1, burst: 3 }, global: { ratePerSec: 50, burst: 50 }, canEdit: true });
+    expect(a.limits).toEqual({
+      maxTextLength: 3500,
+      editIntervalMs: { private: 1500, group: 3000 },
+      perChat: { ratePerSec: 1, burst: 3 },
+      global: { ratePerSec: 50, burst: 50 },
+      canEdit: true,
+    });
     expect(a.platform).toBe("slack");
   });
 });

@@ -71,7 +71,6 @@ export function makeContext(o: TestContextOptions = {}): TestContext {
   };
 }
 
-
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms).unref());
 
 export async function until(cond: () => boolean, timeoutMs = 3000, what = "condition"): Promise<void> {

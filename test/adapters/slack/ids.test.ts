@@ -3,9 +3,10 @@ import { describe, expect, it } from "vitest";
 import * as ids from "../../../adapters/slack/ids.js";
 import { isPrivateChannel } from "../../../src/session/channel.js";
 
-const idArb = (prefix: string): fc.Arbitrary<string> =>
-  fc.stringMatching(/^[A-Z0-9]{6,12}$/).map((s) => `${prefix}${s}`);
-const tsArb = fc.tuple(fc.integer({ min: 1_000_000_000, max: 2_000_000_000 }), fc.integer({ min: 0, max: 999_999 })).map(([s, us]) => `${s}.${String(us).padStart(6, "0")}`);
+const idArb = (prefix: string): fc.Arbitrary<string> => fc.stringMatching(/^[A-Z0-9]{6,12}$/).map((s) => `${prefix}${s}`);
+const tsArb = fc
+  .tuple(fc.integer({ min: 1_000_000_000, max: 2_000_000_000 }), fc.integer({ min: 0, max: 999_999 }))
+  .map(([s, us]) => `${s}.${String(us).padStart(6, "0")}`);
 
 describe("slack ids", () => {
   it("DM channel: slack:<team>:<bot>:dm:<channel>, private, and round-trips", () => {
@@ -33,16 +34,20 @@ describe("slack ids", () => {
 
   it("external chat id is <team>/<channel> (channel ids are per workspace) and round-trips", () => {
     expect(ids.chatExternalId("T01", "C01")).toBe("T01/C01");
-    fc.assert(fc.property(idArb("T"), idArb("C"), (t, c) => {
+    fc.assert(
+      fc.property(idArb("T"), idArb("C"), (t, c) => {
         expect(ids.parseChatExternalId(ids.chatExternalId(t, c))).toEqual({ teamId: t, channelId: c });
-      }));
+      }),
+    );
     expect(ids.parseChatExternalId("C01")).toBeUndefined();
   });
 
   it("message event id is <channel>:<ts> and round-trips", () => {
-    fc.assert(fc.property(idArb("C"), tsArb, (c, ts) => {
+    fc.assert(
+      fc.property(idArb("C"), tsArb, (c, ts) => {
         expect(ids.parseMessageEventId(ids.messageEventId(c, ts))).toEqual({ channelId: c, ts });
-      }));
+      }),
+    );
     expect(ids.parseMessageEventId("Ev012345")).toBeUndefined();
   });
 
@@ -61,7 +66,9 @@ describe("slack ids", () => {
   it("decodeReplyAddress explains bad addresses instead of throwing", () => {
     expect(ids.decodeReplyAddress({ platform: "telegram", botId: "1", chatId: "2" })).toMatchObject({ error: expect.stringContaining("telegram") });
     expect(ids.decodeReplyAddress({ platform: "slack", botId: "U1", chatId: "T1/C1" })).toMatchObject({ error: expect.stringContaining("external id") });
-    expect(ids.decodeReplyAddress({ platform: "slack", botId: "U1", chatId: "C1", threadId: "abc" })).toMatchObject({ error: expect.stringContaining("thread_ts") });
+    expect(ids.decodeReplyAddress({ platform: "slack", botId: "U1", chatId: "C1", threadId: "abc" })).toMatchObject({
+      error: expect.stringContaining("thread_ts"),
+    });
   });
 
   it("chat kinds: im private (even in a thread), channel/group/mpim group, thread replies in channels are threads", () => {

@@ -13,7 +13,7 @@ describe("normalizeEvent", () => {
   it("a DM is private, addressed, bound on slack:<team>:<bot>:dm:<channel>", () => {
     const body = sl.events.message({ channel: "D0DM0001", user: "U0ALICE", text: "hi &amp; &lt;b&gt;", extra: { user_profile: { display_name: "alice" } } });
     const env = normalizeEvent(body, me)!;
-    const ts = String(body.event["ts"]);
+    const ts = String(body.event.ts);
     expect(env).toMatchObject({
       platform: "slack",
       botId: "U0FAKEBOT",
@@ -33,7 +33,11 @@ describe("normalizeEvent", () => {
   });
 
   it("channel, private channel and mpim messages are group; unaddressed stays unmentioned", () => {
-    for (const [channel, channelType] of [["C0GEN", "channel"], ["G0PRIV", "group"], ["G0MPIM", "mpim"]] as const) {
+    for (const [channel, channelType] of [
+      ["C0GEN", "channel"],
+      ["G0PRIV", "group"],
+      ["G0MPIM", "mpim"],
+    ] as const) {
       const env = normalizeEvent(sl.events.message({ channel, user: "U0BOB", text: "chatter", channelType }), me)!;
       expect(env).toMatchObject({ chatKind: "group", chatId: `T0FAKE001/${channel}`, mentioned: false, channel: `slack:T0FAKE001:U0FAKEBOT:group:${channel}` });
       expect(env.threadId).toBeUndefined();
@@ -42,7 +46,7 @@ describe("normalizeEvent", () => {
 
   it("app_mention and its twin message share the eventId (<channel>:<ts>) and normalize alike", () => {
     const msg = sl.events.message({ channel: "C0GEN", user: "U0BOB", text: `${BOT} look at this` });
-    const mention = sl.events.appMention({ channel: "C0GEN", user: "U0BOB", text: "look at this", ts: String(msg.event["ts"]) });
+    const mention = sl.events.appMention({ channel: "C0GEN", user: "U0BOB", text: "look at this", ts: String(msg.event.ts) });
     expect(msg.event_id).not.toBe(mention.event_id);
     const a = normalizeEvent(msg, me)!;
     const b = normalizeEvent(mention, me)!;
@@ -53,9 +57,15 @@ describe("normalizeEvent", () => {
 
   it("a top-level channel mention becomes a thread rooted at the message", () => {
     const body = sl.events.appMention({ channel: "C0GEN", user: "U0BOB", text: "help" });
-    const ts = String(body.event["ts"]);
+    const ts = String(body.event.ts);
     const env = normalizeEvent(body, me)!;
-    expect(env).toMatchObject({ chatKind: "thread", threadId: ts, mentioned: true, replyTo: { chatId: "C0GEN", threadId: ts }, channel: `slack:T0FAKE001:U0FAKEBOT:group:C0GEN:thread:${ts}` });
+    expect(env).toMatchObject({
+      chatKind: "thread",
+      threadId: ts,
+      mentioned: true,
+      replyTo: { chatId: "C0GEN", threadId: ts },
+      channel: `slack:T0FAKE001:U0FAKEBOT:group:C0GEN:thread:${ts}`,
+    });
     expect(startsThread(env)).toBe(true);
   });
 
@@ -82,32 +92,68 @@ describe("normalizeEvent", () => {
     expect(normalizeEvent(own2, me)).toBeUndefined();
     expect(normalizeEvent(sl.events.botMessage({ channel: "C0GEN", text: "x" }), me)).toBeUndefined();
     const original = normalizeEvent(sl.events.message({ channel: "C0GEN", user: "U0BOB", ts: "1700000000.000001", text: "first" }), me)!;
-    const edited = normalizeEvent(sl.events.messageChanged({ channel: "C0GEN", user: "U0BOB", ts: "1700000000.000001", text: "edited", previousText: "first" }), me);
-    expect(edited).toMatchObject({ text: "edited", chatId: original.chatId, messageId: original.messageId, change: { kind: "edit", messageId: "1700000000.000001" } });
+    const edited = normalizeEvent(
+      sl.events.messageChanged({ channel: "C0GEN", user: "U0BOB", ts: "1700000000.000001", text: "edited", previousText: "first" }),
+      me,
+    );
+    expect(edited).toMatchObject({
+      text: "edited",
+      chatId: original.chatId,
+      messageId: original.messageId,
+      change: { kind: "edit", messageId: "1700000000.000001" },
+    });
     expect(edited!.eventId).not.toBe(original.eventId);
     // An unfurl changes no text: nothing to apply.
-    expect(normalizeEvent(sl.events.messageChanged({ channel: "C0GEN", user: "U0BOB", ts: "1700000000.000001", text: "same", previousText: "same" }), me)).toBeUndefined();
+    expect(
+      normalizeEvent(sl.events.messageChanged({ channel: "C0GEN", user: "U0BOB", ts: "1700000000.000001", text: "same", previousText: "same" }), me),
+    ).toBeUndefined();
     expect(normalizeEvent(sl.events.messageDeleted({ channel: "C0GEN", user: "U0BOB", ts: "1700000000.000001", text: "first" }), me)).toMatchObject({
-      text: "", chatId: original.chatId, change: { kind: "delete", messageId: "1700000000.000001" },
+      text: "",
+      chatId: original.chatId,
+      change: { kind: "delete", messageId: "1700000000.000001" },
     });
     // The bot's own edits are not the user's.
-    expect(normalizeEvent(sl.events.messageChanged({ channel: "C0GEN", user: me.botUserId, ts: "1700000000.000002", text: "x", previousText: "y" }), me)).toBeUndefined();
+    expect(
+      normalizeEvent(sl.events.messageChanged({ channel: "C0GEN", user: me.botUserId, ts: "1700000000.000002", text: "x", previousText: "y" }), me),
+    ).toBeUndefined();
     for (const subtype of ["message_deleted", "channel_join", "me_message", "bot_message"])
       expect(normalizeEvent(sl.events.message({ channel: "C0GEN", user: "U0BOB", text: "x", extra: { subtype } }), me)).toBeUndefined();
     const file = normalizeEvent(
-      sl.events.message({ channel: "C0GEN", user: "U0BOB", text: "", extra: { subtype: "file_share", files: [{ id: "F01", name: "a.png", mimetype: "image/png", size: 10 }] } }),
+      sl.events.message({
+        channel: "C0GEN",
+        user: "U0BOB",
+        text: "",
+        extra: { subtype: "file_share", files: [{ id: "F01", name: "a.png", mimetype: "image/png", size: 10 }] },
+      }),
       me,
     );
     expect(file?.attachments).toEqual([{ kind: "photo", fileId: "F01", name: "a.png", mimeType: "image/png", size: 10 }]);
-    expect(normalizeEvent(sl.events.message({ channel: "C0GEN", user: "U0BOB", text: "b", threadTs: "1700000000.000100", extra: { subtype: "thread_broadcast" } }), me)).toMatchObject({ chatKind: "thread" });
+    expect(
+      normalizeEvent(
+        sl.events.message({ channel: "C0GEN", user: "U0BOB", text: "b", threadTs: "1700000000.000100", extra: { subtype: "thread_broadcast" } }),
+        me,
+      ),
+    ).toMatchObject({ chatKind: "thread" });
     // Another app posting as a user: passed on, flagged, so the gateway's policy drops it.
-    expect(normalizeEvent(sl.events.message({ channel: "C0GEN", user: "U0APP", text: "x", extra: { bot_id: "B0OTHER" } }), me)).toMatchObject({ senderIsBot: true });
+    expect(normalizeEvent(sl.events.message({ channel: "C0GEN", user: "U0APP", text: "x", extra: { bot_id: "B0OTHER" } }), me)).toMatchObject({
+      senderIsBot: true,
+    });
   });
 
   it("other event types and malformed bodies give undefined", () => {
     expect(normalizeEvent(sl.events.callback({ type: "reaction_added", user: "U1", item: {} }), me)).toBeUndefined();
     expect(normalizeEvent(sl.events.urlVerification(), me)).toBeUndefined();
-    for (const junk of [null, undefined, 1, "x", [], {}, { event: null }, { event: { type: "message", channel: 1, ts: "1.2", user: "U1" } }, { event: { type: "message", channel: "C1", ts: "nope", user: "U1" } }])
+    for (const junk of [
+      null,
+      undefined,
+      1,
+      "x",
+      [],
+      {},
+      { event: null },
+      { event: { type: "message", channel: 1, ts: "1.2", user: "U1" } },
+      { event: { type: "message", channel: "C1", ts: "nope", user: "U1" } },
+    ])
       expect(normalizeEvent(junk, me)).toBeUndefined();
   });
 
@@ -123,13 +169,22 @@ describe("normalizeEvent", () => {
         text: fc.oneof(fc.string(), fc.constant(`${BOT} hi`), fc.constant(`<@${me.botUserId}|bot> hi`), fc.anything()),
         ts: fc.oneof(fc.constantFrom("1700000000.000100", "9999999999999.1"), fc.string(), fc.anything()),
         thread_ts: fc.oneof(fc.constant(undefined), fc.constantFrom("1700000000.000100", "1700000000.000200"), fc.anything()),
-        files: fc.oneof(fc.constant(undefined), fc.array(fc.anything()), fc.array(fc.record({ id: fc.string(), mimetype: fc.anything(), size: fc.anything() })), fc.anything()),
+        files: fc.oneof(
+          fc.constant(undefined),
+          fc.array(fc.anything()),
+          fc.array(fc.record({ id: fc.string(), mimetype: fc.anything(), size: fc.anything() })),
+          fc.anything(),
+        ),
         user_profile: fc.anything(),
         hidden: fc.anything(),
       },
       { requiredKeys: [] },
     );
-    const body = fc.oneof(fc.anything(), near, near.map((event) => ({ type: "event_callback", team_id: "T0FAKE001", event_id: "Ev1", event })));
+    const body = fc.oneof(
+      fc.anything(),
+      near,
+      near.map((event) => ({ type: "event_callback", team_id: "T0FAKE001", event_id: "Ev1", event })),
+    );
     let throws = 0;
     let produced = 0;
     fc.assert(

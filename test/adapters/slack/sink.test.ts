@@ -3,7 +3,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { SlackAdapter } from "../../../adapters/slack/index.js";
 import { encodeReplyAddress } from "../../../adapters/slack/ids.js";
 import { toAdapterError } from "../../../adapters/slack/errors.js";
-import { AdapterError, isAdapterError } from "../../../adapters/types.js";
+import { type AdapterError, isAdapterError } from "../../../adapters/types.js";
 import { FakeSlack } from "../../fakes/slack.js";
 import { makeContext } from "./helpers.js";
 
@@ -23,7 +23,11 @@ afterEach(async () => {
 });
 
 const to = (channel: string, thread_ts?: string) => encodeReplyAddress("U0FAKEBOT", { channel, teamId: "T0FAKE001", ...(thread_ts ? { thread_ts } : {}) });
-const caught = (p: Promise<unknown>): Promise<unknown> => p.then(() => undefined, (e: unknown) => e);
+const caught = (p: Promise<unknown>): Promise<unknown> =>
+  p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
 
 describe("SlackSink", () => {
   it("send: the rendered mrkdwn as given (format.ts escapes &, <, >); thread_ts kept; returns the ts", async () => {
@@ -31,16 +35,16 @@ describe("SlackSink", () => {
     const sent = await adapter.sink.send(to("C0GENERAL", "1700000000.000100"), chunk!);
     const call = sl.callsTo("chat.postMessage")[0]!;
     expect(call.params).toMatchObject({ channel: "C0GENERAL", thread_ts: "1700000000.000100", text: "*bold* &amp; &lt;!channel&gt; `a&lt;b&gt;`" });
-    expect(String(call.params["mrkdwn"])).toBe("true");
+    expect(String(call.params.mrkdwn)).toBe("true");
     expect(sl.sent()[0]).toMatchObject({ channel: "C0GENERAL", threadTs: "1700000000.000100", ts: sent.messageId });
     await adapter.sink.send(to("D0DM0001"), "plain");
-    expect(sl.callsTo("chat.postMessage")[1]!.params["thread_ts"]).toBeUndefined();
+    expect(sl.callsTo("chat.postMessage")[1]!.params.thread_ts).toBeUndefined();
   });
 
   it("findSent: a chunk posted with its key is found in the channel's history or the thread's replies, across pages, and only since the reply was written", async () => {
     const since = new Date(Date.now() - 1000);
     const dm = await adapter.sink.send(to("D0DM0002"), "first chunk", { idempotencyKey: "del-1:0" });
-    expect(sl.callsTo("chat.postMessage")[0]!.params["metadata"]).toBeDefined();
+    expect(sl.callsTo("chat.postMessage")[0]!.params.metadata).toBeDefined();
     // 450 later messages push it back three pages (the read-back asks 200 at a time).
     for (let i = 0; i < 450; i++) await adapter.sink.send(to("D0DM0002"), `later ${i}`);
     const found = await adapter.sink.findSent!(to("D0DM0002"), ["del-1:0", "del-1:1", "del-2:0"], since);

@@ -89,9 +89,9 @@ describe("SlackAdapter, Socket Mode", () => {
     const first = sl.envelopes()[0]!;
     const again = sl.redeliver(first.envelope_id, "timeout");
     await sl.waitForAck(again.envelope_id);
-    await sl.deliverEvent(sl.events.appMention({ channel: "C0GENERAL", user: "U0BOB", text: "ping", ts: String(msg.event["ts"]) }));
+    await sl.deliverEvent(sl.events.appMention({ channel: "C0GENERAL", user: "U0BOB", text: "ping", ts: String(msg.event.ts) }));
     expect(ctx.calls).toHaveLength(3);
-    expect(new Set(ctx.calls.map((e) => e.eventId))).toEqual(new Set([`C0GENERAL:${String(msg.event["ts"])}`]));
+    expect(new Set(ctx.calls.map((e) => e.eventId))).toEqual(new Set([`C0GENERAL:${String(msg.event.ts)}`]));
     expect(sl.unacked()).toEqual([]);
   });
 

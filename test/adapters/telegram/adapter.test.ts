@@ -132,7 +132,9 @@ describe("TelegramAdapter lifecycle", () => {
 
   it("getMe down for good: start() fails as Unavailable", async () => {
     tg.failNext("getMe", { status: 500 }, 10);
-    const err = await adapter().start(makeContext()).catch((e: unknown) => e);
+    const err = await adapter()
+      .start(makeContext())
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(AdapterError);
     expect((err as AdapterError).code).toBe("Unavailable");
   });
@@ -167,7 +169,12 @@ describe("telegramAdapterFromConfig", () => {
     expect(a).toBeInstanceOf(TelegramAdapter);
     expect(a!.botId).toBe(String(tg.botUser.id));
     expect(() => telegramAdapterFromConfig({ TELEGRAM_BOT_TOKEN: tg.token, TELEGRAM_MODE: "webhook" })).toThrow(/TELEGRAM_WEBHOOK_SECRET/);
-    const w = telegramAdapterFromConfig({ TELEGRAM_BOT_TOKEN: tg.token, TELEGRAM_MODE: "webhook", TELEGRAM_WEBHOOK_SECRET: "abc", TELEGRAM_WEBHOOK_URL: "https://example.com/telegram/1" });
+    const w = telegramAdapterFromConfig({
+      TELEGRAM_BOT_TOKEN: tg.token,
+      TELEGRAM_MODE: "webhook",
+      TELEGRAM_WEBHOOK_SECRET: "abc",
+      TELEGRAM_WEBHOOK_URL: "https://example.com/telegram/1",
+    });
     expect(w).toBeInstanceOf(TelegramAdapter);
   });
 

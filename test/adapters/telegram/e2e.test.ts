@@ -18,7 +18,13 @@ describe("Telegram end to end", () => {
 
   async function gateway(url: string, env: Record<string, string> = {}, mode: "polling" | "webhook" = "polling") {
     const config = loadConfig({ DATABASE_URL: url, HTTP_PORT: "0", LOG_LEVEL: "silent", DM_POLICY: "open", ...env });
-    const adapter = new TelegramAdapter({ token: fake.token, apiRoot: fake.apiRoot, mode, pollingTimeoutSec: 1, ...(mode === "webhook" ? { webhookSecret: "s3cret-hook" } : {}) });
+    const adapter = new TelegramAdapter({
+      token: fake.token,
+      apiRoot: fake.apiRoot,
+      mode,
+      pollingTimeoutSec: 1,
+      ...(mode === "webhook" ? { webhookSecret: "s3cret-hook" } : {}),
+    });
     const app = await createApp(config, { log: silentLogger, adapters: () => [adapter] });
     apps.push(app);
     const base = await app.start();
@@ -45,12 +51,24 @@ describe("Telegram end to end", () => {
     const people = chats(50);
     let g = await gateway(url);
     for (let i = 0; i < 10; i++) for (const p of people) fake.userMessage({ chat: p.chat, from: p.user, text: `burst ${p.user.id}-${i}` });
-    await eventually(() => fake.sent().length, (n) => n >= 250, 60_000, "half the replies");
+    await eventually(
+      () => fake.sent().length,
+      (n) => n >= 250,
+      60_000,
+      "half the replies",
+    );
     await g.app.stop();
     apps.length = 0;
     g = await gateway(url);
-    await eventually(() => countReplies().size, (n) => n >= 500, 90_000, "all 500 replies");
-    await new Promise((r) => setTimeout(r, 500));
+    await eventually(
+      () => countReplies().size,
+      (n) => n >= 500,
+      90_000,
+      "all 500 replies",
+    );
+    // A late or doubled reply is sent before a graceful stop returns (running turns and queued replies finish first).
+    await g.app.stop({ graceMs: 30_000 });
+    apps.length = 0;
     const per = countReplies();
     expect(per.size).toBe(500);
     expect([...per.values()].filter((n) => n > 1)).toEqual([]);
@@ -69,7 +87,12 @@ describe("Telegram end to end", () => {
     fake.rateLimitNext("sendMessage", 3, 1);
     fake.rateLimitNext("sendMessage", 2, 2);
     for (let i = 0; i < 4; i++) for (const p of people) fake.userMessage({ chat: p.chat, from: p.user, text: `storm ${p.user.id}-${i}` });
-    await eventually(() => fake.sent().length, (n) => n >= 20, 60_000, "all 20 replies");
+    await eventually(
+      () => fake.sent().length,
+      (n) => n >= 20,
+      60_000,
+      "all 20 replies",
+    );
     for (const p of people) expect(fake.sent({ chatId: p.chat.id }).map((s) => s.text)).toEqual([0, 1, 2, 3].map((i) => `echo: storm ${p.user.id}-${i}`));
     expect(fake.callsTo("sendMessage").filter((c) => c.status === 429)).toHaveLength(5);
   }, 120_000);
@@ -88,8 +111,14 @@ describe("Telegram end to end", () => {
     expect(fake.sent()).toEqual([]);
     expect((await fake.deliverWebhook(hook, update, "s3cret-hook")).status).toBe(200);
     expect((await fake.deliverWebhook(hook, update, "s3cret-hook")).status).toBe(200);
-    await eventually(() => fake.sent().length, (n) => n >= 1, 10_000, "the reply");
-    await new Promise((r) => setTimeout(r, 300));
+    await eventually(
+      () => fake.sent().length,
+      (n) => n >= 1,
+      10_000,
+      "the reply",
+    );
+    // A doubled reply is sent before a graceful stop returns.
+    for (const a of apps.splice(0)) await a.stop({ graceMs: 30_000 });
     expect(fake.sent().map((s) => s.text)).toEqual(["echo: via webhook"]);
   });
 });

@@ -160,11 +160,28 @@ describe("normalizeUpdate fuzz", () => {
       expect(Number.isNaN(env.occurredAt.getTime())).toBe(false);
       expect(env.channel.startsWith(`telegram:${bot.id}:`)).toBe(true);
     };
-    fc.assert(fc.property(updateArb, botArb, (u, b) => check(u, b)), { numRuns: 4000 });
-    fc.assert(fc.property(validishArb, botArb, (u, b) => check(u, b)), { numRuns: 3000 });
-    fc.assert(fc.property(fc.jsonValue(), (j) => check(j, BOT)), { numRuns: 1000 });
-    fc.assert(fc.property(fc.jsonValue(), (j) => check({ update_id: 1, message: j }, BOT)), { numRuns: 1000 });
-    fc.assert(fc.property(fc.anything({ maxDepth: 3, withNullPrototype: true, withMap: true, withSet: true, withBoxedValues: true, withSparseArray: true }), (a) => check({ message: a }, BOT)), { numRuns: 1000 });
+    fc.assert(
+      fc.property(updateArb, botArb, (u, b) => check(u, b)),
+      { numRuns: 4000 },
+    );
+    fc.assert(
+      fc.property(validishArb, botArb, (u, b) => check(u, b)),
+      { numRuns: 3000 },
+    );
+    fc.assert(
+      fc.property(fc.jsonValue(), (j) => check(j, BOT)),
+      { numRuns: 1000 },
+    );
+    fc.assert(
+      fc.property(fc.jsonValue(), (j) => check({ update_id: 1, message: j }, BOT)),
+      { numRuns: 1000 },
+    );
+    fc.assert(
+      fc.property(fc.anything({ maxDepth: 3, withNullPrototype: true, withMap: true, withSet: true, withBoxedValues: true, withSparseArray: true }), (a) =>
+        check({ message: a }, BOT),
+      ),
+      { numRuns: 1000 },
+    );
     expect(runs).toBeGreaterThanOrEqual(10_000);
     expect(throws).toBe(0);
     // The shaped inputs do reach the envelope-building code.
@@ -180,7 +197,14 @@ describe("normalizeUpdate fuzz", () => {
       log: silentLogger,
     });
     const statuses = new Map<number, number>();
-    const bodies = fc.sample(fc.oneof(updateArb.map((u) => JSON.stringify(u) ?? "null"), fc.string(), fc.jsonValue().map((j) => JSON.stringify(j))), 1500);
+    const bodies = fc.sample(
+      fc.oneof(
+        updateArb.map((u) => JSON.stringify(u) ?? "null"),
+        fc.string(),
+        fc.jsonValue().map((j) => JSON.stringify(j)),
+      ),
+      1500,
+    );
     for (const body of bodies) {
       const res = await handler(httpRequest("POST", "/telegram/7000000001", { [SECRET_HEADER]: "s3cret" }, Buffer.from(body)));
       statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);

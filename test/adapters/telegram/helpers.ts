@@ -93,7 +93,6 @@ export function eventIdOfUpdate(u: TgUpdate): string {
   return `${m.chat.id}:${m.message_id}`;
 }
 
-
 export function httpRequest(
   method: string,
   path: string,

@@ -31,9 +31,7 @@ describe("telegram ids", () => {
     expect(botIdFromToken("123456:ABC")).toBe("123456");
     expect(botIdFromToken("7000000001:AAH-x_y")).toBe("7000000001");
     for (const bad of ["", "123456", ":ABC", "abc:def", "0123:abc", "123:", "123:a b", "12 3:abc"]) expect(botIdFromToken(bad)).toBeUndefined();
-    fc.assert(
-      fc.property(posId, fc.stringMatching(/^[A-Za-z0-9_-]{1,46}$/), (id, secret) => botIdFromToken(`${id}:${secret}`) === String(id)),
-    );
+    fc.assert(fc.property(posId, fc.stringMatching(/^[A-Za-z0-9_-]{1,46}$/), (id, secret) => botIdFromToken(`${id}:${secret}`) === String(id)));
   });
 
   it("private channel round-trips and is a dm channel; group and topic channels are not", () => {
@@ -45,7 +43,9 @@ describe("telegram ids", () => {
         const dm = dmChannel(bot, chat);
         const g = groupChannel(bot, chat, thread);
         expect(parseChannel(dm)).toEqual({ botId: bot, chatId: chat, kind: "dm" });
-        expect(parseChannel(g)).toEqual(thread === undefined ? { botId: bot, chatId: chat, kind: "group" } : { botId: bot, chatId: chat, kind: "group", threadId: thread });
+        expect(parseChannel(g)).toEqual(
+          thread === undefined ? { botId: bot, chatId: chat, kind: "group" } : { botId: bot, chatId: chat, kind: "group", threadId: thread },
+        );
         expect(isPrivateChannel(dm)).toBe(true);
         expect(isPrivateChannel(g)).toBe(false);
       }),
@@ -68,29 +68,25 @@ describe("telegram ids", () => {
 
   it("event ids are chat:message and round-trip", () => {
     expect(eventIdOf(-100123, 9)).toBe("-100123:9");
-    fc.assert(fc.property(chatIdArb, posId, (c, m) => {
-      expect(parseEventId(eventIdOf(c, m))).toEqual({ chatId: c, messageId: m });
-    }));
+    fc.assert(
+      fc.property(chatIdArb, posId, (c, m) => {
+        expect(parseEventId(eventIdOf(c, m))).toEqual({ chatId: c, messageId: m });
+      }),
+    );
     expect(parseEventId("1:2:3")).toBeUndefined();
   });
 
   it("reply addresses round-trip to (chat_id, message_thread_id, reply message id)", () => {
     fc.assert(
-      fc.property(
-        botIdArb,
-        chatIdArb,
-        fc.option(posId, { nil: undefined }),
-        fc.option(posId, { nil: undefined }),
-        (bot, chat_id, thread, reply) => {
-          const t: TelegramTarget = { chat_id };
-          if (thread !== undefined) t.message_thread_id = thread;
-          if (reply !== undefined) t.reply_to_message_id = reply;
-          const a = encodeReplyAddress(bot, t);
-          expect(a.platform).toBe("telegram");
-          expect(a.botId).toBe(bot);
-          expect(decodeReplyAddress(a)).toEqual(t);
-        },
-      ),
+      fc.property(botIdArb, chatIdArb, fc.option(posId, { nil: undefined }), fc.option(posId, { nil: undefined }), (bot, chat_id, thread, reply) => {
+        const t: TelegramTarget = { chat_id };
+        if (thread !== undefined) t.message_thread_id = thread;
+        if (reply !== undefined) t.reply_to_message_id = reply;
+        const a = encodeReplyAddress(bot, t);
+        expect(a.platform).toBe("telegram");
+        expect(a.botId).toBe(bot);
+        expect(decodeReplyAddress(a)).toEqual(t);
+      }),
     );
   });
 

@@ -29,7 +29,13 @@ describe("Telegram supergroup migration", () => {
       fake = new FakeTelegram();
       await fake.start();
       const tg = fake;
-      const adapter = new TelegramAdapter({ token: tg.token, apiRoot: tg.apiRoot, mode, pollingTimeoutSec: 1, ...(mode === "webhook" ? { webhookSecret: "hook-secret" } : {}) });
+      const adapter = new TelegramAdapter({
+        token: tg.token,
+        apiRoot: tg.apiRoot,
+        mode,
+        pollingTimeoutSec: 1,
+        ...(mode === "webhook" ? { webhookSecret: "hook-secret" } : {}),
+      });
       const started = await startApp("sqlite", [adapter]);
       app = started.app;
       const hook = `${started.url}/telegram/${tg.botUser.id}`;
@@ -44,28 +50,58 @@ describe("Telegram supergroup migration", () => {
       const replies = (chatId: number) => tg.sent({ chatId }).map((s) => s.text);
 
       await command({ chat: group, from: alice, command: "status" });
-      await eventually(() => replies(group.id), (r) => r.length === 1, 10_000, "the first /status");
+      await eventually(
+        () => replies(group.id),
+        (r) => r.length === 1,
+        10_000,
+        "the first /status",
+      );
       const earlier = sessionOf(replies(group.id)[0]!);
       await command({ chat: group, from: alice, command: "new" });
       await deliver(tg.build.mention({ chat: group, from: alice, text: "remember the blue door" }));
-      await eventually(() => replies(group.id), (r) => r.length === 3, 10_000, "the /new and the mention's answer");
+      await eventually(
+        () => replies(group.id),
+        (r) => r.length === 3,
+        10_000,
+        "the /new and the mention's answer",
+      );
       await command({ chat: group, from: alice, command: "status" });
-      await eventually(() => replies(group.id), (r) => r.length === 4, 10_000, "the second /status");
+      await eventually(
+        () => replies(group.id),
+        (r) => r.length === 4,
+        10_000,
+        "the second /status",
+      );
       const current = sessionOf(replies(group.id)[3]!);
       expect(current).not.toBe(earlier);
 
       const { supergroup, updates } = tg.build.migrateToSupergroup(group, alice);
       for (const u of updates) await deliver(u);
       await command({ chat: supergroup, from: alice, command: "status" });
-      const [status] = await eventually(() => replies(supergroup.id), (r) => r.length === 1, 10_000, "/status in the supergroup");
+      const [status] = await eventually(
+        () => replies(supergroup.id),
+        (r) => r.length === 1,
+        10_000,
+        "/status in the supergroup",
+      );
       expect(sessionOf(status!)).toBe(current);
       const info = await app.registry.listAll();
       expect(info.filter((s) => !s.archived).map((s) => s.id)).toEqual([current]);
       // And the earlier session can be resumed from the supergroup.
       await command({ chat: supergroup, from: alice, command: "resume", args: earlier });
-      await eventually(() => replies(supergroup.id), (r) => r.length === 2, 10_000, "the /resume answer");
+      await eventually(
+        () => replies(supergroup.id),
+        (r) => r.length === 2,
+        10_000,
+        "the /resume answer",
+      );
       await command({ chat: supergroup, from: alice, command: "status" });
-      await eventually(() => replies(supergroup.id), (r) => r.length === 3, 10_000, "/status after /resume");
+      await eventually(
+        () => replies(supergroup.id),
+        (r) => r.length === 3,
+        10_000,
+        "/status after /resume",
+      );
       expect(sessionOf(replies(supergroup.id)[2]!)).toBe(earlier);
       // The transcript came along too: the session holds what was said before the upgrade.
       const transcript = await (await fetch(`${started.url}/api/sessions/${current}`)).text();
@@ -87,7 +123,7 @@ describe("Telegram supergroup migration", () => {
     expect(fake.sent({ chatId: group.id })).toEqual([]);
     expect(fake.sent({ chatId: supergroup.id }).map((s) => s.text)).toEqual(["the answer", "and more"]);
     expect(first.messageId).toBe(String(fake.sent({ chatId: supergroup.id })[0]!.messageId));
-    const calls = fake.callsTo("sendMessage").map((c) => String(c.params["chat_id"]));
+    const calls = fake.callsTo("sendMessage").map((c) => String(c.params.chat_id));
     // One refused call to the old id, then every send goes straight to the new one.
     expect(calls).toEqual([String(group.id), String(supergroup.id), String(supergroup.id)]);
     await adapter.stop();

@@ -86,7 +86,9 @@ describe("normalizeUpdate", () => {
     expect(must(tg.build.message({ chat: g, from: alice, text: upper })).mentioned).toBe(true);
     expect(must(tg.build.message({ chat: g, from: alice, text: "@someone_else hi" })).mentioned).toBe(false);
     // The bot's handle typed without a mention entity (e.g. inside code) does not count.
-    expect(must(tg.build.message({ chat: g, from: alice, text: `\`@${bot.username}\``, entities: [{ type: "code", offset: 0, length: 22 }] })).mentioned).toBe(false);
+    expect(must(tg.build.message({ chat: g, from: alice, text: `\`@${bot.username}\``, entities: [{ type: "code", offset: 0, length: 22 }] })).mentioned).toBe(
+      false,
+    );
     const tm = tg.build.message({ chat: g, from: alice, text: "Bot, help", entities: [{ type: "text_mention", offset: 0, length: 3, user: tg.botUser }] });
     expect(must(tm).mentioned).toBe(true);
     const other = tg.build.message({ chat: g, from: alice, text: "Bob, help", entities: [{ type: "text_mention", offset: 0, length: 3, user: alice }] });
@@ -178,7 +180,18 @@ describe("normalizeUpdate", () => {
   });
 
   it("malformed updates give undefined, never an exception", () => {
-    for (const bad of [null, undefined, 1, "x", [], {}, { message: null }, { message: [] }, { message: { chat: {} } }, { message: { message_id: 1, chat: { id: 1, type: "private" }, date: 1 } }])
+    for (const bad of [
+      null,
+      undefined,
+      1,
+      "x",
+      [],
+      {},
+      { message: null },
+      { message: [] },
+      { message: { chat: {} } },
+      { message: { message_id: 1, chat: { id: 1, type: "private" }, date: 1 } },
+    ])
       expect(norm(bad as Record<string, unknown>)).toBeUndefined();
     // Entities pointing outside the text are ignored.
     const chat = tg.privateChat(alice);

@@ -45,9 +45,9 @@ describe("TelegramAdapter long polling", () => {
     await a.start(makeContext());
     expect(a.botId).toBe(String(tg.botUser.id));
     expect(a.botUsername).toBe(tg.botUser.username);
-    expect(tg.callsTo("deleteWebhook")[0]!.params["drop_pending_updates"]).toBe(false);
+    expect(tg.callsTo("deleteWebhook")[0]!.params.drop_pending_updates).toBe(false);
     await tg.waitFor(() => tg.callsTo("getUpdates").length > 0);
-    expect(tg.callsTo("getUpdates")[0]!.params).toMatchObject({ timeout: 2, allowed_updates: ["message", "edited_message"] });
+    expect(tg.callsTo("getUpdates")[0]!.params).toMatchObject({ timeout: 2, allowed_updates: ["message", "edited_message", "callback_query"] });
     expect(a.health()).toEqual({ ready: true });
     await a.stop();
     expect(a.health()).toEqual({ ready: false, detail: "stopped" });
@@ -205,5 +205,37 @@ describe("TelegramAdapter long polling", () => {
     expect(a.health().ready).toBe(true);
     await until(() => tg.pending().length === 0, 3000, "delivered after restart");
     await expect(a.start(ctx)).rejects.toThrow(/already started/);
+  });
+});
+
+describe("TelegramAdapter long polling, a batch across many chats", () => {
+  it("records 30 chats of one batch at once without piling abort listeners on the poller's signal", async () => {
+    const warnings: string[] = [];
+    const onWarning = (w: Error) => void warnings.push(`${w.name}: ${w.message}`);
+    process.on("warning", onWarning);
+    try {
+      for (let i = 0; i < 30; i++) {
+        const from = tg.user(`user${i}`);
+        tg.userMessage({ chat: tg.privateChat(from), from, text: `hello ${i}` });
+      }
+      // Every chat's record waits until all 30 are in flight: they are recorded concurrently.
+      let release!: () => void;
+      const allIn = new Promise<void>((r) => (release = r));
+      const ctx = makeContext({
+        onInbound: async (_env, i) => {
+          if (i === 29) release();
+          await allIn;
+        },
+      });
+      const a = adapter();
+      await a.start(ctx);
+      await until(() => ctx.recorded.length === 30, 20_000);
+      // Node reports the warning on the next tick of its own: give it a turn of the event loop.
+      await new Promise((r) => setImmediate(r));
+      expect(warnings.filter((w) => w.includes("MaxListenersExceededWarning"))).toEqual([]);
+      expect(new Set(texts(ctx.recorded)).size).toBe(30);
+    } finally {
+      process.off("warning", onWarning);
+    }
   });
 });

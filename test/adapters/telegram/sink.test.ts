@@ -79,14 +79,14 @@ describe("TelegramAdapter sink", () => {
     await adapter.sink.send({ ...to, replyToMessageId: String(u.message!.message_id) }, "answer");
     expect(tg.sent()[0]!.replyToMessageId).toBe(u.message!.message_id);
     const params = tg.callsTo("sendMessage")[0]!.params;
-    expect(params["reply_parameters"]).toEqual({ message_id: u.message!.message_id, allow_sending_without_reply: true });
+    expect(params.reply_parameters).toEqual({ message_id: u.message!.message_id, allow_sending_without_reply: true });
 
     await adapter.sink.send({ ...to, replyToMessageId: "99999" }, "answer to a deleted message");
     expect(tg.sent()).toHaveLength(2);
     expect(tg.sent()[1]!.replyToMessageId).toBeUndefined();
     // Later chunks carry no replyToMessageId: no reply_parameters.
     await adapter.sink.send(to, "second chunk");
-    expect(tg.callsTo("sendMessage")[2]!.params["reply_parameters"]).toBeUndefined();
+    expect(tg.callsTo("sendMessage")[2]!.params.reply_parameters).toBeUndefined();
   });
 
   it("answers into the forum topic the message came from", async () => {

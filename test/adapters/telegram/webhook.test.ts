@@ -53,7 +53,7 @@ describe("TelegramAdapter webhook", () => {
   it("mounts POST /telegram/<botId> and calls setWebhook with the secret; no getUpdates, no deleteWebhook", async () => {
     const { ctx, url } = await startWebhook();
     expect([...ctx.routes.keys()]).toEqual([`POST /telegram/${tg.botUser.id}`]);
-    expect(tg.webhook).toMatchObject({ url, secret_token: SECRET, allowed_updates: ["message", "edited_message"] });
+    expect(tg.webhook).toMatchObject({ url, secret_token: SECRET, allowed_updates: ["message", "edited_message", "callback_query"] });
     expect(tg.callsTo("getUpdates")).toHaveLength(0);
     expect(tg.callsTo("deleteWebhook")).toHaveLength(0);
     expect(adapter!.health()).toEqual({ ready: true });

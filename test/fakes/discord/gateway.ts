@@ -123,7 +123,7 @@ export class DiscordGateway {
     if (q.get("v") && q.get("v") !== "10") return ws.close(4012, "Invalid API version.");
     if ((q.get("encoding") && q.get("encoding") !== "json") || q.get("compress"))
       return ws.close(4002, "The fake gateway speaks encoding=json without transport compression.");
-    this.send(conn, { op: 10, d: { heartbeat_interval: this.opts.heartbeatIntervalMs, _trace: ["[\"fake-gateway\"]"] } });
+    this.send(conn, { op: 10, d: { heartbeat_interval: this.opts.heartbeatIntervalMs, _trace: ['["fake-gateway"]'] } });
     this.notify();
   }
 
@@ -168,20 +168,23 @@ export class DiscordGateway {
 
   private identify(conn: Connection, d: Record<string, unknown>): void {
     if (conn.session) return conn.ws.close(4005, "Already authenticated.");
-    if (this.opts.token !== undefined && d["token"] !== this.opts.token) return conn.ws.close(4004, "Authentication failed.");
-    const shard = Array.isArray(d["shard"]) ? (d["shard"] as number[]) : [0, 1];
+    if (this.opts.token !== undefined && d.token !== this.opts.token) return conn.ws.close(4004, "Authentication failed.");
+    const shard = Array.isArray(d.shard) ? (d.shard as number[]) : [0, 1];
     const [shardId = 0, shardCount = 1] = shard;
     if (!(shardId >= 0 && shardId < shardCount)) return conn.ws.close(4010, "Invalid shard.");
-    if (typeof d["intents"] !== "number") return conn.ws.close(4013, "Invalid intent(s).");
+    if (typeof d.intents !== "number") return conn.ws.close(4013, "Invalid intent(s).");
     // Discord closes with 4014 when a privileged intent is asked for that the application does not have enabled.
-    if ((d["intents"] & Intents.MessageContent) !== 0 && (this.opts.applicationFlags & (ApplicationFlags.GatewayMessageContent | ApplicationFlags.GatewayMessageContentLimited)) === 0)
+    if (
+      (d.intents & Intents.MessageContent) !== 0 &&
+      (this.opts.applicationFlags & (ApplicationFlags.GatewayMessageContent | ApplicationFlags.GatewayMessageContentLimited)) === 0
+    )
       return conn.ws.close(4014, "Disallowed intent(s).");
     this.identifies.push({ connection: conn.id, url: conn.url, d, at: Date.now() });
     const session: GatewaySession = {
       id: randomBytes(16).toString("hex"),
       shardId,
       shardCount,
-      intents: d["intents"],
+      intents: d.intents,
       seq: 0,
       history: [],
       ws: conn.ws,
@@ -208,14 +211,14 @@ export class DiscordGateway {
       guild_join_requests: [],
       geo_ordered_rtc_regions: [],
       auth: {},
-      _trace: ["[\"fake-gateway\"]"],
+      _trace: ['["fake-gateway"]'],
     });
     for (const g of guilds) this.dispatchTo(session, "GUILD_CREATE", g.raw);
   }
 
   private resume(conn: Connection, d: Record<string, unknown>): void {
-    const session = this.sessions.find((s) => s.id === d["session_id"]);
-    const tokenOk = this.opts.token === undefined || d["token"] === this.opts.token;
+    const session = this.sessions.find((s) => s.id === d.session_id);
+    const tokenOk = this.opts.token === undefined || d.token === this.opts.token;
     if (!session || session.ended || !tokenOk) {
       this.send(conn, { op: 9, d: false });
       return;
@@ -225,11 +228,11 @@ export class DiscordGateway {
     conn.session = session;
     session.resumes++;
     if (old && old !== conn.ws && old.readyState === WebSocket.OPEN) old.close(4000, "Session resumed elsewhere.");
-    const from = typeof d["seq"] === "number" ? d["seq"] : 0;
+    const from = typeof d.seq === "number" ? d.seq : 0;
     const missed = session.history.filter((f) => (f.s ?? 0) > from);
     for (const f of missed) this.send(conn, f);
     this.resumes.push({ sessionId: session.id, seq: from, replayed: missed.length, connection: conn.id, url: conn.url, at: Date.now() });
-    this.dispatchTo(session, "RESUMED", { _trace: ["[\"fake-gateway\"]"] });
+    this.dispatchTo(session, "RESUMED", { _trace: ['["fake-gateway"]'] });
   }
 
   /** Sends (or, while the session is disconnected, buffers for RESUME) one dispatch. */
@@ -262,13 +265,16 @@ export class DiscordGateway {
   /** Without MESSAGE_CONTENT, guild messages that do not mention the bot arrive without content. */
   private filterContent(s: GatewaySession, t: string, d: Record<string, unknown>): Record<string, unknown> {
     if (t !== "MESSAGE_CREATE" && t !== "MESSAGE_UPDATE") return d;
-    if (!d["guild_id"] || (s.intents & Intents.MessageContent) !== 0) return d;
-    const author = d["author"] as { id?: string } | undefined;
-    const mentions = (d["mentions"] as { id: string }[] | undefined) ?? [];
+    if (!d.guild_id || (s.intents & Intents.MessageContent) !== 0) return d;
+    const author = d.author as { id?: string } | undefined;
+    const mentions = (d.mentions as { id: string }[] | undefined) ?? [];
     if (author?.id === this.world.bot.id || mentions.some((m) => m.id === this.world.bot.id)) return d;
     const out: Record<string, unknown> = { ...d, content: "", embeds: [], attachments: [], components: [] };
     // A forward's snapshot is message content too.
-    if (Array.isArray(d["message_snapshots"])) out["message_snapshots"] = (d["message_snapshots"] as { message: Record<string, unknown> }[]).map((s) => ({ message: { ...s.message, content: "", embeds: [], attachments: [], components: [] } }));
+    if (Array.isArray(d.message_snapshots))
+      out.message_snapshots = (d.message_snapshots as { message: Record<string, unknown> }[]).map((s) => ({
+        message: { ...s.message, content: "", embeds: [], attachments: [], components: [] },
+      }));
     return out;
   }
 

@@ -53,16 +53,23 @@ export class DiscordRest {
       this.routes.push({ method, re, auth, fn });
     };
     const w = d.world;
-    r("GET", "/gateway", () => ({ url: (d.gatewayInfo()["url"] as string) }), false);
+    r("GET", "/gateway", () => ({ url: d.gatewayInfo().url as string }), false);
     r("GET", "/gateway/bot", () => d.gatewayInfo());
     r("GET", "/users/@me", () => w.bot);
     r("GET", "/users/:id", (_q, [id]) => w.users.get(id!) ?? fail(404, 10013, "Unknown User"));
     r("POST", "/users/@me/channels", (q) => {
-      const uid = String(q.body["recipient_id"] ?? "");
+      const uid = String(q.body.recipient_id ?? "");
       const user = w.users.get(uid) ?? { id: uid, username: `user${uid.slice(-4)}`, discriminator: "0", global_name: null, avatar: null };
       return w.dmChannel(user);
     });
-    r("GET", "/applications/@me", () => ({ id: d.applicationId, name: w.bot.username, flags: d.applicationFlags, bot_public: true, bot: w.bot, description: "" }));
+    r("GET", "/applications/@me", () => ({
+      id: d.applicationId,
+      name: w.bot.username,
+      flags: d.applicationFlags,
+      bot_public: true,
+      bot: w.bot,
+      description: "",
+    }));
     r("GET", "/channels/:id", (_q, [id]) => this.channel(id!));
     r("POST", "/channels/:id/messages", (q, [id]) => this.createMessage(this.channel(id!), q, "channel"));
     r("GET", "/channels/:id/messages/:mid", (_q, [id, mid]) => w.getMessage(id!, mid!) ?? fail(404, 10008, "Unknown Message"));
@@ -74,10 +81,15 @@ export class DiscordRest {
     r("POST", "/interactions/:id/:token/callback", (q, [id, token]) => this.callback(id!, token!, q), false);
     r("GET", "/webhooks/:app/:token/messages/:mid", (_q, [app, token, mid]) => this.webhookMessage(app!, token!, mid!), false);
     r("PATCH", "/webhooks/:app/:token/messages/:mid", (q, [app, token, mid]) => this.editWebhookMessage(app!, token!, mid!, q), false);
-    r("DELETE", "/webhooks/:app/:token/messages/:mid", (_q, [app, token, mid]) => {
-      const m = this.webhookMessage(app!, token!, mid!);
-      return this.deleteMessage(m.channel_id, m.id);
-    }, false);
+    r(
+      "DELETE",
+      "/webhooks/:app/:token/messages/:mid",
+      (_q, [app, token, mid]) => {
+        const m = this.webhookMessage(app!, token!, mid!);
+        return this.deleteMessage(m.channel_id, m.id);
+      },
+      false,
+    );
     r("POST", "/webhooks/:app/:token", (q, [app, token]) => this.followup(app!, token!, q), false);
     r("GET", "/applications/:app/commands", (_q, [app]) => this.commands(app!));
     r("PUT", "/applications/:app/commands", (q, [app]) => this.putCommands(app!, undefined, q));
@@ -114,7 +126,7 @@ export class DiscordRest {
   // ---------------------------------------------------------------- messages
 
   private payload(req: RestRequest): Record<string, unknown> {
-    const pj = req.body["payload_json"];
+    const pj = req.body.payload_json;
     if (typeof pj !== "string") return req.body;
     try {
       return JSON.parse(pj) as Record<string, unknown>;
@@ -126,24 +138,34 @@ export class DiscordRest {
   private buildBotMessage(channel: DChannel, req: RestRequest, checkReference: boolean): DMessage {
     const w = this.d.world;
     const p = this.payload(req);
-    const content = typeof p["content"] === "string" ? p["content"] : "";
-    const embeds = Array.isArray(p["embeds"]) ? p["embeds"] : [];
-    const hasOther = req.files.length > 0 || (Array.isArray(p["sticker_ids"]) && p["sticker_ids"].length > 0) || !!p["poll"] || (Array.isArray(p["components"]) && p["components"].length > 0);
+    const content = typeof p.content === "string" ? p.content : "";
+    const embeds = Array.isArray(p.embeds) ? p.embeds : [];
+    const hasOther =
+      req.files.length > 0 ||
+      (Array.isArray(p.sticker_ids) && p.sticker_ids.length > 0) ||
+      !!p.poll ||
+      (Array.isArray(p.components) && p.components.length > 0);
     if (!content && embeds.length === 0 && !hasOther) throw new DApiError(400, 50006, "Cannot send an empty message");
     if (content.length > MAX_CONTENT) throw formError(["content"], "BASE_TYPE_MAX_LENGTH", `Must be ${MAX_CONTENT} or fewer in length.`);
     let replyTo: DMessage | undefined;
-    const ref = p["message_reference"] as { message_id?: string; channel_id?: string; fail_if_not_exists?: boolean } | undefined;
+    const ref = p.message_reference as { message_id?: string; channel_id?: string; fail_if_not_exists?: boolean } | undefined;
     if (checkReference && ref?.message_id) {
       replyTo = w.getMessage(ref.channel_id ?? channel.id, ref.message_id);
-      if (!replyTo && ref.fail_if_not_exists !== false)
-        throw formError(["message_reference"], "MESSAGE_REFERENCE_UNKNOWN_MESSAGE", "Unknown message");
+      if (!replyTo && ref.fail_if_not_exists !== false) throw formError(["message_reference"], "MESSAGE_REFERENCE_UNKNOWN_MESSAGE", "Unknown message");
     }
     const msg = w.message({ channel, author: w.bot, content, ...(replyTo ? { replyTo } : {}) });
     msg.embeds = embeds;
-    if (Array.isArray(p["components"])) msg["components"] = p["components"];
-    if (typeof p["flags"] === "number") msg.flags = p["flags"];
-    if (p["nonce"] !== undefined) msg["nonce"] = p["nonce"];
-    msg["attachments"] = req.files.map((f) => ({ id: snowflake(), filename: f.name, size: f.size, content_type: f.type || "application/octet-stream", url: `https://cdn.fake.invalid/${f.name}`, proxy_url: `https://media.fake.invalid/${f.name}` }));
+    if (Array.isArray(p.components)) msg.components = p.components;
+    if (typeof p.flags === "number") msg.flags = p.flags;
+    if (p.nonce !== undefined) msg.nonce = p.nonce;
+    msg.attachments = req.files.map((f) => ({
+      id: snowflake(),
+      filename: f.name,
+      size: f.size,
+      content_type: f.type || "application/octet-stream",
+      url: `https://cdn.fake.invalid/${f.name}`,
+      proxy_url: `https://media.fake.invalid/${f.name}`,
+    }));
     return msg;
   }
 
@@ -152,7 +174,7 @@ export class DiscordRest {
       id: msg.id,
       channelId: msg.channel_id,
       content: msg.content,
-      embeds: (msg["embeds"] as unknown[]) ?? [],
+      embeds: (msg.embeds as unknown[]) ?? [],
       via,
       ephemeral: (msg.flags & EPHEMERAL) !== 0,
       loading: (msg.flags & LOADING) !== 0,
@@ -174,7 +196,7 @@ export class DiscordRest {
     if (!this.d.echoBotMessages || (msg.flags & EPHEMERAL) !== 0) return;
     const ch = this.d.world.channels.get(msg.channel_id);
     const ev: Record<string, unknown> = { ...msg, channel_type: ch?.type ?? ChannelType.GuildText };
-    if (msg.guild_id) ev["member"] = this.d.world.member(msg.author, false);
+    if (msg.guild_id) ev.member = this.d.world.member(msg.author, false);
     this.d.gateway.route(t, ev, msg.guild_id ? { guildId: msg.guild_id, intent: Intents.GuildMessages } : { intent: Intents.DirectMessages });
   }
 
@@ -185,7 +207,7 @@ export class DiscordRest {
    */
   private createMessage(channel: DChannel, req: RestRequest, via: "channel"): DMessage {
     const p = this.payload(req);
-    const nonceKey = p["enforce_nonce"] === true && (typeof p["nonce"] === "string" || typeof p["nonce"] === "number") ? `${channel.id}:${String(p["nonce"])}` : undefined;
+    const nonceKey = p.enforce_nonce === true && (typeof p.nonce === "string" || typeof p.nonce === "number") ? `${channel.id}:${String(p.nonce)}` : undefined;
     const now = Date.now();
     const earlier = nonceKey ? this.nonces.get(nonceKey) : undefined;
     if (earlier && now - earlier.at < NONCE_WINDOW_MS) return earlier.msg;
@@ -198,18 +220,18 @@ export class DiscordRest {
 
   private applyEdit(msg: DMessage, req: RestRequest): DMessage {
     const p = this.payload(req);
-    if (typeof p["content"] === "string") {
-      if (p["content"].length > MAX_CONTENT) throw formError(["content"], "BASE_TYPE_MAX_LENGTH", `Must be ${MAX_CONTENT} or fewer in length.`);
-      msg.content = p["content"];
+    if (typeof p.content === "string") {
+      if (p.content.length > MAX_CONTENT) throw formError(["content"], "BASE_TYPE_MAX_LENGTH", `Must be ${MAX_CONTENT} or fewer in length.`);
+      msg.content = p.content;
     }
-    if (Array.isArray(p["embeds"])) msg["embeds"] = p["embeds"];
-    if (Array.isArray(p["components"])) msg["components"] = p["components"];
+    if (Array.isArray(p.embeds)) msg.embeds = p.embeds;
+    if (Array.isArray(p.components)) msg.components = p.components;
     msg.flags &= ~LOADING;
     msg.edited_timestamp = new Date().toISOString();
     const rec = this.d.sent.find((s) => s.id === msg.id);
     if (rec) {
       rec.content = msg.content;
-      rec.embeds = (msg["embeds"] as unknown[]) ?? [];
+      rec.embeds = (msg.embeds as unknown[]) ?? [];
       rec.loading = false;
       rec.history.push(msg.content);
     }
@@ -231,7 +253,7 @@ export class DiscordRest {
     if (!msg) throw unknownMessage();
     this.d.world.messages.delete(`${channelId}:${id}`);
     const ev: Record<string, unknown> = { id, channel_id: channelId };
-    if (msg.guild_id) ev["guild_id"] = msg.guild_id;
+    if (msg.guild_id) ev.guild_id = msg.guild_id;
     this.d.gateway.route("MESSAGE_DELETE", ev, msg.guild_id ? { guildId: msg.guild_id, intent: Intents.GuildMessages } : { intent: Intents.DirectMessages });
     this.d.changed();
     return null;
@@ -259,8 +281,8 @@ export class DiscordRest {
     if (!it || it.token !== token) throw unknownInteraction();
     if (it.responseType !== undefined) throw new DApiError(400, 40060, "Interaction has already been acknowledged.");
     if (Date.now() - it.createdAt > this.d.interactionAckDeadlineMs) throw unknownInteraction();
-    const type = Number(this.payload(req)["type"]);
-    const data = (this.payload(req)["data"] ?? {}) as Record<string, unknown>;
+    const type = Number(this.payload(req).type);
+    const data = (this.payload(req).data ?? {}) as Record<string, unknown>;
     if (![4, 5, 6, 7, 8, 9, 10, 12].includes(type)) throw formError(["type"], "BASE_TYPE_CHOICES", "Value must be one of {4, 5, 6, 7, 8, 9, 10, 12}.");
     it.responseType = type;
     let message: DMessage | undefined;
@@ -270,10 +292,16 @@ export class DiscordRest {
       message = this.buildBotMessage(channel, sub, false);
       if (type === 5) message.content = "";
       message.type = 20;
-      message.flags = (Number(data["flags"] ?? 0) & EPHEMERAL) | (type === 5 ? LOADING : 0);
-      message["webhook_id"] = this.d.applicationId;
-      message["application_id"] = this.d.applicationId;
-      message["interaction_metadata"] = { id: it.id, type: 2, user: (it.payload["member"] as { user?: unknown } | undefined)?.user ?? it.payload["user"], authorizing_integration_owners: it.payload["authorizing_integration_owners"], name: (it.payload["data"] as { name?: string }).name };
+      message.flags = (Number(data.flags ?? 0) & EPHEMERAL) | (type === 5 ? LOADING : 0);
+      message.webhook_id = this.d.applicationId;
+      message.application_id = this.d.applicationId;
+      message.interaction_metadata = {
+        id: it.id,
+        type: 2,
+        user: (it.payload.member as { user?: unknown } | undefined)?.user ?? it.payload.user,
+        authorizing_integration_owners: it.payload.authorizing_integration_owners,
+        name: (it.payload.data as { name?: string }).name,
+      };
       this.d.world.storeMessage(message);
       it.originalId = message.id;
       this.record(message, "interaction", sub.files, it.id);
@@ -283,7 +311,7 @@ export class DiscordRest {
     return {
       interaction: {
         id: it.id,
-        type: it.payload["type"],
+        type: it.payload.type,
         activity_instance_id: null,
         response_message_id: message?.id ?? null,
         response_message_loading: type === 5,
@@ -309,8 +337,8 @@ export class DiscordRest {
     const it = this.interactionByToken(app, token);
     if (it.responseType === undefined) throw unknownWebhook();
     const msg = this.buildBotMessage(this.channel(it.channelId), req, false);
-    msg["webhook_id"] = this.d.applicationId;
-    msg["application_id"] = this.d.applicationId;
+    msg.webhook_id = this.d.applicationId;
+    msg.application_id = this.d.applicationId;
     this.d.world.storeMessage(msg);
     it.followups.push(msg.id);
     this.record(msg, "followup", req.files, it.id);
@@ -330,12 +358,12 @@ export class DiscordRest {
   }
 
   private normalizeCommand(raw: Record<string, unknown>, index: number | undefined, existing: StoredCommand[], guildId?: string): StoredCommand {
-    const type = Number(raw["type"] ?? 1);
-    const name = String(raw["name"] ?? "");
+    const type = Number(raw.type ?? 1);
+    const name = String(raw.name ?? "");
     const at = (field: string): string[] => (index === undefined ? [field] : [String(index), field]);
     if (type === 1 && !/^[-_\p{Ll}\p{Lo}\p{N}]{1,32}$/u.test(name)) throw formError(at("name"), "APPLICATION_COMMAND_INVALID_NAME", "Command name is invalid");
     if (type !== 1 && (name.length < 1 || name.length > 32)) throw formError(at("name"), "BASE_TYPE_BAD_LENGTH", "Must be between 1 and 32 in length.");
-    const description = String(raw["description"] ?? "");
+    const description = String(raw.description ?? "");
     if (type === 1 && (description.length < 1 || description.length > 100))
       throw formError(at("description"), "BASE_TYPE_BAD_LENGTH", "Must be between 1 and 100 in length.");
     const prev = existing.find((c) => c.name === name && c.type === type);
@@ -353,13 +381,13 @@ export class DiscordRest {
       type,
       description,
     };
-    if (guildId) cmd["guild_id"] = guildId;
+    if (guildId) cmd.guild_id = guildId;
     return cmd;
   }
 
   private putCommands(app: string, guildId: string | undefined, req: RestRequest): StoredCommand[] {
     this.checkApp(app);
-    const list = req.body["_body"];
+    const list = req.body._body;
     if (!Array.isArray(list)) throw formError([], "BASE_TYPE_ARRAY", "Must be an array.");
     const existing = this.commands(app, guildId);
     const next = list.map((c, i) => this.normalizeCommand(c as Record<string, unknown>, i, existing, guildId));

@@ -118,7 +118,7 @@ export class DiscordWorld {
       pending: false,
       communication_disabled_until: null,
     };
-    if (withUser) m["user"] = user;
+    if (withUser) m.user = user;
     return m;
   }
 
@@ -229,7 +229,7 @@ export class DiscordWorld {
   storeMessage(m: DMessage): DMessage {
     this.messages.set(`${m.channel_id}:${m.id}`, m);
     const ch = this.channels.get(m.channel_id);
-    if (ch) ch["last_message_id"] = m.id;
+    if (ch) ch.last_message_id = m.id;
     return m;
   }
 
@@ -248,14 +248,7 @@ export class DiscordWorld {
   }
 
   /** Builds a message object with Discord's fields. */
-  message(o: {
-    channel: DChannel;
-    author: DUser;
-    content: string;
-    replyTo?: DMessage;
-    mentions?: DUser[];
-    extra?: Record<string, unknown>;
-  }): DMessage {
+  message(o: { channel: DChannel; author: DUser; content: string; replyTo?: DMessage; mentions?: DUser[]; extra?: Record<string, unknown> }): DMessage {
     const mentions = o.mentions ?? this.mentionedUsers(o.content);
     const m: DMessage = {
       id: snowflake(),

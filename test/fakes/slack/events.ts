@@ -67,7 +67,7 @@ export class SlackEventBuilder {
       context_team_id: this.id.teamId,
       context_enterprise_id: null,
       api_app_id: this.id.appId,
-      event: { event_ts: event["ts"] ?? nextTs(), ...event },
+      event: { event_ts: event.ts ?? nextTs(), ...event },
       type: "event_callback",
       event_id: `Ev0FAKE${String(this.eventSeq).padStart(6, "0")}${randomBytes(2).toString("hex").toUpperCase()}`,
       event_time: now,
@@ -87,23 +87,27 @@ export class SlackEventBuilder {
       text: o.text,
       ts,
       team: this.id.teamId,
-      client_msg_id: randomBytes(16).toString("hex").replace(/(.{8})(.{4})(.{4})(.{4})/, "$1-$2-$3-$4-"),
-      blocks: [{ type: "rich_text", block_id: randomBytes(3).toString("hex"), elements: [{ type: "rich_text_section", elements: [{ type: "text", text: o.text }] }] }],
+      client_msg_id: randomBytes(16)
+        .toString("hex")
+        .replace(/(.{8})(.{4})(.{4})(.{4})/, "$1-$2-$3-$4-"),
+      blocks: [
+        { type: "rich_text", block_id: randomBytes(3).toString("hex"), elements: [{ type: "rich_text_section", elements: [{ type: "text", text: o.text }] }] },
+      ],
       channel: o.channel,
       channel_type: o.channelType ?? this.typeOf(o.channel),
       event_ts: ts,
     };
     if (o.threadTs) {
-      event["thread_ts"] = o.threadTs;
-      event["parent_user_id"] = o.extra?.["parent_user_id"] ?? o.user;
+      event.thread_ts = o.threadTs;
+      event.parent_user_id = o.extra?.parent_user_id ?? o.user;
     }
     const wrapper: Record<string, unknown> = { ...o.wrapper };
     if (o.fromTeam) {
       Object.assign(event, { team: o.fromTeam, user_team: o.fromTeam, source_team: o.fromTeam });
-      wrapper["is_ext_shared_channel"] = true;
+      wrapper.is_ext_shared_channel = true;
     }
     if (o.shared?.length) {
-      event["attachments"] = o.shared.map((s, i) => ({
+      event.attachments = o.shared.map((s, i) => ({
         id: i + 1,
         is_share: true,
         is_msg_unfurl: true,
@@ -128,7 +132,7 @@ export class SlackEventBuilder {
     const text = o.text === undefined ? mention : o.text.includes(mention) ? o.text : `${mention} ${o.text}`;
     const ts = o.ts ?? nextTs();
     const event: Record<string, unknown> = { type: "app_mention", user: o.user, text, ts, team: this.id.teamId, channel: o.channel, event_ts: ts };
-    if (o.threadTs) event["thread_ts"] = o.threadTs;
+    if (o.threadTs) event.thread_ts = o.threadTs;
     return this.callback({ ...event, ...o.extra });
   }
 
@@ -146,12 +150,20 @@ export class SlackEventBuilder {
       channel_type: o.channelType ?? this.typeOf(o.channel),
       event_ts: ts,
     };
-    if (o.threadTs) event["thread_ts"] = o.threadTs;
+    if (o.threadTs) event.thread_ts = o.threadTs;
     return this.callback(event);
   }
 
   /** subtype message_changed: the user edited message `ts`. */
-  messageChanged(o: { channel: string; user: string; ts: string; text: string; previousText?: string; threadTs?: string; channelType?: ConversationType }): EventCallback {
+  messageChanged(o: {
+    channel: string;
+    user: string;
+    ts: string;
+    text: string;
+    previousText?: string;
+    threadTs?: string;
+    channelType?: ConversationType;
+  }): EventCallback {
     const thread = o.threadTs ? { thread_ts: o.threadTs } : {};
     const eventTs = nextTs();
     return this.callback({
@@ -203,6 +215,60 @@ export class SlackEventBuilder {
       is_enterprise_install: "false",
       response_url: this.responseUrl(),
       trigger_id: `${Date.now()}.${randomBytes(6).toString("hex")}`,
+    };
+  }
+
+  /**
+   * A `block_actions` interaction: a user pressed a button of `message` (one
+   * the bot posted). Shaped as Slack documents it: the pressed element in
+   * `actions`, the message and its container, the channel, the user, a
+   * response_url and a trigger_id. Posted as `payload=<json>` in HTTP mode,
+   * sent as an `interactive` envelope in Socket Mode.
+   */
+  blockActions(o: {
+    user: string;
+    userName?: string;
+    channel: string;
+    message: Record<string, unknown>;
+    actionId: string;
+    blockId?: string;
+    value?: string;
+  }): Record<string, unknown> {
+    const blocks = (o.message.blocks as Array<{ block_id?: string; elements?: Array<Record<string, unknown>> }> | undefined) ?? [];
+    const element = blocks
+      .flatMap((b) => (b.elements ?? []).map((e): Record<string, unknown> => ({ ...e, block_id: b.block_id })))
+      .find((e) => e.action_id === o.actionId);
+    return {
+      type: "block_actions",
+      user: { id: o.user, username: o.userName ?? o.user.toLowerCase(), name: o.userName ?? o.user.toLowerCase(), team_id: this.id.teamId },
+      api_app_id: this.id.appId,
+      token: "fake-verification-token",
+      container: {
+        type: "message",
+        message_ts: o.message.ts,
+        channel_id: o.channel,
+        is_ephemeral: false,
+        ...(o.message.thread_ts ? { thread_ts: o.message.thread_ts } : {}),
+      },
+      trigger_id: `${Date.now()}.${randomBytes(6).toString("hex")}`,
+      team: { id: this.id.teamId, domain: this.id.teamDomain },
+      enterprise: null,
+      is_enterprise_install: false,
+      channel: { id: o.channel, name: o.channel.startsWith("D") ? "directmessage" : "general" },
+      message: o.message,
+      state: { values: {} },
+      response_url: this.responseUrl(),
+      actions: [
+        {
+          type: "button",
+          action_id: o.actionId,
+          block_id: o.blockId ?? element?.block_id ?? "",
+          text: element?.text ?? { type: "plain_text", text: "" },
+          value: o.value ?? element?.value ?? "",
+          action_ts: nextTs(),
+          ...(element?.style ? { style: element.style } : {}),
+        },
+      ],
     };
   }
 }

@@ -19,7 +19,8 @@ export interface MrkdwnView {
   problems: string[];
 }
 
-const SEQUENCE = /^(?:(?:https?|mailto|tel|ftp):[^|<>\s]+(?:\|[^<>]*)?|@[UW][A-Z0-9]+(?:\|[^<>]*)?|#C[A-Z0-9]+(?:\|[^<>]*)?|!(?:here|channel|everyone)(?:\|[^<>]*)?|!subteam\^[A-Z0-9]+(?:\|[^<>]*)?|!date\^[^<>]+)$/;
+const SEQUENCE =
+  /^(?:(?:https?|mailto|tel|ftp):[^|<>\s]+(?:\|[^<>]*)?|@[UW][A-Z0-9]+(?:\|[^<>]*)?|#C[A-Z0-9]+(?:\|[^<>]*)?|!(?:here|channel|everyone)(?:\|[^<>]*)?|!subteam\^[A-Z0-9]+(?:\|[^<>]*)?|!date\^[^<>]+)$/;
 
 export function mrkdwnView(text: string): MrkdwnView {
   const problems: string[] = [];

@@ -68,11 +68,11 @@ export class SlackSocketServer {
         this.other.push(raw.toString());
         return;
       }
-      const envelopeId = msg["envelope_id"];
+      const envelopeId = msg.envelope_id;
       const sent = typeof envelopeId === "string" ? this.envelopes.find((e) => e.envelope.envelope_id === envelopeId) : undefined;
       if (sent) {
         const ack: SlackAck = { envelopeId: sent.envelope.envelope_id, type: sent.envelope.type, ms: Date.now() - sent.at, at: Date.now() };
-        const payload = msg["payload"] as Record<string, unknown> | undefined;
+        const payload = msg.payload as Record<string, unknown> | undefined;
         if (payload && Object.keys(payload).length) ack.payload = payload;
         this.acks.push(ack);
       } else this.other.push(msg);
@@ -101,7 +101,11 @@ export class SlackSocketServer {
     return last;
   }
 
-  send(type: string, payload: Record<string, unknown>, o: { acceptsResponsePayload?: boolean; retryAttempt?: number; retryReason?: string } = {}): SlackEnvelope {
+  send(
+    type: string,
+    payload: Record<string, unknown>,
+    o: { acceptsResponsePayload?: boolean; retryAttempt?: number; retryReason?: string } = {},
+  ): SlackEnvelope {
     const [ws, connection] = this.latest();
     const envelope: SlackEnvelope = {
       envelope_id: randomUUID(),
@@ -133,7 +137,8 @@ export class SlackSocketServer {
   /** Slack's `disconnect` message: the app should reconnect (apps.connections.open again). */
   requestDisconnect(reason = "refresh_requested"): void {
     for (const ws of this.conns.keys())
-      if (ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify({ type: "disconnect", reason, debug_info: { host: `applink-${randomBytes(3).toString("hex")}` } }));
+      if (ws.readyState === WebSocket.OPEN)
+        ws.send(JSON.stringify({ type: "disconnect", reason, debug_info: { host: `applink-${randomBytes(3).toString("hex")}` } }));
   }
 
   unacked(): SlackEnvelope[] {

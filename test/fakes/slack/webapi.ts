@@ -47,7 +47,7 @@ export class SlackWorld {
 
   /** Remembers a message the app saw or posted (for chat.update / reactions.add checks). */
   noteMessage(channel: string, msg: Record<string, unknown>): void {
-    if (typeof msg["ts"] === "string") this.messages.set(`${channel}:${msg["ts"]}`, msg);
+    if (typeof msg.ts === "string") this.messages.set(`${channel}:${msg.ts}`, msg);
   }
 
   /** A channel's messages (the app's and its users'), oldest first. */
@@ -55,22 +55,22 @@ export class SlackWorld {
     const out: Record<string, unknown>[] = [];
     const prefix = `${channel}:`;
     for (const [k, m] of this.messages) if (k.startsWith(prefix)) out.push(m);
-    return out.sort((a, b) => tsValue(String(a["ts"])) - tsValue(String(b["ts"])));
+    return out.sort((a, b) => tsValue(String(a.ts)) - tsValue(String(b.ts)));
   }
 
   /** Registers what an event_callback body tells about conversations, users and messages. */
   noteEvent(body: Record<string, unknown>): void {
-    const ev = body["event"] as Record<string, unknown> | undefined;
+    const ev = body.event as Record<string, unknown> | undefined;
     if (!ev) return;
-    const channel = typeof ev["channel"] === "string" ? ev["channel"] : undefined;
-    const user = typeof ev["user"] === "string" ? ev["user"] : undefined;
+    const channel = typeof ev.channel === "string" ? ev.channel : undefined;
+    const user = typeof ev.user === "string" ? ev.user : undefined;
     if (user) this.user(user);
     if (!channel) return;
     const conv = this.conversation(channel);
-    const ct = ev["channel_type"];
+    const ct = ev.channel_type;
     if (conv && (ct === "im" || ct === "mpim" || ct === "group" || ct === "channel")) conv.type = ct;
     if (conv?.type === "im" && user && user !== this.id.botUserId) conv.user ??= user;
-    if (ev["subtype"] !== "message_changed") this.noteMessage(channel, ev);
+    if (ev.subtype !== "message_changed") this.noteMessage(channel, ev);
   }
 }
 
@@ -98,7 +98,18 @@ function conversationObject(c: SlackConversation, botUserId: string): Record<str
     context_team_id: "T0FAKE",
     updated: Date.now(),
   };
-  if (c.type === "im") return { ...base, is_im: true, is_channel: false, is_group: false, is_mpim: false, is_private: true, user: c.user ?? "U0UNKNOWN", is_open: true, priority: 0 };
+  if (c.type === "im")
+    return {
+      ...base,
+      is_im: true,
+      is_channel: false,
+      is_group: false,
+      is_mpim: false,
+      is_private: true,
+      user: c.user ?? "U0UNKNOWN",
+      is_open: true,
+      priority: 0,
+    };
   const name = c.name ?? (c.type === "mpim" ? `mpdm-${c.id.toLowerCase()}-1` : `channel-${c.id.toLowerCase()}`);
   return {
     ...base,
@@ -122,7 +133,7 @@ export function createWebApi(d: WebApiDeps): Record<string, Method> {
   const { world, sent } = d;
   const id = world.id;
   const requireChannel = (p: Record<string, unknown>): string => {
-    const ch = str(p["channel"]);
+    const ch = str(p.channel);
     if (!ch || !world.conversation(ch)) throw new SlackApiError("channel_not_found");
     return ch;
   };
@@ -139,30 +150,31 @@ export function createWebApi(d: WebApiDeps): Record<string, Method> {
 
   const post = (p: Record<string, unknown>, ephemeralTo?: string): Record<string, unknown> => {
     const channel = requireChannel(p);
-    const text = str(p["text"]) ?? "";
-    const blocks = jsonParam<unknown[]>(p["blocks"]);
-    const attachments = jsonParam<unknown[]>(p["attachments"]);
+    const text = str(p.text) ?? "";
+    const blocks = jsonParam<unknown[]>(p.blocks);
+    const attachments = jsonParam<unknown[]>(p.attachments);
     if (!text && !blocks?.length && !attachments?.length) throw new SlackApiError("no_text");
     if (text.length > 40_000) throw new SlackApiError("msg_too_long");
     const ts = nextTs();
     const msg = botMessage(text, ts);
-    if (blocks) msg["blocks"] = blocks;
-    if (attachments) msg["attachments"] = attachments;
+    if (blocks) msg.blocks = blocks;
+    if (attachments) msg.attachments = attachments;
     // Message metadata (event_type + event_payload) is kept with the message and shown by
     // conversations.history / conversations.replies when asked with include_all_metadata.
-    const metadata = jsonParam<Record<string, unknown>>(p["metadata"]);
+    const metadata = jsonParam<Record<string, unknown>>(p.metadata);
     if (metadata !== undefined) {
-      if (typeof metadata["event_type"] !== "string" || typeof metadata["event_payload"] !== "object" || metadata["event_payload"] === null) throw new SlackApiError("invalid_metadata_format");
-      msg["metadata"] = { event_type: metadata["event_type"], event_payload: metadata["event_payload"] };
+      if (typeof metadata.event_type !== "string" || typeof metadata.event_payload !== "object" || metadata.event_payload === null)
+        throw new SlackApiError("invalid_metadata_format");
+      msg.metadata = { event_type: metadata.event_type, event_payload: metadata.event_payload };
     }
-    const threadTs = str(p["thread_ts"]);
+    const threadTs = str(p.thread_ts);
     if (threadTs) {
-      msg["thread_ts"] = threadTs;
-      msg["parent_user_id"] = (world.messages.get(`${channel}:${threadTs}`)?.["user"] as string | undefined) ?? id.botUserId;
+      msg.thread_ts = threadTs;
+      msg.parent_user_id = (world.messages.get(`${channel}:${threadTs}`)?.user as string | undefined) ?? id.botUserId;
     }
     const rec: SlackSentMessage = { channel, ts, text, history: [text], message: msg, at: Date.now() };
     // mrkdwn defaults to true; the SDK sends booleans in a form body as strings.
-    if (String(p["mrkdwn"] ?? "true") !== "false") rec.mrkdwn = mrkdwnView(text);
+    if (String(p.mrkdwn ?? "true") !== "false") rec.mrkdwn = mrkdwnView(text);
     if (threadTs) rec.threadTs = threadTs;
     if (blocks) rec.blocks = blocks;
     if (ephemeralTo) rec.ephemeralTo = ephemeralTo;
@@ -188,22 +200,22 @@ export function createWebApi(d: WebApiDeps): Record<string, Method> {
     }),
     "chat.postMessage": (p) => post(p),
     "chat.postEphemeral": (p) => {
-      const user = str(p["user"]);
+      const user = str(p.user);
       if (!user || !world.user(user)) throw new SlackApiError("user_not_found");
       return post(p, user);
     },
     "chat.update": (p) => {
       const channel = requireChannel(p);
-      const ts = str(p["ts"]);
+      const ts = str(p.ts);
       const msg = ts ? world.messages.get(`${channel}:${ts}`) : undefined;
       if (!ts || !msg) throw new SlackApiError("message_not_found");
-      if (msg["user"] !== id.botUserId && msg["bot_id"] !== id.botId) throw new SlackApiError("cant_update_message");
-      const text = str(p["text"]) ?? "";
-      const blocks = jsonParam<unknown[]>(p["blocks"]);
+      if (msg.user !== id.botUserId && msg.bot_id !== id.botId) throw new SlackApiError("cant_update_message");
+      const text = str(p.text) ?? "";
+      const blocks = jsonParam<unknown[]>(p.blocks);
       if (!text && !blocks?.length) throw new SlackApiError("no_text");
-      msg["text"] = text;
-      if (blocks) msg["blocks"] = blocks;
-      msg["edited"] = { user: id.botUserId, ts: nextTs() };
+      msg.text = text;
+      if (blocks) msg.blocks = blocks;
+      msg.edited = { user: id.botUserId, ts: nextTs() };
       const rec = sent.find((s) => s.channel === channel && s.ts === ts);
       if (rec) {
         rec.text = text;
@@ -215,8 +227,8 @@ export function createWebApi(d: WebApiDeps): Record<string, Method> {
     },
     "reactions.add": (p) => {
       const channel = requireChannel(p);
-      const timestamp = str(p["timestamp"]);
-      const name = str(p["name"])?.replace(/^:|:$/g, "");
+      const timestamp = str(p.timestamp);
+      const name = str(p.name)?.replace(/^:|:$/g, "");
       if (!timestamp) throw new SlackApiError("no_item_specified");
       if (!name) throw new SlackApiError("invalid_name");
       if (!world.messages.has(`${channel}:${timestamp}`)) throw new SlackApiError("message_not_found");
@@ -226,13 +238,13 @@ export function createWebApi(d: WebApiDeps): Record<string, Method> {
       return {};
     },
     "conversations.info": (p) => {
-      const ch = str(p["channel"]);
+      const ch = str(p.channel);
       const c = ch ? world.conversation(ch) : undefined;
       if (!c) throw new SlackApiError("channel_not_found");
       return { channel: conversationObject(c, id.botUserId) };
     },
     "users.info": (p) => {
-      const uid = str(p["user"]);
+      const uid = str(p.user);
       const u = uid ? world.user(uid) : undefined;
       if (!u) throw new SlackApiError("user_not_found");
       const realName = u.real_name ?? u.name;
@@ -249,7 +261,14 @@ export function createWebApi(d: WebApiDeps): Record<string, Method> {
           updated: 1_700_000_000,
           ...u,
           real_name: realName,
-          profile: { real_name: realName, display_name: u.name, real_name_normalized: realName, display_name_normalized: u.name, team: id.teamId, ...(u.is_bot ? { bot_id: id.botId } : {}) },
+          profile: {
+            real_name: realName,
+            display_name: u.name,
+            real_name_normalized: realName,
+            display_name_normalized: u.name,
+            team: id.teamId,
+            ...(u.is_bot ? { bot_id: id.botId } : {}),
+          },
         },
       };
     },
@@ -257,27 +276,30 @@ export function createWebApi(d: WebApiDeps): Record<string, Method> {
       const channel = requireChannel(p);
       const window = timeline(p);
       // Top-level messages (thread replies stay in their thread), newest first.
-      const all = world.channelMessages(channel).filter((m) => !isReply(m) && window(String(m["ts"]))).reverse();
+      const all = world
+        .channelMessages(channel)
+        .filter((m) => !isReply(m) && window(String(m.ts)))
+        .reverse();
       return pageOf(all, p, 100, 999);
     },
     "conversations.replies": (p) => {
       const channel = requireChannel(p);
-      const ts = str(p["ts"]);
+      const ts = str(p.ts);
       if (!ts) throw new SlackApiError("invalid_arguments");
       const asked = world.messages.get(`${channel}:${ts}`);
       if (!asked) throw new SlackApiError("thread_not_found");
-      const parentTs = typeof asked["thread_ts"] === "string" ? asked["thread_ts"] : ts;
+      const parentTs = typeof asked.thread_ts === "string" ? asked.thread_ts : ts;
       const parent = world.messages.get(`${channel}:${parentTs}`) ?? asked;
       const window = timeline(p);
       // The parent first, then its replies oldest first.
-      const replies = world.channelMessages(channel).filter((m) => m["thread_ts"] === parentTs && m["ts"] !== parentTs && window(String(m["ts"])));
+      const replies = world.channelMessages(channel).filter((m) => m.thread_ts === parentTs && m.ts !== parentTs && window(String(m.ts)));
       return pageOf([parent, ...replies], p, 1000, 1000);
     },
     "apps.connections.open": () => ({ url: d.socketUrl() }),
   };
 }
 
-const isReply = (m: Record<string, unknown>): boolean => typeof m["thread_ts"] === "string" && m["thread_ts"] !== m["ts"];
+const isReply = (m: Record<string, unknown>): boolean => typeof m.thread_ts === "string" && m.thread_ts !== m.ts;
 
 /** A ts as one comparable number (seconds and microseconds). */
 export function tsValue(ts: string): number {
@@ -297,7 +319,7 @@ function timeline(p: Record<string, unknown>): (ts: string) => boolean {
   };
   const oldest = bound("oldest");
   const latest = bound("latest");
-  const inclusive = p["inclusive"] === true || p["inclusive"] === "true" || p["inclusive"] === "1" || p["inclusive"] === 1;
+  const inclusive = p.inclusive === true || p.inclusive === "true" || p.inclusive === "1" || p.inclusive === 1;
   return (ts) => {
     const n = tsValue(ts);
     if (oldest !== undefined && (inclusive ? n < oldest : n <= oldest)) return false;
@@ -312,16 +334,16 @@ function timeline(p: Record<string, unknown>): (ts: string) => boolean {
  * `response_metadata.next_cursor`. Metadata shows only with include_all_metadata.
  */
 function pageOf(list: Record<string, unknown>[], p: Record<string, unknown>, defaultLimit: number, maxLimit: number): Record<string, unknown> {
-  const rawLimit = Number(str(p["limit"]) ?? defaultLimit);
+  const rawLimit = Number(str(p.limit) ?? defaultLimit);
   const limit = Number.isFinite(rawLimit) && rawLimit > 0 ? Math.min(Math.floor(rawLimit), maxLimit) : defaultLimit;
   let start = 0;
-  const cursor = str(p["cursor"]);
+  const cursor = str(p.cursor);
   if (cursor) {
     const m = /^next_ts:(\d+\.\d+)$/.exec(Buffer.from(cursor, "base64").toString("utf8"));
-    start = m ? list.findIndex((x) => x["ts"] === m[1]) : -1;
+    start = m ? list.findIndex((x) => x.ts === m[1]) : -1;
     if (start < 0) throw new SlackApiError("invalid_cursor");
   }
-  const withMetadata = p["include_all_metadata"] === true || p["include_all_metadata"] === "true" || p["include_all_metadata"] === "1" || p["include_all_metadata"] === 1;
+  const withMetadata = p.include_all_metadata === true || p.include_all_metadata === "true" || p.include_all_metadata === "1" || p.include_all_metadata === 1;
   const messages = list.slice(start, start + limit).map((m) => {
     const { channel: _c, event_ts: _e, channel_type: _t, metadata, ...rest } = m;
     return withMetadata && metadata !== undefined ? { ...rest, metadata } : rest;
@@ -331,6 +353,6 @@ function pageOf(list: Record<string, unknown>[], p: Record<string, unknown>, def
     messages,
     has_more: next !== undefined,
     pin_count: 0,
-    response_metadata: { next_cursor: next ? Buffer.from(`next_ts:${String(next["ts"])}`).toString("base64") : "" },
+    response_metadata: { next_cursor: next ? Buffer.from(`next_ts:${String(next.ts)}`).toString("base64") : "" },
   };
 }

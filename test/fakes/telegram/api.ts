@@ -47,7 +47,7 @@ function formatText(params: Record<string, unknown>, field: "text" | "caption"):
   const raw = params[field];
   const text = raw === undefined || raw === null ? "" : String(raw);
   const given = jsonParam<TgEntity[]>(params[field === "text" ? "entities" : "caption_entities"]);
-  const parseMode = typeof params["parse_mode"] === "string" && params["parse_mode"] ? params["parse_mode"] : undefined;
+  const parseMode = typeof params.parse_mode === "string" && params.parse_mode ? params.parse_mode : undefined;
   const f = given ? { text, entities: given } : applyParseMode(text, parseMode);
   if (field === "text" && f.text.trim().length === 0) throw bad("message text is empty");
   if (f.text.length > MAX_TEXT) throw bad("message is too long");
@@ -65,20 +65,18 @@ export function createApiMethods({ store, sent, changed }: ApiDeps): Record<stri
   const bot = store.bot;
 
   const resolveReply = (chat: TgChat, params: Record<string, unknown>): TgMessage | undefined => {
-    const rp = jsonParam<{ message_id?: number; chat_id?: unknown; allow_sending_without_reply?: boolean }>(
-      params["reply_parameters"],
-    );
-    const id = optionalInt(rp?.message_id ?? params["reply_to_message_id"]);
+    const rp = jsonParam<{ message_id?: number; chat_id?: unknown; allow_sending_without_reply?: boolean }>(params.reply_parameters);
+    const id = optionalInt(rp?.message_id ?? params.reply_to_message_id);
     if (id === undefined) return undefined;
     const inChat = rp?.chat_id !== undefined ? requireChat(store, rp.chat_id) : chat;
     const target = store.getMessage(inChat.id, id);
-    const allow = rp?.allow_sending_without_reply ?? params["allow_sending_without_reply"] === true;
+    const allow = rp?.allow_sending_without_reply ?? params.allow_sending_without_reply === true;
     if (!target && !allow) throw bad("message to be replied not found");
     return target;
   };
 
   const threadFor = (chat: TgChat, params: Record<string, unknown>): number | undefined => {
-    const threadId = optionalInt(params["message_thread_id"]);
+    const threadId = optionalInt(params.message_thread_id);
     if (threadId === undefined) return undefined;
     if (chat.type === "private") return undefined;
     if (chat.is_forum && threadId !== 1 && !store.topics.get(chat.id)?.has(threadId)) throw bad("message thread not found");
@@ -86,11 +84,11 @@ export function createApiMethods({ store, sent, changed }: ApiDeps): Record<stri
   };
 
   const sendMessage: MethodHandler = (p) => {
-    const chat = requireChat(store, p["chat_id"]);
+    const chat = requireChat(store, p.chat_id);
     const { text, entities } = formatText(p, "text");
     const threadId = threadFor(chat, p);
     const replyTo = resolveReply(chat, p);
-    const markup = jsonParam(p["reply_markup"]);
+    const markup = jsonParam(p.reply_markup);
     const msg: TgMessage = {
       message_id: store.nextMessageId(chat.id),
       from: bot,
@@ -106,7 +104,7 @@ export function createApiMethods({ store, sent, changed }: ApiDeps): Record<stri
     if (replyTo) msg.reply_to_message = shallow(replyTo);
     if (markup !== undefined) msg.reply_markup = markup;
     store.storeMessage(msg);
-    const rawText = String(p["text"]);
+    const rawText = String(p.text);
     const rec: TgSentMessage = {
       chatId: chat.id,
       chatType: chat.type,
@@ -119,7 +117,7 @@ export function createApiMethods({ store, sent, changed }: ApiDeps): Record<stri
       at: Date.now(),
     };
     if (threadId !== undefined) rec.threadId = threadId;
-    if (typeof p["parse_mode"] === "string") rec.parseMode = p["parse_mode"];
+    if (typeof p.parse_mode === "string") rec.parseMode = p.parse_mode;
     if (replyTo) rec.replyToMessageId = replyTo.message_id;
     if (markup !== undefined) rec.replyMarkup = markup;
     sent.push(rec);
@@ -128,15 +126,15 @@ export function createApiMethods({ store, sent, changed }: ApiDeps): Record<stri
   };
 
   const editMessageText: MethodHandler = (p) => {
-    if (p["inline_message_id"] !== undefined) throw bad("message to edit not found");
-    const chat = requireChat(store, p["chat_id"]);
-    const id = optionalInt(p["message_id"]);
+    if (p.inline_message_id !== undefined) throw bad("message to edit not found");
+    const chat = requireChat(store, p.chat_id);
+    const id = optionalInt(p.message_id);
     if (id === undefined) throw bad("message identifier is not specified");
     const msg = store.getMessage(chat.id, id);
     if (!msg) throw bad("message to edit not found");
     if (msg.from?.id !== bot.id) throw bad("message can't be edited");
     const { text, entities } = formatText(p, "text");
-    const markup = jsonParam(p["reply_markup"]);
+    const markup = jsonParam(p.reply_markup);
     const sameEntities = JSON.stringify(msg.entities ?? []) === JSON.stringify(entities);
     const sameMarkup = JSON.stringify(msg.reply_markup ?? null) === JSON.stringify(markup ?? null);
     if (msg.text === text && sameEntities && sameMarkup)
@@ -151,11 +149,11 @@ export function createApiMethods({ store, sent, changed }: ApiDeps): Record<stri
     msg.edit_date = nowSec();
     const rec = sent.find((s) => s.chatId === chat.id && s.messageId === id);
     if (rec) {
-      rec.rawText = String(p["text"]);
+      rec.rawText = String(p.text);
       rec.text = text;
       rec.entities = entities;
       rec.history.push(rec.rawText);
-      if (typeof p["parse_mode"] === "string") rec.parseMode = p["parse_mode"];
+      if (typeof p.parse_mode === "string") rec.parseMode = p.parse_mode;
       else delete rec.parseMode;
     }
     changed();
@@ -163,19 +161,18 @@ export function createApiMethods({ store, sent, changed }: ApiDeps): Record<stri
   };
 
   const sendChatAction: MethodHandler = (p) => {
-    const chat = requireChat(store, p["chat_id"]);
-    const action = String(p["action"] ?? "");
+    const chat = requireChat(store, p.chat_id);
+    const action = String(p.action ?? "");
     if (!CHAT_ACTIONS.has(action)) throw bad("wrong parameter action in request");
     threadFor(chat, p);
     return true;
   };
 
-  const commandsKey = (p: Record<string, unknown>): string =>
-    `${JSON.stringify(jsonParam(p["scope"]) ?? { type: "default" })}|${String(p["language_code"] ?? "")}`;
+  const commandsKey = (p: Record<string, unknown>): string => `${JSON.stringify(jsonParam(p.scope) ?? { type: "default" })}|${String(p.language_code ?? "")}`;
 
   const setMyCommands: MethodHandler = (p) => {
-    const list = jsonParam<{ command?: unknown; description?: unknown }[]>(p["commands"]);
-    if (!Array.isArray(list)) throw bad("parameter \"commands\" is required");
+    const list = jsonParam<{ command?: unknown; description?: unknown }[]>(p.commands);
+    if (!Array.isArray(list)) throw bad('parameter "commands" is required');
     if (list.length > 100) throw bad("too many commands");
     const clean = list.map((c) => {
       const command = String(c.command ?? "");
@@ -190,7 +187,7 @@ export function createApiMethods({ store, sent, changed }: ApiDeps): Record<stri
   };
 
   const answerCallbackQuery: MethodHandler = (p) => {
-    const id = String(p["callback_query_id"] ?? "");
+    const id = String(p.callback_query_id ?? "");
     const q = store.callbackQueries.get(id);
     if (!q || q.answered) throw bad("query is too old and response timeout expired or query ID is invalid");
     q.answered = true;
@@ -200,7 +197,7 @@ export function createApiMethods({ store, sent, changed }: ApiDeps): Record<stri
   };
 
   const getFile: MethodHandler = (p) => {
-    const f = store.files.get(String(p["file_id"] ?? ""));
+    const f = store.files.get(String(p.file_id ?? ""));
     if (!f) throw bad("invalid file_id");
     return { file_id: f.file_id, file_unique_id: f.file_unique_id, file_size: f.data.length, file_path: f.file_path };
   };
@@ -225,10 +222,10 @@ export function createApiMethods({ store, sent, changed }: ApiDeps): Record<stri
     },
     answerCallbackQuery,
     getFile,
-    getChat: (p) => ({ ...requireChat(store, p["chat_id"]), accent_color_id: 0, max_reaction_count: 11 }),
+    getChat: (p) => ({ ...requireChat(store, p.chat_id), accent_color_id: 0, max_reaction_count: 11 }),
     setMessageReaction: (p) => {
-      const chat = requireChat(store, p["chat_id"]);
-      if (!store.getMessage(chat.id, Number(p["message_id"]))) throw bad("message to react not found");
+      const chat = requireChat(store, p.chat_id);
+      if (!store.getMessage(chat.id, Number(p.message_id))) throw bad("message to react not found");
       return true;
     },
   };

@@ -46,8 +46,7 @@ export function detectEntities(text: string): TgEntity[] {
   const mention = /(^|[^\w/@])(@[a-zA-Z0-9_]{4,32})\b/g;
   for (const m of text.matchAll(mention)) {
     const offset = m.index + m[1]!.length;
-    if (!out.some((e) => offset >= e.offset && offset < e.offset + e.length))
-      out.push({ type: "mention", offset, length: m[2]!.length });
+    if (!out.some((e) => offset >= e.offset && offset < e.offset + e.length)) out.push({ type: "mention", offset, length: m[2]!.length });
   }
   for (const m of text.matchAll(/https?:\/\/[^\s]+/g)) out.push({ type: "url", offset: m.index, length: m[0].length });
   return out.sort((a, b) => a.offset - b.offset);

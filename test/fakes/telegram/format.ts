@@ -92,21 +92,17 @@ export function parseHtml(src: string): Formatted {
       const name = inner.slice(1).trim().toLowerCase();
       const top = stack.pop();
       if (!top) fail(`Unexpected end tag at byte offset ${bytesBefore(src, i)}`);
-      else if (name !== top.tag)
-        fail(`Can't find end tag corresponding to start tag "${top.tag}" at byte offset ${bytesBefore(src, top.at)}`);
+      else if (name !== top.tag) fail(`Can't find end tag corresponding to start tag "${top.tag}" at byte offset ${bytesBefore(src, top.at)}`);
       else closeHtmlEntity(top, out.length, stack, entities);
       i = close + 1;
       continue;
     }
     const m = /^([a-zA-Z][a-zA-Z0-9-]*)((?:\s+[a-zA-Z-]+\s*=\s*(?:"[^"]*"|'[^']*'|[^\s"'>]+))*)\s*$/.exec(inner);
     const name = m?.[1]?.toLowerCase() ?? "";
-    if (!m || HTML_TAGS[name] === undefined)
-      fail(`Unsupported start tag "${name || inner.split(/\s/)[0]}" at byte offset ${bytesBefore(src, i)}`);
+    if (!m || HTML_TAGS[name] === undefined) fail(`Unsupported start tag "${name || inner.split(/\s/)[0]}" at byte offset ${bytesBefore(src, i)}`);
     const attrs: Record<string, string> = {};
-    for (const a of (m?.[2] ?? "").matchAll(/([a-zA-Z-]+)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'>]+))/g))
-      attrs[a[1]!.toLowerCase()] = a[2] ?? a[3] ?? a[4] ?? "";
-    if (name === "span" && attrs["class"] !== "tg-spoiler")
-      fail(`Tag "span" must have class "tg-spoiler" at byte offset ${bytesBefore(src, i)}`);
+    for (const a of (m?.[2] ?? "").matchAll(/([a-zA-Z-]+)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'>]+))/g)) attrs[a[1]!.toLowerCase()] = a[2] ?? a[3] ?? a[4] ?? "";
+    if (name === "span" && attrs.class !== "tg-spoiler") fail(`Tag "span" must have class "tg-spoiler" at byte offset ${bytesBefore(src, i)}`);
     stack.push({ tag: name, start: out.length, attrs, at: i });
     i = close + 1;
   }
@@ -125,16 +121,16 @@ interface HtmlOpen {
 function closeHtmlEntity(top: HtmlOpen, end: number, stack: HtmlOpen[], entities: TgEntity[]): void {
   const type = HTML_TAGS[top.tag]!;
   const e: TgEntity = { type, offset: top.start, length: end - top.start };
-  if (type === "text_link") e.url = top.attrs["href"] ?? "";
+  if (type === "text_link") e.url = top.attrs.href ?? "";
   if (type === "custom_emoji") e.custom_emoji_id = top.attrs["emoji-id"] ?? "";
   if (type === "blockquote" && "expandable" in top.attrs) e.type = "expandable_blockquote";
   if (type === "code" && stack.at(-1)?.tag === "pre") {
     // <pre><code class="language-x"> is one pre entity with a language.
-    const lang = /^language-(.+)$/.exec(top.attrs["class"] ?? "")?.[1];
-    if (lang) stack.at(-1)!.attrs["__lang"] = lang;
+    const lang = /^language-(.+)$/.exec(top.attrs.class ?? "")?.[1];
+    if (lang) stack.at(-1)!.attrs.__lang = lang;
     return;
   }
-  if (type === "pre" && top.attrs["__lang"]) e.language = top.attrs["__lang"];
+  if (type === "pre" && top.attrs.__lang) e.language = top.attrs.__lang;
   entities.push(e);
 }
 

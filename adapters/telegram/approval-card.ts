@@ -1,0 +1,85 @@
+/**
+ * Approval cards on Telegram: the card is a message with an inline keyboard
+ * whose buttons carry `approval:<action>:<id>` as callback_data (64 bytes at
+ * most); a press arrives as a `callback_query`, which is always answered with
+ * answerCallbackQuery (a refusal as an alert only the presser sees). Once
+ * decided, the card is edited in place and its keyboard removed.
+ */
+import type { Api } from "grammy";
+import type { CallbackQuery } from "grammy/types";
+import { BUTTONS, cardTitle, decodeAction, encodeAction, statusLine } from "../types.js";
+import type { AdapterContext, ApprovalCard, ReplyAddress, SentMessage } from "../types.js";
+import type { Logger } from "../../src/log.js";
+import { escapeTelegramHtml } from "./format.js";
+import { toAdapterError } from "./errors.js";
+import { decodeReplyAddress } from "./ids.js";
+import { AdapterError } from "../types.js";
+
+const keyboard = (card: ApprovalCard) => ({ inline_keyboard: [BUTTONS.map((b) => ({ text: b.label, callback_data: encodeAction(b.action, card.id) }))] });
+
+const html = (card: ApprovalCard) =>
+  `<b>${escapeTelegramHtml(cardTitle(card))}</b>\n<pre>${escapeTelegramHtml(card.arguments)}</pre>\n${escapeTelegramHtml(statusLine(card))}`;
+
+function target(to: ReplyAddress) {
+  const t = decodeReplyAddress(to);
+  if ("error" in t) throw new AdapterError("telegram", "Rejected", t.error);
+  return t;
+}
+
+export async function sendTelegramCard(api: Api, to: ReplyAddress, card: ApprovalCard): Promise<SentMessage> {
+  const t = target(to);
+  try {
+    const m = await api.sendMessage(t.chat_id, html(card), {
+      parse_mode: "HTML",
+      reply_markup: keyboard(card),
+      ...(t.message_thread_id !== undefined && { message_thread_id: t.message_thread_id }),
+    });
+    return { messageId: String(m.message_id) };
+  } catch (err) {
+    throw toAdapterError(err, "sendMessage");
+  }
+}
+
+export async function editTelegramCard(api: Api, to: ReplyAddress, messageId: string, card: ApprovalCard): Promise<void> {
+  const t = target(to);
+  try {
+    // No reply_markup: Telegram drops the keyboard, so a decided card has no buttons left.
+    await api.editMessageText(t.chat_id, Number(messageId), html(card), {
+      parse_mode: "HTML",
+      ...(card.state === "pending" && { reply_markup: keyboard(card) }),
+    });
+  } catch (err) {
+    const e = toAdapterError(err, "editMessageText");
+    if (/not modified/i.test(e.message)) return;
+    throw e;
+  }
+}
+
+/** One callback_query: decoded, decided by the gateway, and always answered (Telegram shows a spinner until then). */
+export async function handleTelegramCallback(api: Api, q: CallbackQuery, ctx: AdapterContext, log: Logger): Promise<void> {
+  const action = q.data ? decodeAction(q.data) : undefined;
+  let answer: { text: string; show_alert: boolean };
+  if (!action || !q.message) answer = { text: "This button is not one of this bot's.", show_alert: true };
+  else {
+    try {
+      const name = [q.from.first_name, q.from.last_name].filter(Boolean).join(" ") || q.from.username;
+      const r = (await ctx.approvalClick?.({
+        id: action.id,
+        action: action.action,
+        chatId: String(q.message.chat.id),
+        senderId: String(q.from.id),
+        ...(name && { senderName: name }),
+      })) ?? { ok: false, text: "Approvals are not enabled here." };
+      answer = { text: r.text, show_alert: !r.ok };
+    } catch (err) {
+      ctx.reportError?.("telegram-callback", err);
+      log.error({ err: err instanceof Error ? err.message : String(err) }, "telegram: an approval click could not be handled");
+      answer = { text: "That could not be recorded; please try again.", show_alert: true };
+    }
+  }
+  try {
+    await api.answerCallbackQuery(q.id, { text: answer.text.slice(0, 200), show_alert: answer.show_alert });
+  } catch (err) {
+    log.warn({ err: toAdapterError(err, "answerCallbackQuery").message }, "telegram: answering a callback query failed");
+  }
+}

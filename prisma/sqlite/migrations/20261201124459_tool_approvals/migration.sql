@@ -1,0 +1,30 @@
+-- CreateTable
+CREATE TABLE "Approval" (
+    "id" TEXT NOT NULL PRIMARY KEY,
+    "sessionId" TEXT NOT NULL,
+    "platform" TEXT NOT NULL,
+    "botId" TEXT NOT NULL,
+    "chatId" TEXT NOT NULL,
+    "replyTo" TEXT NOT NULL,
+    "requesterId" TEXT NOT NULL,
+    "requesterName" TEXT,
+    "privateChat" BOOLEAN NOT NULL DEFAULT false,
+    "tool" TEXT NOT NULL,
+    "server" TEXT,
+    "arguments" TEXT NOT NULL,
+    "status" TEXT NOT NULL DEFAULT 'pending',
+    "always" BOOLEAN NOT NULL DEFAULT false,
+    "decidedById" TEXT,
+    "decidedByName" TEXT,
+    "cardMessageId" TEXT,
+    "owner" TEXT NOT NULL,
+    "createdAt" DATETIME NOT NULL DEFAULT CURRENT_TIMESTAMP,
+    "expiresAt" DATETIME NOT NULL,
+    "decidedAt" DATETIME
+);
+
+-- CreateIndex
+CREATE INDEX "Approval_status_expiresAt_idx" ON "Approval"("status", "expiresAt");
+
+-- CreateIndex
+CREATE INDEX "Approval_sessionId_status_idx" ON "Approval"("sessionId", "status");

@@ -1,0 +1,113 @@
+import type { InEvent } from "../../runtime/events.js";
+import type { RunHandle, Runner } from "../../runtime/runner.js";
+import type { Info } from "../../session/info.js";
+import type { Registry } from "../../session/registry.js";
+import type { IdentityStore } from "../../store/identities.js";
+import type { Logger } from "../../log.js";
+import type { Adapter } from "../adapter.js";
+import type { InboundEnvelope } from "../contract.js";
+import type { GatewayLedger } from "../ledger.js";
+import type { Outbound } from "../outbound/outbound.js";
+import { dmRefusal } from "./access.js";
+import { identify } from "./conversation.js";
+import { applyChange } from "./edits.js";
+import type { GatewayPolicy } from "./gateway.js";
+import { messages } from "./messages.js";
+import type { Pairing } from "./pairing.js";
+import { listed } from "./policy.js";
+
+export interface DispatchDeps {
+  policy: GatewayPolicy;
+  registry: Registry;
+  identities: IdentityStore;
+  runner: Runner;
+  ledger: GatewayLedger;
+  outbound: Outbound;
+  pairing: Pairing;
+  log: Logger;
+  /** Shared mode: the binding is read from the registry every time (another process may have moved it). */
+  shared: boolean;
+  stopping(): boolean;
+  adapterFor(env: InboundEnvelope): Adapter | undefined;
+  /** Logs an event handled without a turn. */
+  handled(inboundId: string, outcome: string): void;
+  /** Told of every conversation a message is handled in, so proactive messages can reach it later (src/gateway/proactive). */
+  conversations?: { seen(env: InboundEnvelope, bindingKey: string): void };
+}
+
+/** The pipeline's own answer to an event (an access refusal, "too long"), committed with the event as handled. */
+async function reply(deps: DispatchDeps, env: InboundEnvelope, inboundId: string, text: string, sessionId = ""): Promise<void> {
+  const r = await deps.ledger.commit({
+    sessionId,
+    inboundIds: [inboundId],
+    messages: [],
+    turnIncrement: 0,
+    replies: [{ replyTo: env.replyTo, text, kind: "notice", severity: "info" }],
+  });
+  for (const id of r.deliveryIds) await deps.outbound.deliverId(id, env.replyTo);
+}
+
+/**
+ * From a recorded event to the runner: an edit or delete is applied to the
+ * transcript; a sender the access policy refuses, or a message over the
+ * limit, gets its reply; anything else is identified, bound to its
+ * conversation's current session and handed to the runner.
+ */
+export async function dispatch(deps: DispatchDeps, env: InboundEnvelope, inboundId: string): Promise<RunHandle | undefined> {
+  const { policy, runner } = deps;
+  if (env.change) {
+    await applyChange({ ...deps, maxInboundChars: policy.MAX_INBOUND_CHARS }, env, env.change, inboundId);
+    deps.handled(inboundId, "change");
+    return undefined;
+  }
+  const adapter = deps.adapterFor(env);
+  const isAdmin = listed(policy.ADMIN_USERS, env);
+  const refusal = await dmRefusal(env, policy, deps.pairing, adapter, isAdmin);
+  if (refusal !== undefined) {
+    await reply(deps, env, inboundId, refusal);
+    return;
+  }
+  const length = env.textLength ?? env.text.length;
+  if (length > policy.MAX_INBOUND_CHARS) {
+    await reply(deps, env, inboundId, messages.tooLong(length, policy.MAX_INBOUND_CHARS));
+    return;
+  }
+
+  const { userId, conversation, respond } = await identify(env, deps.identities, policy, adapter?.botUsername);
+  const info = await bound(deps, conversation);
+  deps.conversations?.seen(env, deps.registry.bindingKey(conversation));
+  const event: InEvent = {
+    type: "message",
+    text: env.text,
+    attachments: env.attachments,
+    respond,
+    conversation,
+    origin: {
+      platform: env.platform,
+      chatId: env.chatId,
+      threadId: env.threadId,
+      senderId: env.senderId,
+      senderName: env.senderName,
+      messageId: env.messageId,
+      userId,
+    },
+    replyTo: { ...env.replyTo, kind: env.chatKind === "private" ? "private" : "group" },
+    inboundId,
+    receivedAt: new Date(),
+    isAdmin,
+    botUsername: adapter?.botUsername,
+  };
+  if (deps.stopping()) return undefined;
+  return runner.run(runner.open(info), event);
+}
+
+/** The session the conversation is bound to: the runner's while its live session is open (one process only), else the registry's. */
+async function bound(deps: DispatchDeps, conversation: InEvent["conversation"]): Promise<Info> {
+  const { runner, registry } = deps;
+  const key = registry.bindingKey(conversation);
+  const live = deps.shared ? undefined : runner.liveFor(key);
+  if (live) return live.info;
+  const info = await registry.resolveChatChannel(conversation);
+  runner.bound(key, info.id);
+  return info;
+}

@@ -1,0 +1,224 @@
+import { randomUUID } from "node:crypto";
+import type { Conversation, ReplyAddress } from "../../runtime/events.js";
+import { checkTiming, checkTimeZone, describeTiming, formatLocal, nextAfter, TimingError, type Timing } from "../../runtime/jobs/when.js";
+import type { Registry } from "../../session/registry.js";
+import { errors } from "../../session/errors.js";
+import type { IdentityStore } from "../../store/identities.js";
+import type { JobRecord, JobStore } from "../../store/jobs.js";
+import type { KvStore } from "../../store/kv.js";
+
+/** Where a job's messages go: the conversation's binding coordinates (so it follows /new) and its reply address. */
+export interface JobTarget {
+  conversation: Conversation;
+  address: ReplyAddress;
+}
+
+/** How the CLI and the HTTP API name a conversation: any of its sessions, or the platform's chat. */
+export type ConversationRef = { sessionId: string } | { platform: string; chat: string; thread?: string };
+
+export interface NewJobInput {
+  target: JobTarget;
+  timing: Timing;
+  action: "text" | "agent";
+  text: string;
+  /** Who made it: chat:<platform>:<user>, cli, api, agent. */
+  createdBy: string;
+}
+
+/** A job as the CLI, the API and /schedule show it. */
+export interface JobView {
+  id: string;
+  /** Its number among its chat's open jobs (what /schedule cancel <n> takes). */
+  n?: number;
+  conversation: { platform: string; botId: string; chat: string; thread?: string };
+  schedule: { kind: string; spec: string; timezone: string; description: string };
+  action: string;
+  text: string;
+  status: string;
+  nextRunAt: string | null;
+  lastRunAt: string | null;
+  lastStatus: string | null;
+  lastError: string | null;
+  failures: number;
+  createdBy: string;
+  createdAt: string;
+}
+
+export const MAX_JOB_TEXT = 4000;
+/** A chat may hold this many open jobs. */
+export const MAX_JOBS_PER_CHAT = 50;
+
+export function viewOf(job: JobRecord, n?: number): JobView {
+  const a = JSON.parse(job.address) as ReplyAddress;
+  return {
+    id: job.id,
+    ...(n !== undefined && { n }),
+    conversation: { platform: a.platform, botId: a.botId, chat: a.chatId, ...(a.threadId && { thread: a.threadId }) },
+    schedule: {
+      kind: job.kind,
+      spec: job.spec,
+      timezone: job.timezone,
+      description: describeTiming({ kind: job.kind as Timing["kind"], spec: job.spec, timezone: job.timezone }),
+    },
+    action: job.action,
+    text: job.text,
+    status: job.status,
+    nextRunAt: job.nextRunAt?.toISOString() ?? null,
+    lastRunAt: job.lastRunAt?.toISOString() ?? null,
+    lastStatus: job.lastStatus,
+    lastError: job.lastError,
+    failures: job.failures,
+    createdBy: job.createdBy,
+    createdAt: job.createdAt.toISOString(),
+  };
+}
+
+/** One line of /schedule and `schedule list`. */
+export function describeJob(v: JobView): string {
+  const next = v.nextRunAt ? `next ${formatLocal(new Date(v.nextRunAt), v.schedule.timezone)}` : "no next run";
+  const last = v.lastStatus
+    ? `; last ${v.lastRunAt ? formatLocal(new Date(v.lastRunAt), v.schedule.timezone) : "run"}: ${v.lastStatus}${v.lastError ? ` (${v.lastError})` : ""}`
+    : "";
+  const what = v.action === "agent" ? `ask the agent: ${v.text}` : v.text;
+  return `${v.n !== undefined ? `${v.n}. ` : ""}${v.schedule.description}, ${v.status}, ${next}${last}: ${what.length > 80 ? `${what.slice(0, 79)}…` : what}`;
+}
+
+/**
+ * Creating, listing and cancelling jobs, from chat, the CLI, the agent's tool
+ * and the HTTP API alike. A job is stored with its conversation's binding key
+ * and coordinates: at each run the binding is resolved again, so a /new moves
+ * the job along to the fresh session.
+ */
+export class JobService {
+  constructor(
+    readonly deps: {
+      store: JobStore;
+      registry: Registry;
+      kv: KvStore;
+      identities: IdentityStore;
+      defaultTimezone: string;
+      now?: () => Date;
+    },
+  ) {}
+
+  get store(): JobStore {
+    return this.deps.store;
+  }
+
+  now(): Date {
+    return this.deps.now?.() ?? new Date();
+  }
+
+  keyOf(conversation: Conversation): string {
+    return this.deps.registry.bindingKey(conversation);
+  }
+
+  /** The chat's time zone (/tz), else DEFAULT_TIMEZONE. */
+  async timezoneOf(conversation: Conversation): Promise<string> {
+    return (await this.deps.kv.get(`tz:${this.keyOf(conversation)}`)) ?? this.deps.defaultTimezone;
+  }
+
+  async setTimezone(conversation: Conversation, tz: string): Promise<void> {
+    await this.deps.kv.set(`tz:${this.keyOf(conversation)}`, checkTimeZone(tz));
+  }
+
+  async create(input: NewJobInput): Promise<JobView> {
+    const text = input.text.trim();
+    if (!text) throw new TimingError(input.action === "agent" ? "Give the prompt the agent should answer." : "Give the text to send.");
+    if (text.length > MAX_JOB_TEXT) throw new TimingError(`The text is too long (${text.length} characters; at most ${MAX_JOB_TEXT}).`);
+    const timing = checkTiming(input.timing);
+    const now = this.now();
+    const first = timing.kind === "once" ? new Date(timing.spec) : nextAfterNow(timing, now);
+    if (timing.kind === "once" && first.getTime() <= now.getTime()) throw new TimingError(`${timing.spec} is in the past; give a time in the future.`);
+    const conversation = this.keyOf(input.target.conversation);
+    const open = await this.deps.store.list({ conversation, open: true, limit: MAX_JOBS_PER_CHAT + 1 });
+    if (open.length >= MAX_JOBS_PER_CHAT)
+      throw new TimingError(`This chat already has ${open.length} scheduled jobs (at most ${MAX_JOBS_PER_CHAT}); cancel some first.`);
+    const { replyToMessageId: _quote, ...address } = input.target.address;
+    const job = await this.deps.store.insert({
+      id: randomUUID(),
+      conversation,
+      target: JSON.stringify(input.target.conversation),
+      address: JSON.stringify(address),
+      platform: address.platform,
+      botId: address.botId,
+      kind: timing.kind,
+      spec: timing.spec,
+      timezone: timing.timezone,
+      action: input.action,
+      text,
+      status: "active",
+      nextRunAt: first,
+      createdBy: input.createdBy,
+    });
+    return viewOf(job, open.length + 1);
+  }
+
+  /** The open jobs of one chat, numbered as /schedule shows them. */
+  async listChat(conversation: Conversation): Promise<JobView[]> {
+    const rows = await this.deps.store.list({ conversation: this.keyOf(conversation), open: true });
+    return rows.map((j, i) => viewOf(j, i + 1));
+  }
+
+  async list(opts: { all?: boolean; limit?: number } = {}): Promise<JobView[]> {
+    return (await this.deps.store.list({ open: !opts.all, limit: opts.limit })).map((j) => viewOf(j));
+  }
+
+  async get(id: string): Promise<JobView> {
+    const job = await this.deps.store.get(id);
+    if (!job) throw errors.notFound(`Job ${id}`, { jobId: id });
+    return viewOf(job);
+  }
+
+  /** Cancels a job by id. NotFound if there is none; Invalid if it is no longer open. */
+  async cancel(id: string): Promise<JobView> {
+    const job = await this.deps.store.get(id);
+    if (!job) throw errors.notFound(`Job ${id}`, { jobId: id });
+    if (!(await this.deps.store.cancel(id))) throw errors.invalid(`Job ${id} is ${job.status}; only active and paused jobs can be cancelled.`);
+    return viewOf((await this.deps.store.get(id))!);
+  }
+
+  /** /schedule cancel <n>: the chat's n-th open job. */
+  async cancelInChat(conversation: Conversation, n: number): Promise<JobView | undefined> {
+    const job = (await this.listChat(conversation))[n - 1];
+    if (!job) return undefined;
+    return (await this.deps.store.cancel(job.id)) ? { ...job, status: "cancelled" } : undefined;
+  }
+
+  /**
+   * The conversation a CLI or API caller names, and where its messages go.
+   * The reply address comes from what the conversation last received or
+   * sent (a job can only be made for a chat the bot has talked in).
+   */
+  async locate(ref: ConversationRef): Promise<JobTarget> {
+    if ("sessionId" in ref) {
+      const info = await this.deps.registry.getUnscoped(ref.sessionId);
+      if (info.kind !== "chat") throw errors.invalid(`Session ${info.id} is a ${info.kind} session; name a chat's session.`);
+      const address = await this.deps.store.addressOfSession(info.id, info.parentId, info.channel);
+      if (!address) throw errors.notFound(`A reply address for session ${info.id} (the chat has no recorded message yet; send one first)`);
+      return {
+        conversation: { agentId: info.agentId, userId: info.userId, ...(info.groupId && { groupId: info.groupId }), channel: info.channel },
+        address: { ...address, replyToMessageId: undefined },
+      };
+    }
+    const env = await this.deps.store.latestEnvelope(ref.platform, ref.chat, ref.thread);
+    if (!env) throw errors.notFound(`A ${ref.platform} chat ${ref.chat}${ref.thread ? ` (thread ${ref.thread})` : ""} the bot has talked in`);
+    const { identities } = this.deps;
+    let conversation: Conversation;
+    if (env.chatKind === "private") conversation = { agentId: env.botId, userId: await identities.userId(env.platform, env.senderId), channel: env.channel };
+    else {
+      let groupId = await identities.groupId(env.platform, env.chatId);
+      if (env.chatKind === "thread" && env.threadId && env.ownThread)
+        groupId = await identities.groupId(env.platform, `${env.chatId}:thread:${env.threadId}`, { parentId: groupId });
+      conversation = { agentId: env.botId, userId: groupId, groupId, channel: env.channel };
+    }
+    return { conversation, address: { ...env.replyTo, replyToMessageId: undefined, kind: env.chatKind === "private" ? "private" : "group" } };
+  }
+}
+
+function nextAfterNow(timing: Timing, now: Date): Date {
+  if (timing.kind === "every") return new Date(now.getTime() + Number(timing.spec));
+  const next = nextAfter(timing, now);
+  if (!next) throw new TimingError(`"${timing.spec}" never runs again.`);
+  return next;
+}

@@ -1,0 +1,108 @@
+import type { Registry as MetricsRegistry } from "prom-client";
+import type { Config } from "../../config.js";
+import type { PersonaRegistry } from "../../agent/personas.js";
+import { buildSystemPrompt } from "../../agent/prompt.js";
+import type { Agent } from "../../agent/types.js";
+import { errInfo, type Logger } from "../../log.js";
+import type { Runner } from "../../runtime/runner.js";
+import type { Info } from "../../session/info.js";
+import type { Registry } from "../../session/registry.js";
+import type { Database } from "../../store/db.js";
+import type { DeliveryStore } from "../../store/deliveries.js";
+import type { IdentityStore } from "../../store/identities.js";
+import { JobStore } from "../../store/jobs.js";
+import type { KvStore } from "../../store/kv.js";
+import type { Adapter } from "../adapter.js";
+import type { GatewayLedger } from "../ledger.js";
+import type { Outbound } from "../outbound/outbound.js";
+import { JobRunner } from "./runner.js";
+import { JobService } from "./service.js";
+
+/** Platforms whose bot can write to a user by the user's id alone (Discord needs a DM channel opened first). */
+const DM_BY_USER_ID = new Set(["telegram", "slack", "console"]);
+
+/** The job service, built early (chat commands and the agent's tool need it). */
+export function jobService(
+  db: Database,
+  deps: { registry: Registry; kv: KvStore; identities: IdentityStore; config: Pick<Config, "DEFAULT_TIMEZONE">; now?: () => Date },
+): JobService {
+  return new JobService({
+    store: new JobStore(db),
+    registry: deps.registry,
+    kv: deps.kv,
+    identities: deps.identities,
+    defaultTimezone: deps.config.DEFAULT_TIMEZONE,
+    now: deps.now,
+  });
+}
+
+/** The job runner, wired to the gateway's outbound ledger, its agent and the operators. */
+export function jobRunner(
+  service: JobService,
+  deps: {
+    config: Pick<Config, "SHARED_DATABASE" | "SCHEDULE_MISFIRE_GRACE" | "ADMIN_USERS" | "AGENT_TIMEOUT" | "RECORD_RETENTION">;
+    registry: Registry;
+    runner: Runner;
+    outbound: Outbound;
+    deliveries: DeliveryStore;
+    ledger: GatewayLedger;
+    adapters: () => readonly Adapter[];
+    agent: (metadata: Record<string, unknown>, ctx: { session: Info }) => Agent;
+    personas: PersonaRegistry;
+    log: Logger;
+    metrics: MetricsRegistry;
+    onError: (where: string) => void;
+    owner: string;
+    now?: () => Date;
+  },
+): JobRunner {
+  const { config, log } = deps;
+  return new JobRunner({
+    store: service.store,
+    registry: deps.registry,
+    deliveries: deps.deliveries,
+    log,
+    metrics: deps.metrics,
+    onError: deps.onError,
+    owner: deps.owner,
+    now: deps.now,
+    shared: config.SHARED_DATABASE,
+    misfireGraceMs: config.SCHEDULE_MISFIRE_GRACE,
+    agentTimeoutMs: config.AGENT_TIMEOUT,
+    deliver: (id) => deps.outbound.deliverId(id),
+    canDeliver: (platform, botId) => deps.adapters().some((a) => a.platform === platform && a.botId === botId),
+    retentionMs: config.RECORD_RETENTION,
+    agent: (session) => ({ agent: deps.agent(session.metadata, { session }), system: buildSystemPrompt(deps.personas.resolve(session.persona).prompt) }),
+    onTranscript: (sessionId) => {
+      if (deps.runner.has(sessionId)) deps.runner.get(sessionId).invalidateWindow();
+    },
+    // Each operator in ADMIN_USERS gets a DM through the delivery ledger, where the platform allows one by user id.
+    alertOperators: async (text) => {
+      for (const admin of config.ADMIN_USERS) {
+        const [platform, ...rest] = admin.split(":");
+        const userId = rest.join(":");
+        const adapters = deps.adapters().filter((a) => a.platform === platform);
+        if (!userId || !adapters.length) continue;
+        if (!DM_BY_USER_ID.has(platform!)) {
+          log.warn({ admin }, "cannot DM this operator about a paused job on this platform (no DM channel by user id); the log line above stands");
+          continue;
+        }
+        for (const a of adapters) {
+          try {
+            const r = await deps.ledger.commit({
+              sessionId: "",
+              inboundIds: [],
+              messages: [],
+              turnIncrement: 0,
+              replies: [{ replyTo: { platform: a.platform, botId: a.botId, chatId: userId, kind: "private" }, text, kind: "notice", severity: "warn" }],
+            });
+            for (const id of r.deliveryIds) await deps.outbound.deliverId(id);
+          } catch (err) {
+            deps.onError("job-alert-dm");
+            log.error({ admin, err: errInfo(err) }, "could not DM an operator about a paused job");
+          }
+        }
+      }
+    },
+  });
+}

@@ -1,0 +1,189 @@
+/**
+ * The agent's tools for each turn, and who may let them run: the built-in
+ * tools, the MCP servers (MCP_CONFIG), each tool's policy in the asking chat,
+ * and approvals on the chat's own buttons (src/runtime/approvals). The app
+ * composes it; adapters draw the cards and report the clicks.
+ */
+import { builtinTools, toolRegistry, type Tool, type ToolRegistry } from "../agent/tools.js";
+import { resolvePolicy, type PolicyChat, type ToolPolicy } from "../agent/tool-policy.js";
+import { loadMcpConfig, type McpConfig } from "../agent/mcp/config.js";
+import type { McpHub, ServerStatus } from "../agent/mcp/hub.js";
+import type { Logger } from "../log.js";
+import { ApprovalService, APPROVAL_ID, type Approvers } from "../runtime/approvals/service.js";
+import { cardText, type ApprovalCard } from "../runtime/approvals/card.js";
+import type { CommandSpec } from "../runtime/commands/index.js";
+import { parseCommand } from "../runtime/commands/parse.js";
+import type { ReplyAddress } from "../runtime/events.js";
+import type { AgentContext, Interceptor } from "../runtime/runner.js";
+import type { ApprovalHandler } from "../agent/tools.js";
+import type { ApprovalStore } from "../store/approvals.js";
+import type { KvStore } from "../store/kv.js";
+import type { Adapter } from "./adapter.js";
+
+export interface ToolingOptions {
+  mcpConfigPath?: string;
+  /** Instead of a file (tests). */
+  mcpConfig?: McpConfig;
+  approvers: Approvers;
+  approvalTimeoutMs: number;
+  toolTimeoutMs: number;
+  store: ApprovalStore;
+  kv: KvStore;
+  owner: string;
+  shared: boolean;
+  log: Logger;
+  adapters: () => readonly Adapter[];
+  onDecision?: (status: string) => void;
+}
+
+export class Tooling {
+  /** Built at start(), and only with servers configured: the MCP SDK is loaded only then. */
+  mcp: McpHub | undefined;
+  readonly approvals: ApprovalService;
+  readonly #builtinRules: McpConfig["builtinTools"];
+  readonly #config: McpConfig | undefined;
+
+  constructor(readonly opts: ToolingOptions) {
+    // Read (and a bad file refused) at once, so a broken MCP_CONFIG stops the start before anything listens.
+    const config = opts.mcpConfig ?? (opts.mcpConfigPath ? loadMcpConfig(opts.mcpConfigPath) : undefined);
+    this.#config = config;
+    this.#builtinRules = config?.builtinTools ?? {};
+    this.approvals = new ApprovalService({
+      store: opts.store,
+      kv: opts.kv,
+      owner: opts.owner,
+      timeoutMs: opts.approvalTimeoutMs,
+      approvers: opts.approvers,
+      log: opts.log,
+      ...(opts.shared && { pollMs: 1_000 }),
+      ...(opts.onDecision && { onDecision: opts.onDecision }),
+      transport: { show: (to, card) => this.#show(to, card), update: (to, id, card) => this.#update(to, id, card) },
+    });
+  }
+
+  async start(): Promise<void> {
+    if (!this.#config?.servers.length || this.mcp) return;
+    const { McpHub } = await import("../agent/mcp/hub.js");
+    this.mcp = new McpHub(this.#config, { log: this.opts.log.child({ component: "mcp" }), callTimeoutMs: this.opts.toolTimeoutMs });
+    await this.mcp.start();
+  }
+
+  /** After the adapters started (cards can be edited): approvals a previous run left are expired, unless processes share the database. */
+  async afterAdaptersStarted(): Promise<void> {
+    if (!this.opts.shared) await this.approvals.expireOrphans();
+  }
+
+  async stop(): Promise<void> {
+    await this.mcp?.stop();
+  }
+
+  status(): ServerStatus[] {
+    return this.mcp?.status() ?? [];
+  }
+
+  /** The tools of one turn: built-ins (given, scoped to the session) and every MCP server's. */
+  registry(builtins: readonly Tool[]): ToolRegistry {
+    return toolRegistry([...builtins, ...(this.mcp?.tools() ?? [])]);
+  }
+
+  /** A tool's policy in a chat: an MCP tool's from its server's config; a built-in's from `builtinTools`, else its own default. */
+  policyOf(tool: Tool | undefined, name: string, chat: PolicyChat): ToolPolicy {
+    const mcp = this.mcp?.policyOf(name, chat);
+    if (mcp) return mcp;
+    const rule = this.#builtinRules[name];
+    return resolvePolicy({ ...(rule && { tool: rule }), ...(tool?.policy && { declared: tool.policy }) }, chat);
+  }
+
+  /** The approval handler for one turn; without the turn's event (reflection, tests) nothing is asked and `ask` means deny. */
+  handler(ctx: AgentContext, tools: ToolRegistry): ApprovalHandler {
+    const ev = ctx.event;
+    if (!ev)
+      return async (call) => ({ decision: this.policyOf(tools.get(call.name), call.name, { platform: "", chatId: "" }) === "auto" ? "approve" : "deny" });
+    const chat = { platform: ev.replyTo.platform, chatId: ev.replyTo.chatId };
+    return this.approvals.handler({ sessionId: ctx.session.id, event: ev, ...(ctx.holdTimeout && { holdTimeout: ctx.holdTimeout }) }, (name) =>
+      this.policyOf(tools.get(name), name, chat),
+    );
+  }
+
+  /**
+   * Ahead of the commands: `/approve <id>` and `/deny <id>` for an approval
+   * (the text fallback of the buttons; a pairing code goes on to /approve),
+   * and /stop, /new and /reset cancel what the session waits on.
+   */
+  interceptor(): Interceptor {
+    return async (event, ctx) => {
+      if (event.type !== "message") return event;
+      const cmd = parseCommand(event.text);
+      if (!cmd) return event;
+      if (cmd.name === "stop" || cmd.name === "new" || cmd.name === "reset") {
+        await this.approvals.cancelSession(ctx.session.id, `/${cmd.name}`);
+        return event;
+      }
+      if ((cmd.name === "approve" || cmd.name === "deny") && APPROVAL_ID.test(cmd.args.toLowerCase())) {
+        const r = await this.approvals.click({
+          id: cmd.args.toLowerCase(),
+          action: cmd.name,
+          platform: event.origin.platform,
+          botId: event.replyTo.botId,
+          chatId: event.replyTo.chatId,
+          senderId: event.origin.senderId,
+          ...(event.origin.senderName && { senderName: event.origin.senderName }),
+          isAdmin: event.isAdmin ?? false,
+        });
+        // A pairing code that happens to look like an id is still a pairing code for an operator.
+        if (!r.ok && cmd.name === "approve" && event.isAdmin && /^There is no approval/.test(r.text)) return event;
+        ctx.notify(r.ok ? "success" : "error", r.text);
+        return null;
+      }
+      return event;
+    };
+  }
+
+  /** `/tools`: every tool with its status and its policy here; `/deny <id>`. */
+  commands(builtins: () => readonly Tool[]): CommandSpec[] {
+    return [
+      {
+        name: "tools",
+        summary: "list the agent's tools, their status and policy here",
+        run: (ctx) => {
+          const chat = { platform: ctx.event.replyTo.platform, chatId: ctx.event.replyTo.chatId };
+          const lines: string[] = [];
+          for (const t of builtins()) lines.push(`${t.name} (built-in): ${this.policyOf(t, t.name, chat)}`);
+          for (const s of this.status()) {
+            const state = s.state === "ready" ? "ready" : `${s.state}${s.error ? `: ${s.error}` : ""}`;
+            lines.push(`server ${s.name} (${s.transport}): ${state}${s.restarts ? `, ${s.restarts} restart(s)` : ""}`);
+            for (const tool of s.tools)
+              lines.push(`  ${s.name}__${tool}: ${this.policyOf(undefined, `${s.name}__${tool}`, chat)}${s.state === "ready" ? "" : " (unavailable)"}`);
+            if (s.tools.length === 0) lines.push("  (no tools listed yet)");
+          }
+          ctx.notify("info", lines.length ? `Tools:\n${lines.join("\n")}` : "The agent has no tools here.");
+        },
+      },
+      {
+        name: "deny",
+        summary: "deny a tool call waiting for approval",
+        usage: "/deny <id>",
+        // Reached only when the id is unknown here (the interceptor decides known ones).
+        run: (ctx) => ctx.notify("error", ctx.args ? `There is no approval ${ctx.args} in this chat.` : "Usage: /deny <id> (the id is on the approval card)."),
+      },
+    ];
+  }
+
+  #adapter(to: ReplyAddress): Adapter {
+    const a = this.opts.adapters().find((x) => x.platform === to.platform && x.botId === to.botId);
+    if (!a) throw new Error(`no adapter for ${to.platform}:${to.botId}`);
+    return a;
+  }
+
+  async #show(to: ReplyAddress, card: ApprovalCard): Promise<string | undefined> {
+    const { sink } = this.#adapter(to);
+    if (sink.sendCard) return (await sink.sendCard(to, card)).messageId;
+    return (await sink.send(to, cardText(card, { fallback: true }), { plain: true })).messageId;
+  }
+
+  async #update(to: ReplyAddress, messageId: string, card: ApprovalCard): Promise<void> {
+    const { sink } = this.#adapter(to);
+    if (sink.editCard) await sink.editCard(to, messageId, card);
+    else await sink.edit(to, messageId, cardText(card), { plain: true });
+  }
+}

@@ -1,0 +1,323 @@
+/**
+ * Approvals of tool calls by a person in the chat, durable in the database.
+ *
+ * A call whose policy is `ask` creates a pending Approval row, shows a card
+ * in the chat the turn answers, and waits. The first decision wins: it is
+ * one conditional UPDATE (ApprovalStore.decide), so of 50 simultaneous clicks
+ * one changes the row and the others are told who won. A decision edits the
+ * card in place. APPROVAL_TIMEOUT expires it; /stop and /new (and any abort of
+ * the turn) cancel it. A click on an approval no process here waits for (left
+ * by a run before a restart) expires it and says so: it never hangs, and the
+ * replayed message asks again.
+ */
+import { randomInt } from "node:crypto";
+import type { ApprovalHandler, ApprovalVerdict } from "../../agent/tools.js";
+import type { ToolPolicy } from "../../agent/tool-policy.js";
+import type { ToolCall } from "../../agent/types.js";
+import type { Logger } from "../../log.js";
+import { errInfo } from "../../log.js";
+import type { ApprovalRecord, ApprovalStatus, ApprovalStore } from "../../store/approvals.js";
+import type { KvStore } from "../../store/kv.js";
+import type { MessageEvent, ReplyAddress } from "../events.js";
+import { TurnAbandoned } from "../turn.js";
+import { prettyArguments, type ApprovalAction, type ApprovalCard } from "./card.js";
+
+export type Approvers = "requester" | "admins" | "anyone";
+
+/** How the service reaches the chat: the gateway implements it over the adapters' sinks. */
+export interface CardTransport {
+  /** Shows the card; resolves to its platform message id. */
+  show(to: ReplyAddress, card: ApprovalCard): Promise<string | undefined>;
+  update(to: ReplyAddress, messageId: string, card: ApprovalCard): Promise<void>;
+}
+
+/** One click (or `/approve <id>` typed), as an adapter reports it. */
+export interface ApprovalClick {
+  id: string;
+  action: ApprovalAction;
+  platform: string;
+  botId: string;
+  chatId: string;
+  senderId: string;
+  senderName?: string;
+  /** Listed in ADMIN_USERS. */
+  isAdmin: boolean;
+}
+
+/** What the clicker is told (privately where the platform can: an alert, an ephemeral message). */
+export interface ClickResult {
+  ok: boolean;
+  text: string;
+}
+
+export interface ApprovalServiceOptions {
+  store: ApprovalStore;
+  kv: KvStore;
+  transport: CardTransport;
+  /** This process: a waiter lives only here. */
+  owner: string;
+  timeoutMs: number;
+  approvers: Approvers;
+  log?: Logger;
+  /** Several processes share the database: a waiter also polls its row, since the click may land on another process. */
+  pollMs?: number;
+  /** Counted in /metrics: decisions by outcome. */
+  onDecision?: (status: ApprovalStatus | "refused") => void;
+}
+
+interface Waiter {
+  sessionId: string;
+  resolve(v: ApprovalVerdict): void;
+  record: ApprovalRecord;
+}
+
+const ID_ALPHABET = "abcdefghjkmnpqrstuvwxyz23456789";
+const newId = () => Array.from({ length: 6 }, () => ID_ALPHABET[randomInt(ID_ALPHABET.length)]).join("");
+export const APPROVAL_ID = /^[a-z0-9]{6}$/;
+
+const grantKey = (r: Pick<ApprovalRecord, "platform" | "botId" | "chatId" | "tool">) => `tool-grant:${r.platform}:${r.botId}:${r.chatId}:${r.tool}`;
+
+export class ApprovalService {
+  readonly #waiters = new Map<string, Waiter>();
+
+  constructor(readonly opts: ApprovalServiceOptions) {}
+
+  /** Approvals this process waits on now. */
+  get waiting(): number {
+    return this.#waiters.size;
+  }
+
+  /**
+   * The turn's approval handler: `policyOf` gives each tool's policy in this
+   * chat; `ask` waits for a person (the turn's clock held meanwhile).
+   */
+  handler(ctx: { sessionId: string; event: MessageEvent; holdTimeout?: () => () => void }, policyOf: (tool: string) => ToolPolicy): ApprovalHandler {
+    return async (call, { signal, tool }) => {
+      const policy = policyOf(call.name);
+      if (policy === "deny") return { decision: "deny" };
+      if (policy === "auto") return { decision: "approve", note: "auto by policy" };
+      const release = ctx.holdTimeout?.();
+      try {
+        return await this.ask(call, tool?.server, ctx, signal);
+      } finally {
+        release?.();
+      }
+    };
+  }
+
+  async ask(call: ToolCall, server: string | undefined, ctx: { sessionId: string; event: MessageEvent }, signal: AbortSignal): Promise<ApprovalVerdict> {
+    const ev = ctx.event;
+    const to = ev.replyTo;
+    const scope = { platform: to.platform, botId: to.botId, chatId: to.chatId, tool: call.name };
+    if ((await this.opts.kv.get(grantKey(scope))) === "1") return { decision: "approve", note: "always in this chat" };
+    const record: ApprovalRecord = {
+      id: newId(),
+      sessionId: ctx.sessionId,
+      platform: to.platform,
+      botId: to.botId,
+      chatId: to.chatId,
+      replyTo: JSON.stringify(to),
+      requesterId: ev.origin.senderId,
+      requesterName: ev.origin.senderName ?? null,
+      privateChat: to.kind === "private",
+      tool: call.name,
+      server: server ?? null,
+      arguments: prettyArguments(call.arguments),
+      status: "pending",
+      always: false,
+      decidedById: null,
+      decidedByName: null,
+      cardMessageId: null,
+      owner: this.opts.owner,
+      createdAt: new Date(),
+      expiresAt: new Date(Date.now() + this.opts.timeoutMs),
+      decidedAt: null,
+    };
+    await this.opts.store.create(record);
+    const verdict = new Promise<ApprovalVerdict>((resolve) => this.#waiters.set(record.id, { sessionId: ctx.sessionId, resolve, record }));
+    try {
+      const mid = await this.opts.transport.show(to, this.#card(record));
+      if (mid) {
+        record.cardMessageId = mid;
+        await this.opts.store.setCard(record.id, mid);
+      }
+    } catch (err) {
+      // No card, no decision: deny now rather than wait out the timeout for a click nobody can make.
+      this.opts.log?.warn({ approvalId: record.id, tool: call.name, err: errInfo(err) }, "the approval card could not be shown; the call is denied");
+      await this.#finish(record.id, "cancelled", { reason: "the card could not be shown" });
+    }
+    this.opts.log?.info({ approvalId: record.id, tool: call.name, server, sessionId: ctx.sessionId }, "a tool call waits for approval");
+    const timer = setTimeout(
+      () => void this.#finish(record.id, "expired", { reason: `no decision within ${Math.round(this.opts.timeoutMs / 60_000) || 1} min` }),
+      this.opts.timeoutMs,
+    );
+    timer.unref?.();
+    // A shutdown abandons the turn (its message is answered again after the restart): the card says so, not "cancelled".
+    const onAbort = () =>
+      void (signal.reason instanceof TurnAbandoned
+        ? this.#finish(record.id, "expired", { reason: "the gateway restarted before a decision; your message is answered again when it is back" })
+        : this.#finish(record.id, "cancelled", { reason: "the turn was stopped" }));
+    signal.addEventListener("abort", onAbort, { once: true });
+    const poll = this.opts.pollMs ? setInterval(() => void this.#poll(record.id), this.opts.pollMs) : undefined;
+    poll?.unref?.();
+    try {
+      return await verdict;
+    } finally {
+      clearTimeout(timer);
+      clearInterval(poll);
+      signal.removeEventListener("abort", onAbort);
+      this.#waiters.delete(record.id);
+    }
+  }
+
+  /** /stop, /new: every approval the session waits on is cancelled (its turn then ends). */
+  async cancelSession(sessionId: string, reason: string): Promise<number> {
+    const ids = [...this.#waiters].filter(([, w]) => w.sessionId === sessionId).map(([id]) => id);
+    for (const id of ids) await this.#finish(id, "cancelled", { reason });
+    return ids.length;
+  }
+
+  /** A click or a typed `/approve <id>`. Never throws for the clicker's sake: the result says what happened. */
+  async click(c: ApprovalClick): Promise<ClickResult> {
+    const rec = await this.opts.store.get(c.id);
+    // Another chat's approval reads as unknown: no oracle for ids elsewhere.
+    if (!rec || rec.platform !== c.platform || rec.botId !== c.botId || rec.chatId !== c.chatId)
+      return { ok: false, text: `There is no approval ${c.id} in this chat.` };
+    if (!this.#mayDecide(rec, c)) {
+      this.opts.onDecision?.("refused");
+      const who =
+        rec.privateChat || this.opts.approvers === "requester"
+          ? `${rec.requesterName ?? "the person who asked"}${rec.privateChat ? "" : " or an operator"}`
+          : this.opts.approvers === "admins"
+            ? "an operator"
+            : "someone in this chat";
+      return { ok: false, text: `Only ${who} can decide this request.` };
+    }
+    if (rec.status !== "pending") return { ok: false, text: this.#already(rec) };
+    const status = c.action === "deny" ? "denied" : "approved";
+    const by = c.senderName ?? c.senderId;
+    const waiter = this.#waiters.get(c.id);
+    const waitedElsewhere = !waiter && rec.owner !== this.opts.owner && !this.opts.pollMs;
+    if (waitedElsewhere || (!waiter && rec.expiresAt.getTime() <= Date.now())) {
+      // Nobody waits for it any more: the run that asked ended with a restart. Say so, never hang.
+      await this.#finish(c.id, "expired", { reason: "the gateway restarted before a decision; send your message again if it still matters" }, rec);
+      return { ok: false, text: "This request expired when the gateway restarted, so nothing was run. Send your message again and the agent will ask anew." };
+    }
+    const won = await this.#finish(c.id, status, { byId: c.senderId, byName: by, always: c.action === "always" }, rec);
+    if (!won) {
+      const now = await this.opts.store.get(c.id);
+      return { ok: false, text: now ? this.#already(now) : `There is no approval ${c.id} in this chat.` };
+    }
+    if (c.action === "always") await this.opts.kv.set(grantKey(rec), "1");
+    return { ok: true, text: status === "approved" ? `Approved${c.action === "always" ? " (always in this chat)" : ""}.` : "Denied." };
+  }
+
+  /**
+   * At start (one process per database): approvals a previous run waited on
+   * are expired and their cards say so. Their messages are replayed, and ask again.
+   */
+  async expireOrphans(): Promise<number> {
+    const left = await this.opts.store.pendingNotOwnedBy(this.opts.owner);
+    for (const r of left) await this.#finish(r.id, "expired", { reason: "the gateway restarted before a decision" }, r);
+    if (left.length) this.opts.log?.info({ count: left.length }, "approvals left by the previous run expired; their messages are answered again");
+    return left.length;
+  }
+
+  #mayDecide(rec: ApprovalRecord, c: ApprovalClick): boolean {
+    const requester = c.senderId === rec.requesterId;
+    if (rec.privateChat) return requester;
+    switch (this.opts.approvers) {
+      case "anyone":
+        return true;
+      case "admins":
+        return c.isAdmin;
+      default:
+        return requester || c.isAdmin;
+    }
+  }
+
+  #already(rec: ApprovalRecord): string {
+    switch (rec.status) {
+      case "approved":
+        return `Already approved by ${rec.decidedByName ?? "someone"}.`;
+      case "denied":
+        return `Already denied by ${rec.decidedByName ?? "someone"}.`;
+      case "expired":
+        return "This request has expired.";
+      default:
+        return "This request was cancelled.";
+    }
+  }
+
+  async #poll(id: string): Promise<void> {
+    try {
+      const rec = await this.opts.store.get(id);
+      const w = this.#waiters.get(id);
+      if (rec && w && rec.status !== "pending") this.#settle(w, rec);
+    } catch (err) {
+      this.opts.log?.warn({ approvalId: id, err: errInfo(err) }, "reading an approval failed; the next poll tries again");
+    }
+  }
+
+  /** Writes the decision if it is the first; on a win, the waiter (if here) resumes and the card is edited. */
+  async #finish(
+    id: string,
+    status: Exclude<ApprovalStatus, "pending">,
+    d: { byId?: string; byName?: string; always?: boolean; reason?: string },
+    known?: ApprovalRecord,
+  ): Promise<boolean> {
+    let won = false;
+    try {
+      won = await this.opts.store.decide(id, {
+        status,
+        ...(d.always !== undefined && { always: d.always }),
+        ...(d.byId && { byId: d.byId }),
+        ...(d.byName && { byName: d.byName }),
+      });
+    } catch (err) {
+      this.opts.log?.error({ approvalId: id, err: errInfo(err) }, "recording an approval decision failed");
+      // The store is away: a waiter still must not hang. Deny, and let the card say nothing new.
+      const w = this.#waiters.get(id);
+      if (w) w.resolve({ decision: "deny", note: "the decision could not be recorded" });
+      return false;
+    }
+    if (!won) return false;
+    this.opts.onDecision?.(status);
+    const w = this.#waiters.get(id);
+    const rec = w?.record ?? known ?? (await this.opts.store.get(id));
+    if (!rec) return true;
+    const decided: ApprovalRecord = { ...rec, status, always: d.always ?? false, decidedById: d.byId ?? null, decidedByName: d.byName ?? null };
+    if (w) this.#settle(w, decided, d.reason);
+    this.opts.log?.info({ approvalId: id, tool: rec.tool, status, by: d.byName }, "tool approval decided");
+    if (decided.cardMessageId) {
+      try {
+        await this.opts.transport.update(JSON.parse(rec.replyTo) as ReplyAddress, decided.cardMessageId, this.#card(decided, d.reason));
+      } catch (err) {
+        this.opts.log?.warn({ approvalId: id, err: errInfo(err) }, "the approval card could not be edited");
+      }
+    }
+    return true;
+  }
+
+  #settle(w: Waiter, rec: ApprovalRecord, reason?: string): void {
+    this.#waiters.delete(rec.id);
+    const by = rec.decidedByName ?? rec.decidedById ?? "someone";
+    if (rec.status === "approved") w.resolve({ decision: "approve", note: `approved by ${by}${rec.always ? " (always in this chat)" : ""}` });
+    else if (rec.status === "denied") w.resolve({ decision: "deny", note: `denied by ${by}` });
+    else w.resolve({ decision: "deny", note: rec.status === "expired" ? `expired${reason ? `: ${reason}` : ""}` : `cancelled${reason ? `: ${reason}` : ""}` });
+  }
+
+  #card(r: ApprovalRecord, reason?: string): ApprovalCard {
+    return {
+      id: r.id,
+      tool: r.tool,
+      arguments: r.arguments,
+      state: r.status,
+      ...(r.server && { server: r.server }),
+      ...(r.requesterName && { requesterName: r.requesterName }),
+      ...(r.decidedByName && { decidedBy: r.decidedByName }),
+      ...(r.always && { always: true }),
+      ...(reason && { reason }),
+    };
+  }
+}

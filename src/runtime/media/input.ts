@@ -1,0 +1,140 @@
+import type { ImageInput } from "../../agent/content.js";
+import type { Transcriber } from "../../agent/transcribe.js";
+import { isAgentError } from "../../agent/types.js";
+import type { Logger } from "../../log.js";
+import { errInfo } from "../../log.js";
+import type { AttachmentInfo, MessageEvent, Severity } from "../events.js";
+import { describeAttachment } from "../pending.js";
+import { downloadFile } from "./download.js";
+import { MediaError } from "./errors.js";
+import { sniffAudio, sniffImage } from "./sniff.js";
+import type { FileSource } from "./types.js";
+
+export interface MediaOptions {
+  /** The file endpoint of the adapter that received the event (by platform and bot), if it has one. */
+  files(platform: string, botId: string): FileSource | undefined;
+  /** MODEL_VISION: images go to the model as image parts. */
+  vision: boolean;
+  maxImageBytes: number;
+  maxAudioBytes: number;
+  /** MEDIA_TIMEOUT, per download. */
+  timeoutMs: number;
+  /** With TRANSCRIBE_MODEL: voice notes and audio files become text. */
+  transcribe?: Transcriber;
+  log?: Logger;
+  fetch?: typeof fetch;
+  /** Counts a download or transcription that failed, by code (in /metrics). */
+  onFailure?(what: "image" | "audio", code: string): void;
+}
+
+/** A turn's user input once its attachments are fetched. */
+export interface PreparedInput {
+  /** The user's text as the agent and the transcript see it: attachments described, transcriptions inlined. */
+  text: string;
+  images: ImageInput[];
+  /** Polite replies about attachments that could not be used. */
+  notices: Array<{ severity: Severity; text: string }>;
+  /** Nothing left for the agent to answer (an oversize image alone, a voice note without transcription): only the notices are sent. */
+  nothingToAnswer: boolean;
+}
+
+export type InputPreparer = (ev: MessageEvent, signal: AbortSignal) => Promise<PreparedInput>;
+
+const mb = (n: number) => (n < 1024 * 1024 ? `${Math.max(1, Math.round(n / 1024))} KB` : `${(n / (1024 * 1024)).toFixed(1).replace(/\.0$/, "")} MB`);
+const isImage = (a: AttachmentInfo) => a.kind === "photo" || (a.kind === "document" && !!a.mimeType?.startsWith("image/"));
+const isAudio = (a: AttachmentInfo) => a.kind === "voice" || a.kind === "audio";
+
+/**
+ * Turns a message's attachments into what the model can use: images as
+ * image parts (MODEL_VISION), voice and audio as transcribed text
+ * (TRANSCRIBE_MODEL). Each file is fetched from the adapter's own file
+ * endpoint with a size cap and a timeout, and its type is sniffed from its
+ * bytes. Whatever cannot be used gets a polite notice; nothing is dropped
+ * silently, and the rest of the message still reaches the agent.
+ */
+export function mediaPreparer(o: MediaOptions): InputPreparer {
+  return async (ev, signal) => {
+    const lines: string[] = ev.text ? [ev.text] : [];
+    const images: ImageInput[] = [];
+    const notices: PreparedInput["notices"] = [];
+    let usable = ev.text.trim().length > 0;
+    const source = o.files(ev.replyTo.platform, ev.replyTo.botId);
+    const fetchFile = async (a: AttachmentInfo, maxBytes: number): Promise<Buffer> => {
+      if (!source) throw new MediaError("Unsupported", `${ev.replyTo.platform} gives no file downloads`);
+      const loc = await source.locate(a, signal).catch((err: unknown) => {
+        if (err instanceof MediaError) throw err;
+        throw new MediaError("Failed", `the ${a.kind} could not be located on ${ev.replyTo.platform}`, { cause: err });
+      });
+      return downloadFile(loc, { maxBytes, timeoutMs: o.timeoutMs, signal, fetch: o.fetch });
+    };
+    const failed = (what: "image" | "audio", a: AttachmentInfo, err: unknown) => {
+      if (signal.aborted) throw signal.reason ?? err;
+      const code = err instanceof MediaError ? err.code : isAgentError(err) ? `transcribe-${err.code}` : "error";
+      o.onFailure?.(what, code);
+      o.log?.warn({ platform: ev.replyTo.platform, kind: a.kind, code, err: errInfo(err) }, `could not use an ${what} attachment`);
+      return code;
+    };
+    for (const a of ev.attachments ?? []) {
+      signal.throwIfAborted();
+      if (o.vision && isImage(a)) {
+        lines.push(describeAttachment(a));
+        try {
+          const data = await fetchFile(a, o.maxImageBytes);
+          const mimeType = sniffImage(data);
+          if (!mimeType) throw new MediaError("WrongType", "the file is not a JPEG, PNG, GIF or WebP image");
+          images.push({ mimeType, data });
+          usable = true;
+        } catch (err) {
+          const code = failed("image", a, err);
+          const size = err instanceof MediaError ? (err.size ?? a.size) : a.size;
+          notices.push({
+            severity: "warn",
+            text:
+              code === "TooLarge"
+                ? `That image is too large for me to look at${size ? ` (${mb(size)})` : ""}; the limit is ${mb(o.maxImageBytes)}. Please send a smaller one.`
+                : code === "WrongType"
+                  ? "I couldn't look at that image: it is not a JPEG, PNG, GIF or WebP picture."
+                  : "I couldn't download that image, so I only know that it was sent. Please try sending it again.",
+          });
+        }
+        continue;
+      }
+      if (isAudio(a)) {
+        const label = a.kind === "voice" ? "voice note" : "audio file";
+        if (!o.transcribe) {
+          lines.push(describeAttachment(a));
+          notices.push({
+            severity: "info",
+            text: `Voice messages are not supported here, so I can't listen to your ${label}. Please type your message instead.`,
+          });
+          continue;
+        }
+        try {
+          const data = await fetchFile(a, o.maxAudioBytes);
+          const type = sniffAudio(data);
+          if (!type) throw new MediaError("WrongType", "the file is not audio a transcription server reads");
+          const said = await o.transcribe({ data, mimeType: type.mimeType, fileName: `${a.kind}.${type.ext}` }, signal);
+          lines.push(`[${label}, transcribed]: ${said || "(no speech recognised)"}`);
+          usable = usable || said.length > 0;
+          if (!said) notices.push({ severity: "info", text: `I couldn't make out any words in that ${label}.` });
+        } catch (err) {
+          const code = failed("audio", a, err);
+          lines.push(describeAttachment(a));
+          notices.push({
+            severity: "warn",
+            text:
+              code === "TooLarge"
+                ? `That ${label} is too long for me to transcribe; the limit is ${mb(o.maxAudioBytes)}.`
+                : code === "WrongType"
+                  ? `I couldn't transcribe that ${label}: it is not an audio format I can read.`
+                  : `I couldn't transcribe that ${label}. Please try again, or type your message.`,
+          });
+        }
+        continue;
+      }
+      lines.push(describeAttachment(a));
+      usable = true;
+    }
+    return { text: lines.join("\n"), images, notices, nothingToAnswer: !usable && notices.length > 0 };
+  };
+}

@@ -1,0 +1,100 @@
+import { spawn } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+import { z } from "zod";
+
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+const n = z.number();
+const latency = z.object({ n, p50_ms: n, p99_ms: n, p999_ms: n, max_ms: n });
+const stream = z.object({ msgs_per_s: n, latency, messages: n, seconds: n, cpu_ms_per_msg: n.positive() });
+const causes = z.object({
+  event_loop_delay_p50_ms: n,
+  event_loop_delay_p99_ms: n.positive(),
+  event_loop_delay_max_ms: n,
+  gc_pauses: n,
+  gc_total_ms: n,
+  gc_max_ms: n,
+  messages_per_commit: n.nullable(),
+});
+const timing = z.object({ wall_ms: n.positive(), cpu_ms: n.nullable() });
+const params = z.object({ quick: z.boolean() }).passthrough();
+
+const core = z.object({
+  params,
+  msgs_per_s: n,
+  window_rates_median: n,
+  window_rates: z.array(n).min(1),
+  throughput_latency: latency,
+  overhead_at_rate: latency.extend({ offered_per_s: n, achieved_per_s: n }),
+  errors: n,
+  statements_per_msg: n.positive(),
+  cpu_ms_per_msg: n.positive(),
+  overhead_causes: causes,
+});
+const floor = z.object({ params, msgs_per_s: n, window_rates: z.array(n).min(1), ratio: n, core_msgs_per_s: n });
+const e2e = z.object({ params, msgs_per_s: n, p50_ms: n, p99_ms: n, latency, unthrottled: stream });
+
+const doc = z.object({
+  date: z.string().datetime(),
+  machine: z.object({ cpus: n, memGB: n, node: z.string() }).passthrough(),
+  quick: z.literal(true),
+  scenarios: z.object({
+    core_sqlite: core,
+    core_postgres: core,
+    floor_sqlite: floor,
+    floor_postgres: floor,
+    e2e_telegram: e2e,
+    e2e_discord: e2e,
+    e2e_slack: e2e,
+    peer_grammy_session: z.object({ params, msgs_per_s: n, p50_ms: n, p99_ms: n, ratio: n, ratio_unthrottled: n, switchboard_msgs_per_s: n, peer: stream }),
+    rotation: z.object({ params, p50_ms: n, p99_ms: n, latency, concurrent: z.object({ rotated: n, already_started: n, other: n, replies: n }) }),
+    memory: z.object({
+      params,
+      rss_idle_mb: n,
+      rss_live_chats_mb: n,
+      rss_samples_mb: z.array(n).min(1),
+      soak_slope_bytes_per_min: n,
+      soak_messages: n,
+      soak_replies: n,
+      heap_idle_mb: n.positive(),
+      heap_live_chats_mb: n.positive(),
+      heap_samples_mb: z.array(n.positive()).min(1),
+      soak_heap_slope_bytes_per_min: n,
+    }),
+    cli: z.object({
+      params,
+      commands: z.object({ sessions_list: timing, pairing_list: timing, migrate_dry_run: timing, help: timing }),
+      slowest_wall_ms: n.positive(),
+      slowest_cpu_ms: n.nullable(),
+      node_floor: timing,
+    }),
+    startup: z.object({
+      params,
+      start_to_ready_ms: n,
+      first_run_ms: n,
+      samples_ms: z.array(n).min(1),
+      cpu_to_ready_ms: n,
+      rss_ready_mb: n,
+      compilers_loaded: z.array(z.string()).length(0),
+      modules_loaded: n.positive(),
+      source: z.object({ start_to_ready_ms: n, samples_ms: z.array(n).min(1) }).passthrough(),
+    }),
+  }),
+  targets: z.record(z.string(), z.object({ target: z.string(), value: n, threshold: n, met: z.boolean() })),
+});
+
+// --smoke is --quick at the smallest scales: the same document, so its shape is checked in well under 90 s.
+describe("npm run bench -- --quick --smoke", () => {
+  it("prints one JSON document with every scenario and numeric fields", async () => {
+    const child = spawn(process.execPath, ["--import", "tsx", "bench/run.ts", "--quick", "--smoke"], { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
+    let out = "";
+    let err = "";
+    child.stdout.on("data", (b: Buffer) => (out += b.toString()));
+    child.stderr.on("data", (b: Buffer) => (err += b.toString()));
+    const code = await new Promise<number | null>((resolve) => child.on("exit", resolve));
+    expect(code, err.slice(-2000)).toBe(0);
+    const parsed = doc.safeParse(JSON.parse(out));
+    expect(parsed.success, parsed.success ? "" : JSON.stringify(parsed.error.issues.slice(0, 5))).toBe(true);
+    expect(Object.keys(parsed.data!.targets).length).toBeGreaterThanOrEqual(10);
+  }, 120_000);
+});

@@ -1,0 +1,144 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { DeliveryStore, InboundStore, StoreError, TurnStore } from "../../src/store/index.js";
+import type { Database } from "../../src/store/index.js";
+import { PROVIDERS, openTestDb, type TestDb } from "../support/db.js";
+
+const kvInsert = (db: Database, key: string, value: string) => db.q.insertInto("AdapterState").values({ key, value, updatedAt: new Date() });
+
+describe.each(PROVIDERS)("the raw hot path on %s", (provider) => {
+  let t: TestDb | undefined;
+  afterEach(async () => {
+    await t?.close();
+    t = undefined;
+  });
+
+  it("writes values Prisma reads back unchanged (dates, booleans, nulls)", async () => {
+    t = await openTestDb(provider);
+    const inbound = new InboundStore(t.db);
+    const occurredAt = new Date("2026-01-02T03:04:05.678Z");
+    const rec = await inbound.record({ platform: "telegram", botId: "b", eventId: "e1", envelope: "{}", occurredAt, conversation: "c" });
+    expect(rec).not.toBe("duplicate");
+    const id = (rec as { id: string }).id;
+    const row = await t.db.read((c) => c.inboundEvent.findUnique({ where: { id } }));
+    expect(row).toMatchObject({ occurredAt, status: "received", processedAt: null, note: null, conversation: "c" });
+    // Prisma's comparison operators work on what the raw path wrote.
+    expect(
+      await t.db.read((c) => c.inboundEvent.count({ where: { receivedAt: { lt: new Date(Date.now() + 60_000) }, occurredAt: { gte: occurredAt } } })),
+    ).toBe(1);
+    expect(await inbound.record({ platform: "telegram", botId: "b", eventId: "e1", envelope: "{}", occurredAt })).toBe("duplicate");
+    await inbound.mark(id, "ignored", "why");
+    expect(await t.db.read((c) => c.inboundEvent.findUnique({ where: { id } }))).toMatchObject({ status: "ignored", note: "why" });
+
+    const turns = new TurnStore(t.db);
+    const expiresAt = new Date("2030-01-01T00:00:00.000Z");
+    const r = await turns.commit({
+      sessionId: "",
+      inboundIds: [],
+      messages: [],
+      turnIncrement: 0,
+      deliveries: [{ platform: "telegram", botId: "b", address: "{}", text: "hi", expiresAt }],
+    });
+    const d = await new DeliveryStore(t.db).find(r.deliveryIds[0]!);
+    expect(d).toMatchObject({ status: "pending", attempts: 0, expiresAt, sentAt: null, text: "hi" });
+    expect(await t.db.read((c) => c.outboundDelivery.findUnique({ where: { id: r.deliveryIds[0]! } }))).toMatchObject({ expiresAt, status: "pending" });
+  });
+
+  it("shared mode: a reply whose claim its process keeps renewing is never stale, however old", async () => {
+    t = await openTestDb(provider);
+    const deliveries = new DeliveryStore(t.db);
+    const r = await new TurnStore(t.db).commit({
+      sessionId: "",
+      inboundIds: [],
+      messages: [],
+      turnIncrement: 0,
+      deliveries: [{ platform: "telegram", botId: "b", address: "{}", text: "queued", expiresAt: new Date(Date.now() + 60_000) }],
+    });
+    const id = r.deliveryIds[0]!;
+    await new Promise((res) => setTimeout(res, 250));
+    expect((await deliveries.unsent({ staleAfterMs: 150 })).map((d) => d.id)).toEqual([id]); // abandoned: another process takes it over
+    await deliveries.renewClaims([id], "process-a");
+    expect(await deliveries.unsent({ staleAfterMs: 150 })).toEqual([]); // held and renewed: left to its holder
+    await new Promise((res) => setTimeout(res, 250));
+    expect((await deliveries.unsent({ staleAfterMs: 150 })).map((d) => d.id)).toEqual([id]); // the holder stopped renewing
+  });
+
+  it("a transaction that throws leaves nothing behind, and its siblings commit", async () => {
+    t = await openTestDb(provider);
+    const db = t.db;
+    const results = await Promise.allSettled([
+      db.exec("a", kvInsert(db, "a", "1")),
+      db.sqlTransaction("b", async (q) => {
+        await q.run(kvInsert(db, "b", "1"));
+        throw new Error("changed my mind");
+      }),
+      db.exec("dup", kvInsert(db, "a", "2")),
+      db.sqlTransaction("c", async (q) => {
+        await q.run(kvInsert(db, "c", "1"));
+        return (await q.all(db.q.selectFrom("AdapterState").select("value").where("key", "=", "c")))[0]?.value;
+      }),
+    ]);
+    expect(results.map((r) => r.status)).toEqual(["fulfilled", "rejected", "rejected", "fulfilled"]);
+    expect((results[1] as PromiseRejectedResult).reason.message).toBe("changed my mind");
+    expect((results[3] as PromiseFulfilledResult<string>).value).toBe("1");
+    const rows = await db.read((c) => c.adapterState.findMany({ orderBy: { key: "asc" } }));
+    expect(rows.map((r) => [r.key, r.value])).toEqual([
+      ["a", "1"],
+      ["c", "1"],
+    ]);
+  });
+
+  it("a lost commit acknowledgement is CommitUnknown for that unit only", async () => {
+    t = await openTestDb(provider, {
+      faults: {
+        beforeCommit: (op) => {
+          if (op === "lost-before") throw new Error("connection lost before the commit");
+        },
+        afterCommit: (op) => {
+          if (op === "lost-after") throw new Error("ack lost");
+        },
+      },
+    });
+    const db = t.db;
+    const [before, after, fine] = await Promise.allSettled([
+      db.sqlTransaction("lost-before", (q) => q.run(kvInsert(db, "before", "1"))),
+      db.sqlTransaction("lost-after", (q) => q.run(kvInsert(db, "after", "1"))),
+      db.sqlTransaction("fine", (q) => q.run(kvInsert(db, "fine", "1"))),
+    ]);
+    expect(before.status === "rejected" && before.reason instanceof StoreError && before.reason.code).toBe("CommitUnknown");
+    expect(after.status === "rejected" && after.reason instanceof StoreError && after.reason.code).toBe("CommitUnknown");
+    expect(fine.status).toBe("fulfilled");
+    const keys = (await db.read((c) => c.adapterState.findMany())).map((r) => r.key).sort();
+    // "before" never committed; "after" did, only its acknowledgement was lost.
+    expect(keys).toEqual(["after", "fine"]);
+  });
+
+  it("a closed handle refuses raw work with a clear error", async () => {
+    t = await openTestDb(provider);
+    await t.db.close();
+    await expect(t.db.exec("late", kvInsert(t.db, "x", "1"))).rejects.toMatchObject({ code: "Unavailable" });
+    await expect(t.db.query("late", t.db.q.selectFrom("AdapterState").select("key"))).rejects.toMatchObject({ code: "Unavailable" });
+    t = undefined;
+  });
+});
+
+describe("SQLite group commit", () => {
+  let t: TestDb | undefined;
+  afterEach(async () => {
+    await t?.close();
+    t = undefined;
+  });
+
+  it("writes issued together share one COMMIT, and each caller hears back only after it", async () => {
+    t = await openTestDb("sqlite");
+    const db = t.db;
+    const before = { ...db.groupStats };
+    const writes = Array.from({ length: 200 }, (_, i) => db.exec(`w${i}`, kvInsert(db, `k${i}`, "v")));
+    // Nothing is acknowledged before its COMMIT: at the first acknowledgement every row of its group is visible.
+    const first = await Promise.race(writes.map((w) => w.then(() => db.read((c) => c.adapterState.count()))));
+    await Promise.all(writes);
+    expect(first).toBe(200);
+    expect(db.groupStats.commits - before.commits).toBeLessThanOrEqual(2);
+    expect(db.groupStats.units - before.units).toBe(200);
+    expect(await db.read((c) => c.adapterState.count())).toBe(200);
+  });
+});

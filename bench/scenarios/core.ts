@@ -20,7 +20,14 @@ export interface CoreParams {
 }
 
 export interface CoreResult {
-  params: CoreParams & { provider: string; windows: number; messages_done: number; time_capped: boolean; messages_per_commit: number | null; statements_per_message: number | null };
+  params: CoreParams & {
+    provider: string;
+    windows: number;
+    messages_done: number;
+    time_capped: boolean;
+    messages_per_commit: number | null;
+    statements_per_message: number | null;
+  };
   msgs_per_s: number;
   window_rates_median: number;
   window_rates: number[];
@@ -198,7 +205,15 @@ export async function runCore(provider: "sqlite" | "postgres", quick: boolean): 
     const overheadCommits = d.app.db.groupStats.commits - overheadCommits0;
     const ns = (x: number) => r3(x / 1e6);
     return {
-      params: { ...p, provider, windows, messages_done: doneAt.length, time_capped: doneAt.length < p.messages, messages_per_commit: commits ? r1(doneAt.length / commits) : null, statements_per_message: doneAt.length ? r1(statements / doneAt.length) : null },
+      params: {
+        ...p,
+        provider,
+        windows,
+        messages_done: doneAt.length,
+        time_capped: doneAt.length < p.messages,
+        messages_per_commit: commits ? r1(doneAt.length / commits) : null,
+        statements_per_message: doneAt.length ? r1(statements / doneAt.length) : null,
+      },
       msgs_per_s: r1(median(rates)),
       window_rates_median: r1(median(rates)),
       window_rates: rates.map(r1),

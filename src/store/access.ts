@@ -13,7 +13,12 @@ export class AccessStore {
     // Every DM under a pairing or allowlist policy asks this: on the primary key.
     const rows = await this.db.query(
       "access-granted",
-      this.db.q.selectFrom("AccessGrant").select((eb) => eb.lit(1).as("ok")).where("platform", "=", platform).where("botId", "=", botId).where("senderId", "=", senderId),
+      this.db.q
+        .selectFrom("AccessGrant")
+        .select((eb) => eb.lit(1).as("ok"))
+        .where("platform", "=", platform)
+        .where("botId", "=", botId)
+        .where("senderId", "=", senderId),
     );
     return rows.length > 0;
   }
@@ -28,7 +33,10 @@ export class AccessStore {
 
   /** The sender's live (pending, unexpired) request on this channel, if any. */
   livePending(channel: string, senderId: string, now: Date): Promise<PairingRecord | null> {
-    return this.db.read((c) => c.pairingRequest.findFirst({ where: { channel, senderId, status: "pending", expiresAt: { gt: now } } }), "pairingRequest-findFirst");
+    return this.db.read(
+      (c) => c.pairingRequest.findFirst({ where: { channel, senderId, status: "pending", expiresAt: { gt: now } } }),
+      "pairingRequest-findFirst",
+    );
   }
 
   /**
@@ -53,10 +61,17 @@ export class AccessStore {
       const mine = await tx.pairingRequest.findFirst({ where: { channel: rec.channel, senderId: rec.senderId, status: "pending" } });
       if (mine) return { record: mine, reused: true };
       if (minIntervalMs > 0) {
-        const last = await tx.pairingRequest.findFirst({ where: { channel: rec.channel, senderId: rec.senderId, status: { not: "approved" } }, orderBy: { createdAt: "desc" } });
+        const last = await tx.pairingRequest.findFirst({
+          where: { channel: rec.channel, senderId: rec.senderId, status: { not: "approved" } },
+          orderBy: { createdAt: "desc" },
+        });
         if (last && now.getTime() - last.createdAt.getTime() < minIntervalMs) return { throttledUntil: new Date(last.createdAt.getTime() + minIntervalMs) };
       }
-      const live = await tx.pairingRequest.findMany({ where: { channel: rec.channel, status: "pending" }, orderBy: [{ createdAt: "asc" }, { code: "asc" }], select: { code: true } });
+      const live = await tx.pairingRequest.findMany({
+        where: { channel: rec.channel, status: "pending" },
+        orderBy: [{ createdAt: "asc" }, { code: "asc" }],
+        select: { code: true },
+      });
       let replaced: string | undefined;
       // Normally at most one over; a lowered cap trims the rest too.
       for (const old of live.slice(0, Math.max(0, live.length - cap + 1))) {
@@ -70,7 +85,10 @@ export class AccessStore {
 
   /** `switchboard pairing list` reads this. */
   listPending(now: Date): Promise<PairingRecord[]> {
-    return this.db.query("pairing-pending", this.db.q.selectFrom("PairingRequest").selectAll().where("status", "=", "pending").where("expiresAt", ">", now).orderBy("createdAt", "asc"));
+    return this.db.query(
+      "pairing-pending",
+      this.db.q.selectFrom("PairingRequest").selectAll().where("status", "=", "pending").where("expiresAt", ">", now).orderBy("createdAt", "asc"),
+    );
   }
 
   find(code: string): Promise<PairingRecord | null> {

@@ -111,7 +111,11 @@ export class Database {
     this.#serialize = this.provider === "sqlite";
     if (this.provider === "sqlite") {
       const file = sqliteFile(options.url);
-      if (file === ":memory:") throw new StoreError("Unavailable", "An in-memory SQLite database cannot be shared by the gateway's connections; use a file, e.g. DATABASE_URL=file:./data/switchboard.db");
+      if (file === ":memory:")
+        throw new StoreError(
+          "Unavailable",
+          "An in-memory SQLite database cannot be shared by the gateway's connections; use a file, e.g. DATABASE_URL=file:./data/switchboard.db",
+        );
       this.#sqlite = new SqliteSql(file, options.busyTimeoutMs ?? 5000, options.onQuery);
       this.#identity = new FileIdentity(file);
       this.#identityTimer = setInterval(() => this.#checkIdentity(), options.identityCheckMs ?? 2000);
@@ -119,7 +123,9 @@ export class Database {
       this.#group = new GroupCommit({
         // Each group commit first checks the file is still the one opened (one stat per commit): nothing
         // is acknowledged into a deleted or replaced file.
-        sql: this.#sqlite, exclusive: (fn) => (this.#checkIdentity(), this.#exclusive(fn)), faults: options.faults,
+        sql: this.#sqlite,
+        exclusive: (fn) => (this.#checkIdentity(), this.#exclusive(fn)),
+        faults: options.faults,
         busyBudgetMs: (options.busyTimeoutMs ?? 5000) * (this.#maxRetries + 1),
       });
     } else {
@@ -153,14 +159,19 @@ export class Database {
     }
     if (this.options.onQuery) {
       const on = this.options.onQuery;
-      (client as unknown as { $on(e: "query", cb: (q: { query: string; params: string; duration: number }) => void): void }).$on("query", (q) => on({ query: q.query, params: q.params, durationMs: Number(q.duration) }));
+      (client as unknown as { $on(e: "query", cb: (q: { query: string; params: string; duration: number }) => void): void }).$on("query", (q) =>
+        on({ query: q.query, params: q.params, durationMs: Number(q.duration) }),
+      );
     }
     return client;
   }
 
   /** Checks the database answers. Called once by openDatabase. */
   async init(): Promise<void> {
-    await this.query("init", this.q.selectNoFrom((eb) => eb.lit(1).as("one")));
+    await this.query(
+      "init",
+      this.q.selectNoFrom((eb) => eb.lit(1).as("one")),
+    );
   }
 
   /** What the store says about itself for /healthz: real outcomes, and the SQLite file's identity. */
@@ -208,12 +219,18 @@ export class Database {
 
   /** A read outside any transaction. */
   read<T>(fn: (c: Client) => Promise<T>, op = "read"): Promise<T> {
-    return this.#observe(op, this.#withRetry(op, () => this.#exclusive(async () => (this.#inject(op), fn(await this.#prisma())))));
+    return this.#observe(
+      op,
+      this.#withRetry(op, () => this.#exclusive(async () => (this.#inject(op), fn(await this.#prisma())))),
+    );
   }
 
   /** A single-statement write outside any transaction. */
   write<T>(fn: (c: Client) => Promise<T>, op = "write"): Promise<T> {
-    return this.#observe(op, this.#withRetry(op, () => this.#exclusive(async () => (this.#inject(op), fn(await this.#prisma())))));
+    return this.#observe(
+      op,
+      this.#withRetry(op, () => this.#exclusive(async () => (this.#inject(op), fn(await this.#prisma())))),
+    );
   }
 
   /** The fault seam of one attempt of a call (tests only). */
@@ -227,50 +244,85 @@ export class Database {
    * outcome is unknown: that is reported as StoreError("CommitUnknown").
    */
   transaction<T>(op: string, fn: (tx: TxClient) => Promise<T>): Promise<T> {
-    return this.#observe(op, this.#withRetry(op, () =>
-      this.#exclusive(async () => {
-        this.#faults?.beforeTransaction?.(op);
-        this.#inject(op);
-        let bodyDone = false;
-        let result: T;
-        try {
-          const client = await this.#prisma();
-          result = await client.$transaction(
-            async (tx) => {
-              const r = await fn(tx);
-              bodyDone = true;
-              this.#faults?.beforeCommit?.(op);
-              return r;
-            },
-            { timeout: 20_000, maxWait: 20_000 },
-          );
-        } catch (e) {
-          if (bodyDone && !(e instanceof StoreError)) {
-            throw commitUnknown(op, e);
+    return this.#observe(
+      op,
+      this.#withRetry(op, () =>
+        this.#exclusive(async () => {
+          this.#faults?.beforeTransaction?.(op);
+          this.#inject(op);
+          let bodyDone = false;
+          let result: T;
+          try {
+            const client = await this.#prisma();
+            result = await client.$transaction(
+              async (tx) => {
+                const r = await fn(tx);
+                bodyDone = true;
+                this.#faults?.beforeCommit?.(op);
+                return r;
+              },
+              { timeout: 20_000, maxWait: 20_000 },
+            );
+          } catch (e) {
+            if (bodyDone && !(e instanceof StoreError)) {
+              throw commitUnknown(op, e);
+            }
+            throw e;
           }
-          throw e;
-        }
-        afterCommit(this.#faults, op);
-        return result;
-      }),
-    ));
+          afterCommit(this.#faults, op);
+          return result;
+        }),
+      ),
+    );
   }
 
   /** Rows a single write returns (RETURNING): grouped on SQLite, one autocommit statement on PostgreSQL. */
   writeReturning<R>(op: string, q: Query<R>): Promise<R[]> {
-    if (this.#sqlite) return this.#observe(op, this.#grouped(op, (s) => s.all(q), true));
+    if (this.#sqlite)
+      return this.#observe(
+        op,
+        this.#grouped(op, (s) => s.all(q), true),
+      );
     return this.query(op, q);
   }
 
   /** Rows of one statement outside any transaction. */
   query<R>(op: string, q: Query<R>): Promise<R[]> {
-    return this.#observe(op, this.#withRetry(op, () => (this.#inject(op), this.#raw((s) => s.all(q), (s) => s.allSync(q)))));
+    return this.#observe(
+      op,
+      this.#withRetry(
+        op,
+        () => (
+          this.#inject(op),
+          this.#raw(
+            (s) => s.all(q),
+            (s) => s.allSync(q),
+          )
+        ),
+      ),
+    );
   }
 
   /** One write outside any transaction; resolves to the rows changed. */
   exec(op: string, q: Query<unknown>): Promise<number> {
-    if (this.#sqlite) return this.#observe(op, this.#grouped(op, async (s) => s.run(q), true));
-    return this.#observe(op, this.#withRetry(op, () => (this.#inject(op), this.#raw((s) => s.run(q), (s) => s.runSync(q)))));
+    if (this.#sqlite)
+      return this.#observe(
+        op,
+        this.#grouped(op, async (s) => s.run(q), true),
+      );
+    return this.#observe(
+      op,
+      this.#withRetry(
+        op,
+        () => (
+          this.#inject(op),
+          this.#raw(
+            (s) => s.run(q),
+            (s) => s.runSync(q),
+          )
+        ),
+      ),
+    );
   }
 
   /** Statements run so far on the hot path's connection(s), transaction control included (the bench divides by messages). */
@@ -301,7 +353,10 @@ export class Database {
    */
   sqlTransaction<T>(op: string, fn: (q: Sql) => Promise<T>): Promise<T> {
     if (this.#sqlite) return this.#observe(op, this.#grouped(op, fn));
-    return this.#observe(op, this.#withRetry(op, () => this.#pgTransaction(op, this.#pg!, fn)));
+    return this.#observe(
+      op,
+      this.#withRetry(op, () => this.#pgTransaction(op, this.#pg!, fn)),
+    );
   }
 
   #grouped<T>(op: string, fn: (q: Sql) => Promise<T>, single = false): Promise<T> {
@@ -357,8 +412,10 @@ export class Database {
           await sleep(Math.min(1000, 10 * 2 ** i) * (0.5 + Math.random()));
           continue;
         }
-        if (isRetryable(e)) throw new StoreError("Busy", `The database stayed busy during "${op}" after ${i + 1} attempts; another process may hold a long lock.`, { cause: e });
-        if (isUnavailable(e)) throw new StoreError("Unavailable", `The database could not be reached during "${op}". Check DATABASE_URL and that the server is up.`, { cause: e });
+        if (isRetryable(e))
+          throw new StoreError("Busy", `The database stayed busy during "${op}" after ${i + 1} attempts; another process may hold a long lock.`, { cause: e });
+        if (isUnavailable(e))
+          throw new StoreError("Unavailable", `The database could not be reached during "${op}". Check DATABASE_URL and that the server is up.`, { cause: e });
         throw e;
       }
     }

@@ -9,17 +9,39 @@ export type DeliveryStatus = "pending" | "sending" | "sent" | "failed" | "expire
 /** An outbound reply's row (its claim columns, owner and claimedAt, stay in the store). */
 export type DeliveryRecord = Omit<Selectable<DB["OutboundDelivery"]>, "owner" | "claimedAt">;
 
-const COLUMNS = ["id", "inboundId", "sessionId", "platform", "botId", "address", "part", "text", "status", "attempts", "platformMessageId", "lastError", "createdAt", "expiresAt", "sentAt"] as const;
+const COLUMNS = [
+  "id",
+  "inboundId",
+  "sessionId",
+  "platform",
+  "botId",
+  "address",
+  "part",
+  "text",
+  "status",
+  "attempts",
+  "platformMessageId",
+  "lastError",
+  "createdAt",
+  "expiresAt",
+  "sentAt",
+] as const;
 
 // Hot path: compiled once (prepared.ts).
 const MARK_SENDING = prepare((b, p: Param<{ id: string; sending: string; pending: string; one: number; owner: string | null; claimedAt: Date }>) =>
-  b.updateTable("OutboundDelivery")
+  b
+    .updateTable("OutboundDelivery")
     .set((eb) => ({ status: p("sending"), attempts: eb("attempts", "+", p("one")), owner: p("owner"), claimedAt: p("claimedAt") }))
     .where("id", "=", p("id"))
-    .where("status", "in", [p("pending"), p("sending")]));
+    .where("status", "in", [p("pending"), p("sending")]),
+);
 
 const MARK_SENT = prepare((b, p: Param<{ id: string; sent: string; platformMessageId: string | null; sentAt: Date; lastError: null }>) =>
-  b.updateTable("OutboundDelivery").set({ status: p("sent"), platformMessageId: p("platformMessageId"), sentAt: p("sentAt"), lastError: p("lastError") }).where("id", "=", p("id")));
+  b
+    .updateTable("OutboundDelivery")
+    .set({ status: p("sent"), platformMessageId: p("platformMessageId"), sentAt: p("sentAt"), lastError: p("lastError") })
+    .where("id", "=", p("id")),
+);
 
 /**
  * Outbound replies. Every reply is written (pending) before it is sent, in
@@ -38,7 +60,10 @@ export class DeliveryStore {
   }
 
   async markSending(id: string, owner?: string): Promise<boolean> {
-    const n = await this.db.exec("mark-sending", MARK_SENDING.bind(this.db, { id, sending: "sending", pending: "pending", one: 1, owner: owner ?? null, claimedAt: new Date() }));
+    const n = await this.db.exec(
+      "mark-sending",
+      MARK_SENDING.bind(this.db, { id, sending: "sending", pending: "pending", one: 1, owner: owner ?? null, claimedAt: new Date() }),
+    );
     return n === 1;
   }
 
@@ -46,16 +71,29 @@ export class DeliveryStore {
   async renewClaims(ids: string[], owner: string): Promise<void> {
     for (let i = 0; i < ids.length; i += 500) {
       const part = ids.slice(i, i + 500);
-      await this.db.exec("renew-claims", this.db.q.updateTable("OutboundDelivery").set({ claimedAt: new Date(), owner }).where("id", "in", part).where("status", "in", ["pending", "sending"]));
+      await this.db.exec(
+        "renew-claims",
+        this.db.q.updateTable("OutboundDelivery").set({ claimedAt: new Date(), owner }).where("id", "in", part).where("status", "in", ["pending", "sending"]),
+      );
     }
   }
 
   async markSent(id: string, platformMessageId: string | undefined): Promise<void> {
-    await this.db.exec("mark-sent", MARK_SENT.bind(this.db, { id, sent: "sent", platformMessageId: platformMessageId ?? null, sentAt: new Date(), lastError: null }));
+    await this.db.exec(
+      "mark-sent",
+      MARK_SENT.bind(this.db, { id, sent: "sent", platformMessageId: platformMessageId ?? null, sentAt: new Date(), lastError: null }),
+    );
   }
 
   async markFailed(id: string, status: "failed" | "expired", error: string): Promise<void> {
-    await this.db.exec("mark-failed", this.db.q.updateTable("OutboundDelivery").set({ status, lastError: error.slice(0, 500) }).where("id", "=", id).where("status", "<>", "sent"));
+    await this.db.exec(
+      "mark-failed",
+      this.db.q
+        .updateTable("OutboundDelivery")
+        .set({ status, lastError: error.slice(0, 500) })
+        .where("id", "=", id)
+        .where("status", "<>", "sent"),
+    );
   }
 
   /**
@@ -99,7 +137,13 @@ export class DeliveryStore {
     const q = this.db.q;
     return this.db.exec(
       "prune-deliveries",
-      q.deleteFrom("OutboundDelivery").where("id", "in", q.selectFrom("OutboundDelivery").select("id").where("status", "in", ["sent", "failed", "expired"]).where("createdAt", "<", before).limit(limit)),
+      q
+        .deleteFrom("OutboundDelivery")
+        .where(
+          "id",
+          "in",
+          q.selectFrom("OutboundDelivery").select("id").where("status", "in", ["sent", "failed", "expired"]).where("createdAt", "<", before).limit(limit),
+        ),
     );
   }
 }

@@ -12,17 +12,25 @@ type Key = { platform: string; externalId: string };
 
 // A first message's identity statements: compiled once (prepared.ts).
 const INSERT_USER = prepare((b, p: Param<NewUser>) =>
-  b.insertInto("User")
+  b
+    .insertInto("User")
     .values({ id: p("id"), platform: p("platform"), externalId: p("externalId"), displayName: p("displayName"), createdAt: p("createdAt") })
     .onConflict((oc) => oc.doNothing())
-    .returning("id"));
+    .returning("id"),
+);
 const INSERT_GROUP = prepare((b, p: Param<NewGroup>) =>
-  b.insertInto("Group")
+  b
+    .insertInto("Group")
     .values({ id: p("id"), platform: p("platform"), externalId: p("externalId"), title: p("title"), parentId: p("parentId"), createdAt: p("createdAt") })
     .onConflict((oc) => oc.doNothing())
-    .returning("id"));
-const FIND_USER = prepare((b, p: Param<Key>) => b.selectFrom("User").select("id").where("platform", "=", p("platform")).where("externalId", "=", p("externalId")));
-const FIND_GROUP = prepare((b, p: Param<Key>) => b.selectFrom("Group").select("id").where("platform", "=", p("platform")).where("externalId", "=", p("externalId")));
+    .returning("id"),
+);
+const FIND_USER = prepare((b, p: Param<Key>) =>
+  b.selectFrom("User").select("id").where("platform", "=", p("platform")).where("externalId", "=", p("externalId")),
+);
+const FIND_GROUP = prepare((b, p: Param<Key>) =>
+  b.selectFrom("Group").select("id").where("platform", "=", p("platform")).where("externalId", "=", p("externalId")),
+);
 
 export type UserRecord = Selectable<DB["User"]>;
 
@@ -59,7 +67,10 @@ export class IdentityStore {
     const k = `${platform}\u0000${externalId}`;
     const hit = this.#users.get(k);
     if (hit) return hit;
-    const id = await this.#insertOrGet({ table: "User", values: { id: randomUUID(), platform, externalId, displayName: displayName ?? null, createdAt: new Date() } });
+    const id = await this.#insertOrGet({
+      table: "User",
+      values: { id: randomUUID(), platform, externalId, displayName: displayName ?? null, createdAt: new Date() },
+    });
     setBounded(this.#users, k, id, CACHE_LIMIT);
     return id;
   }
@@ -84,9 +95,10 @@ export class IdentityStore {
     const found = await this.db.read((c) => c.group.findUnique({ where }), "group-findUnique");
     if (found) return found;
     try {
-      return await this.db.write((c) =>
-        c.group.create({ data: { id: randomUUID(), platform, externalId, parentId: opts.parentId ?? null, title: opts.title ?? null } }),
-      "group-create");
+      return await this.db.write(
+        (c) => c.group.create({ data: { id: randomUUID(), platform, externalId, parentId: opts.parentId ?? null, title: opts.title ?? null } }),
+        "group-create",
+      );
     } catch (e) {
       if (!isUniqueViolation(e)) throw e;
       return (await this.db.read((c) => c.group.findUnique({ where }), "group-findUnique"))!;
@@ -97,7 +109,10 @@ export class IdentityStore {
     const k = `${platform}\u0000${externalId}`;
     const hit = this.#groups.get(k);
     if (hit) return hit;
-    const id = await this.#insertOrGet({ table: "Group", values: { id: randomUUID(), platform, externalId, title: opts.title ?? null, parentId: opts.parentId ?? null, createdAt: new Date() } });
+    const id = await this.#insertOrGet({
+      table: "Group",
+      values: { id: randomUUID(), platform, externalId, title: opts.title ?? null, parentId: opts.parentId ?? null, createdAt: new Date() },
+    });
     setBounded(this.#groups, k, id, CACHE_LIMIT);
     return id;
   }
@@ -129,8 +144,14 @@ export class IdentityStore {
    * users first (private chats own their sessions by user), then groups.
    */
   async lookup(platform: string, externalId: string): Promise<{ kind: "user" | "group"; id: string } | undefined> {
-    for (const [table, kind] of [["User", "user"], ["Group", "group"]] as const) {
-      const [r] = await this.db.query(`lookup-${kind}`, this.db.q.selectFrom(table).select("id").where("platform", "=", platform).where("externalId", "=", externalId));
+    for (const [table, kind] of [
+      ["User", "user"],
+      ["Group", "group"],
+    ] as const) {
+      const [r] = await this.db.query(
+        `lookup-${kind}`,
+        this.db.q.selectFrom(table).select("id").where("platform", "=", platform).where("externalId", "=", externalId),
+      );
       if (r) return { kind, id: r.id };
     }
     return undefined;

@@ -9,7 +9,21 @@ export type InboundStatus = "received" | "done" | "expired" | "ignored";
 /** A recorded event (seq: the recorded order, a database sequence; replay and the shared-mode drain go by it). */
 export type InboundRecord = Omit<Selectable<DB["InboundEvent"]>, "arrivalSessionId">;
 
-const COLUMNS = ["id", "platform", "botId", "eventId", "status", "envelope", "occurredAt", "receivedAt", "processedAt", "sessionId", "note", "conversation", "seq"] as const;
+const COLUMNS = [
+  "id",
+  "platform",
+  "botId",
+  "eventId",
+  "status",
+  "envelope",
+  "occurredAt",
+  "receivedAt",
+  "processedAt",
+  "sessionId",
+  "note",
+  "conversation",
+  "seq",
+] as const;
 
 /**
  * The next recorded-order value, drawn inside the INSERT. PostgreSQL: a
@@ -26,18 +40,32 @@ type NewInbound = Omit<Selectable<DB["InboundEvent"]>, "arrivalSessionId" | "ses
 
 // Hot path: compiled once (prepared.ts). ON CONFLICT on the unique platform + bot + event id: a redelivery changes nothing.
 const RECORD = prepare((b, p: Param<NewInbound>, { provider }) =>
-  b.insertInto("InboundEvent")
+  b
+    .insertInto("InboundEvent")
     .values({
-      id: p("id"), platform: p("platform"), botId: p("botId"), eventId: p("eventId"), status: p("status"), envelope: p("envelope"), occurredAt: p("occurredAt"),
-      receivedAt: p("receivedAt"), processedAt: p("processedAt"), note: p("note"), conversation: p("conversation"), seq: NEXT_SEQ[provider],
+      id: p("id"),
+      platform: p("platform"),
+      botId: p("botId"),
+      eventId: p("eventId"),
+      status: p("status"),
+      envelope: p("envelope"),
+      occurredAt: p("occurredAt"),
+      receivedAt: p("receivedAt"),
+      processedAt: p("processedAt"),
+      note: p("note"),
+      conversation: p("conversation"),
+      seq: NEXT_SEQ[provider],
     })
-    .onConflict((oc) => oc.doNothing()));
+    .onConflict((oc) => oc.doNothing()),
+);
 
 const MARK = prepare((b, p: Param<{ id: string; status: string; processedAt: Date; note: string | null; received: string }>) =>
-  b.updateTable("InboundEvent")
+  b
+    .updateTable("InboundEvent")
     .set((eb) => ({ status: p("status"), processedAt: p("processedAt"), note: eb.fn.coalesce(eb.val(p("note")), eb.ref("note")) }))
     .where("id", "=", p("id"))
-    .where("status", "=", p("received")));
+    .where("status", "=", p("received")),
+);
 
 /**
  * Inbound events, recorded before they are acknowledged or processed. The
@@ -56,15 +84,33 @@ export class InboundStore {
    * before. An expired event is recorded as expired (so its redeliveries are
    * duplicates too).
    */
-  async record(e: { platform: string; botId: string; eventId: string; envelope: string; occurredAt: Date; conversation?: string; status?: InboundStatus; note?: string }): Promise<{ id: string } | "duplicate"> {
+  async record(e: {
+    platform: string;
+    botId: string;
+    eventId: string;
+    envelope: string;
+    occurredAt: Date;
+    conversation?: string;
+    status?: InboundStatus;
+    note?: string;
+  }): Promise<{ id: string } | "duplicate"> {
     const id = randomUUID();
     const now = this.now();
     const status = e.status ?? "received";
     const inserted = await this.db.exec(
       "record-inbound",
       RECORD.bind(this.db, {
-        id, platform: e.platform, botId: e.botId, eventId: e.eventId, status, envelope: e.envelope, occurredAt: e.occurredAt, receivedAt: now,
-        processedAt: status !== "received" ? now : null, note: e.note ?? null, conversation: e.conversation ?? "",
+        id,
+        platform: e.platform,
+        botId: e.botId,
+        eventId: e.eventId,
+        status,
+        envelope: e.envelope,
+        occurredAt: e.occurredAt,
+        receivedAt: now,
+        processedAt: status !== "received" ? now : null,
+        note: e.note ?? null,
+        conversation: e.conversation ?? "",
       }),
     );
     return inserted === 1 ? { id } : "duplicate";
@@ -81,7 +127,14 @@ export class InboundStore {
   unhandled(limit = 1000, after = 0): Promise<InboundRecord[]> {
     return this.db.query(
       "unhandled-inbound",
-      this.db.q.selectFrom("InboundEvent").select(COLUMNS).where("status", "=", "received").where("seq", ">", after).orderBy("seq", "asc").orderBy("id", "asc").limit(limit),
+      this.db.q
+        .selectFrom("InboundEvent")
+        .select(COLUMNS)
+        .where("status", "=", "received")
+        .where("seq", ">", after)
+        .orderBy("seq", "asc")
+        .orderBy("id", "asc")
+        .limit(limit),
     );
   }
 
@@ -89,7 +142,14 @@ export class InboundStore {
   receivedIn(conversation: string, limit = 50): Promise<InboundRecord[]> {
     return this.db.query(
       "conversation-inbound",
-      this.db.q.selectFrom("InboundEvent").select(COLUMNS).where("conversation", "=", conversation).where("status", "=", "received").orderBy("seq", "asc").orderBy("id", "asc").limit(limit),
+      this.db.q
+        .selectFrom("InboundEvent")
+        .select(COLUMNS)
+        .where("conversation", "=", conversation)
+        .where("status", "=", "received")
+        .orderBy("seq", "asc")
+        .orderBy("id", "asc")
+        .limit(limit),
     );
   }
 
@@ -116,7 +176,13 @@ export class InboundStore {
     const q = this.db.q;
     return this.db.exec(
       "prune-inbound",
-      q.deleteFrom("InboundEvent").where("id", "in", q.selectFrom("InboundEvent").select("id").where("status", "in", ["done", "expired", "ignored"]).where("receivedAt", "<", before).limit(limit)),
+      q
+        .deleteFrom("InboundEvent")
+        .where(
+          "id",
+          "in",
+          q.selectFrom("InboundEvent").select("id").where("status", "in", ["done", "expired", "ignored"]).where("receivedAt", "<", before).limit(limit),
+        ),
     );
   }
 }

@@ -15,7 +15,10 @@ export class KvStore {
   async set(key: string, value: string): Promise<void> {
     await this.db.exec(
       "kv-set",
-      this.db.q.insertInto("AdapterState").values({ key, value, updatedAt: new Date() }).onConflict((oc) => oc.column("key").doUpdateSet((eb) => ({ value: eb.ref("excluded.value"), updatedAt: eb.ref("excluded.updatedAt") }))),
+      this.db.q
+        .insertInto("AdapterState")
+        .values({ key, value, updatedAt: new Date() })
+        .onConflict((oc) => oc.column("key").doUpdateSet((eb) => ({ value: eb.ref("excluded.value"), updatedAt: eb.ref("excluded.updatedAt") }))),
     );
   }
 }

@@ -17,10 +17,12 @@ export class LeaseStore {
     // One conditional upsert: insert, or take over where the lease is ours or has expired.
     const n = await this.db.exec(
       "lease-acquire",
-      this.db.q.insertInto("ConversationLease")
+      this.db.q
+        .insertInto("ConversationLease")
         .values({ key, owner, expiresAt })
         .onConflict((oc) =>
-          oc.column("key")
+          oc
+            .column("key")
             .doUpdateSet((eb) => ({ owner: eb.ref("excluded.owner"), expiresAt: eb.ref("excluded.expiresAt") }))
             .where((eb) => eb.or([eb("ConversationLease.owner", "=", owner), eb("ConversationLease.expiresAt", "<", now)])),
         ),
@@ -30,7 +32,14 @@ export class LeaseStore {
 
   /** Extends our lease; false if it was lost (expired and taken). */
   async renew(key: string, owner: string, ttlMs: number): Promise<boolean> {
-    const n = await this.db.exec("lease-renew", this.db.q.updateTable("ConversationLease").set({ expiresAt: new Date(Date.now() + ttlMs) }).where("key", "=", key).where("owner", "=", owner));
+    const n = await this.db.exec(
+      "lease-renew",
+      this.db.q
+        .updateTable("ConversationLease")
+        .set({ expiresAt: new Date(Date.now() + ttlMs) })
+        .where("key", "=", key)
+        .where("owner", "=", owner),
+    );
     return n === 1;
   }
 

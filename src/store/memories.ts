@@ -4,7 +4,8 @@ import { prepare, type Param } from "./prepared.js";
 
 // Hot path (every turn): compiled once (prepared.ts).
 const RECALL = prepare((b, p: Param<{ scope: string; limit: number }>) =>
-  b.selectFrom("Memory").select("content").where("scope", "=", p("scope")).orderBy("createdAt", "desc").orderBy("id", "asc").limit(p("limit")));
+  b.selectFrom("Memory").select("content").where("scope", "=", p("scope")).orderBy("createdAt", "desc").orderBy("id", "asc").limit(p("limit")),
+);
 
 export interface MemoryRecord {
   id: string;
@@ -22,7 +23,10 @@ export class MemoryStore {
     if (contents.length === 0) return;
     // One millisecond apart, so recall keeps the condenser's order.
     const now = Date.now();
-    await this.db.exec("add-memories", this.db.q.insertInto("Memory").values(contents.map((content, i) => ({ id: randomUUID(), scope, sessionId, content, createdAt: new Date(now + i) }))));
+    await this.db.exec(
+      "add-memories",
+      this.db.q.insertInto("Memory").values(contents.map((content, i) => ({ id: randomUUID(), scope, sessionId, content, createdAt: new Date(now + i) }))),
+    );
   }
 
   /** The most recent memories of a scope, oldest first. */
@@ -41,7 +45,8 @@ export class MemoryStore {
     return this.db.transaction("memory-compact", async (tx) => {
       await tx.memory.deleteMany({ where: { scope } });
       const now = new Date();
-      if (contents.length) await tx.memory.createMany({ data: contents.map((content) => ({ id: randomUUID(), scope, sessionId: null, content, createdAt: now })) });
+      if (contents.length)
+        await tx.memory.createMany({ data: contents.map((content) => ({ id: randomUUID(), scope, sessionId: null, content, createdAt: now })) });
     });
   }
 }

@@ -100,12 +100,18 @@ function compileShape<P, Row, R>(db: Dialect, build: Build<P, Row, R>, rows: num
   const used = new Set<string>();
   const slots = compiled.parameters.map((v, i) => {
     const slot = typeof v === "string" ? made.get(v) : undefined;
-    if (!slot) throw new Error(`Prepared query: parameter ${i + 1} is not a marker (${JSON.stringify(v)}); write p("name") or sql.lit(...) for a constant: ${compiled.sql}`);
+    if (!slot)
+      throw new Error(
+        `Prepared query: parameter ${i + 1} is not a marker (${JSON.stringify(v)}); write p("name") or sql.lit(...) for a constant: ${compiled.sql}`,
+      );
     used.add(v as string);
     return slot;
   });
   for (const [m, slot] of made)
-    if (!used.has(m)) throw new Error(`Prepared query: the marker "${slot.name}"${slot.row === undefined ? "" : ` of row ${slot.row}`} is not a parameter of the compiled statement (dropped or inlined): ${compiled.sql}`);
+    if (!used.has(m))
+      throw new Error(
+        `Prepared query: the marker "${slot.name}"${slot.row === undefined ? "" : ` of row ${slot.row}`} is not a parameter of the compiled statement (dropped or inlined): ${compiled.sql}`,
+      );
   return { sql: compiled.sql, query: compiled.query, queryId: compiled.queryId, slots };
 }
 

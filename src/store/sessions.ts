@@ -58,9 +58,37 @@ export interface RotateResult {
 
 // A conversation's first message and every lookup by id or key: compiled once (prepared.ts).
 const SESSION_COLUMNS = [
-  "id", "agentId", "userId", "groupId", "channel", "kind", "projectId", "title", "parentId", "persona", "metadata", "turnCount", "createdAt", "lastActive", "archived", "archivedAt", "endReason",
+  "id",
+  "agentId",
+  "userId",
+  "groupId",
+  "channel",
+  "kind",
+  "projectId",
+  "title",
+  "parentId",
+  "persona",
+  "metadata",
+  "turnCount",
+  "createdAt",
+  "lastActive",
+  "archived",
+  "archivedAt",
+  "endReason",
 ] as const satisfies ReadonlyArray<keyof SessionRecord>;
-const BINDING_COLUMNS = ["key", "scope", "agentId", "userId", "groupId", "kind", "channel", "sessionId", "version", "createdAt", "updatedAt"] as const satisfies ReadonlyArray<keyof BindingRecord>;
+const BINDING_COLUMNS = [
+  "key",
+  "scope",
+  "agentId",
+  "userId",
+  "groupId",
+  "kind",
+  "channel",
+  "sessionId",
+  "version",
+  "createdAt",
+  "updatedAt",
+] as const satisfies ReadonlyArray<keyof BindingRecord>;
 /** Every column of a record as a marker of the same name. */
 const markers = <T, K extends keyof T & string>(p: Param<T>, cols: readonly K[]): Pick<T, K> => Object.fromEntries(cols.map((c) => [c, p(c)])) as Pick<T, K>;
 
@@ -70,22 +98,48 @@ const INSERT_SESSION = prepare((b, p: Param<SessionRecord>) => b.insertInto("Ses
 const INSERT_BINDING = prepare((b, p: Param<BindingRecord>) => b.insertInto("Binding").values(markers(p, BINDING_COLUMNS)));
 /** PostgreSQL: a new session and its binding in one statement (one round trip, atomic). */
 const INSERT_SESSION_AND_BINDING = prepare((b, p: Param<SessionRecord & { [K in keyof BindingRecord as `b_${K}`]: BindingRecord[K] }>) =>
-  b.with("s", (w) => w.insertInto("Session").values(markers(p, SESSION_COLUMNS)).returning("id"))
+  b
+    .with("s", (w) => w.insertInto("Session").values(markers(p, SESSION_COLUMNS)).returning("id"))
     .insertInto("Binding")
     .columns(["key", "scope", "agentId", "userId", "groupId", "kind", "channel", "sessionId", "version", "createdAt", "updatedAt"])
     .expression((eb) =>
-      eb.selectFrom("s").select((s) => [
-        s.val(p("b_key")).as("key"), s.val(p("b_scope")).as("scope"), s.val(p("b_agentId")).as("agentId"), s.val(p("b_userId")).as("userId"), s.val(p("b_groupId")).as("groupId"),
-        s.val(p("b_kind")).as("kind"), s.val(p("b_channel")).as("channel"), "s.id", s.val(p("b_version")).as("version"), s.val(p("b_createdAt")).as("createdAt"),
-        s.val(p("b_updatedAt")).as("updatedAt"),
-      ]),
-    ));
+      eb
+        .selectFrom("s")
+        .select((s) => [
+          s.val(p("b_key")).as("key"),
+          s.val(p("b_scope")).as("scope"),
+          s.val(p("b_agentId")).as("agentId"),
+          s.val(p("b_userId")).as("userId"),
+          s.val(p("b_groupId")).as("groupId"),
+          s.val(p("b_kind")).as("kind"),
+          s.val(p("b_channel")).as("channel"),
+          "s.id",
+          s.val(p("b_version")).as("version"),
+          s.val(p("b_createdAt")).as("createdAt"),
+          s.val(p("b_updatedAt")).as("updatedAt"),
+        ]),
+    ),
+);
 
 function row(r: SessionRecord): SessionRecord {
   return {
-    id: r.id, agentId: r.agentId, userId: r.userId, groupId: r.groupId, channel: r.channel, kind: r.kind,
-    projectId: r.projectId, title: r.title, parentId: r.parentId, persona: r.persona, metadata: r.metadata,
-    turnCount: r.turnCount, createdAt: r.createdAt, lastActive: r.lastActive, archived: r.archived, archivedAt: r.archivedAt, endReason: r.endReason ?? null,
+    id: r.id,
+    agentId: r.agentId,
+    userId: r.userId,
+    groupId: r.groupId,
+    channel: r.channel,
+    kind: r.kind,
+    projectId: r.projectId,
+    title: r.title,
+    parentId: r.parentId,
+    persona: r.persona,
+    metadata: r.metadata,
+    turnCount: r.turnCount,
+    createdAt: r.createdAt,
+    lastActive: r.lastActive,
+    archived: r.archived,
+    archivedAt: r.archivedAt,
+    endReason: r.endReason ?? null,
   };
 }
 
@@ -106,7 +160,19 @@ async function insertSession(db: Dialect, s: Sql, rec: SessionRecord): Promise<S
 }
 
 function newBinding(b: NewBinding, sessionId: string, now: Date): BindingRecord {
-  return { key: b.key, scope: b.scope, agentId: b.agentId, userId: b.userId, groupId: b.groupId, kind: b.kind, channel: b.channel, sessionId, version: 0, createdAt: now, updatedAt: now };
+  return {
+    key: b.key,
+    scope: b.scope,
+    agentId: b.agentId,
+    userId: b.userId,
+    groupId: b.groupId,
+    kind: b.kind,
+    channel: b.channel,
+    sessionId,
+    version: 0,
+    createdAt: now,
+    updatedAt: now,
+  };
 }
 
 async function insertBinding(db: Dialect, s: Sql, b: NewBinding, sessionId: string, now: Date): Promise<BindingRecord> {
@@ -148,7 +214,15 @@ export class SessionStore {
     if (!f.includeArchived) q = q.where("archived", "=", false);
     if (f.projectId !== undefined) q = q.where("projectId", "=", f.projectId);
     if (f.channel !== undefined) q = q.where("channel", "=", f.channel);
-    return this.db.query("list-sessions", q.orderBy("lastActive", "desc").orderBy("createdAt", "desc").orderBy("id", "asc").limit(f.limit ?? 50).offset(f.offset ?? 0));
+    return this.db.query(
+      "list-sessions",
+      q
+        .orderBy("lastActive", "desc")
+        .orderBy("createdAt", "desc")
+        .orderBy("id", "asc")
+        .limit(f.limit ?? 50)
+        .offset(f.offset ?? 0),
+    );
   }
 
   /** Sessions due for reflection, each with the highest transcript seq it has (the periodic sweep). */
@@ -160,11 +234,25 @@ export class SessionStore {
     if (f.privateOnly) q = q.where("groupId", "is", null).where("channel", "like", "%:dm:%");
     if (f.activeSince) q = q.where("lastActive", ">=", f.activeSince);
     if (!f.includeArchived) q = q.where("archived", "=", false);
-    const rows = await this.db.query("sessions-for-review", q.orderBy("lastActive", "desc").orderBy("id", "asc").limit(f.limit ?? 100));
+    const rows = await this.db.query(
+      "sessions-for-review",
+      q
+        .orderBy("lastActive", "desc")
+        .orderBy("id", "asc")
+        .limit(f.limit ?? 100),
+    );
     if (rows.length === 0) return [];
     const seqs = await this.db.query(
       "latest-seqs",
-      this.db.q.selectFrom("Message").select((eb) => ["sessionId", eb.fn.max("seq").as("seq")]).where("sessionId", "in", rows.map((r) => r.id)).groupBy("sessionId"),
+      this.db.q
+        .selectFrom("Message")
+        .select((eb) => ["sessionId", eb.fn.max("seq").as("seq")])
+        .where(
+          "sessionId",
+          "in",
+          rows.map((r) => r.id),
+        )
+        .groupBy("sessionId"),
     );
     const latest = new Map(seqs.map((s) => [s.sessionId, Number(s.seq ?? 0)]));
     return rows.map((r) => ({ ...r, latestSeq: latest.get(r.id) ?? 0 }));
@@ -209,7 +297,10 @@ export class SessionStore {
     let expr: Expression<string> = sql<string>`"metadata"`;
     for (const [key, value] of entries) {
       if (this.db.provider === "postgresql") {
-        expr = value === undefined ? sql<string>`(${expr}::jsonb - ${key}::text)::text` : sql<string>`(${expr}::jsonb || jsonb_build_object(${key}::text, (${JSON.stringify(value)}::text)::jsonb))::text`;
+        expr =
+          value === undefined
+            ? sql<string>`(${expr}::jsonb - ${key}::text)::text`
+            : sql<string>`(${expr}::jsonb || jsonb_build_object(${key}::text, (${JSON.stringify(value)}::text)::jsonb))::text`;
       } else {
         // A JSON path names the key quoted, so keys with dots (model.name) stay one key.
         const path = `$."${key.replace(/["\\]/g, "")}"`;
@@ -232,7 +323,16 @@ export class SessionStore {
   }
 
   listBindings(opts: { limit?: number; offset?: number } = {}): Promise<BindingRecord[]> {
-    return this.db.query("list-bindings", this.db.q.selectFrom("Binding").selectAll().orderBy("updatedAt", "desc").orderBy("key", "asc").limit(opts.limit ?? 100).offset(opts.offset ?? 0));
+    return this.db.query(
+      "list-bindings",
+      this.db.q
+        .selectFrom("Binding")
+        .selectAll()
+        .orderBy("updatedAt", "desc")
+        .orderBy("key", "asc")
+        .limit(opts.limit ?? 100)
+        .offset(opts.offset ?? 0),
+    );
   }
 
   /**
@@ -240,7 +340,10 @@ export class SessionStore {
    * when `session` is given, or an existing one is adopted. If another caller
    * created the binding first, nothing is written and the winner is returned.
    */
-  async bind(binding: NewBinding, target: { session: SessionRecord } | { adoptId: string }): Promise<{ binding: BindingRecord; session: SessionRecord; created: boolean }> {
+  async bind(
+    binding: NewBinding,
+    target: { session: SessionRecord } | { adoptId: string },
+  ): Promise<{ binding: BindingRecord; session: SessionRecord; created: boolean }> {
     try {
       // A conversation's first message. On PostgreSQL a new session and its binding are one statement (one round trip, atomic).
       if ("session" in target && this.db.provider === "postgresql") {
@@ -303,7 +406,14 @@ export class SessionStore {
 
   /** Whether anything was said in the session yet (a transcript entry exists). */
   async hasMessages(id: string): Promise<boolean> {
-    const rows = await this.db.query("session-has-messages", this.db.q.selectFrom("Message").select((eb) => eb.lit(1).as("one")).where("sessionId", "=", id).limit(1));
+    const rows = await this.db.query(
+      "session-has-messages",
+      this.db.q
+        .selectFrom("Message")
+        .select((eb) => eb.lit(1).as("one"))
+        .where("sessionId", "=", id)
+        .limit(1),
+    );
     return rows.length > 0;
   }
 
@@ -335,14 +445,25 @@ async function rotateIn(db: Dialect, s: Sql, input: RotateInput): Promise<Rotate
   }
   const expected = input.expectedSessionId ?? existing.sessionId;
   const moved = await s.run(
-    q.updateTable("Binding").set((eb) => ({ sessionId: current.id, version: eb("version", "+", 1), updatedAt: now })).where("key", "=", key).where("sessionId", "=", expected),
+    q
+      .updateTable("Binding")
+      .set((eb) => ({ sessionId: current.id, version: eb("version", "+", 1), updatedAt: now }))
+      .where("key", "=", key)
+      .where("sessionId", "=", expected),
   );
   if (moved !== 1) throw new StoreError("Stale", `binding ${key} no longer points at ${expected}`);
-  await s.run(q.updateTable("Session").set({ archived: true, archivedAt: now, endReason: input.reason ?? "rotate" }).where("id", "=", expected).where("archived", "=", false));
+  await s.run(
+    q
+      .updateTable("Session")
+      .set({ archived: true, archivedAt: now, endReason: input.reason ?? "rotate" })
+      .where("id", "=", expected)
+      .where("archived", "=", false),
+  );
   if (input.stampInbound) {
     // Committed with the move: an event recorded before it arrived under `expected`; one recorded after finds no stamp and the binding as it is.
     await s.run(
-      q.updateTable("InboundEvent")
+      q
+        .updateTable("InboundEvent")
         .set({ arrivalSessionId: expected })
         .where("conversation", "=", (eb) => eb.selectFrom("InboundEvent").select("conversation").where("id", "=", input.stampInbound!))
         .where("status", "=", "received")

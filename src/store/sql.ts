@@ -2,8 +2,16 @@ import { createRequire } from "node:module";
 import Sqlite from "better-sqlite3";
 import type SqliteDb from "better-sqlite3";
 import {
-  DummyDriver, Kysely, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler, SqliteAdapter, SqliteIntrospector, SqliteQueryCompiler,
-  type Compilable, type CompiledQuery,
+  DummyDriver,
+  Kysely,
+  PostgresAdapter,
+  PostgresIntrospector,
+  PostgresQueryCompiler,
+  SqliteAdapter,
+  SqliteIntrospector,
+  SqliteQueryCompiler,
+  type Compilable,
+  type CompiledQuery,
 } from "kysely";
 import type pg from "pg";
 import type { DB } from "./generated/kysely/db.js";
@@ -45,8 +53,18 @@ export function queryBuilder(provider: "sqlite" | "postgresql"): QueryBuilder {
   return new Kysely<DB>({
     dialect:
       provider === "sqlite"
-        ? { createAdapter: () => new SqliteAdapter(), createDriver: () => new DummyDriver(), createIntrospector: (db) => new SqliteIntrospector(db), createQueryCompiler: () => new SqliteQueryCompiler() }
-        : { createAdapter: () => new PostgresAdapter(), createDriver: () => new DummyDriver(), createIntrospector: (db) => new PostgresIntrospector(db), createQueryCompiler: () => new PostgresQueryCompiler() },
+        ? {
+            createAdapter: () => new SqliteAdapter(),
+            createDriver: () => new DummyDriver(),
+            createIntrospector: (db) => new SqliteIntrospector(db),
+            createQueryCompiler: () => new SqliteQueryCompiler(),
+          }
+        : {
+            createAdapter: () => new PostgresAdapter(),
+            createDriver: () => new DummyDriver(),
+            createIntrospector: (db) => new PostgresIntrospector(db),
+            createQueryCompiler: () => new PostgresQueryCompiler(),
+          },
   });
 }
 
@@ -147,8 +165,7 @@ export class SqliteSql {
     if (st.reader) {
       rows = st.all(...args) as R[];
       changes = rows.length;
-      if (convert.length)
-        for (const r of rows as Record<string, unknown>[]) for (const c of convert) r[c.name] = c.to(r[c.name]);
+      if (convert.length) for (const r of rows as Record<string, unknown>[]) for (const c of convert) r[c.name] = c.to(r[c.name]);
     } else changes = st.run(...args).changes;
     if (this.onQuery) this.onQuery({ query: q.sql, params: JSON.stringify(args), durationMs: performance.now() - t0 });
     return { rows, changes };
@@ -220,7 +237,10 @@ export class PgSql {
 
   #named(text: string): string {
     let name = this.#names.get(text);
-    if (!name) this.#names.set(text, (name = `sb${this.#names.size}`));
+    if (!name) {
+      name = `sb${this.#names.size}`;
+      this.#names.set(text, name);
+    }
     return name;
   }
 

@@ -7,7 +7,14 @@ const MESSAGE_COLUMNS = ["sessionId", "seq", "role", "content", "meta", "created
 
 // Every live session loads its window with this (on the primary key): compiled once (prepared.ts).
 const RECENT = prepare((b, p: Param<{ sessionId: string; limit: number }>) =>
-  b.selectFrom("Message").select(MESSAGE_COLUMNS).where("sessionId", "=", p("sessionId")).where("deletedAt", "is", null).orderBy("seq", "desc").limit(p("limit")));
+  b
+    .selectFrom("Message")
+    .select(MESSAGE_COLUMNS)
+    .where("sessionId", "=", p("sessionId"))
+    .where("deletedAt", "is", null)
+    .orderBy("seq", "desc")
+    .limit(p("limit")),
+);
 
 export type MessageRecord = Pick<Selectable<DB["Message"]>, (typeof MESSAGE_COLUMNS)[number]>;
 
@@ -30,7 +37,11 @@ export class TranscriptStore {
    * bumps the session's turn count and lastActive. Returns "archived" or
    * "missing" without writing when the session cannot take writes.
    */
-  append(sessionId: string, messages: NewMessage[], opts: { turnIncrement?: number } = {}): Promise<{ status: "ok"; lastSeq: number } | { status: "archived" | "missing" }> {
+  append(
+    sessionId: string,
+    messages: NewMessage[],
+    opts: { turnIncrement?: number } = {},
+  ): Promise<{ status: "ok"; lastSeq: number } | { status: "archived" | "missing" }> {
     return this.db.transaction("append-transcript", async (tx) => {
       const now = new Date();
       const touched = await tx.session.updateMany({
@@ -45,7 +56,15 @@ export class TranscriptStore {
       let seq = last?.seq ?? 0;
       if (messages.length) {
         await tx.message.createMany({
-          data: messages.map((m) => ({ sessionId, seq: ++seq, role: m.role, content: m.content, meta: m.meta ?? null, createdAt: m.createdAt ?? now, sourceId: m.sourceId ?? null })),
+          data: messages.map((m) => ({
+            sessionId,
+            seq: ++seq,
+            role: m.role,
+            content: m.content,
+            meta: m.meta ?? null,
+            createdAt: m.createdAt ?? now,
+            sourceId: m.sourceId ?? null,
+          })),
         });
       }
       return { status: "ok", lastSeq: seq } as const;
@@ -62,7 +81,14 @@ export class TranscriptStore {
   since(sessionId: string, afterSeq: number, limit = 500): Promise<MessageRecord[]> {
     return this.db.query(
       "messages-since",
-      this.db.q.selectFrom("Message").select(MESSAGE_COLUMNS).where("sessionId", "=", sessionId).where("seq", ">", afterSeq).where("deletedAt", "is", null).orderBy("seq", "asc").limit(limit),
+      this.db.q
+        .selectFrom("Message")
+        .select(MESSAGE_COLUMNS)
+        .where("sessionId", "=", sessionId)
+        .where("seq", ">", afterSeq)
+        .where("deletedAt", "is", null)
+        .orderBy("seq", "asc")
+        .limit(limit),
     );
   }
 
@@ -74,7 +100,8 @@ export class TranscriptStore {
    */
   async applyChange(sourceId: string, change: { kind: "edit"; content: string } | { kind: "delete" }): Promise<string[]> {
     const now = new Date();
-    const update = this.db.q.updateTable("Message")
+    const update = this.db.q
+      .updateTable("Message")
       .set(change.kind === "edit" ? { content: change.content, editedAt: now } : { deletedAt: now })
       .where("sourceId", "=", sourceId)
       .where("role", "=", "user")
@@ -88,7 +115,12 @@ export class TranscriptStore {
   bySource(sourceId: string): Promise<Array<MessageRecord & { editedAt: Date | null; deletedAt: Date | null }>> {
     return this.db.query(
       "messages-by-source",
-      this.db.q.selectFrom("Message").select([...MESSAGE_COLUMNS, "editedAt", "deletedAt"]).where("sourceId", "=", sourceId).orderBy("sessionId").orderBy("seq"),
+      this.db.q
+        .selectFrom("Message")
+        .select([...MESSAGE_COLUMNS, "editedAt", "deletedAt"])
+        .where("sourceId", "=", sourceId)
+        .orderBy("sessionId")
+        .orderBy("seq"),
     );
   }
 
@@ -104,13 +136,15 @@ export class TranscriptStore {
   async search(sessionIds: string[], terms: string[], limit = 20): Promise<Array<{ sessionId: string; seq: number; snippet: string }>> {
     if (sessionIds.length === 0 || terms.length === 0) return [];
     const insensitive = this.db.provider === "postgresql" ? ({ mode: "insensitive" } as const) : {};
-    const rows = await this.db.read((c) =>
-      c.message.findMany({
-        where: { sessionId: { in: sessionIds }, deletedAt: null, AND: terms.map((t) => ({ content: { contains: t, ...insensitive } })) },
-        orderBy: { createdAt: "desc" },
-        take: limit * 5,
-      }),
-    "message-findMany");
+    const rows = await this.db.read(
+      (c) =>
+        c.message.findMany({
+          where: { sessionId: { in: sessionIds }, deletedAt: null, AND: terms.map((t) => ({ content: { contains: t, ...insensitive } })) },
+          orderBy: { createdAt: "desc" },
+          take: limit * 5,
+        }),
+      "message-findMany",
+    );
     const seen = new Set<string>();
     const out: Array<{ sessionId: string; seq: number; snippet: string }> = [];
     for (const r of rows) {

@@ -15,34 +15,68 @@ export interface TurnCommit {
 
 // The turn's statements, compiled once per provider and row count (prepared.ts).
 const MARK_DONE = prepare((b, p: Param<{ done: string; processedAt: Date; sessionId: string; received: string }, { id: string }>, { rows }) =>
-  b.updateTable("InboundEvent")
+  b
+    .updateTable("InboundEvent")
     .set({ status: p("done"), processedAt: p("processedAt"), sessionId: p("sessionId") })
-    .where("id", "in", Array.from({ length: rows }, (_, i) => p.row(i, "id")))
-    .where("status", "=", p("received")));
+    .where(
+      "id",
+      "in",
+      Array.from({ length: rows }, (_, i) => p.row(i, "id")),
+    )
+    .where("status", "=", p("received")),
+);
 
 type NewDelivery = { id: string; inboundId: string | null; platform: string; botId: string; address: string; part: number; text: string; expiresAt: Date };
 const INSERT_DELIVERIES = prepare((b, p: Param<{ sessionId: string; pending: string; zero: number; createdAt: Date }, NewDelivery>, { rows }) =>
   b.insertInto("OutboundDelivery").values(
     Array.from({ length: rows }, (_, i) => ({
-      id: p.row(i, "id"), inboundId: p.row(i, "inboundId"), sessionId: p("sessionId"), platform: p.row(i, "platform"), botId: p.row(i, "botId"), address: p.row(i, "address"),
-      part: p.row(i, "part"), text: p.row(i, "text"), status: p("pending"), attempts: p("zero"), createdAt: p("createdAt"), expiresAt: p.row(i, "expiresAt"),
+      id: p.row(i, "id"),
+      inboundId: p.row(i, "inboundId"),
+      sessionId: p("sessionId"),
+      platform: p.row(i, "platform"),
+      botId: p.row(i, "botId"),
+      address: p.row(i, "address"),
+      part: p.row(i, "part"),
+      text: p.row(i, "text"),
+      status: p("pending"),
+      attempts: p("zero"),
+      createdAt: p("createdAt"),
+      expiresAt: p.row(i, "expiresAt"),
     })),
-  ));
+  ),
+);
 
 const TOUCH_SESSION = prepare((b, p: Param<{ id: string; lastActive: Date; increment: number; archived: boolean }>) =>
-  b.updateTable("Session").set((eb) => ({ lastActive: p("lastActive"), turnCount: eb("turnCount", "+", p("increment")) })).where("id", "=", p("id")).where("archived", "=", p("archived")));
+  b
+    .updateTable("Session")
+    .set((eb) => ({ lastActive: p("lastActive"), turnCount: eb("turnCount", "+", p("increment")) }))
+    .where("id", "=", p("id"))
+    .where("archived", "=", p("archived")),
+);
 
 const SESSION_EXISTS = prepare((b, p: Param<{ id: string }>) => b.selectFrom("Session").select("id").where("id", "=", p("id")));
 
-const LAST_SEQ = prepare((b, p: Param<{ sessionId: string }>) => b.selectFrom("Message").select((eb) => eb.fn.max("seq").as("seq")).where("sessionId", "=", p("sessionId")));
+const LAST_SEQ = prepare((b, p: Param<{ sessionId: string }>) =>
+  b
+    .selectFrom("Message")
+    .select((eb) => eb.fn.max("seq").as("seq"))
+    .where("sessionId", "=", p("sessionId")),
+);
 
 type NewRow = { seq: number; role: string; content: string; meta: string | null; createdAt: Date; sourceId: string | null };
 const INSERT_MESSAGES = prepare((b, p: Param<{ sessionId: string }, NewRow>, { rows }) =>
   b.insertInto("Message").values(
     Array.from({ length: rows }, (_, i) => ({
-      sessionId: p("sessionId"), seq: p.row(i, "seq"), role: p.row(i, "role"), content: p.row(i, "content"), meta: p.row(i, "meta"), createdAt: p.row(i, "createdAt"), sourceId: p.row(i, "sourceId"),
+      sessionId: p("sessionId"),
+      seq: p.row(i, "seq"),
+      role: p.row(i, "role"),
+      content: p.row(i, "content"),
+      meta: p.row(i, "meta"),
+      createdAt: p.row(i, "createdAt"),
+      sourceId: p.row(i, "sourceId"),
     })),
-  ));
+  ),
+);
 
 export type TranscriptOutcome = "ok" | "archived" | "missing" | "skipped" | "duplicate";
 
@@ -67,8 +101,21 @@ export class TurnStore {
     if (transcript === "duplicate") return { transcript, deliveryIds: [] };
     this.deliveries?.remember(
       t.deliveries.map((d, i) => ({
-        id: deliveryIds[i]!, inboundId: t.inboundIds[0] ?? null, sessionId: t.sessionId, platform: d.platform, botId: d.botId, address: d.address, part: i, text: d.text,
-        status: "pending", attempts: 0, platformMessageId: null, lastError: null, createdAt: now, expiresAt: d.expiresAt, sentAt: null,
+        id: deliveryIds[i]!,
+        inboundId: t.inboundIds[0] ?? null,
+        sessionId: t.sessionId,
+        platform: d.platform,
+        botId: d.botId,
+        address: d.address,
+        part: i,
+        text: d.text,
+        status: "pending",
+        attempts: 0,
+        platformMessageId: null,
+        lastError: null,
+        createdAt: now,
+        expiresAt: d.expiresAt,
+        sentAt: null,
       })),
     );
     return { transcript, deliveryIds };
@@ -80,7 +127,13 @@ async function commitIn(db: Dialect, s: Sql, t: TurnCommit, deliveryIds: string[
   // (a retry after a lost acknowledgement) or another process handled them. Writing nothing more
   // keeps a retried commit from answering twice.
   if (t.inboundIds.length) {
-    const marked = await s.run(MARK_DONE.bind(db, { done: "done", processedAt: now, sessionId: t.sessionId, received: "received" }, t.inboundIds.map((id) => ({ id }))));
+    const marked = await s.run(
+      MARK_DONE.bind(
+        db,
+        { done: "done", processedAt: now, sessionId: t.sessionId, received: "received" },
+        t.inboundIds.map((id) => ({ id })),
+      ),
+    );
     if (marked === 0) return "duplicate";
   }
   if (t.deliveries.length) {
@@ -88,7 +141,16 @@ async function commitIn(db: Dialect, s: Sql, t: TurnCommit, deliveryIds: string[
       INSERT_DELIVERIES.bind(
         db,
         { sessionId: t.sessionId, pending: "pending", zero: 0, createdAt: now },
-        t.deliveries.map((d, i) => ({ id: deliveryIds[i]!, inboundId: t.inboundIds[0] ?? null, platform: d.platform, botId: d.botId, address: d.address, part: i, text: d.text, expiresAt: d.expiresAt })),
+        t.deliveries.map((d, i) => ({
+          id: deliveryIds[i]!,
+          inboundId: t.inboundIds[0] ?? null,
+          platform: d.platform,
+          botId: d.botId,
+          address: d.address,
+          part: i,
+          text: d.text,
+          expiresAt: d.expiresAt,
+        })),
       ),
     );
   }
@@ -105,7 +167,14 @@ async function commitIn(db: Dialect, s: Sql, t: TurnCommit, deliveryIds: string[
       INSERT_MESSAGES.bind(
         db,
         { sessionId: t.sessionId },
-        t.messages.map((m) => ({ seq: ++seq, role: m.role, content: m.content, meta: m.meta ?? null, createdAt: m.createdAt ?? now, sourceId: m.sourceId ?? null })),
+        t.messages.map((m) => ({
+          seq: ++seq,
+          role: m.role,
+          content: m.content,
+          meta: m.meta ?? null,
+          createdAt: m.createdAt ?? now,
+          sourceId: m.sourceId ?? null,
+        })),
       ),
     );
   }

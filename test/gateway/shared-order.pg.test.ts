@@ -11,7 +11,19 @@ import { InboundStore, openDatabase } from "../../src/store/index.js";
 import { MemoryAdapter } from "../support/memory-adapter.js";
 
 const record = (id: string): InboundRecord => ({
-  id, platform: "telegram", botId: "1", eventId: id, status: "received", envelope: "{}", occurredAt: new Date(), receivedAt: new Date(), processedAt: null, sessionId: null, note: null, conversation: "", seq: 0,
+  id,
+  platform: "telegram",
+  botId: "1",
+  eventId: id,
+  status: "received",
+  envelope: "{}",
+  occurredAt: new Date(),
+  receivedAt: new Date(),
+  processedAt: null,
+  sessionId: null,
+  note: null,
+  conversation: "",
+  seq: 0,
 });
 
 /**
@@ -185,7 +197,16 @@ describe.each(PROVIDERS)("recorded order on %s", (provider) => {
     try {
       expect((await fast.ctx.inbound(fast.dm("71", "x0"))).status).toBe("accepted");
       // A holds the conversation (x0's turn waits); x1 is recorded by A a minute "later" than x2 by B.
-      await eventually(() => A.app.db.query("t", A.app.db.q.selectFrom("ConversationLease").select((eb) => eb.fn.countAll<number>().as("n"))), (r) => Number(r[0]?.n) === 1, 10_000, "A's lease");
+      await eventually(
+        () =>
+          A.app.db.query(
+            "t",
+            A.app.db.q.selectFrom("ConversationLease").select((eb) => eb.fn.countAll<number>().as("n")),
+          ),
+        (r) => Number(r[0]?.n) === 1,
+        10_000,
+        "A's lease",
+      );
       expect((await fast.ctx.inbound(fast.dm("71", "x1"))).status).toBe("accepted");
       expect((await slow.ctx.inbound(slow.dm("71", "x2"))).status).toBe("accepted");
       open();

@@ -63,11 +63,24 @@ async function settled(b: Booted, adapter: RetryingAdapter, expected: string[], 
   );
   await b.app.gateway.idle();
   // Causal: nothing is left unsent in the database, and nothing queued in memory.
-  await until(async () => {
-    const rows = await b.app.db.query("test-pending", b.app.db.q.selectFrom("OutboundDelivery").select((eb) => eb.fn.countAll<number>().as("n")).where("status", "in", ["pending", "sending"]));
-    return Number(rows[0]!.n) === 0;
-  }, 60_000, `${what}: every reply out`);
-  return tally(expected, adapter.sent.map((s) => s.text));
+  await until(
+    async () => {
+      const rows = await b.app.db.query(
+        "test-pending",
+        b.app.db.q
+          .selectFrom("OutboundDelivery")
+          .select((eb) => eb.fn.countAll<number>().as("n"))
+          .where("status", "in", ["pending", "sending"]),
+      );
+      return Number(rows[0]!.n) === 0;
+    },
+    60_000,
+    `${what}: every reply out`,
+  );
+  return tally(
+    expected,
+    adapter.sent.map((s) => s.text),
+  );
 }
 
 const VARIANTS = [...PROVIDERS.map((p) => [p, p, {}] as const), ["postgresql, shared database (leases)", "postgresql", { SHARED_DATABASE: "true" }] as const];

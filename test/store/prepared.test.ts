@@ -11,7 +11,12 @@ describe("prepared queries", () => {
 
   it("compiles per provider and puts each named value at its positions, a name used twice at both", () => {
     const q = prepare((b, p: Param<{ id: string; status: string }>) =>
-      b.updateTable("OutboundDelivery").set({ status: p("status") }).where("id", "=", p("id")).where("status", "<>", p("status")));
+      b
+        .updateTable("OutboundDelivery")
+        .set({ status: p("status") })
+        .where("id", "=", p("id"))
+        .where("status", "<>", p("status")),
+    );
     const s = q.bind(sqlite, { id: "i", status: "sent" }).compile();
     const g = q.bind(postgresql, { id: "i", status: "sent" }).compile();
     expect(s.sql).toBe('update "OutboundDelivery" set "status" = ? where "id" = ? and "status" <> ?');

@@ -37,16 +37,20 @@ export class MemoryStore {
   }
 
   list(scope: string): Promise<MemoryRecord[]> {
-    return this.db.read((c) => c.memory.findMany({ where: { scope }, orderBy: { createdAt: "asc" } }), "memory-findMany");
+    return this.db.query(
+      "memory-list",
+      this.db.q.selectFrom("Memory").select(["id", "scope", "sessionId", "content", "createdAt"]).where("scope", "=", scope).orderBy("createdAt", "asc"),
+    );
   }
 
   /** Replaces a scope's memories with a condensed set (compaction of a private scope). */
   replace(scope: string, contents: string[]): Promise<void> {
-    return this.db.transaction("memory-compact", async (tx) => {
-      await tx.memory.deleteMany({ where: { scope } });
+    const b = this.db.q;
+    return this.db.sqlTransaction("memory-compact", async (q) => {
+      await q.run(b.deleteFrom("Memory").where("scope", "=", scope));
       const now = new Date();
       if (contents.length)
-        await tx.memory.createMany({ data: contents.map((content) => ({ id: randomUUID(), scope, sessionId: null, content, createdAt: now })) });
+        await q.run(b.insertInto("Memory").values(contents.map((content) => ({ id: randomUUID(), scope, sessionId: null, content, createdAt: now }))));
     });
   }
 }

@@ -42,30 +42,36 @@ export class TranscriptStore {
     messages: NewMessage[],
     opts: { turnIncrement?: number } = {},
   ): Promise<{ status: "ok"; lastSeq: number } | { status: "archived" | "missing" }> {
-    return this.db.transaction("append-transcript", async (tx) => {
+    const b = this.db.q;
+    return this.db.sqlTransaction("append-transcript", async (q) => {
       const now = new Date();
-      const touched = await tx.session.updateMany({
-        where: { id: sessionId, archived: false },
-        data: { lastActive: now, ...(opts.turnIncrement ? { turnCount: { increment: opts.turnIncrement } } : {}) },
-      });
-      if (touched.count !== 1) {
-        const s = await tx.session.findUnique({ where: { id: sessionId }, select: { archived: true } });
+      const touched = await q.run(
+        b
+          .updateTable("Session")
+          .set((eb) => ({ lastActive: now, ...(opts.turnIncrement ? { turnCount: eb("turnCount", "+", opts.turnIncrement) } : {}) }))
+          .where("id", "=", sessionId)
+          .where("archived", "=", false),
+      );
+      if (touched !== 1) {
+        const [s] = await q.all(b.selectFrom("Session").select("archived").where("id", "=", sessionId));
         return { status: s ? "archived" : "missing" } as const;
       }
-      const last = await tx.message.findFirst({ where: { sessionId }, orderBy: { seq: "desc" }, select: { seq: true } });
+      const [last] = await q.all(b.selectFrom("Message").select("seq").where("sessionId", "=", sessionId).orderBy("seq", "desc").limit(1));
       let seq = last?.seq ?? 0;
       if (messages.length) {
-        await tx.message.createMany({
-          data: messages.map((m) => ({
-            sessionId,
-            seq: ++seq,
-            role: m.role,
-            content: m.content,
-            meta: m.meta ?? null,
-            createdAt: m.createdAt ?? now,
-            sourceId: m.sourceId ?? null,
-          })),
-        });
+        await q.run(
+          b.insertInto("Message").values(
+            messages.map((m) => ({
+              sessionId,
+              seq: ++seq,
+              role: m.role,
+              content: m.content,
+              meta: m.meta ?? null,
+              createdAt: m.createdAt ?? now,
+              sourceId: m.sourceId ?? null,
+            })),
+          ),
+        );
       }
       return { status: "ok", lastSeq: seq } as const;
     });
@@ -124,8 +130,15 @@ export class TranscriptStore {
     );
   }
 
-  count(sessionId: string): Promise<number> {
-    return this.db.read((c) => c.message.count({ where: { sessionId } }), "message-count");
+  async count(sessionId: string): Promise<number> {
+    const [r] = await this.db.query(
+      "message-count",
+      this.db.q
+        .selectFrom("Message")
+        .select((eb) => eb.fn.countAll<number | string>().as("n"))
+        .where("sessionId", "=", sessionId),
+    );
+    return Number(r?.n ?? 0);
   }
 
   /**

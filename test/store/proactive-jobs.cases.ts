@@ -1,6 +1,7 @@
 import { expect, it } from "vitest";
 import { InboundStore } from "../../src/store/inbound.js";
 import { JobStore } from "../../src/store/jobs.js";
+import { MemoryStore } from "../../src/store/memories.js";
 import { ApiMessageStore, ConversationAddressStore } from "../../src/store/proactive.js";
 import type { TestDb, TestProvider } from "../support/db.js";
 
@@ -146,6 +147,24 @@ export function proactiveAndJobCases(provider: TestProvider, open: () => Promise
       expect((await s.latestEnvelope("slack", "a_b%c"))?.chatId).toBe("a_b%c");
       expect((await s.latestEnvelope("slack", "aZbW7c"))?.chatId).toBe("aZbW7c");
       expect(await s.latestEnvelope("slack", "a_b")).toBeUndefined();
+    } finally {
+      await t.close();
+    }
+  });
+
+  it(`memories: replace swaps a scope's set in one transaction, list reads it typed, other scopes untouched (${provider})`, async () => {
+    const t = await open();
+    try {
+      const m = new MemoryStore(t.db);
+      await m.add("s1", null, ["a", "b"]);
+      await m.add("s2", null, ["other"]);
+      await m.replace("s1", ["c"]);
+      const listed = await m.list("s1");
+      expect(listed.map((r) => r.content)).toEqual(["c"]);
+      expect(listed[0]!.createdAt).toBeInstanceOf(Date);
+      expect((await m.list("s2")).map((r) => r.content)).toEqual(["other"]);
+      await m.replace("s1", []);
+      expect(await m.list("s1")).toEqual([]);
     } finally {
       await t.close();
     }

@@ -193,7 +193,7 @@ export class SessionStore {
 
   findMany(ids: string[]): Promise<SessionRecord[]> {
     if (ids.length === 0) return Promise.resolve([]);
-    return this.db.read((c) => c.session.findMany({ where: { id: { in: ids } } }), "session-findMany");
+    return this.db.query("session-findMany", this.db.q.selectFrom("Session").selectAll().where("id", "in", ids));
   }
 
   async insert(rec: SessionRecord): Promise<SessionRecord> {
@@ -260,9 +260,13 @@ export class SessionStore {
 
   /** Marks a session archived. Returns the updated row, or null if it does not exist. */
   archive(id: string, reason = "archive"): Promise<SessionRecord | null> {
-    return this.db.transaction("archive", async (tx) => {
-      await tx.session.updateMany({ where: { id, archived: false }, data: { archived: true, archivedAt: new Date(), endReason: reason } });
-      return tx.session.findUnique({ where: { id } });
+    const b = this.db.q;
+    return this.db.sqlTransaction("archive", async (q) => {
+      await q.run(
+        b.updateTable("Session").set({ archived: true, archivedAt: new Date(), endReason: reason }).where("id", "=", id).where("archived", "=", false),
+      );
+      const [r] = await q.all(b.selectFrom("Session").selectAll().where("id", "=", id));
+      return r ?? null;
     });
   }
 
@@ -275,13 +279,18 @@ export class SessionStore {
     patch: Partial<Pick<SessionRecord, "title" | "persona" | "metadata" | "projectId" | "lastActive">> & { turnIncrement?: number },
   ): Promise<"ok" | "archived" | "missing"> {
     const { turnIncrement, ...rest } = patch;
-    return this.db.transaction("update-session", async (tx) => {
-      const n = await tx.session.updateMany({
-        where: { id, archived: false },
-        data: { ...rest, ...(turnIncrement ? { turnCount: { increment: turnIncrement } } : {}) },
-      });
-      if (n.count === 1) return "ok";
-      const s = await tx.session.findUnique({ where: { id }, select: { archived: true } });
+    const b = this.db.q;
+    return this.db.sqlTransaction("update-session", async (q) => {
+      // An empty patch still answers whether the session takes writes (SET "id" = "id" changes nothing).
+      const n = await q.run(
+        b
+          .updateTable("Session")
+          .set((eb) => ({ id: eb.ref("id"), ...rest, ...(turnIncrement ? { turnCount: eb("turnCount", "+", turnIncrement) } : {}) }))
+          .where("id", "=", id)
+          .where("archived", "=", false),
+      );
+      if (n === 1) return "ok";
+      const [s] = await q.all(b.selectFrom("Session").select("archived").where("id", "=", id));
       return s ? "archived" : "missing";
     });
   }
@@ -419,15 +428,27 @@ export class SessionStore {
 
   /** Points an existing binding at another session of the same conversation (for /resume). */
   repoint(key: string, expectedSessionId: string, targetId: string): Promise<BindingRecord> {
-    return this.db.transaction("repoint", async (tx) => {
-      const moved = await tx.binding.updateMany({
-        where: { key, sessionId: expectedSessionId },
-        data: { sessionId: targetId, version: { increment: 1 }, updatedAt: new Date() },
-      });
-      if (moved.count !== 1) throw new StoreError("Stale", `binding ${key} no longer points at ${expectedSessionId}`);
-      await tx.session.updateMany({ where: { id: targetId }, data: { archived: false, archivedAt: null, endReason: null, lastActive: new Date() } });
-      await tx.session.updateMany({ where: { id: expectedSessionId, archived: false }, data: { archived: true, archivedAt: new Date(), endReason: "resume" } });
-      return (await tx.binding.findUnique({ where: { key } }))!;
+    const b = this.db.q;
+    return this.db.sqlTransaction("repoint", async (q) => {
+      const now = new Date();
+      const moved = await q.run(
+        b
+          .updateTable("Binding")
+          .set((eb) => ({ sessionId: targetId, version: eb("version", "+", 1), updatedAt: now }))
+          .where("key", "=", key)
+          .where("sessionId", "=", expectedSessionId),
+      );
+      if (moved !== 1) throw new StoreError("Stale", `binding ${key} no longer points at ${expectedSessionId}`);
+      await q.run(b.updateTable("Session").set({ archived: false, archivedAt: null, endReason: null, lastActive: now }).where("id", "=", targetId));
+      await q.run(
+        b
+          .updateTable("Session")
+          .set({ archived: true, archivedAt: now, endReason: "resume" })
+          .where("id", "=", expectedSessionId)
+          .where("archived", "=", false),
+      );
+      const [binding] = await q.all(b.selectFrom("Binding").selectAll().where("key", "=", key));
+      return binding!;
     });
   }
 }

@@ -2,11 +2,10 @@ import type { ChildProcess } from "node:child_process";
 import { afterAll, describe, expect, it } from "vitest";
 import { JobService } from "../../src/gateway/jobs/service.js";
 import { Registry } from "../../src/session/registry.js";
-import { IdentityStore, KvStore, migrate, openDatabase, SessionStore } from "../../src/store/index.js";
+import { IdentityStore, KvStore, openDatabase, SessionStore } from "../../src/store/index.js";
 import { JobStore } from "../../src/store/jobs.js";
-import { freshDatabaseUrl } from "../support/db.js";
-import { roundRobin, startGateway } from "../support/gateway-processes.js";
-import { LoopbackPlatform } from "../support/loopback-platform.js";
+import { startSharedCluster } from "../support/gateway-processes.js";
+import type { LoopbackPlatform } from "../support/loopback-platform.js";
 
 /**
  * Three gateway processes on one PostgreSQL database, 300 jobs due in the
@@ -23,22 +22,10 @@ describe("scheduled jobs with several processes on one PostgreSQL database", () 
   });
 
   it("300 jobs due in the same minute each run once", async () => {
-    platform = new LoopbackPlatform();
-    const platformUrl = await platform.start();
-    const dbUrl = await freshDatabaseUrl("postgresql");
-    await migrate(dbUrl);
-    const env = {
-      DATABASE_URL: dbUrl,
-      HTTP_PORT: "0",
-      DM_POLICY: "open",
-      SHARED_DATABASE: "true",
-      LOOPBACK_URL: platformUrl,
-      LOOPBACK_MODE: "webhook",
-      LOG_LEVEL: "warn",
-    };
-    const gateways = await Promise.all([startGateway(env), startGateway(env), startGateway(env)]);
-    children.push(...gateways.map((g) => g.child));
-    const proxy = await roundRobin(gateways.map((g) => g.url));
+    const cluster = await startSharedCluster();
+    platform = cluster.platform;
+    children.push(...cluster.gateways.map((g) => g.child));
+    const { dbUrl, proxy } = cluster;
     const CHATS = 30;
     // One message per chat first: the bot has talked there, so a job can name the chat.
     for (let c = 0; c < CHATS; c++) {

@@ -1,9 +1,7 @@
 import type { ChildProcess } from "node:child_process";
 import { afterAll, describe, expect, it } from "vitest";
-import { migrate } from "../../src/store/index.js";
-import { freshDatabaseUrl } from "../support/db.js";
-import { roundRobin, startGateway } from "../support/gateway-processes.js";
-import { LoopbackPlatform } from "../support/loopback-platform.js";
+import { startSharedCluster } from "../support/gateway-processes.js";
+import type { LoopbackPlatform } from "../support/loopback-platform.js";
 
 /**
  * Three gateway processes on one PostgreSQL database behind a round-robin
@@ -21,22 +19,10 @@ describe("several gateway processes on one PostgreSQL database", () => {
   });
 
   it("keeps per-chat order, answers once, and rotates once per /new", async () => {
-    platform = new LoopbackPlatform();
-    const platformUrl = await platform.start();
-    const dbUrl = await freshDatabaseUrl("postgresql");
-    await migrate(dbUrl);
-    const env = {
-      DATABASE_URL: dbUrl,
-      HTTP_PORT: "0",
-      DM_POLICY: "open",
-      SHARED_DATABASE: "true",
-      LOOPBACK_URL: platformUrl,
-      LOOPBACK_MODE: "webhook",
-      LOG_LEVEL: "warn",
-    };
-    const gateways = await Promise.all([startGateway(env), startGateway(env), startGateway(env)]);
-    children.push(...gateways.map((g) => g.child));
-    const proxy = await roundRobin(gateways.map((g) => g.url));
+    const cluster = await startSharedCluster();
+    platform = cluster.platform;
+    children.push(...cluster.gateways.map((g) => g.child));
+    const { dbUrl, proxy } = cluster;
 
     const CHATS = 40;
     const PER_CHAT = 12;

@@ -8,10 +8,8 @@
  */
 import type { ChildProcess } from "node:child_process";
 import { afterAll, describe, expect, it } from "vitest";
-import { migrate } from "../../src/store/index.js";
-import { freshDatabaseUrl } from "../support/db.js";
-import { roundRobin, startGateway } from "../support/gateway-processes.js";
-import { LoopbackPlatform } from "../support/loopback-platform.js";
+import { startSharedCluster } from "../support/gateway-processes.js";
+import type { LoopbackPlatform } from "../support/loopback-platform.js";
 
 describe("settings with several processes on one database", () => {
   const children: ChildProcess[] = [];
@@ -22,24 +20,13 @@ describe("settings with several processes on one database", () => {
   });
 
   it("a setting changed on one process is used by every process for the next turn, and none is lost", async () => {
-    platform = new LoopbackPlatform();
-    const platformUrl = await platform.start();
-    const dbUrl = await freshDatabaseUrl("postgresql");
-    await migrate(dbUrl);
-    const env = {
-      DATABASE_URL: dbUrl,
-      HTTP_PORT: "0",
-      DM_POLICY: "open",
-      SHARED_DATABASE: "true",
-      LOOPBACK_URL: platformUrl,
-      LOOPBACK_MODE: "webhook",
-      LOG_LEVEL: "warn",
+    const cluster = await startSharedCluster({
       TEST_AGENT: "settings",
       PERSONAS: JSON.stringify({ pirate: "Talk like a pirate." }),
-    };
-    const gateways = await Promise.all([startGateway(env), startGateway(env), startGateway(env)]);
-    children.push(...gateways.map((g) => g.child));
-    const proxy = await roundRobin(gateways.map((g) => g.url));
+    });
+    platform = cluster.platform;
+    children.push(...cluster.gateways.map((g) => g.child));
+    const { dbUrl, proxy } = cluster;
     const p = platform;
     const { default: pg } = await import("pg");
     const db = new pg.Client({ connectionString: dbUrl });
@@ -65,8 +52,15 @@ describe("settings with several processes on one database", () => {
     const pid = (reply: string) => /pid=(\d+)/.exec(reply)?.[1];
     const settings = (reply: string) => reply.replace(/ pid=\d+$/, "");
 
-    // Each process answers once: the session is live in all three, with its metadata as it was then.
-    const warm = [await say("one"), await say("two"), await say("three")];
+    // In shared mode any process holding the conversation's lease may answer a recorded event, so
+    // round-robin delivery does not make round-robin answers: send until every process has answered.
+    const untilEachAnswered = async (word: string) => {
+      const replies: string[] = [];
+      while (new Set(replies.map(pid)).size < 3 && replies.length < 30) replies.push(await say(`${word} ${replies.length}`));
+      return replies;
+    };
+    // Each process answers: the session is live in all three, with its metadata as it was then.
+    const warm = await untilEachAnswered("warm");
     expect(settings(warm[0]!)).toBe("settings: model=- temperature=- maxtokens=- persona=default turns=0");
     expect(new Set(warm.map(pid)).size).toBe(3);
     // One setting through each process.
@@ -75,11 +69,11 @@ describe("settings with several processes on one database", () => {
     expect(await say("/persona pirate")).toBe("persona set to pirate.");
     expect(await say("/maxtokens 512")).toBe("max output tokens set to 512.");
     // The next turn on every process uses all of them.
-    const after = [await say("four"), await say("five"), await say("six")];
+    const after = await untilEachAnswered("after");
     console.log(`shared settings: ${JSON.stringify({ warm, after })}`);
     expect(new Set(after.map(pid)).size).toBe(3);
     for (const [i, reply] of after.entries())
-      expect(settings(reply)).toBe(`settings: model=big-model temperature=0.2 maxtokens=512 persona=pirate turns=${3 + i}`);
+      expect(settings(reply)).toBe(`settings: model=big-model temperature=0.2 maxtokens=512 persona=pirate turns=${warm.length + i}`);
     // And what each process shows.
     const status = [await say("/status"), await say("/status"), await say("/status")];
     for (const s of status) expect(s).toMatch(/model: big-model[\s\S]*persona: pirate/);
@@ -88,7 +82,7 @@ describe("settings with several processes on one database", () => {
     await db.end();
     expect(rows.rows).toHaveLength(1);
     expect(JSON.parse(rows.rows[0].metadata)).toEqual({ "model.name": "big-model", "model.temperature": 0.2, "model.max_output_tokens": 512 });
-    expect(rows.rows[0]).toMatchObject({ persona: "pirate", turnCount: 6 });
+    expect(rows.rows[0]).toMatchObject({ persona: "pirate", turnCount: warm.length + after.length });
     await proxy.close();
   }, 180_000);
 });

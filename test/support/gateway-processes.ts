@@ -2,6 +2,9 @@ import { spawn, type ChildProcess } from "node:child_process";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
+import { migrate } from "../../src/store/index.js";
+import { freshDatabaseUrl } from "./db.js";
+import { LoopbackPlatform } from "./loopback-platform.js";
 
 /** A real gateway process (test/support/gateway-child.ts) with this environment; resolves once it serves. */
 export function startGateway(env: Record<string, string>): Promise<{ child: ChildProcess; url: string }> {
@@ -39,4 +42,30 @@ export function roundRobin(targets: string[]): Promise<{ url: string; close(): P
       }),
     ),
   );
+}
+
+/**
+ * Three gateway processes in shared mode (SHARED_DATABASE=true) on one fresh, migrated PostgreSQL database,
+ * fed by one loopback platform in webhook mode behind a round-robin proxy, so consecutive messages of one
+ * chat land on different processes: where every multi-process test starts. `extraEnv` adds to each
+ * process's environment. The caller stops the children and the platform.
+ */
+export async function startSharedCluster(extraEnv: Record<string, string> = {}) {
+  const platform = new LoopbackPlatform();
+  const platformUrl = await platform.start();
+  const dbUrl = await freshDatabaseUrl("postgresql");
+  await migrate(dbUrl);
+  const env = {
+    DATABASE_URL: dbUrl,
+    HTTP_PORT: "0",
+    DM_POLICY: "open",
+    SHARED_DATABASE: "true",
+    LOOPBACK_URL: platformUrl,
+    LOOPBACK_MODE: "webhook",
+    LOG_LEVEL: "warn",
+    ...extraEnv,
+  };
+  const gateways = await Promise.all([startGateway(env), startGateway(env), startGateway(env)]);
+  const proxy = await roundRobin(gateways.map((g) => g.url));
+  return { platform, dbUrl, gateways, proxy };
 }

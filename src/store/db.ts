@@ -1,6 +1,6 @@
 import path from "node:path";
 import fs from "node:fs";
-// Prisma is loaded on first use (see #prisma): a CLI read or a gateway that only answers messages never pays for it.
+// Prisma is loaded only by the test-only entry points (see #prisma): no store code, CLI command or gateway loads it.
 import type { PrismaClient as SqliteClient, Prisma } from "./generated/sqlite/client.js";
 import { Mutex } from "./mutex.js";
 import { StoreError, isRetryable, isUnavailable } from "./errors.js";
@@ -68,9 +68,9 @@ export function sqliteFile(url: string): string {
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms).unref?.());
 
 /**
- * One database handle for the process. Every access goes through `read`,
- * `write` or `transaction` (Prisma), or `query`, `exec`, `writeReturning` or
- * `sqlTransaction` (the hot path's raw SQL, see sql.ts):
+ * One database handle for the process. Every store statement goes through
+ * `query`, `exec`, `writeReturning` or `sqlTransaction` (Kysely-built, run by
+ * sql.ts); `read`, `write` and `transaction` (Prisma) are for tests' checks:
  * - On SQLite all of them are serialized by one mutex, so no statement can
  *   slip into another caller's open transaction, and raw writes are grouped
  *   into shared commits.
@@ -134,9 +134,9 @@ export class Database {
   }
 
   /**
-   * Prisma, for the schema's typed queries off the hot path (CLI, console,
-   * pairing, reflection). Built on first use: its query engine costs about
-   * 90 MB of memory, which a gateway that only answers messages never pays.
+   * Prisma's client, for tests' assertions only (`read`, `write`,
+   * `transaction`): no store code uses it (docs/DESIGN.md, "Data access"), so
+   * a running gateway, the CLI and the doctor never load it (about 90 MB).
    * On SQLite it has its own connection; the mutex keeps the two from ever
    * overlapping.
    */
@@ -217,7 +217,12 @@ export class Database {
     return this.#serialize ? this.#mutex.run(fn) : fn();
   }
 
-  /** A read outside any transaction. */
+  /** Whether Prisma's client was ever loaded (tests check that the stores never load it). */
+  get prismaLoaded(): boolean {
+    return this.#client !== undefined;
+  }
+
+  /** Tests only: a Prisma read outside any transaction. */
   read<T>(fn: (c: Client) => Promise<T>, op = "read"): Promise<T> {
     return this.#observe(
       op,
@@ -225,7 +230,7 @@ export class Database {
     );
   }
 
-  /** A single-statement write outside any transaction. */
+  /** Tests only: a single-statement Prisma write outside any transaction. */
   write<T>(fn: (c: Client) => Promise<T>, op = "write"): Promise<T> {
     return this.#observe(
       op,
@@ -239,7 +244,7 @@ export class Database {
   }
 
   /**
-   * Runs `fn` in one interactive transaction, retried as a whole on busy or
+   * Tests only: runs `fn` in one interactive Prisma transaction, retried as a whole on busy or
    * serialization errors. If the commit itself fails after `fn` finished, the
    * outcome is unknown: that is reported as StoreError("CommitUnknown").
    */

@@ -3,7 +3,6 @@ import { setBounded } from "../bounded.js";
 import type { Selectable } from "kysely";
 import type { Database } from "./db.js";
 import type { DB } from "./sql.js";
-import { isUniqueViolation } from "./errors.js";
 import { prepare, type Param } from "./prepared.js";
 
 type NewUser = Pick<Selectable<DB["User"]>, "id" | "platform" | "externalId" | "displayName" | "createdAt">;
@@ -50,18 +49,6 @@ export class IdentityStore {
 
   constructor(readonly db: Database) {}
 
-  async ensureUser(platform: string, externalId: string, displayName?: string): Promise<UserRecord> {
-    const where = { platform_externalId: { platform, externalId } };
-    const found = await this.db.read((c) => c.user.findUnique({ where }), "user-findUnique");
-    if (found) return found;
-    try {
-      return await this.db.write((c) => c.user.create({ data: { id: randomUUID(), platform, externalId, displayName: displayName ?? null } }), "user-create");
-    } catch (e) {
-      if (!isUniqueViolation(e)) throw e;
-      return (await this.db.read((c) => c.user.findUnique({ where }), "user-findUnique"))!;
-    }
-  }
-
   /** The canonical user id, cached: the mapping never changes once written. */
   async userId(platform: string, externalId: string, displayName?: string): Promise<string> {
     const k = `${platform}\u0000${externalId}`;
@@ -90,21 +77,6 @@ export class IdentityStore {
     return found.id;
   }
 
-  async ensureGroup(platform: string, externalId: string, opts: { parentId?: string; title?: string } = {}): Promise<GroupRecord> {
-    const where = { platform_externalId: { platform, externalId } };
-    const found = await this.db.read((c) => c.group.findUnique({ where }), "group-findUnique");
-    if (found) return found;
-    try {
-      return await this.db.write(
-        (c) => c.group.create({ data: { id: randomUUID(), platform, externalId, parentId: opts.parentId ?? null, title: opts.title ?? null } }),
-        "group-create",
-      );
-    } catch (e) {
-      if (!isUniqueViolation(e)) throw e;
-      return (await this.db.read((c) => c.group.findUnique({ where }), "group-findUnique"))!;
-    }
-  }
-
   async groupId(platform: string, externalId: string, opts: { parentId?: string; title?: string } = {}): Promise<string> {
     const k = `${platform}\u0000${externalId}`;
     const hit = this.#groups.get(k);
@@ -126,12 +98,20 @@ export class IdentityStore {
    * and nothing changes. Returns the moved group's id, if any moved.
    */
   async moveGroup(platform: string, from: string, to: string): Promise<string | undefined> {
-    const id = await this.db.transaction("group-move", async (tx) => {
-      const old = await tx.group.findUnique({ where: { platform_externalId: { platform, externalId: from } } });
+    const id = await this.db.sqlTransaction("group-move", async (s) => {
+      const byKey = (externalId: string) =>
+        s.all(this.db.q.selectFrom("Group").select("id").where("platform", "=", platform).where("externalId", "=", externalId));
+      const [old] = await byKey(from);
       if (!old) return undefined;
-      const taken = await tx.group.findUnique({ where: { platform_externalId: { platform, externalId: to } } });
-      if (taken) await tx.group.update({ where: { id: taken.id }, data: { externalId: `${to}:superseded:${taken.id}` } });
-      await tx.group.update({ where: { id: old.id }, data: { externalId: to } });
+      const [taken] = await byKey(to);
+      if (taken)
+        await s.run(
+          this.db.q
+            .updateTable("Group")
+            .set({ externalId: `${to}:superseded:${taken.id}` })
+            .where("id", "=", taken.id),
+        );
+      await s.run(this.db.q.updateTable("Group").set({ externalId: to }).where("id", "=", old.id));
       return old.id;
     });
     this.#groups.delete(`${platform}\u0000${from}`);
@@ -157,29 +137,37 @@ export class IdentityStore {
     return undefined;
   }
 
-  findUser(id: string): Promise<UserRecord | null> {
-    return this.db.read((c) => c.user.findUnique({ where: { id } }), "user-findUnique");
+  async findUser(id: string): Promise<UserRecord | null> {
+    const [r] = await this.db.query("user-find-id", this.db.q.selectFrom("User").selectAll().where("id", "=", id));
+    return r ?? null;
   }
 
-  findGroup(id: string): Promise<GroupRecord | null> {
-    return this.db.read((c) => c.group.findUnique({ where: { id } }), "group-findUnique");
+  async findGroup(id: string): Promise<GroupRecord | null> {
+    const [r] = await this.db.query("group-find-id", this.db.q.selectFrom("Group").selectAll().where("id", "=", id));
+    return r ?? null;
   }
 
   /** Joins a user account to a person (one person may own accounts on several platforms). */
   async link(userId: string, personId: string): Promise<void> {
-    await this.db.write((c) => c.identityLink.upsert({ where: { userId }, create: { userId, personId }, update: { personId } }), "identityLink-upsert");
+    await this.db.exec(
+      "identityLink-upsert",
+      this.db.q
+        .insertInto("IdentityLink")
+        .values({ userId, personId, createdAt: new Date() })
+        .onConflict((oc) => oc.column("userId").doUpdateSet({ personId })),
+    );
   }
 
   /** The person a user belongs to; an unlinked user is their own person. */
   async personOf(userId: string): Promise<string> {
-    const l = await this.db.read((c) => c.identityLink.findUnique({ where: { userId } }), "identityLink-findUnique");
+    const [l] = await this.db.query("identityLink-find", this.db.q.selectFrom("IdentityLink").select("personId").where("userId", "=", userId));
     return l?.personId ?? userId;
   }
 
   /** Every account linked to the same person as `userId`, including itself. */
   async accountsOf(userId: string): Promise<string[]> {
     const person = await this.personOf(userId);
-    const links = await this.db.read((c) => c.identityLink.findMany({ where: { personId: person } }), "identityLink-findMany");
+    const links = await this.db.query("identityLink-findMany", this.db.q.selectFrom("IdentityLink").select("userId").where("personId", "=", person));
     return [...new Set([userId, person, ...links.map((l) => l.userId)])];
   }
 }

@@ -198,7 +198,9 @@ export class SessionStore {
 
   async insert(rec: SessionRecord): Promise<SessionRecord> {
     try {
-      return await this.db.write((c) => c.session.create({ data: row(rec) }), "session-create");
+      const r = row(rec);
+      await this.db.exec("session-create", INSERT_SESSION.bind(this.db, r));
+      return r;
     } catch (e) {
       if (isUniqueViolation(e)) throw new StoreError("Conflict", `session ${rec.id} already exists`, { cause: e });
       throw e;

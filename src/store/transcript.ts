@@ -1,4 +1,4 @@
-import type { Selectable } from "kysely";
+import { sql, type Selectable } from "kysely";
 import type { Database } from "./db.js";
 import type { DB } from "./sql.js";
 import { prepare, type Param } from "./prepared.js";
@@ -148,16 +148,11 @@ export class TranscriptStore {
    */
   async search(sessionIds: string[], terms: string[], limit = 20): Promise<Array<{ sessionId: string; seq: number; snippet: string }>> {
     if (sessionIds.length === 0 || terms.length === 0) return [];
-    const insensitive = this.db.provider === "postgresql" ? ({ mode: "insensitive" } as const) : {};
-    const rows = await this.db.read(
-      (c) =>
-        c.message.findMany({
-          where: { sessionId: { in: sessionIds }, deletedAt: null, AND: terms.map((t) => ({ content: { contains: t, ...insensitive } })) },
-          orderBy: { createdAt: "desc" },
-          take: limit * 5,
-        }),
-      "message-findMany",
-    );
+    // Case-insensitive substring on both providers (no LIKE, so `%` and `_` in a term are plain characters).
+    const pos = this.db.provider === "postgresql" ? "strpos" : "instr";
+    let q = this.db.q.selectFrom("Message").select(["sessionId", "seq", "content"]).where("sessionId", "in", sessionIds).where("deletedAt", "is", null);
+    for (const t of terms) q = q.where(sql<number>`${sql.raw(pos)}(lower(${sql.ref("content")}), lower(${t}))`, ">", 0);
+    const rows = await this.db.query("message-search", q.orderBy("createdAt", "desc").limit(limit * 5));
     const seen = new Set<string>();
     const out: Array<{ sessionId: string; seq: number; snippet: string }> = [];
     for (const r of rows) {

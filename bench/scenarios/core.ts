@@ -35,6 +35,8 @@ export interface CoreResult {
   overhead_at_rate: LatencySummary & { offered_per_s: number; achieved_per_s: number };
   /** SQL statements the store sent per message in the throughput phase (every statement, transactions' BEGIN/COMMIT and savepoints included). */
   statements_per_msg: number;
+  /** The same statements by the store op that ran them, per message (a SQLite group's BEGIN IMMEDIATE/COMMIT are "group ..."). */
+  statements_by_op: Record<string, number>;
   /** This process's CPU time (user + system) over the throughput phase, per message: the core and the in-process adapter. */
   cpu_ms_per_msg: number;
   /** What the overhead run's tail is made of: event-loop delay (perf_hooks, 1 ms resolution), GC pauses, and commit batching. */
@@ -159,7 +161,7 @@ export async function withTimeout<T>(p: Promise<T>, ms: number, what: () => stri
  * Statements per message, counted on a separate app of its own: the statement hook (onQuery)
  * costs time per statement, so the measured phases run without it. Same workload and window.
  */
-async function countStatements(provider: "sqlite" | "postgres", p: CoreParams): Promise<number> {
+async function countStatements(provider: "sqlite" | "postgres", p: CoreParams): Promise<{ perMsg: number; byOp: Record<string, number> }> {
   let statements = 0;
   const d = new CoreDriver();
   await d.start(await freshUrl(provider), () => void statements++);
@@ -168,7 +170,13 @@ async function countStatements(provider: "sqlite" | "postgres", p: CoreParams): 
     const { doneAt } = await d.closedLoop(0, n, p.chats, p.window, `core_${provider} statements`);
     // The replies' "sent" marks land just after the sink answers: let them in before counting.
     await sleep(300);
-    return statements / doneAt.length;
+    const byOp = Object.fromEntries(
+      [...d.app.db.statementsByOp]
+        .filter(([op]) => op !== "init")
+        .sort((a, b) => b[1] - a[1])
+        .map(([op, k]) => [op, r3(k / doneAt.length)]),
+    );
+    return { perMsg: statements / doneAt.length, byOp };
   } finally {
     await d.stop();
   }
@@ -219,7 +227,8 @@ export async function runCore(provider: "sqlite" | "postgres", quick: boolean): 
       window_rates: rates.map(r1),
       throughput_latency: latency(lat),
       overhead_at_rate: { ...latency(fr.lat), offered_per_s: p.latencyRate, achieved_per_s: r1(fr.achieved) },
-      statements_per_msg: r1(statementsPerMsg),
+      statements_per_msg: r1(statementsPerMsg.perMsg),
+      statements_by_op: statementsPerMsg.byOp,
       cpu_ms_per_msg: r3((cpu.user + cpu.system) / 1000 / doneAt.length),
       overhead_causes: {
         event_loop_delay_p50_ms: ns(eld.percentile(50)),

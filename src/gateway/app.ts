@@ -134,7 +134,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
   });
   const registry = new Registry(new SessionStore(db));
   const transcript = new TranscriptStore(db);
-  const memories = new MemoryStore(db);
+  const memories = new MemoryStore(db, { cache: !config.SHARED_DATABASE });
   const kv = new KvStore(db);
   const identities = new IdentityStore(db);
   const personaRegistry = loadPersonas(config.PERSONAS ? (JSON.parse(config.PERSONAS) as Record<string, string>) : {});

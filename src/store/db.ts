@@ -300,6 +300,7 @@ export class Database {
         () => (
           this.#inject(op),
           this.#raw(
+            op,
             (s) => s.all(q),
             (s) => s.allSync(q),
           )
@@ -322,6 +323,7 @@ export class Database {
         () => (
           this.#inject(op),
           this.#raw(
+            op,
             (s) => s.run(q),
             (s) => s.runSync(q),
           )
@@ -335,20 +337,26 @@ export class Database {
     return this.#sqlite?.statements ?? this.#pg?.statements ?? 0;
   }
 
-  #raw<T>(onPg: (q: Sql) => Promise<T>, onSqlite: (s: SqliteSql) => T): Promise<T> {
+  /** Statements so far by op (transaction control under "<op> BEGIN", a SQLite group's own under "group BEGIN IMMEDIATE"/"group COMMIT"). */
+  get statementsByOp(): ReadonlyMap<string, number> {
+    return this.#sqlite?.byOp ?? this.#pg?.byOp ?? new Map();
+  }
+
+  #raw<T>(op: string, onPg: (q: Sql) => Promise<T>, onSqlite: (s: SqliteSql) => T): Promise<T> {
     const refused = this.#refusal();
     if (refused) return Promise.reject(refused);
     const sqlite = this.#sqlite;
-    if (!sqlite) return onPg(this.#pg!.on(this.#pg!.pool));
+    if (!sqlite) return onPg(this.#pg!.on(this.#pg!.pool, op));
+    const run = () => ((sqlite.op = op), onSqlite(sqlite));
     // A synchronous statement cannot interleave with anything: it needs the mutex only when someone holds it.
     if (this.#mutex.pending === 0) {
       try {
-        return Promise.resolve(onSqlite(sqlite));
+        return Promise.resolve(run());
       } catch (e) {
         return Promise.reject(e);
       }
     }
-    return this.#mutex.run(async () => onSqlite(sqlite));
+    return this.#mutex.run(async () => run());
   }
 
   /**
@@ -384,15 +392,15 @@ export class Database {
     let broken: Error | undefined;
     let commitSent = false;
     try {
-      await p.control(client, "BEGIN");
-      const result = await fn(p.on(client));
+      await p.control(client, "BEGIN", op);
+      const result = await fn(p.on(client, op));
       try {
         this.#faults?.beforeCommit?.(op);
       } catch (e) {
         throw commitUnknown(op, e);
       }
       commitSent = true;
-      await p.control(client, "COMMIT");
+      await p.control(client, "COMMIT", op);
       afterCommit(this.#faults, op);
       return result;
     } catch (e) {

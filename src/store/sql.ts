@@ -118,6 +118,9 @@ export class SqliteSql {
   readonly #cache = new Map<string, Prepared>();
   /** Statements run so far, transaction control included (the bench reports statements per message). */
   statements = 0;
+  /** Statements so far by the op that ran them (the Database sets `op` before each call's statements; the bench reports the breakdown). */
+  readonly byOp = new Map<string, number>();
+  op = "?";
 
   constructor(
     file: string,
@@ -162,6 +165,7 @@ export class SqliteSql {
     let rows: R[] = [];
     let changes = 0;
     this.statements++;
+    countOp(this.byOp, this.op);
     if (st.reader) {
       rows = st.all(...args) as R[];
       changes = rows.length;
@@ -180,9 +184,10 @@ export class SqliteSql {
   }
 
   /** Transaction control (BEGIN IMMEDIATE, COMMIT, ROLLBACK): plain text, counted and reported like any statement. */
-  control(text: "BEGIN IMMEDIATE" | "COMMIT" | "ROLLBACK" | "SAVEPOINT unit" | "ROLLBACK TO unit" | "RELEASE unit"): void {
+  control(text: "BEGIN IMMEDIATE" | "COMMIT" | "ROLLBACK"): void {
     const t0 = this.onQuery ? performance.now() : 0;
     this.statements++;
+    countOp(this.byOp, text === "BEGIN IMMEDIATE" || text === "COMMIT" || text === "ROLLBACK" ? `group ${text}` : `${this.op} ${text}`);
     this.#prepared(text).st.run();
     if (this.onQuery) this.onQuery({ query: text, params: "[]", durationMs: performance.now() - t0 });
   }
@@ -192,6 +197,10 @@ export class SqliteSql {
     all: async (q) => this.allSync(q),
     run: async (q) => this.runSync(q),
   };
+}
+
+function countOp(byOp: Map<string, number>, op: string): void {
+  byOp.set(op, (byOp.get(op) ?? 0) + 1);
 }
 
 const TIMESTAMP = 1114;
@@ -208,8 +217,9 @@ function pgValue(v: unknown): unknown {
 export class PgSql {
   readonly pool: pg.Pool;
   readonly #names = new Map<string, string>();
-  /** Statements run so far, transaction control included. */
+  /** Statements run so far, transaction control included, and by op. */
   statements = 0;
+  readonly byOp = new Map<string, number>();
 
   constructor(
     url: string,
@@ -244,26 +254,28 @@ export class PgSql {
     return name;
   }
 
-  async #query(client: pg.Pool | pg.PoolClient, q: CompiledQuery): Promise<pg.QueryResult> {
+  async #query(client: pg.Pool | pg.PoolClient, q: CompiledQuery, op: string): Promise<pg.QueryResult> {
     const values = q.parameters.map(pgValue);
     const t0 = this.onQuery ? performance.now() : 0;
     this.statements++;
+    countOp(this.byOp, op);
     const r = await client.query({ name: this.#named(q.sql), text: q.sql, values });
     if (this.onQuery) this.onQuery({ query: q.sql, params: JSON.stringify(values), durationMs: performance.now() - t0 });
     return r;
   }
 
-  on(client: pg.Pool | pg.PoolClient): Sql {
+  on(client: pg.Pool | pg.PoolClient, op: string): Sql {
     return {
-      all: async <R>(q: Query<R>) => (await this.#query(client, q.compile())).rows as R[],
-      run: async (q) => (await this.#query(client, q.compile())).rowCount ?? 0,
+      all: async <R>(q: Query<R>) => (await this.#query(client, q.compile(), op)).rows as R[],
+      run: async (q) => (await this.#query(client, q.compile(), op)).rowCount ?? 0,
     };
   }
 
   /** Plain statements (BEGIN, COMMIT) on a transaction's client. */
-  async control(client: pg.PoolClient, text: "BEGIN" | "COMMIT"): Promise<void> {
+  async control(client: pg.PoolClient, text: "BEGIN" | "COMMIT", op: string): Promise<void> {
     const t0 = this.onQuery ? performance.now() : 0;
     this.statements++;
+    countOp(this.byOp, `${op} ${text}`);
     await client.query(text);
     if (this.onQuery) this.onQuery({ query: text, params: "[]", durationMs: performance.now() - t0 });
   }

@@ -46,22 +46,24 @@ const INSERT_DELIVERIES = prepare((b, p: Param<{ sessionId: string; pending: str
   ),
 );
 
+// Touches the session and reads the transcript's last seq in one statement (the subquery runs before the
+// turn's messages are inserted, in the same transaction): no row back means archived or missing.
 const TOUCH_SESSION = prepare((b, p: Param<{ id: string; lastActive: Date; increment: number; archived: boolean }>) =>
   b
     .updateTable("Session")
     .set((eb) => ({ lastActive: p("lastActive"), turnCount: eb("turnCount", "+", p("increment")) }))
     .where("id", "=", p("id"))
-    .where("archived", "=", p("archived")),
+    .where("archived", "=", p("archived"))
+    .returning((eb) =>
+      eb
+        .selectFrom("Message")
+        .select((m) => m.fn.max("seq").as("seq"))
+        .where("sessionId", "=", p("id"))
+        .as("lastSeq"),
+    ),
 );
 
 const SESSION_EXISTS = prepare((b, p: Param<{ id: string }>) => b.selectFrom("Session").select("id").where("id", "=", p("id")));
-
-const LAST_SEQ = prepare((b, p: Param<{ sessionId: string }>) =>
-  b
-    .selectFrom("Message")
-    .select((eb) => eb.fn.max("seq").as("seq"))
-    .where("sessionId", "=", p("sessionId")),
-);
 
 type NewRow = { seq: number; role: string; content: string; meta: string | null; createdAt: Date; sourceId: string | null };
 const INSERT_MESSAGES = prepare((b, p: Param<{ sessionId: string }, NewRow>, { rows }) =>
@@ -155,14 +157,13 @@ async function commitIn(db: Dialect, s: Sql, t: TurnCommit, deliveryIds: string[
     );
   }
   if (!t.messages.length && !t.turnIncrement) return "skipped";
-  const touched = await s.run(TOUCH_SESSION.bind(db, { id: t.sessionId, lastActive: now, increment: t.turnIncrement, archived: false }));
-  if (touched !== 1) {
+  const [touched] = await s.all(TOUCH_SESSION.bind(db, { id: t.sessionId, lastActive: now, increment: t.turnIncrement, archived: false }));
+  if (!touched) {
     const found = await s.all(SESSION_EXISTS.bind(db, { id: t.sessionId }));
     return found.length ? "archived" : "missing";
   }
   if (t.messages.length) {
-    const [last] = await s.all(LAST_SEQ.bind(db, { sessionId: t.sessionId }));
-    let seq = Number(last?.seq ?? 0);
+    let seq = Number(touched.lastSeq ?? 0);
     await s.run(
       INSERT_MESSAGES.bind(
         db,

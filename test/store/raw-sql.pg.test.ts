@@ -141,4 +141,50 @@ describe("SQLite group commit", () => {
     expect(db.groupStats.units - before.units).toBe(200);
     expect(await db.read((c) => c.adapterState.count())).toBe(200);
   });
+
+  it("spends no statement on transaction control it does not need: a lone write autocommits, a unit has no savepoints", async () => {
+    t = await openTestDb("sqlite");
+    const db = t.db;
+    const count = () => new Map(db.statementsByOp);
+    const c0 = count();
+    await db.exec("lone", kvInsert(db, "lone", "1"));
+    const c1 = count();
+    const diff = (a: Map<string, number>, b: Map<string, number>) =>
+      Object.fromEntries([...b].map(([k, v]) => [k, v - (a.get(k) ?? 0)] as const).filter(([, v]) => v > 0));
+    expect(diff(c0, c1)).toEqual({ lone: 1 }); // no BEGIN IMMEDIATE / COMMIT around one statement
+    await Promise.all([
+      db.exec("single", kvInsert(db, "s", "1")),
+      db.sqlTransaction("unit", async (q) => {
+        await q.run(kvInsert(db, "u1", "1"));
+        await q.run(kvInsert(db, "u2", "1"));
+      }),
+    ]);
+    expect(diff(c1, count())).toEqual({ "group BEGIN IMMEDIATE": 1, single: 1, unit: 2, "group COMMIT": 1 }); // no SAVEPOINT/RELEASE
+    expect((await db.query("keys", db.q.selectFrom("AdapterState").select("key").orderBy("key"))).map((r) => r.key)).toEqual(["lone", "s", "u1", "u2"]);
+  });
+
+  it("a failing unit in a group is rolled back whole (no savepoint), its siblings before and after it commit once", async () => {
+    t = await openTestDb("sqlite");
+    const db = t.db;
+    let ranBefore = 0;
+    const results = await Promise.allSettled([
+      db.sqlTransaction("before", async (q) => {
+        ranBefore++;
+        await q.run(kvInsert(db, "before", "1"));
+      }),
+      db.sqlTransaction("half", async (q) => {
+        await q.run(kvInsert(db, "half-1", "1"));
+        await q.run(kvInsert(db, "before", "again")); // a unique violation after one write
+      }),
+      db.exec("after", kvInsert(db, "after", "1")),
+    ]);
+    expect(results.map((r) => r.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
+    expect((results[1] as PromiseRejectedResult).reason.code).toBe("SQLITE_CONSTRAINT_PRIMARYKEY");
+    expect(ranBefore).toBe(2); // rolled back with the group and run again without the failed unit
+    const rows = await db.query("rows", db.q.selectFrom("AdapterState").select(["key", "value"]).orderBy("key"));
+    expect(rows).toEqual([
+      { key: "after", value: "1" },
+      { key: "before", value: "1" },
+    ]);
+  });
 });

@@ -168,11 +168,7 @@ export async function withTimeout<T>(p: Promise<T>, ms: number, what: () => stri
  * Statements per message, counted on a separate app of its own: the statement hook (onQuery)
  * costs time per statement, so the measured phases run without it. Same workload and window.
  */
-async function countStatements(
-  provider: "sqlite" | "postgres",
-  p: CoreParams,
-  steady = false,
-): Promise<{ perMsg: number; byOp: Record<string, number> }> {
+async function countStatements(provider: "sqlite" | "postgres", p: CoreParams, steady = false): Promise<{ perMsg: number; byOp: Record<string, number> }> {
   let statements = 0;
   const d = new CoreDriver();
   await d.start(await freshUrl(provider), () => void statements++);

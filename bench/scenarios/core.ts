@@ -21,7 +21,14 @@ export interface CoreParams {
 }
 
 export interface CoreResult {
-  params: CoreParams & { provider: string; windows: number; messages_done: number; time_capped: boolean; messages_per_commit: number | null };
+  params: CoreParams & {
+    provider: string;
+    windows: number;
+    messages_done: number;
+    time_capped: boolean;
+    messages_per_commit: number | null;
+    statements_per_message: number | null;
+  };
   msgs_per_s: number;
   window_rates_median: number;
   window_rates: number[];
@@ -29,6 +36,15 @@ export interface CoreResult {
   overhead_at_rate: LatencySummary & { offered_per_s: number; achieved_per_s: number };
   /** SQL statements the store sent per message in the throughput phase (every statement, transactions' BEGIN/COMMIT and savepoints included). */
   statements_per_msg: number;
+  /** The same statements by the store op that ran them, per message (a SQLite group's BEGIN IMMEDIATE/COMMIT are "group ..."). */
+  statements_by_op: Record<string, number>;
+  /**
+   * A steady chat's statements (issue #19's "one inbound message, one reply"): 1,000 messages on 100 chats
+   * that each had a first message already (the figure above counts new chats, where most messages are a
+   * chat's first), same window; with the breakdown by op.
+   */
+  statements_per_msg_steady: number;
+  statements_by_op_steady: Record<string, number>;
   /** This process's CPU time (user + system) over the throughput phase, per message: the core and the in-process adapter. */
   cpu_ms_per_msg: number;
   /** What the overhead run's tail is made of: event-loop delay (perf_hooks, 1 ms resolution), GC pauses, and commit batching. */
@@ -153,16 +169,29 @@ export async function withTimeout<T>(p: Promise<T>, ms: number, what: () => stri
  * Statements per message, counted on a separate app of its own: the statement hook (onQuery)
  * costs time per statement, so the measured phases run without it. Same workload and window.
  */
-async function countStatements(provider: "sqlite" | "postgres", p: CoreParams): Promise<number> {
+async function countStatements(provider: "sqlite" | "postgres", p: CoreParams, steady = false): Promise<{ perMsg: number; byOp: Record<string, number> }> {
   let statements = 0;
   const d = new CoreDriver();
   await d.start(await freshUrl(provider), () => void statements++);
   try {
+    const chats = steady ? Math.min(p.chats, 100) : p.chats;
+    const from = steady ? chats : 0;
+    if (steady) await d.closedLoop(0, chats, chats, p.window, `core_${provider} statements (first messages)`);
+    await sleep(steady ? 300 : 0);
+    const before = new Map(d.app.db.statementsByOp);
+    const statements0 = statements;
     const n = Math.min(p.messages, 1000);
-    const { doneAt } = await d.closedLoop(0, n, p.chats, p.window, `core_${provider} statements`);
+    const { doneAt } = await d.closedLoop(from, n, chats, p.window, `core_${provider} statements`);
     // The replies' "sent" marks land just after the sink answers: let them in before counting.
     await sleep(300);
-    return statements / doneAt.length;
+    const byOp = Object.fromEntries(
+      [...d.app.db.statementsByOp]
+        .map(([op, k]) => [op, k - (before.get(op) ?? 0)] as const)
+        .filter(([op, k]) => op !== "init" && k > 0)
+        .sort((a, b) => b[1] - a[1])
+        .map(([op, k]) => [op, r3(k / doneAt.length)]),
+    );
+    return { perMsg: (statements - statements0) / doneAt.length, byOp };
   } finally {
     await d.stop();
   }
@@ -171,15 +200,19 @@ async function countStatements(provider: "sqlite" | "postgres", p: CoreParams): 
 export async function runCore(provider: "sqlite" | "postgres", quick: boolean): Promise<CoreResult> {
   const p = coreParams(quick);
   const statementsPerMsg = await countStatements(provider, p);
+  const steadyStatements = await countStatements(provider, p, true);
   const d = new CoreDriver();
   await d.start(await freshUrl(provider));
   const label = `core_${provider}`;
   try {
     const commits0 = d.app.db.groupStats.commits;
+    const statements0 = d.app.db.statements;
     const cpu0 = process.cpuUsage();
     const { doneAt, lat } = await d.closedLoop(0, p.messages, p.chats, p.window, `${label} throughput`, p.maxSeconds);
     const cpu = process.cpuUsage(cpu0);
     const commits = d.app.db.groupStats.commits - commits0;
+    // Every statement the store ran under load (transaction control and savepoints included), per message answered.
+    const statements = d.app.db.statements - statements0;
     const windows = 10;
     const rates = windowRates(doneAt, windows);
     // Settle background work (delivery bookkeeping) before the latency phase.
@@ -203,13 +236,17 @@ export async function runCore(provider: "sqlite" | "postgres", quick: boolean): 
         messages_done: doneAt.length,
         time_capped: doneAt.length < p.messages,
         messages_per_commit: commits ? r1(doneAt.length / commits) : null,
+        statements_per_message: doneAt.length ? r1(statements / doneAt.length) : null,
       },
       msgs_per_s: r1(median(rates)),
       window_rates_median: r1(median(rates)),
       window_rates: rates.map(r1),
       throughput_latency: latency(lat),
       overhead_at_rate: { ...latency(fr.lat), offered_per_s: p.latencyRate, achieved_per_s: r1(fr.achieved) },
-      statements_per_msg: r1(statementsPerMsg),
+      statements_per_msg: r1(statementsPerMsg.perMsg),
+      statements_by_op: statementsPerMsg.byOp,
+      statements_per_msg_steady: r1(steadyStatements.perMsg),
+      statements_by_op_steady: steadyStatements.byOp,
       cpu_ms_per_msg: r3((cpu.user + cpu.system) / 1000 / doneAt.length),
       overhead_causes: {
         event_loop_delay_p50_ms: ns(eld.percentile(50)),

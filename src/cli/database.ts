@@ -27,7 +27,7 @@ export async function withExistingDatabase<T>(config: Config, fn: (db: Database)
   try {
     try {
       await db.init();
-      await db.query("schema-check", `SELECT 1 FROM "Session" LIMIT 1`);
+      await db.query("schema-check", db.q.selectFrom("Session").select("id").limit(1));
     } catch (e) {
       const msg = String((e as Error).message ?? e);
       if (/no such table|does not exist/i.test(msg) && /Session/.test(msg)) {

@@ -13,9 +13,9 @@ export async function checkDatabase(config: Config): Promise<CheckResult[]> {
     return await withExistingDatabase(config, async (db) => {
       const key = `doctor:probe:${randomUUID()}`;
       const t0 = performance.now();
-      await db.exec("doctor-probe", `INSERT INTO "AdapterState" ("key","value","updatedAt") VALUES (?,?,?)`, [key, "probe", new Date()]);
-      const [row] = await db.query<{ value: string }>("doctor-probe-read", `SELECT "value" FROM "AdapterState" WHERE "key" = ?`, [key]);
-      await db.exec("doctor-probe-delete", `DELETE FROM "AdapterState" WHERE "key" = ?`, [key]);
+      await db.exec("doctor-probe", db.q.insertInto("AdapterState").values({ key, value: "probe", updatedAt: new Date() }));
+      const [row] = await db.query("doctor-probe-read", db.q.selectFrom("AdapterState").select("value").where("key", "=", key));
+      await db.exec("doctor-probe-delete", db.q.deleteFrom("AdapterState").where("key", "=", key));
       if (row?.value !== "probe")
         return [
           fail(

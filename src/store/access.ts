@@ -1,48 +1,52 @@
 import type { Database } from "./db.js";
-import { isUniqueViolation } from "./errors.js";
-import { toDate, toDateOrNull } from "./sql.js";
+import { sql, type Selectable } from "kysely";
+import type { DB } from "./sql.js";
 
-export interface PairingRecord {
-  code: string;
-  platform: string;
-  botId: string;
-  channel: string;
-  senderId: string;
-  displayName: string | null;
-  status: string;
-  createdAt: Date;
-  expiresAt: Date;
-  decidedAt: Date | null;
-}
+export type PairingRecord = Selectable<DB["PairingRequest"]>;
 
 /** DM access: pairing requests and the grants they turn into. */
 export class AccessStore {
   constructor(readonly db: Database) {}
 
   async isGranted(platform: string, botId: string, senderId: string): Promise<boolean> {
-    // Every DM under a pairing or allowlist policy asks this: raw SQL on the primary key.
-    const rows = await this.db.query("access-granted", `SELECT 1 AS "ok" FROM "AccessGrant" WHERE "platform" = ? AND "botId" = ? AND "senderId" = ?`, [
-      platform,
-      botId,
-      senderId,
-    ]);
+    // Every DM under a pairing or allowlist policy asks this: on the primary key.
+    const rows = await this.db.query(
+      "access-granted",
+      this.db.q
+        .selectFrom("AccessGrant")
+        .select((eb) => eb.lit(1).as("ok"))
+        .where("platform", "=", platform)
+        .where("botId", "=", botId)
+        .where("senderId", "=", senderId),
+    );
     return rows.length > 0;
   }
 
   async grant(platform: string, botId: string, senderId: string, source: string): Promise<void> {
-    try {
-      await this.db.write((c) => c.accessGrant.create({ data: { platform, botId, senderId, source } }), "accessGrant-create");
-    } catch (e) {
-      if (!isUniqueViolation(e)) throw e;
-    }
+    // An existing grant stays as it is (its first source is kept).
+    await this.db.exec(
+      "accessGrant-create",
+      this.db.q
+        .insertInto("AccessGrant")
+        .values({ platform, botId, senderId, source, createdAt: new Date() })
+        .onConflict((oc) => oc.doNothing()),
+    );
   }
 
   /** The sender's live (pending, unexpired) request on this channel, if any. */
-  livePending(channel: string, senderId: string, now: Date): Promise<PairingRecord | null> {
-    return this.db.read(
-      (c) => c.pairingRequest.findFirst({ where: { channel, senderId, status: "pending", expiresAt: { gt: now } } }),
-      "pairingRequest-findFirst",
+  async livePending(channel: string, senderId: string, now: Date): Promise<PairingRecord | null> {
+    const [r] = await this.db.query(
+      "pairing-live",
+      this.db.q
+        .selectFrom("PairingRequest")
+        .selectAll()
+        .where("channel", "=", channel)
+        .where("senderId", "=", senderId)
+        .where("status", "=", "pending")
+        .where("expiresAt", ">", now)
+        .limit(1),
     );
+    return r ?? null;
   }
 
   /**
@@ -59,70 +63,96 @@ export class AccessStore {
     now: Date,
     minIntervalMs = 0,
   ): Promise<{ record: PairingRecord; reused: boolean; replaced?: string } | { throttledUntil: Date }> {
-    return this.db.transaction("pairing-create", async (tx) => {
+    const q = this.db.q;
+    return this.db.sqlTransaction("pairing-create", async (s) => {
       // PostgreSQL: serialize creators per channel, or concurrent senders could each see room under the cap.
-      // (SQLite: the first statement below is a write, which already takes the database's one write lock.)
-      if (this.db.provider === "postgresql") await tx.$queryRawUnsafe("SELECT pg_advisory_xact_lock(hashtext($1))::text", rec.channel);
-      await tx.pairingRequest.updateMany({ where: { channel: rec.channel, status: "pending", expiresAt: { lte: now } }, data: { status: "expired" } });
-      const mine = await tx.pairingRequest.findFirst({ where: { channel: rec.channel, senderId: rec.senderId, status: "pending" } });
+      // (SQLite: the transaction begins IMMEDIATE, which already takes the database's one write lock.)
+      if (this.db.provider === "postgresql") await s.all(q.selectNoFrom(sql<string>`pg_advisory_xact_lock(hashtext(${rec.channel}))::text`.as("locked")));
+      await s.run(
+        q
+          .updateTable("PairingRequest")
+          .set({ status: "expired" })
+          .where("channel", "=", rec.channel)
+          .where("status", "=", "pending")
+          .where("expiresAt", "<=", now),
+      );
+      const [mine] = await s.all(
+        q
+          .selectFrom("PairingRequest")
+          .selectAll()
+          .where("channel", "=", rec.channel)
+          .where("senderId", "=", rec.senderId)
+          .where("status", "=", "pending")
+          .limit(1),
+      );
       if (mine) return { record: mine, reused: true };
       if (minIntervalMs > 0) {
-        const last = await tx.pairingRequest.findFirst({
-          where: { channel: rec.channel, senderId: rec.senderId, status: { not: "approved" } },
-          orderBy: { createdAt: "desc" },
-        });
+        const [last] = await s.all(
+          q
+            .selectFrom("PairingRequest")
+            .select("createdAt")
+            .where("channel", "=", rec.channel)
+            .where("senderId", "=", rec.senderId)
+            .where("status", "!=", "approved")
+            .orderBy("createdAt", "desc")
+            .limit(1),
+        );
         if (last && now.getTime() - last.createdAt.getTime() < minIntervalMs) return { throttledUntil: new Date(last.createdAt.getTime() + minIntervalMs) };
       }
-      const live = await tx.pairingRequest.findMany({
-        where: { channel: rec.channel, status: "pending" },
-        orderBy: [{ createdAt: "asc" }, { code: "asc" }],
-        select: { code: true },
-      });
+      const live = await s.all(
+        q
+          .selectFrom("PairingRequest")
+          .select("code")
+          .where("channel", "=", rec.channel)
+          .where("status", "=", "pending")
+          .orderBy("createdAt", "asc")
+          .orderBy("code", "asc"),
+      );
       let replaced: string | undefined;
       // Normally at most one over; a lowered cap trims the rest too.
       for (const old of live.slice(0, Math.max(0, live.length - cap + 1))) {
-        await tx.pairingRequest.update({ where: { code: old.code }, data: { status: "replaced", decidedAt: now } });
+        await s.run(q.updateTable("PairingRequest").set({ status: "replaced", decidedAt: now }).where("code", "=", old.code));
         replaced ??= old.code;
       }
-      const record = await tx.pairingRequest.create({ data: { ...rec, status: "pending", createdAt: now } });
+      const record: PairingRecord = { ...rec, status: "pending", createdAt: now, decidedAt: null };
+      await s.run(q.insertInto("PairingRequest").values(record));
       return { record, reused: false, ...(replaced !== undefined && { replaced }) };
     });
   }
 
-  /** Raw SQL: `switchboard pairing list` reads this, and should not pay for loading Prisma. */
-  async listPending(now: Date): Promise<PairingRecord[]> {
-    const rows = await this.db.query<Record<string, unknown>>(
+  /** `switchboard pairing list` reads this. */
+  listPending(now: Date): Promise<PairingRecord[]> {
+    return this.db.query(
       "pairing-pending",
-      `SELECT "code","platform","botId","channel","senderId","displayName","status","createdAt","expiresAt","decidedAt" FROM "PairingRequest" WHERE "status" = ? AND "expiresAt" > ? ORDER BY "createdAt" ASC`,
-      ["pending", now],
+      this.db.q.selectFrom("PairingRequest").selectAll().where("status", "=", "pending").where("expiresAt", ">", now).orderBy("createdAt", "asc"),
     );
-    return rows.map((r) => ({
-      ...(r as unknown as PairingRecord),
-      createdAt: toDate(r.createdAt),
-      expiresAt: toDate(r.expiresAt),
-      decidedAt: toDateOrNull(r.decidedAt),
-    }));
   }
 
-  find(code: string): Promise<PairingRecord | null> {
-    return this.db.read((c) => c.pairingRequest.findUnique({ where: { code } }), "pairingRequest-findUnique");
+  async find(code: string): Promise<PairingRecord | null> {
+    const [r] = await this.db.query("pairing-find", this.db.q.selectFrom("PairingRequest").selectAll().where("code", "=", code));
+    return r ?? null;
   }
 
   /** Approves a live code and grants its sender, atomically. */
   approve(code: string, now: Date): Promise<PairingRecord | "expired" | "missing" | "decided" | "replaced"> {
-    return this.db.transaction("pairing-approve", async (tx) => {
-      const r = await tx.pairingRequest.findUnique({ where: { code } });
+    const q = this.db.q;
+    return this.db.sqlTransaction("pairing-approve", async (s) => {
+      const [r] = await s.all(q.selectFrom("PairingRequest").selectAll().where("code", "=", code));
       if (!r) return "missing" as const;
       if (r.status === "replaced") return "replaced" as const;
       if (r.status !== "pending") return "decided" as const;
       if (r.expiresAt <= now) {
-        await tx.pairingRequest.update({ where: { code }, data: { status: "expired" } });
+        await s.run(q.updateTable("PairingRequest").set({ status: "expired" }).where("code", "=", code));
         return "expired" as const;
       }
-      const done = await tx.pairingRequest.update({ where: { code }, data: { status: "approved", decidedAt: now } });
-      const where = { platform_botId_senderId: { platform: r.platform, botId: r.botId, senderId: r.senderId } };
-      await tx.accessGrant.upsert({ where, create: { platform: r.platform, botId: r.botId, senderId: r.senderId, source: `pairing:${code}` }, update: {} });
-      return done;
+      await s.run(q.updateTable("PairingRequest").set({ status: "approved", decidedAt: now }).where("code", "=", code));
+      await s.run(
+        q
+          .insertInto("AccessGrant")
+          .values({ platform: r.platform, botId: r.botId, senderId: r.senderId, source: `pairing:${code}`, createdAt: now })
+          .onConflict((oc) => oc.doNothing()),
+      );
+      return { ...r, status: "approved", decidedAt: now };
     });
   }
 }

@@ -1,46 +1,15 @@
+import type { Selectable } from "kysely";
 import type { Database } from "./db.js";
-import { toBool, toDate, toDateOrNull } from "./sql.js";
+import type { DB } from "./sql.js";
 
 export type ApprovalStatus = "pending" | "approved" | "denied" | "expired" | "cancelled";
 
-export interface ApprovalRecord {
-  id: string;
-  sessionId: string;
-  platform: string;
-  botId: string;
-  chatId: string;
-  replyTo: string;
-  requesterId: string;
-  requesterName: string | null;
-  privateChat: boolean;
-  tool: string;
-  server: string | null;
-  arguments: string;
-  status: ApprovalStatus;
-  always: boolean;
-  decidedById: string | null;
-  decidedByName: string | null;
-  cardMessageId: string | null;
-  owner: string;
-  createdAt: Date;
-  expiresAt: Date;
-  decidedAt: Date | null;
-}
+/** An approval's row (the generated type, with its status narrowed). */
+export type ApprovalRecord = Omit<Selectable<DB["Approval"]>, "status"> & { status: ApprovalStatus };
 
 export type NewApproval = Omit<ApprovalRecord, "status" | "always" | "decidedById" | "decidedByName" | "cardMessageId" | "decidedAt" | "createdAt">;
 
-const COLUMNS = `"id","sessionId","platform","botId","chatId","replyTo","requesterId","requesterName","privateChat","tool","server","arguments","status","always","decidedById","decidedByName","cardMessageId","owner","createdAt","expiresAt","decidedAt"`;
-
-function row(r: Record<string, unknown>): ApprovalRecord {
-  return {
-    ...(r as unknown as ApprovalRecord),
-    privateChat: toBool(r.privateChat),
-    always: toBool(r.always),
-    createdAt: toDate(r.createdAt),
-    expiresAt: toDate(r.expiresAt),
-    decidedAt: toDateOrNull(r.decidedAt),
-  };
-}
+const asRecord = (r: Selectable<DB["Approval"]>): ApprovalRecord => ({ ...r, status: r.status as ApprovalStatus });
 
 /**
  * Tool-call approvals. The decision is one conditional UPDATE (`WHERE status
@@ -53,36 +22,35 @@ export class ApprovalStore {
   async create(a: NewApproval, now = new Date()): Promise<void> {
     await this.db.exec(
       "approval-create",
-      `INSERT INTO "Approval" ("id","sessionId","platform","botId","chatId","replyTo","requesterId","requesterName","privateChat","tool","server","arguments","status","always","owner","createdAt","expiresAt") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
-      [
-        a.id,
-        a.sessionId,
-        a.platform,
-        a.botId,
-        a.chatId,
-        a.replyTo,
-        a.requesterId,
-        a.requesterName,
-        a.privateChat,
-        a.tool,
-        a.server,
-        a.arguments,
-        "pending",
-        false,
-        a.owner,
-        now,
-        a.expiresAt,
-      ],
+      this.db.q.insertInto("Approval").values({
+        id: a.id,
+        sessionId: a.sessionId,
+        platform: a.platform,
+        botId: a.botId,
+        chatId: a.chatId,
+        replyTo: a.replyTo,
+        requesterId: a.requesterId,
+        requesterName: a.requesterName,
+        privateChat: a.privateChat,
+        tool: a.tool,
+        server: a.server,
+        arguments: a.arguments,
+        status: "pending",
+        always: false,
+        owner: a.owner,
+        createdAt: now,
+        expiresAt: a.expiresAt,
+      }),
     );
   }
 
   async get(id: string): Promise<ApprovalRecord | undefined> {
-    const [r] = await this.db.query<Record<string, unknown>>("approval-get", `SELECT ${COLUMNS} FROM "Approval" WHERE "id" = ?`, [id]);
-    return r ? row(r) : undefined;
+    const [r] = await this.db.query("approval-get", this.db.q.selectFrom("Approval").selectAll().where("id", "=", id));
+    return r ? asRecord(r) : undefined;
   }
 
   async setCard(id: string, messageId: string): Promise<void> {
-    await this.db.exec("approval-card", `UPDATE "Approval" SET "cardMessageId" = ? WHERE "id" = ?`, [messageId, id]);
+    await this.db.exec("approval-card", this.db.q.updateTable("Approval").set({ cardMessageId: messageId }).where("id", "=", id));
   }
 
   /**
@@ -96,19 +64,21 @@ export class ApprovalStore {
   ): Promise<boolean> {
     const n = await this.db.exec(
       "approval-decide",
-      `UPDATE "Approval" SET "status" = ?, "always" = ?, "decidedById" = ?, "decidedByName" = ?, "decidedAt" = ? WHERE "id" = ? AND "status" = ?`,
-      [d.status, d.always ?? false, d.byId ?? null, d.byName ?? null, now, id, "pending"],
+      this.db.q
+        .updateTable("Approval")
+        .set({ status: d.status, always: d.always ?? false, decidedById: d.byId ?? null, decidedByName: d.byName ?? null, decidedAt: now })
+        .where("id", "=", id)
+        .where("status", "=", "pending"),
     );
     return n === 1;
   }
 
   /** Pending approvals whose waiting process is not `owner` (left by an earlier run). */
   async pendingNotOwnedBy(owner: string, limit = 500): Promise<ApprovalRecord[]> {
-    const rows = await this.db.query<Record<string, unknown>>(
+    const rows = await this.db.query(
       "approval-orphans",
-      `SELECT ${COLUMNS} FROM "Approval" WHERE "status" = ? AND "owner" <> ? ORDER BY "createdAt" LIMIT ?`,
-      ["pending", owner, limit],
+      this.db.q.selectFrom("Approval").selectAll().where("status", "=", "pending").where("owner", "<>", owner).orderBy("createdAt").limit(limit),
     );
-    return rows.map(row);
+    return rows.map(asRecord);
   }
 }

@@ -1,11 +1,11 @@
 import path from "node:path";
 import fs from "node:fs";
-// Prisma is loaded on first use (see #prisma): a CLI read or a gateway that only answers messages never pays for it.
+// Prisma is loaded only by the test-only entry points (see #prisma): no store code, CLI command or gateway loads it.
 import type { PrismaClient as SqliteClient, Prisma } from "./generated/sqlite/client.js";
 import { Mutex } from "./mutex.js";
 import { StoreError, isRetryable, isUnavailable } from "./errors.js";
 import { afterCommit, commitUnknown, GroupCommit } from "./group-commit.js";
-import { PgSql, SqliteSql, type Sql, type SqlValue } from "./sql.js";
+import { PgSql, queryBuilder, SqliteSql, type Query, type QueryBuilder, type Sql } from "./sql.js";
 import { FileIdentity, StoreOutcomes, type StoreHealthReport } from "./health.js";
 
 /** Both generated clients expose the same model API for our models; code against one type. */
@@ -68,9 +68,9 @@ export function sqliteFile(url: string): string {
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms).unref?.());
 
 /**
- * One database handle for the process. Every access goes through `read`,
- * `write` or `transaction` (Prisma), or `query`, `exec`, `writeReturning` or
- * `sqlTransaction` (the hot path's raw SQL, see sql.ts):
+ * One database handle for the process. Every store statement goes through
+ * `query`, `exec`, `writeReturning` or `sqlTransaction` (Kysely-built, run by
+ * sql.ts); `read`, `write` and `transaction` (Prisma) are for tests' checks:
  * - On SQLite all of them are serialized by one mutex, so no statement can
  *   slip into another caller's open transaction, and raw writes are grouped
  *   into shared commits.
@@ -81,6 +81,12 @@ const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms).unref?.
  */
 export class Database {
   readonly provider: Provider;
+  /**
+   * The query builder every store statement is written with (see sql.ts):
+   * `db.query(op, db.q.selectFrom("Session")...)`. It compiles for this
+   * provider and never connects.
+   */
+  readonly q: QueryBuilder;
   readonly #mutex = new Mutex();
   readonly #serialize: boolean;
   readonly #maxRetries: number;
@@ -99,6 +105,7 @@ export class Database {
 
   constructor(readonly options: DatabaseOptions) {
     this.provider = providerOf(options.url);
+    this.q = queryBuilder(this.provider);
     this.#faults = options.faults;
     this.#maxRetries = options.maxRetries ?? 8;
     this.#serialize = this.provider === "sqlite";
@@ -127,9 +134,9 @@ export class Database {
   }
 
   /**
-   * Prisma, for the schema's typed queries off the hot path (CLI, console,
-   * pairing, reflection). Built on first use: its query engine costs about
-   * 90 MB of memory, which a gateway that only answers messages never pays.
+   * Prisma's client, for tests' assertions only (`read`, `write`,
+   * `transaction`): no store code uses it (docs/DESIGN.md, "Data access"), so
+   * a running gateway, the CLI and the doctor never load it (about 90 MB).
    * On SQLite it has its own connection; the mutex keeps the two from ever
    * overlapping.
    */
@@ -161,7 +168,10 @@ export class Database {
 
   /** Checks the database answers. Called once by openDatabase. */
   async init(): Promise<void> {
-    await this.query("init", "SELECT 1");
+    await this.query(
+      "init",
+      this.q.selectNoFrom((eb) => eb.lit(1).as("one")),
+    );
   }
 
   /** What the store says about itself for /healthz: real outcomes, and the SQLite file's identity. */
@@ -207,7 +217,12 @@ export class Database {
     return this.#serialize ? this.#mutex.run(fn) : fn();
   }
 
-  /** A read outside any transaction. */
+  /** Whether Prisma's client was ever loaded (tests check that the stores never load it). */
+  get prismaLoaded(): boolean {
+    return this.#client !== undefined;
+  }
+
+  /** Tests only: a Prisma read outside any transaction. */
   read<T>(fn: (c: Client) => Promise<T>, op = "read"): Promise<T> {
     return this.#observe(
       op,
@@ -215,7 +230,7 @@ export class Database {
     );
   }
 
-  /** A single-statement write outside any transaction. */
+  /** Tests only: a single-statement Prisma write outside any transaction. */
   write<T>(fn: (c: Client) => Promise<T>, op = "write"): Promise<T> {
     return this.#observe(
       op,
@@ -229,7 +244,7 @@ export class Database {
   }
 
   /**
-   * Runs `fn` in one interactive transaction, retried as a whole on busy or
+   * Tests only: runs `fn` in one interactive Prisma transaction, retried as a whole on busy or
    * serialization errors. If the commit itself fails after `fn` finished, the
    * outcome is unknown: that is reported as StoreError("CommitUnknown").
    */
@@ -266,18 +281,18 @@ export class Database {
     );
   }
 
-  /** Rows a single raw write returns (RETURNING): grouped on SQLite, one autocommit statement on PostgreSQL. */
-  writeReturning<T>(op: string, text: string, params: readonly SqlValue[] = []): Promise<T[]> {
+  /** Rows a single write returns (RETURNING): grouped on SQLite, one autocommit statement on PostgreSQL. */
+  writeReturning<R>(op: string, q: Query<R>): Promise<R[]> {
     if (this.#sqlite)
       return this.#observe(
         op,
-        this.#grouped(op, (q) => q.all<T>(text, params)),
+        this.#grouped(op, (s) => s.all(q), true),
       );
-    return this.query<T>(op, text, params);
+    return this.query(op, q);
   }
 
-  /** Rows of one raw statement outside any transaction (see sql.ts). */
-  query<T>(op: string, text: string, params: readonly SqlValue[] = []): Promise<T[]> {
+  /** Rows of one statement outside any transaction. */
+  query<R>(op: string, q: Query<R>): Promise<R[]> {
     return this.#observe(
       op,
       this.#withRetry(
@@ -285,20 +300,21 @@ export class Database {
         () => (
           this.#inject(op),
           this.#raw(
-            (q) => q.all<T>(text, params),
-            (s) => s.allSync<T>(text, params),
+            op,
+            (s) => s.all(q),
+            (s) => s.allSync(q),
           )
         ),
       ),
     );
   }
 
-  /** One raw write outside any transaction; resolves to the rows changed. */
-  exec(op: string, text: string, params: readonly SqlValue[] = []): Promise<number> {
+  /** One write outside any transaction; resolves to the rows changed. */
+  exec(op: string, q: Query<unknown>): Promise<number> {
     if (this.#sqlite)
       return this.#observe(
         op,
-        this.#grouped(op, async (q) => q.run(text, params)),
+        this.#grouped(op, async (s) => s.run(q), true),
       );
     return this.#observe(
       op,
@@ -307,28 +323,40 @@ export class Database {
         () => (
           this.#inject(op),
           this.#raw(
-            (q) => q.run(text, params),
-            (s) => s.runSync(text, params),
+            op,
+            (s) => s.run(q),
+            (s) => s.runSync(q),
           )
         ),
       ),
     );
   }
 
-  #raw<T>(onPg: (q: Sql) => Promise<T>, onSqlite: (s: SqliteSql) => T): Promise<T> {
+  /** Statements run so far on the hot path's connection(s), transaction control included (the bench divides by messages). */
+  get statements(): number {
+    return this.#sqlite?.statements ?? this.#pg?.statements ?? 0;
+  }
+
+  /** Statements so far by op (transaction control under "<op> BEGIN", a SQLite group's own under "group BEGIN IMMEDIATE"/"group COMMIT"). */
+  get statementsByOp(): ReadonlyMap<string, number> {
+    return this.#sqlite?.byOp ?? this.#pg?.byOp ?? new Map();
+  }
+
+  #raw<T>(op: string, onPg: (q: Sql) => Promise<T>, onSqlite: (s: SqliteSql) => T): Promise<T> {
     const refused = this.#refusal();
     if (refused) return Promise.reject(refused);
     const sqlite = this.#sqlite;
-    if (!sqlite) return onPg(this.#pg!.on(this.#pg!.pool));
+    if (!sqlite) return onPg(this.#pg!.on(this.#pg!.pool, op));
+    const run = () => ((sqlite.op = op), onSqlite(sqlite));
     // A synchronous statement cannot interleave with anything: it needs the mutex only when someone holds it.
     if (this.#mutex.pending === 0) {
       try {
-        return Promise.resolve(onSqlite(sqlite));
+        return Promise.resolve(run());
       } catch (e) {
         return Promise.reject(e);
       }
     }
-    return this.#mutex.run(async () => onSqlite(sqlite));
+    return this.#mutex.run(async () => run());
   }
 
   /**
@@ -344,10 +372,10 @@ export class Database {
     );
   }
 
-  #grouped<T>(op: string, fn: (q: Sql) => Promise<T>): Promise<T> {
+  #grouped<T>(op: string, fn: (q: Sql) => Promise<T>, single = false): Promise<T> {
     const refused = this.#refusal();
     if (refused) return Promise.reject(refused);
-    return this.#group!.run(op, fn);
+    return this.#group!.run(op, fn, single);
   }
 
   /** SQLite group commits so far and the units they carried (benchmarks report the grouping). */
@@ -364,15 +392,15 @@ export class Database {
     let broken: Error | undefined;
     let commitSent = false;
     try {
-      await p.control(client, "BEGIN");
-      const result = await fn(p.on(client));
+      await p.control(client, "BEGIN", op);
+      const result = await fn(p.on(client, op));
       try {
         this.#faults?.beforeCommit?.(op);
       } catch (e) {
         throw commitUnknown(op, e);
       }
       commitSent = true;
-      await p.control(client, "COMMIT");
+      await p.control(client, "COMMIT", op);
       afterCommit(this.#faults, op);
       return result;
     } catch (e) {

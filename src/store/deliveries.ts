@@ -1,39 +1,47 @@
+import type { Selectable } from "kysely";
 import { setBounded } from "../bounded.js";
 import type { Database } from "./db.js";
-import { toDate, toDateOrNull } from "./sql.js";
-
-const COLUMNS = `"id","inboundId","sessionId","platform","botId","address","part","text","status","attempts","platformMessageId","lastError","createdAt","expiresAt","sentAt"`;
+import type { DB } from "./sql.js";
+import { prepare, type Param } from "./prepared.js";
 
 export type DeliveryStatus = "pending" | "sending" | "sent" | "failed" | "expired";
 
-export interface DeliveryRecord {
-  id: string;
-  inboundId: string | null;
-  sessionId: string;
-  platform: string;
-  botId: string;
-  address: string;
-  part: number;
-  text: string;
-  status: string;
-  attempts: number;
-  platformMessageId: string | null;
-  lastError: string | null;
-  createdAt: Date;
-  expiresAt: Date;
-  sentAt: Date | null;
-}
+/** An outbound reply's row (its claim columns, owner and claimedAt, stay in the store). */
+export type DeliveryRecord = Omit<Selectable<DB["OutboundDelivery"]>, "owner" | "claimedAt">;
 
-function deliveryOf(r: Record<string, unknown>): DeliveryRecord {
-  return {
-    ...(r as unknown as DeliveryRecord),
-    part: Number(r.part),
-    attempts: Number(r.attempts),
-    createdAt: toDate(r.createdAt),
-    expiresAt: toDate(r.expiresAt),
-    sentAt: toDateOrNull(r.sentAt),
-  };
-}
+const COLUMNS = [
+  "id",
+  "inboundId",
+  "sessionId",
+  "platform",
+  "botId",
+  "address",
+  "part",
+  "text",
+  "status",
+  "attempts",
+  "platformMessageId",
+  "lastError",
+  "createdAt",
+  "expiresAt",
+  "sentAt",
+] as const;
+
+// Hot path: compiled once (prepared.ts).
+const MARK_SENDING = prepare((b, p: Param<{ id: string; sending: string; pending: string; one: number; owner: string | null; claimedAt: Date }>) =>
+  b
+    .updateTable("OutboundDelivery")
+    .set((eb) => ({ status: p("sending"), attempts: eb("attempts", "+", p("one")), owner: p("owner"), claimedAt: p("claimedAt") }))
+    .where("id", "=", p("id"))
+    .where("status", "in", [p("pending"), p("sending")]),
+);
+
+const MARK_SENT = prepare((b, p: Param<{ id: string; sent: string; platformMessageId: string | null; sentAt: Date; lastError: null }>) =>
+  b
+    .updateTable("OutboundDelivery")
+    .set({ status: p("sent"), platformMessageId: p("platformMessageId"), sentAt: p("sentAt"), lastError: p("lastError") })
+    .where("id", "=", p("id")),
+);
 
 /**
  * Outbound replies. Every reply is written (pending) before it is sent, in
@@ -54,8 +62,7 @@ export class DeliveryStore {
   async markSending(id: string, owner?: string): Promise<boolean> {
     const n = await this.db.exec(
       "mark-sending",
-      `UPDATE "OutboundDelivery" SET "status" = ?, "attempts" = "attempts" + 1, "owner" = ?, "claimedAt" = ? WHERE "id" = ? AND "status" IN (?, ?)`,
-      ["sending", owner ?? null, new Date(), id, "pending", "sending"],
+      MARK_SENDING.bind(this.db, { id, sending: "sending", pending: "pending", one: 1, owner: owner ?? null, claimedAt: new Date() }),
     );
     return n === 1;
   }
@@ -66,29 +73,27 @@ export class DeliveryStore {
       const part = ids.slice(i, i + 500);
       await this.db.exec(
         "renew-claims",
-        `UPDATE "OutboundDelivery" SET "claimedAt" = ?, "owner" = ? WHERE "id" IN (${part.map(() => "?").join(",")}) AND "status" IN (?, ?)`,
-        [new Date(), owner, ...part, "pending", "sending"],
+        this.db.q.updateTable("OutboundDelivery").set({ claimedAt: new Date(), owner }).where("id", "in", part).where("status", "in", ["pending", "sending"]),
       );
     }
   }
 
   async markSent(id: string, platformMessageId: string | undefined): Promise<void> {
-    await this.db.exec("mark-sent", `UPDATE "OutboundDelivery" SET "status" = ?, "platformMessageId" = ?, "sentAt" = ?, "lastError" = ? WHERE "id" = ?`, [
-      "sent",
-      platformMessageId ?? null,
-      new Date(),
-      null,
-      id,
-    ]);
+    await this.db.exec(
+      "mark-sent",
+      MARK_SENT.bind(this.db, { id, sent: "sent", platformMessageId: platformMessageId ?? null, sentAt: new Date(), lastError: null }),
+    );
   }
 
   async markFailed(id: string, status: "failed" | "expired", error: string): Promise<void> {
-    await this.db.exec("mark-failed", `UPDATE "OutboundDelivery" SET "status" = ?, "lastError" = ? WHERE "id" = ? AND "status" <> ?`, [
-      status,
-      error.slice(0, 500),
-      id,
-      "sent",
-    ]);
+    await this.db.exec(
+      "mark-failed",
+      this.db.q
+        .updateTable("OutboundDelivery")
+        .set({ status, lastError: error.slice(0, 500) })
+        .where("id", "=", id)
+        .where("status", "<>", "sent"),
+    );
   }
 
   /**
@@ -96,27 +101,20 @@ export class DeliveryStore {
    * (several processes), only those abandoned that long: another live
    * process may still be sending the fresher ones.
    */
-  async unsent(opts: { limit?: number; staleAfterMs?: number } = {}): Promise<DeliveryRecord[]> {
+  unsent(opts: { limit?: number; staleAfterMs?: number } = {}): Promise<DeliveryRecord[]> {
     const limit = opts.limit ?? 1000;
-    const rows = opts.staleAfterMs
-      ? await this.db.query<Record<string, unknown>>(
-          "unsent-stale",
-          `SELECT ${COLUMNS} FROM "OutboundDelivery" WHERE ("status" = ? AND "createdAt" < ? AND ("claimedAt" IS NULL OR "claimedAt" < ?)) OR ("status" = ? AND "claimedAt" < ?) ORDER BY "createdAt" ASC, "part" ASC LIMIT ?`,
-          [
-            "pending",
-            new Date(Date.now() - opts.staleAfterMs),
-            new Date(Date.now() - opts.staleAfterMs),
-            "sending",
-            new Date(Date.now() - opts.staleAfterMs),
-            limit,
-          ],
-        )
-      : await this.db.query<Record<string, unknown>>(
-          "unsent",
-          `SELECT ${COLUMNS} FROM "OutboundDelivery" WHERE "status" IN (?, ?) ORDER BY "createdAt" ASC, "part" ASC LIMIT ?`,
-          ["pending", "sending", limit],
-        );
-    return rows.map(deliveryOf);
+    const q = this.db.q.selectFrom("OutboundDelivery").select(COLUMNS).orderBy("createdAt", "asc").orderBy("part", "asc").limit(limit);
+    if (!opts.staleAfterMs) return this.db.query("unsent", q.where("status", "in", ["pending", "sending"]));
+    const stale = new Date(Date.now() - opts.staleAfterMs);
+    return this.db.query(
+      "unsent-stale",
+      q.where((eb) =>
+        eb.or([
+          eb.and([eb("status", "=", "pending"), eb("createdAt", "<", stale), eb.or([eb("claimedAt", "is", null), eb("claimedAt", "<", stale)])]),
+          eb.and([eb("status", "=", "sending"), eb("claimedAt", "<", stale)]),
+        ]),
+      ),
+    );
   }
 
   /** The record the sender is about to send: the one this process just committed, else read. */
@@ -130,16 +128,22 @@ export class DeliveryStore {
   }
 
   async find(id: string): Promise<DeliveryRecord | null> {
-    const [r] = await this.db.query<Record<string, unknown>>("find-delivery", `SELECT ${COLUMNS} FROM "OutboundDelivery" WHERE "id" = ?`, [id]);
-    return r ? deliveryOf(r) : null;
+    const [r] = await this.db.query("find-delivery", this.db.q.selectFrom("OutboundDelivery").select(COLUMNS).where("id", "=", id));
+    return r ?? null;
   }
 
   /** Deletes up to `limit` settled replies (sent, failed, expired) created before `before`; unsent ones are kept. */
   async prune(before: Date, limit: number): Promise<number> {
+    const q = this.db.q;
     return this.db.exec(
       "prune-deliveries",
-      `DELETE FROM "OutboundDelivery" WHERE "id" IN (SELECT "id" FROM "OutboundDelivery" WHERE "status" IN (?, ?, ?) AND "createdAt" < ? LIMIT ?)`,
-      ["sent", "failed", "expired", before, limit],
+      q
+        .deleteFrom("OutboundDelivery")
+        .where(
+          "id",
+          "in",
+          q.selectFrom("OutboundDelivery").select("id").where("status", "in", ["sent", "failed", "expired"]).where("createdAt", "<", before).limit(limit),
+        ),
     );
   }
 }

@@ -22,7 +22,8 @@ export class StoreError extends SwitchboardError<StoreErrorCode> {
   override readonly name = "StoreError";
 }
 
-const CONFLICT = new Set(["P2002"]);
+/** A unique or primary key already holds the row: better-sqlite3's extended result codes, PostgreSQL's unique_violation. */
+const CONFLICT = new Set(["SQLITE_CONSTRAINT_UNIQUE", "SQLITE_CONSTRAINT_PRIMARYKEY", "23505"]);
 const RETRYABLE = new Set(["P1008", "P2034", "P1017"]);
 const UNAVAILABLE = new Set(["P1001", "P1002", "P1017", "ECONNREFUSED", "ECONNRESET", "57P01", "57P03", "08006", "08001"]);
 
@@ -40,9 +41,7 @@ function messageOf(e: unknown): string {
 
 export function isUniqueViolation(e: unknown): boolean {
   const code = codeOf(e);
-  if (code && CONFLICT.has(code)) return true;
-  if (code === "23505") return true;
-  return /Unique constraint failed|UNIQUE constraint failed|duplicate key value/i.test(messageOf(e));
+  return code !== undefined && CONFLICT.has(code);
 }
 
 /** SQLite busy/locked, PostgreSQL serialization failure or deadlock: safe to retry the whole transaction. */

@@ -6,7 +6,7 @@ import Sqlite from "better-sqlite3";
  * (AppOptions.faults / DatabaseOptions.faults).
  *
  * Call sites are the `op` names every Database call carries ("record-inbound",
- * "commit-turn", "lease-renew", "user-findUnique", ...). Database calls
+ * "commit-turn", "lease-renew", "ensure-user", ...). Database calls
  * `onStatement(op)` once per attempt of each call, on both providers, before
  * the statement runs; a retryable error (SQLITE_BUSY) is retried there exactly
  * as a real one would be.

@@ -23,21 +23,29 @@ export function afterCommit(faults: UnitFaults | undefined, op: string): void {
 
 interface Unit {
   op: string;
+  /** One statement: it needs no savepoint, since SQLite undoes a failed statement by itself. */
+  single: boolean;
   fn: (q: Sql) => Promise<unknown>;
   resolve: (v: unknown) => void;
   reject: (e: unknown) => void;
   result?: unknown;
   error?: unknown;
+  /** Failed in an earlier try of this group: the group was rolled back and runs again without it. */
+  excluded?: boolean;
 }
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms).unref?.());
 
 /**
  * SQLite group commit. Raw writes and raw transactions that arrive in the
- * same turn of the event loop share one transaction, each inside its own
- * savepoint (so one failing unit rolls back alone), and one COMMIT: a
+ * same turn of the event loop share one transaction and one COMMIT: a
  * commit costs about as much as all the statements of a message together.
- * No caller hears "done" before the COMMIT that holds its write.
+ * No savepoints: when a unit fails, the whole group is rolled back and runs
+ * again without it, so a failing unit leaves nothing behind and the others
+ * still commit (failures are rare; savepoints cost two statements per unit
+ * on every commit). A group of one single-statement write runs in
+ * autocommit, which is the same atomic, durable commit without BEGIN and
+ * COMMIT. No caller hears "done" before the commit that holds its write.
  */
 export class GroupCommit {
   readonly #queue: Unit[] = [];
@@ -56,9 +64,9 @@ export class GroupCommit {
     },
   ) {}
 
-  run<T>(op: string, fn: (q: Sql) => Promise<T>): Promise<T> {
+  run<T>(op: string, fn: (q: Sql) => Promise<T>, single = false): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.#queue.push({ op, fn, resolve: resolve as (v: unknown) => void, reject });
+      this.#queue.push({ op, single, fn, resolve: resolve as (v: unknown) => void, reject });
       if (!this.#scheduled) {
         this.#scheduled = true;
         setImmediate(() => void this.#flush());
@@ -122,47 +130,105 @@ export class GroupCommit {
   }
 
   /**
-   * One attempt at a group: BEGIN IMMEDIATE, each unit in a savepoint, COMMIT.
-   * The mutex is held throughout, so nothing else touches the connection
-   * while the units' bodies run (their statements settle at once).
-   * Throws a retryable error when another process holds the lock.
+   * A one-statement unit: a statement that fails is undone by SQLite alone, and the
+   * transaction goes on, unless SQLite rolled the whole transaction back
+   * (a full disk, an I/O error): then the group fails and nothing is
+   * acknowledged. Its lost-commit seam runs before the statement, so a
+   * "lost" write is never applied (the same outcome as rolling it back).
    */
+  async #single(u: Unit, autocommit = false): Promise<void> {
+    const faults = this.o.faults;
+    try {
+      faults?.beforeTransaction?.(u.op);
+      faults?.onStatement?.(u.op);
+    } catch (e) {
+      if (isRetryable(e)) throw e;
+      u.error = e;
+      return;
+    }
+    try {
+      faults?.beforeCommit?.(u.op);
+    } catch (e) {
+      u.error = commitUnknown(u.op, e);
+      return;
+    }
+    try {
+      this.o.sql.op = u.op;
+      u.result = await u.fn(this.o.sql.sql);
+    } catch (e) {
+      // Busy fails the whole group, which is retried; so does a transaction SQLite already rolled back.
+      if (isRetryable(e) || (!autocommit && !this.o.sql.inTransaction)) throw e;
+      u.error = e;
+    }
+  }
+
   async #attempt(units: Unit[]): Promise<void> {
+    const live = units.filter((u) => !u.excluded);
+    if (live.length === 1 && live[0]!.single) {
+      live[0]!.error = undefined;
+      this.o.sql.op = live[0]!.op;
+      await this.#single(live[0]!, true);
+      this.stats.commits++;
+      this.stats.units += units.length;
+      return;
+    }
+    // A failed unit is left out and the rest run again (each try has one unit fewer, so this ends).
+    while (await this.#try(units.filter((u) => !u.excluded))) {}
+    this.stats.commits++;
+    this.stats.units += units.length;
+  }
+
+  /**
+   * One try at a group: BEGIN IMMEDIATE, the units, COMMIT. Returns true when
+   * a unit failed: its error is kept, the group rolled back, and the caller
+   * tries again without it. Throws a retryable error when another process
+   * holds the lock (the whole group is retried).
+   */
+  async #try(units: Unit[]): Promise<boolean> {
+    if (units.length === 0) return false;
+    for (const u of units) u.error = undefined;
     const s = this.o.sql;
     const faults = this.o.faults;
     // IMMEDIATE takes the write lock up front: no upgrade deadlock with another process.
-    s.runSync("BEGIN IMMEDIATE");
+    s.control("BEGIN IMMEDIATE");
     try {
       for (const u of units) {
-        u.error = undefined;
-        s.runSync("SAVEPOINT unit");
+        s.op = u.op;
+        if (u.single) {
+          await this.#single(u);
+          continue;
+        }
+        let failure: unknown;
         try {
           faults?.beforeTransaction?.(u.op);
           faults?.onStatement?.(u.op);
           u.result = await u.fn(s.sql);
         } catch (e) {
-          s.runSync("ROLLBACK TO unit");
-          s.runSync("RELEASE unit");
-          // A busy database fails the whole group, which is retried (as a busy BEGIN IMMEDIATE is).
-          if (isRetryable(e)) throw e;
-          u.error = e;
-          continue;
+          // A busy database fails the whole group, which is retried (as a busy BEGIN IMMEDIATE is); so
+          // does a transaction SQLite already rolled back by itself.
+          if (isRetryable(e) || !s.inTransaction) throw e;
+          failure = e;
         }
-        try {
-          faults?.beforeCommit?.(u.op);
-        } catch (e) {
-          s.runSync("ROLLBACK TO unit");
-          u.error = commitUnknown(u.op, e);
+        if (failure === undefined) {
+          try {
+            faults?.beforeCommit?.(u.op);
+          } catch (e) {
+            failure = commitUnknown(u.op, e);
+          }
         }
-        s.runSync("RELEASE unit");
+        if (failure !== undefined) {
+          u.error = failure;
+          u.excluded = true;
+          s.control("ROLLBACK");
+          return true;
+        }
       }
-      s.runSync("COMMIT");
-      this.stats.commits++;
-      this.stats.units += units.length;
+      s.control("COMMIT");
+      return false;
     } catch (e) {
       // Synchronous: a failed COMMIT did not commit. Roll back; the caller retries the group.
       try {
-        s.runSync("ROLLBACK");
+        s.control("ROLLBACK");
       } catch {
         // no transaction left to roll back
       }

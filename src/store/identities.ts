@@ -1,24 +1,39 @@
 import { randomUUID } from "node:crypto";
 import { setBounded } from "../bounded.js";
+import type { Selectable } from "kysely";
 import type { Database } from "./db.js";
-import { isUniqueViolation } from "./errors.js";
+import type { DB } from "./sql.js";
+import { prepare, type Param } from "./prepared.js";
 
-export interface UserRecord {
-  id: string;
-  platform: string;
-  externalId: string;
-  displayName: string | null;
-  createdAt: Date;
-}
+type NewUser = Pick<Selectable<DB["User"]>, "id" | "platform" | "externalId" | "displayName" | "createdAt">;
+type NewGroup = Pick<Selectable<DB["Group"]>, "id" | "platform" | "externalId" | "title" | "parentId" | "createdAt">;
+type Key = { platform: string; externalId: string };
 
-export interface GroupRecord {
-  id: string;
-  platform: string;
-  externalId: string;
-  parentId: string | null;
-  title: string | null;
-  createdAt: Date;
-}
+// A first message's identity statements: compiled once (prepared.ts).
+const INSERT_USER = prepare((b, p: Param<NewUser>) =>
+  b
+    .insertInto("User")
+    .values({ id: p("id"), platform: p("platform"), externalId: p("externalId"), displayName: p("displayName"), createdAt: p("createdAt") })
+    .onConflict((oc) => oc.doNothing())
+    .returning("id"),
+);
+const INSERT_GROUP = prepare((b, p: Param<NewGroup>) =>
+  b
+    .insertInto("Group")
+    .values({ id: p("id"), platform: p("platform"), externalId: p("externalId"), title: p("title"), parentId: p("parentId"), createdAt: p("createdAt") })
+    .onConflict((oc) => oc.doNothing())
+    .returning("id"),
+);
+const FIND_USER = prepare((b, p: Param<Key>) =>
+  b.selectFrom("User").select("id").where("platform", "=", p("platform")).where("externalId", "=", p("externalId")),
+);
+const FIND_GROUP = prepare((b, p: Param<Key>) =>
+  b.selectFrom("Group").select("id").where("platform", "=", p("platform")).where("externalId", "=", p("externalId")),
+);
+
+export type UserRecord = Selectable<DB["User"]>;
+
+export type GroupRecord = Selectable<DB["Group"]>;
 
 /** Identity caches stay bounded (a miss costs one indexed read). */
 const CACHE_LIMIT = 20_000;
@@ -34,24 +49,15 @@ export class IdentityStore {
 
   constructor(readonly db: Database) {}
 
-  async ensureUser(platform: string, externalId: string, displayName?: string): Promise<UserRecord> {
-    const where = { platform_externalId: { platform, externalId } };
-    const found = await this.db.read((c) => c.user.findUnique({ where }), "user-findUnique");
-    if (found) return found;
-    try {
-      return await this.db.write((c) => c.user.create({ data: { id: randomUUID(), platform, externalId, displayName: displayName ?? null } }), "user-create");
-    } catch (e) {
-      if (!isUniqueViolation(e)) throw e;
-      return (await this.db.read((c) => c.user.findUnique({ where }), "user-findUnique"))!;
-    }
-  }
-
   /** The canonical user id, cached: the mapping never changes once written. */
   async userId(platform: string, externalId: string, displayName?: string): Promise<string> {
     const k = `${platform}\u0000${externalId}`;
     const hit = this.#users.get(k);
     if (hit) return hit;
-    const id = await this.#insertOrGet("User", [randomUUID(), platform, externalId, displayName ?? null, null, new Date()], platform, externalId);
+    const id = await this.#insertOrGet({
+      table: "User",
+      values: { id: randomUUID(), platform, externalId, displayName: displayName ?? null, createdAt: new Date() },
+    });
     setBounded(this.#users, k, id, CACHE_LIMIT);
     return id;
   }
@@ -59,55 +65,26 @@ export class IdentityStore {
   /**
    * Hot path of a first message: one INSERT ... ON CONFLICT DO NOTHING
    * RETURNING; only when the row already exists, a second statement reads it.
-   * Columns: id, platform, externalId, displayName (User) or title (Group), parentId (Group), createdAt.
    */
-  async #insertOrGet(
-    table: "User" | "Group",
-    v: [string, string, string, string | null, string | null, Date],
-    platform: string,
-    externalId: string,
-  ): Promise<string> {
-    const insert =
-      table === "User"
-        ? `INSERT INTO "User" ("id","platform","externalId","displayName","createdAt") VALUES (?,?,?,?,?) ON CONFLICT DO NOTHING RETURNING "id"`
-        : `INSERT INTO "Group" ("id","platform","externalId","title","parentId","createdAt") VALUES (?,?,?,?,?,?) ON CONFLICT DO NOTHING RETURNING "id"`;
-    const params = table === "User" ? [v[0], v[1], v[2], v[3], v[5]] : v;
-    const [made] = await this.db.writeReturning<{ id: string }>(`ensure-${table.toLowerCase()}`, insert, params);
+  async #insertOrGet(row: { table: "User"; values: NewUser } | { table: "Group"; values: NewGroup }): Promise<string> {
+    const { platform, externalId } = row.values;
+    const op = row.table.toLowerCase();
+    const insert = row.table === "User" ? INSERT_USER.bind(this.db, row.values) : INSERT_GROUP.bind(this.db, row.values);
+    const [made] = await this.db.writeReturning(`ensure-${op}`, insert);
     if (made) return made.id;
-    const [found] = await this.db.query<{ id: string }>(
-      `find-${table.toLowerCase()}`,
-      `SELECT "id" FROM "${table}" WHERE "platform" = ? AND "externalId" = ?`,
-      [platform, externalId],
-    );
-    if (!found) throw new Error(`${table} ${platform}:${externalId} was neither inserted nor found`);
+    const [found] = await this.db.query(`find-${op}`, (row.table === "User" ? FIND_USER : FIND_GROUP).bind(this.db, { platform, externalId }));
+    if (!found) throw new Error(`${row.table} ${platform}:${externalId} was neither inserted nor found`);
     return found.id;
-  }
-
-  async ensureGroup(platform: string, externalId: string, opts: { parentId?: string; title?: string } = {}): Promise<GroupRecord> {
-    const where = { platform_externalId: { platform, externalId } };
-    const found = await this.db.read((c) => c.group.findUnique({ where }), "group-findUnique");
-    if (found) return found;
-    try {
-      return await this.db.write(
-        (c) => c.group.create({ data: { id: randomUUID(), platform, externalId, parentId: opts.parentId ?? null, title: opts.title ?? null } }),
-        "group-create",
-      );
-    } catch (e) {
-      if (!isUniqueViolation(e)) throw e;
-      return (await this.db.read((c) => c.group.findUnique({ where }), "group-findUnique"))!;
-    }
   }
 
   async groupId(platform: string, externalId: string, opts: { parentId?: string; title?: string } = {}): Promise<string> {
     const k = `${platform}\u0000${externalId}`;
     const hit = this.#groups.get(k);
     if (hit) return hit;
-    const id = await this.#insertOrGet(
-      "Group",
-      [randomUUID(), platform, externalId, opts.title ?? null, opts.parentId ?? null, new Date()],
-      platform,
-      externalId,
-    );
+    const id = await this.#insertOrGet({
+      table: "Group",
+      values: { id: randomUUID(), platform, externalId, title: opts.title ?? null, parentId: opts.parentId ?? null, createdAt: new Date() },
+    });
     setBounded(this.#groups, k, id, CACHE_LIMIT);
     return id;
   }
@@ -121,12 +98,20 @@ export class IdentityStore {
    * and nothing changes. Returns the moved group's id, if any moved.
    */
   async moveGroup(platform: string, from: string, to: string): Promise<string | undefined> {
-    const id = await this.db.transaction("group-move", async (tx) => {
-      const old = await tx.group.findUnique({ where: { platform_externalId: { platform, externalId: from } } });
+    const id = await this.db.sqlTransaction("group-move", async (s) => {
+      const byKey = (externalId: string) =>
+        s.all(this.db.q.selectFrom("Group").select("id").where("platform", "=", platform).where("externalId", "=", externalId));
+      const [old] = await byKey(from);
       if (!old) return undefined;
-      const taken = await tx.group.findUnique({ where: { platform_externalId: { platform, externalId: to } } });
-      if (taken) await tx.group.update({ where: { id: taken.id }, data: { externalId: `${to}:superseded:${taken.id}` } });
-      await tx.group.update({ where: { id: old.id }, data: { externalId: to } });
+      const [taken] = await byKey(to);
+      if (taken)
+        await s.run(
+          this.db.q
+            .updateTable("Group")
+            .set({ externalId: `${to}:superseded:${taken.id}` })
+            .where("id", "=", taken.id),
+        );
+      await s.run(this.db.q.updateTable("Group").set({ externalId: to }).where("id", "=", old.id));
       return old.id;
     });
     this.#groups.delete(`${platform}\u0000${from}`);
@@ -143,38 +128,46 @@ export class IdentityStore {
       ["User", "user"],
       ["Group", "group"],
     ] as const) {
-      const [r] = await this.db.query<{ id: string }>(`lookup-${kind}`, `SELECT "id" FROM "${table}" WHERE "platform" = ? AND "externalId" = ?`, [
-        platform,
-        externalId,
-      ]);
+      const [r] = await this.db.query(
+        `lookup-${kind}`,
+        this.db.q.selectFrom(table).select("id").where("platform", "=", platform).where("externalId", "=", externalId),
+      );
       if (r) return { kind, id: r.id };
     }
     return undefined;
   }
 
-  findUser(id: string): Promise<UserRecord | null> {
-    return this.db.read((c) => c.user.findUnique({ where: { id } }), "user-findUnique");
+  async findUser(id: string): Promise<UserRecord | null> {
+    const [r] = await this.db.query("user-find-id", this.db.q.selectFrom("User").selectAll().where("id", "=", id));
+    return r ?? null;
   }
 
-  findGroup(id: string): Promise<GroupRecord | null> {
-    return this.db.read((c) => c.group.findUnique({ where: { id } }), "group-findUnique");
+  async findGroup(id: string): Promise<GroupRecord | null> {
+    const [r] = await this.db.query("group-find-id", this.db.q.selectFrom("Group").selectAll().where("id", "=", id));
+    return r ?? null;
   }
 
   /** Joins a user account to a person (one person may own accounts on several platforms). */
   async link(userId: string, personId: string): Promise<void> {
-    await this.db.write((c) => c.identityLink.upsert({ where: { userId }, create: { userId, personId }, update: { personId } }), "identityLink-upsert");
+    await this.db.exec(
+      "identityLink-upsert",
+      this.db.q
+        .insertInto("IdentityLink")
+        .values({ userId, personId, createdAt: new Date() })
+        .onConflict((oc) => oc.column("userId").doUpdateSet({ personId })),
+    );
   }
 
   /** The person a user belongs to; an unlinked user is their own person. */
   async personOf(userId: string): Promise<string> {
-    const l = await this.db.read((c) => c.identityLink.findUnique({ where: { userId } }), "identityLink-findUnique");
+    const [l] = await this.db.query("identityLink-find", this.db.q.selectFrom("IdentityLink").select("personId").where("userId", "=", userId));
     return l?.personId ?? userId;
   }
 
   /** Every account linked to the same person as `userId`, including itself. */
   async accountsOf(userId: string): Promise<string[]> {
     const person = await this.personOf(userId);
-    const links = await this.db.read((c) => c.identityLink.findMany({ where: { personId: person } }), "identityLink-findMany");
+    const links = await this.db.query("identityLink-findMany", this.db.q.selectFrom("IdentityLink").select("userId").where("personId", "=", person));
     return [...new Set([userId, person, ...links.map((l) => l.userId)])];
   }
 }

@@ -1,36 +1,29 @@
 import { randomUUID } from "node:crypto";
+import { sql, type Selectable } from "kysely";
 import type { Database } from "./db.js";
-import { toDate, toDateOrNull } from "./sql.js";
+import type { DB } from "./sql.js";
+import { prepare, type Param } from "./prepared.js";
 
 export type InboundStatus = "received" | "done" | "expired" | "ignored";
 
-export interface InboundRecord {
-  id: string;
-  platform: string;
-  botId: string;
-  eventId: string;
-  status: string;
-  envelope: string;
-  occurredAt: Date;
-  receivedAt: Date;
-  processedAt: Date | null;
-  sessionId: string | null;
-  note: string | null;
-  /** The recorded order (a database sequence): replay and the shared-mode drain go by it. */
-  seq: number;
-}
+/** A recorded event (seq: the recorded order, a database sequence; replay and the shared-mode drain go by it). */
+export type InboundRecord = Omit<Selectable<DB["InboundEvent"]>, "arrivalSessionId">;
 
-const COLUMNS = `"id","platform","botId","eventId","status","envelope","occurredAt","receivedAt","processedAt","sessionId","note","conversation","seq"`;
-
-function inboundOf(r: Record<string, unknown>): InboundRecord {
-  return {
-    ...(r as unknown as InboundRecord),
-    occurredAt: toDate(r.occurredAt),
-    receivedAt: toDate(r.receivedAt),
-    processedAt: toDateOrNull(r.processedAt),
-    seq: Number(r.seq),
-  };
-}
+const COLUMNS = [
+  "id",
+  "platform",
+  "botId",
+  "eventId",
+  "status",
+  "envelope",
+  "occurredAt",
+  "receivedAt",
+  "processedAt",
+  "sessionId",
+  "note",
+  "conversation",
+  "seq",
+] as const;
 
 /**
  * The next recorded-order value, drawn inside the INSERT. PostgreSQL: a
@@ -39,9 +32,40 @@ function inboundOf(r: Record<string, unknown>): InboundRecord {
  * write holds the database's one write lock (BEGIN IMMEDIATE).
  */
 const NEXT_SEQ = {
-  postgresql: `nextval('"InboundEvent_seq_source"')`,
-  sqlite: `(SELECT COALESCE(MAX("seq"), 0) + 1 FROM "InboundEvent")`,
+  postgresql: sql<number>`nextval('"InboundEvent_seq_source"')`,
+  sqlite: sql<number>`(SELECT COALESCE(MAX("seq"), 0) + 1 FROM "InboundEvent")`,
 } as const;
+
+type NewInbound = Omit<Selectable<DB["InboundEvent"]>, "arrivalSessionId" | "sessionId" | "seq">;
+
+// Hot path: compiled once (prepared.ts). ON CONFLICT on the unique platform + bot + event id: a redelivery changes nothing.
+const RECORD = prepare((b, p: Param<NewInbound>, { provider }) =>
+  b
+    .insertInto("InboundEvent")
+    .values({
+      id: p("id"),
+      platform: p("platform"),
+      botId: p("botId"),
+      eventId: p("eventId"),
+      status: p("status"),
+      envelope: p("envelope"),
+      occurredAt: p("occurredAt"),
+      receivedAt: p("receivedAt"),
+      processedAt: p("processedAt"),
+      note: p("note"),
+      conversation: p("conversation"),
+      seq: NEXT_SEQ[provider],
+    })
+    .onConflict((oc) => oc.doNothing()),
+);
+
+const MARK = prepare((b, p: Param<{ id: string; status: string; processedAt: Date; note: string | null; received: string }>) =>
+  b
+    .updateTable("InboundEvent")
+    .set((eb) => ({ status: p("status"), processedAt: p("processedAt"), note: eb.fn.coalesce(eb.val(p("note")), eb.ref("note")) }))
+    .where("id", "=", p("id"))
+    .where("status", "=", p("received")),
+);
 
 /**
  * Inbound events, recorded before they are acknowledged or processed. The
@@ -73,59 +97,74 @@ export class InboundStore {
     const id = randomUUID();
     const now = this.now();
     const status = e.status ?? "received";
-    // ON CONFLICT on the unique platform + bot + event id: a redelivery changes nothing.
     const inserted = await this.db.exec(
       "record-inbound",
-      `INSERT INTO "InboundEvent" ("id","platform","botId","eventId","status","envelope","occurredAt","receivedAt","processedAt","note","conversation","seq") VALUES (?,?,?,?,?,?,?,?,?,?,?,${NEXT_SEQ[this.db.provider]}) ON CONFLICT DO NOTHING`,
-      [id, e.platform, e.botId, e.eventId, status, e.envelope, e.occurredAt, now, status !== "received" ? now : null, e.note ?? null, e.conversation ?? ""],
+      RECORD.bind(this.db, {
+        id,
+        platform: e.platform,
+        botId: e.botId,
+        eventId: e.eventId,
+        status,
+        envelope: e.envelope,
+        occurredAt: e.occurredAt,
+        receivedAt: now,
+        processedAt: status !== "received" ? now : null,
+        note: e.note ?? null,
+        conversation: e.conversation ?? "",
+      }),
     );
     return inserted === 1 ? { id } : "duplicate";
   }
 
   async mark(id: string, status: InboundStatus, note?: string): Promise<void> {
-    await this.db.exec(
-      "mark-inbound",
-      `UPDATE "InboundEvent" SET "status" = ?, "processedAt" = ?, "note" = COALESCE(?, "note") WHERE "id" = ? AND "status" = ?`,
-      [status, this.now(), note ?? null, id, "received"],
-    );
+    await this.db.exec("mark-inbound", MARK.bind(this.db, { id, status, processedAt: this.now(), note: note ?? null, received: "received" }));
   }
 
   /**
    * One page of the accepted events not yet handled, in recorded order,
    * after the `after` sequence value (replayed at start: page until empty).
    */
-  async unhandled(limit = 1000, after = 0): Promise<InboundRecord[]> {
-    const rows = await this.db.query<Record<string, unknown>>(
+  unhandled(limit = 1000, after = 0): Promise<InboundRecord[]> {
+    return this.db.query(
       "unhandled-inbound",
-      `SELECT ${COLUMNS} FROM "InboundEvent" WHERE "status" = ? AND "seq" > ? ORDER BY "seq" ASC, "id" ASC LIMIT ?`,
-      ["received", after, limit],
+      this.db.q
+        .selectFrom("InboundEvent")
+        .select(COLUMNS)
+        .where("status", "=", "received")
+        .where("seq", ">", after)
+        .orderBy("seq", "asc")
+        .orderBy("id", "asc")
+        .limit(limit),
     );
-    return rows.map(inboundOf);
   }
 
   /** A conversation's unhandled events, in recorded order. */
-  async receivedIn(conversation: string, limit = 50): Promise<InboundRecord[]> {
-    const rows = await this.db.query<Record<string, unknown>>(
+  receivedIn(conversation: string, limit = 50): Promise<InboundRecord[]> {
+    return this.db.query(
       "conversation-inbound",
-      `SELECT ${COLUMNS} FROM "InboundEvent" WHERE "conversation" = ? AND "status" = ? ORDER BY "seq" ASC, "id" ASC LIMIT ?`,
-      [conversation, "received", limit],
+      this.db.q
+        .selectFrom("InboundEvent")
+        .select(COLUMNS)
+        .where("conversation", "=", conversation)
+        .where("status", "=", "received")
+        .orderBy("seq", "asc")
+        .orderBy("id", "asc")
+        .limit(limit),
     );
-    return rows.map(inboundOf);
   }
 
   /** Conversations with unhandled events recorded before `before`. */
   async conversationsWaiting(before: Date, limit = 500): Promise<string[]> {
-    const rows = await this.db.query<{ conversation: string }>(
+    const rows = await this.db.query(
       "waiting-conversations",
-      `SELECT DISTINCT "conversation" FROM "InboundEvent" WHERE "status" = ? AND "receivedAt" < ? LIMIT ?`,
-      ["received", before, limit],
+      this.db.q.selectFrom("InboundEvent").select("conversation").distinct().where("status", "=", "received").where("receivedAt", "<", before).limit(limit),
     );
     return rows.map((r) => r.conversation);
   }
 
   async find(id: string): Promise<InboundRecord | null> {
-    const [r] = await this.db.query<Record<string, unknown>>("find-inbound", `SELECT ${COLUMNS} FROM "InboundEvent" WHERE "id" = ?`, [id]);
-    return r ? inboundOf(r) : null;
+    const [r] = await this.db.query("find-inbound", this.db.q.selectFrom("InboundEvent").select(COLUMNS).where("id", "=", id));
+    return r ?? null;
   }
 
   /**
@@ -134,10 +173,16 @@ export class InboundStore {
    * their age: they are replayed, or expired, first.
    */
   async prune(before: Date, limit: number): Promise<number> {
+    const q = this.db.q;
     return this.db.exec(
       "prune-inbound",
-      `DELETE FROM "InboundEvent" WHERE "id" IN (SELECT "id" FROM "InboundEvent" WHERE "status" IN (?, ?, ?) AND "receivedAt" < ? LIMIT ?)`,
-      ["done", "expired", "ignored", before, limit],
+      q
+        .deleteFrom("InboundEvent")
+        .where(
+          "id",
+          "in",
+          q.selectFrom("InboundEvent").select("id").where("status", "in", ["done", "expired", "ignored"]).where("receivedAt", "<", before).limit(limit),
+        ),
     );
   }
 }

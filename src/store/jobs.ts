@@ -1,6 +1,6 @@
+import { type Selectable, sql } from "kysely";
 import type { Database } from "./db.js";
-import type { Sql, SqlValue } from "./sql.js";
-import { toDate, toDateOrNull } from "./sql.js";
+import type { DB, QueryBuilder, Sql } from "./sql.js";
 
 /**
  * Scheduled jobs and their runs. A due job is *claimed* with one conditional
@@ -14,69 +14,19 @@ import { toDate, toDateOrNull } from "./sql.js";
 export type JobStatus = "active" | "paused" | "done" | "cancelled";
 export type RunStatus = "running" | "sending" | "delivered" | "failed" | "missed";
 
-export interface JobRecord {
-  id: string;
-  conversation: string;
-  target: string;
-  address: string;
-  platform: string;
-  botId: string;
-  kind: string;
-  spec: string;
-  timezone: string;
-  action: string;
-  text: string;
-  status: JobStatus;
-  nextRunAt: Date | null;
-  failures: number;
-  lastRunAt: Date | null;
-  lastStatus: string | null;
-  lastError: string | null;
-  claimOwner: string | null;
-  claimedAt: Date | null;
-  claimAttempts: number;
-  sessionId: string | null;
-  createdBy: string;
-  createdAt: Date;
-  updatedAt: Date;
-}
+/** A scheduled job's row (the generated type, with its status narrowed). */
+export type JobRecord = Omit<Selectable<DB["ScheduledJob"]>, "status"> & { status: JobStatus };
 
-export interface RunRecord {
-  id: string;
-  jobId: string;
-  dueAt: Date;
-  status: RunStatus;
-  deliveryId: string | null;
-  error: string | null;
-  owner: string | null;
-  startedAt: Date;
-  finishedAt: Date | null;
-}
+/** One run of a job's due time (the generated type, with its status narrowed). */
+export type RunRecord = Omit<Selectable<DB["JobRun"]>, "status"> & { status: RunStatus };
 
 export type NewJob = Omit<
   JobRecord,
   "failures" | "lastRunAt" | "lastStatus" | "lastError" | "claimOwner" | "claimedAt" | "claimAttempts" | "createdAt" | "updatedAt" | "sessionId"
 >;
 
-const JOB_COLUMNS = `"id","conversation","target","address","platform","botId","kind","spec","timezone","action","text","status","nextRunAt","failures","lastRunAt","lastStatus","lastError","claimOwner","claimedAt","claimAttempts","sessionId","createdBy","createdAt","updatedAt"`;
-const RUN_COLUMNS = `"id","jobId","dueAt","status","deliveryId","error","owner","startedAt","finishedAt"`;
-
-function jobOf(r: Record<string, unknown>): JobRecord {
-  return {
-    ...(r as unknown as JobRecord),
-    failures: Number(r.failures),
-    claimAttempts: Number(r.claimAttempts),
-    nextRunAt: toDateOrNull(r.nextRunAt),
-    lastRunAt: toDateOrNull(r.lastRunAt),
-    claimedAt: toDateOrNull(r.claimedAt),
-    createdAt: toDate(r.createdAt),
-    updatedAt: toDate(r.updatedAt),
-  };
-}
-
-function runOf(r: Record<string, unknown>): RunRecord {
-  return { ...(r as unknown as RunRecord), dueAt: toDate(r.dueAt), startedAt: toDate(r.startedAt), finishedAt: toDateOrNull(r.finishedAt) };
-}
+const jobOf = (r: Selectable<DB["ScheduledJob"]>): JobRecord => ({ ...r, status: r.status as JobStatus });
+const runOf = <T extends { status: string }>(r: T): T & { status: RunStatus } => ({ ...r, status: r.status as RunStatus });
 
 /** What one finished run writes, together. */
 export interface RunCompletion {
@@ -100,48 +50,44 @@ export class JobStore {
     const now = new Date();
     await this.db.exec(
       "job-insert",
-      `INSERT INTO "ScheduledJob" ("id","conversation","target","address","platform","botId","kind","spec","timezone","action","text","status","nextRunAt","createdBy","createdAt","updatedAt") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
-      [
-        job.id,
-        job.conversation,
-        job.target,
-        job.address,
-        job.platform,
-        job.botId,
-        job.kind,
-        job.spec,
-        job.timezone,
-        job.action,
-        job.text,
-        job.status,
-        job.nextRunAt,
-        job.createdBy,
-        now,
-        now,
-      ],
+      this.db.q.insertInto("ScheduledJob").values({
+        id: job.id,
+        conversation: job.conversation,
+        target: job.target,
+        address: job.address,
+        platform: job.platform,
+        botId: job.botId,
+        kind: job.kind,
+        spec: job.spec,
+        timezone: job.timezone,
+        action: job.action,
+        text: job.text,
+        status: job.status,
+        nextRunAt: job.nextRunAt,
+        createdBy: job.createdBy,
+        createdAt: now,
+        updatedAt: now,
+      }),
     );
     return (await this.get(job.id))!;
   }
 
   async get(id: string): Promise<JobRecord | null> {
-    const [r] = await this.db.query<Record<string, unknown>>("job-get", `SELECT ${JOB_COLUMNS} FROM "ScheduledJob" WHERE "id" = ?`, [id]);
+    const [r] = await this.db.query("job-get", this.db.q.selectFrom("ScheduledJob").selectAll().where("id", "=", id));
     return r ? jobOf(r) : null;
   }
 
   /** Jobs, oldest first; `conversation` narrows to one chat, `open` to active and paused ones. */
   async list(opts: { conversation?: string; open?: boolean; limit?: number } = {}): Promise<JobRecord[]> {
-    const where: string[] = [];
-    const params: SqlValue[] = [];
-    if (opts.conversation) {
-      where.push(`"conversation" = ?`);
-      params.push(opts.conversation);
-    }
-    if (opts.open) where.push(`"status" IN ('active','paused')`);
-    params.push(opts.limit ?? 500);
-    const rows = await this.db.query<Record<string, unknown>>(
+    let q = this.db.q.selectFrom("ScheduledJob").selectAll();
+    if (opts.conversation) q = q.where("conversation", "=", opts.conversation);
+    if (opts.open) q = q.where("status", "in", ["active", "paused"]);
+    const rows = await this.db.query(
       "job-list",
-      `SELECT ${JOB_COLUMNS} FROM "ScheduledJob"${where.length ? ` WHERE ${where.join(" AND ")}` : ""} ORDER BY "createdAt" ASC, "id" ASC LIMIT ?`,
-      params,
+      q
+        .orderBy("createdAt", "asc")
+        .orderBy("id", "asc")
+        .limit(opts.limit ?? 500),
     );
     return rows.map(jobOf);
   }
@@ -150,14 +96,17 @@ export class JobStore {
   async cancel(id: string): Promise<boolean> {
     const n = await this.db.exec(
       "job-cancel",
-      `UPDATE "ScheduledJob" SET "status" = ?, "nextRunAt" = NULL, "updatedAt" = ? WHERE "id" = ? AND "status" IN ('active','paused')`,
-      ["cancelled", new Date(), id],
+      this.db.q
+        .updateTable("ScheduledJob")
+        .set({ status: "cancelled", nextRunAt: null, updatedAt: new Date() })
+        .where("id", "=", id)
+        .where("status", "in", ["active", "paused"]),
     );
     return n === 1;
   }
 
   async setSession(id: string, sessionId: string): Promise<void> {
-    await this.db.exec("job-session", `UPDATE "ScheduledJob" SET "sessionId" = ? WHERE "id" = ?`, [sessionId, id]);
+    await this.db.exec("job-session", this.db.q.updateTable("ScheduledJob").set({ sessionId }).where("id", "=", id));
   }
 
   /**
@@ -168,17 +117,29 @@ export class JobStore {
    * is claimed once. Each claim counts an attempt at the current due time.
    */
   async claimDue(owner: string, now: Date, staleBefore: Date, limit: number): Promise<JobRecord[]> {
-    const due = await this.db.query<{ id: string }>(
+    const due = await this.db.query(
       "job-due",
-      `SELECT "id" FROM "ScheduledJob" WHERE "status" = ? AND "nextRunAt" <= ? AND ("claimOwner" IS NULL OR "claimedAt" < ?) ORDER BY "nextRunAt" ASC LIMIT ?`,
-      ["active", now, staleBefore, limit],
+      this.db.q
+        .selectFrom("ScheduledJob")
+        .select("id")
+        .where("status", "=", "active")
+        .where("nextRunAt", "<=", now)
+        .where((eb) => eb.or([eb("claimOwner", "is", null), eb("claimedAt", "<", staleBefore)]))
+        .orderBy("nextRunAt", "asc")
+        .limit(limit),
     );
     const claimed: JobRecord[] = [];
     for (const { id } of due) {
-      const rows = await this.db.writeReturning<Record<string, unknown>>(
+      const rows = await this.db.writeReturning(
         "job-claim",
-        `UPDATE "ScheduledJob" SET "claimOwner" = ?, "claimedAt" = ?, "claimAttempts" = "claimAttempts" + 1 WHERE "id" = ? AND "status" = ? AND "nextRunAt" <= ? AND ("claimOwner" IS NULL OR "claimedAt" < ?) RETURNING ${JOB_COLUMNS}`,
-        [owner, now, id, "active", now, staleBefore],
+        this.db.q
+          .updateTable("ScheduledJob")
+          .set((eb) => ({ claimOwner: owner, claimedAt: now, claimAttempts: eb("claimAttempts", "+", 1) }))
+          .where("id", "=", id)
+          .where("status", "=", "active")
+          .where("nextRunAt", "<=", now)
+          .where((eb) => eb.or([eb("claimOwner", "is", null), eb("claimedAt", "<", staleBefore)]))
+          .returningAll(),
       );
       if (rows[0]) claimed.push(jobOf(rows[0]));
     }
@@ -189,31 +150,23 @@ export class JobStore {
   async renewClaims(ids: string[], owner: string): Promise<void> {
     for (let i = 0; i < ids.length; i += 500) {
       const part = ids.slice(i, i + 500);
-      await this.db.exec("job-renew", `UPDATE "ScheduledJob" SET "claimedAt" = ? WHERE "id" IN (${part.map(() => "?").join(",")}) AND "claimOwner" = ?`, [
-        new Date(),
-        ...part,
-        owner,
-      ]);
+      await this.db.exec(
+        "job-renew",
+        this.db.q.updateTable("ScheduledJob").set({ claimedAt: new Date() }).where("id", "in", part).where("claimOwner", "=", owner),
+      );
     }
   }
 
   /** The run row of a claimed due time: created, or the one an earlier attempt (a crash) left. */
   async startRun(id: string, jobId: string, dueAt: Date, owner: string): Promise<RunRecord> {
-    await this.db.exec("run-start", `INSERT INTO "JobRun" (${RUN_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?) ON CONFLICT ("jobId","dueAt") DO NOTHING`, [
-      id,
-      jobId,
-      dueAt,
-      "running",
-      null,
-      null,
-      owner,
-      new Date(),
-      null,
-    ]);
-    const [r] = await this.db.query<Record<string, unknown>>("run-get", `SELECT ${RUN_COLUMNS} FROM "JobRun" WHERE "jobId" = ? AND "dueAt" = ?`, [
-      jobId,
-      dueAt,
-    ]);
+    await this.db.exec(
+      "run-start",
+      this.db.q
+        .insertInto("JobRun")
+        .values({ id, jobId, dueAt, status: "running", deliveryId: null, error: null, owner, startedAt: new Date(), finishedAt: null })
+        .onConflict((oc) => oc.columns(["jobId", "dueAt"]).doNothing()),
+    );
+    const [r] = await this.db.query("run-get", this.db.q.selectFrom("JobRun").selectAll().where("jobId", "=", jobId).where("dueAt", "=", dueAt));
     return runOf(r!);
   }
 
@@ -225,28 +178,53 @@ export class JobStore {
    * process took the due time over), and nothing was written.
    */
   async complete(c: RunCompletion, owner: string): Promise<boolean> {
+    const b = this.db.q;
     return this.db.sqlTransaction("run-complete", async (q) => {
       const now = new Date();
       const moved = await q.run(
-        `UPDATE "ScheduledJob" SET "nextRunAt" = ?, "status" = CASE WHEN ? = 1 AND "status" = 'active' THEN 'done' ELSE "status" END, "claimOwner" = NULL, "claimedAt" = NULL, "claimAttempts" = 0, "lastRunAt" = ?, "updatedAt" = ? WHERE "id" = ? AND "claimOwner" = ? AND "nextRunAt" = ?`,
-        [c.next, c.next === null ? 1 : 0, c.run.dueAt, now, c.job.id, owner, c.run.dueAt],
+        b
+          .updateTable("ScheduledJob")
+          .set((eb) => ({
+            nextRunAt: c.next,
+            // No next due time: an active job is done (a paused or cancelled one keeps its status).
+            ...(c.next === null ? { status: eb.case().when("status", "=", "active").then("done").else(eb.ref("status")).end() } : {}),
+            claimOwner: null,
+            claimedAt: null,
+            claimAttempts: 0,
+            lastRunAt: c.run.dueAt,
+            updatedAt: now,
+          }))
+          .where("id", "=", c.job.id)
+          .where("claimOwner", "=", owner)
+          .where("nextRunAt", "=", c.run.dueAt),
       );
       if (moved !== 1) return false;
       if (c.delivery) {
         await q.run(
-          `INSERT INTO "OutboundDelivery" ("id","inboundId","sessionId","platform","botId","address","part","text","status","attempts","createdAt","expiresAt") VALUES (?,?,?,?,?,?,?,?,?,?,?,?)`,
-          [c.delivery.id, null, c.delivery.sessionId, c.job.platform, c.job.botId, c.job.address, 0, c.delivery.text, "pending", 0, now, c.delivery.expiresAt],
+          b.insertInto("OutboundDelivery").values({
+            id: c.delivery.id,
+            inboundId: null,
+            sessionId: c.delivery.sessionId,
+            platform: c.job.platform,
+            botId: c.job.botId,
+            address: c.job.address,
+            part: 0,
+            text: c.delivery.text,
+            status: "pending",
+            attempts: 0,
+            createdAt: now,
+            expiresAt: c.delivery.expiresAt,
+          }),
         );
       }
-      for (const m of c.messages) await appendMessage(q, m, now);
-      await q.run(`UPDATE "JobRun" SET "status" = ?, "deliveryId" = ?, "error" = ?, "finishedAt" = ? WHERE "id" = ?`, [
-        c.status,
-        c.delivery?.id ?? null,
-        c.error?.slice(0, 500) ?? null,
-        c.status === "sending" ? null : now,
-        c.run.id,
-      ]);
-      if (c.status !== "sending") await settleJob(q, c.job.id, c.status, c.error ?? null, now);
+      for (const m of c.messages) await appendMessage(b, q, m, now);
+      await q.run(
+        b
+          .updateTable("JobRun")
+          .set({ status: c.status, deliveryId: c.delivery?.id ?? null, error: c.error?.slice(0, 500) ?? null, finishedAt: c.status === "sending" ? null : now })
+          .where("id", "=", c.run.id),
+      );
+      if (c.status !== "sending") await settleJob(b, q, c.job.id, c.status, c.error ?? null, now);
       return true;
     });
   }
@@ -257,18 +235,18 @@ export class JobStore {
   ): Promise<
     Array<RunRecord & { deliveryStatus: string | null; deliveryError: string | null; platformMessageId: string | null; deliveryExpiresAt: Date | null }>
   > {
-    const rows = await this.db.query<Record<string, unknown>>(
+    const rows = await this.db.query(
       "runs-sending",
-      `SELECT r."id",r."jobId",r."dueAt",r."status",r."deliveryId",r."error",r."owner",r."startedAt",r."finishedAt", d."status" AS "deliveryStatus", d."lastError" AS "deliveryError", d."platformMessageId" AS "platformMessageId", d."expiresAt" AS "deliveryExpiresAt" FROM "JobRun" r LEFT JOIN "OutboundDelivery" d ON d."id" = r."deliveryId" WHERE r."status" = ? ORDER BY r."dueAt" ASC LIMIT ?`,
-      ["sending", limit],
+      this.db.q
+        .selectFrom("JobRun as r")
+        .leftJoin("OutboundDelivery as d", "d.id", "r.deliveryId")
+        .selectAll("r")
+        .select(["d.status as deliveryStatus", "d.lastError as deliveryError", "d.platformMessageId as platformMessageId", "d.expiresAt as deliveryExpiresAt"])
+        .where("r.status", "=", "sending")
+        .orderBy("r.dueAt", "asc")
+        .limit(limit),
     );
-    return rows.map((r) => ({
-      ...runOf(r),
-      deliveryStatus: (r.deliveryStatus as string | null) ?? null,
-      deliveryError: (r.deliveryError as string | null) ?? null,
-      platformMessageId: (r.platformMessageId as string | null) ?? null,
-      deliveryExpiresAt: toDateOrNull(r.deliveryExpiresAt),
-    }));
+    return rows.map(runOf);
   }
 
   /**
@@ -282,18 +260,19 @@ export class JobStore {
     status: "delivered" | "failed",
     error: string | null,
   ): Promise<{ settled: boolean; failures: number; paused: boolean; jobId: string }> {
+    const b = this.db.q;
     return this.db.sqlTransaction("run-settle", async (q) => {
       const now = new Date();
-      const [run] = await q.all<{ jobId: string }>(`SELECT "jobId" FROM "JobRun" WHERE "id" = ? AND "status" = ?`, [runId, "sending"]);
+      const [run] = await q.all(b.selectFrom("JobRun").select("jobId").where("id", "=", runId).where("status", "=", "sending"));
       if (!run) return { settled: false, failures: 0, paused: false, jobId: "" };
-      await q.run(`UPDATE "JobRun" SET "status" = ?, "error" = ?, "finishedAt" = ? WHERE "id" = ? AND "status" = ?`, [
-        status,
-        error?.slice(0, 500) ?? null,
-        now,
-        runId,
-        "sending",
-      ]);
-      return { settled: true, jobId: run.jobId, ...(await settleJob(q, run.jobId, status, error, now)) };
+      await q.run(
+        b
+          .updateTable("JobRun")
+          .set({ status, error: error?.slice(0, 500) ?? null, finishedAt: now })
+          .where("id", "=", runId)
+          .where("status", "=", "sending"),
+      );
+      return { settled: true, jobId: run.jobId, ...(await settleJob(b, q, run.jobId, status, error, now)) };
     });
   }
 
@@ -301,16 +280,18 @@ export class JobStore {
   async pruneRuns(before: Date, limit: number): Promise<number> {
     return this.db.exec(
       "prune-job-runs",
-      `DELETE FROM "JobRun" WHERE "id" IN (SELECT "id" FROM "JobRun" WHERE "status" IN ('delivered','failed','missed') AND "dueAt" < ? LIMIT ?)`,
-      [before, limit],
+      this.db.q
+        .deleteFrom("JobRun")
+        .where("id", "in", (eb) =>
+          eb.selectFrom("JobRun").select("id").where("status", "in", ["delivered", "failed", "missed"]).where("dueAt", "<", before).limit(limit),
+        ),
     );
   }
 
   async runs(jobId: string, limit = 20): Promise<RunRecord[]> {
-    const rows = await this.db.query<Record<string, unknown>>(
+    const rows = await this.db.query(
       "runs-of-job",
-      `SELECT ${RUN_COLUMNS} FROM "JobRun" WHERE "jobId" = ? ORDER BY "dueAt" DESC LIMIT ?`,
-      [jobId, limit],
+      this.db.q.selectFrom("JobRun").selectAll().where("jobId", "=", jobId).orderBy("dueAt", "desc").limit(limit),
     );
     return rows.map(runOf);
   }
@@ -320,35 +301,38 @@ export class JobStore {
    * its latest inbound event's, else its parent's (the session before /new).
    */
   async addressOfSession(sessionId: string, parentId?: string, channel?: string): Promise<StoredAddress | undefined> {
+    const q = this.db.q;
     for (let id: string | undefined = sessionId, hops = 0; id && hops < 5; hops++) {
-      const [d] = await this.db.query<{ address: string }>(
+      const [d] = await this.db.query(
         "job-address-delivery",
-        `SELECT "address" FROM "OutboundDelivery" WHERE "sessionId" = ? ORDER BY "createdAt" DESC LIMIT 1`,
-        [id],
+        q.selectFrom("OutboundDelivery").select("address").where("sessionId", "=", id).orderBy("createdAt", "desc").limit(1),
       );
       if (d) return JSON.parse(d.address);
-      const [e] = await this.db.query<{ envelope: string }>(
+      const [e] = await this.db.query(
         "job-address-inbound",
-        `SELECT "envelope" FROM "InboundEvent" WHERE "sessionId" = ? ORDER BY "seq" DESC LIMIT 1`,
-        [id],
+        q.selectFrom("InboundEvent").select("envelope").where("sessionId", "=", id).orderBy("seq", "desc").limit(1),
       );
       if (e) {
         const env = JSON.parse(e.envelope) as { replyTo: StoredAddress; chatKind: string };
         return { ...env.replyTo, kind: env.chatKind === "private" ? "private" : "group" };
       }
-      const [s]: Array<{ parentId: string | null }> = await this.db.query<{ parentId: string | null }>(
+      const [s]: Array<{ parentId: string | null }> = await this.db.query(
         "job-address-parent",
-        `SELECT "parentId" FROM "Session" WHERE "id" = ?`,
-        [id],
+        q.selectFrom("Session").select("parentId").where("id", "=", id),
       );
       id = hops === 0 && parentId ? parentId : (s?.parentId ?? undefined);
     }
     // A fresh session's first turn: the event being answered is recorded, not yet linked to the session.
     if (channel) {
-      const [e] = await this.db.query<{ envelope: string }>(
+      const [e] = await this.db.query(
         "job-address-channel",
-        `SELECT "envelope" FROM "InboundEvent" WHERE "status" = ? AND "envelope" LIKE ? ORDER BY "seq" DESC LIMIT 1`,
-        ["received", `%${JSON.stringify({ channel }).slice(1, -1)}%`],
+        q
+          .selectFrom("InboundEvent")
+          .select("envelope")
+          .where("status", "=", "received")
+          .where("envelope", "like", `%${JSON.stringify({ channel }).slice(1, -1)}%`)
+          .orderBy("seq", "desc")
+          .limit(1),
       );
       if (e) {
         const env = JSON.parse(e.envelope) as { replyTo: StoredAddress; chatKind: string; channel: string };
@@ -361,10 +345,17 @@ export class JobStore {
   /** The latest recorded event of a platform chat (and thread), to find its conversation and reply address. */
   async latestEnvelope(platform: string, chat: string, thread?: string): Promise<LatestEnvelope | undefined> {
     const like = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
-    const rows = await this.db.query<{ envelope: string; conversation: string }>(
+    const pattern = `${like(platform)}:%${like(chat)}:%`;
+    const rows = await this.db.query(
       "job-latest-envelope",
-      `SELECT "envelope","conversation" FROM "InboundEvent" WHERE "platform" = ? AND "conversation" LIKE ? ESCAPE '\\' ORDER BY "seq" DESC LIMIT 50`,
-      [platform, `${like(platform)}:%${like(chat)}:%`],
+      this.db.q
+        .selectFrom("InboundEvent")
+        .select(["envelope", "conversation"])
+        .where("platform", "=", platform)
+        // Backslash escapes LIKE's wildcards in the ids (the same ESCAPE clause on both providers).
+        .where(sql<boolean>`${sql.ref("conversation")} LIKE ${pattern} ESCAPE '\\'`)
+        .orderBy("seq", "desc")
+        .limit(50),
     );
     for (const r of rows) {
       const env = JSON.parse(r.envelope) as LatestEnvelope;
@@ -377,7 +368,13 @@ export class JobStore {
 
   /** Run counts by status (for tests and `schedule list`). */
   async runCounts(): Promise<Record<string, number>> {
-    const rows = await this.db.query<{ status: string; n: number | string }>("run-counts", `SELECT "status", COUNT(*) AS "n" FROM "JobRun" GROUP BY "status"`);
+    const rows = await this.db.query(
+      "run-counts",
+      this.db.q
+        .selectFrom("JobRun")
+        .select(["status", (eb) => eb.fn.countAll<number>().as("n")])
+        .groupBy("status"),
+    );
     return Object.fromEntries(rows.map((r) => [r.status, Number(r.n)]));
   }
 }
@@ -407,43 +404,58 @@ export interface LatestEnvelope {
 }
 
 /** The job's last run and its failures in a row; the third failure in a row pauses an active job. */
-async function settleJob(q: Sql, jobId: string, status: string, error: string | null, now: Date): Promise<{ failures: number; paused: boolean }> {
+async function settleJob(
+  b: QueryBuilder,
+  q: Sql,
+  jobId: string,
+  status: string,
+  error: string | null,
+  now: Date,
+): Promise<{ failures: number; paused: boolean }> {
   if (status === "missed") {
-    await q.run(`UPDATE "ScheduledJob" SET "lastStatus" = ?, "lastError" = ?, "updatedAt" = ? WHERE "id" = ?`, [status, error, now, jobId]);
+    await q.run(b.updateTable("ScheduledJob").set({ lastStatus: status, lastError: error, updatedAt: now }).where("id", "=", jobId));
     return { failures: 0, paused: false };
   }
   const failed = status === "failed";
-  await q.run(`UPDATE "ScheduledJob" SET "lastStatus" = ?, "lastError" = ?, "failures" = ${failed ? `"failures" + 1` : "0"}, "updatedAt" = ? WHERE "id" = ?`, [
-    status,
-    error,
-    now,
-    jobId,
-  ]);
+  await q.run(
+    b
+      .updateTable("ScheduledJob")
+      .set((eb) => ({ lastStatus: status, lastError: error, failures: failed ? eb("failures", "+", 1) : 0, updatedAt: now }))
+      .where("id", "=", jobId),
+  );
   if (!failed) return { failures: 0, paused: false };
-  const paused = await q.run(`UPDATE "ScheduledJob" SET "status" = ?, "updatedAt" = ? WHERE "id" = ? AND "status" = ? AND "failures" >= ?`, [
-    "paused",
-    now,
-    jobId,
-    "active",
-    PAUSE_AFTER_FAILURES,
-  ]);
-  const [row] = await q.all<{ failures: number }>(`SELECT "failures" FROM "ScheduledJob" WHERE "id" = ?`, [jobId]);
+  const paused = await q.run(
+    b
+      .updateTable("ScheduledJob")
+      .set({ status: "paused", updatedAt: now })
+      .where("id", "=", jobId)
+      .where("status", "=", "active")
+      .where("failures", ">=", PAUSE_AFTER_FAILURES),
+  );
+  const [row] = await q.all(b.selectFrom("ScheduledJob").select("failures").where("id", "=", jobId));
   return { failures: Number(row?.failures ?? 0), paused: paused === 1 };
 }
 
 export const PAUSE_AFTER_FAILURES = 3;
 
 /** One transcript entry at the session's next seq; an archived session (a /new raced the run) gets none. */
-async function appendMessage(q: Sql, m: { sessionId: string; role: string; content: string; meta?: string }, now: Date): Promise<void> {
-  const touched = await q.run(`UPDATE "Session" SET "lastActive" = ? WHERE "id" = ? AND "archived" = ?`, [now, m.sessionId, false]);
+async function appendMessage(b: QueryBuilder, q: Sql, m: { sessionId: string; role: string; content: string; meta?: string }, now: Date): Promise<void> {
+  const touched = await q.run(b.updateTable("Session").set({ lastActive: now }).where("id", "=", m.sessionId).where("archived", "=", false));
   if (touched !== 1) return;
-  const [last] = await q.all<{ seq: number | null }>(`SELECT MAX("seq") AS "seq" FROM "Message" WHERE "sessionId" = ?`, [m.sessionId]);
-  await q.run(`INSERT INTO "Message" ("sessionId","seq","role","content","meta","createdAt") VALUES (?,?,?,?,?,?)`, [
-    m.sessionId,
-    Number(last?.seq ?? 0) + 1,
-    m.role,
-    m.content,
-    m.meta ?? null,
-    now,
-  ]);
+  const [last] = await q.all(
+    b
+      .selectFrom("Message")
+      .select((eb) => eb.fn.max("seq").as("seq"))
+      .where("sessionId", "=", m.sessionId),
+  );
+  await q.run(
+    b.insertInto("Message").values({
+      sessionId: m.sessionId,
+      seq: Number(last?.seq ?? 0) + 1,
+      role: m.role,
+      content: m.content,
+      meta: m.meta ?? null,
+      createdAt: now,
+    }),
+  );
 }

@@ -8,15 +8,17 @@ export class KvStore {
   constructor(readonly db: Database) {}
 
   async get(key: string): Promise<string | undefined> {
-    const [r] = await this.db.query<{ value: string }>("kv-get", `SELECT "value" FROM "AdapterState" WHERE "key" = ?`, [key]);
+    const [r] = await this.db.query("kv-get", this.db.q.selectFrom("AdapterState").select("value").where("key", "=", key));
     return r?.value;
   }
 
   async set(key: string, value: string): Promise<void> {
     await this.db.exec(
       "kv-set",
-      `INSERT INTO "AdapterState" ("key","value","updatedAt") VALUES (?,?,?) ON CONFLICT ("key") DO UPDATE SET "value" = excluded."value", "updatedAt" = excluded."updatedAt"`,
-      [key, value, new Date()],
+      this.db.q
+        .insertInto("AdapterState")
+        .values({ key, value, updatedAt: new Date() })
+        .onConflict((oc) => oc.column("key").doUpdateSet((eb) => ({ value: eb.ref("excluded.value"), updatedAt: eb.ref("excluded.updatedAt") }))),
     );
   }
 }

@@ -17,23 +17,33 @@ export class LeaseStore {
     // One conditional upsert: insert, or take over where the lease is ours or has expired.
     const n = await this.db.exec(
       "lease-acquire",
-      `INSERT INTO "ConversationLease" ("key","owner","expiresAt") VALUES (?,?,?) ON CONFLICT ("key") DO UPDATE SET "owner" = excluded."owner", "expiresAt" = excluded."expiresAt" WHERE "ConversationLease"."owner" = ? OR "ConversationLease"."expiresAt" < ?`,
-      [key, owner, expiresAt, owner, now],
+      this.db.q
+        .insertInto("ConversationLease")
+        .values({ key, owner, expiresAt })
+        .onConflict((oc) =>
+          oc
+            .column("key")
+            .doUpdateSet((eb) => ({ owner: eb.ref("excluded.owner"), expiresAt: eb.ref("excluded.expiresAt") }))
+            .where((eb) => eb.or([eb("ConversationLease.owner", "=", owner), eb("ConversationLease.expiresAt", "<", now)])),
+        ),
     );
     return n === 1;
   }
 
   /** Extends our lease; false if it was lost (expired and taken). */
   async renew(key: string, owner: string, ttlMs: number): Promise<boolean> {
-    const n = await this.db.exec("lease-renew", `UPDATE "ConversationLease" SET "expiresAt" = ? WHERE "key" = ? AND "owner" = ?`, [
-      new Date(Date.now() + ttlMs),
-      key,
-      owner,
-    ]);
+    const n = await this.db.exec(
+      "lease-renew",
+      this.db.q
+        .updateTable("ConversationLease")
+        .set({ expiresAt: new Date(Date.now() + ttlMs) })
+        .where("key", "=", key)
+        .where("owner", "=", owner),
+    );
     return n === 1;
   }
 
   async release(key: string, owner: string): Promise<void> {
-    await this.db.exec("lease-release", `DELETE FROM "ConversationLease" WHERE "key" = ? AND "owner" = ?`, [key, owner]);
+    await this.db.exec("lease-release", this.db.q.deleteFrom("ConversationLease").where("key", "=", key).where("owner", "=", owner));
   }
 }

@@ -1,5 +1,12 @@
 import { randomUUID } from "node:crypto";
+import { setBounded } from "../bounded.js";
 import type { Database } from "./db.js";
+import { prepare, type Param } from "./prepared.js";
+
+// Hot path (every turn): compiled once (prepared.ts).
+const RECALL = prepare((b, p: Param<{ scope: string; limit: number }>) =>
+  b.selectFrom("Memory").select("content").where("scope", "=", p("scope")).orderBy("createdAt", "desc").orderBy("id", "asc").limit(p("limit")),
+);
 
 export interface MemoryRecord {
   id: string;
@@ -9,44 +16,80 @@ export interface MemoryRecord {
   createdAt: Date;
 }
 
+/** Scopes whose recall is kept in memory (bounded; a miss costs one indexed read). */
+const CACHE_LIMIT = 10_000;
+
 /** Condensed memories, partitioned by memory scope (src/session/memory-scope.ts makes the scope). */
 export class MemoryStore {
-  constructor(readonly db: Database) {}
+  readonly #cache: Map<string, { limit: number; contents: string[] }> | undefined;
+  /** Bumped by every write, so a recall that raced a write does not cache what it read before it. */
+  #generation = 0;
+
+  /**
+   * With `cache`, recall answers from memory after the first read of a scope
+   * and every write here drops that scope: right only when this process is
+   * the one writer (not SHARED_DATABASE, where other processes write too).
+   */
+  constructor(
+    readonly db: Database,
+    opts: { cache?: boolean } = {},
+  ) {
+    if (opts.cache) this.#cache = new Map();
+  }
+
+  /** A write drops the scope's cached recall before it starts and again once it settled (a recall meanwhile read either side). */
+  async #writing<T>(scope: string, write: () => Promise<T>): Promise<T> {
+    this.#generation++;
+    this.#cache?.delete(scope);
+    try {
+      return await write();
+    } finally {
+      this.#generation++;
+      this.#cache?.delete(scope);
+    }
+  }
 
   async add(scope: string, sessionId: string | null, contents: string[]): Promise<void> {
     if (contents.length === 0) return;
     // One millisecond apart, so recall keeps the condenser's order.
     const now = Date.now();
-    const params = contents.flatMap((content, i) => [randomUUID(), scope, sessionId, content, new Date(now + i)]);
-    await this.db.exec(
-      "add-memories",
-      `INSERT INTO "Memory" ("id","scope","sessionId","content","createdAt") VALUES ${contents.map(() => "(?,?,?,?,?)").join(",")}`,
-      params,
+    await this.#writing(scope, () =>
+      this.db.exec(
+        "add-memories",
+        this.db.q.insertInto("Memory").values(contents.map((content, i) => ({ id: randomUUID(), scope, sessionId, content, createdAt: new Date(now + i) }))),
+      ),
     );
   }
 
   /** The most recent memories of a scope, oldest first. */
   async recall(scope: string, limit = 20): Promise<string[]> {
-    // Every turn reads this: raw SQL on the (scope, createdAt) index.
-    const rows = await this.db.query<{ content: string }>(
-      "recall-memories",
-      `SELECT "content" FROM "Memory" WHERE "scope" = ? ORDER BY "createdAt" DESC, "id" ASC LIMIT ?`,
-      [scope, limit],
-    );
-    return rows.reverse().map((r) => r.content);
+    const hit = this.#cache?.get(scope);
+    if (hit && hit.limit === limit) return [...hit.contents];
+    const generation = this.#generation;
+    // Every turn reads this: on the (scope, createdAt) index.
+    const rows = await this.db.query("recall-memories", RECALL.bind(this.db, { scope, limit }));
+    const contents = rows.reverse().map((r) => r.content);
+    if (this.#cache && generation === this.#generation) setBounded(this.#cache, scope, { limit, contents }, CACHE_LIMIT);
+    return [...contents];
   }
 
   list(scope: string): Promise<MemoryRecord[]> {
-    return this.db.read((c) => c.memory.findMany({ where: { scope }, orderBy: { createdAt: "asc" } }), "memory-findMany");
+    return this.db.query(
+      "memory-list",
+      this.db.q.selectFrom("Memory").select(["id", "scope", "sessionId", "content", "createdAt"]).where("scope", "=", scope).orderBy("createdAt", "asc"),
+    );
   }
 
   /** Replaces a scope's memories with a condensed set (compaction of a private scope). */
   replace(scope: string, contents: string[]): Promise<void> {
-    return this.db.transaction("memory-compact", async (tx) => {
-      await tx.memory.deleteMany({ where: { scope } });
-      const now = new Date();
-      if (contents.length)
-        await tx.memory.createMany({ data: contents.map((content) => ({ id: randomUUID(), scope, sessionId: null, content, createdAt: now })) });
-    });
+    const b = this.db.q;
+    return this.#writing(scope, () =>
+      this.db.sqlTransaction("memory-compact", async (q) => {
+        await q.run(b.deleteFrom("Memory").where("scope", "=", scope));
+        const now = new Date();
+        if (contents.length)
+          await q.run(b.insertInto("Memory").values(contents.map((content) => ({ id: randomUUID(), scope, sessionId: null, content, createdAt: now }))));
+      }),
+    );
   }
 }

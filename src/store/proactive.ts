@@ -1,25 +1,33 @@
 import { randomUUID } from "node:crypto";
+import type { Selectable } from "kysely";
 import type { Database } from "./db.js";
 import type { DeliveryRecord } from "./deliveries.js";
-import { toDate, type Sql } from "./sql.js";
+import { prepare, type Param } from "./prepared.js";
+import type { DB, Sql } from "./sql.js";
 
 /** A conversation's durable address (the ConversationAddress table). */
-export interface ConversationAddressRecord {
-  key: string;
-  platform: string;
-  botId: string;
-  chatId: string;
-  threadId: string;
-  bindingKey: string;
-  template: string;
-  updatedAt: Date;
-}
+export type ConversationAddressRecord = Selectable<DB["ConversationAddress"]>;
 
-const ADDRESS_COLUMNS = `"key","platform","botId","chatId","threadId","bindingKey","template","updatedAt"`;
-const addressOf = (r: Record<string, unknown>): ConversationAddressRecord => ({
-  ...(r as unknown as ConversationAddressRecord),
-  updatedAt: toDate(r.updatedAt),
-});
+// On the path of a conversation's messages: compiled once (prepared.ts).
+const UPSERT_ADDRESS = prepare((b, p: Param<ConversationAddressRecord>) =>
+  b
+    .insertInto("ConversationAddress")
+    .values({
+      key: p("key"),
+      platform: p("platform"),
+      botId: p("botId"),
+      chatId: p("chatId"),
+      threadId: p("threadId"),
+      bindingKey: p("bindingKey"),
+      template: p("template"),
+      updatedAt: p("updatedAt"),
+    })
+    .onConflict((oc) =>
+      oc
+        .column("key")
+        .doUpdateSet((eb) => ({ bindingKey: eb.ref("excluded.bindingKey"), template: eb.ref("excluded.template"), updatedAt: eb.ref("excluded.updatedAt") })),
+    ),
+);
 
 /**
  * Where each conversation can be reached. Written when the gateway first
@@ -30,51 +38,35 @@ export class ConversationAddressStore {
   constructor(readonly db: Database) {}
 
   async upsert(r: Omit<ConversationAddressRecord, "updatedAt">): Promise<void> {
-    await this.db.exec(
-      "conversation-address-upsert",
-      `INSERT INTO "ConversationAddress" (${ADDRESS_COLUMNS}) VALUES (?,?,?,?,?,?,?,?) ON CONFLICT ("key") DO UPDATE SET "bindingKey" = excluded."bindingKey", "template" = excluded."template", "updatedAt" = excluded."updatedAt"`,
-      [r.key, r.platform, r.botId, r.chatId, r.threadId, r.bindingKey, r.template, new Date()],
-    );
+    await this.db.exec("conversation-address-upsert", UPSERT_ADDRESS.bind(this.db, { ...r, updatedAt: new Date() }));
   }
 
   /** The conversations with this chat (and thread) id on a platform, most recent first (several bots may share a chat). */
   async byChat(platform: string, chatId: string, threadId: string, botId?: string): Promise<ConversationAddressRecord[]> {
-    const rows = await this.db.query<Record<string, unknown>>(
-      "conversation-address-by-chat",
-      `SELECT ${ADDRESS_COLUMNS} FROM "ConversationAddress" WHERE "platform" = ? AND "chatId" = ? AND "threadId" = ?${botId === undefined ? "" : ` AND "botId" = ?`} ORDER BY "updatedAt" DESC LIMIT 10`,
-      botId === undefined ? [platform, chatId, threadId] : [platform, chatId, threadId, botId],
-    );
-    return rows.map(addressOf);
+    let q = this.db.q
+      .selectFrom("ConversationAddress")
+      .selectAll()
+      .where("platform", "=", platform)
+      .where("chatId", "=", chatId)
+      .where("threadId", "=", threadId);
+    if (botId !== undefined) q = q.where("botId", "=", botId);
+    return this.db.query("conversation-address-by-chat", q.orderBy("updatedAt", "desc").limit(10));
   }
 
   /** The most recently used address of a binding (a thread sharing its channel's session has several). */
   async byBinding(bindingKey: string): Promise<ConversationAddressRecord | undefined> {
-    const [r] = await this.db.query<Record<string, unknown>>(
+    const [r] = await this.db.query(
       "conversation-address-by-binding",
-      `SELECT ${ADDRESS_COLUMNS} FROM "ConversationAddress" WHERE "bindingKey" = ? ORDER BY "updatedAt" DESC LIMIT 1`,
-      [bindingKey],
+      this.db.q.selectFrom("ConversationAddress").selectAll().where("bindingKey", "=", bindingKey).orderBy("updatedAt", "desc").limit(1),
     );
-    return r ? addressOf(r) : undefined;
+    return r;
   }
 }
 
 /** One accepted POST /api/v1/messages (the ApiMessage table). */
-export interface ApiMessageRecord {
-  id: string;
-  principal: string;
-  idempotencyKey: string;
-  fingerprint: string;
-  mode: "send" | "agent";
-  platform: string;
-  botId: string;
-  deliveryId: string | null;
-  eventId: string | null;
-  envelope: string | null;
-  createdAt: Date;
-}
+export type ApiMessageRecord = Omit<Selectable<DB["ApiMessage"]>, "mode"> & { mode: "send" | "agent" };
 
-const API_COLUMNS = `"id","principal","idempotencyKey","fingerprint","mode","platform","botId","deliveryId","eventId","envelope","createdAt"`;
-const apiOf = (r: Record<string, unknown>): ApiMessageRecord => ({ ...(r as unknown as ApiMessageRecord), createdAt: toDate(r.createdAt) });
+const apiOf = (r: Selectable<DB["ApiMessage"]>): ApiMessageRecord => ({ ...r, mode: r.mode as ApiMessageRecord["mode"] });
 
 export type NewApiMessage = Omit<ApiMessageRecord, "id" | "createdAt" | "deliveryId">;
 
@@ -111,40 +103,45 @@ export class ApiMessageStore {
     const deliveryId = parts.delivery ? randomUUID() : null;
     const now = new Date();
     const record: ApiMessageRecord = { ...m, id, deliveryId, createdAt: now };
+    const b = this.db.q;
     const created = await this.db.sqlTransaction("api-message-accept", async (q) => {
-      const n = await q.run(`INSERT INTO "ApiMessage" (${API_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT ("principal","idempotencyKey") DO NOTHING`, [
-        id,
-        m.principal,
-        m.idempotencyKey,
-        m.fingerprint,
-        m.mode,
-        m.platform,
-        m.botId,
-        deliveryId,
-        m.eventId,
-        m.envelope,
-        now,
-      ]);
+      const n = await q.run(
+        b
+          .insertInto("ApiMessage")
+          .values({
+            id,
+            principal: m.principal,
+            idempotencyKey: m.idempotencyKey,
+            fingerprint: m.fingerprint,
+            mode: m.mode,
+            platform: m.platform,
+            botId: m.botId,
+            deliveryId,
+            eventId: m.eventId,
+            envelope: m.envelope,
+            createdAt: now,
+          })
+          .onConflict((oc) => oc.columns(["principal", "idempotencyKey"]).doNothing()),
+      );
       if (n === 0) return false;
       if (parts.delivery && deliveryId) {
         await q.run(
-          `INSERT INTO "OutboundDelivery" ("id","inboundId","sessionId","platform","botId","address","part","text","status","attempts","createdAt","expiresAt") VALUES (?,?,?,?,?,?,?,?,?,?,?,?)`,
-          [
-            deliveryId,
-            null,
-            parts.sessionId ?? "",
-            m.platform,
-            m.botId,
-            parts.delivery.address,
-            0,
-            parts.delivery.text,
-            "pending",
-            0,
-            now,
-            parts.delivery.expiresAt,
-          ],
+          b.insertInto("OutboundDelivery").values({
+            id: deliveryId,
+            inboundId: null,
+            sessionId: parts.sessionId ?? "",
+            platform: m.platform,
+            botId: m.botId,
+            address: parts.delivery.address,
+            part: 0,
+            text: parts.delivery.text,
+            status: "pending",
+            attempts: 0,
+            createdAt: now,
+            expiresAt: parts.delivery.expiresAt,
+          }),
         );
-        if (parts.sessionId) await appendBotMessage(q, parts.sessionId, parts.delivery.text, now, id);
+        if (parts.sessionId) await appendBotMessage(b, q, parts.sessionId, parts.delivery.text, now, id);
       }
       return true;
     });
@@ -175,16 +172,15 @@ export class ApiMessageStore {
   }
 
   async byKey(principal: string, key: string): Promise<ApiMessageRecord | undefined> {
-    const [r] = await this.db.query<Record<string, unknown>>(
+    const [r] = await this.db.query(
       "api-message-by-key",
-      `SELECT ${API_COLUMNS} FROM "ApiMessage" WHERE "principal" = ? AND "idempotencyKey" = ?`,
-      [principal, key],
+      this.db.q.selectFrom("ApiMessage").selectAll().where("principal", "=", principal).where("idempotencyKey", "=", key),
     );
     return r ? apiOf(r) : undefined;
   }
 
   async find(id: string): Promise<ApiMessageRecord | undefined> {
-    const [r] = await this.db.query<Record<string, unknown>>("api-message-find", `SELECT ${API_COLUMNS} FROM "ApiMessage" WHERE "id" = ?`, [id]);
+    const [r] = await this.db.query("api-message-find", this.db.q.selectFrom("ApiMessage").selectAll().where("id", "=", id));
     return r ? apiOf(r) : undefined;
   }
 
@@ -192,45 +188,47 @@ export class ApiMessageStore {
   async status(id: string): Promise<ApiMessageStatus | undefined> {
     const record = await this.find(id);
     if (!record) return undefined;
-    const cols = `"id","status","platformMessageId","lastError","attempts","part","sentAt"`;
+    const replies = this.db.q.selectFrom("OutboundDelivery").select(["id", "status", "platformMessageId", "lastError", "attempts", "part", "sentAt"]);
     let inbound: ApiMessageStatus["inbound"] = null;
-    let rows: Array<Record<string, unknown>> = [];
-    if (record.deliveryId) rows = await this.db.query("api-message-delivery", `SELECT ${cols} FROM "OutboundDelivery" WHERE "id" = ?`, [record.deliveryId]);
+    let deliveries: ApiMessageStatus["deliveries"] = [];
+    if (record.deliveryId) deliveries = await this.db.query("api-message-delivery", replies.where("id", "=", record.deliveryId));
     else if (record.eventId) {
-      const [ev] = await this.db.query<{ id: string; status: string; note: string | null }>(
+      const [ev] = await this.db.query(
         "api-message-inbound",
-        `SELECT "id","status","note" FROM "InboundEvent" WHERE "platform" = ? AND "botId" = ? AND "eventId" = ?`,
-        [record.platform, record.botId, record.eventId],
+        this.db.q
+          .selectFrom("InboundEvent")
+          .select(["id", "status", "note"])
+          .where("platform", "=", record.platform)
+          .where("botId", "=", record.botId)
+          .where("eventId", "=", record.eventId),
       );
       if (ev) {
         inbound = ev;
-        rows = await this.db.query("api-message-replies", `SELECT ${cols} FROM "OutboundDelivery" WHERE "inboundId" = ? ORDER BY "part" ASC`, [ev.id]);
+        deliveries = await this.db.query("api-message-replies", replies.where("inboundId", "=", ev.id).orderBy("part", "asc"));
       }
     }
-    const deliveries = rows.map((r) => ({
-      id: String(r.id),
-      status: String(r.status),
-      platformMessageId: (r.platformMessageId as string | null) ?? null,
-      lastError: (r.lastError as string | null) ?? null,
-      attempts: Number(r.attempts),
-      part: Number(r.part),
-      sentAt: r.sentAt == null ? null : toDate(r.sentAt),
-    }));
     return { record, inbound, deliveries };
   }
 }
 
 /** The text, as the bot's message, at the end of the session's transcript (not for an archived session). */
-async function appendBotMessage(q: Sql, sessionId: string, text: string, now: Date, apiMessageId: string): Promise<void> {
-  const touched = await q.run(`UPDATE "Session" SET "lastActive" = ? WHERE "id" = ? AND "archived" = ?`, [now, sessionId, false]);
+async function appendBotMessage(b: Database["q"], q: Sql, sessionId: string, text: string, now: Date, apiMessageId: string): Promise<void> {
+  const touched = await q.run(b.updateTable("Session").set({ lastActive: now }).where("id", "=", sessionId).where("archived", "=", false));
   if (touched !== 1) return;
-  const [last] = await q.all<{ seq: number | null }>(`SELECT MAX("seq") AS "seq" FROM "Message" WHERE "sessionId" = ?`, [sessionId]);
-  await q.run(`INSERT INTO "Message" ("sessionId","seq","role","content","meta","createdAt") VALUES (?,?,?,?,?,?)`, [
-    sessionId,
-    Number(last?.seq ?? 0) + 1,
-    "assistant",
-    text,
-    JSON.stringify({ source: "api", apiMessageId }),
-    now,
-  ]);
+  const [last] = await q.all(
+    b
+      .selectFrom("Message")
+      .select((eb) => eb.fn.max("seq").as("seq"))
+      .where("sessionId", "=", sessionId),
+  );
+  await q.run(
+    b.insertInto("Message").values({
+      sessionId,
+      seq: Number(last?.seq ?? 0) + 1,
+      role: "assistant",
+      content: text,
+      meta: JSON.stringify({ source: "api", apiMessageId }),
+      createdAt: now,
+    }),
+  );
 }

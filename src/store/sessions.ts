@@ -1,42 +1,13 @@
 import type { Database } from "./db.js";
 import { StoreError, isUniqueViolation } from "./errors.js";
-import { toBool, toDate, toDateOrNull, type Sql, type SqlValue } from "./sql.js";
+import { sql, type Expression, type Selectable } from "kysely";
+import type { DB, Sql } from "./sql.js";
+import { prepare, type Dialect, type Param } from "./prepared.js";
 
-/** A session row as stored. The domain maps it to and from Info (src/session/info.ts). */
-export interface SessionRecord {
-  id: string;
-  agentId: string;
-  userId: string;
-  groupId: string | null;
-  channel: string;
-  kind: string;
-  projectId: string | null;
-  title: string | null;
-  parentId: string | null;
-  persona: string | null;
-  metadata: string;
-  turnCount: number;
-  createdAt: Date;
-  lastActive: Date;
-  archived: boolean;
-  archivedAt: Date | null;
-  /** Why the session ended (see SESSION_END_REASONS in src/session/info.ts); null while it is active. */
-  endReason: string | null;
-}
+/** A session row as stored. The domain maps it to and from Info (src/session/info.ts). endReason: why it ended (SESSION_END_REASONS). */
+export type SessionRecord = Selectable<DB["Session"]>;
 
-export interface BindingRecord {
-  key: string;
-  scope: string;
-  agentId: string;
-  userId: string;
-  groupId: string | null;
-  kind: string;
-  channel: string;
-  sessionId: string;
-  version: number;
-  createdAt: Date;
-  updatedAt: Date;
-}
+export type BindingRecord = Selectable<DB["Binding"]>;
 
 export type NewBinding = Omit<BindingRecord, "sessionId" | "version" | "createdAt" | "updatedAt">;
 
@@ -85,6 +56,71 @@ export interface RotateResult {
   binding: BindingRecord;
 }
 
+// A conversation's first message and every lookup by id or key: compiled once (prepared.ts).
+const SESSION_COLUMNS = [
+  "id",
+  "agentId",
+  "userId",
+  "groupId",
+  "channel",
+  "kind",
+  "projectId",
+  "title",
+  "parentId",
+  "persona",
+  "metadata",
+  "turnCount",
+  "createdAt",
+  "lastActive",
+  "archived",
+  "archivedAt",
+  "endReason",
+] as const satisfies ReadonlyArray<keyof SessionRecord>;
+const BINDING_COLUMNS = [
+  "key",
+  "scope",
+  "agentId",
+  "userId",
+  "groupId",
+  "kind",
+  "channel",
+  "sessionId",
+  "version",
+  "createdAt",
+  "updatedAt",
+] as const satisfies ReadonlyArray<keyof BindingRecord>;
+/** Every column of a record as a marker of the same name. */
+const markers = <T, K extends keyof T & string>(p: Param<T>, cols: readonly K[]): Pick<T, K> => Object.fromEntries(cols.map((c) => [c, p(c)])) as Pick<T, K>;
+
+const FIND_SESSION = prepare((b, p: Param<{ id: string }>) => b.selectFrom("Session").selectAll().where("id", "=", p("id")));
+const FIND_BINDING = prepare((b, p: Param<{ key: string }>) => b.selectFrom("Binding").selectAll().where("key", "=", p("key")));
+const INSERT_SESSION = prepare((b, p: Param<SessionRecord>) => b.insertInto("Session").values(markers(p, SESSION_COLUMNS)));
+const INSERT_BINDING = prepare((b, p: Param<BindingRecord>) => b.insertInto("Binding").values(markers(p, BINDING_COLUMNS)));
+/** PostgreSQL: a new session and its binding in one statement (one round trip, atomic). */
+const INSERT_SESSION_AND_BINDING = prepare((b, p: Param<SessionRecord & { [K in keyof BindingRecord as `b_${K}`]: BindingRecord[K] }>) =>
+  b
+    .with("s", (w) => w.insertInto("Session").values(markers(p, SESSION_COLUMNS)).returning("id"))
+    .insertInto("Binding")
+    .columns(["key", "scope", "agentId", "userId", "groupId", "kind", "channel", "sessionId", "version", "createdAt", "updatedAt"])
+    .expression((eb) =>
+      eb
+        .selectFrom("s")
+        .select((s) => [
+          s.val(p("b_key")).as("key"),
+          s.val(p("b_scope")).as("scope"),
+          s.val(p("b_agentId")).as("agentId"),
+          s.val(p("b_userId")).as("userId"),
+          s.val(p("b_groupId")).as("groupId"),
+          s.val(p("b_kind")).as("kind"),
+          s.val(p("b_channel")).as("channel"),
+          "s.id",
+          s.val(p("b_version")).as("version"),
+          s.val(p("b_createdAt")).as("createdAt"),
+          s.val(p("b_updatedAt")).as("updatedAt"),
+        ]),
+    ),
+);
+
 function row(r: SessionRecord): SessionRecord {
   return {
     id: r.id,
@@ -107,64 +143,24 @@ function row(r: SessionRecord): SessionRecord {
   };
 }
 
-const SESSION_COLUMNS = `"id","agentId","userId","groupId","channel","kind","projectId","title","parentId","persona","metadata","turnCount","createdAt","lastActive","archived","archivedAt","endReason"`;
-const BINDING_COLUMNS = `"key","scope","agentId","userId","groupId","kind","channel","sessionId","version","createdAt","updatedAt"`;
-
-/** A raw row (ISO text and 0/1 on SQLite) as a SessionRecord. */
-function sessionOf(r: Record<string, unknown>): SessionRecord {
-  return {
-    ...(r as unknown as SessionRecord),
-    turnCount: Number(r.turnCount),
-    createdAt: toDate(r.createdAt),
-    lastActive: toDate(r.lastActive),
-    archived: toBool(r.archived),
-    archivedAt: toDateOrNull(r.archivedAt),
-    endReason: (r.endReason as string | null | undefined) ?? null,
-  };
+async function sessionIn(db: Dialect, s: Sql, id: string): Promise<SessionRecord | null> {
+  const [r] = await s.all(FIND_SESSION.bind(db, { id }));
+  return r ?? null;
 }
 
-function bindingOf(r: Record<string, unknown>): BindingRecord {
-  return { ...(r as unknown as BindingRecord), version: Number(r.version), createdAt: toDate(r.createdAt), updatedAt: toDate(r.updatedAt) };
+async function bindingIn(db: Dialect, s: Sql, key: string): Promise<BindingRecord | null> {
+  const [r] = await s.all(FIND_BINDING.bind(db, { key }));
+  return r ?? null;
 }
 
-async function sessionIn(q: Sql, id: string): Promise<SessionRecord | null> {
-  const [r] = await q.all<Record<string, unknown>>(`SELECT ${SESSION_COLUMNS} FROM "Session" WHERE "id" = ?`, [id]);
-  return r ? sessionOf(r) : null;
-}
-
-async function bindingIn(q: Sql, key: string): Promise<BindingRecord | null> {
-  const [r] = await q.all<Record<string, unknown>>(`SELECT ${BINDING_COLUMNS} FROM "Binding" WHERE "key" = ?`, [key]);
-  return r ? bindingOf(r) : null;
-}
-
-const sessionValues = (r: SessionRecord): SqlValue[] => [
-  r.id,
-  r.agentId,
-  r.userId,
-  r.groupId,
-  r.channel,
-  r.kind,
-  r.projectId,
-  r.title,
-  r.parentId,
-  r.persona,
-  r.metadata,
-  r.turnCount,
-  r.createdAt,
-  r.lastActive,
-  r.archived,
-  r.archivedAt,
-  r.endReason,
-];
-
-async function insertSession(q: Sql, rec: SessionRecord): Promise<SessionRecord> {
+async function insertSession(db: Dialect, s: Sql, rec: SessionRecord): Promise<SessionRecord> {
   const r = row(rec);
-  await q.run(`INSERT INTO "Session" (${SESSION_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`, sessionValues(r));
+  await s.run(INSERT_SESSION.bind(db, r));
   return r;
 }
 
-async function insertBinding(q: Sql, b: NewBinding, sessionId: string, now: Date): Promise<BindingRecord> {
-  const rec: BindingRecord = {
+function newBinding(b: NewBinding, sessionId: string, now: Date): BindingRecord {
+  return {
     key: b.key,
     scope: b.scope,
     agentId: b.agentId,
@@ -177,19 +173,11 @@ async function insertBinding(q: Sql, b: NewBinding, sessionId: string, now: Date
     createdAt: now,
     updatedAt: now,
   };
-  await q.run(`INSERT INTO "Binding" (${BINDING_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?)`, [
-    rec.key,
-    rec.scope,
-    rec.agentId,
-    rec.userId,
-    rec.groupId,
-    rec.kind,
-    rec.channel,
-    rec.sessionId,
-    rec.version,
-    rec.createdAt,
-    rec.updatedAt,
-  ]);
+}
+
+async function insertBinding(db: Dialect, s: Sql, b: NewBinding, sessionId: string, now: Date): Promise<BindingRecord> {
+  const rec = newBinding(b, sessionId, now);
+  await s.run(INSERT_BINDING.bind(db, rec));
   return rec;
 }
 
@@ -197,84 +185,90 @@ async function insertBinding(q: Sql, b: NewBinding, sessionId: string, now: Date
 export class SessionStore {
   constructor(readonly db: Database) {}
 
-  // Reads are raw SQL: the CLI and the console read through them, and loading Prisma costs a CLI call more than the rest of it.
+  // Reads never load Prisma: the CLI and the console read through them.
   async find(id: string): Promise<SessionRecord | null> {
-    const [r] = await this.db.query<Record<string, unknown>>("find-session", `SELECT ${SESSION_COLUMNS} FROM "Session" WHERE "id" = ?`, [id]);
-    return r ? sessionOf(r) : null;
+    const [r] = await this.db.query("find-session", FIND_SESSION.bind(this.db, { id }));
+    return r ?? null;
   }
 
   findMany(ids: string[]): Promise<SessionRecord[]> {
     if (ids.length === 0) return Promise.resolve([]);
-    return this.db.read((c) => c.session.findMany({ where: { id: { in: ids } } }), "session-findMany");
+    return this.db.query("session-findMany", this.db.q.selectFrom("Session").selectAll().where("id", "in", ids));
   }
 
   async insert(rec: SessionRecord): Promise<SessionRecord> {
     try {
-      return await this.db.write((c) => c.session.create({ data: row(rec) }), "session-create");
+      const r = row(rec);
+      await this.db.exec("session-create", INSERT_SESSION.bind(this.db, r));
+      return r;
     } catch (e) {
       if (isUniqueViolation(e)) throw new StoreError("Conflict", `session ${rec.id} already exists`, { cause: e });
       throw e;
     }
   }
 
-  async list(f: SessionFilter): Promise<SessionRecord[]> {
-    const where: string[] = [];
-    const params: SqlValue[] = [];
-    const eq = (col: string, v: SqlValue) => (where.push(`"${col}" = ?`), params.push(v));
-    const among = (col: string, values: string[], not: boolean) => {
-      where.push(`"${col}" ${not ? "NOT IN" : "IN"} (${values.map(() => "?").join(",")})`);
-      params.push(...values);
-    };
-    if (f.userId !== undefined) eq("userId", f.userId);
-    if (f.agentId !== undefined) eq("agentId", f.agentId);
-    if (f.kinds?.length) among("kind", f.kinds, false);
-    if (f.excludeKinds?.length) among("kind", f.excludeKinds, true);
-    if (!f.includeArchived) eq("archived", false);
-    if (f.projectId !== undefined) eq("projectId", f.projectId);
-    if (f.channel !== undefined) eq("channel", f.channel);
-    const rows = await this.db.query<Record<string, unknown>>(
+  list(f: SessionFilter): Promise<SessionRecord[]> {
+    let q = this.db.q.selectFrom("Session").selectAll();
+    if (f.userId !== undefined) q = q.where("userId", "=", f.userId);
+    if (f.agentId !== undefined) q = q.where("agentId", "=", f.agentId);
+    if (f.kinds?.length) q = q.where("kind", "in", f.kinds);
+    if (f.excludeKinds?.length) q = q.where("kind", "not in", f.excludeKinds);
+    if (!f.includeArchived) q = q.where("archived", "=", false);
+    if (f.projectId !== undefined) q = q.where("projectId", "=", f.projectId);
+    if (f.channel !== undefined) q = q.where("channel", "=", f.channel);
+    return this.db.query(
       "list-sessions",
-      `SELECT ${SESSION_COLUMNS} FROM "Session"${where.length ? ` WHERE ${where.join(" AND ")}` : ""} ORDER BY "lastActive" DESC, "createdAt" DESC, "id" ASC LIMIT ? OFFSET ?`,
-      [...params, f.limit ?? 50, f.offset ?? 0],
+      q
+        .orderBy("lastActive", "desc")
+        .orderBy("createdAt", "desc")
+        .orderBy("id", "asc")
+        .limit(f.limit ?? 50)
+        .offset(f.offset ?? 0),
     );
-    return rows.map(sessionOf);
   }
 
-  /** Sessions due for reflection, each with the highest transcript seq it has (the periodic sweep: raw SQL). */
+  /** Sessions due for reflection, each with the highest transcript seq it has (the periodic sweep). */
   async listForReview(f: ReviewFilter): Promise<Array<SessionRecord & { latestSeq: number }>> {
-    const where: string[] = [];
-    const params: SqlValue[] = [];
-    const list = (col: string, values: string[], not: boolean) => {
-      where.push(`"${col}" ${not ? "NOT IN" : "IN"} (${values.map(() => "?").join(",")})`);
-      params.push(...values);
-    };
-    if (f.agentId) where.push(`"agentId" = ?`), params.push(f.agentId);
-    if (f.kinds?.length) list("kind", f.kinds, false);
-    if (f.excludeKinds?.length) list("kind", f.excludeKinds, true);
-    if (f.privateOnly) where.push(`"groupId" IS NULL AND "channel" LIKE ?`), params.push("%:dm:%");
-    if (f.activeSince) where.push(`"lastActive" >= ?`), params.push(f.activeSince);
-    if (!f.includeArchived) where.push(`"archived" = ?`), params.push(false);
-    const rows = await this.db.query<Record<string, unknown>>(
+    let q = this.db.q.selectFrom("Session").selectAll();
+    if (f.agentId) q = q.where("agentId", "=", f.agentId);
+    if (f.kinds?.length) q = q.where("kind", "in", f.kinds);
+    if (f.excludeKinds?.length) q = q.where("kind", "not in", f.excludeKinds);
+    if (f.privateOnly) q = q.where("groupId", "is", null).where("channel", "like", "%:dm:%");
+    if (f.activeSince) q = q.where("lastActive", ">=", f.activeSince);
+    if (!f.includeArchived) q = q.where("archived", "=", false);
+    const rows = await this.db.query(
       "sessions-for-review",
-      `SELECT ${SESSION_COLUMNS} FROM "Session"${where.length ? ` WHERE ${where.join(" AND ")}` : ""} ORDER BY "lastActive" DESC, "id" ASC LIMIT ?`,
-      [...params, f.limit ?? 100],
+      q
+        .orderBy("lastActive", "desc")
+        .orderBy("id", "asc")
+        .limit(f.limit ?? 100),
     );
     if (rows.length === 0) return [];
-    const ids = rows.map((r) => String(r.id));
-    const seqs = await this.db.query<{ sessionId: string; seq: number | null }>(
+    const seqs = await this.db.query(
       "latest-seqs",
-      `SELECT "sessionId", MAX("seq") AS "seq" FROM "Message" WHERE "sessionId" IN (${ids.map(() => "?").join(",")}) GROUP BY "sessionId"`,
-      ids,
+      this.db.q
+        .selectFrom("Message")
+        .select((eb) => ["sessionId", eb.fn.max("seq").as("seq")])
+        .where(
+          "sessionId",
+          "in",
+          rows.map((r) => r.id),
+        )
+        .groupBy("sessionId"),
     );
     const latest = new Map(seqs.map((s) => [s.sessionId, Number(s.seq ?? 0)]));
-    return rows.map((r) => ({ ...sessionOf(r), latestSeq: latest.get(String(r.id)) ?? 0 }));
+    return rows.map((r) => ({ ...r, latestSeq: latest.get(r.id) ?? 0 }));
   }
 
   /** Marks a session archived. Returns the updated row, or null if it does not exist. */
   archive(id: string, reason = "archive"): Promise<SessionRecord | null> {
-    return this.db.transaction("archive", async (tx) => {
-      await tx.session.updateMany({ where: { id, archived: false }, data: { archived: true, archivedAt: new Date(), endReason: reason } });
-      return tx.session.findUnique({ where: { id } });
+    const b = this.db.q;
+    return this.db.sqlTransaction("archive", async (q) => {
+      await q.run(
+        b.updateTable("Session").set({ archived: true, archivedAt: new Date(), endReason: reason }).where("id", "=", id).where("archived", "=", false),
+      );
+      const [r] = await q.all(b.selectFrom("Session").selectAll().where("id", "=", id));
+      return r ?? null;
     });
   }
 
@@ -287,13 +281,18 @@ export class SessionStore {
     patch: Partial<Pick<SessionRecord, "title" | "persona" | "metadata" | "projectId" | "lastActive">> & { turnIncrement?: number },
   ): Promise<"ok" | "archived" | "missing"> {
     const { turnIncrement, ...rest } = patch;
-    return this.db.transaction("update-session", async (tx) => {
-      const n = await tx.session.updateMany({
-        where: { id, archived: false },
-        data: { ...rest, ...(turnIncrement ? { turnCount: { increment: turnIncrement } } : {}) },
-      });
-      if (n.count === 1) return "ok";
-      const s = await tx.session.findUnique({ where: { id }, select: { archived: true } });
+    const b = this.db.q;
+    return this.db.sqlTransaction("update-session", async (q) => {
+      // An empty patch still answers whether the session takes writes (SET "id" = "id" changes nothing).
+      const n = await q.run(
+        b
+          .updateTable("Session")
+          .set((eb) => ({ id: eb.ref("id"), ...rest, ...(turnIncrement ? { turnCount: eb("turnCount", "+", turnIncrement) } : {}) }))
+          .where("id", "=", id)
+          .where("archived", "=", false),
+      );
+      if (n === 1) return "ok";
+      const [s] = await q.all(b.selectFrom("Session").select("archived").where("id", "=", id));
       return s ? "archived" : "missing";
     });
   }
@@ -304,47 +303,47 @@ export class SessionStore {
    * Returns "ok", "archived" or "missing"; an archived session is never written.
    */
   async mergeMetadata(id: string, patch: Record<string, unknown>): Promise<"ok" | "archived" | "missing"> {
-    let expr = `"metadata"`;
-    const params: SqlValue[] = [];
-    for (const [key, value] of Object.entries(patch)) {
+    const entries = Object.entries(patch);
+    if (!entries.length) return "ok";
+    let expr: Expression<string> = sql<string>`"metadata"`;
+    for (const [key, value] of entries) {
       if (this.db.provider === "postgresql") {
-        if (value === undefined) (expr = `(${expr}::jsonb - ?::text)::text`), params.push(key);
-        else (expr = `(${expr}::jsonb || jsonb_build_object(?::text, (?::text)::jsonb))::text`), params.push(key, JSON.stringify(value));
+        expr =
+          value === undefined
+            ? sql<string>`(${expr}::jsonb - ${key}::text)::text`
+            : sql<string>`(${expr}::jsonb || jsonb_build_object(${key}::text, (${JSON.stringify(value)}::text)::jsonb))::text`;
       } else {
         // A JSON path names the key quoted, so keys with dots (model.name) stay one key.
         const path = `$."${key.replace(/["\\]/g, "")}"`;
-        if (value === undefined) (expr = `json_remove(${expr}, ?)`), params.push(path);
-        else (expr = `json_set(${expr}, ?, json(?))`), params.push(path, JSON.stringify(value));
+        expr = value === undefined ? sql<string>`json_remove(${expr}, ${path})` : sql<string>`json_set(${expr}, ${path}, json(${JSON.stringify(value)}))`;
       }
     }
-    if (!params.length) return "ok";
-    const n = await this.db.exec("merge-metadata", `UPDATE "Session" SET "metadata" = ${expr} WHERE "id" = ? AND "archived" = ?`, [...params, id, false]);
+    const n = await this.db.exec("merge-metadata", this.db.q.updateTable("Session").set({ metadata: expr }).where("id", "=", id).where("archived", "=", false));
     if (n === 1) return "ok";
     const rec = await this.find(id);
     return rec ? "archived" : "missing";
   }
 
   async findBinding(key: string): Promise<BindingRecord | null> {
-    const [r] = await this.db.query<Record<string, unknown>>("find-binding", `SELECT ${BINDING_COLUMNS} FROM "Binding" WHERE "key" = ?`, [key]);
-    return r ? bindingOf(r) : null;
+    const [r] = await this.db.query("find-binding", FIND_BINDING.bind(this.db, { key }));
+    return r ?? null;
   }
 
-  async bindingsForSession(sessionId: string): Promise<BindingRecord[]> {
-    const rows = await this.db.query<Record<string, unknown>>(
-      "session-bindings",
-      `SELECT ${BINDING_COLUMNS} FROM "Binding" WHERE "sessionId" = ? ORDER BY "key"`,
-      [sessionId],
-    );
-    return rows.map(bindingOf);
+  bindingsForSession(sessionId: string): Promise<BindingRecord[]> {
+    return this.db.query("session-bindings", this.db.q.selectFrom("Binding").selectAll().where("sessionId", "=", sessionId).orderBy("key"));
   }
 
-  async listBindings(opts: { limit?: number; offset?: number } = {}): Promise<BindingRecord[]> {
-    const rows = await this.db.query<Record<string, unknown>>(
+  listBindings(opts: { limit?: number; offset?: number } = {}): Promise<BindingRecord[]> {
+    return this.db.query(
       "list-bindings",
-      `SELECT ${BINDING_COLUMNS} FROM "Binding" ORDER BY "updatedAt" DESC, "key" ASC LIMIT ? OFFSET ?`,
-      [opts.limit ?? 100, opts.offset ?? 0],
+      this.db.q
+        .selectFrom("Binding")
+        .selectAll()
+        .orderBy("updatedAt", "desc")
+        .orderBy("key", "asc")
+        .limit(opts.limit ?? 100)
+        .offset(opts.offset ?? 0),
     );
-    return rows.map(bindingOf);
   }
 
   /**
@@ -357,26 +356,23 @@ export class SessionStore {
     target: { session: SessionRecord } | { adoptId: string },
   ): Promise<{ binding: BindingRecord; session: SessionRecord; created: boolean }> {
     try {
-      // A conversation's first message: raw statements (sql.ts). On PostgreSQL a new session and its binding are one statement (one round trip, atomic).
+      // A conversation's first message. On PostgreSQL a new session and its binding are one statement (one round trip, atomic).
       if ("session" in target && this.db.provider === "postgresql") {
         const session = row(target.session);
-        const now = new Date();
-        await this.db.exec(
-          "bind",
-          `WITH s AS (INSERT INTO "Session" (${SESSION_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) RETURNING "id") INSERT INTO "Binding" (${BINDING_COLUMNS}) SELECT ?,?,?,?,?,?,?,s."id",?,?,? FROM s`,
-          [...sessionValues(session), binding.key, binding.scope, binding.agentId, binding.userId, binding.groupId, binding.kind, binding.channel, 0, now, now],
-        );
-        return { binding: { ...binding, sessionId: session.id, version: 0, createdAt: now, updatedAt: now }, session, created: true };
+        const b = newBinding(binding, session.id, new Date());
+        const bound = Object.fromEntries(BINDING_COLUMNS.map((c) => [`b_${c}`, b[c]])) as { [K in keyof BindingRecord as `b_${K}`]: BindingRecord[K] };
+        await this.db.exec("bind", INSERT_SESSION_AND_BINDING.bind(this.db, { ...session, ...bound }));
+        return { binding: b, session, created: true };
       }
-      return await this.db.sqlTransaction("bind", async (q) => {
+      return await this.db.sqlTransaction("bind", async (s) => {
         let session: SessionRecord;
-        if ("session" in target) session = await insertSession(q, target.session);
+        if ("session" in target) session = await insertSession(this.db, s, target.session);
         else {
-          const found = await sessionIn(q, target.adoptId);
+          const found = await sessionIn(this.db, s, target.adoptId);
           if (!found || found.archived) throw new StoreError("Stale", `session ${target.adoptId} cannot be adopted`);
           session = found;
         }
-        const b = await insertBinding(q, binding, session.id, new Date());
+        const b = await insertBinding(this.db, s, binding, session.id, new Date());
         return { binding: b, session, created: true };
       });
     } catch (e) {
@@ -388,12 +384,10 @@ export class SessionStore {
   }
 
   async #current(key: string): Promise<{ binding: BindingRecord; session: SessionRecord } | null> {
-    const [b] = await this.db.query<Record<string, unknown>>("current-binding", `SELECT ${BINDING_COLUMNS} FROM "Binding" WHERE "key" = ?`, [key]);
-    if (!b) return null;
-    const [r] = await this.db.query<Record<string, unknown>>("current-session", `SELECT ${SESSION_COLUMNS} FROM "Session" WHERE "id" = ?`, [
-      String(b.sessionId),
-    ]);
-    return r ? { binding: bindingOf(b), session: sessionOf(r) } : null;
+    const binding = await this.findBinding(key);
+    if (!binding) return null;
+    const session = await this.find(binding.sessionId);
+    return session ? { binding, session } : null;
   }
 
   /** The binding and the session it points at, read together. */
@@ -409,7 +403,7 @@ export class SessionStore {
    * Throws StoreError("Stale") and writes nothing when the binding moved on.
    */
   rotate(input: RotateInput): Promise<RotateResult> {
-    return this.db.sqlTransaction("rotate", (q) => rotateIn(q, input));
+    return this.db.sqlTransaction("rotate", (s) => rotateIn(this.db, s, input));
   }
 
   /**
@@ -417,66 +411,90 @@ export class SessionStore {
    * arrived, if a rotation has moved the binding since (see RotateInput.stampInbound).
    */
   async arrivalOf(inboundId: string): Promise<string | null> {
-    const [r] = await this.db.query<{ arrivalSessionId: string | null }>("inbound-arrival", `SELECT "arrivalSessionId" FROM "InboundEvent" WHERE "id" = ?`, [
-      inboundId,
-    ]);
+    const [r] = await this.db.query("inbound-arrival", this.db.q.selectFrom("InboundEvent").select("arrivalSessionId").where("id", "=", inboundId));
     return r?.arrivalSessionId ?? null;
   }
 
   /** Whether anything was said in the session yet (a transcript entry exists). */
   async hasMessages(id: string): Promise<boolean> {
-    const rows = await this.db.query<Record<string, unknown>>("session-has-messages", `SELECT 1 AS "one" FROM "Message" WHERE "sessionId" = ? LIMIT 1`, [id]);
+    const rows = await this.db.query(
+      "session-has-messages",
+      this.db.q
+        .selectFrom("Message")
+        .select((eb) => eb.lit(1).as("one"))
+        .where("sessionId", "=", id)
+        .limit(1),
+    );
     return rows.length > 0;
   }
 
   /** Points an existing binding at another session of the same conversation (for /resume). */
   repoint(key: string, expectedSessionId: string, targetId: string): Promise<BindingRecord> {
-    return this.db.transaction("repoint", async (tx) => {
-      const moved = await tx.binding.updateMany({
-        where: { key, sessionId: expectedSessionId },
-        data: { sessionId: targetId, version: { increment: 1 }, updatedAt: new Date() },
-      });
-      if (moved.count !== 1) throw new StoreError("Stale", `binding ${key} no longer points at ${expectedSessionId}`);
-      await tx.session.updateMany({ where: { id: targetId }, data: { archived: false, archivedAt: null, endReason: null, lastActive: new Date() } });
-      await tx.session.updateMany({ where: { id: expectedSessionId, archived: false }, data: { archived: true, archivedAt: new Date(), endReason: "resume" } });
-      return (await tx.binding.findUnique({ where: { key } }))!;
+    const b = this.db.q;
+    return this.db.sqlTransaction("repoint", async (q) => {
+      const now = new Date();
+      const moved = await q.run(
+        b
+          .updateTable("Binding")
+          .set((eb) => ({ sessionId: targetId, version: eb("version", "+", 1), updatedAt: now }))
+          .where("key", "=", key)
+          .where("sessionId", "=", expectedSessionId),
+      );
+      if (moved !== 1) throw new StoreError("Stale", `binding ${key} no longer points at ${expectedSessionId}`);
+      await q.run(b.updateTable("Session").set({ archived: false, archivedAt: null, endReason: null, lastActive: now }).where("id", "=", targetId));
+      await q.run(
+        b
+          .updateTable("Session")
+          .set({ archived: true, archivedAt: now, endReason: "resume" })
+          .where("id", "=", expectedSessionId)
+          .where("archived", "=", false),
+      );
+      const [binding] = await q.all(b.selectFrom("Binding").selectAll().where("key", "=", key));
+      return binding!;
     });
   }
 }
 
-async function rotateIn(q: Sql, input: RotateInput): Promise<RotateResult> {
+async function rotateIn(db: Dialect, s: Sql, input: RotateInput): Promise<RotateResult> {
+  const q = db.q;
   const now = new Date();
   const key = input.binding.key;
-  const current = await insertSession(q, input.successor);
-  const existing = await bindingIn(q, key);
+  const current = await insertSession(db, s, input.successor);
+  const existing = await bindingIn(db, s, key);
   if (!existing) {
     if (input.expectedSessionId) throw new StoreError("Stale", `binding ${key} does not exist yet`);
-    const binding = await insertBinding(q, input.binding, current.id, now);
+    const binding = await insertBinding(db, s, input.binding, current.id, now);
     return { previous: null, current, binding };
   }
   const expected = input.expectedSessionId ?? existing.sessionId;
-  const moved = await q.run(`UPDATE "Binding" SET "sessionId" = ?, "version" = "version" + 1, "updatedAt" = ? WHERE "key" = ? AND "sessionId" = ?`, [
-    current.id,
-    now,
-    key,
-    expected,
-  ]);
+  const moved = await s.run(
+    q
+      .updateTable("Binding")
+      .set((eb) => ({ sessionId: current.id, version: eb("version", "+", 1), updatedAt: now }))
+      .where("key", "=", key)
+      .where("sessionId", "=", expected),
+  );
   if (moved !== 1) throw new StoreError("Stale", `binding ${key} no longer points at ${expected}`);
-  await q.run(`UPDATE "Session" SET "archived" = ?, "archivedAt" = ?, "endReason" = ? WHERE "id" = ? AND "archived" = ?`, [
-    true,
-    now,
-    input.reason ?? "rotate",
-    expected,
-    false,
-  ]);
+  await s.run(
+    q
+      .updateTable("Session")
+      .set({ archived: true, archivedAt: now, endReason: input.reason ?? "rotate" })
+      .where("id", "=", expected)
+      .where("archived", "=", false),
+  );
   if (input.stampInbound) {
     // Committed with the move: an event recorded before it arrived under `expected`; one recorded after finds no stamp and the binding as it is.
-    await q.run(
-      `UPDATE "InboundEvent" SET "arrivalSessionId" = ? WHERE "conversation" = (SELECT "conversation" FROM "InboundEvent" WHERE "id" = ?) AND "status" = ? AND "arrivalSessionId" IS NULL AND "id" <> ?`,
-      [expected, input.stampInbound, "received", input.stampInbound],
+    await s.run(
+      q
+        .updateTable("InboundEvent")
+        .set({ arrivalSessionId: expected })
+        .where("conversation", "=", (eb) => eb.selectFrom("InboundEvent").select("conversation").where("id", "=", input.stampInbound!))
+        .where("status", "=", "received")
+        .where("arrivalSessionId", "is", null)
+        .where("id", "<>", input.stampInbound),
     );
   }
-  const previous = await sessionIn(q, expected);
-  const binding = (await bindingIn(q, key))!;
+  const previous = await sessionIn(db, s, expected);
+  const binding = (await bindingIn(db, s, key))!;
   return { previous, current, binding };
 }

@@ -1,14 +1,22 @@
+import { sql, type Selectable } from "kysely";
 import type { Database } from "./db.js";
-import { toDate } from "./sql.js";
+import type { DB } from "./sql.js";
+import { prepare, type Param } from "./prepared.js";
 
-export interface MessageRecord {
-  sessionId: string;
-  seq: number;
-  role: string;
-  content: string;
-  meta: string | null;
-  createdAt: Date;
-}
+const MESSAGE_COLUMNS = ["sessionId", "seq", "role", "content", "meta", "createdAt"] as const;
+
+// Every live session loads its window with this (on the primary key): compiled once (prepared.ts).
+const RECENT = prepare((b, p: Param<{ sessionId: string; limit: number }>) =>
+  b
+    .selectFrom("Message")
+    .select(MESSAGE_COLUMNS)
+    .where("sessionId", "=", p("sessionId"))
+    .where("deletedAt", "is", null)
+    .orderBy("seq", "desc")
+    .limit(p("limit")),
+);
+
+export type MessageRecord = Pick<Selectable<DB["Message"]>, (typeof MESSAGE_COLUMNS)[number]>;
 
 export type NewMessage = Pick<MessageRecord, "role" | "content"> & {
   meta?: string | null;
@@ -16,9 +24,6 @@ export type NewMessage = Pick<MessageRecord, "role" | "content"> & {
   /** The platform message it came from (platform:bot:chat:message), so an edit or delete finds it. */
   sourceId?: string | null;
 };
-
-const MESSAGE_COLUMNS = `"sessionId","seq","role","content","meta","createdAt"`;
-const messageOf = (r: Record<string, unknown>): MessageRecord => ({ ...(r as unknown as MessageRecord), seq: Number(r.seq), createdAt: toDate(r.createdAt) });
 
 /**
  * Transcript messages, ordered by a per-session `seq`. Appends refuse archived
@@ -37,30 +42,36 @@ export class TranscriptStore {
     messages: NewMessage[],
     opts: { turnIncrement?: number } = {},
   ): Promise<{ status: "ok"; lastSeq: number } | { status: "archived" | "missing" }> {
-    return this.db.transaction("append-transcript", async (tx) => {
+    const b = this.db.q;
+    return this.db.sqlTransaction("append-transcript", async (q) => {
       const now = new Date();
-      const touched = await tx.session.updateMany({
-        where: { id: sessionId, archived: false },
-        data: { lastActive: now, ...(opts.turnIncrement ? { turnCount: { increment: opts.turnIncrement } } : {}) },
-      });
-      if (touched.count !== 1) {
-        const s = await tx.session.findUnique({ where: { id: sessionId }, select: { archived: true } });
+      const touched = await q.run(
+        b
+          .updateTable("Session")
+          .set((eb) => ({ lastActive: now, ...(opts.turnIncrement ? { turnCount: eb("turnCount", "+", opts.turnIncrement) } : {}) }))
+          .where("id", "=", sessionId)
+          .where("archived", "=", false),
+      );
+      if (touched !== 1) {
+        const [s] = await q.all(b.selectFrom("Session").select("archived").where("id", "=", sessionId));
         return { status: s ? "archived" : "missing" } as const;
       }
-      const last = await tx.message.findFirst({ where: { sessionId }, orderBy: { seq: "desc" }, select: { seq: true } });
+      const [last] = await q.all(b.selectFrom("Message").select("seq").where("sessionId", "=", sessionId).orderBy("seq", "desc").limit(1));
       let seq = last?.seq ?? 0;
       if (messages.length) {
-        await tx.message.createMany({
-          data: messages.map((m) => ({
-            sessionId,
-            seq: ++seq,
-            role: m.role,
-            content: m.content,
-            meta: m.meta ?? null,
-            createdAt: m.createdAt ?? now,
-            sourceId: m.sourceId ?? null,
-          })),
-        });
+        await q.run(
+          b.insertInto("Message").values(
+            messages.map((m) => ({
+              sessionId,
+              seq: ++seq,
+              role: m.role,
+              content: m.content,
+              meta: m.meta ?? null,
+              createdAt: m.createdAt ?? now,
+              sourceId: m.sourceId ?? null,
+            })),
+          ),
+        );
       }
       return { status: "ok", lastSeq: seq } as const;
     });
@@ -68,23 +79,23 @@ export class TranscriptStore {
 
   /** The last `limit` messages, oldest first. A message its author deleted is never among them. */
   async recent(sessionId: string, limit: number): Promise<MessageRecord[]> {
-    // Every live session loads its window with this: raw SQL on the primary key.
-    const rows = await this.db.query<Record<string, unknown>>(
-      "recent-messages",
-      `SELECT ${MESSAGE_COLUMNS} FROM "Message" WHERE "sessionId" = ? AND "deletedAt" IS NULL ORDER BY "seq" DESC LIMIT ?`,
-      [sessionId, limit],
-    );
-    return rows.reverse().map(messageOf);
+    const rows = await this.db.query("recent-messages", RECENT.bind(this.db, { sessionId, limit }));
+    return rows.reverse();
   }
 
   /** Messages with seq > afterSeq, oldest first; deleted ones left out (reflection never sees them). */
-  async since(sessionId: string, afterSeq: number, limit = 500): Promise<MessageRecord[]> {
-    const rows = await this.db.query<Record<string, unknown>>(
+  since(sessionId: string, afterSeq: number, limit = 500): Promise<MessageRecord[]> {
+    return this.db.query(
       "messages-since",
-      `SELECT ${MESSAGE_COLUMNS} FROM "Message" WHERE "sessionId" = ? AND "seq" > ? AND "deletedAt" IS NULL ORDER BY "seq" ASC LIMIT ?`,
-      [sessionId, afterSeq, limit],
+      this.db.q
+        .selectFrom("Message")
+        .select(MESSAGE_COLUMNS)
+        .where("sessionId", "=", sessionId)
+        .where("seq", ">", afterSeq)
+        .where("deletedAt", "is", null)
+        .orderBy("seq", "asc")
+        .limit(limit),
     );
-    return rows.map(messageOf);
   }
 
   /**
@@ -95,32 +106,39 @@ export class TranscriptStore {
    */
   async applyChange(sourceId: string, change: { kind: "edit"; content: string } | { kind: "delete" }): Promise<string[]> {
     const now = new Date();
-    const rows = await this.db.sqlTransaction("message-change", (q) =>
-      change.kind === "edit"
-        ? q.all<{ sessionId: string }>(
-            `UPDATE "Message" SET "content" = ?, "editedAt" = ? WHERE "sourceId" = ? AND "role" = ? AND "deletedAt" IS NULL RETURNING "sessionId"`,
-            [change.content, now, sourceId, "user"],
-          )
-        : q.all<{ sessionId: string }>(
-            `UPDATE "Message" SET "deletedAt" = ? WHERE "sourceId" = ? AND "role" = ? AND "deletedAt" IS NULL RETURNING "sessionId"`,
-            [now, sourceId, "user"],
-          ),
-    );
+    const update = this.db.q
+      .updateTable("Message")
+      .set(change.kind === "edit" ? { content: change.content, editedAt: now } : { deletedAt: now })
+      .where("sourceId", "=", sourceId)
+      .where("role", "=", "user")
+      .where("deletedAt", "is", null)
+      .returning("sessionId");
+    const rows = await this.db.sqlTransaction("message-change", (s) => s.all(update));
     return [...new Set(rows.map((r) => r.sessionId))];
   }
 
   /** The transcript entries that came from one platform message (deleted ones too), for operators and tests. */
-  async bySource(sourceId: string): Promise<Array<MessageRecord & { editedAt: Date | null; deletedAt: Date | null }>> {
-    const rows = await this.db.query<Record<string, unknown>>(
+  bySource(sourceId: string): Promise<Array<MessageRecord & { editedAt: Date | null; deletedAt: Date | null }>> {
+    return this.db.query(
       "messages-by-source",
-      `SELECT ${MESSAGE_COLUMNS},"editedAt","deletedAt" FROM "Message" WHERE "sourceId" = ? ORDER BY "sessionId", "seq"`,
-      [sourceId],
+      this.db.q
+        .selectFrom("Message")
+        .select([...MESSAGE_COLUMNS, "editedAt", "deletedAt"])
+        .where("sourceId", "=", sourceId)
+        .orderBy("sessionId")
+        .orderBy("seq"),
     );
-    return rows.map((r) => ({ ...messageOf(r), editedAt: r.editedAt ? toDate(r.editedAt) : null, deletedAt: r.deletedAt ? toDate(r.deletedAt) : null }));
   }
 
-  count(sessionId: string): Promise<number> {
-    return this.db.read((c) => c.message.count({ where: { sessionId } }), "message-count");
+  async count(sessionId: string): Promise<number> {
+    const [r] = await this.db.query(
+      "message-count",
+      this.db.q
+        .selectFrom("Message")
+        .select((eb) => eb.fn.countAll<number | string>().as("n"))
+        .where("sessionId", "=", sessionId),
+    );
+    return Number(r?.n ?? 0);
   }
 
   /**
@@ -130,16 +148,11 @@ export class TranscriptStore {
    */
   async search(sessionIds: string[], terms: string[], limit = 20): Promise<Array<{ sessionId: string; seq: number; snippet: string }>> {
     if (sessionIds.length === 0 || terms.length === 0) return [];
-    const insensitive = this.db.provider === "postgresql" ? ({ mode: "insensitive" } as const) : {};
-    const rows = await this.db.read(
-      (c) =>
-        c.message.findMany({
-          where: { sessionId: { in: sessionIds }, deletedAt: null, AND: terms.map((t) => ({ content: { contains: t, ...insensitive } })) },
-          orderBy: { createdAt: "desc" },
-          take: limit * 5,
-        }),
-      "message-findMany",
-    );
+    // Case-insensitive substring on both providers (no LIKE, so `%` and `_` in a term are plain characters).
+    const pos = this.db.provider === "postgresql" ? "strpos" : "instr";
+    let q = this.db.q.selectFrom("Message").select(["sessionId", "seq", "content"]).where("sessionId", "in", sessionIds).where("deletedAt", "is", null);
+    for (const t of terms) q = q.where(sql<number>`${sql.raw(pos)}(lower(${sql.ref("content")}), lower(${t}))`, ">", 0);
+    const rows = await this.db.query("message-search", q.orderBy("createdAt", "desc").limit(limit * 5));
     const seen = new Set<string>();
     const out: Array<{ sessionId: string; seq: number; snippet: string }> = [];
     for (const r of rows) {

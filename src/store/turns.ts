@@ -1,7 +1,8 @@
 import { randomUUID } from "node:crypto";
 import type { Database } from "./db.js";
 import type { DeliveryStore } from "./deliveries.js";
-import type { Sql, SqlValue } from "./sql.js";
+import type { Sql } from "./sql.js";
+import { prepare, type Dialect, type Param } from "./prepared.js";
 import type { NewMessage } from "./transcript.js";
 
 export interface TurnCommit {
@@ -12,13 +13,74 @@ export interface TurnCommit {
   deliveries: Array<{ platform: string; botId: string; address: string; text: string; expiresAt: Date }>;
 }
 
+// The turn's statements, compiled once per provider and row count (prepared.ts).
+const MARK_DONE = prepare((b, p: Param<{ done: string; processedAt: Date; sessionId: string; received: string }, { id: string }>, { rows }) =>
+  b
+    .updateTable("InboundEvent")
+    .set({ status: p("done"), processedAt: p("processedAt"), sessionId: p("sessionId") })
+    .where(
+      "id",
+      "in",
+      Array.from({ length: rows }, (_, i) => p.row(i, "id")),
+    )
+    .where("status", "=", p("received")),
+);
+
+type NewDelivery = { id: string; inboundId: string | null; platform: string; botId: string; address: string; part: number; text: string; expiresAt: Date };
+const INSERT_DELIVERIES = prepare((b, p: Param<{ sessionId: string; pending: string; zero: number; createdAt: Date }, NewDelivery>, { rows }) =>
+  b.insertInto("OutboundDelivery").values(
+    Array.from({ length: rows }, (_, i) => ({
+      id: p.row(i, "id"),
+      inboundId: p.row(i, "inboundId"),
+      sessionId: p("sessionId"),
+      platform: p.row(i, "platform"),
+      botId: p.row(i, "botId"),
+      address: p.row(i, "address"),
+      part: p.row(i, "part"),
+      text: p.row(i, "text"),
+      status: p("pending"),
+      attempts: p("zero"),
+      createdAt: p("createdAt"),
+      expiresAt: p.row(i, "expiresAt"),
+    })),
+  ),
+);
+
+// Touches the session and reads the transcript's last seq in one statement (the subquery runs before the
+// turn's messages are inserted, in the same transaction): no row back means archived or missing.
+const TOUCH_SESSION = prepare((b, p: Param<{ id: string; lastActive: Date; increment: number; archived: boolean }>) =>
+  b
+    .updateTable("Session")
+    .set((eb) => ({ lastActive: p("lastActive"), turnCount: eb("turnCount", "+", p("increment")) }))
+    .where("id", "=", p("id"))
+    .where("archived", "=", p("archived"))
+    .returning((eb) =>
+      eb
+        .selectFrom("Message")
+        .select((m) => m.fn.max("seq").as("seq"))
+        .where("sessionId", "=", p("id"))
+        .as("lastSeq"),
+    ),
+);
+
+const SESSION_EXISTS = prepare((b, p: Param<{ id: string }>) => b.selectFrom("Session").select("id").where("id", "=", p("id")));
+
+type NewRow = { seq: number; role: string; content: string; meta: string | null; createdAt: Date; sourceId: string | null };
+const INSERT_MESSAGES = prepare((b, p: Param<{ sessionId: string }, NewRow>, { rows }) =>
+  b.insertInto("Message").values(
+    Array.from({ length: rows }, (_, i) => ({
+      sessionId: p("sessionId"),
+      seq: p.row(i, "seq"),
+      role: p.row(i, "role"),
+      content: p.row(i, "content"),
+      meta: p.row(i, "meta"),
+      createdAt: p.row(i, "createdAt"),
+      sourceId: p.row(i, "sourceId"),
+    })),
+  ),
+);
+
 export type TranscriptOutcome = "ok" | "archived" | "missing" | "skipped" | "duplicate";
-
-const marks = (n: number) => Array.from({ length: n }, () => "?").join(",");
-const rows = (n: number, width: number) => Array.from({ length: n }, () => `(${marks(width)})`).join(",");
-
-const DELIVERY_COLUMNS = `"id","inboundId","sessionId","platform","botId","address","part","text","status","attempts","createdAt","expiresAt"`;
-const MESSAGE_COLUMNS = `"sessionId","seq","role","content","meta","createdAt"`;
 
 /**
  * Commits everything one handled inbound event changes in ONE transaction:
@@ -37,7 +99,7 @@ export class TurnStore {
   async commit(t: TurnCommit): Promise<{ transcript: TranscriptOutcome; deliveryIds: string[] }> {
     const deliveryIds = t.deliveries.map(() => randomUUID());
     const now = new Date();
-    const transcript = await this.db.sqlTransaction("commit-turn", (q) => commitIn(q, t, deliveryIds, now));
+    const transcript = await this.db.sqlTransaction("commit-turn", (s) => commitIn(this.db, s, t, deliveryIds, now));
     if (transcript === "duplicate") return { transcript, deliveryIds: [] };
     this.deliveries?.remember(
       t.deliveries.map((d, i) => ({
@@ -62,41 +124,60 @@ export class TurnStore {
   }
 }
 
-async function commitIn(q: Sql, t: TurnCommit, deliveryIds: string[], now: Date): Promise<TranscriptOutcome> {
+async function commitIn(db: Dialect, s: Sql, t: TurnCommit, deliveryIds: string[], now: Date): Promise<TranscriptOutcome> {
   // The inbound records first: when none of them was still unhandled, this commit already landed
   // (a retry after a lost acknowledgement) or another process handled them. Writing nothing more
   // keeps a retried commit from answering twice.
   if (t.inboundIds.length) {
-    const marked = await q.run(
-      `UPDATE "InboundEvent" SET "status" = ?, "processedAt" = ?, "sessionId" = ? WHERE "id" IN (${marks(t.inboundIds.length)}) AND "status" = ?`,
-      ["done", now, t.sessionId, ...t.inboundIds, "received"],
+    const marked = await s.run(
+      MARK_DONE.bind(
+        db,
+        { done: "done", processedAt: now, sessionId: t.sessionId, received: "received" },
+        t.inboundIds.map((id) => ({ id })),
+      ),
     );
     if (marked === 0) return "duplicate";
   }
   if (t.deliveries.length) {
-    const params: SqlValue[] = [];
-    t.deliveries.forEach((d, i) => {
-      params.push(deliveryIds[i], t.inboundIds[0] ?? null, t.sessionId, d.platform, d.botId, d.address, i, d.text, "pending", 0, now, d.expiresAt);
-    });
-    await q.run(`INSERT INTO "OutboundDelivery" (${DELIVERY_COLUMNS}) VALUES ${rows(t.deliveries.length, 12)}`, params);
+    await s.run(
+      INSERT_DELIVERIES.bind(
+        db,
+        { sessionId: t.sessionId, pending: "pending", zero: 0, createdAt: now },
+        t.deliveries.map((d, i) => ({
+          id: deliveryIds[i]!,
+          inboundId: t.inboundIds[0] ?? null,
+          platform: d.platform,
+          botId: d.botId,
+          address: d.address,
+          part: i,
+          text: d.text,
+          expiresAt: d.expiresAt,
+        })),
+      ),
+    );
   }
   if (!t.messages.length && !t.turnIncrement) return "skipped";
-  const touched = await q.run(`UPDATE "Session" SET "lastActive" = ?, "turnCount" = "turnCount" + ? WHERE "id" = ? AND "archived" = ?`, [
-    now,
-    t.turnIncrement,
-    t.sessionId,
-    false,
-  ]);
-  if (touched !== 1) {
-    const found = await q.all(`SELECT "id" FROM "Session" WHERE "id" = ?`, [t.sessionId]);
+  const [touched] = await s.all(TOUCH_SESSION.bind(db, { id: t.sessionId, lastActive: now, increment: t.turnIncrement, archived: false }));
+  if (!touched) {
+    const found = await s.all(SESSION_EXISTS.bind(db, { id: t.sessionId }));
     return found.length ? "archived" : "missing";
   }
   if (t.messages.length) {
-    const [last] = await q.all<{ seq: number | null }>(`SELECT MAX("seq") AS "seq" FROM "Message" WHERE "sessionId" = ?`, [t.sessionId]);
-    let seq = Number(last?.seq ?? 0);
-    const params: SqlValue[] = [];
-    for (const m of t.messages) params.push(t.sessionId, ++seq, m.role, m.content, m.meta ?? null, m.createdAt ?? now, m.sourceId ?? null);
-    await q.run(`INSERT INTO "Message" (${MESSAGE_COLUMNS},"sourceId") VALUES ${rows(t.messages.length, 7)}`, params);
+    let seq = Number(touched.lastSeq ?? 0);
+    await s.run(
+      INSERT_MESSAGES.bind(
+        db,
+        { sessionId: t.sessionId },
+        t.messages.map((m) => ({
+          seq: ++seq,
+          role: m.role,
+          content: m.content,
+          meta: m.meta ?? null,
+          createdAt: m.createdAt ?? now,
+          sourceId: m.sourceId ?? null,
+        })),
+      ),
+    );
   }
   return "ok";
 }

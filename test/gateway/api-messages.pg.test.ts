@@ -63,7 +63,14 @@ describe("HTTP API idempotency on PostgreSQL, two processes", () => {
     await eventually(count, (n) => n >= 1, 20_000, "the delivery");
     // Both gateways settle first, so a second send from either would be counted.
     await Promise.all([one.app.gateway.idle(), two.app.gateway.idle()]);
-    const rows = Number((await one.app.db.query<{ n: number }>("test-count", `SELECT COUNT(*) AS "n" FROM "ApiMessage"`, []))[0]!.n);
+    const rows = Number(
+      (
+        await one.app.db.query(
+          "test-count",
+          one.app.db.q.selectFrom("ApiMessage").select((eb) => eb.fn.countAll<number>().as("n")),
+        )
+      )[0]!.n,
+    );
     console.log(`idempotency on PostgreSQL: 20 concurrent requests over 2 processes, one key -> ${ids.size} id, ${rows} record, ${count()} delivery`);
     expect(ids.size).toBe(1);
     expect(rows).toBe(1);

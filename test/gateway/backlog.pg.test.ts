@@ -61,7 +61,13 @@ describe.each(PROVIDERS)("replaying a backlog at start on %s", (provider) => {
       const want = Array.from({ length: PER_CHAT }, (_, i) => `echo: c${c}-m${i}`);
       if (JSON.stringify(perChat.get(`b${c}`)) !== JSON.stringify(want)) outOfOrder++;
     }
-    const left = await app.db.query<{ n: number }>("t", `SELECT COUNT(*) AS n FROM "InboundEvent" WHERE "status" = ?`, ["received"]);
+    const left = await app.db.query(
+      "t",
+      app.db.q
+        .selectFrom("InboundEvent")
+        .select((eb) => eb.fn.countAll<number>().as("n"))
+        .where("status", "=", "received"),
+    );
     console.log(
       `[backlog ${provider}] recorded ${total}, answered ${adapter.sent.length}, unique ${new Set(adapter.sent.map((s) => s.text)).size}, chats out of order ${outOfOrder}, left unhandled ${Number(left[0]!.n)}`,
     );

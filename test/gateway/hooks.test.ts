@@ -39,7 +39,17 @@ const post = (base: string, name: string, body: string, headers: Record<string, 
   }));
 
 const hookRows = async (app: App) =>
-  Number((await app.db.query<{ n: number }>("test-count", `SELECT COUNT(*) AS "n" FROM "InboundEvent" WHERE "eventId" LIKE ?`, ["hook:%"]))[0]!.n);
+  Number(
+    (
+      await app.db.query(
+        "test-count",
+        app.db.q
+          .selectFrom("InboundEvent")
+          .select((eb) => eb.fn.countAll<number>().as("n"))
+          .where("eventId", "like", "hook:%"),
+      )
+    )[0]!.n,
+  );
 
 describe("inbound hooks: POST /hooks/<name>", () => {
   it("a forged signature: 401 and 0 rows; a repeated delivery id: one turn", async () => {

@@ -422,7 +422,7 @@ describe("retention", () => {
     }
     await inbound.record({ platform: "p", botId: "b", eventId: "old-unhandled", envelope: "{}", occurredAt: old });
     await inbound.record({ platform: "p", botId: "b", eventId: "new", envelope: "{}", occurredAt: new Date(), status: "done" });
-    await db.exec("age", `UPDATE "InboundEvent" SET "receivedAt" = ? WHERE "eventId" LIKE ?`, [old, "old-%"]);
+    await db.exec("age", db.q.updateTable("InboundEvent").set({ receivedAt: old }).where("eventId", "like", "old-%"));
     await db.write((c) =>
       c.outboundDelivery.createMany({
         data: [

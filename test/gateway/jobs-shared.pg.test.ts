@@ -64,20 +64,29 @@ describe("scheduled jobs with several processes on one PostgreSQL database", () 
         }
       }
       const due = new Date(Math.ceil((Date.now() + 1000) / 1000) * 1000);
-      await db.exec("t", `UPDATE "ScheduledJob" SET "nextRunAt" = ?, "spec" = ?`, [due, due.toISOString()]);
+      await db.exec("t", db.q.updateTable("ScheduledJob").set({ nextRunAt: due, spec: due.toISOString() }));
       const jobTexts = () => platform!.messages.filter((m) => m.text.startsWith("job "));
       await until(() => new Set(jobTexts().map((m) => m.text)).size >= texts.length, 120_000);
       // Settled in the ledger, then a moment more for any second run to show.
       await until(() => false, 1500);
       const counts = new Map<string, number>();
       for (const m of jobTexts()) counts.set(m.text, (counts.get(m.text) ?? 0) + 1);
-      const runs = await db.query<{ status: string; owner: string; n: string }>(
+      const runs = await db.query(
         "t",
-        `SELECT "status","owner",COUNT(*) AS "n" FROM "JobRun" GROUP BY "status","owner"`,
+        db.q
+          .selectFrom("JobRun")
+          .select(["status", "owner", (eb) => eb.fn.countAll<string>().as("n")])
+          .groupBy(["status", "owner"]),
       );
-      const byOwner = new Map<string, number>();
+      const byOwner = new Map<string | null, number>();
       for (const r of runs) byOwner.set(r.owner, (byOwner.get(r.owner) ?? 0) + Number(r.n));
-      const deliveries = await db.query<{ n: string }>("t", `SELECT COUNT(*) AS "n" FROM "OutboundDelivery" WHERE "text" LIKE 'job %'`);
+      const deliveries = await db.query(
+        "t",
+        db.q
+          .selectFrom("OutboundDelivery")
+          .select((eb) => eb.fn.countAll<string>().as("n"))
+          .where("text", "like", "job %"),
+      );
       const runStatuses = await store.runCounts();
       const result = {
         jobs: texts.length,

@@ -311,7 +311,7 @@ describe("scheduled jobs", () => {
     // A process that died mid-run: it claimed the due time (claimed before this process started) and wrote nothing.
     const longAgo = new Date(Date.now() - 3_600_000);
     expect(await store.claimDue("dead-1", clock.now, longAgo, 10)).toHaveLength(1);
-    await store.db.exec("test-age-claim", `UPDATE "ScheduledJob" SET "claimedAt" = ? WHERE "id" = ?`, [longAgo, crashy.id]);
+    await store.db.exec("test-age-claim", store.db.q.updateTable("ScheduledJob").set({ claimedAt: longAgo }).where("id", "=", crashy.id));
     await a.jobs.runner.tick();
     await eventually(
       () => adapter.to("42").filter((s) => s.text === "after a crash"),
@@ -330,7 +330,7 @@ describe("scheduled jobs", () => {
     clock.now = new Date("2027-01-04T12:02:00Z");
     for (const owner of ["dead-1", "dead-2"]) {
       expect(await store.claimDue(owner, clock.now, new Date(Date.now() + 1000), 10)).toHaveLength(1);
-      await store.db.exec("test-age-claim", `UPDATE "ScheduledJob" SET "claimedAt" = ? WHERE "id" = ?`, [longAgo, twice.id]);
+      await store.db.exec("test-age-claim", store.db.q.updateTable("ScheduledJob").set({ claimedAt: longAgo }).where("id", "=", twice.id));
     }
     await a.jobs.runner.tick();
     expect(await a.jobs.service.get(twice.id)).toMatchObject({

@@ -85,7 +85,7 @@ describe.each(PROVIDERS)("recovery while running on %s", (provider) => {
     expect(adapter.sent[0]!.chatId).toBe("43");
     expect(await counter(s.url, "switchboard_unanswered_total")).toBe(1);
     faults.clear();
-    const rows = await app.db.query<{ status: string }>("t", `SELECT "status" FROM "InboundEvent"`);
+    const rows = await app.db.query("t", app.db.q.selectFrom("InboundEvent").select("status"));
     expect(rows.map((r) => r.status)).toEqual(["expired"]);
   });
 });

@@ -22,6 +22,7 @@ const record = (id: string): InboundRecord => ({
   processedAt: null,
   sessionId: null,
   note: null,
+  conversation: "",
   seq: 0,
 });
 
@@ -197,7 +198,11 @@ describe.each(PROVIDERS)("recorded order on %s", (provider) => {
       expect((await fast.ctx.inbound(fast.dm("71", "x0"))).status).toBe("accepted");
       // A holds the conversation (x0's turn waits); x1 is recorded by A a minute "later" than x2 by B.
       await eventually(
-        () => A.app.db.query<{ n: number }>("t", `SELECT COUNT(*) AS n FROM "ConversationLease"`),
+        () =>
+          A.app.db.query(
+            "t",
+            A.app.db.q.selectFrom("ConversationLease").select((eb) => eb.fn.countAll<number>().as("n")),
+          ),
         (r) => Number(r[0]?.n) === 1,
         10_000,
         "A's lease",

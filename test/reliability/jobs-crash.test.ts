@@ -144,7 +144,7 @@ describe("scheduled jobs: kill -9 and restart while they fall due", () => {
       for (const [i, m] of made.entries()) {
         const at = new Date(t0 + i * 60);
         due.set(m.text, at.getTime());
-        await db.exec("t", `UPDATE "ScheduledJob" SET "nextRunAt" = ?, "spec" = ? WHERE "id" = ?`, [at, at.toISOString(), m.id]);
+        await db.exec("t", db.q.updateTable("ScheduledJob").set({ nextRunAt: at, spec: at.toISOString() }).where("id", "=", m.id));
       }
     } finally {
       await db.close();

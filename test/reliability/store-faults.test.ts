@@ -65,10 +65,13 @@ async function settled(b: Booted, adapter: RetryingAdapter, expected: string[], 
   // Causal: nothing is left unsent in the database, and nothing queued in memory.
   await until(
     async () => {
-      const rows = await b.app.db.query<{ n: number }>("test-pending", `SELECT COUNT(*) AS n FROM "OutboundDelivery" WHERE "status" IN (?, ?)`, [
-        "pending",
-        "sending",
-      ]);
+      const rows = await b.app.db.query(
+        "test-pending",
+        b.app.db.q
+          .selectFrom("OutboundDelivery")
+          .select((eb) => eb.fn.countAll<number>().as("n"))
+          .where("status", "in", ["pending", "sending"]),
+      );
       return Number(rows[0]!.n) === 0;
     },
     60_000,

@@ -60,4 +60,28 @@ describe.each(PROVIDERS)("canonical identities and memories on %s", (provider) =
     expect(await m.recall("private:bot:u1")).toEqual(["likes tea; lives in Oslo"]);
     expect(await m.recall("group:bot:g1")).toEqual(["deploy on friday"]);
   });
+
+  it("a caching memory store (the one writer) reads a scope once and sees its own adds and compactions; without the cache every recall reads", async () => {
+    const cached = new MemoryStore(t.db, { cache: true });
+    const reads = () => t.db.statementsByOp.get("recall-memories") ?? 0;
+    await cached.add("private:bot:c1", "s1", ["one"]);
+    const r0 = reads();
+    expect(await cached.recall("private:bot:c1")).toEqual(["one"]);
+    expect(await cached.recall("private:bot:c1")).toEqual(["one"]);
+    expect(reads() - r0).toBe(1); // the second recall came from memory
+    await cached.add("private:bot:c1", "s1", ["two"]);
+    expect(await cached.recall("private:bot:c1")).toEqual(["one", "two"]);
+    await cached.replace("private:bot:c1", ["one and two"]);
+    expect(await cached.recall("private:bot:c1")).toEqual(["one and two"]);
+    // A recall racing a write never caches what it read before the write landed.
+    const [during] = await Promise.all([cached.recall("private:bot:c1"), cached.add("private:bot:c1", "s1", ["three"])]);
+    expect(["one and two", "one and two,three"]).toContain(during.join(","));
+    expect(await cached.recall("private:bot:c1")).toEqual(["one and two", "three"]);
+    // Shared mode: another process's write must be seen, so that store does not cache.
+    const plain = new MemoryStore(t.db);
+    const other = new MemoryStore(t.db);
+    expect(await plain.recall("group:bot:c2")).toEqual([]);
+    await other.add("group:bot:c2", null, ["from elsewhere"]);
+    expect(await plain.recall("group:bot:c2")).toEqual(["from elsewhere"]);
+  });
 });

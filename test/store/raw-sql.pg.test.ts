@@ -1,15 +1,9 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { DeliveryStore, InboundStore, StoreError, TurnStore } from "../../src/store/index.js";
-import { numbered } from "../../src/store/sql.js";
+import type { Database } from "../../src/store/index.js";
 import { PROVIDERS, openTestDb, type TestDb } from "../support/db.js";
 
-const KV_INSERT = `INSERT INTO "AdapterState" ("key","value","updatedAt") VALUES (?,?,?)`;
-
-describe("numbered placeholders for PostgreSQL", () => {
-  it("turns each ? into $1, $2, … in order", () => {
-    expect(numbered(`UPDATE "T" SET "a" = ?, "b" = ? WHERE "id" IN (?,?)`)).toBe(`UPDATE "T" SET "a" = $1, "b" = $2 WHERE "id" IN ($3,$4)`);
-  });
-});
+const kvInsert = (db: Database, key: string, value: string) => db.q.insertInto("AdapterState").values({ key, value, updatedAt: new Date() });
 
 describe.each(PROVIDERS)("the raw hot path on %s", (provider) => {
   let t: TestDb | undefined;
@@ -72,15 +66,15 @@ describe.each(PROVIDERS)("the raw hot path on %s", (provider) => {
     t = await openTestDb(provider);
     const db = t.db;
     const results = await Promise.allSettled([
-      db.exec("a", KV_INSERT, ["a", "1", new Date()]),
+      db.exec("a", kvInsert(db, "a", "1")),
       db.sqlTransaction("b", async (q) => {
-        await q.run(KV_INSERT, ["b", "1", new Date()]);
+        await q.run(kvInsert(db, "b", "1"));
         throw new Error("changed my mind");
       }),
-      db.exec("dup", KV_INSERT, ["a", "2", new Date()]),
+      db.exec("dup", kvInsert(db, "a", "2")),
       db.sqlTransaction("c", async (q) => {
-        await q.run(KV_INSERT, ["c", "1", new Date()]);
-        return (await q.all<{ value: string }>(`SELECT "value" FROM "AdapterState" WHERE "key" = ?`, ["c"]))[0]?.value;
+        await q.run(kvInsert(db, "c", "1"));
+        return (await q.all(db.q.selectFrom("AdapterState").select("value").where("key", "=", "c")))[0]?.value;
       }),
     ]);
     expect(results.map((r) => r.status)).toEqual(["fulfilled", "rejected", "rejected", "fulfilled"]);
@@ -106,9 +100,9 @@ describe.each(PROVIDERS)("the raw hot path on %s", (provider) => {
     });
     const db = t.db;
     const [before, after, fine] = await Promise.allSettled([
-      db.sqlTransaction("lost-before", (q) => q.run(KV_INSERT, ["before", "1", new Date()])),
-      db.sqlTransaction("lost-after", (q) => q.run(KV_INSERT, ["after", "1", new Date()])),
-      db.sqlTransaction("fine", (q) => q.run(KV_INSERT, ["fine", "1", new Date()])),
+      db.sqlTransaction("lost-before", (q) => q.run(kvInsert(db, "before", "1"))),
+      db.sqlTransaction("lost-after", (q) => q.run(kvInsert(db, "after", "1"))),
+      db.sqlTransaction("fine", (q) => q.run(kvInsert(db, "fine", "1"))),
     ]);
     expect(before.status === "rejected" && before.reason instanceof StoreError && before.reason.code).toBe("CommitUnknown");
     expect(after.status === "rejected" && after.reason instanceof StoreError && after.reason.code).toBe("CommitUnknown");
@@ -121,8 +115,8 @@ describe.each(PROVIDERS)("the raw hot path on %s", (provider) => {
   it("a closed handle refuses raw work with a clear error", async () => {
     t = await openTestDb(provider);
     await t.db.close();
-    await expect(t.db.exec("late", KV_INSERT, ["x", "1", new Date()])).rejects.toMatchObject({ code: "Unavailable" });
-    await expect(t.db.query("late", `SELECT 1`)).rejects.toMatchObject({ code: "Unavailable" });
+    await expect(t.db.exec("late", kvInsert(t.db, "x", "1"))).rejects.toMatchObject({ code: "Unavailable" });
+    await expect(t.db.query("late", t.db.q.selectFrom("AdapterState").select("key"))).rejects.toMatchObject({ code: "Unavailable" });
     t = undefined;
   });
 });
@@ -138,7 +132,7 @@ describe("SQLite group commit", () => {
     t = await openTestDb("sqlite");
     const db = t.db;
     const before = { ...db.groupStats };
-    const writes = Array.from({ length: 200 }, (_, i) => db.exec(`w${i}`, KV_INSERT, [`k${i}`, "v", new Date()]));
+    const writes = Array.from({ length: 200 }, (_, i) => db.exec(`w${i}`, kvInsert(db, `k${i}`, "v")));
     // Nothing is acknowledged before its COMMIT: at the first acknowledgement every row of its group is visible.
     const first = await Promise.race(writes.map((w) => w.then(() => db.read((c) => c.adapterState.count()))));
     await Promise.all(writes);
@@ -146,5 +140,51 @@ describe("SQLite group commit", () => {
     expect(db.groupStats.commits - before.commits).toBeLessThanOrEqual(2);
     expect(db.groupStats.units - before.units).toBe(200);
     expect(await db.read((c) => c.adapterState.count())).toBe(200);
+  });
+
+  it("spends no statement on transaction control it does not need: a lone write autocommits, a unit has no savepoints", async () => {
+    t = await openTestDb("sqlite");
+    const db = t.db;
+    const count = () => new Map(db.statementsByOp);
+    const c0 = count();
+    await db.exec("lone", kvInsert(db, "lone", "1"));
+    const c1 = count();
+    const diff = (a: Map<string, number>, b: Map<string, number>) =>
+      Object.fromEntries([...b].map(([k, v]) => [k, v - (a.get(k) ?? 0)] as const).filter(([, v]) => v > 0));
+    expect(diff(c0, c1)).toEqual({ lone: 1 }); // no BEGIN IMMEDIATE / COMMIT around one statement
+    await Promise.all([
+      db.exec("single", kvInsert(db, "s", "1")),
+      db.sqlTransaction("unit", async (q) => {
+        await q.run(kvInsert(db, "u1", "1"));
+        await q.run(kvInsert(db, "u2", "1"));
+      }),
+    ]);
+    expect(diff(c1, count())).toEqual({ "group BEGIN IMMEDIATE": 1, single: 1, unit: 2, "group COMMIT": 1 }); // no SAVEPOINT/RELEASE
+    expect((await db.query("keys", db.q.selectFrom("AdapterState").select("key").orderBy("key"))).map((r) => r.key)).toEqual(["lone", "s", "u1", "u2"]);
+  });
+
+  it("a failing unit in a group is rolled back whole (no savepoint), its siblings before and after it commit once", async () => {
+    t = await openTestDb("sqlite");
+    const db = t.db;
+    let ranBefore = 0;
+    const results = await Promise.allSettled([
+      db.sqlTransaction("before", async (q) => {
+        ranBefore++;
+        await q.run(kvInsert(db, "before", "1"));
+      }),
+      db.sqlTransaction("half", async (q) => {
+        await q.run(kvInsert(db, "half-1", "1"));
+        await q.run(kvInsert(db, "before", "again")); // a unique violation after one write
+      }),
+      db.exec("after", kvInsert(db, "after", "1")),
+    ]);
+    expect(results.map((r) => r.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
+    expect((results[1] as PromiseRejectedResult).reason.code).toBe("SQLITE_CONSTRAINT_PRIMARYKEY");
+    expect(ranBefore).toBe(2); // rolled back with the group and run again without the failed unit
+    const rows = await db.query("rows", db.q.selectFrom("AdapterState").select(["key", "value"]).orderBy("key"));
+    expect(rows).toEqual([
+      { key: "after", value: "1" },
+      { key: "before", value: "1" },
+    ]);
   });
 });

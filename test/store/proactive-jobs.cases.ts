@@ -1,0 +1,172 @@
+import { expect, it } from "vitest";
+import { InboundStore } from "../../src/store/inbound.js";
+import { JobStore } from "../../src/store/jobs.js";
+import { MemoryStore } from "../../src/store/memories.js";
+import { ApiMessageStore, ConversationAddressStore } from "../../src/store/proactive.js";
+import type { TestDb, TestProvider } from "../support/db.js";
+
+/**
+ * The stores main added in the raw-SQL style, now built with Kysely: their
+ * rows come back as the generated types (Dates, numbers) on a real database
+ * of `provider`, conflicts resolve in the database, and the LIKE pattern's
+ * wildcards in a chat id are matched literally.
+ */
+export function proactiveAndJobCases(provider: TestProvider, open: () => Promise<TestDb>): void {
+  it(`conversation addresses: the upsert replaces binding and template, reads are typed (${provider})`, async () => {
+    const t = await open();
+    try {
+      const s = new ConversationAddressStore(t.db);
+      const base = { key: "k1", platform: "telegram", botId: "b1", chatId: "c1", threadId: "", bindingKey: "bind-a", template: "{}" };
+      await s.upsert(base);
+      await s.upsert({ ...base, bindingKey: "bind-b", template: '{"v":2}' });
+      await s.upsert({ ...base, key: "k2", botId: "b2" });
+      const all = await s.byChat("telegram", "c1", "");
+      expect(all.map((r) => r.key).sort()).toEqual(["k1", "k2"]);
+      const [one] = await s.byChat("telegram", "c1", "", "b1");
+      expect(one).toMatchObject({ key: "k1", bindingKey: "bind-b", template: '{"v":2}' });
+      expect(one!.updatedAt).toBeInstanceOf(Date);
+      expect((await s.byBinding("bind-b"))?.key).toBe("k1");
+      expect(await s.byBinding("none")).toBeUndefined();
+    } finally {
+      await t.close();
+    }
+  });
+
+  it(`API messages: one record per key, its delivery's status typed (${provider})`, async () => {
+    const t = await open();
+    try {
+      const s = new ApiMessageStore(t.db);
+      const m = {
+        principal: "p",
+        idempotencyKey: "key-1",
+        fingerprint: "f",
+        mode: "send" as const,
+        platform: "telegram",
+        botId: "b",
+        eventId: null,
+        envelope: null,
+      };
+      const delivery = { address: "{}", text: "hi", expiresAt: new Date(Date.now() + 60_000) };
+      const [a, b] = await Promise.all([s.accept(m, { delivery }), s.accept(m, { delivery })]);
+      expect([a.created, b.created].sort()).toEqual([false, true]);
+      expect(a.record.id).toBe(b.record.id);
+      const st = await s.status(a.record.id);
+      expect(st?.record.createdAt).toBeInstanceOf(Date);
+      expect(st?.deliveries).toEqual([
+        { id: a.record.deliveryId, status: "pending", platformMessageId: null, lastError: null, attempts: 0, part: 0, sentAt: null },
+      ]);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it(`jobs: claim once, complete with a delivery, sending() reads the delivery's expiry as a Date, settle counts (${provider})`, async () => {
+    const t = await open();
+    try {
+      const s = new JobStore(t.db);
+      const due = new Date(Date.now() - 1000);
+      const job = await s.insert({
+        id: "j1",
+        conversation: "conv",
+        target: "{}",
+        address: "{}",
+        platform: "telegram",
+        botId: "b",
+        kind: "once",
+        spec: due.toISOString(),
+        timezone: "UTC",
+        action: "text",
+        text: "job hi",
+        status: "active",
+        nextRunAt: due,
+        createdBy: "u",
+      });
+      expect(job.failures).toBe(0);
+      expect(job.nextRunAt?.getTime()).toBe(due.getTime());
+      const now = new Date();
+      const [claimed, again] = await Promise.all([s.claimDue("A", now, new Date(0), 10), s.claimDue("B", now, new Date(0), 10)]);
+      expect(claimed.length + again.length).toBe(1);
+      const owner = claimed.length ? "A" : "B";
+      const mine = [...claimed, ...again][0]!;
+      expect(mine.claimAttempts).toBe(1);
+      const run = await s.startRun("r1", mine.id, due, owner);
+      expect(run.dueAt.getTime()).toBe(due.getTime());
+      const expiresAt = new Date(Date.now() + 60_000);
+      expect(
+        await s.complete(
+          { job: mine, run, delivery: { id: "d1", sessionId: "", text: "job hi", expiresAt }, messages: [], status: "sending", next: null },
+          "B-not-owner",
+        ),
+      ).toBe(false);
+      expect(
+        await s.complete(
+          { job: mine, run, delivery: { id: "d1", sessionId: "", text: "job hi", expiresAt }, messages: [], status: "sending", next: null },
+          owner,
+        ),
+      ).toBe(true);
+      expect((await s.get("j1"))?.status).toBe("done");
+      const [sending] = await s.sending();
+      expect(sending).toMatchObject({ id: "r1", status: "sending", deliveryStatus: "pending", deliveryId: "d1" });
+      expect(sending!.deliveryExpiresAt?.getTime()).toBe(expiresAt.getTime());
+      expect(await s.settle("r1", "failed", "nope")).toMatchObject({ settled: true, failures: 1, paused: false, jobId: "j1" });
+      expect(await s.settle("r1", "failed", "nope")).toMatchObject({ settled: false });
+      expect(await s.runCounts()).toEqual({ failed: 1 });
+      expect(await s.pruneRuns(new Date(), 10)).toBe(1);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it(`jobs: the latest envelope of a chat matches % and _ in its id literally (${provider})`, async () => {
+    const t = await open();
+    try {
+      const inbound = new InboundStore(t.db);
+      const env = (chatId: string) =>
+        JSON.stringify({
+          platform: "slack",
+          botId: "b",
+          chatId,
+          chatKind: "group",
+          senderId: "u",
+          channel: "ch",
+          replyTo: { platform: "slack", botId: "b", chatId },
+        });
+      await inbound.record({ platform: "slack", botId: "b", eventId: "e1", envelope: env("a_b%c"), occurredAt: new Date(), conversation: "slack:b:a_b%c:" });
+      // 50 later events whose ids match "a_b%c" only if _ and % were wildcards: unescaped, they would fill the LIMIT 50.
+      for (let n = 0; n < 50; n++) {
+        await inbound.record({
+          platform: "slack",
+          botId: "b",
+          eventId: `e2-${n}`,
+          envelope: env(`aZbW${n}c`),
+          occurredAt: new Date(),
+          conversation: `slack:b:aZbW${n}c:`,
+        });
+      }
+      const s = new JobStore(t.db);
+      expect((await s.latestEnvelope("slack", "a_b%c"))?.chatId).toBe("a_b%c");
+      expect((await s.latestEnvelope("slack", "aZbW7c"))?.chatId).toBe("aZbW7c");
+      expect(await s.latestEnvelope("slack", "a_b")).toBeUndefined();
+    } finally {
+      await t.close();
+    }
+  });
+
+  it(`memories: replace swaps a scope's set in one transaction, list reads it typed, other scopes untouched (${provider})`, async () => {
+    const t = await open();
+    try {
+      const m = new MemoryStore(t.db);
+      await m.add("s1", null, ["a", "b"]);
+      await m.add("s2", null, ["other"]);
+      await m.replace("s1", ["c"]);
+      const listed = await m.list("s1");
+      expect(listed.map((r) => r.content)).toEqual(["c"]);
+      expect(listed[0]!.createdAt).toBeInstanceOf(Date);
+      expect((await m.list("s2")).map((r) => r.content)).toEqual(["other"]);
+      await m.replace("s1", []);
+      expect(await m.list("s1")).toEqual([]);
+    } finally {
+      await t.close();
+    }
+  });
+}

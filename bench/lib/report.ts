@@ -19,8 +19,9 @@ export function targets(s: Scen): Record<string, Target> {
     core_sqlite_throughput: ge("core_sqlite >= 3000 msgs/s", num(s, "core_sqlite", "msgs_per_s"), 3000),
     floor_ratio_sqlite: ge("core/floor >= 0.8 (sqlite)", num(s, "floor_sqlite", "ratio"), 0.8),
     floor_ratio_postgres: ge("core/floor >= 0.8 (postgres)", num(s, "floor_postgres", "ratio"), 0.8),
-    statements_sqlite: le("SQL statements per message <= 8 (sqlite)", num(s, "core_sqlite", "statements_per_msg"), 8),
-    statements_postgres: le("SQL statements per message <= 8 (postgres)", num(s, "core_postgres", "statements_per_msg"), 8),
+    // A steady chat (one that has had its first message): what issue 19 budgets. A chat's first message also creates its session.
+    statements_sqlite: le("SQL statements per message <= 8, steady chat (sqlite)", num(s, "core_sqlite", "statements_per_msg_steady"), 8),
+    statements_postgres: le("SQL statements per message <= 8, steady chat (postgres)", num(s, "core_postgres", "statements_per_msg_steady"), 8),
     overhead_p50_sqlite: le("overhead p50 <= 2 ms @500/s (sqlite)", nested(s, "core_sqlite", "overhead_at_rate", "p50_ms"), 2),
     overhead_p99_sqlite: le("overhead p99 <= 10 ms @500/s (sqlite)", nested(s, "core_sqlite", "overhead_at_rate", "p99_ms"), 10),
     overhead_p999_sqlite: le("overhead p99.9 <= 25 ms @500/s (sqlite)", nested(s, "core_sqlite", "overhead_at_rate", "p999_ms"), 25),
@@ -43,11 +44,11 @@ export function table(doc: { date: string; quick: boolean; machine: Record<strin
   const rows: [string, string][] = [
     [
       "core_sqlite",
-      `${num(s, "core_sqlite", "msgs_per_s")} msgs/s; @500/s p50 ${nested(s, "core_sqlite", "overhead_at_rate", "p50_ms")} p99 ${nested(s, "core_sqlite", "overhead_at_rate", "p99_ms")} p99.9 ${nested(s, "core_sqlite", "overhead_at_rate", "p999_ms")} ms; event-loop delay p99 ${nested(s, "core_sqlite", "overhead_causes", "event_loop_delay_p99_ms")} ms, GC max ${nested(s, "core_sqlite", "overhead_causes", "gc_max_ms")} ms; ${num(s, "core_sqlite", "statements_per_msg")} statements/msg, ${num(s, "core_sqlite", "cpu_ms_per_msg")} CPU ms/msg`,
+      `${num(s, "core_sqlite", "msgs_per_s")} msgs/s; @500/s p50 ${nested(s, "core_sqlite", "overhead_at_rate", "p50_ms")} p99 ${nested(s, "core_sqlite", "overhead_at_rate", "p99_ms")} p99.9 ${nested(s, "core_sqlite", "overhead_at_rate", "p999_ms")} ms; event-loop delay p99 ${nested(s, "core_sqlite", "overhead_causes", "event_loop_delay_p99_ms")} ms, GC max ${nested(s, "core_sqlite", "overhead_causes", "gc_max_ms")} ms; ${num(s, "core_sqlite", "statements_per_msg_steady")} statements/msg steady (${num(s, "core_sqlite", "statements_per_msg")} with new chats), ${num(s, "core_sqlite", "cpu_ms_per_msg")} CPU ms/msg`,
     ],
     [
       "core_postgres",
-      `${num(s, "core_postgres", "msgs_per_s")} msgs/s; @500/s p50 ${nested(s, "core_postgres", "overhead_at_rate", "p50_ms")} p99 ${nested(s, "core_postgres", "overhead_at_rate", "p99_ms")} p99.9 ${nested(s, "core_postgres", "overhead_at_rate", "p999_ms")} ms; event-loop delay p99 ${nested(s, "core_postgres", "overhead_causes", "event_loop_delay_p99_ms")} ms, GC max ${nested(s, "core_postgres", "overhead_causes", "gc_max_ms")} ms; ${num(s, "core_postgres", "statements_per_msg")} statements/msg, ${num(s, "core_postgres", "cpu_ms_per_msg")} CPU ms/msg`,
+      `${num(s, "core_postgres", "msgs_per_s")} msgs/s; @500/s p50 ${nested(s, "core_postgres", "overhead_at_rate", "p50_ms")} p99 ${nested(s, "core_postgres", "overhead_at_rate", "p99_ms")} p99.9 ${nested(s, "core_postgres", "overhead_at_rate", "p999_ms")} ms; event-loop delay p99 ${nested(s, "core_postgres", "overhead_causes", "event_loop_delay_p99_ms")} ms, GC max ${nested(s, "core_postgres", "overhead_causes", "gc_max_ms")} ms; ${num(s, "core_postgres", "statements_per_msg_steady")} statements/msg steady (${num(s, "core_postgres", "statements_per_msg")} with new chats), ${num(s, "core_postgres", "cpu_ms_per_msg")} CPU ms/msg`,
     ],
     ["floor_sqlite", `${num(s, "floor_sqlite", "msgs_per_s")} msgs/s; core/floor ${num(s, "floor_sqlite", "ratio")}`],
     ["floor_postgres", `${num(s, "floor_postgres", "msgs_per_s")} msgs/s; core/floor ${num(s, "floor_postgres", "ratio")}`],

@@ -28,6 +28,9 @@ const core = z.object({
   overhead_at_rate: latency.extend({ offered_per_s: n, achieved_per_s: n }),
   errors: n,
   statements_per_msg: n.positive(),
+  statements_by_op: z.record(z.string(), n.nonnegative()),
+  statements_per_msg_steady: n.positive(),
+  statements_by_op_steady: z.record(z.string(), n.nonnegative()),
   cpu_ms_per_msg: n.positive(),
   overhead_causes: causes,
 });

@@ -347,7 +347,10 @@ export class Database {
     if (refused) return Promise.reject(refused);
     const sqlite = this.#sqlite;
     if (!sqlite) return onPg(this.#pg!.on(this.#pg!.pool, op));
-    const run = () => ((sqlite.op = op), onSqlite(sqlite));
+    const run = () => {
+      sqlite.op = op;
+      return onSqlite(sqlite);
+    };
     // A synchronous statement cannot interleave with anything: it needs the mutex only when someone holds it.
     if (this.#mutex.pending === 0) {
       try {

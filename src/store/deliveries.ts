@@ -1,6 +1,7 @@
 import type { Selectable } from "kysely";
 import { setBounded } from "../bounded.js";
 import type { Database } from "./db.js";
+import { pruneSettled } from "./retention.js";
 import type { DB } from "./sql.js";
 import { prepare, type Param } from "./prepared.js";
 
@@ -134,16 +135,6 @@ export class DeliveryStore {
 
   /** Deletes up to `limit` settled replies (sent, failed, expired) created before `before`; unsent ones are kept. */
   async prune(before: Date, limit: number): Promise<number> {
-    const q = this.db.q;
-    return this.db.exec(
-      "prune-deliveries",
-      q
-        .deleteFrom("OutboundDelivery")
-        .where(
-          "id",
-          "in",
-          q.selectFrom("OutboundDelivery").select("id").where("status", "in", ["sent", "failed", "expired"]).where("createdAt", "<", before).limit(limit),
-        ),
-    );
+    return pruneSettled(this.db, "prune-deliveries", "OutboundDelivery", ["sent", "failed", "expired"], before, limit);
   }
 }

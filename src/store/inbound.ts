@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { sql, type Selectable } from "kysely";
 import type { Database } from "./db.js";
+import { pruneSettled } from "./retention.js";
 import type { DB } from "./sql.js";
 import { prepare, type Param } from "./prepared.js";
 
@@ -173,16 +174,6 @@ export class InboundStore {
    * their age: they are replayed, or expired, first.
    */
   async prune(before: Date, limit: number): Promise<number> {
-    const q = this.db.q;
-    return this.db.exec(
-      "prune-inbound",
-      q
-        .deleteFrom("InboundEvent")
-        .where(
-          "id",
-          "in",
-          q.selectFrom("InboundEvent").select("id").where("status", "in", ["done", "expired", "ignored"]).where("receivedAt", "<", before).limit(limit),
-        ),
-    );
+    return pruneSettled(this.db, "prune-inbound", "InboundEvent", ["done", "expired", "ignored"], before, limit);
   }
 }

@@ -50,21 +50,9 @@ export class JobStore {
     const now = new Date();
     await this.db.exec(
       "job-insert",
+      // NewJob is the row less what the store sets: its fields are columns (a caller's literal is excess-checked).
       this.db.q.insertInto("ScheduledJob").values({
-        id: job.id,
-        conversation: job.conversation,
-        target: job.target,
-        address: job.address,
-        platform: job.platform,
-        botId: job.botId,
-        kind: job.kind,
-        spec: job.spec,
-        timezone: job.timezone,
-        action: job.action,
-        text: job.text,
-        status: job.status,
-        nextRunAt: job.nextRunAt,
-        createdBy: job.createdBy,
+        ...job,
         createdAt: now,
         updatedAt: now,
       }),

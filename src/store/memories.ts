@@ -22,6 +22,7 @@ const CACHE_LIMIT = 10_000;
 /** Condensed memories, partitioned by memory scope (src/session/memory-scope.ts makes the scope). */
 export class MemoryStore {
   readonly #cache: Map<string, { limit: number; contents: string[] }> | undefined;
+  #lastStamp = 0;
   /** Bumped by every write, so a recall that raced a write does not cache what it read before it. */
   #generation = 0;
 
@@ -49,10 +50,21 @@ export class MemoryStore {
     }
   }
 
+  /**
+   * The first of `n` timestamps one millisecond apart, later than any this store gave
+   * before: recall orders by time, and two writes in the same millisecond would otherwise
+   * come back in the order of their random ids.
+   */
+  #stamps(n: number): number {
+    const first = Math.max(Date.now(), this.#lastStamp + 1);
+    this.#lastStamp = first + n - 1;
+    return first;
+  }
+
   async add(scope: string, sessionId: string | null, contents: string[]): Promise<void> {
     if (contents.length === 0) return;
     // One millisecond apart, so recall keeps the condenser's order.
-    const now = Date.now();
+    const now = this.#stamps(contents.length);
     await this.#writing(scope, () =>
       this.db.exec(
         "add-memories",
@@ -86,9 +98,11 @@ export class MemoryStore {
     return this.#writing(scope, () =>
       this.db.sqlTransaction("memory-compact", async (q) => {
         await q.run(b.deleteFrom("Memory").where("scope", "=", scope));
-        const now = new Date();
+        const now = this.#stamps(Math.max(1, contents.length));
         if (contents.length)
-          await q.run(b.insertInto("Memory").values(contents.map((content) => ({ id: randomUUID(), scope, sessionId: null, content, createdAt: now }))));
+          await q.run(
+            b.insertInto("Memory").values(contents.map((content, i) => ({ id: randomUUID(), scope, sessionId: null, content, createdAt: new Date(now + i) }))),
+          );
       }),
     );
   }

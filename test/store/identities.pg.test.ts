@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { IdentityStore, MemoryStore } from "../../src/store/index.js";
 import { PROVIDERS, openTestDb, type TestDb } from "../support/db.js";
 
@@ -59,6 +59,23 @@ describe.each(PROVIDERS)("canonical identities and memories on %s", (provider) =
     await m.replace("private:bot:u1", ["likes tea; lives in Oslo"]);
     expect(await m.recall("private:bot:u1")).toEqual(["likes tea; lives in Oslo"]);
     expect(await m.recall("group:bot:g1")).toEqual(["deploy on friday"]);
+  });
+
+  it("memories written in the same millisecond come back in the order they were written, added one by one or condensed", async () => {
+    const store = new MemoryStore(t.db);
+    // A frozen clock: every write lands in one millisecond, as a burst of turns can.
+    vi.useFakeTimers({ toFake: ["Date"], now: new Date("2026-12-01T12:00:00Z") });
+    try {
+      const lines = Array.from({ length: 20 }, (_, i) => `fact ${i}`);
+      for (const line of lines) await store.add("private:bot:order", "s1", [line]);
+      expect(await store.recall("private:bot:order")).toEqual(lines);
+      const condensed = Array.from({ length: 12 }, (_, i) => `condensed ${i}`);
+      await store.replace("private:bot:order", condensed);
+      await store.add("private:bot:order", "s1", ["after"]);
+      expect(await store.recall("private:bot:order")).toEqual([...condensed, "after"]);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it("a caching memory store (the one writer) reads a scope once and sees its own adds and compactions; without the cache every recall reads", async () => {

@@ -103,6 +103,27 @@ export class ApiMessageStore {
     const deliveryId = parts.delivery ? randomUUID() : null;
     const now = new Date();
     const record: ApiMessageRecord = { ...m, id, deliveryId, createdAt: now };
+    // The reply this send makes: inserted in the transaction below, and returned as it was written.
+    const delivery: DeliveryRecord | undefined =
+      parts.delivery && deliveryId
+        ? {
+            id: deliveryId,
+            inboundId: null,
+            sessionId: parts.sessionId ?? "",
+            platform: m.platform,
+            botId: m.botId,
+            address: parts.delivery.address,
+            part: 0,
+            text: parts.delivery.text,
+            status: "pending",
+            attempts: 0,
+            platformMessageId: null,
+            lastError: null,
+            createdAt: now,
+            expiresAt: parts.delivery.expiresAt,
+            sentAt: null,
+          }
+        : undefined;
     const b = this.db.q;
     const created = await this.db.sqlTransaction("api-message-accept", async (q) => {
       const n = await q.run(
@@ -124,24 +145,9 @@ export class ApiMessageStore {
           .onConflict((oc) => oc.columns(["principal", "idempotencyKey"]).doNothing()),
       );
       if (n === 0) return false;
-      if (parts.delivery && deliveryId) {
-        await q.run(
-          b.insertInto("OutboundDelivery").values({
-            id: deliveryId,
-            inboundId: null,
-            sessionId: parts.sessionId ?? "",
-            platform: m.platform,
-            botId: m.botId,
-            address: parts.delivery.address,
-            part: 0,
-            text: parts.delivery.text,
-            status: "pending",
-            attempts: 0,
-            createdAt: now,
-            expiresAt: parts.delivery.expiresAt,
-          }),
-        );
-        if (parts.sessionId) await appendBotMessage(b, q, parts.sessionId, parts.delivery.text, now, id);
+      if (delivery) {
+        await q.run(b.insertInto("OutboundDelivery").values(delivery));
+        if (parts.sessionId) await appendBotMessage(b, q, parts.sessionId, delivery.text, now, id);
       }
       return true;
     });
@@ -150,24 +156,7 @@ export class ApiMessageStore {
       if (!existing) throw new Error("an API message's idempotency record vanished between its conflict and its read");
       return { created: false, record: existing };
     }
-    if (!parts.delivery || !deliveryId) return { created: true, record };
-    const delivery: DeliveryRecord = {
-      id: deliveryId,
-      inboundId: null,
-      sessionId: parts.sessionId ?? "",
-      platform: m.platform,
-      botId: m.botId,
-      address: parts.delivery.address,
-      part: 0,
-      text: parts.delivery.text,
-      status: "pending",
-      attempts: 0,
-      platformMessageId: null,
-      lastError: null,
-      createdAt: now,
-      expiresAt: parts.delivery.expiresAt,
-      sentAt: null,
-    };
+    if (!delivery) return { created: true, record };
     return { created: true, record, delivery };
   }
 

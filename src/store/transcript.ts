@@ -25,6 +25,16 @@ export type NewMessage = Pick<MessageRecord, "role" | "content"> & {
   sourceId?: string | null;
 };
 
+/** A new message's transcript row at `seq`, with the defaults every append uses (no meta, now, no source). */
+export const messageRow = (m: NewMessage, seq: number, now: Date) => ({
+  seq,
+  role: m.role,
+  content: m.content,
+  meta: m.meta ?? null,
+  createdAt: m.createdAt ?? now,
+  sourceId: m.sourceId ?? null,
+});
+
 /**
  * Transcript messages, ordered by a per-session `seq`. Appends refuse archived
  * sessions: the check and the insert are one transaction.
@@ -59,19 +69,7 @@ export class TranscriptStore {
       const [last] = await q.all(b.selectFrom("Message").select("seq").where("sessionId", "=", sessionId).orderBy("seq", "desc").limit(1));
       let seq = last?.seq ?? 0;
       if (messages.length) {
-        await q.run(
-          b.insertInto("Message").values(
-            messages.map((m) => ({
-              sessionId,
-              seq: ++seq,
-              role: m.role,
-              content: m.content,
-              meta: m.meta ?? null,
-              createdAt: m.createdAt ?? now,
-              sourceId: m.sourceId ?? null,
-            })),
-          ),
-        );
+        await q.run(b.insertInto("Message").values(messages.map((m) => ({ sessionId, ...messageRow(m, ++seq, now) }))));
       }
       return { status: "ok", lastSeq: seq } as const;
     });

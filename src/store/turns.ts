@@ -3,7 +3,7 @@ import type { Database } from "./db.js";
 import type { DeliveryStore } from "./deliveries.js";
 import type { Sql } from "./sql.js";
 import { prepare, type Dialect, type Param } from "./prepared.js";
-import type { NewMessage } from "./transcript.js";
+import { messageRow, type NewMessage } from "./transcript.js";
 
 export interface TurnCommit {
   sessionId: string;
@@ -168,14 +168,7 @@ async function commitIn(db: Dialect, s: Sql, t: TurnCommit, deliveryIds: string[
       INSERT_MESSAGES.bind(
         db,
         { sessionId: t.sessionId },
-        t.messages.map((m) => ({
-          seq: ++seq,
-          role: m.role,
-          content: m.content,
-          meta: m.meta ?? null,
-          createdAt: m.createdAt ?? now,
-          sourceId: m.sourceId ?? null,
-        })),
+        t.messages.map((m) => messageRow(m, ++seq, now)),
       ),
     );
   }

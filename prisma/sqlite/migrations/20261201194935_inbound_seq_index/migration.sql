@@ -1,0 +1,2 @@
+-- CreateIndex
+CREATE INDEX "InboundEvent_seq_idx" ON "InboundEvent"("seq");

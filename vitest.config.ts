@@ -43,7 +43,7 @@ export default defineConfig({
       },
       {
         extends: true,
-        test: { name: "browser", include: ["test/**/*.browser.test.ts"] },
+        test: { name: "browser", include: ["test/**/*.browser.test.ts"], globalSetup: ["test/support/browser-setup.ts"] },
       },
       {
         extends: true,

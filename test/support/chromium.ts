@@ -7,7 +7,8 @@ import { chromium, type Browser } from "playwright-core";
  * when installed, else the build @sparticuz/chromium ships on npm (a dev
  * dependency, so `npm install` on a machine with only Node is enough). That
  * build is brotli-packed; the first launch unpacks it to the temporary folder
- * (about 5 s), later ones reuse the unpacked binary.
+ * (about 5 s; test/support/browser-setup.ts does it once, before the
+ * workers start), later ones reuse the unpacked binary.
  */
 const SYSTEM = "/usr/bin/chromium";
 

@@ -61,13 +61,17 @@ export function toolRegistry(tools: Iterable<Tool>): ToolRegistry {
 }
 
 /** Explains a zod failure to the model in one line, so it can correct its call. */
-function badArgs(tool: string, err: z.ZodError): string {
+export function badArgs(tool: string, err: z.ZodError): string {
   const issues = err.issues.map((i) => `${i.path.join(".") || "arguments"}: ${i.message}`).join("; ");
   return `error: invalid arguments for ${tool}: ${issues}`;
 }
 
+// Tools are built for every turn; their argument schemas are built once (a zod schema costs
+// about as much to build as a turn's SQL).
+const CurrentTimeArgs = z.object({ timezone: z.string().min(1).max(64).optional() });
+const SearchSessionsArgs = z.object({ query: z.string().trim().min(1).max(500) });
+
 export function currentTimeTool(now: () => Date = () => new Date()): Tool {
-  const Args = z.object({ timezone: z.string().min(1).max(64).optional() });
   return {
     name: "current_time",
     policy: "auto",
@@ -78,7 +82,7 @@ export function currentTimeTool(now: () => Date = () => new Date()): Tool {
       additionalProperties: false,
     },
     async run(args) {
-      const parsed = Args.safeParse(args ?? {});
+      const parsed = CurrentTimeArgs.safeParse(args ?? {});
       if (!parsed.success) return badArgs("current_time", parsed.error);
       const at = now();
       const tz = parsed.data.timezone;
@@ -95,7 +99,6 @@ export function currentTimeTool(now: () => Date = () => new Date()): Tool {
 
 /** `search` is injected so the agent layer never depends on storage. */
 export function searchSessionsTool(search: (query: string) => Promise<string>): Tool {
-  const Args = z.object({ query: z.string().trim().min(1).max(500) });
   return {
     name: "search_sessions",
     // Reads only the asking conversation's own sessions (scoped where it is built).
@@ -108,7 +111,7 @@ export function searchSessionsTool(search: (query: string) => Promise<string>): 
       additionalProperties: false,
     },
     async run(args) {
-      const parsed = Args.safeParse(args);
+      const parsed = SearchSessionsArgs.safeParse(args);
       if (!parsed.success) return badArgs("search_sessions", parsed.error);
       const found = await search(parsed.data.query);
       return found.trim() === "" ? "No matching conversations." : found;

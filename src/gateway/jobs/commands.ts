@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { Tool } from "../../agent/tools.js";
+import { badArgs, type Tool } from "../../agent/tools.js";
 import type { CommandSpec } from "../../runtime/commands/index.js";
 import { formatLocal, isTimeZone, parseWhen, TimingError } from "../../runtime/jobs/when.js";
 import type { Info } from "../../session/info.js";
@@ -96,17 +96,19 @@ export function jobCommands(jobs: JobService): CommandSpec[] {
   ];
 }
 
+// Built once: the tool itself is built for every turn.
+const ScheduleMessageArgs = z.object({
+  when: z.string().trim().min(1).max(200),
+  text: z.string().trim().min(1).max(4000),
+  mode: z.enum(["text", "agent"]).default("text"),
+});
+
 /**
  * The agent's `schedule_message` tool: the agent schedules a message (or a
  * prompt for a later turn of its own) into the conversation it is talking in.
  * Under the tool approval policy; by default it asks.
  */
 export function scheduleMessageTool(jobs: JobService, session: Info): Tool {
-  const Args = z.object({
-    when: z.string().trim().min(1).max(200),
-    text: z.string().trim().min(1).max(4000),
-    mode: z.enum(["text", "agent"]).default("text"),
-  });
   return {
     name: "schedule_message",
     description:
@@ -123,9 +125,8 @@ export function scheduleMessageTool(jobs: JobService, session: Info): Tool {
     },
     policy: "ask",
     async run(args) {
-      const parsed = Args.safeParse(args);
-      if (!parsed.success)
-        return `error: invalid arguments for schedule_message: ${parsed.error.issues.map((i) => `${i.path.join(".") || "arguments"}: ${i.message}`).join("; ")}`;
+      const parsed = ScheduleMessageArgs.safeParse(args);
+      if (!parsed.success) return badArgs("schedule_message", parsed.error);
       if (session.kind !== "chat") return "error: schedule_message works only in a chat conversation.";
       const conversation = { agentId: session.agentId, userId: session.userId, ...(session.groupId && { groupId: session.groupId }), channel: session.channel };
       const tz = await jobs.timezoneOf(conversation);

@@ -54,7 +54,9 @@ async function measure(runs: number, discard: number, db: string, drivers: Platf
     for (const d of drivers) Object.assign(env, d.env());
     if (audit) env.MODULE_AUDIT_FILE = audit;
     const t0 = performance.now();
-    const child = spawn(process.execPath, [...(audit ? ["--import", path.join(ROOT, "test/support/module-audit.mjs")] : []), "bin/switchboard.mjs", "serve"], {
+    // BENCH_GATEWAY_NODE_FLAGS (as for the forked gateways), e.g. "--cpu-prof --cpu-prof-dir=/tmp/p" to see where a start goes.
+    const flags = process.env.BENCH_GATEWAY_NODE_FLAGS?.split(" ").filter(Boolean) ?? [];
+    const child = spawn(process.execPath, [...flags, ...(audit ? ["--import", path.join(ROOT, "test/support/module-audit.mjs")] : []), "bin/switchboard.mjs", "serve"], {
       cwd: ROOT,
       env,
       stdio: ["ignore", "ignore", "ignore"],

@@ -56,11 +56,15 @@ async function measure(runs: number, discard: number, db: string, drivers: Platf
     const t0 = performance.now();
     // BENCH_GATEWAY_NODE_FLAGS (as for the forked gateways), e.g. "--cpu-prof --cpu-prof-dir=/tmp/p" to see where a start goes.
     const flags = process.env.BENCH_GATEWAY_NODE_FLAGS?.split(" ").filter(Boolean) ?? [];
-    const child = spawn(process.execPath, [...flags, ...(audit ? ["--import", path.join(ROOT, "test/support/module-audit.mjs")] : []), "bin/switchboard.mjs", "serve"], {
-      cwd: ROOT,
-      env,
-      stdio: ["ignore", "ignore", "ignore"],
-    });
+    const child = spawn(
+      process.execPath,
+      [...flags, ...(audit ? ["--import", path.join(ROOT, "test/support/module-audit.mjs")] : []), "bin/switchboard.mjs", "serve"],
+      {
+        cwd: ROOT,
+        env,
+        stdio: ["ignore", "ignore", "ignore"],
+      },
+    );
     let ready = false;
     const end = Date.now() + 60_000;
     while (!ready && Date.now() < end && child.exitCode === null) {

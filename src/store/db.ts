@@ -5,7 +5,8 @@ import type { PrismaClient as SqliteClient, Prisma } from "./generated/sqlite/cl
 import { Mutex } from "./mutex.js";
 import { StoreError, isRetryable, isUnavailable } from "./errors.js";
 import { afterCommit, commitUnknown, GroupCommit } from "./group-commit.js";
-import { PgSql, queryBuilder, SqliteSql, type Query, type QueryBuilder, type Sql } from "./sql.js";
+import { PgSql, queryBuilder, SqliteSql, sqliteDriverPath, type Query, type QueryBuilder, type Sql } from "./sql.js";
+import { Checkpointer } from "./checkpointer.js";
 import { FileIdentity, StoreOutcomes, type StoreHealthReport } from "./health.js";
 
 /** Both generated clients expose the same model API for our models; code against one type. */
@@ -48,6 +49,11 @@ export interface DatabaseOptions {
   onFenced?: (reason: string) => void;
   /** How often the SQLite file's identity is checked (also after every failed call). Default 2000 ms. */
   identityCheckMs?: number;
+  /**
+   * SQLite: checkpoint the WAL on a worker thread (src/store/checkpointer.ts) instead of inside a
+   * commit, told of each checkpoint that fails. The gateway sets it; short-lived commands do not.
+   */
+  checkpointWorker?: { onError(err: Error): void; everyCommits?: number; restartAtFrames?: number };
 }
 
 export function providerOf(url: string): Provider {
@@ -101,6 +107,7 @@ export class Database {
   readonly #sqlite: SqliteSql | undefined;
   readonly #pg: PgSql | undefined;
   readonly #group: GroupCommit | undefined;
+  readonly #checkpointer: Checkpointer | undefined;
   #client: Promise<Client> | undefined;
 
   constructor(readonly options: DatabaseOptions) {
@@ -120,6 +127,16 @@ export class Database {
       this.#identity = new FileIdentity(file);
       this.#identityTimer = setInterval(() => this.#checkIdentity(), options.identityCheckMs ?? 2000);
       this.#identityTimer.unref();
+      if (options.checkpointWorker)
+        this.#checkpointer = new Checkpointer({
+          file,
+          driver: sqliteDriverPath(),
+          busyTimeoutMs: options.busyTimeoutMs ?? 5000,
+          everyCommits: options.checkpointWorker.everyCommits ?? 32,
+          restartAtFrames: options.checkpointWorker.restartAtFrames ?? 4000,
+          exclusive: (fn) => this.#exclusive(fn),
+          onError: options.checkpointWorker.onError,
+        });
       this.#group = new GroupCommit({
         // Each group commit first checks the file is still the one opened (one stat per commit): nothing
         // is acknowledged into a deleted or replaced file.
@@ -127,6 +144,7 @@ export class Database {
         exclusive: (fn) => (this.#checkIdentity(), this.#exclusive(fn)),
         faults: options.faults,
         busyBudgetMs: (options.busyTimeoutMs ?? 5000) * (this.#maxRetries + 1),
+        committed: this.#checkpointer ? () => this.#checkpointer!.committed() : undefined,
       });
     } else {
       this.#pg = new PgSql(options.url, options.poolSize ?? 10, options.onQuery, options.onIdleError);
@@ -381,6 +399,11 @@ export class Database {
     return this.#group!.run(op, fn, single);
   }
 
+  /** The WAL checkpointer's counts, when it runs (tests read them). */
+  get checkpointStats(): { checkpoints: number; restarts: number } | undefined {
+    return this.#checkpointer?.stats;
+  }
+
   /** SQLite group commits so far and the units they carried (benchmarks report the grouping). */
   get groupStats(): { commits: number; units: number } {
     return this.#group?.stats ?? { commits: 0, units: 0 };
@@ -440,6 +463,9 @@ export class Database {
   async close(): Promise<void> {
     if (this.#closed) return;
     if (this.#identityTimer) clearInterval(this.#identityTimer);
+    // The checkpointer's connection closes first, so the writing connection is the last one and
+    // its close checkpoints the whole WAL (and removes it).
+    await this.#checkpointer?.stop();
     const shut = async () => {
       this.#closed = true;
       await (await this.#client?.catch(() => undefined))?.$disconnect();

@@ -61,6 +61,8 @@ export class GroupCommit {
       faults?: UnitFaults;
       /** How long a group keeps retrying while another process holds the lock. */
       busyBudgetMs: number;
+      /** Told after every commit (the WAL checkpointer counts them). */
+      committed?: () => void;
     },
   ) {}
 
@@ -168,14 +170,13 @@ export class GroupCommit {
       live[0]!.error = undefined;
       this.o.sql.op = live[0]!.op;
       await this.#single(live[0]!, true);
-      this.stats.commits++;
-      this.stats.units += units.length;
-      return;
+    } else {
+      // A failed unit is left out and the rest run again (each try has one unit fewer, so this ends).
+      while (await this.#try(units.filter((u) => !u.excluded))) {}
     }
-    // A failed unit is left out and the rest run again (each try has one unit fewer, so this ends).
-    while (await this.#try(units.filter((u) => !u.excluded))) {}
     this.stats.commits++;
     this.stats.units += units.length;
+    this.o.committed?.();
   }
 
   /**

@@ -18,6 +18,9 @@ import type { DB } from "./generated/kysely/db.js";
 
 // pg is loaded only for a PostgreSQL URL: on SQLite (the CLI's usual case) it would cost about 100 ms of startup.
 const require = createRequire(import.meta.url);
+
+/** Where better-sqlite3 resolves from here (the WAL checkpointer's worker loads the same driver). */
+export const sqliteDriverPath = (): string => require.resolve("better-sqlite3");
 const loadPg = (): typeof pg => require("pg") as typeof pg;
 
 /**
@@ -71,9 +74,10 @@ export function queryBuilder(provider: "sqlite" | "postgresql"): QueryBuilder {
 /**
  * Connection settings. WAL with synchronous=NORMAL: a commit is durable
  * against a process crash (kill -9), and against power loss up to the last
- * checkpoint. A 16 MB page cache and a checkpoint every 10,000 pages (about
- * 40 MB of WAL) keep the hot tables' pages in memory and write each page out
- * once per checkpoint, not once per commit.
+ * checkpoint. A 16 MB page cache keeps the hot tables' pages in memory. The
+ * gateway checkpoints on a worker thread (checkpointer.ts); the connection's
+ * own checkpoint, every 10,000 pages (about 40 MB of WAL), is the backstop
+ * for a worker that fails and what short-lived commands use.
  */
 export const SQLITE_PRAGMAS = ["journal_mode = WAL", "synchronous = NORMAL", "cache_size = -16384", "wal_autocheckpoint = 10000"] as const;
 

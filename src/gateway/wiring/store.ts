@@ -24,6 +24,12 @@ export function openGatewayDatabase(
     onIdleError: (err) => log.warn({ err: errInfo(err) }, "an idle PostgreSQL connection dropped; the next query reconnects"),
     // Each store call that failed for good is counted; the caller logs it with its own context.
     onFailure: (op, err) => metrics.storeFailures.inc({ op, code: storeErrorCode(err) }),
+    checkpointWorker: {
+      onError: (err) => {
+        metrics.storeFailures.inc({ op: "wal-checkpoint", code: storeErrorCode(err) });
+        log.warn({ err: errInfo(err) }, "a SQLite WAL checkpoint failed; the WAL keeps every commit and the next checkpoint tries again");
+      },
+    },
     onFenced: (reason) => {
       metrics.internalErrors.inc({ where: "store-identity" });
       log.error({ reason }, "the database is not the one this gateway opened: intake stops (nothing more is acknowledged) and /healthz answers 503");

@@ -18,7 +18,7 @@ parentPort.on("message", (m) => {
   }
   try {
     const [r] = db.pragma("wal_checkpoint(PASSIVE)");
-    parentPort.postMessage({ ok: true, busy: r.busy, log: r.log, checkpointed: r.checkpointed });
+    parentPort.postMessage({ ok: true, log: r.log, checkpointed: r.checkpointed });
   } catch (e) {
     parentPort.postMessage({ ok: false, message: String((e && e.message) || e), code: e && e.code });
   }
@@ -49,7 +49,6 @@ const left = (r: Reply): number => (r.log ?? 0) - (r.checkpointed ?? 0);
 
 interface Reply {
   ok: boolean;
-  busy?: number;
   /** Pages in the WAL, and how many of them are in the database file now. */
   log?: number;
   checkpointed?: number;

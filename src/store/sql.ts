@@ -18,10 +18,10 @@ import type { DB } from "./generated/kysely/db.js";
 
 // pg is loaded only for a PostgreSQL URL: on SQLite (the CLI's usual case) it would cost about 100 ms of startup.
 const require = createRequire(import.meta.url);
+const loadPg = (): typeof pg => require("pg") as typeof pg;
 
 /** Where better-sqlite3 resolves from here (the WAL checkpointer's worker loads the same driver). */
 export const sqliteDriverPath = (): string => require.resolve("better-sqlite3");
-const loadPg = (): typeof pg => require("pg") as typeof pg;
 
 /**
  * The one way `src/store` talks to the database (docs/DESIGN.md, "Data

@@ -53,7 +53,7 @@ async function shown(page: Page): Promise<string[]> {
     .evaluateAll((lis) =>
       lis.map(
         (li) =>
-          `${(li as HTMLElement).dataset.from}${(li as HTMLElement).dataset.stopped === "true" ? " (stopped)" : ""}: ${li.querySelector(".text")!.textContent!.replace(/\s+/g, " ").trim()}`,
+          `${li.getAttribute("data-from")}${li.getAttribute("data-stopped") === "true" ? " (stopped)" : ""}: ${li.querySelector(".text")!.textContent!.replace(/\s+/g, " ").trim()}`,
       ),
     );
 }

@@ -199,10 +199,11 @@
     const taken = new Set();
     for (const m of live) {
       if (m.from !== "bot") continue;
-      const text = withoutStoppedMark(m.text).text;
+      // Trimmed: a reply is sent as the chunker cut it, the transcript keeps what the turn wrote.
+      const text = withoutStoppedMark(m.text).text.trim();
       for (let i = earlier.length - 1; i >= 0; i--) {
         const e = earlier[i];
-        if (e.role !== "assistant" || taken.has(i) || Date.parse(e.at) > Date.parse(m.at) || e.text !== text) continue;
+        if (e.role !== "assistant" || taken.has(i) || Date.parse(e.at) > Date.parse(m.at) || e.text.trim() !== text) continue;
         taken.add(i);
         break;
       }

@@ -21,11 +21,11 @@ export class TurnQueue {
     return waiting;
   }
 
-  /** Fences the session and aborts its running turn (if any). */
-  abortRunning(session: LiveSession): void {
+  /** Fences the session and aborts its running turn (if any); `reason` tells the turn why (TurnStopped: /stop). */
+  abortRunning(session: LiveSession, reason: unknown = new Error("interrupted")): void {
     if (!this.running) return;
     session.fence();
-    this.running.abort.abort(new Error("interrupted"));
+    this.running.abort.abort(reason);
   }
 
   get idle(): boolean {

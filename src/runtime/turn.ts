@@ -9,6 +9,7 @@ import { SwitchboardError } from "../errors.js";
 import { errInfo } from "../log.js";
 import { commitDurably, readDurably, Unanswered } from "./durable-commit.js";
 import { renderUserText } from "./pending.js";
+import { TurnStopped, stoppedEntries } from "./stop.js";
 import { toolEntry, windowToChat } from "./tool-rounds.js";
 import { userEntry } from "./speaker.js";
 import type { Runner } from "./runner.js";
@@ -186,10 +187,13 @@ export async function executeTurn(runner: Runner, session: LiveSession, p: Pendi
   if (!live()) outcome = outcome === "failed" ? "failed" : "fenced";
 
   if (outcome === "fenced") {
-    // The conversation moved on: record only that the inbound was handled.
+    // The conversation moved on (/new, a switch): record only that the inbound was handled. A /stop keeps
+    // what the chat was shown: the question and the partial answer, marked stopped.
+    const kept = abort.signal.reason instanceof TurnStopped ? stoppedEntries(userEntry(ev, userText, p.sourceId), toolRounds, text) : [];
     try {
-      if ((await commitDurably(runner, { sessionId: session.id, inboundIds: p.inboundIds, messages: [], turnIncrement: 0, replies: [] })) === "unanswered")
-        return "unanswered";
+      const r = await commitDurably(runner, { sessionId: session.id, inboundIds: p.inboundIds, messages: kept, turnIncrement: 0, replies: [] });
+      if (r === "unanswered") return "unanswered";
+      if (r.transcript === "ok") session.remember(kept);
     } finally {
       // Past the fence, yet every turn ends: whoever tracks it (a streamed draft, the latency metric) lets go of it.
       session.emit({

@@ -213,11 +213,16 @@ describe("console page in a real browser", () => {
               `${li.getAttribute("data-from")}/${li.getAttribute("data-source")}: ${li.querySelector(".text")!.textContent!.replace(/\s+/g, " ").trim().slice(0, 29)}`,
           ),
         );
-    await expect.poll(texts, { timeout: 15_000 }).toEqual([
+    await expect.poll(async () => (await texts()).length, { timeout: 15_000 }).toBe(4);
+    const [question, formatted, story, partial] = await texts();
+    expect([question, formatted, story]).toEqual([
       "user/transcript: please format something",
       "bot/transcript: Here is bold and inline code.",
-      // The stopped turn is fenced: neither its question nor its partial answer was committed to the transcript.
+      "user/transcript: tell me a long story",
     ]);
+    // The stopped turn keeps what the chat was shown: its partial answer, marked (history.e2e.browser.test.ts checks it whole).
+    expect(partial).toMatch(/^bot\/transcript: word0/);
+    expect(await reopened.page.locator('#messages li[data-stopped="true"]').count()).toBe(1);
     const again = reopened.page.locator('#messages li[data-from="bot"] .text');
     expect(await again.locator("strong").textContent()).toBe("bold");
     expect(await again.locator("pre code").textContent()).toBe("const x = 1;\n");

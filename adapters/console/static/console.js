@@ -154,6 +154,8 @@
     const seq = ++state.addressSeq;
     const chat = chatDescription();
     $("chat-title").textContent = chat.title;
+    // Busy until the chat's history is on the page (assistive technology waits; so can a test).
+    $("messages").setAttribute("aria-busy", "true");
     state.address = null;
     state.addressReady = (async () => {
       try {
@@ -165,18 +167,48 @@
         const [history, earlier] = await Promise.all([api(`/api/console/history?chatId=${encodeURIComponent(address.chatId)}`), transcriptOf(address.channel)]);
         if (seq !== state.addressSeq) return;
         $("messages").replaceChildren();
-        // The database holds the conversation across restarts; this process's own history adds what the
-        // transcript does not keep (notices). Earlier exchanges, with who said them, come from the transcript.
-        const since = history.messages.length ? Date.parse(history.messages[0].at) : Infinity;
-        for (const m of earlier) if (Date.parse(m.at) < since) addMessage(m);
-        for (const m of history.messages) addMessage(m);
+        for (const m of shownHistory(earlier, history.messages)) addMessage(m);
+        $("messages").setAttribute("aria-busy", "false");
         setTyping(false);
         await updateCurrentSession();
       } catch (err) {
-        if (seq === state.addressSeq) setStatus(`Could not open the chat: ${err.message}`, "error");
+        if (seq !== state.addressSeq) return;
+        $("messages").setAttribute("aria-busy", "false");
+        setStatus(`Could not open the chat: ${err.message}`, "error");
       }
     })();
     return state.addressReady;
+  }
+
+  /**
+   * What the page shows of a chat: the transcript's entries from before this
+   * process's own history of it begins, then that history (which adds what
+   * the transcript does not keep: notices, cards). The database holds the
+   * conversation across restarts; earlier exchanges, with who said them,
+   * come from the transcript.
+   *
+   * A message the bot sends on its own (an API send, a scheduled job, a
+   * reply recovered after a restart) is written to the transcript before it
+   * is delivered, so its row can come before the history's first entry
+   * while the history holds it too: each bot message of the history takes
+   * out the latest transcript answer of the same text written before it,
+   * and is shown once.
+   */
+  function shownHistory(earlier, live) {
+    const since = live.length ? Date.parse(live[0].at) : Infinity;
+    const taken = new Set();
+    for (const m of live) {
+      if (m.from !== "bot") continue;
+      // Trimmed: a reply is sent as the chunker cut it, the transcript keeps what the turn wrote.
+      const text = withoutStoppedMark(m.text).text.trim();
+      for (let i = earlier.length - 1; i >= 0; i--) {
+        const e = earlier[i];
+        if (e.role !== "assistant" || taken.has(i) || Date.parse(e.at) > Date.parse(m.at) || e.text.trim() !== text) continue;
+        taken.add(i);
+        break;
+      }
+    }
+    return [...earlier.filter((e, i) => !taken.has(i) && Date.parse(e.at) < since), ...live];
   }
 
   /**
@@ -196,7 +228,10 @@
         .map((m) => ({
           messageId: `${r.session.id}:${m.seq}`,
           from: m.role === "user" ? "user" : "bot",
+          role: m.role,
           text: m.content,
+          // An answer cut by /stop: the transcript keeps what the chat was shown, marked.
+          stopped: m.stopped === true,
           // The transcript records who spoke (entries from before it did show as "earlier message").
           senderName: m.role === "user" ? m.speaker || privateName || "earlier message" : undefined,
           at: m.createdAt,
@@ -205,11 +240,30 @@
     );
   }
 
+  /**
+   * The gateway finishes the draft of an answer cut short with this line
+   * (STOPPED_MARK in src/gateway/outbound/drafts.ts): the page shows it as
+   * the message's "(stopped)" mark, as it shows a transcript answer marked stopped.
+   */
+  const STOPPED_MARK = "\n\n(stopped)";
+  function withoutStoppedMark(text) {
+    return text.endsWith(STOPPED_MARK) ? { text: text.slice(0, -STOPPED_MARK.length), stopped: true } : { text, stopped: false };
+  }
+
   function setText(li, m) {
     const node = li.querySelector(".text");
-    if (m.from === "bot") renderBotText(node, m.text);
-    else node.textContent = m.text;
+    if (m.from === "bot") {
+      const { text, stopped } = withoutStoppedMark(m.text);
+      renderBotText(node, text);
+      if (stopped || m.stopped) markLiStopped(li);
+    } else node.textContent = m.text;
     if (m.from === "bot" && m.card) renderCard(li, m.card);
+  }
+
+  function markLiStopped(li) {
+    if (li.dataset.stopped === "true") return;
+    li.dataset.stopped = "true";
+    li.querySelector(".meta").append(el("span", { class: "stopped", text: "(stopped)" }));
   }
 
   /** An approval card's buttons; a press is decided as the current speaker, and the answer shown only here. */
@@ -269,10 +323,7 @@
   function markStopped(turn) {
     const bots = [...$("messages").children].filter((li) => li.dataset.from === "bot").slice(turn.botsBefore);
     const answer = bots.find((li) => !/^(Stopped\.|Nothing to stop\.)/.test(li.querySelector(".text").textContent.trim()));
-    const target = answer || addMessage({ messageId: "", from: "bot", text: "", at: new Date().toISOString() });
-    if (target.dataset.stopped === "true") return;
-    target.dataset.stopped = "true";
-    target.querySelector(".meta").append(el("span", { class: "stopped", text: "(stopped)" }));
+    markLiStopped(answer || addMessage({ messageId: "", from: "bot", text: "", at: new Date().toISOString() }));
   }
 
   function findMessage(messageId) {

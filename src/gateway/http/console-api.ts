@@ -1,4 +1,5 @@
 import { speakerFromMeta, speakerName } from "../../runtime/speaker.js";
+import { stoppedFromMeta } from "../../runtime/stop.js";
 import { METADATA_KEYS } from "../../agent/factory.js";
 import type { OutEvent } from "../../runtime/events.js";
 import type { Runner } from "../../runtime/runner.js";
@@ -51,10 +52,11 @@ function binding(b: BindingRecord) {
   };
 }
 
-/** A transcript entry for the page; a user entry names its speaker (the transcript records who said it). */
+/** A transcript entry for the page; a user entry names its speaker (the transcript records who said it), an answer cut by /stop says so. */
 const message = (m: MessageRecord) => {
   const speaker = m.role === "user" ? speakerName(speakerFromMeta(m.meta)) : undefined;
-  return { seq: m.seq, role: m.role, content: m.content, createdAt: m.createdAt.toISOString(), ...(speaker && { speaker }) };
+  const stopped = m.role === "assistant" && stoppedFromMeta(m.meta);
+  return { seq: m.seq, role: m.role, content: m.content, createdAt: m.createdAt.toISOString(), ...(speaker && { speaker }), ...(stopped && { stopped }) };
 };
 
 /** What /api/events sends: the event without routing extras (Slack team ids and the like are not the page's business). */

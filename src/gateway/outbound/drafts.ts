@@ -95,7 +95,10 @@ export class Drafts {
     if (!a || !draft.messageId) return;
     const mid = draft.messageId;
     const room = a.adapter.limits.maxTextLength - STOPPED_MARK.length;
-    const shown = draft.shown.length > room ? `${draft.shown.slice(0, Math.max(0, room - 1))}…` : draft.shown;
+    // All the turn streamed, not only the last edit (which runs at the adapter's pace): a turn cut by /stop keeps
+    // that text in its transcript, so the chat shows the same.
+    const latest = chunksOf(a.adapter, draft.text)[0] ?? draft.shown;
+    const shown = latest.length > room ? `${latest.slice(0, Math.max(0, room - 1))}…` : latest;
     const text = `${shown}${STOPPED_MARK}`;
     try {
       await a.scheduler.schedule(chatKey(to), () => a.adapter.sink.edit(to, mid, text), { label: "edit" });

@@ -143,6 +143,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
     maxLiveSessions: config.LIVE_SESSIONS_MAX,
     freshWindow: config.SHARED_DATABASE,
     onTurnCommitted: reflector.onTurnCommitted,
+    onRotated: reflector.onRotated,
     // A failing commit is retried until its event's TTL (durable-commit.ts); without a known event, not at all.
     commitDeadline: (ids) => {
       const t = ids.map((id) => ledger.occurredAt.get(id)).find((v) => v !== undefined);

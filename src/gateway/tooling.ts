@@ -162,7 +162,7 @@ export class Tooling {
             lines.push(`server ${s.name} (${s.transport}): ${state}${s.restarts ? `, ${s.restarts} restart(s)` : ""}`);
             for (const tool of s.tools) {
               const name = `${s.name}__${tool}`;
-              lines.push(`  ${name}: ${this.policyOf(undefined, name, chat)}${names.has(name) ? "" : " (unavailable)"}`);
+              lines.push(`  ${name}: ${this.policyOf(undefined, name, chat)}${s.state === "ready" && names.has(name) ? "" : " (unavailable)"}`);
             }
             if (s.tools.length === 0) lines.push("  (no tools listed yet)");
           }

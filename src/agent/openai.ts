@@ -224,12 +224,14 @@ export function openAiAgent(opts: OpenAiAgentOptions): Agent & { readonly settin
       }
       if (rounds >= o.maxToolRounds) {
         log.info({ rounds, limit: o.maxToolRounds }, "tool round limit reached");
-        yield {
-          type: "notice",
-          severity: "warn",
-          text: `Stopped after ${rounds} rounds of tool calls, the limit for one turn; the answer may be incomplete. Send another message to let the agent continue.`,
-        };
-        yield { type: "done", text: turn.text, toolRounds: rounds };
+        // With no text at all, the turn (src/runtime/turn.ts) tells the user instead, as the turn's one answer.
+        if (turn.text)
+          yield {
+            type: "notice",
+            severity: "warn",
+            text: `Stopped after ${rounds} rounds of tool calls, the limit for one turn; the answer may be incomplete. Send another message to let the agent continue.`,
+          };
+        yield { type: "done", text: turn.text, toolRounds: rounds, toolLimit: true };
         return;
       }
       messages.push(toWire({ role: "assistant", content: result.text, toolCalls: result.toolCalls }));

@@ -42,8 +42,11 @@ export type AgentOutput =
   | { type: "notice"; severity: NoticeSeverity; text: string }
   /** One tool call finished (run, denied or failed): the turn keeps it in the transcript. */
   | { type: "tool"; call: ToolCall; server?: string; decision: "approved" | "denied" | "error"; note?: string; result: string }
-  /** `text` is every text-delta of the turn concatenated, so a sink can replace the streamed draft with it. */
-  | { type: "done"; text: string; toolRounds: number };
+  /**
+   * `text` is every text-delta of the turn concatenated, so a sink can replace the streamed draft with it.
+   * `toolLimit`: the model still asked for tools after `toolRounds` rounds, the limit (the turn tells the user when no text came).
+   */
+  | { type: "done"; text: string; toolRounds: number; toolLimit?: boolean };
 
 export interface TurnRequest {
   system: string;

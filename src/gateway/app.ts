@@ -128,7 +128,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
   let gatewayRef: Gateway | undefined;
   const tooling = configuredTooling(config, { db, kv, mcpConfig: opts.mcpConfig, processId, log, metrics, adapters: () => gatewayRef?.adapters ?? [] });
   const jobs = jobService(db, { registry, kv, identities, config, now: opts.jobClock });
-  const withTools = agentWithTools({ agentFactory, tooling, registry, transcript, jobs });
+  const withTools = agentWithTools({ agentFactory, tooling, registry, transcript, jobs, maxToolRounds: config.TOOL_MAX_ROUNDS });
   const runner = new Runner({
     registry,
     transcript,
@@ -143,6 +143,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
     maxLiveSessions: config.LIVE_SESSIONS_MAX,
     freshWindow: config.SHARED_DATABASE,
     onTurnCommitted: reflector.onTurnCommitted,
+    onRotated: reflector.onRotated,
     // A failing commit is retried until its event's TTL (durable-commit.ts); without a known event, not at all.
     commitDeadline: (ids) => {
       const t = ids.map((id) => ledger.occurredAt.get(id)).find((v) => v !== undefined);
@@ -157,7 +158,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
     ),
   });
   const pairing = new Pairing(new AccessStore(db));
-  const commands = chatCommands(config, { transcript, personas: personaRegistry, pairing, tooling, jobs });
+  const commands = chatCommands(config, { transcript, personas: personaRegistry, pairing, tooling, jobs, offered: withTools.offered });
   registerInterceptors(runner, tooling, commands, config);
 
   const http = configuredHttpServer(config, log, metrics);

@@ -4,7 +4,7 @@
  * and approvals on the chat's own buttons (src/runtime/approvals). The app
  * composes it; adapters draw the cards and report the clicks.
  */
-import { builtinTools, toolRegistry, type Tool, type ToolRegistry } from "../agent/tools.js";
+import { toolRegistry, type Tool, type ToolRegistry } from "../agent/tools.js";
 import { resolvePolicy, type PolicyChat, type ToolPolicy } from "../agent/tool-policy.js";
 import { loadMcpConfig, type McpConfig } from "../agent/mcp/config.js";
 import type { McpHub, ServerStatus } from "../agent/mcp/hub.js";
@@ -18,6 +18,7 @@ import type { AgentContext, Interceptor } from "../runtime/runner.js";
 import type { ApprovalHandler } from "../agent/tools.js";
 import type { ApprovalStore } from "../store/approvals.js";
 import type { KvStore } from "../store/kv.js";
+import type { Info } from "../session/info.js";
 import type { Adapter } from "./adapter.js";
 
 export interface ToolingOptions {
@@ -139,24 +140,38 @@ export class Tooling {
     };
   }
 
-  /** `/tools`: every tool with its status and its policy here; `/deny <id>`. */
-  commands(builtins: () => readonly Tool[]): CommandSpec[] {
+  /**
+   * `/tools`: the tools a turn in this session is offered (`offered`, the
+   * same registry the turn's agent gets, so the list cannot drift from what
+   * the model sees), each with its policy here; every MCP server's state,
+   * with the tools of one not ready marked unavailable. `/deny <id>`.
+   */
+  commands(offered: (session: Info) => ToolRegistry): CommandSpec[] {
     return [
       {
         name: "tools",
         summary: "list the agent's tools, their status and policy here",
         run: (ctx) => {
           const chat = { platform: ctx.event.replyTo.platform, chatId: ctx.event.replyTo.chatId };
+          const tools = offered(ctx.session.info).list();
+          const names = new Set(tools.map((t) => t.name));
           const lines: string[] = [];
-          for (const t of builtins()) lines.push(`${t.name} (built-in): ${this.policyOf(t, t.name, chat)}`);
+          for (const t of tools) if (!t.server) lines.push(`${t.name} (built-in): ${this.policyOf(t, t.name, chat)}`);
           for (const s of this.status()) {
             const state = s.state === "ready" ? "ready" : `${s.state}${s.error ? `: ${s.error}` : ""}`;
             lines.push(`server ${s.name} (${s.transport}): ${state}${s.restarts ? `, ${s.restarts} restart(s)` : ""}`);
-            for (const tool of s.tools)
-              lines.push(`  ${s.name}__${tool}: ${this.policyOf(undefined, `${s.name}__${tool}`, chat)}${s.state === "ready" ? "" : " (unavailable)"}`);
+            for (const tool of s.tools) {
+              const name = `${s.name}__${tool}`;
+              lines.push(`  ${name}: ${this.policyOf(undefined, name, chat)}${s.state === "ready" && names.has(name) ? "" : " (unavailable)"}`);
+            }
             if (s.tools.length === 0) lines.push("  (no tools listed yet)");
           }
-          ctx.notify("info", lines.length ? `Tools:\n${lines.join("\n")}` : "The agent has no tools here.");
+          ctx.notify(
+            "info",
+            lines.length
+              ? `Tools:\n${lines.join("\n")}`
+              : "The agent is offered no tools here: with no model configured (the echo agent) or TOOL_MAX_ROUNDS=0 it calls none.",
+          );
         },
       },
       {

@@ -28,7 +28,16 @@ export interface ContextLimits {
   maxChars: number;
 }
 
-export const DEFAULT_CONTEXT: ContextLimits = { maxMessages: 40, maxChars: 24_000 };
+export const DEFAULT_CONTEXT: Readonly<ContextLimits> = Object.freeze({ maxMessages: 40, maxChars: 24_000 });
+
+/** Freezes a value and everything it holds: what a session hands out cannot be written to. */
+function deepFreeze<T>(v: T): T {
+  if (v && typeof v === "object" && !Object.isFrozen(v)) {
+    Object.freeze(v);
+    for (const x of Object.values(v)) deepFreeze(x);
+  }
+  return v;
+}
 
 /**
  * A session while it is live in this process: its Info, its durable metadata,
@@ -37,9 +46,17 @@ export const DEFAULT_CONTEXT: ContextLimits = { maxMessages: 40, maxChars: 24_00
  * The generation fences agent runs: a run captures it at start, and rotation,
  * /stop or a switch bump it, after which nothing the old run emits is
  * delivered or persisted.
+ *
+ * Nothing it hands out is live: its Info (metadata included) is a frozen
+ * copy, replaced whole on every change, and window() returns a copy of the
+ * window's array, whose entries are frozen as they enter. So the copying
+ * happens when the state changes (a metadata copy when it changes, one
+ * array of at most CONTEXT_MAX_MESSAGES references per read), not per
+ * getter call on the hot path.
  */
 export class LiveSession {
-  #info: Info;
+  #info!: Info;
+  readonly #limits: Readonly<ContextLimits>;
   #window: WindowMessage[] | null = null;
   #windowChars = 0;
   readonly #subscribers = new Set<EventStream>();
@@ -53,7 +70,14 @@ export class LiveSession {
     info: Info,
     private readonly deps: { registry: Registry; transcript: TranscriptStore; context?: ContextLimits; publish?: (e: OutEvent) => void },
   ) {
-    this.#info = info;
+    this.#set(info);
+    this.#limits = deps.context ? Object.freeze({ ...deps.context }) : DEFAULT_CONTEXT;
+  }
+
+  /** Takes `next` as the session's Info: a frozen copy, its metadata copied and frozen unless it is the one already held. */
+  #set(next: Info): void {
+    const metadata = next.metadata === this.#info?.metadata ? next.metadata : deepFreeze(structuredClone(next.metadata));
+    this.#info = Object.freeze({ ...next, metadata });
   }
 
   get id(): string {
@@ -71,8 +95,8 @@ export class LiveSession {
   get closed(): boolean {
     return this.#closed;
   }
-  get limits(): ContextLimits {
-    return this.deps.context ?? DEFAULT_CONTEXT;
+  get limits(): Readonly<ContextLimits> {
+    return this.#limits;
   }
 
   /** Invalidates every run started before now. */
@@ -107,7 +131,7 @@ export class LiveSession {
     const metadata = { ...this.#info.metadata };
     if (value === undefined) delete metadata[key];
     else metadata[key] = value;
-    this.#info = { ...this.#info, metadata };
+    this.#set({ ...this.#info, metadata });
     this.emit({ kind: "properties", sessionId: this.id, key, value });
   }
 
@@ -115,7 +139,7 @@ export class LiveSession {
   async setPersona(persona: string): Promise<void> {
     if (this.#closed) throw errors.closed(`Session ${this.id}`);
     await this.deps.registry.update(this.id, { persona });
-    this.#info = { ...this.#info, persona };
+    this.#set({ ...this.#info, persona });
     this.emit({ kind: "properties", sessionId: this.id, key: "persona", value: persona });
   }
 
@@ -125,18 +149,17 @@ export class LiveSession {
    */
   async reload(): Promise<void> {
     if (this.#closed) return;
-    const info = await this.deps.registry.getUnscoped(this.id);
-    this.#info = info;
+    this.#set(await this.deps.registry.getUnscoped(this.id));
   }
 
   /** Updates the in-memory Info after a committed turn. */
   noteTurn(turnIncrement: number): void {
-    this.#info = { ...this.#info, turnCount: this.#info.turnCount + turnIncrement, lastActive: new Date() };
+    this.#set({ ...this.#info, turnCount: this.#info.turnCount + turnIncrement, lastActive: new Date() });
     this.lastUsed = Date.now();
   }
 
-  /** The bounded transcript window, loaded from the store on first use. */
-  async window(): Promise<readonly WindowMessage[]> {
+  /** The bounded transcript window, loaded from the store on first use: a copy, of frozen entries. */
+  async window(): Promise<ReadonlyArray<Readonly<WindowMessage>>> {
     if (this.#window === null) {
       const rows = await this.deps.transcript.recent(this.id, this.limits.maxMessages);
       this.#window = [];
@@ -147,7 +170,8 @@ export class LiveSession {
           .map((r) => windowMessage(r.role as WindowMessage["role"], r.content, r.meta)),
       );
     }
-    return this.#window;
+    // The window is loaded here, unless close() dropped it while the store was read.
+    return this.#window ? this.#window.slice() : [];
   }
 
   /** Drops the cached window; the next turn reads it from the store (another process may have written). */
@@ -165,7 +189,7 @@ export class LiveSession {
   remember(messages: WindowMessage[]): void {
     if (this.#window === null) return; // not loaded yet: the next load reads them from the store
     for (const m of messages) {
-      this.#window.push({ role: m.role, content: m.content, ...(m.name && { name: m.name }), ...(m.meta && { meta: m.meta }) });
+      this.#window.push(Object.freeze({ role: m.role, content: m.content, ...(m.name && { name: m.name }), ...(m.meta && { meta: m.meta }) }));
       this.#windowChars += m.content.length;
     }
     const { maxMessages, maxChars } = this.limits;

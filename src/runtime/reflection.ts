@@ -70,11 +70,14 @@ export interface ReflectorOptions {
 }
 
 /**
- * Reflection: every N completed turns, and on a periodic sweep over
- * listForReview, condense what was said since the last review into memory
- * rows for the session's memory scope. It runs in the background, one review
- * at a time, and never delays a reply. A failed review is logged; the
- * session stays due, so the next sweep retries it.
+ * Reflection: every N completed turns, when a rotation (/new) archives a
+ * session, and on a periodic sweep over listForReview, condense what was
+ * said since the last review into memory rows for the session's memory
+ * scope. It runs in the background, one review at a time, and never delays
+ * a reply. A failed review is logged; the session stays due, so the next
+ * sweep retries it. What is due is read from the data (the transcript past
+ * the session's review cursor), so nothing is lost with the process: an
+ * archived session is found through its successor (`parentId`).
  */
 export class Reflector {
   readonly #queue: string[] = [];
@@ -94,6 +97,15 @@ export class Reflector {
   onTurnCommitted = (session: LiveSession): void => {
     if (!this.enabled) return;
     if (session.info.turnCount > 0 && session.info.turnCount % this.opts.everyTurns === 0) this.enqueue(session.id);
+  };
+
+  /**
+   * The Runner's onRotated hook: the session a rotation archived is reviewed
+   * now, whatever its turn count, since no later turn will make it due.
+   * Never blocks (the /new reply does not wait for the model).
+   */
+  onRotated = (previousId: string): void => {
+    if (this.enabled) this.enqueue(previousId);
   };
 
   enqueue(sessionId: string): void {
@@ -127,7 +139,7 @@ export class Reflector {
   async review(sessionId: string): Promise<number> {
     const info = await this.opts.registry.getUnscoped(sessionId);
     const scope = memoryScope(info);
-    const after = Number((await this.opts.kv.get(this.#key(sessionId))) ?? 0);
+    const after = await this.#cursor(sessionId);
     const messages = await this.opts.transcript.since(sessionId, after, 400);
     if (messages.length === 0) return 0;
     const lines = await this.opts.condenser.condense(messages);
@@ -136,19 +148,32 @@ export class Reflector {
     return lines.length;
   }
 
-  /** Queues every session with transcript newer than its last review. */
+  /**
+   * Queues every session with transcript newer than its last review, and
+   * the archived predecessor of each (the session a /new rotated away from)
+   * still holding unreviewed transcript: its review at the rotation may have
+   * been lost (a restart right after /new, a failed model call).
+   */
   async sweep(): Promise<number> {
     if (!this.enabled) return 0;
     const due = await this.opts.registry.listForReview({ limit: 200 });
     let n = 0;
     for (const s of due) {
-      const after = Number((await this.opts.kv.get(this.#key(s.id))) ?? 0);
-      if (s.latestSeq > after) {
+      if (s.latestSeq > (await this.#cursor(s.id))) {
         this.enqueue(s.id);
+        n++;
+      }
+      if (s.parentId && (await this.opts.transcript.since(s.parentId, await this.#cursor(s.parentId), 1)).length > 0) {
+        this.enqueue(s.parentId);
         n++;
       }
     }
     return n;
+  }
+
+  /** The seq up to which a session was reviewed (0: never). */
+  async #cursor(sessionId: string): Promise<number> {
+    return Number((await this.opts.kv.get(this.#key(sessionId))) ?? 0);
   }
 
   start(intervalMs: number): void {

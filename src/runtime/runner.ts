@@ -68,6 +68,8 @@ export interface RunnerOptions {
   freshWindow?: boolean;
   /** Called after every committed turn (reflection hooks in here). Never awaited. */
   onTurnCommitted?: (session: LiveSession) => void;
+  /** Called with the session a rotation (/new, /reset, an operator's) just archived (reflection reviews it). Never awaited. */
+  onRotated?: (previousId: string) => void;
   /**
    * Until when (epoch ms) a turn's failing commit is retried, given the
    * inbound events it answers (their INBOUND_TTL); undefined: not retried.
@@ -359,6 +361,13 @@ export class Runner {
   handoff(from: LiveSession, to: Info, phase: "rotated" | "switched"): LiveSession {
     const next = handoff({ pool: this.#pool, queues: this.#queues, open: (info) => this.open(info), pump: (s, q) => this.#pump(s, q) }, from, to, phase);
     this.#current.moved(from.id, next.id);
+    if (phase === "rotated") {
+      try {
+        this.opts.onRotated?.(from.id);
+      } catch (err) {
+        this.opts.log?.error({ sessionId: from.id, err: errInfo(err) }, "rotation hook failed");
+      }
+    }
     return next;
   }
 

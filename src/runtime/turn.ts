@@ -100,6 +100,8 @@ export async function executeTurn(runner: Runner, session: LiveSession, p: Pendi
   /** The attachments left nothing to answer (an oversize image alone): only their notices are sent. */
   let nothingToAnswer = false;
   let text = "";
+  /** Set when the agent stopped at TOOL_MAX_ROUNDS: how many rounds it used. */
+  let toolLimit: number | undefined;
   const toolRounds: WindowMessage[] = [];
   const notices: Array<{ severity: Severity; text: string }> = [];
   let outcome: TurnOutcome = "answered";
@@ -139,6 +141,7 @@ export async function executeTurn(runner: Runner, session: LiveSession, p: Pendi
         toolRounds.push(toolEntry(out));
       } else {
         text = out.text;
+        if (out.toolLimit) toolLimit = out.toolRounds;
       }
     }
   } catch (err) {
@@ -210,7 +213,9 @@ export async function executeTurn(runner: Runner, session: LiveSession, p: Pendi
   }
 
   const answered = outcome === "answered" && text.length > 0;
-  if (outcome === "answered" && text.length === 0 && !nothingToAnswer) notices.push({ severity: "warn", text: "The agent returned an empty answer." });
+  // A turn counts when the agent answered or worked: tool rounds that ended without text (the round limit) are a turn the next one continues.
+  const counted = answered || (outcome === "answered" && toolRounds.length > 0);
+  if (outcome === "answered" && text.length === 0 && !nothingToAnswer) notices.push(emptyAnswerNotice(toolLimit));
   const entry = userEntry(ev, userText, p.sourceId);
   const committed: Array<WindowMessage & { meta?: string; sourceId?: string }> = [
     entry,
@@ -225,7 +230,7 @@ export async function executeTurn(runner: Runner, session: LiveSession, p: Pendi
     sessionId: session.id,
     inboundIds: p.inboundIds,
     messages: committed,
-    turnIncrement: answered ? 1 : 0,
+    turnIncrement: counted ? 1 : 0,
     replies,
   });
   // Unanswered, or an earlier attempt landed (its acknowledgement lost, its replies recorded and on their way):
@@ -244,13 +249,13 @@ export async function executeTurn(runner: Runner, session: LiveSession, p: Pendi
   }
   if (result.transcript === "ok") {
     session.remember(committed);
-    if (answered) session.noteTurn(1);
+    if (counted) session.noteTurn(1);
   } else if (result.transcript === "archived") {
     // Rotated outside this runner (an operator's `sessions rotate`, another process): keep the
     // exchange in the conversation's current session, and retire this one so the next event re-resolves.
     try {
       const current = await opts.registry.resolveChatChannel(ev.conversation);
-      await opts.transcript.append(current.id, committed, { turnIncrement: answered ? 1 : 0 });
+      await opts.transcript.append(current.id, committed, { turnIncrement: counted ? 1 : 0 });
       runner.handoff(session, current, "rotated");
     } catch (err) {
       opts.log?.warn({ sessionId: session.id, err: errInfo(err) }, "could not move a turn to the conversation's current session");
@@ -287,7 +292,7 @@ export async function executeTurn(runner: Runner, session: LiveSession, p: Pendi
     inboundIds: p.inboundIds,
     outcome: outcome === "answered" ? "answered" : outcome === "aborted" ? "aborted" : "failed",
   });
-  if (answered) {
+  if (counted) {
     try {
       opts.onTurnCommitted?.(session);
     } catch (err) {
@@ -295,4 +300,13 @@ export async function executeTurn(runner: Runner, session: LiveSession, p: Pendi
     }
   }
   return outcome;
+}
+
+/** Why a turn has no text to send: the tool round limit (what to do next), or an empty answer. */
+function emptyAnswerNotice(toolLimit: number | undefined): { severity: Severity; text: string } {
+  if (toolLimit === undefined) return { severity: "warn", text: "The agent returned an empty answer." };
+  return {
+    severity: "warn",
+    text: `The agent used its ${toolLimit} tool rounds, the limit for one turn, without writing an answer. Send "continue" to let it go on from what its tools returned, or ask something narrower; the operator can raise TOOL_MAX_ROUNDS.`,
+  };
 }

@@ -95,15 +95,21 @@ describe("tool loop", () => {
     expect(text).toBe("Let me look. \n\nDone.");
   });
 
-  it("ends the turn with a notice when the round limit is hit", async () => {
+  it("ends the turn at the round limit, marked so (with no text the turn tells the user; with text, a notice says it may be incomplete)", async () => {
     const call = { name: "current_time", arguments: "{}" };
-    fake.enqueue(toolCallReply([call]), toolCallReply([call]), toolCallReply([call]), textReply(["unreachable"]));
+    // A fourth request would get a 500 from the fake (nothing scripted): the limit stops before it.
+    fake.enqueue(toolCallReply([call]), toolCallReply([call]), toolCallReply([call]));
     const { error, outputs } = await runTurn(agent({ approval: approveAll, maxToolRounds: 2 }));
     expect(error).toBeUndefined();
-    const notices = outputs.filter((o) => o.type === "notice");
-    expect(notices.at(-1)).toMatchObject({ severity: "warn", text: expect.stringContaining("Stopped after 2 rounds") });
-    expect(outputs.at(-1)).toEqual({ type: "done", text: "", toolRounds: 2 });
+    expect(outputs.filter((o) => o.type === "notice")).toEqual([]);
+    expect(outputs.at(-1)).toEqual({ type: "done", text: "", toolRounds: 2, toolLimit: true });
     expect(fake.requests).toHaveLength(3);
+
+    fake.enqueue(toolCallReply([call], { text: "Looking. " }), toolCallReply([call]), toolCallReply([call]));
+    const partial = await runTurn(agent({ approval: approveAll, maxToolRounds: 2 }));
+    const notices = partial.outputs.filter((o) => o.type === "notice");
+    expect(notices.at(-1)).toMatchObject({ severity: "warn", text: expect.stringContaining("Stopped after 2 rounds") });
+    expect(partial.outputs.at(-1)).toEqual({ type: "done", text: "Looking. ", toolRounds: 2, toolLimit: true });
   });
 
   it("reports unknown tools and invalid JSON arguments to the model instead of failing", async () => {

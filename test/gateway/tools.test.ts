@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ConsoleAdapter } from "../../adapters/console/index.js";
 import * as ids from "../../adapters/console/ids.js";
 import type { App } from "../../src/gateway/app.js";
-import { FakeOpenAi, toolUsingModel } from "../fakes/openai.js";
+import { FakeOpenAi, textReply, toolUsingModel } from "../fakes/openai.js";
 import { eventually, startApp } from "../support/app.js";
 
 const SERVER = path.resolve("test/fakes/mcp-server.ts");
@@ -126,5 +126,73 @@ describe("tools in the gateway", () => {
     expect(call?.tool_calls?.[0]?.function.name).toBe("files__echo");
     const result = body.messages.find((m) => m.role === "tool");
     expect(result).toMatchObject({ content: "echo: from the model", tool_call_id: call!.tool_calls![0]!.id });
+  });
+
+  it("/tools lists exactly the tools a turn offers the model (built-ins, the scheduler's schedule_message, the MCP servers'), with their policies here", async () => {
+    await say("vera", "/tools");
+    const [list] = await eventually(
+      () => bot("vera"),
+      (b) => b.length >= 1,
+      15_000,
+      "the /tools answer",
+    );
+    const before = model.requests.length;
+    model.enqueue(textReply(["fine"]));
+    await say("vera", "hello");
+    await eventually(
+      () => bot("vera"),
+      (b) => b.length >= 2,
+      15_000,
+      "the answer",
+    );
+    const offered = (model.requests[before]!.body as { tools?: Array<{ function: { name: string } }> }).tools?.map((t) => t.function.name) ?? [];
+    // A tool line is "<name> (built-in): <policy>" or, under its server, "  <server>__<tool>: <policy>".
+    const listed = list!
+      .split("\n")
+      .map((l) => /^\s*([a-z0-9_]+)(?: \(built-in\))?: (?:auto|ask|deny)\b/.exec(l)?.[1])
+      .filter((n): n is string => n !== undefined);
+    expect(offered).toContain("schedule_message");
+    expect(offered).toContain("search_sessions");
+    expect(listed.sort()).toEqual([...offered].sort());
+    expect(list).toContain("schedule_message (built-in): ask");
+  });
+});
+
+describe("tools with TOOL_MAX_ROUNDS=0", () => {
+  let app: App;
+  let url: string;
+  let model: FakeOpenAi;
+  const consoleAdapter = new ConsoleAdapter();
+
+  beforeAll(async () => {
+    model = await FakeOpenAi.start();
+    const r = await startApp("sqlite", [consoleAdapter], { OPENAI_BASE_URL: model.baseUrl, OPENAI_MODEL: "fake-model", TOOL_MAX_ROUNDS: "0" });
+    app = r.app;
+    url = r.url;
+  }, 60_000);
+  afterAll(async () => {
+    await app?.stop();
+    await model?.close();
+  });
+
+  it("/tools says the model is offered none, and the model request carries none", async () => {
+    const say = (text: string) =>
+      fetch(`${url}/api/console/messages`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ chat: { type: "private" }, sender: { id: "walt", name: "walt" }, text, clientId: randomUUID() }),
+      });
+    const bot = () =>
+      consoleAdapter
+        .history(ids.dmChatId("walt"))
+        .filter((m) => m.from === "bot")
+        .map((m) => m.text);
+    await say("/tools");
+    const [list] = await eventually(bot, (b) => b.length >= 1, 15_000, "the /tools answer");
+    expect(list).toMatch(/offered no tools here.*TOOL_MAX_ROUNDS=0/);
+    model.enqueue(textReply(["fine"]));
+    await say("hello");
+    await eventually(bot, (b) => b.length >= 2, 15_000, "the answer");
+    expect((model.requests[0]!.body as { tools?: unknown }).tools).toBeUndefined();
   });
 });

@@ -1,7 +1,7 @@
 import type { Config } from "../../config.js";
 import type { Logger } from "../../log.js";
 import { createAgentFactory, type AgentFactory, type TurnOverrides } from "../../agent/factory.js";
-import { builtinTools } from "../../agent/tools.js";
+import { builtinTools, toolRegistry, type ToolRegistry } from "../../agent/tools.js";
 import type { Agent } from "../../agent/types.js";
 import { agentCondenser, extractiveCondenser, type Condenser } from "../../runtime/reflection.js";
 import type { AgentContext } from "../../runtime/runner.js";
@@ -37,6 +37,12 @@ export function reflectionCondenser(agentFactory: TurnAgentFactory): Condenser {
   return "provider" in agentFactory && agentFactory.provider === "openai" ? agentCondenser(() => (agentFactory as AgentFactory)({})) : extractiveCondenser();
 }
 
+/** A turn's agent maker, and what it offers the model in a session (what `/tools` lists: one source for both). */
+export type AgentWithTools = ((metadata: Record<string, unknown>, ctx: AgentContext) => Agent) & {
+  /** The tools a turn in `session` is offered: the built-ins scoped to it, schedule_message, the MCP servers' ready tools. */
+  offered(session: Info): ToolRegistry;
+};
+
 /**
  * A turn's agent with its tools: the built-in tools, scoped per turn
  * (search_sessions only sees the asking conversation's own sessions), the
@@ -49,8 +55,12 @@ export function agentWithTools(deps: {
   registry: Registry;
   transcript: TranscriptStore;
   jobs: JobService;
-}): (metadata: Record<string, unknown>, ctx: AgentContext) => Agent {
+  /** TOOL_MAX_ROUNDS: 0 offers the model no tools at all. */
+  maxToolRounds?: number;
+}): AgentWithTools {
   const { agentFactory, tooling, registry, transcript, jobs } = deps;
+  // The echo agent calls no tool, and with no tool rounds the model is offered none: a turn gets an empty registry, which /tools shows.
+  const none = deps.maxToolRounds === 0 || ("provider" in agentFactory && agentFactory.provider === "echo");
   const sessionTools = (session: Info) => {
     const owner = { userId: session.userId, agentId: session.agentId };
     const builtins = builtinTools({
@@ -66,8 +76,10 @@ export function agentWithTools(deps: {
     }).list();
     return [...builtins, scheduleMessageTool(jobs, session)];
   };
-  return (metadata, ctx) => {
-    const tools = tooling.registry(sessionTools(ctx.session));
+  const offered = (session: Info) => (none ? toolRegistry([]) : tooling.registry(sessionTools(session)));
+  const make = (metadata: Record<string, unknown>, ctx: AgentContext) => {
+    const tools = offered(ctx.session);
     return agentFactory(metadata, { ...ctx, tools, approval: tooling.handler(ctx, tools) } as never);
   };
+  return Object.assign(make, { offered });
 }

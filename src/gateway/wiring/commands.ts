@@ -1,8 +1,9 @@
 import type { Config } from "../../config.js";
 import type { PersonaRegistry } from "../../agent/personas.js";
-import { builtinTools } from "../../agent/tools.js";
+import type { ToolRegistry } from "../../agent/tools.js";
 import { commandInterceptor, type CommandSpec } from "../../runtime/commands/index.js";
 import type { Runner } from "../../runtime/runner.js";
+import type { Info } from "../../session/info.js";
 import { turnLimit } from "../../runtime/turn-limit.js";
 import type { TranscriptStore } from "../../store/index.js";
 import type { Pairing } from "../inbound/pairing.js";
@@ -32,14 +33,21 @@ export type ChatCommands = ReturnType<typeof commandInterceptor>;
 /** The chat commands: the runtime's own, /approve, the tool and approval commands, and the scheduler's. */
 export function chatCommands(
   config: Config,
-  deps: { transcript: TranscriptStore; personas: PersonaRegistry; pairing: Pairing; tooling: Tooling; jobs: JobService },
+  deps: {
+    transcript: TranscriptStore;
+    personas: PersonaRegistry;
+    pairing: Pairing;
+    tooling: Tooling;
+    jobs: JobService;
+    /** The tools a turn in a session is offered (agentWithTools), which /tools lists. */
+    offered: (session: Info) => ToolRegistry;
+  },
 ): ChatCommands {
-  const builtinList = builtinTools().list();
   return commandInterceptor({
     transcript: deps.transcript,
     personas: deps.personas,
     defaultModel: config.OPENAI_MODEL,
-    extra: [approveCommand(deps.pairing), ...deps.tooling.commands(() => builtinList), ...jobCommands(deps.jobs)],
+    extra: [approveCommand(deps.pairing), ...deps.tooling.commands(deps.offered), ...jobCommands(deps.jobs)],
     adminCommands: config.ADMIN_COMMANDS,
     modelsAllowed: config.MODELS_ALLOWED,
   });

@@ -76,7 +76,10 @@ const JSON_TYPE = "application/json; charset=utf-8";
  * Bodies are bounded while they stream (per route, and one budget across
  * connections), connections are capped, and slow senders are cut by the
  * header and request timeouts. Operator routes (anything not mounted
- * `public`) pass the OperatorAuth check first.
+ * `public`) pass the OperatorAuth check first. While the gateway starts
+ * (from `starting()` to `ready()`), every route but the public ones
+ * answers 503 with Retry-After, and so does a path nobody mounted yet (an
+ * adapter mounts its routes as it starts): never a 404 that is not true.
  */
 export class HttpServer {
   readonly #routes: Route[] = [];
@@ -88,6 +91,7 @@ export class HttpServer {
   readonly budget: BodyBudget;
 
   readonly #o: HttpServerOptions;
+  #starting = false;
 
   constructor(o: HttpServerOptions) {
     this.#o = o;
@@ -99,6 +103,19 @@ export class HttpServer {
 
   get auth(): OperatorAuth {
     return this.#auth;
+  }
+
+  /** The gateway is starting: routes that are not ready yet answer 503 with Retry-After until ready(). */
+  starting(): void {
+    this.#starting = true;
+  }
+
+  ready(): void {
+    this.#starting = false;
+  }
+
+  get isStarting(): boolean {
+    return this.#starting;
   }
 
   /** Mounts a route. Routes are operator routes unless `opts.public`. */
@@ -131,7 +148,7 @@ export class HttpServer {
       if (role === "public" && r.access !== "public") continue;
       app.on(r.method, r.path, (c) => this.#serve(c, r));
     }
-    app.notFound((c) => this.#error(c, 404, "not found"));
+    app.notFound((c) => (this.#starting ? this.#response(c, starting()) : this.#error(c, 404, "not found")));
     app.onError((err, c) => {
       this.#o.log.error({ requestId: c.get("requestId"), method: c.req.method, path: safePath(c), err: errInfo(err) }, "HTTP handler failed");
       this.#o.metrics?.httpErrors.inc();
@@ -157,7 +174,9 @@ export class HttpServer {
       urlHost: new URL(c.req.url).host,
       remoteAddress: incoming.socket?.remoteAddress,
     };
+    let byToken = false;
     if (r.access !== "public") {
+      if (this.#starting) return this.#response(c, starting());
       if (!this.#auth.hostAllowed(single(incoming.headers.host)) || !this.#auth.hostAllowed(facts.urlHost)) {
         this.#refusals.refuse("host", { host: String(incoming.headers.host ?? "").slice(0, 100), path: safePath(c) });
         return this.#error(
@@ -167,7 +186,7 @@ export class HttpServer {
         );
       }
       if (r.access === "operator") {
-        const v = this.#auth.check(facts);
+        const v = await this.#auth.check(facts);
         if (!v.ok) {
           this.#refusals.refuse(v.reason, { path: safePath(c) });
           if (v.reason === "auth" && r.method === "GET" && /text\/html/.test(String(incoming.headers.accept ?? ""))) {
@@ -175,6 +194,7 @@ export class HttpServer {
           }
           return this.#error(c, v.status, v.error, v.status === 401 ? { "www-authenticate": 'Bearer realm="switchboard"' } : {});
         }
+        byToken = v.by === "token";
       }
     }
     const request: HttpRequest = {
@@ -184,7 +204,9 @@ export class HttpServer {
       rawBody: EMPTY,
       query: new URL(c.req.url).searchParams,
       params: c.req.param() as Record<string, string>,
-      operator: this.#auth.hasValidToken(incoming.headers) || this.#auth.isLoopbackRequest(facts),
+      // Checked once: an operator route's verdict already read the login session.
+      operator: byToken || (await this.#auth.isOperator(facts)),
+      remoteAddress: facts.remoteAddress,
     };
     const early = r.opts.precheck?.(request);
     if (early) {
@@ -290,3 +312,11 @@ const single = (v: string | string[] | undefined): string | undefined => (Array.
 const safePath = (c: Context<Env>): string => c.req.path.slice(0, 200);
 
 export const json = (status: number, body: unknown): HttpResponse => ({ status, headers: { "content-type": JSON_TYPE }, body: JSON.stringify(body) });
+
+/** The answer of a route that cannot serve right now (the gateway starting or stopping): 503, and when to send it again. */
+export function unavailable(error: string, retryAfterS = 5): HttpResponse {
+  const r = json(503, { error });
+  return { ...r, headers: { ...r.headers, "cache-control": "no-store", "retry-after": String(retryAfterS) } };
+}
+
+const starting = () => unavailable("switchboard is starting; send this again in a few seconds", 2);

@@ -14,7 +14,9 @@ const PAGE_HEADERS: Record<string, string> = {
   "content-type": "text/html; charset=utf-8",
   "content-security-policy": "default-src 'none'; style-src 'unsafe-inline'; img-src data:; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
   "x-content-type-options": "nosniff",
-  "referrer-policy": "no-referrer",
+  // Not no-referrer: under it a browser posts the form with "Origin: null", which the cross-site check must refuse.
+  // same-origin still sends nothing to other sites.
+  "referrer-policy": "same-origin",
   "cache-control": "no-store",
 };
 

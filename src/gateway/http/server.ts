@@ -13,29 +13,13 @@ import { answerClientError, lastResort } from "./client-errors.js";
 import { eventStreamResponse } from "./event-stream.js";
 import type { GatewayMetrics } from "../metrics.js";
 import { OperatorAuth, type RequestFacts } from "./operator-auth.js";
+import { JSON_TYPE, starting } from "./answers.js";
+import { DEFAULT_LIMITS, type HttpLimits } from "./limits.js";
+
+export { json, unavailable } from "./answers.js";
+export { DEFAULT_LIMITS, type HttpLimits } from "./limits.js";
 
 export type { RouteOptions } from "../adapter.js";
-
-export interface HttpLimits {
-  /** Open connections per listener; more are closed at once. */
-  maxConnections: number;
-  /** Request-body bytes held in memory across all connections. */
-  maxBufferedBytes: number;
-  /** Time to receive a request's headers. */
-  headersTimeoutMs: number;
-  /** Time to receive a whole request, body included. */
-  requestTimeoutMs: number;
-  /** Body limit of a route that declares none. */
-  defaultMaxBodyBytes: number;
-}
-
-export const DEFAULT_LIMITS: HttpLimits = {
-  maxConnections: 2048,
-  maxBufferedBytes: 16 * 1024 * 1024,
-  headersTimeoutMs: 10_000,
-  requestTimeoutMs: 30_000,
-  defaultMaxBodyBytes: 1024 * 1024,
-};
 
 export interface HttpServerOptions {
   log: Logger;
@@ -66,8 +50,6 @@ interface Listener {
 }
 
 type Env = { Bindings: HttpBindings; Variables: RequestIdVariables };
-
-const JSON_TYPE = "application/json; charset=utf-8";
 
 /**
  * The gateway's HTTP edge, on Hono: health, metrics, the console, and the
@@ -310,13 +292,3 @@ const single = (v: string | string[] | undefined): string | undefined => (Array.
 
 /** The path for a log line, cut short (it is attacker-controlled). */
 const safePath = (c: Context<Env>): string => c.req.path.slice(0, 200);
-
-export const json = (status: number, body: unknown): HttpResponse => ({ status, headers: { "content-type": JSON_TYPE }, body: JSON.stringify(body) });
-
-/** The answer of a route that cannot serve right now (the gateway starting or stopping): 503, and when to send it again. */
-export function unavailable(error: string, retryAfterS = 5): HttpResponse {
-  const r = json(503, { error });
-  return { ...r, headers: { ...r.headers, "cache-control": "no-store", "retry-after": String(retryAfterS) } };
-}
-
-const starting = () => unavailable("switchboard is starting; send this again in a few seconds", 2);

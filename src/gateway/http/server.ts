@@ -187,7 +187,7 @@ export class HttpServer {
       query: new URL(c.req.url).searchParams,
       params: c.req.param() as Record<string, string>,
       // Checked once: an operator route's verdict already read the login session.
-      operator: byToken || (await this.#auth.isOperator(facts)),
+      operator: byToken || (await this.#isOperator(facts, c)),
       remoteAddress: facts.remoteAddress,
     };
     const early = r.opts.precheck?.(request);
@@ -208,6 +208,20 @@ export class HttpServer {
       request.rawBody = body.body;
     }
     return this.#response(c, await r.handler(request));
+  }
+
+  /** For a public route (/healthz's details): a store that cannot say whether a login session is live makes the caller a stranger, reported, not a 500. */
+  async #isOperator(facts: RequestFacts, c: Context<Env>): Promise<boolean> {
+    try {
+      return await this.#auth.isOperator(facts);
+    } catch (err) {
+      this.#o.metrics?.httpErrors.inc();
+      this.#o.log.warn(
+        { requestId: c.get("requestId"), path: safePath(c), err: errInfo(err) },
+        "checking the login session failed; answering as to a stranger",
+      );
+      return false;
+    }
   }
 
   #response(c: Context<Env>, r: HttpResponse): Response {

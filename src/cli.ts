@@ -27,6 +27,7 @@ commands:
   schedule add (--session ID | --platform P --chat ID [--thread ID])
                (--at ISO | --in 10m | --every 1h | --cron '0 9 * * 1-5') [--tz ZONE] [--action text|agent] --text TEXT
   schedule cancel <id>
+  logout-all                     sign every console session out (every browser signs in again)
 
 options:
   --json                         one JSON document on stdout: the result, or {"ok":false,"error":{"code","message"}}
@@ -125,6 +126,10 @@ export async function runCli(argv: string[], io: CliIO = stdio, env: NodeJS.Proc
       case "schedule": {
         const [{ withExistingDatabase }, { scheduleCommand }] = await Promise.all([import("./cli/database.js"), import("./cli/schedule.js")]);
         return await withExistingDatabase(config, (db) => scheduleCommand(db, config, sub, arg, o, out));
+      }
+      case "logout-all": {
+        const [{ withExistingDatabase }, { logoutAllCommand }] = await Promise.all([import("./cli/database.js"), import("./cli/logout-all.js")]);
+        return await withExistingDatabase(config, (db) => logoutAllCommand(db, out));
       }
       default:
         throw new CliError("Usage", `unknown command "${cmd}"`, EXIT.usage);

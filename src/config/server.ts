@@ -3,7 +3,7 @@ import { ApiTokensError, parseApiTokens } from "../gateway/http/api/tokens.js";
 import { HooksConfigError, parseHooksConfig } from "../gateway/http/api/hooks-config.js";
 import { duration, bool, int, optionalString, parsedBy, url } from "./values.js";
 
-/** The store, logging and the HTTP edge (listeners, operator access, the API, hooks, limits, retention, shutdown). */
+/** The store, logging and the HTTP edge (listeners, operator access, the API, hooks, limits, retention), start and shutdown. */
 export const serverSettings = {
   DATABASE_URL: z
     .string()
@@ -29,10 +29,12 @@ export const serverSettings = {
       ctx.addIssue({ code: "custom", message: `must be a port number from 0 to 65535 (got "${v}")` });
   }),
   PUBLIC_URL: url("the address operators and platforms use to reach this gateway, e.g. https://bot.example.com"),
+  TRUST_LOOPBACK: bool(false),
   HTTP_MAX_CONNECTIONS: int(2048, 16, 1_000_000),
   HTTP_MAX_BUFFERED_MB: int(16, 1, 16_384),
   HTTP_HEADERS_TIMEOUT: duration("10s"),
   HTTP_REQUEST_TIMEOUT: duration("30s"),
   RECORD_RETENTION: duration("7d"),
   SHUTDOWN_GRACE: duration("25s"),
+  MCP_START_TIMEOUT: duration("10s"),
 };

@@ -96,8 +96,10 @@ export interface HttpRequest {
   rawBody: Buffer;
   query: URLSearchParams;
   params: Record<string, string>;
-  /** The caller is an operator: it carries OPERATOR_TOKEN, or it is a loopback request to a loopback name. */
+  /** The caller is an operator: it carries OPERATOR_TOKEN, or it is a direct loopback request where loopback is trusted. */
   operator?: boolean;
+  /** The peer's address as the socket has it (behind a proxy, the proxy's). */
+  remoteAddress?: string;
 }
 
 export interface RouteOptions {

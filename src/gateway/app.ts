@@ -161,7 +161,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
   const commands = chatCommands(config, { transcript, personas: personaRegistry, pairing, tooling, jobs, offered: withTools.offered });
   registerInterceptors(runner, tooling, commands, config);
 
-  const http = configuredHttpServer(config, log, metrics);
+  const http = configuredHttpServer(config, log, metrics, kv);
   const intake = new Intake();
   // The sent log lives beside a SQLite file (one host, one process). PostgreSQL marks replies sent
   // over a pool without SQLite's single-writer queue, so the window it closes is far smaller there.

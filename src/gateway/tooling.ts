@@ -62,11 +62,14 @@ export class Tooling {
     });
   }
 
-  async start(): Promise<void> {
+  /** Starts the MCP servers, waiting for them at most `waitMs` (MCP_START_TIMEOUT); a slower one comes up in the background. */
+  async start(opts: { waitMs?: number } = {}): Promise<void> {
     if (!this.#config?.servers.length || this.mcp) return;
     const { McpHub } = await import("../agent/mcp/hub.js");
-    this.mcp = new McpHub(this.#config, { log: this.opts.log.child({ component: "mcp" }), callTimeoutMs: this.opts.toolTimeoutMs });
-    await this.mcp.start();
+    // Each attempt may take at least as long as the start waits: a server that needs 15 s is slow, not broken.
+    const startTimeoutMs = Math.max(20_000, opts.waitMs ?? 0);
+    this.mcp = new McpHub(this.#config, { log: this.opts.log.child({ component: "mcp" }), callTimeoutMs: this.opts.toolTimeoutMs, startTimeoutMs });
+    await this.mcp.start(opts);
   }
 
   /** After the adapters started (cards can be edited): approvals a previous run left are expired, unless processes share the database. */

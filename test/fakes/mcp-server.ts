@@ -3,12 +3,16 @@
  *
  *   node --import tsx test/fakes/mcp-server.ts            stdio (a child of the gateway)
  *   node --import tsx test/fakes/mcp-server.ts --http 0   Streamable HTTP on 127.0.0.1 (prints LISTENING <port>)
+ *   ... --hold-until <file>                                 answers nothing (no MCP handshake) until <file> exists,
+ *                                                            so a test holds a slow start open as long as it needs;
+ *                                                            meanwhile <file>.held holds its pid
  *
  * Tools: echo {text}, slow {ms} (answers after ms, so it can be killed mid-call),
  * big {chars} (a long result, for truncation), fail (an error result),
  * whoami (its pid, so a test can kill it).
  */
 import { randomUUID } from "node:crypto";
+import { existsSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
@@ -34,6 +38,20 @@ function server(): McpServer {
   }));
   s.registerTool("whoami", { description: "The server's process id." }, async () => ({ content: [{ type: "text", text: String(process.pid) }] }));
   return s;
+}
+
+const holdAt = process.argv.indexOf("--hold-until");
+if (holdAt >= 0) {
+  // Released by the test creating the file: the start takes exactly as long as the test needs, never a guessed sleep.
+  const file = process.argv[holdAt + 1]!;
+  writeFileSync(`${file}.held`, String(process.pid));
+  await new Promise<void>((resolve) => {
+    const poll = setInterval(() => {
+      if (!existsSync(file)) return;
+      clearInterval(poll);
+      resolve();
+    }, 20);
+  });
 }
 
 const httpAt = process.argv.indexOf("--http");

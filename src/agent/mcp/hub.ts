@@ -59,6 +59,8 @@ class McpServerHandle {
   #failures = 0;
   #stopped = false;
   #connecting: Promise<void> | undefined;
+  /** The client of an attempt still connecting: a stop closes it (and its child) too. */
+  #pending: Client | undefined;
 
   constructor(
     readonly config: McpServerConfig,
@@ -97,6 +99,7 @@ class McpServerHandle {
     if (this.#stopped) return;
     const client = new Client({ name: "switchboard", version: "0.1.0" });
     const transport = this.#transport();
+    this.#pending = client;
     try {
       await withTimeout(client.connect(transport, { timeout: this.opts.startTimeoutMs }), this.opts.startTimeoutMs, "did not finish connecting");
       const listed = await client.listTools(undefined, { timeout: this.opts.startTimeoutMs });
@@ -128,6 +131,8 @@ class McpServerHandle {
     } catch (e) {
       await client.close().catch(() => undefined);
       this.#down(`could not start: ${describe(e)}`);
+    } finally {
+      if (this.#pending === client) this.#pending = undefined;
     }
   }
 
@@ -176,7 +181,9 @@ class McpServerHandle {
     this.state = "stopped";
     const c = this.#client;
     this.#client = undefined;
-    await c?.close().catch(() => undefined);
+    const pending = this.#pending;
+    this.#pending = undefined;
+    await Promise.all([c?.close().catch(() => undefined), pending?.close().catch(() => undefined)]);
   }
 
   status(): ServerStatus {
@@ -237,9 +244,28 @@ export class McpHub {
     this.#servers = config.servers.map((s) => new McpServerHandle(s, o));
   }
 
-  /** Connects every server; resolves once each has succeeded or failed its first attempt (failures restart in the background). */
-  async start(): Promise<void> {
-    await Promise.allSettled(this.#servers.map((s) => s.start()));
+  /**
+   * Connects every server; resolves once each has succeeded or failed its
+   * first attempt (failures restart in the background), or after `waitMs`
+   * (MCP_START_TIMEOUT): a slow server then goes on starting in the
+   * background, "starting" in its status, and its tools appear once it is
+   * ready. Resolves with the names of the servers still starting.
+   */
+  async start(opts: { waitMs?: number } = {}): Promise<string[]> {
+    const all = Promise.allSettled(this.#servers.map((s) => s.start()));
+    if (opts.waitMs === undefined) await all;
+    else {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([all, new Promise<void>((r) => (timer = setTimeout(r, opts.waitMs)))]);
+      clearTimeout(timer);
+    }
+    const starting = this.#servers.filter((s) => s.state === "starting").map((s) => s.config.name);
+    if (starting.length)
+      this.#log.warn(
+        { servers: starting, waitedMs: opts.waitMs },
+        "mcp servers still starting: the gateway goes on without them (MCP_START_TIMEOUT); their tools appear once they are ready, /healthz shows them starting",
+      );
+    return starting;
   }
 
   async stop(): Promise<void> {

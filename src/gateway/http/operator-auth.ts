@@ -1,5 +1,7 @@
-import { createHash, createHmac, timingSafeEqual } from "node:crypto";
+import { createHash, timingSafeEqual } from "node:crypto";
 import { isIP } from "node:net";
+import type { KvStore } from "../../store/kv.js";
+import { LoginSessions, SESSION_MAX_AGE_S } from "./login-sessions.js";
 
 /**
  * Who may use the operator surface (console, /api/*, /metrics), decided on
@@ -9,15 +11,22 @@ import { isIP } from "node:net";
  *   listener's own address: a page on another domain that rebinds its DNS
  *   name to this machine still sends its own name as Host (DNS rebinding);
  * - with OPERATOR_TOKEN set, the request must carry it, as a bearer header
- *   (API, Prometheus) or as the login cookie (the console page);
+ *   (API, Prometheus), or the login cookie (the console page): a signed
+ *   session with an expiry, checked against the store on every request
+ *   (login-sessions.ts), so a logout revokes it;
  * - without a token (only allowed on a loopback bind), the Host check alone
  *   applies, so the two-command local start keeps working;
  * - a state-changing request from a browser must come from this origin.
+ *
+ * /healthz's details go to an operator: the token, or a loopback request
+ * when no token is configured (or TRUST_LOOPBACK). A loopback request that
+ * carries a proxy's forwarding headers came through a reverse proxy, so it
+ * is never the local operator.
  */
 
 export const COOKIE_NAME = "switchboard_operator";
 /** How long a console login lasts. */
-export const COOKIE_MAX_AGE_S = 7 * 24 * 3600;
+export const COOKIE_MAX_AGE_S = SESSION_MAX_AGE_S;
 
 export interface OperatorAuthOptions {
   token?: string;
@@ -25,6 +34,12 @@ export interface OperatorAuthOptions {
   publicUrl?: string;
   /** Specific bind addresses (not wildcards) of the listeners serving operator routes. */
   bindHosts?: string[];
+  /** TRUST_LOOPBACK: a direct loopback request gets /healthz's details without the token even when one is configured. */
+  trustLoopback?: boolean;
+  /** Where login sessions are revoked (the database's kv store). Without it no login cookie is accepted. */
+  kv?: KvStore;
+  /** The clock login sessions expire by (tests inject one). */
+  now?: () => number;
 }
 
 export interface RequestFacts {
@@ -61,6 +76,9 @@ export function isLoopbackAddress(addr: string | undefined): boolean {
   return a === "::1" || /^127\./.test(a);
 }
 
+/** Headers a reverse proxy adds: a request carrying one did not start on this machine, whatever the socket says. */
+const FORWARDING_HEADERS = ["x-forwarded-for", "forwarded", "x-real-ip"];
+
 const digest = (s: string) => createHash("sha256").update(s, "utf8").digest();
 
 /** Constant-time comparison; hashing first gives both sides one length. */
@@ -75,14 +93,15 @@ const header = (h: RequestFacts["headers"], name: string): string | undefined =>
 
 export class OperatorAuth {
   readonly #token: string | undefined;
-  readonly #cookieValue: string | undefined;
+  readonly #sessions: LoginSessions | undefined;
+  readonly #trustLoopback: boolean;
   readonly #allowedHosts = new Set<string>();
   readonly secureCookie: boolean;
 
   constructor(o: OperatorAuthOptions) {
     this.#token = o.token;
-    // The cookie holds a value derived from the token, never the token itself.
-    this.#cookieValue = o.token ? createHmac("sha256", o.token).update("switchboard console login v1").digest("hex") : undefined;
+    this.#sessions = o.token && o.kv ? new LoginSessions(o.token, o.kv, o.now) : undefined;
+    this.#trustLoopback = o.trustLoopback ?? false;
     let secure = false;
     if (o.publicUrl) {
       const u = new URL(o.publicUrl);
@@ -97,20 +116,26 @@ export class OperatorAuth {
     return this.#token !== undefined;
   }
 
+  /** The console's login sessions (only with a token and a store). */
+  get sessions(): LoginSessions | undefined {
+    return this.#sessions;
+  }
+
   hostAllowed(hostHeader: string | undefined): boolean {
     if (!hostHeader) return false;
     const name = hostnameOf(hostHeader);
     return isLoopbackHostname(name) || this.#allowedHosts.has(name);
   }
 
-  /** A bearer header or the login cookie carrying the token. */
-  hasValidToken(headers: RequestFacts["headers"]): boolean {
-    if (!this.#token || !this.#cookieValue) return false;
+  /** A bearer header carrying the token, or a login cookie of a live session. */
+  async hasValidToken(headers: RequestFacts["headers"]): Promise<boolean> {
+    if (!this.#token) return false;
     const auth = header(headers, "authorization");
     const m = auth ? /^Bearer\s+(\S+)\s*$/i.exec(auth) : null;
     if (m && sameSecret(m[1]!, this.#token)) return true;
     const cookie = readCookie(header(headers, "cookie"), COOKIE_NAME);
-    return cookie !== undefined && sameSecret(cookie, this.#cookieValue);
+    if (cookie === undefined || !this.#sessions) return false;
+    return (await this.#sessions.verify(cookie)).ok;
   }
 
   /** The login form's check: the token as typed. */
@@ -118,16 +143,23 @@ export class OperatorAuth {
     return this.#token !== undefined && sameSecret(given, this.#token);
   }
 
-  get cookieValue(): string | undefined {
-    return this.#cookieValue;
-  }
-
-  /** Loopback from both ends: a local process asking for a local name. */
+  /** Loopback from both ends: a local process asking for a local name, with no proxy's forwarding headers. */
   isLoopbackRequest(f: RequestFacts): boolean {
-    return isLoopbackAddress(f.remoteAddress) && isLoopbackHostname(hostnameOf(header(f.headers, "host") ?? "")) && isLoopbackHostname(hostnameOf(f.urlHost));
+    return (
+      isLoopbackAddress(f.remoteAddress) &&
+      isLoopbackHostname(hostnameOf(header(f.headers, "host") ?? "")) &&
+      isLoopbackHostname(hostnameOf(f.urlHost)) &&
+      !FORWARDING_HEADERS.some((h) => f.headers[h] !== undefined)
+    );
   }
 
-  check(f: RequestFacts): Verdict {
+  /** Whether the caller is an operator (/healthz's details): the token, or loopback where loopback is trusted. */
+  async isOperator(f: RequestFacts): Promise<boolean> {
+    if ((!this.#token || this.#trustLoopback) && this.isLoopbackRequest(f)) return true;
+    return this.hasValidToken(f.headers);
+  }
+
+  async check(f: RequestFacts): Promise<Verdict> {
     const host = header(f.headers, "host");
     if (!this.hostAllowed(host) || !this.hostAllowed(f.urlHost)) {
       return {
@@ -137,10 +169,10 @@ export class OperatorAuth {
         error: "this host name is not allowed for the operator pages: use 127.0.0.1 or localhost, or set PUBLIC_URL to the address you open",
       };
     }
-    const byToken = this.hasValidToken(f.headers);
+    const byToken = await this.hasValidToken(f.headers);
     if (this.#token && !byToken)
       return { ok: false, status: 401, reason: "auth", error: "sign in: send Authorization: Bearer <OPERATOR_TOKEN>, or log in at /login" };
-    if (!["GET", "HEAD", "OPTIONS"].includes(f.method) && !this.#sameOrigin(f, byToken)) {
+    if (!["GET", "HEAD", "OPTIONS"].includes(f.method) && !this.sameOrigin(f.headers, byToken)) {
       return {
         ok: false,
         status: 403,
@@ -152,17 +184,19 @@ export class OperatorAuth {
   }
 
   /**
-   * A browser always sends Origin on a POST; a script (curl, Prometheus)
-   * sends none. A bearer header cannot be attached cross-site without a
-   * CORS preflight this server never grants, so it needs no Origin.
+   * The one cross-site check of the operator surface (its routes, /login and
+   * /logout). A browser always sends Origin on a POST; a script (curl,
+   * Prometheus) sends none. A bearer header cannot be attached cross-site
+   * without a CORS preflight this server never grants, so it needs no Origin.
    */
-  #sameOrigin(f: RequestFacts, byBearerOrCookie: boolean): boolean {
-    const origin = header(f.headers, "origin");
-    const host = header(f.headers, "host");
-    if (origin === undefined) {
-      const site = header(f.headers, "sec-fetch-site");
-      return site === undefined || site === "same-origin" || site === "none" || (byBearerOrCookie && header(f.headers, "authorization") !== undefined);
-    }
+  sameOrigin(headers: RequestFacts["headers"], byToken = false): boolean {
+    const origin = header(headers, "origin");
+    const host = header(headers, "host");
+    const site = header(headers, "sec-fetch-site");
+    const bearer = byToken && header(headers, "authorization") !== undefined;
+    // The browser's own word that the page is of another site outweighs any Origin.
+    if (site !== undefined && site !== "same-origin" && site !== "none" && !bearer) return false;
+    if (origin === undefined) return true;
     if (origin === "null") return false;
     try {
       return host !== undefined && new URL(origin).host === host.toLowerCase();

@@ -13,29 +13,13 @@ import { answerClientError, lastResort } from "./client-errors.js";
 import { eventStreamResponse } from "./event-stream.js";
 import type { GatewayMetrics } from "../metrics.js";
 import { OperatorAuth, type RequestFacts } from "./operator-auth.js";
+import { JSON_TYPE, starting } from "./answers.js";
+import { DEFAULT_LIMITS, type HttpLimits } from "./limits.js";
+
+export { json, unavailable } from "./answers.js";
+export { DEFAULT_LIMITS, type HttpLimits } from "./limits.js";
 
 export type { RouteOptions } from "../adapter.js";
-
-export interface HttpLimits {
-  /** Open connections per listener; more are closed at once. */
-  maxConnections: number;
-  /** Request-body bytes held in memory across all connections. */
-  maxBufferedBytes: number;
-  /** Time to receive a request's headers. */
-  headersTimeoutMs: number;
-  /** Time to receive a whole request, body included. */
-  requestTimeoutMs: number;
-  /** Body limit of a route that declares none. */
-  defaultMaxBodyBytes: number;
-}
-
-export const DEFAULT_LIMITS: HttpLimits = {
-  maxConnections: 2048,
-  maxBufferedBytes: 16 * 1024 * 1024,
-  headersTimeoutMs: 10_000,
-  requestTimeoutMs: 30_000,
-  defaultMaxBodyBytes: 1024 * 1024,
-};
 
 export interface HttpServerOptions {
   log: Logger;
@@ -67,8 +51,6 @@ interface Listener {
 
 type Env = { Bindings: HttpBindings; Variables: RequestIdVariables };
 
-const JSON_TYPE = "application/json; charset=utf-8";
-
 /**
  * The gateway's HTTP edge, on Hono: health, metrics, the console, and the
  * routes adapters mount (Telegram webhooks, Slack events). Every request is
@@ -76,7 +58,10 @@ const JSON_TYPE = "application/json; charset=utf-8";
  * Bodies are bounded while they stream (per route, and one budget across
  * connections), connections are capped, and slow senders are cut by the
  * header and request timeouts. Operator routes (anything not mounted
- * `public`) pass the OperatorAuth check first.
+ * `public`) pass the OperatorAuth check first. While the gateway starts
+ * (from `starting()` to `ready()`), every route but the public ones
+ * answers 503 with Retry-After, and so does a path nobody mounted yet (an
+ * adapter mounts its routes as it starts): never a 404 that is not true.
  */
 export class HttpServer {
   readonly #routes: Route[] = [];
@@ -88,6 +73,7 @@ export class HttpServer {
   readonly budget: BodyBudget;
 
   readonly #o: HttpServerOptions;
+  #starting = false;
 
   constructor(o: HttpServerOptions) {
     this.#o = o;
@@ -99,6 +85,19 @@ export class HttpServer {
 
   get auth(): OperatorAuth {
     return this.#auth;
+  }
+
+  /** The gateway is starting: routes that are not ready yet answer 503 with Retry-After until ready(). */
+  starting(): void {
+    this.#starting = true;
+  }
+
+  ready(): void {
+    this.#starting = false;
+  }
+
+  get isStarting(): boolean {
+    return this.#starting;
   }
 
   /** Mounts a route. Routes are operator routes unless `opts.public`. */
@@ -131,7 +130,7 @@ export class HttpServer {
       if (role === "public" && r.access !== "public") continue;
       app.on(r.method, r.path, (c) => this.#serve(c, r));
     }
-    app.notFound((c) => this.#error(c, 404, "not found"));
+    app.notFound((c) => (this.#starting ? this.#response(c, starting()) : this.#error(c, 404, "not found")));
     app.onError((err, c) => {
       this.#o.log.error({ requestId: c.get("requestId"), method: c.req.method, path: safePath(c), err: errInfo(err) }, "HTTP handler failed");
       this.#o.metrics?.httpErrors.inc();
@@ -157,7 +156,9 @@ export class HttpServer {
       urlHost: new URL(c.req.url).host,
       remoteAddress: incoming.socket?.remoteAddress,
     };
+    let byToken = false;
     if (r.access !== "public") {
+      if (this.#starting) return this.#response(c, starting());
       if (!this.#auth.hostAllowed(single(incoming.headers.host)) || !this.#auth.hostAllowed(facts.urlHost)) {
         this.#refusals.refuse("host", { host: String(incoming.headers.host ?? "").slice(0, 100), path: safePath(c) });
         return this.#error(
@@ -167,7 +168,7 @@ export class HttpServer {
         );
       }
       if (r.access === "operator") {
-        const v = this.#auth.check(facts);
+        const v = await this.#auth.check(facts);
         if (!v.ok) {
           this.#refusals.refuse(v.reason, { path: safePath(c) });
           if (v.reason === "auth" && r.method === "GET" && /text\/html/.test(String(incoming.headers.accept ?? ""))) {
@@ -175,6 +176,7 @@ export class HttpServer {
           }
           return this.#error(c, v.status, v.error, v.status === 401 ? { "www-authenticate": 'Bearer realm="switchboard"' } : {});
         }
+        byToken = v.by === "token";
       }
     }
     const request: HttpRequest = {
@@ -184,7 +186,9 @@ export class HttpServer {
       rawBody: EMPTY,
       query: new URL(c.req.url).searchParams,
       params: c.req.param() as Record<string, string>,
-      operator: this.#auth.hasValidToken(incoming.headers) || this.#auth.isLoopbackRequest(facts),
+      // Checked once: an operator route's verdict already read the login session.
+      operator: byToken || (await this.#isOperator(facts, c)),
+      remoteAddress: facts.remoteAddress,
     };
     const early = r.opts.precheck?.(request);
     if (early) {
@@ -204,6 +208,20 @@ export class HttpServer {
       request.rawBody = body.body;
     }
     return this.#response(c, await r.handler(request));
+  }
+
+  /** For a public route (/healthz's details): a store that cannot say whether a login session is live makes the caller a stranger, reported, not a 500. */
+  async #isOperator(facts: RequestFacts, c: Context<Env>): Promise<boolean> {
+    try {
+      return await this.#auth.isOperator(facts);
+    } catch (err) {
+      this.#o.metrics?.httpErrors.inc();
+      this.#o.log.warn(
+        { requestId: c.get("requestId"), path: safePath(c), err: errInfo(err) },
+        "checking the login session failed; answering as to a stranger",
+      );
+      return false;
+    }
   }
 
   #response(c: Context<Env>, r: HttpResponse): Response {
@@ -288,5 +306,3 @@ const single = (v: string | string[] | undefined): string | undefined => (Array.
 
 /** The path for a log line, cut short (it is attacker-controlled). */
 const safePath = (c: Context<Env>): string => c.req.path.slice(0, 200);
-
-export const json = (status: number, body: unknown): HttpResponse => ({ status, headers: { "content-type": JSON_TYPE }, body: JSON.stringify(body) });

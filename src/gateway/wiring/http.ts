@@ -1,12 +1,12 @@
 import type { Config } from "../../config.js";
 import type { Runner } from "../../runtime/runner.js";
 import type { Registry } from "../../session/registry.js";
-import type { Database, TranscriptStore } from "../../store/index.js";
+import type { Database, KvStore, TranscriptStore } from "../../store/index.js";
 import type { HttpHandler, HttpRequest, HttpResponse } from "../adapter.js";
 import { mountConsoleApi } from "../http/console-api.js";
 import { loginRoutes } from "../http/login.js";
 import { OperatorAuth } from "../http/operator-auth.js";
-import { HttpServer, json } from "../http/server.js";
+import { HttpServer, json, unavailable } from "../http/server.js";
 import type { Gateway } from "../inbound/gateway.js";
 import type { GatewayMetrics } from "../metrics.js";
 import type { Outbound } from "../outbound/outbound.js";
@@ -22,8 +22,8 @@ export function consoleBodyLimit(maxInboundChars: number): number {
   return maxInboundChars * 4 + 16 * 1024;
 }
 
-/** The one HTTP server, with the operator auth and the edge limits the configuration sets. */
-export function configuredHttpServer(config: Config, log: Logger, metrics: GatewayMetrics): HttpServer {
+/** The one HTTP server, with the operator auth (login sessions revoked in `kv`) and the edge limits the configuration sets. */
+export function configuredHttpServer(config: Config, log: Logger, metrics: GatewayMetrics, kv?: KvStore): HttpServer {
   return new HttpServer({
     log,
     metrics,
@@ -31,6 +31,8 @@ export function configuredHttpServer(config: Config, log: Logger, metrics: Gatew
       token: config.OPERATOR_TOKEN,
       publicUrl: config.PUBLIC_URL,
       bindHosts: [config.OPERATOR_PORT !== undefined ? (config.OPERATOR_HOST ?? "127.0.0.1") : config.HTTP_HOST],
+      trustLoopback: config.TRUST_LOOPBACK,
+      ...(kv && { kv }),
     }),
     limits: {
       maxConnections: config.HTTP_MAX_CONNECTIONS,
@@ -53,13 +55,13 @@ export class Intake {
 }
 
 async function shuttingDown(): Promise<HttpResponse> {
-  const r = json(503, { error: "switchboard is shutting down; send this again in a few seconds" });
-  return { ...r, headers: { ...r.headers, "retry-after": "5" } };
+  return unavailable("switchboard is shutting down; send this again in a few seconds", 5);
 }
 
 /**
  * /healthz and /metrics. /healthz is public, so a load balancer can probe
- * it; the details are for operators (token, or loopback). The store's health
+ * it; the details are for operators (the token; loopback only without a
+ * token or with TRUST_LOOPBACK, and never through a proxy). The store's health
  * comes from real outcomes (every call, and a probe write every few seconds):
  * a store that cannot write, or a SQLite file deleted or replaced, answers
  * 503 with the reason.
@@ -83,9 +85,9 @@ export function mountHealthAndMetrics(deps: {
       const adapters = health();
       const store = db.health();
       const down = adapters.filter((a) => !a.ready).map((a) => `${a.platform}${a.botId ? `:${a.botId}` : ""}${a.detail ? ` (${a.detail})` : ""}`);
-      const ready = intake.open && down.length === 0 && store.ok;
+      const ready = intake.open && !http.isStarting && down.length === 0 && store.ok;
       const status = !store.ok || (req.query.get("ready") && !ready) ? 503 : 200;
-      const summary = !store.ok ? "store unhealthy" : !intake.open ? "stopping" : ready ? "ok" : "not ready";
+      const summary = !store.ok ? "store unhealthy" : !intake.open ? "stopping" : http.isStarting ? "starting" : ready ? "ok" : "not ready";
       if (!req.operator) return json(status, { status: summary });
       const pruned = retention.lastSweep && { lastPruned: { at: retention.lastSweep.at.toISOString(), rows: retention.lastSweep.pruned } };
       const mcp = tooling.status();

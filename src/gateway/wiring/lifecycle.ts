@@ -39,13 +39,16 @@ export function lifecycle(p: LifecycleParts): { start(): Promise<string>; stop(o
   let timers: NodeJS.Timeout[] = [];
   return {
     async start() {
+      // Until every part is up, routes not ready yet answer 503 with Retry-After (never a 404); /healthz says "starting".
+      http.starting();
       // With OPERATOR_PORT, the console, API and metrics move to a listener of their own; HTTP_PORT keeps the webhooks.
       const split = config.OPERATOR_PORT !== undefined;
       const addr = await http.listen(config.HTTP_PORT, config.HTTP_HOST, split ? "public" : "all");
       if (split) await http.listen(Number(config.OPERATOR_PORT), config.OPERATOR_HOST ?? "127.0.0.1", "operator");
       p.retention.start();
       outbound.startClaims();
-      await tooling.start();
+      // A slow MCP server holds the start at most MCP_START_TIMEOUT; it goes on starting in the background.
+      await tooling.start({ waitMs: config.MCP_START_TIMEOUT });
       await gateway.start();
       await tooling
         .afterAdaptersStarted()
@@ -70,6 +73,7 @@ export function lifecycle(p: LifecycleParts): { start(): Promise<string>; stop(o
         setInterval(() => runner.evictIdle(30 * 60_000), 60_000),
       ];
       for (const t of timers) t.unref();
+      http.ready();
       return `http://${addr.address}:${addr.port}`;
     },
     async stop(opts = {}) {

@@ -1,0 +1,21 @@
+/** The HTTP edge's bounds (HTTP_MAX_CONNECTIONS, HTTP_MAX_BUFFERED_MB, the timeouts, the default body limit). */
+export interface HttpLimits {
+  /** Open connections per listener; more are closed at once. */
+  maxConnections: number;
+  /** Request-body bytes held in memory across all connections. */
+  maxBufferedBytes: number;
+  /** Time to receive a request's headers. */
+  headersTimeoutMs: number;
+  /** Time to receive a whole request, body included. */
+  requestTimeoutMs: number;
+  /** Body limit of a route that declares none. */
+  defaultMaxBodyBytes: number;
+}
+
+export const DEFAULT_LIMITS: HttpLimits = {
+  maxConnections: 2048,
+  maxBufferedBytes: 16 * 1024 * 1024,
+  headersTimeoutMs: 10_000,
+  requestTimeoutMs: 30_000,
+  defaultMaxBodyBytes: 1024 * 1024,
+};

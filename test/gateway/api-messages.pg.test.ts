@@ -37,11 +37,13 @@ async function start(url: string, adapter: MemoryAdapter) {
 }
 
 const post = (base: string, key: string, body: unknown) =>
-  api.fetch(`${base}/api/v1/messages`, {
-    method: "POST",
-    headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json", "idempotency-key": key },
-    body: JSON.stringify(body),
-  }).then(async (r) => ({ status: r.status, json: (await r.json()) as { id: string } }));
+  api
+    .fetch(`${base}/api/v1/messages`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json", "idempotency-key": key },
+      body: JSON.stringify(body),
+    })
+    .then(async (r) => ({ status: r.status, json: (await r.json()) as { id: string } }));
 
 describe("HTTP API idempotency on PostgreSQL, two processes", () => {
   it("the same key 10 times at each of two gateways at once: one delivery", async () => {

@@ -87,6 +87,16 @@ describe("the OpenAPI document lists every refusal each route can get", () => {
       }
       statuses[`${o.method} ${o.template}`] = got;
     }
+    // Parameters that fail their schemas: a query value, and path ids too long or not a UUID.
+    const op = { authorization: `Bearer ${OP}` };
+    const long = "x".repeat(101);
+    statuses.parameters = [
+      (await api.fetch(`${base}/api/v1/schedules?all=maybe`, { headers: op })).status,
+      (await api.fetch(`${base}/api/v1/schedules/${long}`, { headers: op })).status,
+      (await api.fetch(`${base}/api/v1/schedules/${long}`, { method: "DELETE", headers: op })).status,
+      (await api.fetch(`${base}/api/v1/deliveries/not-a-uuid`, { headers: op })).status,
+    ];
+    expect(statuses.parameters).toEqual([400, 400, 400, 400]);
     console.log(`refusals per operation: ${JSON.stringify(statuses)}`);
     const all = new Set(Object.values(statuses).flat());
     for (const s of [400, 401, 403, 413, 415]) expect(all).toContain(s);

@@ -417,6 +417,10 @@ describe("the /api/v1/schedules sub-app", () => {
     expect((await api.request(`/${job.id}`, { method: "DELETE" })).status).toBe(409);
     expect((await api.request("/nope", { method: "DELETE" })).status).toBe(404);
     expect(((await (await api.request("/")).json()) as { schedules: unknown[] }).schedules).toEqual([]);
+    // Mounted without the API server's authentication, nobody is anyone: it fails closed, listing nothing.
+    const bare = await scheduleApi(a.jobs.service).request("/");
+    expect(bare.status).toBe(500);
+    expect(await bare.text()).not.toContain("schedules");
     const doc = scheduleApi(a.jobs.service).getOpenAPIDocument({ openapi: "3.0.0", info: { title: "t", version: "1" } });
     expect(Object.keys(doc.paths ?? {})).toEqual(expect.arrayContaining(["/", "/{id}"]));
   });

@@ -86,14 +86,18 @@ const list = createRoute({
   path: "/",
   summary: "List scheduled jobs: this token's (every caller's with the admin scope); open ones, or ?all=true for every status",
   request: { query: z.object({ all: z.enum(["true", "false"]).optional() }) },
-  responses: { 200: json(z.object({ schedules: z.array(Schedule) }), "the jobs") },
+  responses: { 200: json(z.object({ schedules: z.array(Schedule) }), "the jobs"), 400: json(ErrorBody, "all is neither true nor false") },
 });
 const show = createRoute({
   method: "get",
   path: "/{id}",
   summary: "One job and its recent runs",
   request: { params: IdParam },
-  responses: { 200: json(Schedule.extend({ runs: z.array(Run) }), "the job"), 404: json(ErrorBody, "no such job (or another caller's)") },
+  responses: {
+    200: json(Schedule.extend({ runs: z.array(Run) }), "the job"),
+    400: json(ErrorBody, "the id is longer than 100 characters"),
+    404: json(ErrorBody, "no such job (or another caller's)"),
+  },
 });
 const cancel = createRoute({
   method: "delete",
@@ -102,6 +106,7 @@ const cancel = createRoute({
   request: { params: IdParam },
   responses: {
     200: json(Schedule, "the cancelled job"),
+    400: json(ErrorBody, "the id is longer than 100 characters"),
     404: json(ErrorBody, "no such job (or another caller's)"),
     409: json(ErrorBody, "not open (done or cancelled already)"),
   },

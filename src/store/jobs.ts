@@ -22,8 +22,8 @@ export type RunRecord = Omit<Selectable<DB["JobRun"]>, "status"> & { status: Run
 
 export type NewJob = Omit<
   JobRecord,
-  "failures" | "lastRunAt" | "lastStatus" | "lastError" | "claimOwner" | "claimedAt" | "claimAttempts" | "createdAt" | "updatedAt" | "sessionId"
->;
+  "failures" | "lastRunAt" | "lastStatus" | "lastError" | "claimOwner" | "claimedAt" | "claimAttempts" | "createdAt" | "updatedAt" | "sessionId" | "principal"
+> & { principal?: string | null };
 
 const jobOf = (r: Selectable<DB["ScheduledJob"]>): JobRecord => ({ ...r, status: r.status as JobStatus });
 const runOf = <T extends { status: string }>(r: T): T & { status: RunStatus } => ({ ...r, status: r.status as RunStatus });
@@ -53,6 +53,7 @@ export class JobStore {
       // NewJob is the row less what the store sets: its fields are columns (a caller's literal is excess-checked).
       this.db.q.insertInto("ScheduledJob").values({
         ...job,
+        principal: job.principal ?? null,
         createdAt: now,
         updatedAt: now,
       }),
@@ -65,10 +66,14 @@ export class JobStore {
     return r ? jobOf(r) : null;
   }
 
-  /** Jobs, oldest first; `conversation` narrows to one chat, `open` to active and paused ones. */
-  async list(opts: { conversation?: string; open?: boolean; limit?: number } = {}): Promise<JobRecord[]> {
+  /**
+   * Jobs, oldest first; `conversation` narrows to one chat, `principal` to
+   * the jobs one API token made, `open` to active and paused ones.
+   */
+  async list(opts: { conversation?: string; principal?: string; open?: boolean; limit?: number } = {}): Promise<JobRecord[]> {
     let q = this.db.q.selectFrom("ScheduledJob").selectAll();
     if (opts.conversation) q = q.where("conversation", "=", opts.conversation);
+    if (opts.principal !== undefined) q = q.where("principal", "=", opts.principal);
     if (opts.open) q = q.where("status", "in", ["active", "paused"]);
     const rows = await this.db.query(
       "job-list",
@@ -80,17 +85,15 @@ export class JobStore {
     return rows.map(jobOf);
   }
 
-  /** Cancels an open job; false if it was not open. */
-  async cancel(id: string): Promise<boolean> {
-    const n = await this.db.exec(
-      "job-cancel",
-      this.db.q
-        .updateTable("ScheduledJob")
-        .set({ status: "cancelled", nextRunAt: null, updatedAt: new Date() })
-        .where("id", "=", id)
-        .where("status", "in", ["active", "paused"]),
-    );
-    return n === 1;
+  /** Cancels an open job (only if `principal` made it, when given); false if it was not open. */
+  async cancel(id: string, principal?: string): Promise<boolean> {
+    let q = this.db.q
+      .updateTable("ScheduledJob")
+      .set({ status: "cancelled", nextRunAt: null, updatedAt: new Date() })
+      .where("id", "=", id)
+      .where("status", "in", ["active", "paused"]);
+    if (principal !== undefined) q = q.where("principal", "=", principal);
+    return (await this.db.exec("job-cancel", q)) === 1;
   }
 
   async setSession(id: string, sessionId: string): Promise<void> {

@@ -17,15 +17,19 @@ const UPSERT_ADDRESS = prepare((b, p: Param<ConversationAddressRecord>) =>
       platform: p("platform"),
       botId: p("botId"),
       chatId: p("chatId"),
+      replyChatId: p("replyChatId"),
       threadId: p("threadId"),
       bindingKey: p("bindingKey"),
       template: p("template"),
       updatedAt: p("updatedAt"),
     })
     .onConflict((oc) =>
-      oc
-        .column("key")
-        .doUpdateSet((eb) => ({ bindingKey: eb.ref("excluded.bindingKey"), template: eb.ref("excluded.template"), updatedAt: eb.ref("excluded.updatedAt") })),
+      oc.column("key").doUpdateSet((eb) => ({
+        bindingKey: eb.ref("excluded.bindingKey"),
+        template: eb.ref("excluded.template"),
+        replyChatId: eb.ref("excluded.replyChatId"),
+        updatedAt: eb.ref("excluded.updatedAt"),
+      })),
     ),
 );
 
@@ -37,17 +41,23 @@ const UPSERT_ADDRESS = prepare((b, p: Param<ConversationAddressRecord>) =>
 export class ConversationAddressStore {
   constructor(readonly db: Database) {}
 
-  async upsert(r: Omit<ConversationAddressRecord, "updatedAt">): Promise<void> {
-    await this.db.exec("conversation-address-upsert", UPSERT_ADDRESS.bind(this.db, { ...r, updatedAt: new Date() }));
+  async upsert(r: Omit<ConversationAddressRecord, "updatedAt" | "replyChatId"> & { replyChatId?: string | null }): Promise<void> {
+    await this.db.exec("conversation-address-upsert", UPSERT_ADDRESS.bind(this.db, { ...r, replyChatId: r.replyChatId ?? null, updatedAt: new Date() }));
   }
 
-  /** The conversations with this chat (and thread) id on a platform, most recent first (several bots may share a chat). */
+  /**
+   * The conversations with this chat (and thread) id on a platform, most
+   * recent first (several bots may share a chat). The id is the chat's
+   * external id or the one the platform's API takes (its reply address's):
+   * a Slack channel is "<team>/<channel>" to the gateway and "C…" to its
+   * users, and both find it.
+   */
   async byChat(platform: string, chatId: string, threadId: string, botId?: string): Promise<ConversationAddressRecord[]> {
     let q = this.db.q
       .selectFrom("ConversationAddress")
       .selectAll()
       .where("platform", "=", platform)
-      .where("chatId", "=", chatId)
+      .where((eb) => eb.or([eb("chatId", "=", chatId), eb("replyChatId", "=", chatId)]))
       .where("threadId", "=", threadId);
     if (botId !== undefined) q = q.where("botId", "=", botId);
     return this.db.query("conversation-address-by-chat", q.orderBy("updatedAt", "desc").limit(10));

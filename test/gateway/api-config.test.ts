@@ -23,9 +23,10 @@ function fail(env: Record<string, string>): ConfigError {
 describe("API_TOKENS", () => {
   it("parses names, scopes and tokens, and finds the caller of a bearer token", () => {
     const tokens = parseApiTokens(`ci:send+read:${T1},\ncron:*:${T2}`);
+    // `*` is every scope, admin (every caller's jobs and deliveries) included.
     expect(tokens.map((t) => [t.name, [...t.scopes].sort()])).toEqual([
       ["ci", ["read", "send"]],
-      ["cron", ["read", "schedule", "send"]],
+      ["cron", ["admin", "read", "schedule", "send"]],
     ]);
     const auth = new ApiTokens(tokens, "operator-token-000000");
     expect(auth.principal(`Bearer ${T1}`)?.name).toBe("ci");

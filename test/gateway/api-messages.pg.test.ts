@@ -11,8 +11,11 @@ import { silentLogger } from "../../src/log.js";
 import { eventually } from "../support/app.js";
 import { freshDatabaseUrl } from "../support/db.js";
 import { MemoryAdapter } from "../support/memory-adapter.js";
+import { checkedApi } from "../support/openapi-check.js";
 
 const TOKEN = "t".repeat(40);
+// Every answer below is checked against the served OpenAPI document after the file.
+const api = checkedApi(TOKEN, "api-messages-pg");
 const apps: App[] = [];
 afterEach(async () => {
   for (const a of apps.splice(0)) await a.stop();
@@ -34,11 +37,13 @@ async function start(url: string, adapter: MemoryAdapter) {
 }
 
 const post = (base: string, key: string, body: unknown) =>
-  fetch(`${base}/api/v1/messages`, {
-    method: "POST",
-    headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json", "idempotency-key": key },
-    body: JSON.stringify(body),
-  }).then(async (r) => ({ status: r.status, json: (await r.json()) as { id: string } }));
+  api
+    .fetch(`${base}/api/v1/messages`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json", "idempotency-key": key },
+      body: JSON.stringify(body),
+    })
+    .then(async (r) => ({ status: r.status, json: (await r.json()) as { id: string } }));
 
 describe("HTTP API idempotency on PostgreSQL, two processes", () => {
   it("the same key 10 times at each of two gateways at once: one delivery", async () => {

@@ -15,10 +15,13 @@ import { eventually } from "../support/app.js";
 import { freshDatabaseUrl } from "../support/db.js";
 import { MemoryAdapter } from "../support/memory-adapter.js";
 import { AdapterError } from "../../adapters/types.js";
+import { checkedApi } from "../support/openapi-check.js";
 
 const SEND = "s".repeat(40);
 const READ = "r".repeat(40);
 const OP = "operator-token-0123456789abcdef";
+// Every answer below is checked against the served OpenAPI document after the file.
+const api = checkedApi(OP, "api-messages");
 
 let apps: App[] = [];
 afterEach(async () => {
@@ -57,7 +60,7 @@ async function call(base: string, path: string, o: { method?: string; token?: st
   if (o.token) headers.authorization = `Bearer ${o.token}`;
   if (o.key) headers["idempotency-key"] = o.key;
   if (o.body !== undefined) headers["content-type"] = "application/json";
-  const res = await fetch(`${base}${path}`, {
+  const res = await api.fetch(`${base}${path}`, {
     method: o.method ?? (o.body === undefined ? "GET" : "POST"),
     headers,
     body: o.body === undefined ? undefined : JSON.stringify(o.body),
@@ -193,13 +196,13 @@ describe("HTTP API v1: POST /api/v1/messages", () => {
       (await call(base, "/api/v1/messages", { token: SEND, key: "k2", body: { ...body, conversation: { platform: "telegram", chat: "1000" } } })).status,
     ).toBe(404);
     expect((await call(base, "/api/v1/messages", { token: SEND, key: "k3", body: { ...body, extra: 1 } })).status).toBe(400);
-    const bad = await fetch(`${base}/api/v1/messages`, {
+    const bad = await api.fetch(`${base}/api/v1/messages`, {
       method: "POST",
       headers: { authorization: `Bearer ${SEND}`, "idempotency-key": "k4", "content-type": "application/json" },
       body: "{not json",
     });
     expect(bad.status).toBe(400);
-    const plain = await fetch(`${base}/api/v1/messages`, {
+    const plain = await api.fetch(`${base}/api/v1/messages`, {
       method: "POST",
       headers: { authorization: `Bearer ${SEND}`, "idempotency-key": "k5", "content-type": "text/plain" },
       body: JSON.stringify(body),
@@ -250,6 +253,7 @@ describe("HTTP API v1: POST /api/v1/messages", () => {
     expect(Object.keys(doc.json!.paths).sort()).toEqual([
       "/api/v1/deliveries/{id}",
       "/api/v1/messages",
+      "/api/v1/openapi.json",
       "/api/v1/probe",
       "/api/v1/schedules",
       "/api/v1/schedules/{id}",

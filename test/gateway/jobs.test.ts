@@ -1,7 +1,8 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { AdapterError, type AdapterSink } from "../../adapters/types.js";
 import type { App } from "../../src/gateway/app.js";
-import { scheduleApi } from "../../src/gateway/jobs/api.js";
+import { OpenAPIHono } from "@hono/zod-openapi";
+import { scheduleApi, type ScheduleEnv } from "../../src/gateway/jobs/api.js";
 import { scheduleMessageTool } from "../../src/gateway/jobs/commands.js";
 import { formatLocal } from "../../src/runtime/jobs/when.js";
 import { MemoryAdapter } from "../support/memory-adapter.js";
@@ -386,7 +387,13 @@ describe("the /api/v1/schedules sub-app", () => {
   it("creates, lists, shows and cancels jobs; bad bodies get one clear 400", async () => {
     const { app: a, say } = await boot(new Date("2027-01-04T12:00:00Z"));
     await say("42", "hello");
-    const api = scheduleApi(a.jobs.service);
+    // Behind the API server a caller is always set; here the operator (every scope), as ApiServer's authentication would set it.
+    const api = new OpenAPIHono<ScheduleEnv>();
+    api.use("*", async (c, next) => {
+      c.set("principal", { name: "operator", scopes: new Set(["schedule", "admin"]) });
+      await next();
+    });
+    api.route("/", scheduleApi(a.jobs.service));
     const post = (body: unknown) => api.request("/", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
     const made = await post({ conversation: { platform: "telegram", chat: "42" }, cron: "0 9 * * 1-5", timezone: "Europe/Paris", text: "standup" });
     expect(made.status).toBe(201);
@@ -410,7 +417,11 @@ describe("the /api/v1/schedules sub-app", () => {
     expect((await api.request(`/${job.id}`, { method: "DELETE" })).status).toBe(409);
     expect((await api.request("/nope", { method: "DELETE" })).status).toBe(404);
     expect(((await (await api.request("/")).json()) as { schedules: unknown[] }).schedules).toEqual([]);
-    const doc = api.getOpenAPIDocument({ openapi: "3.0.0", info: { title: "t", version: "1" } });
+    // Mounted without the API server's authentication, nobody is anyone: it fails closed, listing nothing.
+    const bare = await scheduleApi(a.jobs.service).request("/");
+    expect(bare.status).toBe(500);
+    expect(await bare.text()).not.toContain("schedules");
+    const doc = scheduleApi(a.jobs.service).getOpenAPIDocument({ openapi: "3.0.0", info: { title: "t", version: "1" } });
     expect(Object.keys(doc.paths ?? {})).toEqual(expect.arrayContaining(["/", "/{id}"]));
   });
 });

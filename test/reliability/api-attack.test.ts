@@ -12,12 +12,23 @@ import Database from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
 import { signatureHeader } from "../../src/gateway/http/api/signature.js";
 import { freshDatabaseUrl } from "../support/db.js";
+import { checkedApi } from "../support/openapi-check.js";
 import { report } from "./helpers.js";
 import { rawRequest, startEdgeGateway, type EdgeGateway } from "./http-edge.js";
 
 const OP = "op-token-for-the-api-attack-0123456789";
 const SEND = "a".repeat(48);
 const SECRET = "hook-secret-for-the-attack-0123456789abcdef";
+
+// Every answer (the refusals included) is checked against the served OpenAPI document after the file.
+const api = checkedApi(OP, "api-attack");
+
+/** The method and target of an attack's request line. */
+const requestLine = (chunks: Array<string | Buffer | number>) => {
+  const first = chunks.find((c) => typeof c !== "number");
+  const m = /^(\S+) (\S+) HTTP/.exec(Buffer.isBuffer(first) ? first.toString("latin1") : String(first ?? ""));
+  return m ? { method: m[1]!, target: m[2]! } : undefined;
+};
 
 let edge: EdgeGateway | undefined;
 afterAll(async () => {
@@ -186,6 +197,8 @@ describe("HTTP API and hooks under attack, over raw TCP", () => {
         sent++;
         byKind[a.kind] = String(r.status ?? r.end);
         if (r.status === undefined || !a.expect.includes(r.status)) wrong.push(`${a.kind}: ${r.status ?? r.end} ${r.text.slice(0, 160)}`);
+        const line = requestLine(a.chunks);
+        if (line) await api.recordRaw(edge.base, line.method, line.target, r.text);
       }
     }
     expect(edge.g.child.exitCode).toBeNull();
@@ -193,7 +206,7 @@ describe("HTTP API and hooks under attack, over raw TCP", () => {
     const rt = await edge.telegramRoundTrip("hello before the API call");
     const dm = edge.tg.sent()[0]!.chatId;
     const body = JSON.stringify({ conversation: { platform: "telegram", chat: String(dm) }, text: "genuine API message" });
-    const genuine = await fetch(`${edge.base}/api/v1/messages`, {
+    const genuine = await api.fetch(`${edge.base}/api/v1/messages`, {
       method: "POST",
       headers: { authorization: `Bearer ${SEND}`, "content-type": "application/json", "idempotency-key": "genuine-1" },
       body,
@@ -203,7 +216,9 @@ describe("HTTP API and hooks under attack, over raw TCP", () => {
     for (let i = 0; i < 200 && status !== "delivered"; i++) {
       await new Promise((r) => setTimeout(r, 50));
       status = (
-        (await (await fetch(`${edge.base}/api/v1/deliveries/${accepted.id}`, { headers: { authorization: `Bearer ${SEND}` } })).json()) as { status: string }
+        (await (await api.fetch(`${edge.base}/api/v1/deliveries/${accepted.id}`, { headers: { authorization: `Bearer ${SEND}` } })).json()) as {
+          status: string;
+        }
       ).status;
     }
     const metrics = await (await fetch(`${edge.base}/metrics`, { headers: { authorization: `Bearer ${OP}` } })).text();

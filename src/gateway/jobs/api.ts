@@ -1,14 +1,29 @@
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
+import type { Context } from "hono";
 import { isSessionError } from "../../session/errors.js";
 import { parseDuration, TimingError, type Timing } from "../../runtime/jobs/when.js";
-import { MAX_JOB_TEXT, type JobService } from "./service.js";
+import { MAX_JOB_TEXT, type JobScope, type JobService } from "./service.js";
 
 /**
  * `POST/GET/DELETE /api/v1/schedules`: scheduled jobs over HTTP, as a
  * sub-app (mounted under /api/v1 behind the `schedule` scope). Every body and
  * answer is a zod schema, so the OpenAPI document is generated from them.
+ *
+ * A token sees and cancels only the jobs it made (recorded as its name),
+ * unless it holds the `admin` scope; any other job, made by another token,
+ * in chat, by the agent or the CLI, is answered 404 like a missing one.
  */
-const ErrorBody = z.object({ error: z.object({ code: z.string(), message: z.string() }) }).openapi("Error");
+const ErrorBody = z.object({ error: z.object({ code: z.string(), message: z.string() }) }).openapi("ScheduleError");
+
+/** The API caller, as the API server's authentication sets it (structurally: this layer sits below the HTTP one). */
+export type ScheduleEnv = { Variables: { principal: { name: string; scopes: ReadonlySet<string> } } };
+
+function scopeOf(c: Context<ScheduleEnv>): { name: string; scope: JobScope } {
+  const caller = c.get("principal");
+  // Fail closed: mounted anywhere but behind the API server's authentication, nobody is anyone.
+  if (!caller) throw new Error("the schedules API answered a request with no authenticated caller: mount it with ApiServer.mount");
+  return { name: caller.name, scope: caller.scopes.has("admin") ? { all: true } : { principal: caller.name } };
+}
 
 const ConversationRef = z
   .union([
@@ -69,30 +84,39 @@ const create = createRoute({
 const list = createRoute({
   method: "get",
   path: "/",
-  summary: "List scheduled jobs (open ones; ?all=true for every job)",
+  summary: "List scheduled jobs: this token's (every caller's with the admin scope); open ones, or ?all=true for every status",
   request: { query: z.object({ all: z.enum(["true", "false"]).optional() }) },
-  responses: { 200: json(z.object({ schedules: z.array(Schedule) }), "the jobs") },
+  responses: { 200: json(z.object({ schedules: z.array(Schedule) }), "the jobs"), 400: json(ErrorBody, "all is neither true nor false") },
 });
 const show = createRoute({
   method: "get",
   path: "/{id}",
   summary: "One job and its recent runs",
   request: { params: IdParam },
-  responses: { 200: json(Schedule.extend({ runs: z.array(Run) }), "the job"), 404: json(ErrorBody, "no such job") },
+  responses: {
+    200: json(Schedule.extend({ runs: z.array(Run) }), "the job"),
+    400: json(ErrorBody, "the id is longer than 100 characters"),
+    404: json(ErrorBody, "no such job (or another caller's)"),
+  },
 });
 const cancel = createRoute({
   method: "delete",
   path: "/{id}",
   summary: "Cancel a job",
   request: { params: IdParam },
-  responses: { 200: json(Schedule, "the cancelled job"), 404: json(ErrorBody, "no such job"), 409: json(ErrorBody, "not open") },
+  responses: {
+    200: json(Schedule, "the cancelled job"),
+    400: json(ErrorBody, "the id is longer than 100 characters"),
+    404: json(ErrorBody, "no such job (or another caller's)"),
+    409: json(ErrorBody, "not open (done or cancelled already)"),
+  },
 });
 
 const fail = (code: string, message: string) => ({ error: { code, message } });
 
 /** The sub-app, with paths relative to where it is mounted: app.ts mounts it at /api/v1/schedules for the `schedule` scope. */
-export function scheduleApi(jobs: JobService): OpenAPIHono {
-  const app = new OpenAPIHono({
+export function scheduleApi(jobs: JobService): OpenAPIHono<ScheduleEnv> {
+  const app = new OpenAPIHono<ScheduleEnv>({
     // A body that fails its schema gets one clear 400, never a stack.
     defaultHook: (r, c) => {
       if (!r.success) return c.json(fail("Invalid", r.error.issues.map((i) => `${i.path.join(".") || "body"}: ${i.message}`).join("; ")), 400);
@@ -110,7 +134,8 @@ export function scheduleApi(jobs: JobService): OpenAPIHono {
         if (ms === undefined) return c.json(fail("Invalid", `every: "${b.every}" is not an interval (e.g. 30m, 1d)`), 400);
         timing = { kind: "every", spec: String(ms), timezone };
       } else timing = { kind: "cron", spec: b.cron!, timezone };
-      const job = await jobs.create({ target, timing, action: b.action, text: b.text, createdBy: "api" });
+      const { name } = scopeOf(c);
+      const job = await jobs.create({ target, timing, action: b.action, text: b.text, createdBy: `api:${name}`, principal: name });
       return c.json(job, 201);
     } catch (e) {
       if (e instanceof TimingError || isSessionError(e, "Invalid")) return c.json(fail("Invalid", e.message), 400);
@@ -118,11 +143,11 @@ export function scheduleApi(jobs: JobService): OpenAPIHono {
       throw e;
     }
   });
-  app.openapi(list, async (c) => c.json({ schedules: await jobs.list({ all: c.req.valid("query").all === "true" }) }, 200));
+  app.openapi(list, async (c) => c.json({ schedules: await jobs.list({ all: c.req.valid("query").all === "true", scope: scopeOf(c).scope }) }, 200));
   app.openapi(show, async (c) => {
     const { id } = c.req.valid("param");
     try {
-      const job = await jobs.get(id);
+      const job = await jobs.get(id, scopeOf(c).scope);
       const runs = (await jobs.store.runs(id)).map((r) => ({ dueAt: r.dueAt.toISOString(), status: r.status, error: r.error, deliveryId: r.deliveryId }));
       return c.json({ ...job, runs }, 200);
     } catch (e) {
@@ -133,7 +158,7 @@ export function scheduleApi(jobs: JobService): OpenAPIHono {
   app.openapi(cancel, async (c) => {
     const { id } = c.req.valid("param");
     try {
-      return c.json(await jobs.cancel(id), 200);
+      return c.json(await jobs.cancel(id, scopeOf(c).scope), 200);
     } catch (e) {
       if (isSessionError(e, "NotFound")) return c.json(fail("NotFound", e.message), 404);
       if (isSessionError(e, "Invalid")) return c.json(fail("Invalid", e.message), 409);

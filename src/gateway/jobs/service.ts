@@ -21,9 +21,18 @@ export interface NewJobInput {
   timing: Timing;
   action: "text" | "agent";
   text: string;
-  /** Who made it: chat:<platform>:<user>, cli, api, agent. */
+  /** Who made it: chat:<platform>:<user>, cli, agent, or api:<token name>. */
   createdBy: string;
+  /** The HTTP API token (its name) that made it: without the admin scope, only that token sees it. */
+  principal?: string;
 }
+
+/**
+ * Whose jobs a caller may see and cancel: `all` (the CLI, an API token with
+ * the admin scope) or only those one API token made. A job made in chat, by
+ * the agent or the CLI is no token's.
+ */
+export type JobScope = { all: true } | { principal: string };
 
 /** A job as the CLI, the API and /schedule show it. */
 export interface JobView {
@@ -150,6 +159,7 @@ export class JobService {
       status: "active",
       nextRunAt: first,
       createdBy: input.createdBy,
+      principal: input.principal ?? null,
     });
     return viewOf(job, open.length + 1);
   }
@@ -160,22 +170,28 @@ export class JobService {
     return rows.map((j, i) => viewOf(j, i + 1));
   }
 
-  async list(opts: { all?: boolean; limit?: number } = {}): Promise<JobView[]> {
-    return (await this.deps.store.list({ open: !opts.all, limit: opts.limit })).map((j) => viewOf(j));
+  async list(opts: { all?: boolean; limit?: number; scope?: JobScope } = {}): Promise<JobView[]> {
+    const principal = opts.scope && "principal" in opts.scope ? opts.scope.principal : undefined;
+    return (await this.deps.store.list({ open: !opts.all, limit: opts.limit, principal })).map((j) => viewOf(j));
   }
 
-  async get(id: string): Promise<JobView> {
-    const job = await this.deps.store.get(id);
-    if (!job) throw errors.notFound(`Job ${id}`, { jobId: id });
-    return viewOf(job);
+  /** A job by id. NotFound if there is none, or if `scope` may not see it (the same answer: no existence oracle). */
+  async get(id: string, scope: JobScope = { all: true }): Promise<JobView> {
+    return viewOf(await this.#visible(id, scope));
   }
 
-  /** Cancels a job by id. NotFound if there is none; Invalid if it is no longer open. */
-  async cancel(id: string): Promise<JobView> {
-    const job = await this.deps.store.get(id);
-    if (!job) throw errors.notFound(`Job ${id}`, { jobId: id });
-    if (!(await this.deps.store.cancel(id))) throw errors.invalid(`Job ${id} is ${job.status}; only active and paused jobs can be cancelled.`);
+  /** Cancels a job by id. NotFound if there is none (or `scope` may not see it); Invalid if it is no longer open. */
+  async cancel(id: string, scope: JobScope = { all: true }): Promise<JobView> {
+    const job = await this.#visible(id, scope);
+    const principal = "principal" in scope ? scope.principal : undefined;
+    if (!(await this.deps.store.cancel(id, principal))) throw errors.invalid(`Job ${id} is ${job.status}; only active and paused jobs can be cancelled.`);
     return viewOf((await this.deps.store.get(id))!);
+  }
+
+  async #visible(id: string, scope: JobScope): Promise<JobRecord> {
+    const job = await this.deps.store.get(id);
+    if (!job || ("principal" in scope && job.principal !== scope.principal)) throw errors.notFound(`Job ${id}`, { jobId: id });
+    return job;
   }
 
   /** /schedule cancel <n>: the chat's n-th open job. */

@@ -77,7 +77,17 @@ export class ConversationDirectory {
     if (this.#seen.get(key) === value) return;
     setBounded(this.#seen, key, value, SEEN_LIMIT);
     void this.store
-      .upsert({ key, platform: env.platform, botId: env.botId, chatId: env.chatId, threadId: env.threadId ?? "", bindingKey, template: text })
+      .upsert({
+        key,
+        platform: env.platform,
+        botId: env.botId,
+        chatId: env.chatId,
+        // The id the platform's API takes (Slack's channel id beside "<team>/<channel>"): a caller may name the chat by it.
+        replyChatId: template.replyTo.chatId,
+        threadId: env.threadId ?? "",
+        bindingKey,
+        template: text,
+      })
       .catch((err: unknown) => {
         this.#seen.delete(key);
         this.onError("conversation-address");

@@ -1,6 +1,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import type { Proactive } from "../../proactive/proactive.js";
 import { chatRefSchema, sessionRefSchema } from "../../proactive/conversation-ref.js";
+import { ErrorBody } from "./openapi.js";
 import { API_BASE, requireScope, type ApiApp } from "./server.js";
 
 /** Longest text one API message may carry (long texts are split for the platform like any reply). */
@@ -48,7 +49,6 @@ const Delivery = z
   })
   .openapi("Delivery");
 
-const ErrorBody = z.object({ error: z.string() }).openapi("Error");
 const json = <T extends z.ZodType>(schema: T, description: string) => ({ content: { "application/json": { schema } }, description });
 
 /** An Idempotency-Key (draft-ietf-httpapi-idempotency-key-header): a structured-field string, quotes optional. */
@@ -79,7 +79,7 @@ const postMessage = createRoute({
     403: json(ErrorBody, "The token lacks the send scope"),
     404: json(ErrorBody, "No such conversation is known"),
     409: json(ErrorBody, "Several bots are in that chat: name one"),
-    422: json(ErrorBody, "The Idempotency-Key was used with another request"),
+    422: json(ErrorBody, "The Idempotency-Key was used with another request, or the conversation's recorded address is unreadable"),
   },
 });
 
@@ -97,7 +97,11 @@ const getDelivery = createRoute({
         .openapi({ param: { name: "id", in: "path" } }),
     }),
   },
-  responses: { 200: json(Delivery, "The message and each part's platform status"), 404: json(ErrorBody, "Unknown (or another caller's)") },
+  responses: {
+    200: json(Delivery, "The message and each part's platform status"),
+    400: json(ErrorBody, "The id is not a UUID"),
+    404: json(ErrorBody, "Unknown (or another caller's, without the admin scope)"),
+  },
 });
 
 /** POST /api/v1/messages and GET /api/v1/deliveries/{id}. */
@@ -113,11 +117,10 @@ export function mountMessages(app: ApiApp, proactive: Proactive): void {
   });
   app.openapi(getDelivery, async (c) => {
     const { id } = c.req.valid("param");
-    const principal = c.get("principal").name;
+    const caller = c.get("principal");
     const rec = await proactive.deps.messages.find(id);
-    // Another caller's message is as unknown as a missing one: no existence oracle across tokens.
-    if (!rec || (rec.principal !== principal && principal !== "operator" && principal !== "local"))
-      return c.json({ error: `no delivery ${id} for this token` }, 404);
+    // Another caller's message is as unknown as a missing one: no existence oracle across tokens (the admin scope sees all).
+    if (!rec || (rec.principal !== caller.name && !caller.scopes.has("admin"))) return c.json({ error: `no delivery ${id} for this token` }, 404);
     return c.json(await proactive.view(id), 200);
   });
 }

@@ -1,9 +1,10 @@
-import { OpenAPIHono, type Hook } from "@hono/zod-openapi";
+import { createRoute, OpenAPIHono, type Hook, type z } from "@hono/zod-openapi";
 import type { Env, MiddlewareHandler } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { Logger } from "../../../log.js";
 import { errInfo } from "../../../log.js";
 import type { HttpHandler, HttpRequest, HttpResponse, RouteOptions } from "../../adapter.js";
+import { ErrorBody, OpenApiDocument, withSharedRefusals } from "./openapi.js";
 import { ALL_SCOPES, type ApiPrincipal, type ApiTokens, type Scope } from "./tokens.js";
 
 export type ApiEnv = { Variables: { principal: ApiPrincipal } };
@@ -74,7 +75,22 @@ export class ApiServer {
     });
     this.app.notFound((c) => c.json({ error: "not found: see GET /api/v1/openapi.json" }, 404));
     this.app.use("*", this.#authenticate);
-    this.app.doc31(`${API_BASE}/openapi.json`, { openapi: "3.1.0", info: { title: "Switchboard HTTP API", version: "1" }, security: [{ bearer: [] }] });
+    this.app.openAPIRegistry.register("Error", ErrorBody);
+    this.app.openapi(DOCUMENT_ROUTE, (c) => c.json(this.document() as z.infer<typeof OpenApiDocument>, 200));
+  }
+
+  #document: Record<string, unknown> | undefined;
+
+  /**
+   * The OpenAPI 3.1 document: every mounted route, each with the shared
+   * refusals it can get. Built on the first request (every module has mounted
+   * its routes by then) and kept.
+   */
+  document(): Record<string, unknown> {
+    this.#document ??= withSharedRefusals(
+      this.app.getOpenAPI31Document({ openapi: "3.1.0", info: { title: "Switchboard HTTP API", version: "1" }, security: [{ bearer: [] }] }),
+    ) as unknown as Record<string, unknown>;
+    return this.#document;
   }
 
   #authenticate: MiddlewareHandler<ApiEnv> = async (c, next) => {
@@ -137,6 +153,14 @@ export class ApiServer {
     return { status: res.status, headers: out, body: Buffer.from(await res.arrayBuffer()) };
   }
 }
+
+const DOCUMENT_ROUTE = createRoute({
+  method: "get",
+  path: `${API_BASE}/openapi.json`,
+  summary: "This document (any valid token)",
+  security: [{ bearer: [] }],
+  responses: { 200: { content: { "application/json": { schema: OpenApiDocument } }, description: "The OpenAPI 3.1 document of the API" } },
+});
 
 function sameHost(origin: string, host: string | undefined): boolean {
   try {

@@ -9,12 +9,13 @@ import { sameSecret } from "../operator-auth.js";
  * `<name>:<scopes>:<token>`. The name (1-32 of a-z 0-9 _ -) is what logs and
  * records show, never the token. Scopes are joined by `+`: `send`
  * (POST /api/v1/messages), `schedule` (/api/v1/schedules), `read`
- * (GET /api/v1/deliveries/:id and listings), or `*` for all. A token is 32 to
- * 256 characters of A-Z a-z 0-9 _ - . ~ (`openssl rand -hex 32`).
+ * (GET /api/v1/deliveries/:id and listings), `admin` (every caller's jobs
+ * and deliveries, not only its own), or `*` for all. A token is 32 to 256
+ * characters of A-Z a-z 0-9 _ - . ~ (`openssl rand -hex 32`).
  * OPERATOR_TOKEN is a caller named "operator" with every scope.
  */
 
-export const SCOPES = ["send", "schedule", "read"] as const;
+export const SCOPES = ["send", "schedule", "read", "admin"] as const;
 export type Scope = (typeof SCOPES)[number];
 
 export interface ApiToken {

@@ -36,7 +36,13 @@ afterEach(async () => {
 
 function capture(): { log: ReturnType<typeof createLogger>; lines: string[] } {
   const lines: string[] = [];
-  const log = createLogger({ level: "info", destination: new Writable({ write: (c: Buffer, _e, cb) => (lines.push(c.toString("utf8")), cb()) }) });
+  const destination = new Writable({
+    write: (c: Buffer, _e, cb) => {
+      lines.push(c.toString("utf8"));
+      cb();
+    },
+  });
+  const log = createLogger({ level: "info", destination });
   return { log, lines };
 }
 

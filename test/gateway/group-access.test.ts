@@ -88,7 +88,7 @@ describe("a group the bot was not admitted to", () => {
     expect(await counted(again)).toBe(0);
   });
 
-  it("GROUP_UNADMITTED=leave: leaves when addressed (not for chatter); a failed leave is counted and tried again", async () => {
+  it("GROUP_UNADMITTED=leave: leaves when addressed (not for chatter, nor for an admin); a failed leave is counted and tried again", async () => {
     const a = new MemoryAdapter();
     const leaves: string[] = [];
     let failures = 1;
@@ -97,13 +97,14 @@ describe("a group the bot was not admitted to", () => {
       if (failures-- > 0) throw new AdapterError("telegram", "Rejected", "Forbidden: not enough rights");
     };
     const { log, lines } = capture();
-    const app = await start(dbUrl, a, { GROUP_UNADMITTED: "leave" }, log);
+    const app = await start(dbUrl, a, { GROUP_UNADMITTED: "leave", ADMIN_USERS: "telegram:42" }, log);
     await a.ctx.inbound(a.group("-1", "666", "just chatting"));
+    await a.ctx.inbound(a.group("-1", "42", "hello bot, admin here", { mentioned: true }));
     await eventually(
       () => counted(app, "silent"),
-      (n) => n >= 1,
+      (n) => n >= 2,
       10_000,
-      "the unaddressed message refused",
+      "the unaddressed and the admin's message refused",
     );
     expect(leaves).toEqual([]);
     await a.ctx.inbound(a.group("-1", "666", "hey bot", { mentioned: true }));
@@ -125,7 +126,7 @@ describe("a group the bot was not admitted to", () => {
     await a.ctx.inbound(a.group("-1", "666", "/help"));
     await eventually(
       () => counted(app, "silent"),
-      (n) => n >= 2,
+      (n) => n >= 3,
       10_000,
       "a late message after leaving refused",
     );

@@ -54,16 +54,18 @@ async function reply(deps: DispatchDeps, env: InboundEnvelope, inboundId: string
 /**
  * A message in a group the bot was not admitted to: never answered, never
  * shown to the agent, committed as handled (so it is not replayed), and
- * logged once per group; the bot leaves the group when addressed there with
- * GROUP_UNADMITTED=leave. Only an admin's /allowgroup gets through.
+ * logged once per group; the bot leaves the group when addressed there (by
+ * anyone but an admin) with GROUP_UNADMITTED=leave. Only an admin's
+ * /allowgroup gets through.
  */
-async function refusedGroup(deps: DispatchDeps, env: InboundEnvelope, inboundId: string, adapter: Adapter | undefined): Promise<void> {
+async function refusedGroup(deps: DispatchDeps, env: InboundEnvelope, inboundId: string, adapter: Adapter | undefined, isAdmin: boolean): Promise<void> {
   const { policy } = deps;
   await deps.ledger.commit({ sessionId: "", inboundIds: [inboundId], messages: [], turnIncrement: 0, replies: [] });
   deps.handled(inboundId, "group-unadmitted");
   await deps.unadmitted.refused(env, adapter, {
     leave: policy.GROUP_UNADMITTED === "leave",
-    addressed: answersInGroup(env, true, adapter?.botUsername),
+    // An admin who speaks before sending /allowgroup does not make the bot leave.
+    addressed: !isAdmin && answersInGroup(env, true, adapter?.botUsername),
     policy: groupPolicy(policy),
   });
 }
@@ -80,7 +82,7 @@ export async function dispatch(deps: DispatchDeps, env: InboundEnvelope, inbound
   const isAdmin = listed(policy.ADMIN_USERS, env);
   // Edits too: a group not admitted leaves nothing in any transcript.
   if (!(await groupAdmitted(env, policy, deps.pairing.store, adapter)) && !(isAdmin && !env.change && isAdmission(env, adapter?.botUsername))) {
-    await refusedGroup(deps, env, inboundId, adapter);
+    await refusedGroup(deps, env, inboundId, adapter, isAdmin);
     return;
   }
   if (env.change) {

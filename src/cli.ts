@@ -23,6 +23,8 @@ commands:
   sessions rotate <id>           start a fresh session for the conversation bound to <id>
   pairing list                   pending DM pairing codes
   pairing approve <code>         let that sender talk to the bot
+  pairing groups                 groups admitted by an admin's /allowgroup
+  pairing revoke-group <p:chat>  withdraw a group's admission
   schedule list [--all]          scheduled jobs with their next and last run and status
   schedule add (--session ID | --platform P --chat ID [--thread ID])
                (--at ISO | --in 10m | --every 1h | --cron '0 9 * * 1-5') [--tz ZONE] [--action text|agent] --text TEXT

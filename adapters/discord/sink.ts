@@ -1,5 +1,5 @@
 /**
- * The outbound half: send, edit, typing and react over discord.js's REST
+ * The outbound half: send, edit, typing, react and leave over discord.js's REST
  * client. Every call goes through the gateway's scheduler, which paces and
  * orders per chat; discord.js's REST queue underneath it waits out 429s (see
  * errors.ts). Calls are raw REST routes rather than channel objects, so a
@@ -130,6 +130,14 @@ export function createDiscordSink(deps: DiscordSinkDeps): DiscordSink {
       await call("PUT /channels/:id/messages/:id/reactions/:emoji/@me", (rest) =>
         rest.put(`/channels/${t.channelId}/messages/${messageId}/reactions/${encodeURIComponent(emoji)}/@me`),
       );
+    },
+
+    async leave(chatId: string): Promise<void> {
+      if (!isSnowflake(chatId)) throw new AdapterError("discord", "Rejected", `"${chatId}" is not a Discord channel id`);
+      // A bot cannot leave one channel, only the server (guild) it is in: look the channel's guild up, then leave it.
+      const ch = await call<{ guild_id?: string }>("GET /channels/:id", (rest) => rest.get(`/channels/${chatId}`));
+      if (!ch.guild_id) throw new AdapterError("discord", "Rejected", `channel ${chatId} is not in a server: there is nothing to leave`);
+      await call("DELETE /users/@me/guilds/:id", (rest) => rest.delete(`/users/@me/guilds/${ch.guild_id}`));
     },
 
     markAnswered(token: string): void {

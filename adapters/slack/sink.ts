@@ -6,7 +6,7 @@
 import type { Logger } from "../../src/log.js";
 import { AdapterError, type AdapterSink, type ReplyAddress, type SendOptions, type SentMessage } from "../types.js";
 import { toAdapterError, platformErrorCode } from "./errors.js";
-import { decodeReplyAddress, type SlackTarget } from "./ids.js";
+import { decodeReplyAddress, parseChatExternalId, type SlackTarget } from "./ids.js";
 import { findPosted, replyMetadata, type SlackHistoryClient } from "./readback.js";
 
 /** The slice of Bolt's WebClient the sink uses (so tests can see exactly what it calls). */
@@ -22,6 +22,7 @@ export interface SlackWebClient extends SlackHistoryClient {
     update(args: { channel: string; ts: string; text: string }): Promise<unknown>;
   };
   reactions: { add(args: { channel: string; timestamp: string; name: string }): Promise<unknown> };
+  conversations: SlackHistoryClient["conversations"] & { leave(args: { channel: string }): Promise<unknown> };
 }
 
 /** Reactions the gateway may ask for as characters; Slack wants names. */
@@ -103,6 +104,18 @@ export class SlackSink implements AdapterSink {
       // The reaction is there, which is all that was asked (e.g. a replayed event).
       if (platformErrorCode(err) === "already_reacted") return;
       throw toAdapterError(err, "reactions.add");
+    }
+  }
+
+  /** Leaves a channel (conversations.leave; the app needs channels:manage for public ones, groups:write for private ones). */
+  async leave(chatId: string): Promise<void> {
+    // The envelope's chat id is TEAM/CHANNEL (ids.ts chatExternalId).
+    const channel = parseChatExternalId(chatId)?.channelId ?? chatId;
+    if (!/^[CG][A-Z0-9]{2,}$/.test(channel)) throw new AdapterError("slack", "Rejected", `"${chatId}" is not a Slack channel (C… or G…): DMs cannot be left`);
+    try {
+      await this.webClient().conversations.leave({ channel });
+    } catch (err) {
+      throw toAdapterError(err, "conversations.leave");
     }
   }
 

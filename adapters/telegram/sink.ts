@@ -113,5 +113,11 @@ export function createTelegramSink(api: Api, opts: TelegramSinkOptions): Adapter
       const reaction: ReactionTypeEmoji = { type: "emoji", emoji: emoji as ReactionTypeEmoji["emoji"] };
       await call("setMessageReaction", () => api.setMessageReaction(t.chat_id, mid, [reaction]));
     },
+
+    async leave(chatId): Promise<void> {
+      // Telegram chat ids are integers (a group's negative); anything else never came from an envelope.
+      if (!/^-?\d+$/.test(chatId)) throw new AdapterError("telegram", "Rejected", `"${chatId}" is not a Telegram chat id`);
+      await call("leaveChat", () => api.leaveChat(Number(chatId)));
+    },
   };
 }

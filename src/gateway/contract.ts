@@ -140,6 +140,13 @@ export interface AdapterSink {
   sendCard?(to: ReplyAddress, card: ApprovalCard): Promise<SentMessage>;
   /** Redraws a card in place once decided (its buttons gone). */
   editCard?(to: ReplyAddress, messageId: string, card: ApprovalCard): Promise<void>;
+  /**
+   * The bot leaves a group it was not admitted to (GROUP_UNADMITTED=leave):
+   * `chatId` is the envelope's group chat id. Telegram leaveChat, Discord
+   * leaves the channel's whole server (a bot cannot leave one channel),
+   * Slack conversations.leave. Rare, so made outside the scheduler.
+   */
+  leave?(chatId: string): Promise<void>;
 }
 
 export type AdapterErrorCode =

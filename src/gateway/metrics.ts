@@ -16,6 +16,11 @@ export class GatewayMetrics {
   readonly registry = new Registry();
   private readonly define = metricsOn(this.registry);
   readonly inbound = this.define.counter("switchboard_inbound_total", "Inbound platform events by outcome.", ["platform", "outcome"]);
+  readonly groupsUnadmitted = this.define.counter(
+    "switchboard_group_unadmitted_total",
+    "Messages in groups the bot was not admitted to (GROUP_POLICY), never answered; outcome: silent, left (the bot left the group) or leave-failed.",
+    ["platform", "outcome"],
+  );
   readonly duplicates = this.define.counter("switchboard_duplicates_dropped_total", "Inbound events dropped as duplicates (retries, redeliveries, replays).", [
     "platform",
   ]);

@@ -133,6 +133,7 @@ export class Tooling {
           senderId: event.origin.senderId,
           ...(event.origin.senderName && { senderName: event.origin.senderName }),
           isAdmin: event.isAdmin ?? false,
+          trusted: event.trusted ?? false,
         });
         // A pairing code that happens to look like an id is still a pairing code for an operator.
         if (!r.ok && cmd.name === "approve" && event.isAdmin && /^There is no approval/.test(r.text)) return event;

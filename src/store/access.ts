@@ -4,7 +4,25 @@ import type { DB } from "./sql.js";
 
 export type PairingRecord = Selectable<DB["PairingRequest"]>;
 
-/** DM access: pairing requests and the grants they turn into. */
+/** A group an admin admitted (`/allowgroup` in it): platform, bot and the group's chat id. */
+export interface GroupGrant {
+  platform: string;
+  botId: string;
+  chatId: string;
+  source: string;
+  createdAt: Date;
+}
+
+/**
+ * A group's grant lives in AccessGrant beside the senders', its subject
+ * written `group:<chatId>`: no platform's user id has that form (Telegram's
+ * are numbers, Discord's snowflakes, Slack's U…/W…), so a sender can never
+ * match a group's grant, and no second table or migration is needed.
+ */
+const GROUP_SUBJECT = "group:";
+const groupSubject = (chatId: string): string => `${GROUP_SUBJECT}${chatId}`;
+
+/** DM and group access: pairing requests, the grants they turn into, and admitted groups. */
 export class AccessStore {
   constructor(readonly db: Database) {}
 
@@ -30,6 +48,39 @@ export class AccessStore {
         .insertInto("AccessGrant")
         .values({ platform, botId, senderId, source, createdAt: new Date() })
         .onConflict((oc) => oc.doNothing()),
+    );
+  }
+
+  /** Whether an admin admitted this group (for this bot); every thread and topic in it is covered. */
+  isGroupAdmitted(platform: string, botId: string, chatId: string): Promise<boolean> {
+    return this.isGranted(platform, botId, groupSubject(chatId));
+  }
+
+  /** Admits a group; admitting it again keeps the first grant (its source says who admitted it). */
+  admitGroup(platform: string, botId: string, chatId: string, source: string): Promise<void> {
+    return this.grant(platform, botId, groupSubject(chatId), source);
+  }
+
+  /** Every admitted group, oldest first (`switchboard groups list`). */
+  async listGroups(): Promise<GroupGrant[]> {
+    const rows = await this.db.query(
+      "access-groups",
+      this.db.q.selectFrom("AccessGrant").selectAll().where("senderId", "like", `${GROUP_SUBJECT}%`).orderBy("createdAt", "asc"),
+    );
+    return rows.map((r) => ({
+      platform: r.platform,
+      botId: r.botId,
+      chatId: r.senderId.slice(GROUP_SUBJECT.length),
+      source: r.source,
+      createdAt: r.createdAt,
+    }));
+  }
+
+  /** Withdraws a group's admission (every bot of the platform that had it); how many grants went. */
+  revokeGroup(platform: string, chatId: string): Promise<number> {
+    return this.db.exec(
+      "access-group-revoke",
+      this.db.q.deleteFrom("AccessGrant").where("platform", "=", platform).where("senderId", "=", groupSubject(chatId)),
     );
   }
 

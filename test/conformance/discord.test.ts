@@ -61,6 +61,21 @@ function discordDriver(): ConformanceDriver {
           .map((m) => m.content);
       },
     },
+    groups: {
+      userId: (name) => user(name).id,
+      // A thread's group is its parent channel.
+      chatId: (place) => {
+        const ch = channelOf(place);
+        return "thread" in place ? String(ch.parent_id) : ch.id;
+      },
+      separateGroup: (name) => {
+        // Leaving is leaving the whole server: this group's channel is in a guild of its own.
+        const g = fake.addGuild({ channels: [`apart-${groupChannel.size}`] });
+        groupChannel.set(name, Object.values(g.channels)[0]!);
+        return { group: name };
+      },
+      hasLeft: (place) => fake.hasLeft(String(channelOf(place).guild_id)),
+    },
     maxTextLength: 2000,
     async setup() {
       await fake.start();

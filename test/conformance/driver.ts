@@ -27,6 +27,19 @@ export interface ConformanceDriver {
   teardown(): Promise<void>;
   /** Approval cards on the platform's own buttons (issue 17). */
   readonly approvals?: ApprovalDriver;
+  /** Who is who in groups, for GROUP_POLICY (issue 26); unset for a trusted adapter (the console), where it does not apply. */
+  readonly groups?: GroupDriver;
+}
+
+export interface GroupDriver {
+  /** The platform's id of `user`, as ADMIN_USERS and ALLOW_FROM write it after `platform:`. */
+  userId(user: string): string;
+  /** The group's chat id, as ALLOW_GROUPS writes it after `platform:`. */
+  chatId(place: Place): string;
+  /** A group the bot may leave without leaving any other scenario's (on Discord: a channel in a server of its own). */
+  separateGroup(name: string): Place;
+  /** Whether the bot left the group, as the platform recorded it (leaveChat, guild leave, conversations.leave). */
+  hasLeft(place: Place): boolean;
 }
 
 export interface CardView {

@@ -69,6 +69,12 @@ function slackDriver(mode: "http" | "socket"): ConformanceDriver {
           .map((m) => m.text);
       },
     },
+    groups: {
+      userId: (name) => id("U", name),
+      chatId: (place) => channelOf(place),
+      separateGroup: (name) => ({ group: name }),
+      hasLeft: (place) => fake.hasLeft(channelOf(place)),
+    },
     maxTextLength: 3500,
     async setup() {
       await fake.start();

@@ -5,6 +5,7 @@ import { createAgentFactory, type TurnOverrides } from "../../src/agent/factory.
 import { echoAgent, latestUserText } from "../../src/agent/echo.js";
 import { FakeOpenAi, toolUsingModel } from "../fakes/openai.js";
 import type { ConformanceDriver, Place } from "./driver.js";
+import { groupAccessScenarios } from "./group-access.js";
 
 /** A message with this asks the model to call current_time, which the scenario's policy sets to `ask`. */
 const CLOCK = "use the clock";
@@ -156,6 +157,8 @@ export function conformance(makeDriver: () => ConformanceDriver): void {
       expect(r[0]).toMatch(/in the thread/);
       expect(await sessionsOf()).toBe(before + 1);
     });
+
+    groupAccessScenarios({ driver, app: () => app, uniq, clock: CLOCK });
 
     describe.runIf(driver.approvals)("approvals on the platform's buttons", () => {
       const ap = () => driver.approvals!;

@@ -53,6 +53,12 @@ function telegramDriver(): ConformanceDriver {
           .map((a) => String(a!.text ?? ""));
       },
     },
+    groups: {
+      userId: (name) => String(user(name).id),
+      chatId: (place) => String(where(place).chatId),
+      separateGroup: (name) => ({ group: name }),
+      hasLeft: (place) => fake.hasLeft(where(place).chatId),
+    },
     maxTextLength: 4096,
     async setup() {
       await fake.start();

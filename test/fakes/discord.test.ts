@@ -315,3 +315,22 @@ describe("FakeDiscord with discord.js", () => {
     expect(dc.sent({ channelId: channel.id }).map((m) => m.content)).toEqual(["once", "no enforcement"]);
   });
 });
+
+describe("FakeDiscord Leave Guild", () => {
+  it("DELETE /users/@me/guilds/:id answers 204 and sends GUILD_DELETE; the guild's channels then answer 403 Missing Access; a second leave is Unknown Guild", async () => {
+    const g = dc.addGuild({ channels: ["lobby"] });
+    const client = await login();
+    const channel = Object.values(g.channels)[0]!;
+    await client.rest.post(`/channels/${channel.id}/messages`, { body: { content: "before" } });
+    const gone = once(client, Events.GuildDelete);
+    await client.rest.delete(`/users/@me/guilds/${g.id}`);
+    const [guild] = (await gone) as [{ id: string }];
+    expect(guild.id).toBe(g.id);
+    expect(dc.hasLeft(g.id)).toBe(true);
+    expect(dc.restCalls("DELETE /users/@me/guilds/:id")).toHaveLength(1);
+    const after = (await client.rest.post(`/channels/${channel.id}/messages`, { body: { content: "after" } }).catch((e: unknown) => e)) as DiscordAPIError;
+    expect(after).toMatchObject({ status: 403, code: 50001 });
+    const again = (await client.rest.delete(`/users/@me/guilds/${g.id}`).catch((e: unknown) => e)) as DiscordAPIError;
+    expect(again).toMatchObject({ status: 404, code: 10004 });
+  });
+});

@@ -223,6 +223,10 @@ export class FakeDiscord {
   dmChannel(user: DUser): DChannel {
     return this.world.dmChannel(user);
   }
+  /** Whether the bot left the guild (DELETE /users/@me/guilds/:id). */
+  hasLeft(guildId: string): boolean {
+    return this.world.left.has(guildId);
+  }
   message(channelId: string, id: string): DMessage | undefined {
     return this.world.getMessage(channelId, id);
   }

@@ -343,3 +343,21 @@ describe("FakeSlack with Bolt in Socket Mode", () => {
     await sl.waitFor(() => sl.sent()[0]);
   });
 });
+
+describe("FakeSlack conversations.leave", () => {
+  it("leaves a channel (ok, then not_in_channel: true); posting there answers not_in_channel; a DM cannot be left", async () => {
+    const c = new webApi.WebClient(sl.botToken, clientOptions());
+    await c.chat.postMessage({ channel: "C0STRANGE", text: "before" });
+    expect(await c.conversations.leave({ channel: "C0STRANGE" })).toMatchObject({ ok: true });
+    expect(sl.hasLeft("C0STRANGE")).toBe(true);
+    expect(await c.conversations.leave({ channel: "C0STRANGE" })).toMatchObject({ ok: true, not_in_channel: true });
+    expect((await c.conversations.info({ channel: "C0STRANGE" })).channel).toMatchObject({ is_member: false });
+    const errorOf = (p: Promise<unknown>): Promise<string | undefined> =>
+      p.then(
+        () => undefined,
+        (e: { data?: { error?: string } }) => e.data?.error,
+      );
+    expect(await errorOf(c.chat.postMessage({ channel: "C0STRANGE", text: "after" }))).toBe("not_in_channel");
+    expect(await errorOf(c.conversations.leave({ channel: "D0ALICE" }))).toBe("method_not_supported_for_channel_type");
+  });
+});

@@ -320,6 +320,11 @@ export class FakeSlack {
 
   // ------------------------------------------------------------ records
 
+  /** Whether the bot left the channel (conversations.leave). */
+  hasLeft(channel: string): boolean {
+    return this.world.conversations.get(channel)?.left === true;
+  }
+
   get calls(): readonly SlackCall[] {
     return this.callLog;
   }

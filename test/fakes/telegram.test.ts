@@ -376,3 +376,21 @@ describe("FakeTelegram with grammY", () => {
     }
   });
 });
+
+describe("FakeTelegram leaveChat", () => {
+  it("the bot leaves a group: True, then the chat answers 403 'bot is not a member'; a private chat cannot be left", async () => {
+    const b = newBot();
+    const group = tg.supergroup("Strangers");
+    expect(await b.api.sendMessage(group.id, "before")).toMatchObject({ text: "before" });
+    expect(await b.api.leaveChat(group.id)).toBe(true);
+    expect(tg.hasLeft(group.id)).toBe(true);
+    expect(tg.callsTo("leaveChat")).toHaveLength(1);
+    await expect(b.api.sendMessage(group.id, "after")).rejects.toMatchObject({
+      error_code: 403,
+      description: "Forbidden: bot is not a member of the supergroup chat",
+    });
+    await expect(b.api.leaveChat(group.id)).rejects.toMatchObject({ error_code: 403 });
+    const dm = tg.privateChat(tg.user("Carol"));
+    await expect(b.api.leaveChat(dm.id)).rejects.toBeInstanceOf(GrammyError);
+  });
+});

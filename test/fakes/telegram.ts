@@ -298,6 +298,10 @@ export class FakeTelegram {
   commands(scope: unknown = { type: "default" }, languageCode = ""): { command: string; description: string }[] {
     return this.store.commands.get(`${JSON.stringify(scope)}|${languageCode}`) ?? [];
   }
+  /** Whether the bot left the chat (leaveChat); the fake then refuses its sends there with 403. */
+  hasLeft(chatId: number): boolean {
+    return this.store.left.has(chatId);
+  }
   /** The answerCallbackQuery parameters for a callback query id, once answered. */
   callbackAnswer(id: string): Record<string, unknown> | undefined {
     return this.store.callbackQueries.get(id)?.answer;

@@ -8,13 +8,15 @@ import type { Adapter } from "../adapter.js";
 import type { InboundEnvelope } from "../contract.js";
 import type { GatewayLedger } from "../ledger.js";
 import type { Outbound } from "../outbound/outbound.js";
-import { dmRefusal } from "./access.js";
+import { dmRefusal, groupAdmitted, passesDmPolicy } from "./access.js";
 import { identify } from "./conversation.js";
 import { applyChange } from "./edits.js";
 import type { GatewayPolicy } from "./gateway.js";
+import { isAdmission } from "./group-admission.js";
+import type { UnadmittedGroups } from "./groups.js";
 import { messages } from "./messages.js";
 import type { Pairing } from "./pairing.js";
-import { listed } from "./policy.js";
+import { answersInGroup, groupPolicy, listed } from "./policy.js";
 
 export interface DispatchDeps {
   policy: GatewayPolicy;
@@ -25,6 +27,8 @@ export interface DispatchDeps {
   outbound: Outbound;
   pairing: Pairing;
   log: Logger;
+  /** Messages in groups the bot was not admitted to: logged once per group, left with GROUP_UNADMITTED=leave. */
+  unadmitted: UnadmittedGroups;
   /** Shared mode: the binding is read from the registry every time (another process may have moved it). */
   shared: boolean;
   stopping(): boolean;
@@ -48,25 +52,51 @@ async function reply(deps: DispatchDeps, env: InboundEnvelope, inboundId: string
 }
 
 /**
+ * A message in a group the bot was not admitted to: never answered, never
+ * shown to the agent, committed as handled (so it is not replayed), and
+ * logged once per group; the bot leaves the group when addressed there (by
+ * anyone but an admin) with GROUP_UNADMITTED=leave. Only an admin's
+ * /allowgroup gets through.
+ */
+async function refusedGroup(deps: DispatchDeps, env: InboundEnvelope, inboundId: string, adapter: Adapter | undefined, isAdmin: boolean): Promise<void> {
+  const { policy } = deps;
+  await deps.ledger.commit({ sessionId: "", inboundIds: [inboundId], messages: [], turnIncrement: 0, replies: [] });
+  deps.handled(inboundId, "group-unadmitted");
+  await deps.unadmitted.refused(env, adapter, {
+    leave: policy.GROUP_UNADMITTED === "leave",
+    // An admin who speaks before sending /allowgroup does not make the bot leave.
+    addressed: !isAdmin && answersInGroup(env, true, adapter?.botUsername),
+    policy: groupPolicy(policy),
+  });
+}
+
+/**
  * From a recorded event to the runner: an edit or delete is applied to the
- * transcript; a sender the access policy refuses, or a message over the
- * limit, gets its reply; anything else is identified, bound to its
+ * transcript; a group not admitted gets nothing; a sender the access policy
+ * refuses, or a message over the limit, gets its reply; anything else is identified, bound to its
  * conversation's current session and handed to the runner.
  */
 export async function dispatch(deps: DispatchDeps, env: InboundEnvelope, inboundId: string): Promise<RunHandle | undefined> {
   const { policy, runner } = deps;
+  const adapter = deps.adapterFor(env);
+  const isAdmin = listed(policy.ADMIN_USERS, env);
+  // Edits too: a group not admitted leaves nothing in any transcript.
+  if (!(await groupAdmitted(env, policy, deps.pairing.store, adapter)) && !(isAdmin && !env.change && isAdmission(env, adapter?.botUsername))) {
+    await refusedGroup(deps, env, inboundId, adapter, isAdmin);
+    return;
+  }
   if (env.change) {
     await applyChange({ ...deps, maxInboundChars: policy.MAX_INBOUND_CHARS }, env, env.change, inboundId);
     deps.handled(inboundId, "change");
     return undefined;
   }
-  const adapter = deps.adapterFor(env);
-  const isAdmin = listed(policy.ADMIN_USERS, env);
   const refusal = await dmRefusal(env, policy, deps.pairing, adapter, isAdmin);
   if (refusal !== undefined) {
     await reply(deps, env, inboundId, refusal);
     return;
   }
+  // A private chat that got here passed the DM policy; a group's sender is asked, for approving tool calls.
+  const trusted = env.chatKind === "private" || (await passesDmPolicy(env, policy, deps.pairing.store, adapter, isAdmin));
   const length = env.textLength ?? env.text.length;
   if (length > policy.MAX_INBOUND_CHARS) {
     await reply(deps, env, inboundId, messages.tooLong(length, policy.MAX_INBOUND_CHARS));
@@ -95,6 +125,7 @@ export async function dispatch(deps: DispatchDeps, env: InboundEnvelope, inbound
     inboundId,
     receivedAt: new Date(),
     isAdmin,
+    trusted,
     botUsername: adapter?.botUsername,
   };
   if (deps.stopping()) return undefined;

@@ -20,13 +20,24 @@ import { sharedModeDrainer, type ConversationDrainer } from "./conversation-drai
 import { adapterContext } from "./adapter-context.js";
 import { Arrivals, handledWithoutTurn } from "./arrivals.js";
 import { dispatch } from "./dispatch.js";
+import { UnadmittedGroups } from "./groups.js";
 import { RecordsInFlight, recordArrival } from "./recording.js";
 import { readRecorded, replayUnhandled, type RecordedDeps } from "./replay.js";
 import { noticeUnanswered, type UnansweredDeps } from "./unanswered.js";
 
 export type GatewayPolicy = Pick<
   Config,
-  "INBOUND_TTL" | "DM_POLICY" | "ALLOW_FROM" | "ADMIN_USERS" | "GROUP_REQUIRE_MENTION" | "THREAD_SESSIONS" | "MAX_INBOUND_CHARS" | "SHARED_DATABASE"
+  | "INBOUND_TTL"
+  | "DM_POLICY"
+  | "ALLOW_FROM"
+  | "ADMIN_USERS"
+  | "GROUP_POLICY"
+  | "ALLOW_GROUPS"
+  | "GROUP_UNADMITTED"
+  | "GROUP_REQUIRE_MENTION"
+  | "THREAD_SESSIONS"
+  | "MAX_INBOUND_CHARS"
+  | "SHARED_DATABASE"
 >;
 
 export interface GatewayDeps {
@@ -46,7 +57,9 @@ export interface GatewayDeps {
   /** Every chat command name and alias, operator-only ones included (for umbrella commands such as Slack's /switchboard). */
   commandNames?: ReadonlyArray<string>;
   /** Clicks on approval cards (src/runtime/approvals). */
-  onApprovalClick?: (click: ApprovalClickInput & { platform: string; botId: string; isAdmin: boolean }) => Promise<{ ok: boolean; text: string }>;
+  onApprovalClick?: (
+    click: ApprovalClickInput & { platform: string; botId: string; isAdmin: boolean; trusted: boolean },
+  ) => Promise<{ ok: boolean; text: string }>;
   /** With SHARED_DATABASE: conversation leases, and this process's id as their owner. */
   leases?: LeaseStore;
   processId?: string;
@@ -69,6 +82,8 @@ export class Gateway {
   /** An adapter's batch (ctx.batch): events recorded inside it are handled once it ends. */
   readonly #batch = new AsyncLocalStorage<Array<() => void>>();
   readonly #arrivals: Arrivals;
+  /** Groups the bot was not admitted to that spoke: logged once each, left with GROUP_UNADMITTED=leave. */
+  readonly #unadmitted: UnadmittedGroups;
   #stopping = false;
   /** Handling waits for start() to finish, so events replayed from before a restart go first. */
   #gate: Promise<void> = Promise.resolve();
@@ -76,6 +91,7 @@ export class Gateway {
   readonly #drainer: ConversationDrainer | undefined;
   constructor(readonly deps: GatewayDeps) {
     this.#arrivals = new Arrivals(deps.log);
+    this.#unadmitted = new UnadmittedGroups(deps);
     if (deps.policy.SHARED_DATABASE && deps.leases && deps.processId) {
       this.#drainer = sharedModeDrainer(
         { ...deps, leases: deps.leases, processId: deps.processId },
@@ -278,6 +294,7 @@ export class Gateway {
       {
         ...this.deps,
         shared: this.#shared,
+        unadmitted: this.#unadmitted,
         stopping: () => this.#stopping,
         adapterFor: (e) => this.#adapterFor(e),
         handled: (id, outcome) => this.#arrivals.handled(id, outcome),

@@ -2,6 +2,28 @@ import type { InboundEnvelope } from "../contract.js";
 import { addressedElsewhere, parseCommand } from "../../runtime/commands/parse.js";
 
 export type DmPolicy = "pairing" | "allowlist" | "open";
+export type GroupPolicy = "pairing" | "allowlist" | "open";
+
+/**
+ * GROUP_POLICY, or its default: `open` only when DMs are open too (setups
+ * from before group admission keep working), else `pairing`. A closed DM
+ * policy with open groups would let anyone reach the agent through a group
+ * of their own.
+ */
+export function groupPolicy(policy: { GROUP_POLICY?: GroupPolicy | undefined; DM_POLICY: DmPolicy }): GroupPolicy {
+  return policy.GROUP_POLICY ?? (policy.DM_POLICY === "open" ? "open" : "pairing");
+}
+
+/**
+ * `platform:chatId` entries (ALLOW_GROUPS) name a group on one platform; `*`
+ * admits every group. A chat id written `workspace/channel` (Slack's
+ * `T…/C…`) also matches by its channel alone, the id Slack shows users.
+ */
+export function listedGroup(list: readonly string[], env: { platform: string; chatId: string }): boolean {
+  if (list.includes("*") || list.includes(`${env.platform}:${env.chatId}`)) return true;
+  const slash = env.chatId.indexOf("/");
+  return slash > 0 && list.includes(`${env.platform}:${env.chatId.slice(slash + 1)}`);
+}
 
 /** `platform:senderId` entries (ALLOW_FROM, ADMIN_USERS) name a sender on one platform; `*` allows everyone. */
 export function listed(list: readonly string[], env: Pick<InboundEnvelope, "platform" | "senderId">): boolean {

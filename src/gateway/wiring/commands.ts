@@ -6,6 +6,7 @@ import type { Runner } from "../../runtime/runner.js";
 import type { Info } from "../../session/info.js";
 import { turnLimit } from "../../runtime/turn-limit.js";
 import type { TranscriptStore } from "../../store/index.js";
+import { admitGroupCommand } from "../inbound/group-admission.js";
 import type { Pairing } from "../inbound/pairing.js";
 import { jobCommands } from "../jobs/commands.js";
 import type { JobService } from "../jobs/service.js";
@@ -30,7 +31,7 @@ function approveCommand(pairing: Pairing): CommandSpec {
 
 export type ChatCommands = ReturnType<typeof commandInterceptor>;
 
-/** The chat commands: the runtime's own, /approve, the tool and approval commands, and the scheduler's. */
+/** The chat commands: the runtime's own, /approve, /allowgroup, the tool and approval commands, and the scheduler's. */
 export function chatCommands(
   config: Config,
   deps: {
@@ -47,7 +48,12 @@ export function chatCommands(
     transcript: deps.transcript,
     personas: deps.personas,
     defaultModel: config.OPENAI_MODEL,
-    extra: [approveCommand(deps.pairing), ...deps.tooling.commands(deps.offered), ...jobCommands(deps.jobs)],
+    extra: [
+      approveCommand(deps.pairing),
+      admitGroupCommand(config, deps.pairing.store),
+      ...deps.tooling.commands(deps.offered),
+      ...jobCommands(deps.jobs),
+    ],
     adminCommands: config.ADMIN_COMMANDS,
     modelsAllowed: config.MODELS_ALLOWED,
   });

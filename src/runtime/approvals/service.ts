@@ -42,6 +42,12 @@ export interface ApprovalClick {
   senderName?: string;
   /** Listed in ADMIN_USERS. */
   isAdmin: boolean;
+  /**
+   * Passes the DM policy (paired, allowlisted, DM_POLICY=open, or an admin),
+   * as the gateway judged it. Whatever APPROVERS says, nobody else decides:
+   * a stranger in an open group may not approve even their own call.
+   */
+  trusted: boolean;
 }
 
 /** What the clicker is told (privately where the platform can: an alert, an ephemeral message). */
@@ -183,6 +189,13 @@ export class ApprovalService {
     // Another chat's approval reads as unknown: no oracle for ids elsewhere.
     if (!rec || rec.platform !== c.platform || rec.botId !== c.botId || rec.chatId !== c.chatId)
       return { ok: false, text: `There is no approval ${c.id} in this chat.` };
+    if (!c.trusted && !c.isAdmin) {
+      this.opts.onDecision?.("refused");
+      return {
+        ok: false,
+        text: "Only someone this bot already talks to (paired or allowlisted) or an operator can decide a tool call. Send the bot a direct message to ask for access.",
+      };
+    }
     if (!this.#mayDecide(rec, c)) {
       this.opts.onDecision?.("refused");
       const who =

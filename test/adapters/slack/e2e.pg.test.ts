@@ -169,6 +169,8 @@ describe("Slack end to end", () => {
     const { app, url } = await startApp("sqlite", [new SlackAdapter({ botToken: fake.botToken, signingSecret: fake.signingSecret, apiUrl: fake.apiUrl })], {
       DM_POLICY: "pairing",
       ADMIN_USERS: "slack:U0000OPER",
+      // The operators' channel is admitted (GROUP_POLICY defaults to pairing here), so a stranger there is answered at all.
+      ALLOW_GROUPS: "slack:C0000OPS1",
     });
     apps.push(app);
     await fake.postEvent(`${url}/slack/events`, fake.events.message({ channel: "D0000STRG", user: "U0000STRG", text: "let me in" }));

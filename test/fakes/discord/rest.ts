@@ -70,6 +70,7 @@ export class DiscordRest {
       bot: w.bot,
       description: "",
     }));
+    r("DELETE", "/users/@me/guilds/:id", (_q, [id]) => this.leaveGuild(id!));
     r("GET", "/channels/:id", (_q, [id]) => this.channel(id!));
     r("POST", "/channels/:id/messages", (q, [id]) => this.createMessage(this.channel(id!), q, "channel"));
     r("GET", "/channels/:id/messages/:mid", (_q, [id, mid]) => w.getMessage(id!, mid!) ?? fail(404, 10008, "Unknown Message"));
@@ -120,7 +121,18 @@ export class DiscordRest {
   private channel(id: string): DChannel {
     const ch = this.d.world.channels.get(id);
     if (!ch) throw unknownChannel();
+    if (typeof ch.guild_id === "string" && this.d.world.left.has(ch.guild_id)) throw new DApiError(403, 50001, "Missing Access");
     return ch;
+  }
+
+  /** Leave Guild: 204, then GUILD_DELETE (without `unavailable`: the bot was removed) to the bot's sessions. */
+  private leaveGuild(id: string): null {
+    const w = this.d.world;
+    if (!w.guilds.has(id) || w.left.has(id)) throw new DApiError(404, 10004, "Unknown Guild");
+    w.left.add(id);
+    this.d.gateway.route("GUILD_DELETE", { id }, { guildId: id });
+    this.d.changed();
+    return null;
   }
 
   // ---------------------------------------------------------------- messages

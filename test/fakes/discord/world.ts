@@ -82,6 +82,8 @@ export class DiscordWorld {
   readonly globalCommands: StoredCommand[] = [];
   readonly guildCommands = new Map<string, StoredCommand[]>();
   readonly reactions: { channelId: string; messageId: string; emoji: string; at: number; removed?: boolean }[] = [];
+  /** Guilds the bot left (DELETE /users/@me/guilds/:id): their channels answer 403 Missing Access. */
+  readonly left = new Set<string>();
 
   constructor(readonly bot: DUser) {
     this.users.set(bot.id, bot);
@@ -97,6 +99,7 @@ export class DiscordWorld {
     this.globalCommands.length = 0;
     this.guildCommands.clear();
     this.reactions.length = 0;
+    this.left.clear();
   }
 
   user(username: string, extra: Partial<DUser> = {}): DUser {

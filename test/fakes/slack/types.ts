@@ -19,6 +19,8 @@ export interface SlackConversation {
   /** For im: the other user. */
   user?: string;
   members?: string[];
+  /** The bot left it (conversations.leave): posting there answers not_in_channel. */
+  left?: boolean;
 }
 
 export interface SlackUser {

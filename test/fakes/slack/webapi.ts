@@ -121,7 +121,7 @@ function conversationObject(c: SlackConversation, botUserId: string): Record<str
     is_im: false,
     is_private: c.type !== "channel",
     is_general: false,
-    is_member: true,
+    is_member: !c.left,
     creator: botUserId,
     topic: { value: "", creator: "", last_set: 0 },
     purpose: { value: "", creator: "", last_set: 0 },
@@ -150,6 +150,7 @@ export function createWebApi(d: WebApiDeps): Record<string, Method> {
 
   const post = (p: Record<string, unknown>, ephemeralTo?: string): Record<string, unknown> => {
     const channel = requireChannel(p);
+    if (world.conversation(channel)?.left) throw new SlackApiError("not_in_channel");
     const text = str(p.text) ?? "";
     const blocks = jsonParam<unknown[]>(p.blocks);
     const attachments = jsonParam<unknown[]>(p.attachments);
@@ -234,6 +235,15 @@ export function createWebApi(d: WebApiDeps): Record<string, Method> {
       if (!world.messages.has(`${channel}:${timestamp}`)) throw new SlackApiError("message_not_found");
       if (world.reactions.some((r) => r.channel === channel && r.timestamp === timestamp && r.name === name)) throw new SlackApiError("already_reacted");
       world.reactions.push({ channel, timestamp, name, at: Date.now() });
+      d.changed();
+      return {};
+    },
+    // Documented: ok even when the bot is not a member (then not_in_channel: true); a DM cannot be left.
+    "conversations.leave": (p) => {
+      const c = world.conversation(requireChannel(p))!;
+      if (c.type === "im") throw new SlackApiError("method_not_supported_for_channel_type");
+      if (c.left) return { not_in_channel: true };
+      c.left = true;
       d.changed();
       return {};
     },

@@ -37,6 +37,16 @@ export function requireChat(store: TgStore, chatId: unknown): TgChat {
   return chat;
 }
 
+/** A chat the bot left answers every call as the Bot API does: 403, "bot is not a member". */
+function requireMember(store: TgStore, chat: TgChat): TgChat {
+  if (store.left.has(chat.id))
+    throw new TgApiError(
+      403,
+      `Forbidden: bot is not a member of the ${chat.type === "channel" ? "channel" : chat.type === "supergroup" ? "supergroup" : "group"} chat`,
+    );
+  return chat;
+}
+
 function optionalInt(v: unknown): number | undefined {
   if (v === undefined || v === null || v === "") return undefined;
   const n = Number(v);
@@ -84,7 +94,7 @@ export function createApiMethods({ store, sent, changed }: ApiDeps): Record<stri
   };
 
   const sendMessage: MethodHandler = (p) => {
-    const chat = requireChat(store, p.chat_id);
+    const chat = requireMember(store, requireChat(store, p.chat_id));
     const { text, entities } = formatText(p, "text");
     const threadId = threadFor(chat, p);
     const replyTo = resolveReply(chat, p);
@@ -161,7 +171,7 @@ export function createApiMethods({ store, sent, changed }: ApiDeps): Record<stri
   };
 
   const sendChatAction: MethodHandler = (p) => {
-    const chat = requireChat(store, p.chat_id);
+    const chat = requireMember(store, requireChat(store, p.chat_id));
     const action = String(p.action ?? "");
     if (!CHAT_ACTIONS.has(action)) throw bad("wrong parameter action in request");
     threadFor(chat, p);
@@ -202,7 +212,17 @@ export function createApiMethods({ store, sent, changed }: ApiDeps): Record<stri
     return { file_id: f.file_id, file_unique_id: f.file_unique_id, file_size: f.data.length, file_path: f.file_path };
   };
 
+  // leaveChat: groups, supergroups and channels; a private chat has no membership to give up.
+  const leaveChat: MethodHandler = (p) => {
+    const chat = requireMember(store, requireChat(store, p.chat_id));
+    if (chat.type === "private") throw bad("chat member status can't be changed in private chats");
+    store.left.add(chat.id);
+    changed();
+    return true;
+  };
+
   return {
+    leaveChat,
     getMe: () => ({
       ...bot,
       can_join_groups: true,

@@ -20,6 +20,8 @@ export class TgStore {
   /** key: scope JSON + language code */
   readonly commands = new Map<string, { command: string; description: string }[]>();
   readonly callbackQueries = new Map<string, { answered: boolean; answer?: Record<string, unknown> }>();
+  /** Groups, supergroups and channels the bot left (leaveChat). */
+  readonly left = new Set<number>();
   private messageIds = new Map<number, number>();
   private fileSeq = 0;
   private userSeq = 0;
@@ -34,6 +36,7 @@ export class TgStore {
     this.files.clear();
     this.commands.clear();
     this.callbackQueries.clear();
+    this.left.clear();
     this.messageIds.clear();
   }
 

@@ -11,6 +11,7 @@ import { KeyedQueue } from "../../keyed-queue.js";
 import { adapterKey, chatKey } from "../keys.js";
 import { findOne, readBack } from "./read-back.js";
 import { OutboundScheduler } from "./scheduler.js";
+import { failUnrenderable, renderFellBack } from "./render-failure.js";
 import { chunksOf, editChunk, RenderFailed, sendChunk } from "./send-chunk.js";
 import type { SentLog } from "./sent-log.js";
 
@@ -194,7 +195,9 @@ export class Outbound {
       // `sending` means "handed to the platform, answer not recorded": a process crashed, or a call failed, mid-send.
       const triedBefore = rec.status === "sending";
       const to = address ?? addressOf(rec);
-      const chunks = chunksOf(a.adapter, rec.text, severity, (err) => this.#renderFallback(rec, err));
+      const chunks = chunksOf(a.adapter, rec.text, severity, (err) =>
+        renderFellBack(this.opts, { platform: rec.platform, deliveryId: rec.id, chars: rec.text.length }, err),
+      );
       await draft?.sending;
       // A draft a previous process showed for this event (its turn never committed) becomes the reply's first chunk.
       const adopted = !draft && rec.inboundId && rec.part === 0 ? this.opts.sentLog?.draftOf(rec.inboundId) : undefined;
@@ -252,7 +255,7 @@ export class Outbound {
       this.opts.metrics.outbound.inc({ platform: rec.platform, call: "send", outcome: "ok" });
     } catch (err) {
       if (err instanceof ReplyTaken) return; // sent meanwhile, or taken over by another process
-      if (err instanceof RenderFailed) return await this.#unrenderable(rec, address ?? addressOf(rec), a, err);
+      if (err instanceof RenderFailed) return await failUnrenderable(this.opts, rec, address ?? addressOf(rec), a, err);
       this.opts.metrics.outbound.inc({ platform: rec.platform, call: "send", outcome: "error" });
       if (isAdapterError(err, "Rejected")) {
         await this.opts.deliveries.markFailed(rec.id, "failed", err.message);
@@ -262,40 +265,6 @@ export class Outbound {
       }
     } finally {
       this.#inFlight.delete(rec.id);
-    }
-  }
-
-  #renderFallback(rec: DeliveryRecord, err: unknown): void {
-    this.opts.metrics.outbound.inc({ platform: rec.platform, call: "render", outcome: "literal" });
-    this.opts.log.warn(
-      { deliveryId: rec.id, platform: rec.platform, chars: rec.text.length, err: errInfo(err) },
-      "a reply could not be rendered for the platform; it is sent as written (plain text) instead",
-    );
-  }
-
-  /**
-   * Rendering fails the same way on every attempt (it depends on the text alone), so the reply is
-   * failed at once, never retried until it expires; the chat is told, in a fixed text that needs no rendering.
-   */
-  async #unrenderable(rec: DeliveryRecord, to: ReplyAddress, a: { adapter: Adapter; scheduler: OutboundScheduler }, err: RenderFailed): Promise<void> {
-    this.opts.metrics.outbound.inc({ platform: rec.platform, call: "render", outcome: "failed" });
-    this.opts.log.error(
-      { deliveryId: rec.id, platform: rec.platform, chars: rec.text.length, err: errInfo(err) },
-      "a reply could not be formatted at all; it is failed, not retried",
-    );
-    await this.opts.deliveries.markFailed(rec.id, "failed", err.message);
-    const text = `A reply could not be shown here: it could not be formatted for this chat (ref ${rec.id}). The gateway's log has the details.`;
-    try {
-      await a.scheduler.schedule(
-        chatKey(to),
-        () => a.adapter.sink.send(to, text, { idempotencyKey: `${rec.id}:unrenderable`, plain: true, severity: "error" }),
-        {
-          label: "send",
-        },
-      );
-    } catch (e) {
-      this.opts.metrics.outbound.inc({ platform: rec.platform, call: "send", outcome: "error" });
-      this.opts.log.error({ deliveryId: rec.id, platform: rec.platform, err: errInfo(e) }, "the notice about an unformattable reply could not be sent");
     }
   }
 

@@ -63,35 +63,43 @@ export function limitNesting(md: string, stats?: RenderStats): string {
   return lines.join("\n");
 }
 
-const columns = (ws: string) => [...ws].reduce((n, c) => n + (c === "\t" ? 4 : 1), 0);
-
-/** The container marker at the start of `s` (`>`, a bullet or `3.` followed by a blank), if any. */
-function markerAt(s: string): string | undefined {
-  if (s[0] === ">") return ">";
-  const m = /^(?:[-+*]|\d{1,9}[.)])(?=[ \t]|$)/.exec(s);
-  return m?.[0];
+/** Length of the container marker at `i` (`>`, a bullet or `3.` followed by a blank or the end), or 0. */
+function markerAt(line: string, i: number): number {
+  const c = line[i];
+  if (c === ">") return 1;
+  let j = i;
+  if (c === "-" || c === "+" || c === "*") j++;
+  else {
+    while (j < line.length && j - i < 9 && line[j]! >= "0" && line[j]! <= "9") j++;
+    if (j === i || (line[j] !== "." && line[j] !== ")")) return 0;
+    j++;
+  }
+  const next = line[j];
+  return next === undefined || next === " " || next === "\t" ? j - i : 0;
 }
 
-/** One line: walks its container prefix (blanks, `>`, list markers), escaping the marker past the cap. */
+/**
+ * One line: walks its container prefix (blanks, `>`, list markers) by index, without copying,
+ * clamping the indentation past MAX_INDENT and escaping the marker past MAX_NESTING.
+ */
 function limitLine(line: string): string {
   let out = "";
   let pos = 0;
   let depth = 0;
   let cols = 0;
   for (;;) {
-    const ws = /^[ \t]*/.exec(line.slice(pos))![0];
-    pos += ws.length;
-    const marker = markerAt(line.slice(pos, pos + 12));
-    if (marker === undefined) return out + ws + line.slice(pos);
+    const wsStart = pos;
+    let width = 0;
+    while (line[pos] === " " || line[pos] === "\t") width += line[pos++] === "\t" ? 4 : 1;
+    const m = markerAt(line, pos);
+    if (m === 0) return out === "" ? line : out + line.slice(wsStart);
     // Indentation is what nests a list across lines: past the cap, the item joins the deepest level kept.
-    const kept = cols + columns(ws) > MAX_INDENT ? " ".repeat(Math.max(0, MAX_INDENT - cols)) : ws;
-    cols += columns(kept) + marker.length;
-    if (++depth > MAX_NESTING) {
-      const escaped = `${marker.slice(0, -1)}\\${marker.slice(-1)}`;
-      return out + kept + escaped + line.slice(pos + marker.length);
-    }
-    out += kept + marker;
-    pos += marker.length;
+    const ws = cols + width > MAX_INDENT ? " ".repeat(Math.max(0, MAX_INDENT - cols)) : line.slice(wsStart, pos);
+    cols += (ws.length === pos - wsStart ? width : ws.length) + m;
+    const marker = line.slice(pos, pos + m);
+    if (++depth > MAX_NESTING) return `${out}${ws}${marker.slice(0, -1)}\\${marker.slice(-1)}${line.slice(pos + m)}`;
+    out += ws + marker;
+    pos += m;
   }
 }
 

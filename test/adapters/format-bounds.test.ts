@@ -71,7 +71,7 @@ describe("rendering pathological Markdown is bounded and loses nothing", () => {
     const md = PATHOLOGICAL.find((p) => p.name === "lists nested by indentation")!.md;
     for (const p of PLATFORMS) {
       const shown = p.format.chunks(md).map(p.shown).join("\n");
-      for (const i of [0, 11, 12, 500, 1999]) expect(shown).toMatch(new RegExp(`x${i}(?!\\d)`));
+      for (const i of [0, 11, 12, 150, 299]) expect(shown).toMatch(new RegExp(`x${i}(?!\\d)`));
       const indents = shown.split("\n").map((l) => /^ */.exec(l)![0].length);
       expect(Math.max(...indents)).toBeLessThanOrEqual(60);
     }

@@ -86,8 +86,8 @@ export const CORPUS: Array<{ name: string; md: string }> = [
 
 /**
  * Input that once cost marked far more than its length (issue 26, item 7):
- * 4,000 nested quotes overflowed the stack, 2,000 nested list levels took
- * over 80 s, and openers that never close made every scan read to the end.
+ * 4,000 nested quotes overflowed the stack, 300 nested list levels took
+ * seconds (2,000 over 80 s), and openers that never close made every scan read to the end.
  */
 export const PATHOLOGICAL: Array<{ name: string; md: string }> = [
   { name: "4,000 nested quotes", md: `deep:\n${">".repeat(4000)} hi` },
@@ -99,7 +99,8 @@ export const PATHOLOGICAL: Array<{ name: string; md: string }> = [
   { name: "brackets", md: "[".repeat(5000) },
   { name: "link openers", md: "[a](".repeat(4000) },
   { name: "angle openers", md: "<a".repeat(8000) },
-  { name: "lists nested by indentation", md: Array.from({ length: 2000 }, (_, i) => `${"  ".repeat(i)}- x${i}`).join("\n") },
+  // 300 levels are 90,000 characters, about what a model's longest answer can be.
+  { name: "lists nested by indentation", md: Array.from({ length: 300 }, (_, i) => `${"  ".repeat(i)}- x${i}`).join("\n") },
   { name: "lists nested on one line", md: `${"- ".repeat(3000)}x` },
   { name: "quotes and lists interleaved", md: `${"> - ".repeat(2000)}x` },
 ];

@@ -73,12 +73,14 @@ export class ConsoleAdapter implements Adapter {
     this.#history = new ConversationHistory(opts.historyLimit ?? 200, opts.maxConversations ?? 1000);
     this.#pages = new PageEvents(opts.keepAliveMs ?? 15_000);
     this.sink = {
-      send: async (to, text) => {
+      send: async (to, text, opts) => {
         const t = this.#target(to);
         const messageId = randomUUID();
         const at = new Date().toISOString();
-        this.#history.remember(t, { messageId, from: "bot", text, at });
-        this.#pages.broadcast({ type: "message", chatId: t.chatId, ...(t.threadId !== undefined && { threadId: t.threadId }), messageId, text, at });
+        // A notice keeps its severity, which the page styles (console.js, `notice-<severity>`); info stays plain.
+        const notice = opts?.severity && opts.severity !== "info" ? { severity: opts.severity } : {};
+        this.#history.remember(t, { messageId, from: "bot", text, at, ...notice });
+        this.#pages.broadcast({ type: "message", chatId: t.chatId, ...(t.threadId !== undefined && { threadId: t.threadId }), messageId, text, at, ...notice });
         return { messageId };
       },
       edit: async (to, messageId, text) => {

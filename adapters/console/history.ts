@@ -1,3 +1,4 @@
+import type { Severity } from "../types.js";
 import type { ConsoleCard } from "./approval-card.js";
 import * as ids from "./ids.js";
 
@@ -9,6 +10,8 @@ export interface HistoryEntry {
   senderName?: string;
   at: string;
   card?: ConsoleCard;
+  /** A notice's severity (warn, error, success), which the page styles. */
+  severity?: Severity;
 }
 
 type Where = { chatId: string; threadId?: string };

@@ -9,8 +9,8 @@
  * never grows past Discord's limit afterwards.
  */
 import { chunkText } from "../../src/gateway/outbound/chunker.js";
-import { renderMarkdown, type Dialect } from "../shared/markdown.js";
-import type { ReplyFormat } from "../types.js";
+import { literalMarkdown, renderMarkdown, withMark, type Dialect } from "../shared/markdown.js";
+import type { ReplyFormat, Severity } from "../types.js";
 
 /** Discord's limit for a message's content. */
 export const DISCORD_MAX_CONTENT = 2000;
@@ -61,8 +61,18 @@ export function renderDiscordMarkdown(markdown: string): string {
   return neutralizeDiscordMentions(renderMarkdown(markdown, discordDialect));
 }
 
+/** How a notice of each severity is marked (info is plain). */
+export const DISCORD_NOTICE_MARKS: Record<Severity, string> = {
+  error: "❌ **Error:**",
+  warn: "⚠️ *Warning:*",
+  success: "✅",
+  info: "",
+};
+
 export const discordFormat: ReplyFormat = {
-  chunks: (markdown) => chunkText(renderDiscordMarkdown(markdown), DISCORD_MAX_CONTENT),
+  chunks: (markdown, severity) => chunkText(withMark(severity && DISCORD_NOTICE_MARKS[severity], renderDiscordMarkdown(markdown)), DISCORD_MAX_CONTENT),
+  literal: (markdown, severity) =>
+    chunkText(withMark(severity && DISCORD_NOTICE_MARKS[severity], neutralizeDiscordMentions(literalMarkdown(markdown, discordDialect))), DISCORD_MAX_CONTENT),
   split: (chunk, limit) => chunkText(chunk, limit),
   // Discord never refuses content for its markdown; the rendered chunk is already what a reader sees.
   plain: (chunk) => chunk,

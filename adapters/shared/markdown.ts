@@ -10,7 +10,10 @@
  * and never breaks the platform's parser. Tables, which none of the three
  * platforms has, become aligned monospace blocks.
  */
-import { Lexer, type Token, type Tokens } from "marked";
+import type { Token, Tokens } from "marked";
+import { lexBounded, type RenderStats } from "./markdown-bounds.js";
+
+export type { RenderStats } from "./markdown-bounds.js";
 
 export interface Dialect {
   /** Literal text, escaped for the platform. */
@@ -48,9 +51,18 @@ interface Ctx {
   listDepth: number;
 }
 
-export function renderMarkdown(md: string, d: Dialect): string {
-  const tokens = new Lexer({ gfm: true }).lex(md.replace(/\r\n?/g, "\n"));
-  return blocks(tokens, d, { quoteDepth: 0, listDepth: 0 }).trim();
+/** `stats`, when given, is told what the render cost (see markdown-bounds.ts). */
+export function renderMarkdown(md: string, d: Dialect, stats?: RenderStats): string {
+  return blocks(lexBounded(md, stats), d, { quoteDepth: 0, listDepth: 0 }).trim();
+}
+
+/**
+ * The Markdown shown exactly as written, escaped for the platform: what a
+ * reply becomes when rendering it failed. No parser, only the dialect's
+ * escaping, so it cannot fail the way a render can.
+ */
+export function literalMarkdown(md: string, d: Dialect): string {
+  return d.text(md.replace(/\r\n?/g, "\n")).trim();
 }
 
 function blocks(tokens: Token[], d: Dialect, ctx: Ctx, tight = false): string {
@@ -187,6 +199,17 @@ function inline(tokens: Token[] | undefined, d: Dialect): string {
 function wrap(tokens: Token[] | undefined, d: Dialect, f: (s: string) => string): string {
   const inner = inline(tokens, d);
   return inner.trim() === "" ? inner : f(inner);
+}
+
+/**
+ * A notice's mark (see each format's NOTICE_MARKS) put before its rendered
+ * text, so error, warning and success look different from a reply. A text
+ * that opens with a block (code, quote, list, heading) starts on the next
+ * line, where the block still parses as one.
+ */
+export function withMark(mark: string | undefined, rendered: string): string {
+  if (!mark) return rendered;
+  return /^(```|>|&gt;|#|[-•◦▪] |\d+\. |<pre|<blockquote)/.test(rendered) ? `${mark}\n${rendered}` : `${mark} ${rendered}`;
 }
 
 /** The text of inline tokens, without any formatting. */

@@ -9,8 +9,8 @@
  * split, so every chunk is measured as sent.
  */
 import { chunkText } from "../../src/gateway/outbound/chunker.js";
-import { renderMarkdown, type Dialect } from "../shared/markdown.js";
-import type { ReplyFormat } from "../types.js";
+import { literalMarkdown, renderMarkdown, withMark, type Dialect } from "../shared/markdown.js";
+import type { ReplyFormat, Severity } from "../types.js";
 
 /** Slack accepts 40,000 characters but shows past ~4,000 badly. */
 export const SLACK_MAX_TEXT = 3500;
@@ -55,8 +55,17 @@ export function renderSlackMrkdwn(markdown: string): string {
   return renderMarkdown(markdown, slackDialect);
 }
 
+/** How a notice of each severity is marked (info is plain): Slack's own emoji codes, mrkdwn emphasis. */
+export const SLACK_NOTICE_MARKS: Record<Severity, string> = {
+  error: ":x: *Error:*",
+  warn: ":warning: _Warning:_",
+  success: ":white_check_mark:",
+  info: "",
+};
+
 export const slackFormat: ReplyFormat = {
-  chunks: (markdown) => chunkText(renderSlackMrkdwn(markdown), SLACK_MAX_TEXT),
+  chunks: (markdown, severity) => chunkText(withMark(severity && SLACK_NOTICE_MARKS[severity], renderSlackMrkdwn(markdown)), SLACK_MAX_TEXT),
+  literal: (markdown, severity) => chunkText(withMark(severity && SLACK_NOTICE_MARKS[severity], literalMarkdown(markdown, slackDialect)), SLACK_MAX_TEXT),
   split: (chunk, limit) => chunkText(chunk, limit),
   // Sent with mrkdwn off, Slack shows the characters as they are; &, < and > stay escaped (entities are decoded either way).
   plain: (chunk) => chunk,

@@ -7,8 +7,8 @@
  * chunk anyway, plainText() is what is sent instead, without parse_mode.
  */
 import { chunkHtml } from "../../src/gateway/outbound/chunker.js";
-import { renderMarkdown, type Dialect } from "../shared/markdown.js";
-import type { ReplyFormat } from "../types.js";
+import { literalMarkdown, renderMarkdown, withMark, type Dialect } from "../shared/markdown.js";
+import type { ReplyFormat, Severity } from "../types.js";
 
 /** Telegram's limit for one message: 4096 characters of text after entity parsing (the raw HTML is held to it too). */
 export const TELEGRAM_MAX_TEXT = 4096;
@@ -78,8 +78,18 @@ export function telegramPlainText(html: string): string {
     );
 }
 
+/** How a notice of each severity is marked (info is plain). */
+export const TELEGRAM_NOTICE_MARKS: Record<Severity, string> = {
+  error: "❌ <b>Error:</b>",
+  warn: "⚠️ <i>Warning:</i>",
+  success: "✅",
+  info: "",
+};
+
 export const telegramFormat: ReplyFormat = {
-  chunks: (markdown) => chunkHtml(renderTelegramHtml(markdown), TELEGRAM_MAX_TEXT),
+  chunks: (markdown, severity) => chunkHtml(withMark(severity && TELEGRAM_NOTICE_MARKS[severity], renderTelegramHtml(markdown)), TELEGRAM_MAX_TEXT),
+  literal: (markdown, severity) =>
+    chunkHtml(withMark(severity && TELEGRAM_NOTICE_MARKS[severity], literalMarkdown(markdown, telegramDialect)), TELEGRAM_MAX_TEXT),
   split: (chunk, limit) => chunkHtml(chunk, limit),
   plain: telegramPlainText,
 };

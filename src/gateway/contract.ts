@@ -5,10 +5,10 @@
  * re-exports it.
  */
 import { SwitchboardError } from "../errors.js";
-import type { ReplyAddress } from "../runtime/events.js";
+import type { ReplyAddress, Severity } from "../runtime/events.js";
 import type { ApprovalCard } from "../runtime/approvals/card.js";
 
-export type { ReplyAddress, ApprovalCard };
+export type { ReplyAddress, ApprovalCard, Severity };
 /** How every adapter draws and decodes approval cards (the core's card model, src/runtime/approvals/card.ts). */
 export { BUTTONS, cardText, cardTitle, decodeAction, encodeAction, statusLine, type ApprovalAction } from "../runtime/approvals/card.js";
 /** An adapter's file endpoint (Adapter.files): defined beside the download in src/runtime/media/, part of the contract. */
@@ -93,8 +93,16 @@ export interface AdapterLimits {
  * chunk is measured as it is sent.
  */
 export interface ReplyFormat {
-  /** The Markdown rendered for the platform and split into messages that fit its limit, in order. */
-  chunks(markdown: string): string[];
+  /**
+   * The Markdown rendered for the platform and split into messages that fit its limit, in order.
+   * A notice's `severity` is marked the platform's way (warn, error and success look different; info is plain).
+   */
+  chunks(markdown: string, severity?: Severity): string[];
+  /**
+   * The Markdown shown as written (escaped for the platform, not parsed) and split the same way:
+   * what is sent when `chunks` throws, so a rendering failure never loses a reply.
+   */
+  literal(markdown: string, severity?: Severity): string[];
   /** A rendered chunk the platform refused as too long, split into smaller rendered chunks of at most `limit`. */
   split(chunk: string, limit: number): string[];
   /** A rendered chunk the platform could not parse, as the plain text to send instead (with SendOptions.plain). */
@@ -116,6 +124,8 @@ export interface SendOptions {
   idempotencyKey?: string;
   /** Send the text as it is, without the platform's formatting (after a formatting refusal). */
   plain?: boolean;
+  /** The chunk is part of a notice of this severity (the console styles it; the platforms' formats already marked the text). */
+  severity?: Severity;
 }
 
 export interface AdapterSink {

@@ -83,3 +83,24 @@ export const CORPUS: Array<{ name: string; md: string }> = [
     ].join("\n"),
   },
 ];
+
+/**
+ * Input that once cost marked far more than its length (issue 26, item 7):
+ * 4,000 nested quotes overflowed the stack, 300 nested list levels took
+ * seconds (2,000 over 80 s), and openers that never close made every scan read to the end.
+ */
+export const PATHOLOGICAL: Array<{ name: string; md: string }> = [
+  { name: "4,000 nested quotes", md: `deep:\n${">".repeat(4000)} hi` },
+  { name: "underscore openers", md: "_a".repeat(8000) },
+  { name: "asterisk openers", md: "*a".repeat(8000) },
+  { name: "strong openers", md: "**a".repeat(6000) },
+  { name: "tilde openers", md: "~a".repeat(8000) },
+  { name: "backtick openers", md: "`a".repeat(8000) },
+  { name: "brackets", md: "[".repeat(5000) },
+  { name: "link openers", md: "[a](".repeat(4000) },
+  { name: "angle openers", md: "<a".repeat(8000) },
+  // 300 levels are 90,000 characters, about what a model's longest answer can be.
+  { name: "lists nested by indentation", md: Array.from({ length: 300 }, (_, i) => `${"  ".repeat(i)}- x${i}`).join("\n") },
+  { name: "lists nested on one line", md: `${"- ".repeat(3000)}x` },
+  { name: "quotes and lists interleaved", md: `${"> - ".repeat(2000)}x` },
+];

@@ -86,7 +86,7 @@ describe("forwarded messages are content, never commands", () => {
       10_000,
       "the approval",
     );
-    expect(done[3]!.text).toBe(`Approved ${stranger.id} on telegram.`);
+    expect(done[3]!.text).toBe(`✅ Approved ${stranger.id} on telegram.`);
   });
 
   it("Discord: a forward (message_reference type 1 with a snapshot) of /approve CODE is answered as text and approves nobody", async () => {
@@ -136,7 +136,7 @@ describe("forwarded messages are content, never commands", () => {
       10_000,
       "the approval",
     );
-    expect(done[1]!.content).toBe(`Approved ${stranger.id} on discord.`);
+    expect(done[1]!.content).toBe(`✅ Approved ${stranger.id} on discord.`);
   });
 
   it("Slack: a shared message (is_share attachment) of /approve CODE is answered as text, with or without a comment, and approves nobody", async () => {

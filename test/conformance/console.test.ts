@@ -90,6 +90,13 @@ function consoleDriver(): ConformanceDriver {
         .filter((m) => m.from === "bot")
         .map((m) => m.text);
     },
+    severities(place) {
+      // What the page styles each bot message with (console.js: `notice notice-<severity>`).
+      return adapter
+        .history(chatIdOf(place), "thread" in place ? slug(place.thread) : undefined)
+        .filter((m) => m.from === "bot")
+        .map((m) => m.severity);
+    },
     async teardown() {},
   };
 }

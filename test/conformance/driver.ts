@@ -22,6 +22,11 @@ export interface ConformanceDriver {
   rateLimitSends(retryAfterSec: number, count: number): void;
   /** What the bot has shown in `place`, in order, as users see it. */
   replies(place: Place): string[];
+  /**
+   * For a platform that styles notices apart from their text (the console): the severity each
+   * reply in `place` is shown with. Platforms without it carry the severity in the text itself.
+   */
+  severities?(place: Place): Array<string | undefined>;
   /** The platform's message length limit. */
   readonly maxTextLength: number;
   teardown(): Promise<void>;

@@ -159,6 +159,40 @@ export function conformance(makeDriver: () => ConformanceDriver): void {
     });
 
     groupAccessScenarios({ driver, app: () => app, uniq, clock: CLOCK });
+    it("a reply nested 4,000 block quotes deep arrives, depth-limited, with nothing lost (issue 26, item 7)", async () => {
+      const place = { dm: uniq("u") };
+      // marked recursed once per level and overflowed the stack; the reply was retried until it expired.
+      await driver.say(place, place.dm, `deep:\n${">".repeat(4000)} the end`);
+      const r = await eventually(
+        () => driver.replies(place),
+        (all) => all.join("").includes("the end"),
+        15_000,
+        "the deeply quoted reply",
+      );
+      for (const piece of r) expect(piece.length).toBeLessThanOrEqual(driver.maxTextLength);
+      expect(r[0]).toMatch(/^echo: deep:/);
+      // The levels past the cap are shown as the characters typed: every `>` is still there.
+      expect(r.join("").split(">").length).toBeGreaterThan(3900);
+    });
+
+    it("notices carry their severity: error, warning and success look different, info is plain (issue 26, item 11)", async () => {
+      const place = { dm: uniq("u") };
+      const said = ["/resume", "/frobnicate", "/new", "/stop"];
+      for (const t of said) await driver.say(place, place.dm, t);
+      const r = await replies(place, 4, "the four notices");
+      expect(r[0]).toMatch(/Usage: \/resume/);
+      expect(r[1]).toMatch(/Unknown command \/frobnicate/);
+      expect(r[2]).toMatch(/Started a fresh session/);
+      expect(r[3]).toMatch(/^Nothing to stop\./);
+      if (driver.severities) {
+        expect(driver.severities(place)).toEqual(["error", "warn", "success", undefined]);
+        return;
+      }
+      // Each platform's own mark: an emoji (Slack's code for it) and, for errors and warnings, an emphasised label.
+      expect(r[0]).toMatch(/^(❌|:x:) [*_]{0,2}Error:/);
+      expect(r[1]).toMatch(/^(⚠️|:warning:) [*_]{0,2}Warning:/);
+      expect(r[2]).toMatch(/^(✅|:white_check_mark:) Started/);
+    });
 
     describe.runIf(driver.approvals)("approvals on the platform's buttons", () => {
       const ap = () => driver.approvals!;

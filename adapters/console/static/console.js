@@ -292,6 +292,10 @@
     li.append(row);
   }
 
+  /** A notice's severity as its classes (`notice notice-error`, -warn, -success); replies and info notices have none. */
+  const SEVERITIES = ["error", "warn", "success"];
+  const noticeClass = (m) => (m.from === "bot" && SEVERITIES.includes(m.severity) ? ` notice notice-${m.severity}` : "");
+
   function addMessage(m) {
     const list = $("messages");
     const existing = m.messageId ? findMessage(m.messageId) : null;
@@ -302,7 +306,7 @@
     const who = m.from === "bot" ? "switchboard" : m.senderName || "you";
     const li = el(
       "li",
-      { class: `msg ${m.from}`, "data-from": m.from, "data-message-id": m.messageId || "", "data-source": m.source || "live" },
+      { class: `msg ${m.from}${noticeClass(m)}`, "data-from": m.from, "data-message-id": m.messageId || "", "data-source": m.source || "live" },
       el(
         "div",
         { class: "meta" },
@@ -547,7 +551,8 @@
     if (!sameChat(e)) return;
     if (e.type === "typing") return setTyping(true);
     setTyping(false);
-    if (e.type === "message" || e.type === "edit") addMessage({ messageId: e.messageId, from: "bot", text: e.text, at: e.at, card: e.card });
+    if (e.type === "message" || e.type === "edit")
+      addMessage({ messageId: e.messageId, from: "bot", text: e.text, at: e.at, card: e.card, severity: e.severity });
     if (e.type === "message") scheduleRefresh();
   }
 

@@ -155,6 +155,9 @@ function hardSplit(text: string, p: number, w: number): number {
   }
   // The segmenter did not see what precedes `lo`: the pair rule is the floor.
   if (b < 0) b = w;
+  // Never inside an entity (Slack's escaped &amp; &lt; &gt;): each half would be shown as text.
+  const amp = text.lastIndexOf("&", b - 1);
+  if (amp > p && b - amp < 10 && amp + (/^&[#A-Za-z0-9]{1,8};/.exec(text.slice(amp, amp + 11))?.[0].length ?? 0) > b) b = amp;
   if (isHigh(text.charCodeAt(b - 1)) && isLow(text.charCodeAt(b))) b--;
   if (b <= p) throw new RangeError(`chunkText: limit too small to hold one character at offset ${p}`);
   return b;

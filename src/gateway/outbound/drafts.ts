@@ -5,6 +5,7 @@ import type { Adapter } from "../adapter.js";
 import type { GatewayMetrics } from "../metrics.js";
 import { chatKey } from "../keys.js";
 import type { OutboundScheduler } from "./scheduler.js";
+import { renderFellBack } from "./render-failure.js";
 import { chunksOf } from "./send-chunk.js";
 import type { SentLog } from "./sent-log.js";
 
@@ -126,7 +127,9 @@ export class Drafts {
       draft.timer = setTimeout(() => {
         draft.timer = undefined;
         if (draft.final || this.opts.chatBusy(chatKey(to))) return;
-        const first = chunksOf(a.adapter, draft.text)[0] ?? "…";
+        const chunks = this.#render(a.adapter, draft.text);
+        if (!chunks) return;
+        const first = chunks[0] ?? "…";
         draft.sending = a.scheduler
           .schedule(chatKey(to), () => a.adapter.sink.send(to, first), { essential: false, label: "draft" })
           .then((sent) => {
@@ -150,7 +153,7 @@ export class Drafts {
       () => {
         draft.timer = undefined;
         if (draft.final) return;
-        const next = chunksOf(a.adapter, draft.text)[0] ?? "";
+        const next = this.#render(a.adapter, draft.text)?.[0] ?? "";
         if (!draft.messageId || next === draft.shown) return;
         void a.scheduler
           .schedule(chatKey(to), () => a.adapter.sink.edit(to, draft.messageId!, next), { essential: false, label: "edit" })
@@ -170,6 +173,18 @@ export class Drafts {
 
   get turnStarts(): number {
     return this.#turnStart.size;
+  }
+
+  /** A draft's chunks (see chunksOf); one that cannot be formatted at all is not shown: its final reply is failed and told. */
+  #render(adapter: Adapter, text: string): string[] | undefined {
+    const where = { platform: adapter.platform, chars: text.length };
+    try {
+      return chunksOf(adapter, text, undefined, (err) => renderFellBack(this.opts, where, err));
+    } catch (err) {
+      this.opts.metrics.outbound.inc({ platform: adapter.platform, call: "render", outcome: "failed" });
+      this.opts.log.warn({ ...where, err: errInfo(err) }, "a streamed draft could not be formatted at all; it is not shown");
+      return undefined;
+    }
   }
 
   close(): void {

@@ -1,5 +1,5 @@
 import type { Logger } from "../../log.js";
-import type { OutEvent, ReplyAddress } from "../../runtime/events.js";
+import type { OutEvent, ReplyAddress, Severity } from "../../runtime/events.js";
 import { errInfo } from "../../log.js";
 import type { DeliveryRecord, DeliveryStore } from "../../store/deliveries.js";
 import type { Adapter } from "../adapter.js";
@@ -11,7 +11,8 @@ import { KeyedQueue } from "../../keyed-queue.js";
 import { adapterKey, chatKey } from "../keys.js";
 import { findOne, readBack } from "./read-back.js";
 import { OutboundScheduler } from "./scheduler.js";
-import { chunksOf, editChunk, sendChunk } from "./send-chunk.js";
+import { failUnrenderable, renderFellBack } from "./render-failure.js";
+import { chunksOf, editChunk, RenderFailed, sendChunk } from "./send-chunk.js";
 import type { SentLog } from "./sent-log.js";
 
 export { adapterKey, chatKey } from "../keys.js";
@@ -125,7 +126,7 @@ export class Outbound {
       case "notice": {
         const { deliveryId } = e;
         if (deliveryId && e.replyTo)
-          await this.#held.holding(deliveryId, () => this.#inOrder(chatKey(e.replyTo!), () => this.deliverId(deliveryId, e.replyTo)));
+          await this.#held.holding(deliveryId, () => this.#inOrder(chatKey(e.replyTo!), () => this.deliverId(deliveryId, e.replyTo, undefined, e.severity)));
         return;
       }
       case "turn-complete": {
@@ -154,10 +155,13 @@ export class Outbound {
     this.opts.metrics.outbound.inc({ platform: to.platform, call: "typing", outcome: r ? "ok" : "skipped" });
   }
 
-  /** Sends the reply `id`; `to` is its address as the event that made it carried it (else read back from its record). */
-  async deliverId(id: string, to?: ReplyAddress, draft?: Draft): Promise<void> {
+  /**
+   * Sends the reply `id`; `to` is its address as the event that made it carried it (else read back from its record).
+   * A notice's `severity` is marked by the platform's format (a notice recovered after a restart is sent unmarked).
+   */
+  async deliverId(id: string, to?: ReplyAddress, draft?: Draft, severity?: Severity): Promise<void> {
     const rec = await this.opts.deliveries.take(id);
-    if (rec) await this.deliver(rec, to, draft);
+    if (rec) await this.deliver(rec, to, draft, severity);
   }
 
   /** Shared mode: keeps the claims of every reply this process holds fresh (see claims.ts). */
@@ -174,7 +178,7 @@ export class Outbound {
    * quoting the user's message, each chunk through the scheduler (which
    * waits out 429s and never drops). A streamed draft becomes the first chunk.
    */
-  async deliver(rec: DeliveryRecord, address?: ReplyAddress, draft?: Draft): Promise<void> {
+  async deliver(rec: DeliveryRecord, address?: ReplyAddress, draft?: Draft, severity?: Severity): Promise<void> {
     if (this.#inFlight.has(rec.id) || rec.status === "sent") return;
     const a = this.#for(rec);
     if (!a) {
@@ -191,7 +195,9 @@ export class Outbound {
       // `sending` means "handed to the platform, answer not recorded": a process crashed, or a call failed, mid-send.
       const triedBefore = rec.status === "sending";
       const to = address ?? addressOf(rec);
-      const chunks = chunksOf(a.adapter, rec.text);
+      const chunks = chunksOf(a.adapter, rec.text, severity, (err) =>
+        renderFellBack(this.opts, { platform: rec.platform, deliveryId: rec.id, chars: rec.text.length }, err),
+      );
       await draft?.sending;
       // A draft a previous process showed for this event (its turn never committed) becomes the reply's first chunk.
       const adopted = !draft && rec.inboundId && rec.part === 0 ? this.opts.sentLog?.draftOf(rec.inboundId) : undefined;
@@ -235,7 +241,7 @@ export class Outbound {
             // The scheduler retries a failed call; the failed one may still have been posted (a timeout).
             const already = attempt++ > 0 ? await findOne(this.opts, a, rec, target, key) : undefined;
             if (!already) await handOver();
-            const r = already ?? (await sendChunk(a.adapter, target, chunk, key, (why) => this.#refused(rec, why)));
+            const r = already ?? (await sendChunk(a.adapter, target, chunk, key, { onRefused: (why) => this.#refused(rec, why), severity }));
             log?.record(rec.id, i, r.messageId);
             return r;
           },
@@ -249,6 +255,7 @@ export class Outbound {
       this.opts.metrics.outbound.inc({ platform: rec.platform, call: "send", outcome: "ok" });
     } catch (err) {
       if (err instanceof ReplyTaken) return; // sent meanwhile, or taken over by another process
+      if (err instanceof RenderFailed) return await failUnrenderable(this.opts, rec, address ?? addressOf(rec), a, err);
       this.opts.metrics.outbound.inc({ platform: rec.platform, call: "send", outcome: "error" });
       if (isAdapterError(err, "Rejected")) {
         await this.opts.deliveries.markFailed(rec.id, "failed", err.message);

@@ -1,12 +1,40 @@
-import type { ReplyAddress } from "../../runtime/events.js";
+import { SwitchboardError } from "../../errors.js";
+import type { ReplyAddress, Severity } from "../../runtime/events.js";
 import type { Adapter } from "../adapter.js";
 import type { SentMessage } from "../contract.js";
 import { isAdapterError } from "../contract.js";
 import { chunkText } from "./chunker.js";
 
-/** A reply's chunks as the platform gets them: rendered by the adapter's format, then split at its limit. */
-export function chunksOf(adapter: Adapter, markdown: string): string[] {
-  return adapter.format ? adapter.format.chunks(markdown) : chunkText(markdown, adapter.limits.maxTextLength);
+/** Neither the render nor the literal text could be made for the platform: the same on every attempt, so never retried. */
+export class RenderFailed extends SwitchboardError<"RenderFailed"> {
+  override readonly name = "RenderFailed";
+}
+
+/**
+ * A reply's chunks as the platform gets them: rendered by the adapter's
+ * format, then split at its limit. This is the one place every platform's
+ * render is called from (replies, notices, drafts): a render that throws
+ * (`onFallback` is told, to log and count it) gives the text as written,
+ * escaped for the platform, so the reply still goes out. Only when that
+ * fails too is it RenderFailed.
+ */
+export function chunksOf(adapter: Adapter, markdown: string, severity?: Severity, onFallback?: (err: unknown) => void): string[] {
+  const format = adapter.format;
+  if (!format) return chunkText(markdown, adapter.limits.maxTextLength);
+  try {
+    return format.chunks(markdown, severity);
+  } catch (err) {
+    onFallback?.(err);
+    try {
+      return format.literal(markdown, severity);
+    } catch (again) {
+      throw new RenderFailed(
+        "RenderFailed",
+        `the reply could not be formatted for ${adapter.platform}, neither rendered (${String((err as Error)?.message ?? err)}) nor as plain text (${String((again as Error)?.message ?? again)}); it is not retried`,
+        { cause: again },
+      );
+    }
+  }
 }
 
 /**
@@ -16,22 +44,26 @@ export function chunksOf(adapter: Adapter, markdown: string): string[] {
  * Only the first piece quotes the user's message. Returns the first piece's
  * message.
  */
-export async function sendChunk(
-  adapter: Adapter,
-  to: ReplyAddress,
-  chunk: string,
-  key: string,
-  onRefused?: (why: "too-long" | "bad-format") => void,
-  depth = 0,
-  plain = false,
-): Promise<SentMessage> {
+export interface ChunkOptions {
+  onRefused?: (why: "too-long" | "bad-format") => void;
+  /** A notice's severity, passed on to the sink (the console styles it). */
+  severity?: Severity;
+  /** Rounds of splitting so far, and whether the pieces are plain text (internal). */
+  depth?: number;
+  plain?: boolean;
+}
+
+export async function sendChunk(adapter: Adapter, to: ReplyAddress, chunk: string, key: string, opts: ChunkOptions = {}): Promise<SentMessage> {
+  const { onRefused, severity, depth = 0 } = opts;
+  let plain = opts.plain ?? false;
+  const extra = { ...(severity && { severity }) };
   try {
-    return await adapter.sink.send(to, chunk, { idempotencyKey: key, ...(plain && { plain }) });
+    return await adapter.sink.send(to, chunk, { idempotencyKey: key, ...(plain && { plain }), ...extra });
   } catch (err) {
     const format = adapter.format;
     if (!format || !isAdapterError(err, "Rejected") || err.reason === undefined) throw err;
     onRefused?.(err.reason);
-    if (err.reason === "bad-format" && !plain) return adapter.sink.send(to, format.plain(chunk), { idempotencyKey: `${key}p`, plain: true });
+    if (err.reason === "bad-format" && !plain) return adapter.sink.send(to, format.plain(chunk), { idempotencyKey: `${key}p`, plain: true, ...extra });
     if (err.reason !== "too-long" || depth >= 3) throw err;
     const half = Math.max(1, Math.floor(chunk.length / 2));
     let pieces: string[] = [];
@@ -46,7 +78,7 @@ export async function sendChunk(
     }
     let first: SentMessage | undefined;
     for (const [j, piece] of pieces.entries()) {
-      const sent = await sendChunk(adapter, j === 0 ? to : { ...to, replyToMessageId: undefined }, piece, `${key}.${j}`, onRefused, depth + 1, plain);
+      const sent = await sendChunk(adapter, j === 0 ? to : { ...to, replyToMessageId: undefined }, piece, `${key}.${j}`, { ...opts, depth: depth + 1, plain });
       first ??= sent;
     }
     if (!first) throw err;

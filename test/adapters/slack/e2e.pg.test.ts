@@ -205,7 +205,7 @@ describe("Slack end to end", () => {
       10_000,
       "the approval",
     );
-    expect(replies[1]!.text).toBe("Approved U0000STRG on slack.");
+    expect(replies[1]!.text).toBe(":white_check_mark: Approved U0000STRG on slack.");
     await fake.postCommand(
       `${url}/slack/commands`,
       fake.events.slashCommand({ command: "/switchboard", text: "/reset", user: "U0000OPER", channel: "C0000OPS1" }),

@@ -159,6 +159,7 @@ export function conformance(makeDriver: () => ConformanceDriver): void {
     });
 
     groupAccessScenarios({ driver, app: () => app, uniq, clock: CLOCK });
+
     it("a reply nested 4,000 block quotes deep arrives, depth-limited, with nothing lost (issue 26, item 7)", async () => {
       const place = { dm: uniq("u") };
       // marked recursed once per level and overflowed the stack; the reply was retried until it expired.

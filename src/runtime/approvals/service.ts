@@ -20,6 +20,7 @@ import type { ApprovalRecord, ApprovalStatus, ApprovalStore } from "../../store/
 import type { KvStore } from "../../store/kv.js";
 import type { MessageEvent, ReplyAddress } from "../events.js";
 import { TurnAbandoned } from "../turn.js";
+import { ARGS_APPROVABLE_MAX } from "./arguments.js";
 import { prettyArguments, type ApprovalAction, type ApprovalCard } from "./card.js";
 
 export type Approvers = "requester" | "admins" | "anyone";
@@ -61,8 +62,8 @@ export interface ApprovalServiceOptions {
   log?: Logger;
   /** Several processes share the database: a waiter also polls its row, since the click may land on another process. */
   pollMs?: number;
-  /** Counted in /metrics: decisions by outcome. */
-  onDecision?: (status: ApprovalStatus | "refused") => void;
+  /** Counted in /metrics: decisions by outcome ("too-long": arguments too long to show, denied without asking). */
+  onDecision?: (status: ApprovalStatus | "refused" | "too-long") => void;
 }
 
 interface Waiter {
@@ -77,8 +78,15 @@ export const APPROVAL_ID = /^[a-z0-9]{6}$/;
 
 const grantKey = (r: Pick<ApprovalRecord, "platform" | "botId" | "chatId" | "tool">) => `tool-grant:${r.platform}:${r.botId}:${r.chatId}:${r.tool}`;
 
+/** What a card says when a stop abandons its turn: nothing ran, and the message comes back. */
+const RESTARTING = "the gateway is restarting before a decision; your message is answered again when it is back";
+
 export class ApprovalService {
   readonly #waiters = new Map<string, Waiter>();
+  /** Expiries under way because the turn was abandoned (a stop): the stop waits for their card edits. */
+  readonly #ending = new Map<string, Promise<boolean>>();
+  /** Set by a graceful stop: a turn that asks from then on is abandoned at once (expireForStop). */
+  #abandon: ((sessionId: string) => void) | undefined;
 
   constructor(readonly opts: ApprovalServiceOptions) {}
 
@@ -110,6 +118,24 @@ export class ApprovalService {
     const to = ev.replyTo;
     const scope = { platform: to.platform, botId: to.botId, chatId: to.chatId, tool: call.name };
     if ((await this.opts.kv.get(grantKey(scope))) === "1") return { decision: "approve", note: "always in this chat" };
+    if (this.#abandon) {
+      // Stopping: nobody would see the card before the restart. The turn is abandoned and replayed, and asks then.
+      this.#abandon(ctx.sessionId);
+      return { decision: "deny", note: RESTARTING };
+    }
+    const args = prettyArguments(call.arguments);
+    if (args.length > ARGS_APPROVABLE_MAX) {
+      // Nobody may approve what they cannot read in full, and this much would flood the chat: denied without asking.
+      this.opts.onDecision?.("too-long");
+      this.opts.log?.warn(
+        { tool: call.name, characters: args.length, max: ARGS_APPROVABLE_MAX, sessionId: ctx.sessionId },
+        "a tool call's arguments are too long to show for approval; the call is denied",
+      );
+      return {
+        decision: "deny",
+        note: `its arguments are ${args.length} characters, more than a person can be shown to approve (at most ${ARGS_APPROVABLE_MAX}); make the call with smaller arguments, or several calls`,
+      };
+    }
     const record: ApprovalRecord = {
       id: newId(),
       sessionId: ctx.sessionId,
@@ -122,7 +148,7 @@ export class ApprovalService {
       privateChat: to.kind === "private",
       tool: call.name,
       server: server ?? null,
-      arguments: prettyArguments(call.arguments),
+      arguments: args,
       status: "pending",
       always: false,
       decidedById: null,
@@ -155,7 +181,7 @@ export class ApprovalService {
     // A shutdown abandons the turn (its message is answered again after the restart): the card says so, not "cancelled".
     const onAbort = () =>
       void (signal.reason instanceof TurnAbandoned
-        ? this.#finish(record.id, "expired", { reason: "the gateway restarted before a decision; your message is answered again when it is back" })
+        ? this.#expireAbandoned(record.id)
         : this.#finish(record.id, "cancelled", { reason: "the turn was stopped" }));
     signal.addEventListener("abort", onAbort, { once: true });
     const poll = this.opts.pollMs ? setInterval(() => void this.#poll(record.id), this.opts.pollMs) : undefined;
@@ -175,6 +201,37 @@ export class ApprovalService {
     const ids = [...this.#waiters].filter(([, w]) => w.sessionId === sessionId).map(([id]) => id);
     for (const id of ids) await this.#finish(id, "cancelled", { reason });
     return ids.length;
+  }
+
+  /**
+   * A graceful stop: no approval holds it for the whole grace. Every turn
+   * waiting for a person is abandoned now through `abandon` (the runner's:
+   * the turn commits nothing, and its message is answered again after the
+   * restart), and its card is edited to say so; a turn that asks from now on
+   * is abandoned as it asks. Resolves once those cards are edited (the
+   * adapters stop next), with how many approvals were waiting.
+   */
+  async expireForStop(abandon: (sessionId: string) => void): Promise<number> {
+    this.#abandon = abandon;
+    const waiting = [...this.#waiters];
+    for (const [id, w] of waiting) {
+      abandon(w.sessionId);
+      // The abort expires the row through the waiter's listener; if it has not, expire it here.
+      void this.#expireAbandoned(id);
+    }
+    await Promise.allSettled([...this.#ending.values()]);
+    if (waiting.length) this.opts.log?.info({ count: waiting.length }, "approvals expired with the stop; their messages are answered again after the restart");
+    return waiting.length;
+  }
+
+  /** One expiry per approval whose turn was abandoned, however many ask for it. */
+  #expireAbandoned(id: string): Promise<boolean> {
+    let p = this.#ending.get(id);
+    if (!p) {
+      p = this.#finish(id, "expired", { reason: RESTARTING }).finally(() => this.#ending.delete(id));
+      this.#ending.set(id, p);
+    }
+    return p;
   }
 
   /** A click or a typed `/approve <id>`. Never throws for the clicker's sake: the result says what happened. */

@@ -10,7 +10,6 @@
  * by a run before a restart) expires it and says so: it never hangs, and the
  * replayed message asks again.
  */
-import { randomInt } from "node:crypto";
 import type { ApprovalHandler, ApprovalVerdict } from "../../agent/tools.js";
 import type { ToolPolicy } from "../../agent/tool-policy.js";
 import type { ToolCall } from "../../agent/types.js";
@@ -22,6 +21,7 @@ import type { MessageEvent, ReplyAddress } from "../events.js";
 import { TurnAbandoned } from "../turn.js";
 import { ARGS_APPROVABLE_MAX } from "./arguments.js";
 import { prettyArguments, type ApprovalAction, type ApprovalCard } from "./card.js";
+import { cardOf, pendingRecord } from "./record.js";
 
 export type Approvers = "requester" | "admins" | "anyone";
 
@@ -72,8 +72,6 @@ interface Waiter {
   record: ApprovalRecord;
 }
 
-const ID_ALPHABET = "abcdefghjkmnpqrstuvwxyz23456789";
-const newId = () => Array.from({ length: 6 }, () => ID_ALPHABET[randomInt(ID_ALPHABET.length)]).join("");
 export const APPROVAL_ID = /^[a-z0-9]{6}$/;
 
 const grantKey = (r: Pick<ApprovalRecord, "platform" | "botId" | "chatId" | "tool">) => `tool-grant:${r.platform}:${r.botId}:${r.chatId}:${r.tool}`;
@@ -114,8 +112,7 @@ export class ApprovalService {
   }
 
   async ask(call: ToolCall, server: string | undefined, ctx: { sessionId: string; event: MessageEvent }, signal: AbortSignal): Promise<ApprovalVerdict> {
-    const ev = ctx.event;
-    const to = ev.replyTo;
+    const to = ctx.event.replyTo;
     const scope = { platform: to.platform, botId: to.botId, chatId: to.chatId, tool: call.name };
     if ((await this.opts.kv.get(grantKey(scope))) === "1") return { decision: "approve", note: "always in this chat" };
     if (this.#abandon) {
@@ -124,45 +121,12 @@ export class ApprovalService {
       return { decision: "deny", note: RESTARTING };
     }
     const args = prettyArguments(call.arguments);
-    if (args.length > ARGS_APPROVABLE_MAX) {
-      // Nobody may approve what they cannot read in full, and this much would flood the chat: denied without asking.
-      this.opts.onDecision?.("too-long");
-      this.opts.log?.warn(
-        { tool: call.name, characters: args.length, max: ARGS_APPROVABLE_MAX, sessionId: ctx.sessionId },
-        "a tool call's arguments are too long to show for approval; the call is denied",
-      );
-      return {
-        decision: "deny",
-        note: `its arguments are ${args.length} characters, more than a person can be shown to approve (at most ${ARGS_APPROVABLE_MAX}); make the call with smaller arguments, or several calls`,
-      };
-    }
-    const record: ApprovalRecord = {
-      id: newId(),
-      sessionId: ctx.sessionId,
-      platform: to.platform,
-      botId: to.botId,
-      chatId: to.chatId,
-      replyTo: JSON.stringify(to),
-      requesterId: ev.origin.senderId,
-      requesterName: ev.origin.senderName ?? null,
-      privateChat: to.kind === "private",
-      tool: call.name,
-      server: server ?? null,
-      arguments: args,
-      status: "pending",
-      always: false,
-      decidedById: null,
-      decidedByName: null,
-      cardMessageId: null,
-      owner: this.opts.owner,
-      createdAt: new Date(),
-      expiresAt: new Date(Date.now() + this.opts.timeoutMs),
-      decidedAt: null,
-    };
+    if (args.length > ARGS_APPROVABLE_MAX) return this.#tooLong(call, args, ctx.sessionId);
+    const record = pendingRecord(call, args, server, ctx, this.opts);
     await this.opts.store.create(record);
     const verdict = new Promise<ApprovalVerdict>((resolve) => this.#waiters.set(record.id, { sessionId: ctx.sessionId, resolve, record }));
     try {
-      const mid = await this.opts.transport.show(to, this.#card(record));
+      const mid = await this.opts.transport.show(to, cardOf(record));
       if (mid) {
         record.cardMessageId = mid;
         await this.opts.store.setCard(record.id, mid);
@@ -222,6 +186,19 @@ export class ApprovalService {
     await Promise.allSettled([...this.#ending.values()]);
     if (waiting.length) this.opts.log?.info({ count: waiting.length }, "approvals expired with the stop; their messages are answered again after the restart");
     return waiting.length;
+  }
+
+  /** Nobody may approve what they cannot read in full, and this much would flood the chat: denied without asking. */
+  #tooLong(call: ToolCall, args: string, sessionId: string): ApprovalVerdict {
+    this.opts.onDecision?.("too-long");
+    this.opts.log?.warn(
+      { tool: call.name, characters: args.length, max: ARGS_APPROVABLE_MAX, sessionId },
+      "a tool call's arguments are too long to show for approval; the call is denied",
+    );
+    return {
+      decision: "deny",
+      note: `its arguments are ${args.length} characters, more than a person can be shown to approve (at most ${ARGS_APPROVABLE_MAX}); make the call with smaller arguments, or several calls`,
+    };
   }
 
   /** One expiry per approval whose turn was abandoned, however many ask for it. */
@@ -348,7 +325,7 @@ export class ApprovalService {
     this.opts.log?.info({ approvalId: id, tool: rec.tool, status, by: d.byName }, "tool approval decided");
     if (decided.cardMessageId) {
       try {
-        await this.opts.transport.update(JSON.parse(rec.replyTo) as ReplyAddress, decided.cardMessageId, this.#card(decided, d.reason));
+        await this.opts.transport.update(JSON.parse(rec.replyTo) as ReplyAddress, decided.cardMessageId, cardOf(decided, d.reason));
       } catch (err) {
         this.opts.log?.warn({ approvalId: id, err: errInfo(err) }, "the approval card could not be edited");
       }
@@ -362,19 +339,5 @@ export class ApprovalService {
     if (rec.status === "approved") w.resolve({ decision: "approve", note: `approved by ${by}${rec.always ? " (always in this chat)" : ""}` });
     else if (rec.status === "denied") w.resolve({ decision: "deny", note: `denied by ${by}` });
     else w.resolve({ decision: "deny", note: rec.status === "expired" ? `expired${reason ? `: ${reason}` : ""}` : `cancelled${reason ? `: ${reason}` : ""}` });
-  }
-
-  #card(r: ApprovalRecord, reason?: string): ApprovalCard {
-    return {
-      id: r.id,
-      tool: r.tool,
-      arguments: r.arguments,
-      state: r.status,
-      ...(r.server && { server: r.server }),
-      ...(r.requesterName && { requesterName: r.requesterName }),
-      ...(r.decidedByName && { decidedBy: r.decidedByName }),
-      ...(r.always && { always: true }),
-      ...(reason && { reason }),
-    };
   }
 }

@@ -116,5 +116,6 @@ describe("approval cards in the text form, and arguments too long to show", () =
     );
     expect(reply!.text).toMatch(/denied by approval policy: current_time was not run \(its arguments are \d+ characters, more than a person can be shown/);
     expect(adapter.to("bob").some((m) => /wants to use the tool|Arguments for approval/.test(m.text))).toBe(false);
+    expect(await app.metrics.text()).toMatch(/switchboard_tool_approvals_total\{outcome="too_long"\} 1/);
   });
 });

@@ -62,8 +62,8 @@ export interface ApprovalServiceOptions {
   log?: Logger;
   /** Several processes share the database: a waiter also polls its row, since the click may land on another process. */
   pollMs?: number;
-  /** Counted in /metrics: decisions by outcome ("too-long": arguments too long to show, denied without asking). */
-  onDecision?: (status: ApprovalStatus | "refused" | "too-long") => void;
+  /** Counted in /metrics: decisions by outcome ("too_long": arguments too long to show, denied without asking). */
+  onDecision?: (status: ApprovalStatus | "refused" | "too_long") => void;
 }
 
 interface Waiter {
@@ -190,7 +190,7 @@ export class ApprovalService {
 
   /** Nobody may approve what they cannot read in full, and this much would flood the chat: denied without asking. */
   #tooLong(call: ToolCall, args: string, sessionId: string): ApprovalVerdict {
-    this.opts.onDecision?.("too-long");
+    this.opts.onDecision?.("too_long");
     this.opts.log?.warn(
       { tool: call.name, characters: args.length, max: ARGS_APPROVABLE_MAX, sessionId },
       "a tool call's arguments are too long to show for approval; the call is denied",

@@ -6,7 +6,9 @@
  * The platforms' own cards are checked through their SDKs in
  * test/conformance/suite.ts ("long arguments").
  */
+import { Marked, type Tokens } from "marked";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { consoleCard } from "../../adapters/console/approval-card.js";
 import type { App } from "../../src/gateway/app.js";
 import { ARGS_APPROVABLE_MAX, splitArguments, weigh } from "../../src/runtime/approvals/arguments.js";
 import { prettyArguments } from "../../src/runtime/approvals/card.js";
@@ -35,6 +37,21 @@ describe("splitting arguments", () => {
     expect(prettyArguments('{"a":{"b":[1,2]}}')).toBe('{\n  "a": {\n    "b": [\n      1,\n      2\n    ]\n  }\n}');
     const odd = `not json\n\tindented ${"q".repeat(5_000)}`;
     expect(prettyArguments(odd)).toBe(odd);
+  });
+});
+
+describe("the console's card", () => {
+  it("the page's Markdown shows the arguments exactly, in one code block nothing in them can close, and no name formats the card", () => {
+    const args = prettyArguments(
+      JSON.stringify({ a: "```` fence ````", b: { "    four": "*not bold* <b>x</b> _u_" }, c: ["# not a heading", "> not a quote"] }),
+    );
+    const card = consoleCard({ id: "abc234", tool: "current_time", arguments: args, state: "pending", requesterName: "**Mallory** [x](http://evil.example)" });
+    // The page's own renderer settings (adapters/console/static/console.js).
+    const tokens = new Marked({ gfm: true, breaks: true, async: false }).lexer(card.text);
+    const code = tokens.filter((t): t is Tokens.Code => t.type === "code");
+    expect(code.map((t) => t.text)).toEqual([args]);
+    const title = tokens.find((t) => t.type === "paragraph") as Tokens.Paragraph;
+    expect(title.tokens?.some((t) => t.type === "strong" || t.type === "link")).toBe(false);
   });
 });
 

@@ -55,6 +55,20 @@ describe("a graceful stop with an approval pending", () => {
     expect(said.status).toBe(202);
     const card = await cardOf(first, "ann", "the approval card");
     const approvalId = card.card!.id;
+    // Queued behind the waiting turn (BUSY_POLICY=queue): a stop starts no queued turn, so it is answered after the restart.
+    const queued = await post(r.url, "/api/console/messages", {
+      chat: { type: "private" },
+      sender: { id: "ann", name: "Ann" },
+      text: "and hello too",
+      clientId: randomUUID(),
+    });
+    expect(queued.status).toBe(202);
+    await eventually(
+      () => r.app.runner.stats().queued,
+      (n) => n === 1,
+      15_000,
+      "the second message queued",
+    );
 
     // SHUTDOWN_GRACE of ten minutes, far past this test's timeout: the stop resolving at all shows it did not wait for a person.
     await r.app.stop({ graceMs: TEN_MINUTES });
@@ -64,7 +78,7 @@ describe("a graceful stop with an approval pending", () => {
     expect(edited.card!.state).toBe("expired");
     expect(edited.card!.actions).toHaveLength(0);
     expect(edited.text).toMatch(/Expired: the gateway is restarting before a decision; your message is answered again/);
-    // The turn was abandoned, not answered: nothing but the card reached the chat.
+    // The turn was abandoned, not answered, and the queued one never started (the stop waits for what runs): nothing but the card reached the chat.
     expect(history(first, "ann").filter((m) => !m.card)).toHaveLength(0);
 
     const second = new ConsoleAdapter();
@@ -83,9 +97,9 @@ describe("a graceful stop with an approval pending", () => {
     expect(click.status).toBe(200);
     await eventually(
       () => history(second, "ann").map((m) => m.text),
-      (t) => t.some((x) => /the tool said: UTC:/.test(x)),
+      (t) => t.some((x) => /the tool said: UTC:/.test(x)) && t.includes("echo: and hello too"),
       15_000,
-      "the answer after the restart",
+      "both answers after the restart",
     );
   });
 });

@@ -3,9 +3,14 @@
  * (`card` on the history entry and the SSE event), drawn by the page with
  * Approve / Deny / Always buttons. A press POSTs /api/console/approvals as
  * the page's current speaker; the answer is shown to that page only.
+ *
+ * The page renders a bot message's text as Markdown, so the card writes its
+ * arguments, whole, in a code fence longer than any run of backticks in them
+ * (nothing in them can end it, and indentation stays), and escapes the names
+ * in it (who asked, who decided) so they cannot format the card.
  */
 import { z } from "zod";
-import { BUTTONS, cardText, type ApprovalAction } from "../types.js";
+import { argumentsLine, BUTTONS, cardTitle, statusLine, type ApprovalAction } from "../types.js";
 import type { ApprovalCard, AdapterContext, HttpRequest, HttpResponse } from "../types.js";
 import * as ids from "./ids.js";
 
@@ -16,8 +21,19 @@ export interface ConsoleCard {
   actions: Array<{ action: ApprovalAction; label: string }>;
 }
 
+/** Markdown's punctuation, backslash-escaped (CommonMark lets any of it be); `:` and `@` too, so no name becomes an autolink. */
+const plain = (s: string) => s.replace(/[\\`*_{}[\]()#+\-.!<>|~&:@]/g, "\\$&");
+
+function text(card: ApprovalCard): string {
+  const c = { ...card, ...(card.requesterName && { requesterName: plain(card.requesterName) }), ...(card.decidedBy && { decidedBy: plain(card.decidedBy) }) };
+  const fence = "`".repeat(Math.max(3, ...[...card.arguments.matchAll(/`+/g)].map((m) => m[0].length + 1)));
+  const lines = [cardTitle(c), argumentsLine(card), `${fence}\n${card.arguments}\n${fence}`, statusLine(c)];
+  if (card.state === "pending") lines.push(`Reply /approve ${card.id} or /deny ${card.id}.`);
+  return lines.join("\n");
+}
+
 export const consoleCard = (card: ApprovalCard): { text: string; card: ConsoleCard } => ({
-  text: cardText(card, { fallback: true }),
+  text: text(card),
   card: { id: card.id, state: card.state, actions: card.state === "pending" ? BUTTONS.map((b) => ({ ...b })) : [] },
 });
 

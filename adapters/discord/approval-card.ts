@@ -7,13 +7,19 @@
  * otherwise it is acknowledged with type 6 (DEFERRED_UPDATE_MESSAGE) and the
  * outcome follows as an ephemeral follow-up. Once decided, the card is edited
  * in place with its buttons removed.
+ *
+ * The arguments are shown whole, in a code block no argument text can close
+ * (a run of three backticks gets a zero-width space inside it, since Discord
+ * has no longer fences): in the card when it fits Discord's 2000 characters,
+ * else in numbered parts posted before the card, which then points up to them.
  */
 import type { REST } from "discord.js";
-import { BUTTONS, cardText, decodeAction } from "../types.js";
+import { argumentsLine, BUTTONS, cardTitle, decodeAction, HEADING_ROOM, layoutArguments, partHeading, STATUS_ROOM, statusLine, type Weight } from "../types.js";
 import type { Logger } from "../../src/log.js";
 import { AdapterError, type AdapterContext, type ApprovalCard, type ReplyAddress, type SentMessage } from "../types.js";
 import { toAdapterError } from "./errors.js";
 import { decodeReplyAddress, isSnowflake } from "./ids.js";
+import { DISCORD_LIMITS } from "./limits.js";
 
 const EPHEMERAL = 64;
 const STYLE = { approve: 3, deny: 4, always: 2 } as const;
@@ -23,11 +29,27 @@ export function cardComponents(card: ApprovalCard): unknown[] {
   return [{ type: 1, components: BUTTONS.map((b) => ({ type: 2, style: STYLE[b.action], label: b.label, custom_id: `approval:${b.action}:${card.id}` })) }];
 }
 
-/** The card's text; no mention in it may ping anyone. */
-const content = (card: ApprovalCard) =>
-  cardText(card)
-    .replace(/@(everyone|here)/g, "@\u200b$1")
-    .slice(0, 2000);
+const LIMIT = DISCORD_LIMITS.maxTextLength;
+const FENCE = 8; // "```\n" and "\n```"
+
+/** Inside a code block: no run of three backticks is left to end it early. */
+const fenced = (s: string) => `\`\`\`\n${s.replace(/``(?=`)/g, "``\u200b")}\n\`\`\``;
+/** A backtick may take a zero-width space with it (fenced). */
+const weight: Weight = (ch) => (ch === "`" ? 2 : ch.length);
+/** Lines outside the code block: no mention in them may ping anyone (allowed_mentions also parses none). */
+const defused = (s: string) => s.replace(/@(everyone|here)/g, "@\u200b$1");
+
+/** The card's arguments: in the card, or (parts) in the messages before it. Same answer when shown and when edited. */
+function layout(card: ApprovalCard) {
+  const fixed = cardTitle(card).length + argumentsLine({ ...card, argumentsAbove: 1 }).length + FENCE + STATUS_ROOM;
+  return layoutArguments(card.arguments, { card: LIMIT - fixed, part: LIMIT - HEADING_ROOM - FENCE }, weight);
+}
+
+function content(card: ApprovalCard, above: number): string {
+  const c = above ? { ...card, argumentsAbove: above } : card;
+  const args = above ? "" : `\n${fenced(card.arguments)}`;
+  return `${defused(cardTitle(c))}\n${argumentsLine(c)}${args}\n${defused(statusLine(c))}`;
+}
 
 function target(to: ReplyAddress) {
   const t = decodeReplyAddress(to);
@@ -37,9 +59,15 @@ function target(to: ReplyAddress) {
 
 export async function sendDiscordCard(rest: REST, to: ReplyAddress, card: ApprovalCard): Promise<SentMessage> {
   const t = target(to);
+  const parts = layout(card);
   try {
+    // Every part is posted before the card: Approve is offered only once all of the arguments are in the channel.
+    for (const [i, p] of parts.entries())
+      await rest.post(`/channels/${t.channelId}/messages`, {
+        body: { content: `${partHeading(card, i, parts)}\n${fenced(p.text)}`, allowed_mentions: { parse: [] } },
+      });
     const m = (await rest.post(`/channels/${t.channelId}/messages`, {
-      body: { content: content(card), components: cardComponents(card), allowed_mentions: { parse: [] } },
+      body: { content: content(card, parts.length), components: cardComponents(card), allowed_mentions: { parse: [] } },
     })) as { id: string };
     return { messageId: String(m.id) };
   } catch (err) {
@@ -51,7 +79,7 @@ export async function editDiscordCard(rest: REST, to: ReplyAddress, messageId: s
   const t = target(to);
   try {
     await rest.patch(`/channels/${t.channelId}/messages/${messageId}`, {
-      body: { content: content(card), components: cardComponents(card), allowed_mentions: { parse: [] } },
+      body: { content: content(card, layout(card).length), components: cardComponents(card), allowed_mentions: { parse: [] } },
     });
   } catch (err) {
     throw toAdapterError(err, "PATCH /channels/:id/messages/:id");

@@ -7,14 +7,23 @@
  * acks it at once (Slack wants that within 3 s), then the decision is made and
  * a refusal is posted as an ephemeral message only the presser sees. Once
  * decided, the card is updated in place without its buttons.
+ *
+ * Every string in a mrkdwn-parsed field (the `text` fallback, section and
+ * context text, the presser's ephemeral answer) is escaped (&, <, > as
+ * &amp; &lt; &gt;), so a tool's arguments or a user's name can never form
+ * `<!channel>`, a mention or a labelled link. The arguments are shown whole
+ * in a code block (a run of three backticks gets a zero-width space inside
+ * it): in the card when they fit a section's 3000 characters, else in
+ * numbered parts posted before the card, which then points up to them.
  */
 import type { App } from "@slack/bolt";
-import { BUTTONS, cardText, cardTitle, decodeAction, statusLine } from "../types.js";
+import { argumentsLine, BUTTONS, cardText, cardTitle, decodeAction, HEADING_ROOM, layoutArguments, partHeading, statusLine, type Weight } from "../types.js";
 import type { Logger } from "../../src/log.js";
 import { AdapterError, type AdapterContext, type ApprovalCard, type ReplyAddress, type SentMessage } from "../types.js";
 import { toAdapterError } from "./errors.js";
 import { escapeSlackMrkdwn } from "./format.js";
 import { decodeReplyAddress } from "./ids.js";
+import { SLACK_LIMITS } from "./limits.js";
 
 export const INTERACTIONS_PATH = "/slack/interactions";
 
@@ -27,13 +36,29 @@ export interface SlackCardClient {
   };
 }
 
-export function cardBlocks(card: ApprovalCard): unknown[] {
-  // Triple backticks inside the arguments would end the code block early.
-  const args = escapeSlackMrkdwn(card.arguments).replace(/```/g, "` ` `");
+/** Slack refuses a section whose text is longer (invalid_blocks). */
+export const SECTION_MAX = 3000;
+const FENCE = 8; // "```\n" and "\n```"
+
+const esc = escapeSlackMrkdwn;
+/** Escaped, in a code block no argument text can close. */
+const fenced = (s: string) => `\`\`\`\n${esc(s).replace(/``(?=`)/g, "``\u200b")}\n\`\`\``;
+/** What one character of the arguments takes once escaped and fenced. */
+const weight: Weight = (ch) => (ch === "&" ? 5 : ch === "<" || ch === ">" ? 4 : ch === "`" ? 2 : ch.length);
+
+/** The card's arguments: in its section, or (parts) in the messages before it. Same answer when shown and when edited. */
+function layout(card: ApprovalCard) {
+  const fixed = argumentsLine({ ...card, argumentsAbove: 1 }).length + 1 + FENCE;
+  return layoutArguments(card.arguments, { card: SECTION_MAX - fixed, part: SLACK_LIMITS.maxTextLength - HEADING_ROOM - FENCE }, weight);
+}
+
+export function cardBlocks(card: ApprovalCard, above = layout(card).length): unknown[] {
+  const c = above ? { ...card, argumentsAbove: above } : card;
+  const args = above ? esc(argumentsLine(c)) : `${esc(argumentsLine(c))}\n${fenced(card.arguments)}`;
   const blocks: unknown[] = [
-    { type: "section", text: { type: "mrkdwn", text: `*${escapeSlackMrkdwn(cardTitle(card))}*` } },
-    { type: "section", text: { type: "mrkdwn", text: `\`\`\`${args}\`\`\`` } },
-    { type: "context", elements: [{ type: "mrkdwn", text: escapeSlackMrkdwn(statusLine(card)) }] },
+    { type: "section", text: { type: "mrkdwn", text: `*${esc(cardTitle(c))}*` } },
+    { type: "section", text: { type: "mrkdwn", text: args } },
+    { type: "context", elements: [{ type: "mrkdwn", text: esc(statusLine(c)) }] },
   ];
   if (card.state === "pending") {
     blocks.push({
@@ -52,6 +77,11 @@ export function cardBlocks(card: ApprovalCard): unknown[] {
   return blocks;
 }
 
+/** `text`, the notification and screen-reader fallback of the blocks: mrkdwn-parsed too, so escaped. */
+function fallback(card: ApprovalCard, above: number): string {
+  return esc(cardText(above ? { ...card, argumentsAbove: above } : card));
+}
+
 function target(to: ReplyAddress) {
   const t = decodeReplyAddress(to);
   if ("error" in t) throw new AdapterError("slack", "Rejected", t.error);
@@ -60,15 +90,14 @@ function target(to: ReplyAddress) {
 
 export async function sendSlackCard(client: SlackCardClient, to: ReplyAddress, card: ApprovalCard): Promise<SentMessage> {
   const t = target(to);
+  const thread = t.thread_ts !== undefined ? { thread_ts: t.thread_ts } : {};
+  const parts = layout(card);
   let res: { ts?: string };
   try {
-    // `text` is the notification and screen-reader fallback of the blocks.
-    res = await client.chat.postMessage({
-      channel: t.channel,
-      text: cardText(card),
-      blocks: cardBlocks(card),
-      ...(t.thread_ts !== undefined && { thread_ts: t.thread_ts }),
-    });
+    // Every part is posted before the card: Approve is offered only once all of the arguments are in the chat.
+    for (const [i, p] of parts.entries())
+      await client.chat.postMessage({ channel: t.channel, text: `${esc(partHeading(card, i, parts))}\n${fenced(p.text)}`, ...thread });
+    res = await client.chat.postMessage({ channel: t.channel, text: fallback(card, parts.length), blocks: cardBlocks(card, parts.length), ...thread });
   } catch (err) {
     throw toAdapterError(err, "chat.postMessage");
   }
@@ -78,8 +107,9 @@ export async function sendSlackCard(client: SlackCardClient, to: ReplyAddress, c
 
 export async function editSlackCard(client: SlackCardClient, to: ReplyAddress, messageId: string, card: ApprovalCard): Promise<void> {
   const t = target(to);
+  const above = layout(card).length;
   try {
-    await client.chat.update({ channel: t.channel, ts: messageId, text: cardText(card), blocks: cardBlocks(card) });
+    await client.chat.update({ channel: t.channel, ts: messageId, text: fallback(card, above), blocks: cardBlocks(card, above) });
   } catch (err) {
     throw toAdapterError(err, "chat.update");
   }
@@ -109,7 +139,8 @@ export function listenForApprovals(app: App, ctx: AdapterContext, client: () => 
     }
     // The card itself shows a decision; the presser alone is told the rest.
     try {
-      await client()?.chat.postEphemeral({ channel, user, text: r.text, ...(b.message?.thread_ts && { thread_ts: b.message.thread_ts }) });
+      // The answer names people (who asked, who decided): escaped like every mrkdwn text.
+      await client()?.chat.postEphemeral({ channel, user, text: esc(r.text), ...(b.message?.thread_ts && { thread_ts: b.message.thread_ts }) });
     } catch (err) {
       log.warn({ err: toAdapterError(err, "chat.postEphemeral").message }, "slack: telling the presser the outcome failed");
     }

@@ -4,21 +4,49 @@
  * most); a press arrives as a `callback_query`, which is always answered with
  * answerCallbackQuery (a refusal as an alert only the presser sees). Once
  * decided, the card is edited in place and its keyboard removed.
+ *
+ * The arguments are shown whole, in a <pre> block: in the card when the
+ * card's visible text fits Telegram's 4096 characters (counted after the
+ * HTML entities are parsed, so escaping costs nothing), else in numbered
+ * parts sent before the card, which then points up to them.
  */
 import type { Api } from "grammy";
 import type { CallbackQuery } from "grammy/types";
-import { BUTTONS, cardTitle, decodeAction, encodeAction, statusLine } from "../types.js";
+import {
+  argumentsLine,
+  BUTTONS,
+  cardTitle,
+  decodeAction,
+  encodeAction,
+  HEADING_ROOM,
+  layoutArguments,
+  partHeading,
+  STATUS_ROOM,
+  statusLine,
+} from "../types.js";
 import type { AdapterContext, ApprovalCard, ReplyAddress, SentMessage } from "../types.js";
 import type { Logger } from "../../src/log.js";
 import { escapeTelegramHtml } from "./format.js";
 import { toAdapterError } from "./errors.js";
 import { decodeReplyAddress } from "./ids.js";
 import { AdapterError } from "../types.js";
+import { TELEGRAM_LIMITS } from "./limits.js";
 
 const keyboard = (card: ApprovalCard) => ({ inline_keyboard: [BUTTONS.map((b) => ({ text: b.label, callback_data: encodeAction(b.action, card.id) }))] });
 
-const html = (card: ApprovalCard) =>
-  `<b>${escapeTelegramHtml(cardTitle(card))}</b>\n<pre>${escapeTelegramHtml(card.arguments)}</pre>\n${escapeTelegramHtml(statusLine(card))}`;
+const LIMIT = TELEGRAM_LIMITS.maxTextLength;
+
+/** The card's arguments: in the card, or (parts) in the messages before it. Same answer when shown and when edited. */
+function layout(card: ApprovalCard) {
+  const fixed = cardTitle(card).length + argumentsLine({ ...card, argumentsAbove: 1 }).length + STATUS_ROOM;
+  return layoutArguments(card.arguments, { card: LIMIT - fixed, part: LIMIT - HEADING_ROOM });
+}
+
+function html(card: ApprovalCard, above: number): string {
+  const c = above ? { ...card, argumentsAbove: above } : card;
+  const args = above ? "" : `\n<pre>${escapeTelegramHtml(card.arguments)}</pre>`;
+  return `<b>${escapeTelegramHtml(cardTitle(c))}</b>\n${escapeTelegramHtml(argumentsLine(c))}${args}\n${escapeTelegramHtml(statusLine(c))}`;
+}
 
 function target(to: ReplyAddress) {
   const t = decodeReplyAddress(to);
@@ -28,12 +56,16 @@ function target(to: ReplyAddress) {
 
 export async function sendTelegramCard(api: Api, to: ReplyAddress, card: ApprovalCard): Promise<SentMessage> {
   const t = target(to);
+  const where = t.message_thread_id !== undefined ? { message_thread_id: t.message_thread_id } : {};
+  const parts = layout(card);
   try {
-    const m = await api.sendMessage(t.chat_id, html(card), {
-      parse_mode: "HTML",
-      reply_markup: keyboard(card),
-      ...(t.message_thread_id !== undefined && { message_thread_id: t.message_thread_id }),
-    });
+    // Every part is sent before the card: Approve is offered only once all of the arguments are in the chat.
+    for (const [i, p] of parts.entries())
+      await api.sendMessage(t.chat_id, `${escapeTelegramHtml(partHeading(card, i, parts))}\n<pre>${escapeTelegramHtml(p.text)}</pre>`, {
+        parse_mode: "HTML",
+        ...where,
+      });
+    const m = await api.sendMessage(t.chat_id, html(card, parts.length), { parse_mode: "HTML", reply_markup: keyboard(card), ...where });
     return { messageId: String(m.message_id) };
   } catch (err) {
     throw toAdapterError(err, "sendMessage");
@@ -44,7 +76,7 @@ export async function editTelegramCard(api: Api, to: ReplyAddress, messageId: st
   const t = target(to);
   try {
     // No reply_markup: Telegram drops the keyboard, so a decided card has no buttons left.
-    await api.editMessageText(t.chat_id, Number(messageId), html(card), {
+    await api.editMessageText(t.chat_id, Number(messageId), html(card, layout(card).length), {
       parse_mode: "HTML",
       ...(card.state === "pending" && { reply_markup: keyboard(card) }),
     });

@@ -11,6 +11,18 @@ import type { ApprovalCard } from "../runtime/approvals/card.js";
 export type { ReplyAddress, ApprovalCard, Severity };
 /** How every adapter draws and decodes approval cards (the core's card model, src/runtime/approvals/card.ts). */
 export { BUTTONS, cardText, cardTitle, decodeAction, encodeAction, statusLine, type ApprovalAction } from "../runtime/approvals/card.js";
+/** How a card's arguments are shown whole: in the card when they fit, else in numbered parts posted before it. */
+export {
+  argumentsLine,
+  HEADING_ROOM,
+  layoutArguments,
+  partHeading,
+  STATUS_ROOM,
+  unitWeight,
+  weigh,
+  type ArgumentsPart,
+  type Weight,
+} from "../runtime/approvals/arguments.js";
 /** An adapter's file endpoint (Adapter.files): defined beside the download in src/runtime/media/, part of the contract. */
 export type { FileLocation, FileRef, FileSource } from "../runtime/media/types.js";
 

@@ -47,7 +47,7 @@ export class GatewayMetrics {
   readonly recordsPruned = this.define.counter("switchboard_records_pruned_total", "Inbound and delivery records deleted after RECORD_RETENTION.", ["table"]);
   readonly approvals = this.define.counter(
     "switchboard_tool_approvals_total",
-    "Tool-call approvals by outcome (approved, denied, expired, cancelled, refused: a click by someone not allowed).",
+    "Tool-call approvals by outcome (approved, denied, expired, cancelled, refused: a click by someone not allowed; too_long: arguments too long to show a person, denied without a card).",
     ["outcome"],
   );
   readonly internalErrors = this.define.counter(

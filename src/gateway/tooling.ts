@@ -10,7 +10,7 @@ import { loadMcpConfig, type McpConfig } from "../agent/mcp/config.js";
 import type { McpHub, ServerStatus } from "../agent/mcp/hub.js";
 import type { Logger } from "../log.js";
 import { ApprovalService, APPROVAL_ID, type Approvers } from "../runtime/approvals/service.js";
-import { cardText, type ApprovalCard } from "../runtime/approvals/card.js";
+import { cardText, plainCard, type ApprovalCard } from "../runtime/approvals/card.js";
 import type { CommandSpec } from "../runtime/commands/index.js";
 import { parseCommand } from "../runtime/commands/parse.js";
 import type { ReplyAddress } from "../runtime/events.js";
@@ -194,15 +194,18 @@ export class Tooling {
     return a;
   }
 
+  /** A sink without cards of its own gets the text form: the argument parts first (when the card cannot hold them), then the card. */
   async #show(to: ReplyAddress, card: ApprovalCard): Promise<string | undefined> {
-    const { sink } = this.#adapter(to);
+    const { sink, limits } = this.#adapter(to);
     if (sink.sendCard) return (await sink.sendCard(to, card)).messageId;
-    return (await sink.send(to, cardText(card, { fallback: true }), { plain: true })).messageId;
+    const shown = plainCard(card, limits.maxTextLength);
+    for (const part of shown.parts) await sink.send(to, part, { plain: true });
+    return (await sink.send(to, cardText(shown.card, { fallback: true }), { plain: true })).messageId;
   }
 
   async #update(to: ReplyAddress, messageId: string, card: ApprovalCard): Promise<void> {
-    const { sink } = this.#adapter(to);
+    const { sink, limits } = this.#adapter(to);
     if (sink.editCard) await sink.editCard(to, messageId, card);
-    else await sink.edit(to, messageId, cardText(card), { plain: true });
+    else await sink.edit(to, messageId, cardText(plainCard(card, limits.maxTextLength).card), { plain: true });
   }
 }

@@ -395,6 +395,18 @@ export class Runner {
   }
 
   /**
+   * Abandons the session's running turn now, as close() does (a stop that
+   * will not wait for a person's approval): it commits nothing, and its
+   * event is replayed at the next start. Whether a turn was running.
+   */
+  abandon(sessionId: string): boolean {
+    const running = this.#queues.peek(sessionId)?.running;
+    if (!running) return false;
+    running.abort.abort(new TurnAbandoned());
+    return true;
+  }
+
+  /**
    * Rejects new events, abandons running turns, closes every live session.
    * Idempotent. An abandoned turn commits nothing, and a queued one never
    * ran: their events stay unhandled and are replayed at the next start.

@@ -85,7 +85,13 @@ export function lifecycle(p: LifecycleParts): { start(): Promise<string>; stop(o
         const deadline = Date.now() + opts.graceMs;
         const left = () => Math.max(0, deadline - Date.now());
         await gateway.stopIntake();
-        const { running } = await runner.drain(left());
+        // Draining from here: no queued turn starts, not even behind one abandoned below.
+        const drained = runner.drain(left());
+        // A turn waiting for a person would hold the stop for the whole grace: it is abandoned now (replayed after the restart), its card says so.
+        await tooling.approvals
+          .expireForStop((sessionId) => runner.abandon(sessionId))
+          .catch((err) => log.warn({ err: errInfo(err) }, "expiring the approvals with the stop failed; the next start expires them"));
+        const { running } = await drained;
         const unsent = await outbound.settle(left());
         const level = running || unsent ? "warn" : "info";
         log[level](

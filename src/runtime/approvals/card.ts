@@ -4,6 +4,8 @@
  * own buttons (adapters/<platform>/approval-card.ts), and every platform gets
  * the same text fallback (`/approve <id>`, `/deny <id>`).
  */
+import { argumentsLine, HEADING_ROOM, layoutArguments, partHeading, STATUS_ROOM } from "./arguments.js";
+
 export type CardState = "pending" | "approved" | "denied" | "expired" | "cancelled";
 export type ApprovalAction = "approve" | "deny" | "always";
 
@@ -11,8 +13,13 @@ export interface ApprovalCard {
   id: string;
   tool: string;
   server?: string;
-  /** Pretty-printed and truncated. */
+  /** Pretty-printed and whole: what the approved call runs with (prettyArguments). */
   arguments: string;
+  /**
+   * Set by the drawing when the arguments did not fit the card: they were
+   * posted in this many messages just before it (src/runtime/approvals/arguments.ts).
+   */
+  argumentsAbove?: number;
   requesterName?: string;
   state: CardState;
   /** Who decided, or why it ended (expired, "the gateway restarted", "/stop"). */
@@ -35,17 +42,17 @@ export const BUTTONS: ReadonlyArray<{ action: ApprovalAction; label: string }> =
   { action: "always", label: "Always in this chat" },
 ];
 
-const ARGS_MAX = 600;
-
-/** The model's arguments as a card shows them: indented JSON when they parse, cut to a readable size. */
+/**
+ * The model's arguments as an approver reads them: JSON indented by two
+ * spaces when they parse, else exactly as sent. Never cut: a person approves
+ * every character the call runs with.
+ */
 export function prettyArguments(raw: string): string {
-  let text = raw;
   try {
-    text = JSON.stringify(JSON.parse(raw), null, 2);
+    return JSON.stringify(JSON.parse(raw), null, 2);
   } catch {
-    // shown as sent: the tool gets an error result for it anyway
+    return raw; // shown as sent: the tool gets an error result for it anyway
   }
-  return text.length > ARGS_MAX ? `${text.slice(0, ARGS_MAX)}…` : text;
 }
 
 export function toolLabel(c: Pick<ApprovalCard, "tool" | "server">): string {
@@ -54,13 +61,14 @@ export function toolLabel(c: Pick<ApprovalCard, "tool" | "server">): string {
 
 /** The card's status line: "Approved by Alice", "Expired", ... */
 export function statusLine(c: ApprovalCard): string {
+  const by = shortName(c.decidedBy ?? "someone");
   switch (c.state) {
     case "pending":
       return `Waiting for approval (id ${c.id}).`;
     case "approved":
-      return `Approved by ${c.decidedBy ?? "someone"}${c.always ? " (always in this chat)" : ""}.`;
+      return `Approved by ${by}${c.always ? " (always in this chat)" : ""}.`;
     case "denied":
-      return `Denied by ${c.decidedBy ?? "someone"}.`;
+      return `Denied by ${by}.`;
     case "expired":
       return `Expired${c.reason ? `: ${c.reason}` : ""}.`;
     case "cancelled":
@@ -68,13 +76,33 @@ export function statusLine(c: ApprovalCard): string {
   }
 }
 
+/** A display name as a card shows it: bounded, so a decided card still fits where the pending one did (STATUS_ROOM). */
+const shortName = (name: string) => (name.length > 100 ? `${name.slice(0, 100)}…` : name);
+
 export function cardTitle(c: ApprovalCard): string {
-  return `The agent wants to use the tool ${toolLabel(c)}${c.requesterName ? ` for ${c.requesterName}` : ""}.`;
+  return `The agent wants to use the tool ${toolLabel(c)}${c.requesterName ? ` for ${shortName(c.requesterName)}` : ""}.`;
 }
 
-/** Plain text for a card: the title, the arguments and the status; with `fallback`, how to answer by text. */
+/**
+ * Plain text for a card: the title, the arguments (or where they are, with
+ * `argumentsAbove`) and the status; with `fallback`, how to answer by text.
+ */
 export function cardText(c: ApprovalCard, opts: { fallback?: boolean } = {}): string {
-  const lines = [cardTitle(c), "Arguments:", c.arguments, statusLine(c)];
+  const lines = [cardTitle(c), argumentsLine(c), ...(c.argumentsAbove ? [] : [c.arguments]), statusLine(c)];
   if (c.state === "pending" && opts.fallback) lines.push(`Reply /approve ${c.id} or /deny ${c.id}.`);
   return lines.join("\n");
+}
+
+/**
+ * A card as plain-text messages for a platform whose messages hold `limit`
+ * characters: the argument parts to post first (none when the card holds
+ * them), and the card to post after them.
+ */
+export function plainCard(c: ApprovalCard, limit: number): { parts: string[]; card: ApprovalCard } {
+  const fixed = cardText({ ...c, arguments: "", argumentsAbove: 1 }).length + STATUS_ROOM;
+  const parts = layoutArguments(c.arguments, { card: limit - fixed, part: limit - HEADING_ROOM });
+  return {
+    parts: parts.map((p, i) => `${partHeading(c, i, parts)}\n${p.text}`),
+    card: parts.length ? { ...c, argumentsAbove: parts.length } : c,
+  };
 }

@@ -10,7 +10,6 @@
  * by a run before a restart) expires it and says so: it never hangs, and the
  * replayed message asks again.
  */
-import { randomInt } from "node:crypto";
 import type { ApprovalHandler, ApprovalVerdict } from "../../agent/tools.js";
 import type { ToolPolicy } from "../../agent/tool-policy.js";
 import type { ToolCall } from "../../agent/types.js";
@@ -20,7 +19,9 @@ import type { ApprovalRecord, ApprovalStatus, ApprovalStore } from "../../store/
 import type { KvStore } from "../../store/kv.js";
 import type { MessageEvent, ReplyAddress } from "../events.js";
 import { TurnAbandoned } from "../turn.js";
+import { ARGS_APPROVABLE_MAX } from "./arguments.js";
 import { prettyArguments, type ApprovalAction, type ApprovalCard } from "./card.js";
+import { cardOf, pendingRecord } from "./record.js";
 
 export type Approvers = "requester" | "admins" | "anyone";
 
@@ -67,8 +68,8 @@ export interface ApprovalServiceOptions {
   log?: Logger;
   /** Several processes share the database: a waiter also polls its row, since the click may land on another process. */
   pollMs?: number;
-  /** Counted in /metrics: decisions by outcome. */
-  onDecision?: (status: ApprovalStatus | "refused") => void;
+  /** Counted in /metrics: decisions by outcome ("too_long": arguments too long to show, denied without asking). */
+  onDecision?: (status: ApprovalStatus | "refused" | "too_long") => void;
 }
 
 interface Waiter {
@@ -77,14 +78,19 @@ interface Waiter {
   record: ApprovalRecord;
 }
 
-const ID_ALPHABET = "abcdefghjkmnpqrstuvwxyz23456789";
-const newId = () => Array.from({ length: 6 }, () => ID_ALPHABET[randomInt(ID_ALPHABET.length)]).join("");
 export const APPROVAL_ID = /^[a-z0-9]{6}$/;
 
 const grantKey = (r: Pick<ApprovalRecord, "platform" | "botId" | "chatId" | "tool">) => `tool-grant:${r.platform}:${r.botId}:${r.chatId}:${r.tool}`;
 
+/** What a card says when a stop abandons its turn: nothing ran, and the message comes back. */
+const RESTARTING = "the gateway is restarting before a decision; your message is answered again when it is back";
+
 export class ApprovalService {
   readonly #waiters = new Map<string, Waiter>();
+  /** Expiries under way because the turn was abandoned (a stop): the stop waits for their card edits. */
+  readonly #ending = new Map<string, Promise<boolean>>();
+  /** Set by a graceful stop: a turn that asks from then on is abandoned at once (expireForStop). */
+  #abandon: ((sessionId: string) => void) | undefined;
 
   constructor(readonly opts: ApprovalServiceOptions) {}
 
@@ -112,37 +118,21 @@ export class ApprovalService {
   }
 
   async ask(call: ToolCall, server: string | undefined, ctx: { sessionId: string; event: MessageEvent }, signal: AbortSignal): Promise<ApprovalVerdict> {
-    const ev = ctx.event;
-    const to = ev.replyTo;
+    const to = ctx.event.replyTo;
     const scope = { platform: to.platform, botId: to.botId, chatId: to.chatId, tool: call.name };
     if ((await this.opts.kv.get(grantKey(scope))) === "1") return { decision: "approve", note: "always in this chat" };
-    const record: ApprovalRecord = {
-      id: newId(),
-      sessionId: ctx.sessionId,
-      platform: to.platform,
-      botId: to.botId,
-      chatId: to.chatId,
-      replyTo: JSON.stringify(to),
-      requesterId: ev.origin.senderId,
-      requesterName: ev.origin.senderName ?? null,
-      privateChat: to.kind === "private",
-      tool: call.name,
-      server: server ?? null,
-      arguments: prettyArguments(call.arguments),
-      status: "pending",
-      always: false,
-      decidedById: null,
-      decidedByName: null,
-      cardMessageId: null,
-      owner: this.opts.owner,
-      createdAt: new Date(),
-      expiresAt: new Date(Date.now() + this.opts.timeoutMs),
-      decidedAt: null,
-    };
+    if (this.#abandon) {
+      // Stopping: nobody would see the card before the restart. The turn is abandoned and replayed, and asks then.
+      this.#abandon(ctx.sessionId);
+      return { decision: "deny", note: RESTARTING };
+    }
+    const args = prettyArguments(call.arguments);
+    if (args.length > ARGS_APPROVABLE_MAX) return this.#tooLong(call, args, ctx.sessionId);
+    const record = pendingRecord(call, args, server, ctx, this.opts);
     await this.opts.store.create(record);
     const verdict = new Promise<ApprovalVerdict>((resolve) => this.#waiters.set(record.id, { sessionId: ctx.sessionId, resolve, record }));
     try {
-      const mid = await this.opts.transport.show(to, this.#card(record));
+      const mid = await this.opts.transport.show(to, cardOf(record));
       if (mid) {
         record.cardMessageId = mid;
         await this.opts.store.setCard(record.id, mid);
@@ -161,7 +151,7 @@ export class ApprovalService {
     // A shutdown abandons the turn (its message is answered again after the restart): the card says so, not "cancelled".
     const onAbort = () =>
       void (signal.reason instanceof TurnAbandoned
-        ? this.#finish(record.id, "expired", { reason: "the gateway restarted before a decision; your message is answered again when it is back" })
+        ? this.#expireAbandoned(record.id)
         : this.#finish(record.id, "cancelled", { reason: "the turn was stopped" }));
     signal.addEventListener("abort", onAbort, { once: true });
     const poll = this.opts.pollMs ? setInterval(() => void this.#poll(record.id), this.opts.pollMs) : undefined;
@@ -181,6 +171,50 @@ export class ApprovalService {
     const ids = [...this.#waiters].filter(([, w]) => w.sessionId === sessionId).map(([id]) => id);
     for (const id of ids) await this.#finish(id, "cancelled", { reason });
     return ids.length;
+  }
+
+  /**
+   * A graceful stop: no approval holds it for the whole grace. Every turn
+   * waiting for a person is abandoned now through `abandon` (the runner's:
+   * the turn commits nothing, and its message is answered again after the
+   * restart), and its card is edited to say so; a turn that asks from now on
+   * is abandoned as it asks. Resolves once those cards are edited (the
+   * adapters stop next), with how many approvals were waiting.
+   */
+  async expireForStop(abandon: (sessionId: string) => void): Promise<number> {
+    this.#abandon = abandon;
+    const waiting = [...this.#waiters];
+    for (const [id, w] of waiting) {
+      abandon(w.sessionId);
+      // The abort expires the row through the waiter's listener; if it has not, expire it here.
+      void this.#expireAbandoned(id);
+    }
+    await Promise.allSettled([...this.#ending.values()]);
+    if (waiting.length) this.opts.log?.info({ count: waiting.length }, "approvals expired with the stop; their messages are answered again after the restart");
+    return waiting.length;
+  }
+
+  /** Nobody may approve what they cannot read in full, and this much would flood the chat: denied without asking. */
+  #tooLong(call: ToolCall, args: string, sessionId: string): ApprovalVerdict {
+    this.opts.onDecision?.("too_long");
+    this.opts.log?.warn(
+      { tool: call.name, characters: args.length, max: ARGS_APPROVABLE_MAX, sessionId },
+      "a tool call's arguments are too long to show for approval; the call is denied",
+    );
+    return {
+      decision: "deny",
+      note: `its arguments are ${args.length} characters, more than a person can be shown to approve (at most ${ARGS_APPROVABLE_MAX}); make the call with smaller arguments, or several calls`,
+    };
+  }
+
+  /** One expiry per approval whose turn was abandoned, however many ask for it. */
+  #expireAbandoned(id: string): Promise<boolean> {
+    let p = this.#ending.get(id);
+    if (!p) {
+      p = this.#finish(id, "expired", { reason: RESTARTING }).finally(() => this.#ending.delete(id));
+      this.#ending.set(id, p);
+    }
+    return p;
   }
 
   /** A click or a typed `/approve <id>`. Never throws for the clicker's sake: the result says what happened. */
@@ -304,7 +338,7 @@ export class ApprovalService {
     this.opts.log?.info({ approvalId: id, tool: rec.tool, status, by: d.byName }, "tool approval decided");
     if (decided.cardMessageId) {
       try {
-        await this.opts.transport.update(JSON.parse(rec.replyTo) as ReplyAddress, decided.cardMessageId, this.#card(decided, d.reason));
+        await this.opts.transport.update(JSON.parse(rec.replyTo) as ReplyAddress, decided.cardMessageId, cardOf(decided, d.reason));
       } catch (err) {
         this.opts.log?.warn({ approvalId: id, err: errInfo(err) }, "the approval card could not be edited");
       }
@@ -318,19 +352,5 @@ export class ApprovalService {
     if (rec.status === "approved") w.resolve({ decision: "approve", note: `approved by ${by}${rec.always ? " (always in this chat)" : ""}` });
     else if (rec.status === "denied") w.resolve({ decision: "deny", note: `denied by ${by}` });
     else w.resolve({ decision: "deny", note: rec.status === "expired" ? `expired${reason ? `: ${reason}` : ""}` : `cancelled${reason ? `: ${reason}` : ""}` });
-  }
-
-  #card(r: ApprovalRecord, reason?: string): ApprovalCard {
-    return {
-      id: r.id,
-      tool: r.tool,
-      arguments: r.arguments,
-      state: r.status,
-      ...(r.server && { server: r.server }),
-      ...(r.requesterName && { requesterName: r.requesterName }),
-      ...(r.decidedByName && { decidedBy: r.decidedByName }),
-      ...(r.always && { always: true }),
-      ...(reason && { reason }),
-    };
   }
 }

@@ -76,6 +76,17 @@ export class SlackWorld {
 
 type Method = (p: Record<string, unknown>, token: string) => Record<string, unknown>;
 
+/** Block Kit: a section's text holds at most 3000 characters; Slack refuses longer with invalid_blocks. */
+function checkBlocks(blocks: unknown[] | undefined): void {
+  for (const [i, b] of (blocks ?? []).entries()) {
+    const text = (b as { type?: string; text?: { text?: unknown } }).type === "section" ? (b as { text?: { text?: unknown } }).text?.text : undefined;
+    if (typeof text === "string" && text.length > 3000)
+      throw new SlackApiError("invalid_blocks", {
+        response_metadata: { messages: [`[ERROR] must be less than 3001 characters [json-pointer:/blocks/${i}/text/text]`] },
+      });
+  }
+}
+
 export interface WebApiDeps {
   world: SlackWorld;
   sent: SlackSentMessage[];
@@ -156,6 +167,7 @@ export function createWebApi(d: WebApiDeps): Record<string, Method> {
     const attachments = jsonParam<unknown[]>(p.attachments);
     if (!text && !blocks?.length && !attachments?.length) throw new SlackApiError("no_text");
     if (text.length > 40_000) throw new SlackApiError("msg_too_long");
+    checkBlocks(blocks);
     const ts = nextTs();
     const msg = botMessage(text, ts);
     if (blocks) msg.blocks = blocks;
@@ -214,6 +226,7 @@ export function createWebApi(d: WebApiDeps): Record<string, Method> {
       const text = str(p.text) ?? "";
       const blocks = jsonParam<unknown[]>(p.blocks);
       if (!text && !blocks?.length) throw new SlackApiError("no_text");
+      checkBlocks(blocks);
       msg.text = text;
       if (blocks) msg.blocks = blocks;
       msg.edited = { user: id.botUserId, ts: nextTs() };

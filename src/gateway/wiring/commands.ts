@@ -48,12 +48,7 @@ export function chatCommands(
     transcript: deps.transcript,
     personas: deps.personas,
     defaultModel: config.OPENAI_MODEL,
-    extra: [
-      approveCommand(deps.pairing),
-      admitGroupCommand(config, deps.pairing.store),
-      ...deps.tooling.commands(deps.offered),
-      ...jobCommands(deps.jobs),
-    ],
+    extra: [approveCommand(deps.pairing), admitGroupCommand(config, deps.pairing.store), ...deps.tooling.commands(deps.offered), ...jobCommands(deps.jobs)],
     adminCommands: config.ADMIN_COMMANDS,
     modelsAllowed: config.MODELS_ALLOWED,
   });

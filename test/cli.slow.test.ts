@@ -1,4 +1,4 @@
-import { execFile } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -136,6 +136,54 @@ describe("switchboard CLI", { timeout: 180_000 }, () => {
     const missing = await cli(url, ["sessions", "show", "no-such-id"]);
     expect(missing.code).toBe(1);
     expect(missing.stderr).toMatch(/^NotFound: /);
+  });
+
+  it("--version prints the package's version; help is --help", async () => {
+    const { version } = JSON.parse(fs.readFileSync("package.json", "utf8")) as { version: string };
+    const v = await cli(url, ["--version"]);
+    expect(v).toMatchObject({ code: 0, stderr: "" });
+    expect(v.stdout.trim()).toBe(`switchboard ${version}`);
+    expect(parsed(await cli(url, ["--version", "--json"]))).toEqual({ version });
+    const help = await cli(url, ["help"]);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toBe((await cli(url, ["--help"])).stdout);
+    expect(help.stdout).toMatch(/^usage: switchboard <command>/);
+  });
+
+  it("piped into head, a command exits quietly (0, nothing on stderr) when head stops reading", async () => {
+    // A transcript of 2 MB: far more than the pipe and head's buffer hold, so the CLI is still
+    // writing when head exits, and its next write meets a closed pipe (EPIPE), every time.
+    const big = await freshDatabaseUrl("sqlite");
+    const db = await openDatabase({ url: big });
+    const ids = new IdentityStore(db);
+    const bob = await ids.userId("telegram", "42", "Bob");
+    const s = await new Registry(new SessionStore(db)).resolveChatChannel({ agentId: "bot", userId: bob, channel: "telegram:bot:dm:42" });
+    await new TranscriptStore(db).append(s.id, [{ role: "user", content: "x".repeat(2_000_000) }], { turnIncrement: 1 });
+    await db.close();
+    for (const args of [
+      ["sessions", "show", s.id, "--json"],
+      ["sessions", "show", s.id],
+    ]) {
+      const child = spawn(process.execPath, [bin, ...args], {
+        env: { ...process.env, LOG_LEVEL: "silent", DATABASE_URL: big },
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+      let stderr = "";
+      child.stderr.on("data", (d) => (stderr += d));
+      // head -1: read until the first newline, then close the pipe.
+      await new Promise<void>((resolve) => {
+        let seen = "";
+        child.stdout.on("data", (d) => {
+          seen += d;
+          if (seen.includes("\n")) {
+            child.stdout.destroy();
+            resolve();
+          }
+        });
+      });
+      const code = await new Promise<number | null>((resolve) => child.once("exit", (c) => resolve(c)));
+      expect({ code, stderr }, args.join(" ")).toEqual({ code: 0, stderr: "" });
+    }
   });
 
   it("usage errors exit 2 with help; a bad variable exits 1 naming it", async () => {

@@ -20,7 +20,13 @@ const DURATION = /^(\d+(?:\.\d+)?)(ms|s)?$/;
  * OPENAI_API_KEY to api.openai.com. So such a check contacts nobody and fails naming it.
  */
 const ENDPOINTS = [
-  { variable: "OPENAI_BASE_URL", id: "model", title: "Model server", secret: "OPENAI_API_KEY", example: "https://api.openai.com/v1 or http://localhost:11434/v1" },
+  {
+    variable: "OPENAI_BASE_URL",
+    id: "model",
+    title: "Model server",
+    secret: "OPENAI_API_KEY",
+    example: "https://api.openai.com/v1 or http://localhost:11434/v1",
+  },
   { variable: "TELEGRAM_API_ROOT", id: "telegram", title: "Telegram", secret: "TELEGRAM_BOT_TOKEN", example: "http://127.0.0.1:8081 (no trailing slash)" },
   { variable: "DISCORD_API_URL", id: "discord", title: "Discord", secret: "DISCORD_BOT_TOKEN", example: "http://127.0.0.1:PORT/api (no trailing slash)" },
   { variable: "SLACK_API_URL", id: "slack", title: "Slack", secret: "SLACK_BOT_TOKEN", example: "http://127.0.0.1:PORT/api/ (with the trailing slash)" },

@@ -186,6 +186,30 @@ describe("switchboard CLI", { timeout: 180_000 }, () => {
     }
   });
 
+  it("npx switchboard runs the checkout's bin straight away: no install into npx's cache, no rebuild", async () => {
+    // What `npm install` does for it (its prepare links node_modules/.bin/switchboard).
+    await run(process.execPath, ["scripts/link-bin.mjs"]);
+    const cache = fs.mkdtempSync(path.join(os.tmpdir(), "switchboard-npm-cache-"));
+    const bundle = path.resolve("dist/app/switchboard.cjs");
+    const builtAt = fs.statSync(bundle).mtimeMs;
+    try {
+      const sub = path.resolve("docs"); // from a subfolder too, as npx walks up to node_modules/.bin
+      for (const cwd of [path.resolve("."), sub]) {
+        const r = await run("npx", ["switchboard", "--help"], {
+          cwd,
+          env: { ...process.env, npm_config_cache: cache, npm_config_yes: "false", npm_config_offline: "true", LOG_LEVEL: "silent" },
+        });
+        expect(r.stdout).toMatch(/^usage: switchboard <command>/);
+      }
+      // npm 11 with a "bin" in package.json installed the project into <cache>/_npx (running
+      // its prepare, the whole build, on the first call) and loaded the whole tree on each.
+      expect(fs.readdirSync(cache)).not.toContain("_npx");
+      expect(fs.statSync(bundle).mtimeMs).toBe(builtAt);
+    } finally {
+      fs.rmSync(cache, { recursive: true, force: true });
+    }
+  });
+
   it("usage errors exit 2 with help; a bad variable exits 1 naming it", async () => {
     expect((await cli(url, ["bogus"])).code).toBe(2);
     expect((await cli(url, ["sessions", "show"])).code).toBe(2);

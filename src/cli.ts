@@ -85,7 +85,7 @@ export async function runCli(argv: string[], io: CliIO = stdio, env: NodeJS.Proc
   } = parsed;
   const out = new Output(io, o.json);
   if (io === stdio && cmd !== "serve") exitQuietlyWhenTheReaderLeaves();
-  if (o.help || (cmd === "help" && !sub)) return out.ok({ usage: USAGE }, [USAGE]);
+  if (o.help || cmd === "help") return out.ok({ usage: USAGE }, [USAGE]);
   if (o.version) return out.ok({ version }, [`switchboard ${version}`]);
   if (!cmd) return out.fail("Usage", "no command given", EXIT.usage, USAGE);
 

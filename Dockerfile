@@ -6,13 +6,17 @@
 #
 #   docker build -t switchboard .
 #   docker run -p 127.0.0.1:8787:8787 -v switchboard-data:/data --env-file .env switchboard
+#
+# .env from .env.example works as it is: it leaves DATABASE_URL and HTTP_HOST unset, so the
+# image's values below hold. Set OPERATOR_TOKEN in it: on 0.0.0.0 the gateway refuses to start
+# without one. `docker exec switchboard npx switchboard doctor` runs the CLI inside.
 
 # 1. Production dependencies only: no Prisma CLI, tsx, TypeScript or esbuild. This image has
 #    the compilers better-sqlite3 falls back to when no prebuilt binary can be fetched.
 FROM node:20-bookworm AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
-COPY scripts/generate.mjs scripts/build.mjs ./scripts/
+COPY scripts/generate.mjs scripts/build.mjs scripts/link-bin.mjs ./scripts/
 COPY tools/stubs/ ./tools/stubs/
 RUN npm ci --omit=dev
 
@@ -38,6 +42,8 @@ USER node
 # The SQLite database (DATABASE_URL above). With PostgreSQL nothing is written here.
 VOLUME /data
 EXPOSE 8787
+# GET /healthz where the gateway listens: HTTP_HOST and HTTP_PORT as the gateway reads them
+# (the environment, --env-file included, then .env in /app), a wildcard bind on loopback.
 HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
-  CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.HTTP_PORT || 8787) + '/healthz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+  CMD ["node", "bin/healthcheck.mjs"]
 CMD ["node", "bin/switchboard.mjs", "serve"]

@@ -7,18 +7,10 @@
 // (src/), which never imports them itself.
 import fs from "node:fs";
 import { fileURLToPath } from "node:url";
+import { loadDotEnv } from "./dotenv.mjs";
 import { loadBuild } from "./load-build.mjs";
 
-// `.env` in the working directory, as `.env.example` describes. Variables already in the
-// environment win: Node's loader never overwrites one that is set.
-if (fs.existsSync(".env")) {
-  try {
-    process.loadEnvFile(".env");
-  } catch (e) {
-    console.error(`switchboard: cannot read .env in ${process.cwd()}: ${e.message}`);
-    process.exit(1);
-  }
-}
+loadDotEnv("switchboard");
 
 const fromSource = process.env.SWITCHBOARD_FROM_SOURCE === "1";
 // What this file composes: from the sources, or the build's one bundle (scripts/build.mjs).

@@ -16,11 +16,16 @@ import fs from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { linkBin } from "./link-bin.mjs";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 // --out-dir=DIR builds elsewhere (test/build.slow.test.ts builds into a throwaway folder).
 const outArg = process.argv.find((a) => a.startsWith("--out-dir="));
 const dist = outArg ? path.resolve(outArg.slice("--out-dir=".length)) : path.join(root, "dist");
+
+// node_modules/.bin/switchboard, for `npx switchboard` (scripts/link-bin.mjs says why here):
+// every install links it, production installs included, before anything needs the build tools.
+linkBin(root);
 
 let esbuild;
 try {

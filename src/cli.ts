@@ -1,6 +1,7 @@
 import { parseArgs } from "node:util";
 import { ConfigError, loadConfig, loadConfigLenient, type Config } from "./config.js";
-import { CliError, EXIT, Output, stdio, type CliIO } from "./cli/output.js";
+import { CliError, EXIT, exitQuietlyWhenTheReaderLeaves, Output, stdio, type CliIO } from "./cli/output.js";
+import { version } from "./cli/version.js";
 
 export type { CliIO };
 
@@ -30,10 +31,12 @@ commands:
                (--at ISO | --in 10m | --every 1h | --cron '0 9 * * 1-5') [--tz ZONE] [--action text|agent] --text TEXT
   schedule cancel <id>
   logout-all                     sign every console session out (every browser signs in again)
+  help                           this text
 
 options:
   --json                         one JSON document on stdout: the result, or {"ok":false,"error":{"code","message"}}
   -h, --help                     this text
+  --version                      the version of switchboard
 
 The database comes from DATABASE_URL (default file:./data/switchboard.db).
 Only serve and migrate create it; other commands report a missing one.`;
@@ -48,6 +51,7 @@ export interface CliDeps {
 const OPTIONS = {
   json: { type: "boolean", default: false },
   help: { type: "boolean", short: "h", default: false },
+  version: { type: "boolean", default: false },
   "dry-run": { type: "boolean", default: false },
   archived: { type: "boolean", default: false },
   user: { type: "string" },
@@ -83,7 +87,9 @@ export async function runCli(argv: string[], io: CliIO = stdio, env: NodeJS.Proc
     positionals: [cmd, sub, arg, ...extra],
   } = parsed;
   const out = new Output(io, o.json);
-  if (o.help) return out.ok({ usage: USAGE }, [USAGE]);
+  if (io === stdio && cmd !== "serve") exitQuietlyWhenTheReaderLeaves();
+  if (o.help || cmd === "help") return out.ok({ usage: USAGE }, [USAGE]);
+  if (o.version) return out.ok({ version }, [`switchboard ${version}`]);
   if (!cmd) return out.fail("Usage", "no command given", EXIT.usage, USAGE);
 
   let config: Config;

@@ -107,6 +107,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, opts: { crossCh
         "TRANSCRIBE_MODEL needs a server: set TRANSCRIBE_BASE_URL (or OPENAI_BASE_URL) to an OpenAI-compatible API that serves /audio/transcriptions, e.g. https://api.openai.com/v1.",
       );
     }
+    // Half-filled Slack settings would start a gateway without Slack and no word why.
+    if (!c.SLACK_BOT_TOKEN && (c.SLACK_SIGNING_SECRET || c.SLACK_APP_TOKEN)) {
+      const given = c.SLACK_APP_TOKEN ? "SLACK_APP_TOKEN" : "SLACK_SIGNING_SECRET";
+      throw new ConfigError(
+        "SLACK_BOT_TOKEN",
+        `SLACK_BOT_TOKEN is required with ${given}: copy the Bot User OAuth Token (xoxb-...) from your Slack app's OAuth & Permissions page, or unset ${given} to run without Slack.`,
+      );
+    }
     if (c.SLACK_BOT_TOKEN && !c.SLACK_APP_TOKEN && !c.SLACK_SIGNING_SECRET) {
       throw new ConfigError(
         "SLACK_SIGNING_SECRET",

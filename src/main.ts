@@ -3,6 +3,7 @@ import { SECRET_KEYS } from "./config.js";
 import { type CodeCache, saveCodeCacheAfterReady } from "./code-cache.js";
 import { createApp, type AppOptions } from "./gateway/app.js";
 import { createLogger, describeDatabase, registerSecret } from "./log.js";
+import { ServeLock } from "./store/lock.js";
 
 /**
  * Runs the gateway until SIGINT/SIGTERM, then stops gracefully within
@@ -15,8 +16,16 @@ export async function serve(config: Config, opts: Pick<AppOptions, "adapters"> &
   for (const k of SECRET_KEYS) registerSecret(config[k] as string | undefined);
   const log = createLogger({ level: config.LOG_LEVEL, format: config.LOG_FORMAT });
   const started = performance.now();
+  // Before anything connects: a second serve on this SQLite file stops here, naming the first.
+  const lock = ServeLock.acquire(config.DATABASE_URL);
   const app = await createApp(config, { log, adapters: opts.adapters });
-  const url = await app.start();
+  let url: string;
+  try {
+    url = await app.start();
+  } catch (e) {
+    lock?.release();
+    throw listenError(e, config);
+  }
   const adapters = app.gateway.adapters.map((a) => `${a.platform}:${a.botId}`);
   const agent = config.OPENAI_BASE_URL || config.OPENAI_API_KEY ? "openai" : "echo";
   const model = agent === "openai" ? (config.OPENAI_MODEL ?? null) : null;
@@ -50,8 +59,18 @@ export async function serve(config: Config, opts: Pick<AppOptions, "adapters"> &
   setTimeout(() => now("the stop took longer than SHUTDOWN_GRACE", 1), graceMs + 4000).unref();
   log.info({ signal, graceMs }, "stopping: intake closed; running turns and queued replies may finish within SHUTDOWN_GRACE");
   await app.stop({ graceMs });
+  lock?.release();
   log.info("switchboard stopped");
   log.flush();
   // Nothing should keep the process alive now; if a stray socket or timer does, do not linger.
   setTimeout(() => process.exit(process.exitCode ?? 0), 1000).unref();
+}
+
+/** A port another process holds, named by its variable and the fix; any other start failure as it is. */
+function listenError(e: unknown, config: Config): unknown {
+  const err = e as NodeJS.ErrnoException & { port?: number };
+  if (err?.code !== "EADDRINUSE") return e;
+  const variable = config.OPERATOR_PORT !== undefined && err.port === Number(config.OPERATOR_PORT) ? "OPERATOR_PORT" : "HTTP_PORT";
+  const port = err.port ?? (variable === "HTTP_PORT" ? config.HTTP_PORT : config.OPERATOR_PORT);
+  return new Error(`${variable} ${port} is in use (by another switchboard?); set ${variable} to a free port, or stop what listens there.`, { cause: e });
 }

@@ -23,9 +23,8 @@ beforeAll(async () => {
   // requires what stays outside it (better-sqlite3) from beside itself.
   fs.symlinkSync(path.join(ROOT, "node_modules"), path.join(install, "node_modules"));
   await run(process.execPath, [path.join(ROOT, "scripts/build.mjs"), `--out-dir=${path.join(install, "dist")}`]);
-  fs.mkdirSync(path.join(install, "bin"));
-  fs.copyFileSync(path.join(ROOT, "bin/switchboard.mjs"), path.join(install, "bin/switchboard.mjs"));
-  fs.copyFileSync(path.join(ROOT, "bin/load-build.mjs"), path.join(install, "bin/load-build.mjs"));
+  // bin/ as a whole, as the Dockerfile copies it: switchboard.mjs imports its neighbours.
+  fs.cpSync(path.join(ROOT, "bin"), path.join(install, "bin"), { recursive: true });
   fs.copyFileSync(path.join(ROOT, "package.json"), path.join(install, "package.json"));
   bin = path.join(install, "bin/switchboard.mjs");
 }, 120_000);

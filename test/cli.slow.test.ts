@@ -1,4 +1,4 @@
-import { execFile } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -136,6 +136,78 @@ describe("switchboard CLI", { timeout: 180_000 }, () => {
     const missing = await cli(url, ["sessions", "show", "no-such-id"]);
     expect(missing.code).toBe(1);
     expect(missing.stderr).toMatch(/^NotFound: /);
+  });
+
+  it("--version prints the package's version; help is --help", async () => {
+    const { version } = JSON.parse(fs.readFileSync("package.json", "utf8")) as { version: string };
+    const v = await cli(url, ["--version"]);
+    expect(v).toMatchObject({ code: 0, stderr: "" });
+    expect(v.stdout.trim()).toBe(`switchboard ${version}`);
+    expect(parsed(await cli(url, ["--version", "--json"]))).toEqual({ version });
+    const help = await cli(url, ["help"]);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toBe((await cli(url, ["--help"])).stdout);
+    expect(help.stdout).toMatch(/^usage: switchboard <command>/);
+  });
+
+  it("piped into head, a command exits quietly (0, nothing on stderr) when head stops reading", async () => {
+    // A transcript of 2 MB: far more than the pipe and head's buffer hold, so the CLI is still
+    // writing when head exits, and its next write meets a closed pipe (EPIPE), every time.
+    const big = await freshDatabaseUrl("sqlite");
+    const db = await openDatabase({ url: big });
+    const ids = new IdentityStore(db);
+    const bob = await ids.userId("telegram", "42", "Bob");
+    const s = await new Registry(new SessionStore(db)).resolveChatChannel({ agentId: "bot", userId: bob, channel: "telegram:bot:dm:42" });
+    await new TranscriptStore(db).append(s.id, [{ role: "user", content: "x".repeat(2_000_000) }], { turnIncrement: 1 });
+    await db.close();
+    for (const args of [
+      ["sessions", "show", s.id, "--json"],
+      ["sessions", "show", s.id],
+    ]) {
+      const child = spawn(process.execPath, [bin, ...args], {
+        env: { ...process.env, LOG_LEVEL: "silent", DATABASE_URL: big },
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+      let stderr = "";
+      child.stderr.on("data", (d) => (stderr += d));
+      // head -1: read until the first newline, then close the pipe.
+      await new Promise<void>((resolve) => {
+        let seen = "";
+        child.stdout.on("data", (d) => {
+          seen += d;
+          if (seen.includes("\n")) {
+            child.stdout.destroy();
+            resolve();
+          }
+        });
+      });
+      const code = await new Promise<number | null>((resolve) => child.once("exit", (c) => resolve(c)));
+      expect({ code, stderr }, args.join(" ")).toEqual({ code: 0, stderr: "" });
+    }
+  });
+
+  it("npx switchboard runs the checkout's bin straight away: no install into npx's cache, no rebuild", async () => {
+    // What `npm install` does for it (its prepare links node_modules/.bin/switchboard).
+    await run(process.execPath, ["scripts/link-bin.mjs"]);
+    const cache = fs.mkdtempSync(path.join(os.tmpdir(), "switchboard-npm-cache-"));
+    const bundle = path.resolve("dist/app/switchboard.cjs");
+    const builtAt = fs.statSync(bundle).mtimeMs;
+    try {
+      const sub = path.resolve("docs"); // from a subfolder too, as npx walks up to node_modules/.bin
+      for (const cwd of [path.resolve("."), sub]) {
+        const r = await run("npx", ["switchboard", "--help"], {
+          cwd,
+          env: { ...process.env, npm_config_cache: cache, npm_config_yes: "false", npm_config_offline: "true", LOG_LEVEL: "silent" },
+        });
+        expect(r.stdout).toMatch(/^usage: switchboard <command>/);
+      }
+      // npm 11 with a "bin" in package.json installed the project into <cache>/_npx (running
+      // its prepare, the whole build, on the first call) and loaded the whole tree on each.
+      expect(fs.readdirSync(cache)).not.toContain("_npx");
+      expect(fs.statSync(bundle).mtimeMs).toBe(builtAt);
+    } finally {
+      fs.rmSync(cache, { recursive: true, force: true });
+    }
   });
 
   it("usage errors exit 2 with help; a bad variable exits 1 naming it", async () => {

@@ -1,6 +1,7 @@
 import fs from "node:fs";
 import { describe, expect, it } from "vitest";
 import { CONFIG_KEYS, ConfigError, loadConfig } from "../src/config.js";
+import { parseDockerfile } from "./deploy/dockerfile.js";
 
 function fail(env: Record<string, string>): ConfigError {
   try {
@@ -51,9 +52,46 @@ describe("configuration", () => {
     expect(e.message).not.toContain("SECRET-TOKEN-VALUE");
   });
 
+  it.each([
+    [{ SLACK_SIGNING_SECRET: "abc123signing" }, "SLACK_BOT_TOKEN", "SLACK_SIGNING_SECRET"],
+    [{ SLACK_APP_TOKEN: "xapp-1-A0-2-secretapp" }, "SLACK_BOT_TOKEN", "SLACK_APP_TOKEN"],
+    [{ SLACK_SIGNING_SECRET: "abc123signing", SLACK_APP_TOKEN: "xapp-1-A0-2-secretapp" }, "SLACK_BOT_TOKEN", "SLACK_APP_TOKEN"],
+    [{ SLACK_BOT_TOKEN: "xoxb-1-2-secretbot" }, "SLACK_SIGNING_SECRET", "SLACK_APP_TOKEN"],
+  ])("half-filled Slack settings (%o) are an error naming the missing one", (env, missing, mentioned) => {
+    const e = fail(env);
+    expect(e.variable).toBe(missing);
+    expect(e.message.startsWith(`${missing} is required`)).toBe(true);
+    expect(e.message).toContain(mentioned);
+    for (const v of Object.values(env)) expect(e.message).not.toContain(v);
+  });
+
+  it("`docker run --env-file .env` with .env.example's values listens on 0.0.0.0 and keeps the image's DATABASE_URL", () => {
+    // What docker does: the image's ENV, then each KEY=VALUE line of the env file over it, taken literally.
+    const image = parseDockerfile("Dockerfile").at(-1)!.env;
+    const envFile = Object.fromEntries(
+      fs
+        .readFileSync(".env.example", "utf8")
+        .split("\n")
+        .filter((l) => /^[A-Za-z_][A-Za-z0-9_]*=/.test(l))
+        .map((l) => [l.slice(0, l.indexOf("=")), l.slice(l.indexOf("=") + 1)]),
+    );
+    const env = { ...image, ...envFile };
+    // A console on 0.0.0.0 needs OPERATOR_TOKEN, which the README's Deploy section has the user set.
+    expect(fail(env).variable).toBe("OPERATOR_TOKEN");
+    const c = loadConfig({ ...env, OPERATOR_TOKEN: "0123456789abcdef0123456789abcdef" });
+    expect(c.HTTP_HOST).toBe("0.0.0.0");
+    expect(c.DATABASE_URL).toBe("file:/data/switchboard.db");
+    expect(c.HTTP_PORT).toBe(Number(image.HTTP_PORT));
+    // And outside a container the same file keeps the defaults: loopback and ./data.
+    const local = loadConfig(envFile);
+    expect(local.HTTP_HOST).toBe("127.0.0.1");
+    expect(local.DATABASE_URL).toBe("file:./data/switchboard.db");
+  });
+
   it(".env.example lists every variable, each with a comment", () => {
     const text = fs.readFileSync(".env.example", "utf8");
-    const lines = text.split("\n");
+    // A variable is listed as KEY=value, or as "# KEY=value" when setting it would be wrong somewhere (in containers).
+    const lines = text.split("\n").map((l) => l.replace(/^# (?=[A-Z_]+=)/, ""));
     const listed = lines.filter((l) => /^[A-Z_]+=/.test(l)).map((l) => l.split("=")[0]);
     expect(new Set(listed)).toEqual(new Set(CONFIG_KEYS));
     for (const key of CONFIG_KEYS) {

@@ -13,6 +13,24 @@ export interface CliIO {
 
 export const stdio: CliIO = { out: (l) => process.stdout.write(`${l}\n`), err: (l) => process.stderr.write(`${l}\n`) };
 
+let quietOnClosedPipe = false;
+
+/**
+ * `switchboard sessions list | head -1`: once the reader has gone, the next write fails with
+ * EPIPE. Nobody is left to read the rest, so the command ends there, quietly and with 0, as
+ * Unix tools do; any other write error still surfaces. Not for `serve`, whose stop must drain.
+ */
+export function exitQuietlyWhenTheReaderLeaves(): void {
+  if (quietOnClosedPipe) return;
+  quietOnClosedPipe = true;
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on("error", (e: NodeJS.ErrnoException) => {
+      if (e.code === "EPIPE") process.exit(EXIT.ok);
+      throw e;
+    });
+  }
+}
+
 /** Exit codes: 0 ok, 1 the command failed, 2 it was called wrongly. */
 export const EXIT = { ok: 0, failed: 1, usage: 2 } as const;
 

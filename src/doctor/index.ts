@@ -14,6 +14,37 @@ export type { CheckResult };
 
 const DURATION = /^(\d+(?:\.\d+)?)(ms|s)?$/;
 
+/**
+ * The variables naming where a check sends its secret. The lenient read leaves an invalid one
+ * at its default, which is the platform's public host: a typo in OPENAI_BASE_URL must not send
+ * OPENAI_API_KEY to api.openai.com. So such a check contacts nobody and fails naming it.
+ */
+const ENDPOINTS = [
+  {
+    variable: "OPENAI_BASE_URL",
+    id: "model",
+    title: "Model server",
+    secret: "OPENAI_API_KEY",
+    example: "https://api.openai.com/v1 or http://localhost:11434/v1",
+  },
+  { variable: "TELEGRAM_API_ROOT", id: "telegram", title: "Telegram", secret: "TELEGRAM_BOT_TOKEN", example: "http://127.0.0.1:8081 (no trailing slash)" },
+  { variable: "DISCORD_API_URL", id: "discord", title: "Discord", secret: "DISCORD_BOT_TOKEN", example: "http://127.0.0.1:PORT/api (no trailing slash)" },
+  { variable: "SLACK_API_URL", id: "slack", title: "Slack", secret: "SLACK_BOT_TOKEN", example: "http://127.0.0.1:PORT/api/ (with the trailing slash)" },
+] as const;
+
+function unnamedEndpoint(problems: ConfigError[], id: (typeof ENDPOINTS)[number]["id"]): CheckResult[] | undefined {
+  const e = ENDPOINTS.find((x) => x.id === id)!;
+  if (!problems.some((p) => p.variable === e.variable)) return undefined;
+  return [
+    fail(
+      e.id,
+      e.title,
+      `${e.variable} is invalid, so no server was contacted: ${e.secret} goes only to the server ${e.variable} names, never to a default in its place.`,
+      `Set ${e.variable} to an absolute http(s) URL, e.g. ${e.example}, or unset it for the platform's own host.`,
+    ),
+  ];
+}
+
 /** Every check, independent ones at once; the list comes back in a fixed order. */
 export async function runDoctor(config: Config, env: NodeJS.ProcessEnv, opts: { timeoutMs?: number; problems?: ConfigError[] } = {}): Promise<CheckResult[]> {
   const timeoutMs = opts.timeoutMs ?? 10_000;
@@ -38,10 +69,10 @@ export async function runDoctor(config: Config, env: NodeJS.ProcessEnv, opts: { 
       );
   const groups = await Promise.all([
     checkDatabase(config),
-    config.TELEGRAM_BOT_TOKEN ? checkTelegram(config, timeoutMs) : [],
-    config.DISCORD_BOT_TOKEN ? checkDiscord(config, timeoutMs) : [],
-    config.SLACK_BOT_TOKEN ? checkSlack(config, timeoutMs) : [],
-    checkModel(config, timeoutMs),
+    config.TELEGRAM_BOT_TOKEN ? (unnamedEndpoint(problems, "telegram") ?? checkTelegram(config, timeoutMs)) : [],
+    config.DISCORD_BOT_TOKEN ? (unnamedEndpoint(problems, "discord") ?? checkDiscord(config, timeoutMs)) : [],
+    config.SLACK_BOT_TOKEN ? (unnamedEndpoint(problems, "slack") ?? checkSlack(config, timeoutMs)) : [],
+    unnamedEndpoint(problems, "model") ?? checkModel(config, timeoutMs),
     checkExposure(config, env),
   ]);
   // Remote error text may quote what it refused: mask every secret once more.

@@ -32,4 +32,14 @@ describe("MCP_CONFIG", () => {
     expect(() => parseMcpConfig({ mcpServers: { a: { command: "x", policy: "maybe" } } })).toThrow(/MCP_CONFIG is invalid/);
     expect(() => parseMcpConfig({ mcpServers: { a: { args: [] } } })).toThrow(/MCP_CONFIG is invalid/);
   });
+
+  it.each([
+    [{ mcpServers: { fs: { comand: "npx" } } }, 'at mcpServers.fs.command: is required (string); "comand" is not a field here (a typo for it?)'],
+    [{ mcpServers: { fs: { command: "npx", args: "-y" } } }, "at mcpServers.fs.args: Invalid input: expected array, received string"],
+    [{ mcpServers: { fs: { command: "npx", policy: "allow" } } }, 'at mcpServers.fs.policy: Invalid option: expected one of "auto"|"ask"|"deny"'],
+    [{ mcpServers: { "bad name": { command: "x" } } }, "at mcpServers.bad name: has an invalid key: a server name is 1-32 letters, digits or '-'"],
+    [{ mcpservers: {} }, 'at the top level: has unknown field "mcpservers": remove or correct it'],
+  ])("names the field and the fix for %j", (json, expected) => {
+    expect(() => parseMcpConfig(json)).toThrow(`MCP_CONFIG is invalid ${expected}`);
+  });
 });

@@ -123,7 +123,10 @@ describe("the Dockerfile, run step by step", () => {
     expect(stages.length).toBeGreaterThanOrEqual(2); // multi-stage
     expect(final.user && final.user !== "root" && final.user !== "0").toBe(true);
     expect(final.cmd?.[0]).toBe("node"); // the gateway itself is PID 1: no npm, no shell in between
-    expect(final.healthcheck?.cmd.join(" ")).toContain("/healthz");
+    // The HEALTHCHECK is node running a script of the image that probes /healthz.
+    const [hcNode, hcScript] = final.healthcheck?.cmd ?? [];
+    expect(hcNode).toBe("node");
+    expect(fs.readFileSync(path.join(ROOT, hcScript!), "utf8")).toContain("/healthz");
     const dbUrl = final.env.DATABASE_URL ?? "";
     const volume = final.volumes.find((v) => dbUrl.startsWith(`file:${v}/`));
     expect(volume, `a VOLUME holds the SQLite file of DATABASE_URL=${dbUrl}`).toBeDefined();
@@ -152,14 +155,29 @@ describe("the Dockerfile, run step by step", () => {
     const size = { node_modules: du(modules), dist: du(path.join(app, "dist")), total: du(app) };
     console.log(`runtime image contents: ${JSON.stringify(size)} bytes`);
 
+    // The README's `docker run --env-file .env` with .env copied from .env.example and
+    // OPERATOR_TOKEN set, as the Deploy section says: docker puts the file's lines over the
+    // image's ENV, literally. The image's DATABASE_URL and HTTP_HOST=0.0.0.0 must survive it.
+    const envFile = Object.fromEntries(
+      fs
+        .readFileSync(path.join(ROOT, ".env.example"), "utf8")
+        .split("\n")
+        .filter((l) => /^[A-Za-z_][A-Za-z0-9_]*=/.test(l))
+        .map((l) => [l.slice(0, l.indexOf("=")), l.slice(l.indexOf("=") + 1)]),
+    );
+    const containerEnv: Record<string, string> = { ...final.env, ...envFile, OPERATOR_TOKEN: "docker-operator-token-0123456789abcdef" };
+    expect(containerEnv.DATABASE_URL).toBe(dbUrl);
+    expect(containerEnv.HTTP_HOST).toBe("0.0.0.0");
     const port = await freePort();
     const env: Record<string, string> = {
       PATH: process.env.PATH!,
-      ...final.env,
+      HOME: fs.mkdtempSync(path.join(scratch, "home-")), // the node user's home: npm's cache goes there
+      ...containerEnv,
+      // The volume's path mapped into the stage folder, and a free port where -p would map 8787.
       DATABASE_URL: `file:${inside(root, dbUrl.slice("file:".length))}`,
-      HTTP_HOST: "127.0.0.1",
       HTTP_PORT: String(port),
     };
+    fs.chownSync(env.HOME!, NON_ROOT.uid, NON_ROOT.gid);
     const started = performance.now();
     // unshare --fork makes the next program PID 1 of a new PID namespace; setpriv drops to the
     // non-root user and execs node, so node itself is PID 1, as under `docker run`.
@@ -185,9 +203,28 @@ describe("the Dockerfile, run step by step", () => {
       expect(status).toMatch(new RegExp(`^Uid:\\s+${NON_ROOT.uid}\\s`, "m"));
       expect(fs.readFileSync(`/proc/${gateway}/cmdline`, "utf8").split("\0")[0]).toBe("node");
 
+      // Docker runs the HEALTHCHECK in the WORKDIR with the container's environment.
       const hc = final.healthcheck!.cmd;
-      const check = spawnSync(hc[0]!, hc.slice(1), { env, encoding: "utf8", timeout: 30_000 });
+      const check = spawnSync(hc[0]!, hc.slice(1), { cwd: app, env, encoding: "utf8", timeout: 30_000 });
       expect(check.status, check.stderr).toBe(0);
+      expect(output).toContain(`0.0.0.0:${port}`);
+
+      // `docker exec switchboard npx switchboard ...` (the README's Troubleshooting command):
+      // the image's node_modules/.bin/switchboard, as the node user, with no install first
+      // (which needed the scripts/ the image does not have: ENOENT).
+      const npxEnv = { ...env, npm_config_offline: "true", npm_config_yes: "false", npm_config_update_notifier: "false" };
+      for (const args of [["--help"], ["sessions", "list", "--json"]]) {
+        const r = spawnSync("setpriv", [`--reuid=${NON_ROOT.uid}`, `--regid=${NON_ROOT.gid}`, "--clear-groups", "npx", "switchboard", ...args], {
+          cwd: app,
+          env: npxEnv,
+          encoding: "utf8",
+          timeout: 60_000,
+        });
+        expect(r.status, `npx switchboard ${args.join(" ")}: ${r.stderr}`).toBe(0);
+        expect(r.stderr).not.toMatch(/ENOENT|npm (warn|error)/);
+      }
+      const npmDir = path.join(env.HOME!, ".npm");
+      expect(fs.existsSync(npmDir) ? fs.readdirSync(npmDir) : []).not.toContain("_npx");
       expect(fs.existsSync(inside(root, dbUrl.slice("file:".length)))).toBe(true);
       const rssMb = Number(/VmRSS:\s+(\d+)/.exec(status)![1]) / 1024;
       console.log(`runtime: ready ${Math.round(readyMs)} ms after spawn, RSS ${Math.round(rssMb)} MB`);

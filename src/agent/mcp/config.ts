@@ -7,6 +7,7 @@
  */
 import { readFileSync } from "node:fs";
 import { z } from "zod";
+import { namedIssue } from "../../validation-message.js";
 import { TOOL_POLICIES, type PolicyRule } from "../tool-policy.js";
 
 const Policy = z.enum(TOOL_POLICIES);
@@ -67,9 +68,9 @@ export class McpConfigError extends Error {
 export function parseMcpConfig(json: unknown, where = "MCP_CONFIG"): McpConfig {
   const r = File.safeParse(json);
   if (!r.success) {
-    const i = r.error.issues[0]!;
+    const i = namedIssue(r.error.issues)!;
     throw new McpConfigError(
-      `${where} is invalid at ${i.path.join(".") || "the top level"}: ${i.message}. Expected {"mcpServers": {"<name>": {"command": "...", "args": []} or {"url": "https://..."}}}.`,
+      `${where} is invalid at ${i.path || "the top level"}: ${i.message}. Expected {"mcpServers": {"<name>": {"command": "...", "args": []} or {"url": "https://..."}}}.`,
     );
   }
   const servers: McpServerConfig[] = [];

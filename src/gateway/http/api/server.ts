@@ -3,6 +3,7 @@ import type { Env, MiddlewareHandler } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { Logger } from "../../../log.js";
 import { errInfo } from "../../../log.js";
+import { namedIssue } from "../../../validation-message.js";
 import type { HttpHandler, HttpRequest, HttpResponse, RouteOptions } from "../../adapter.js";
 import { ErrorBody, OpenApiDocument, withSharedRefusals } from "./openapi.js";
 import { ALL_SCOPES, type ApiPrincipal, type ApiTokens, type Scope } from "./tokens.js";
@@ -29,7 +30,8 @@ export interface ApiServerOptions {
 export const validationHook: Hook<unknown, ApiEnv, string, unknown> = (result, c) => {
   if (result.success) return;
   const issues = result.error.issues.slice(0, 10).map((i) => ({ path: i.path.map(String).join("."), message: i.message }));
-  const first = issues[0];
+  // The first problem, with a union's closest branch and a misspelt field named (src/validation-message.ts).
+  const first = namedIssue(result.error.issues);
   return c.json({ error: first ? `invalid request: ${first.path || "body"}: ${first.message}` : "invalid request", issues }, 400);
 };
 

@@ -209,7 +209,7 @@ function wrap(tokens: Token[] | undefined, d: Dialect, f: (s: string) => string)
  */
 export function withMark(mark: string | undefined, rendered: string): string {
   if (!mark) return rendered;
-  return /^(```|>|&gt;|#|[-•◦▪] |\d+\. |<pre|<blockquote)/.test(rendered) ? `${mark}\n${rendered}` : `${mark} ${rendered}`;
+  return /^(```|>|&gt;|#|[-\u2022\u25e6\u25aa] |\d+\. |<pre|<blockquote)/.test(rendered) ? `${mark}\n${rendered}` : `${mark} ${rendered}`;
 }
 
 /** The text of inline tokens, without any formatting. */

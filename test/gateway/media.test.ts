@@ -20,6 +20,7 @@ import { FakeSlack } from "../fakes/slack.js";
 import { FakeTelegram } from "../fakes/telegram.js";
 import { eventually, startApp } from "../support/app.js";
 import { capturedLogger } from "../reliability/helpers.js";
+import { unmarked } from "../support/notices.js";
 
 const PNG = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 0x0d, 0x49, 0x48, 0x44, 0x52]), Buffer.alloc(200, 7)]);
 const OGG = Buffer.concat([Buffer.from("OggS\0\x02", "binary"), Buffer.alloc(300, 1)]);
@@ -73,7 +74,7 @@ describe("images reach a vision model as image parts (MODEL_VISION=true)", () =>
     const { tg, app, alice, dm } = await telegram(modelEnv(ai, { MODEL_VISION: "true" }));
     tg.photo({ chat: dm, from: alice, caption: "what is this?", data: PNG });
     await eventually(
-      () => tg.sent({ chatId: dm.id }).map((m) => m.text),
+      () => tg.sent({ chatId: dm.id }).map((m) => unmarked(m.text)),
       (t) => t.includes("A test pattern."),
       15_000,
       "the answer",
@@ -93,7 +94,7 @@ describe("images reach a vision model as image parts (MODEL_VISION=true)", () =>
     const { tg, app, alice, dm } = await telegram(modelEnv(ai, { MODEL_VISION: "true", IMAGE_MAX_BYTES: "4096" }));
     tg.photo({ chat: dm, from: alice, data: Buffer.concat([PNG, Buffer.alloc(10_000)]) });
     const [reply] = await eventually(
-      () => tg.sent({ chatId: dm.id }).map((m) => m.text),
+      () => tg.sent({ chatId: dm.id }).map((m) => unmarked(m.text)),
       (t) => t.length >= 1,
       15_000,
       "the reply",
@@ -112,7 +113,7 @@ describe("images reach a vision model as image parts (MODEL_VISION=true)", () =>
     const { tg, alice, dm } = await telegram(modelEnv(ai, { MODEL_VISION: "true" }));
     tg.photo({ chat: dm, from: alice, caption: "see?", data: Buffer.from("<html><body>not a picture</body></html>") });
     const replies = await eventually(
-      () => tg.sent({ chatId: dm.id }).map((m) => m.text),
+      () => tg.sent({ chatId: dm.id }).map((m) => unmarked(m.text)),
       (t) => t.length >= 2,
       15_000,
       "two replies",
@@ -151,7 +152,7 @@ describe("images reach a vision model as image parts (MODEL_VISION=true)", () =>
     const dm = dc.dmChannel(alice);
     dc.userMessage({ channel: dm, author: alice, content: "", attachments: [{ filename: "cat.png", content_type: "image/png", data: PNG }] });
     await eventually(
-      () => dc.sent({ channelId: dm.id }).map((m) => m.content),
+      () => dc.sent({ channelId: dm.id }).map((m) => unmarked(m.content)),
       (t) => t.includes("Nice picture."),
       15_000,
       "the answer",
@@ -177,7 +178,7 @@ describe("images reach a vision model as image parts (MODEL_VISION=true)", () =>
     const post = async (body: object) => expect((await sl.postEvent(`${url}/slack/events`, body)).status).toBe(200);
     await post(sl.events.message({ channel, user, text: "look", extra: { files: [sl.files.add({ name: "chart.png", mimetype: "image/png", data: PNG })] } }));
     await eventually(
-      () => sl.sent({ channel }).map((m) => m.text),
+      () => sl.sent({ channel }).map((m) => unmarked(m.text)),
       (t) => t.includes("I see a file."),
       15_000,
       "the first answer",
@@ -189,7 +190,7 @@ describe("images reach a vision model as image parts (MODEL_VISION=true)", () =>
     sl.scopes = sl.scopes.filter((s) => s !== "files:read");
     await post(sl.events.message({ channel, user, text: "and this?", extra: { files: [sl.files.add({ name: "b.png", mimetype: "image/png", data: PNG })] } }));
     const replies = await eventually(
-      () => sl.sent({ channel }).map((m) => m.text),
+      () => sl.sent({ channel }).map((m) => unmarked(m.text)),
       (t) => t.length >= 3,
       15_000,
       "the second answer and the notice",
@@ -233,7 +234,7 @@ describe("attachments that point elsewhere", () => {
       attachments: [{ filename: "y.png", content_type: "image/png", url: signed.replace(/hm=[0-9a-f]+/, "hm=00") }],
     });
     const replies = await eventually(
-      () => dc.sent({ channelId: dm.id }).map((m) => m.content),
+      () => dc.sent({ channelId: dm.id }).map((m) => unmarked(m.content)),
       (t) => t.length >= 4,
       15_000,
       "the second answer and notice",
@@ -263,7 +264,7 @@ describe("attachments that point elsewhere", () => {
       extra: { flags: 8192 },
     });
     await eventually(
-      () => dc.sent({ channelId: dm.id }).map((m) => m.content),
+      () => dc.sent({ channelId: dm.id }).map((m) => unmarked(m.content)),
       (t) => t.includes("Noon it is."),
       15_000,
       "the answer",
@@ -281,7 +282,7 @@ describe("voice notes (TRANSCRIBE_MODEL)", () => {
     const { tg, app, alice, dm } = await telegram(modelEnv(ai, { TRANSCRIBE_MODEL: "whisper-1" }));
     tg.voice({ chat: dm, from: alice, data: OGG, duration: 2 });
     await eventually(
-      () => tg.sent({ chatId: dm.id }).map((m) => m.text),
+      () => tg.sent({ chatId: dm.id }).map((m) => unmarked(m.text)),
       (t) => t.includes("Noted: milk."),
       15_000,
       "the answer",
@@ -310,7 +311,7 @@ describe("voice notes (TRANSCRIBE_MODEL)", () => {
     const clip = sl.files.add({ name: "audio_message.webm", mimetype: "audio/webm", data: WEBM, audioClip: true });
     await sl.postEvent(`${url}/slack/events`, sl.events.message({ channel: "D0CLIP001", user: "U0CLIP001", text: "", extra: { files: [clip] } }));
     await eventually(
-      () => sl.sent({ channel: "D0CLIP001" }).map((m) => m.text),
+      () => sl.sent({ channel: "D0CLIP001" }).map((m) => unmarked(m.text)),
       (t) => t.includes("Shipping."),
       15_000,
       "the answer",
@@ -329,7 +330,7 @@ describe("voice notes (TRANSCRIBE_MODEL)", () => {
     const { tg, app, alice, dm } = await telegram(modelEnv(ai));
     tg.voice({ chat: dm, from: alice, data: OGG });
     const [reply] = await eventually(
-      () => tg.sent({ chatId: dm.id }).map((m) => m.text),
+      () => tg.sent({ chatId: dm.id }).map((m) => unmarked(m.text)),
       (t) => t.length >= 1,
       15_000,
       "the reply",
@@ -346,7 +347,7 @@ describe("voice notes (TRANSCRIBE_MODEL)", () => {
     const { tg, alice, dm } = await telegram(modelEnv(ai, { TRANSCRIBE_MODEL: "whisper-1" }));
     tg.voice({ chat: dm, from: alice, data: OGG });
     const [reply] = await eventually(
-      () => tg.sent({ chatId: dm.id }).map((m) => m.text),
+      () => tg.sent({ chatId: dm.id }).map((m) => unmarked(m.text)),
       (t) => t.length >= 1,
       15_000,
       "the reply",

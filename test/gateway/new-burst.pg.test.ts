@@ -23,6 +23,7 @@ import { FakeTelegram } from "../fakes/telegram.js";
 import { eventually, startApp } from "../support/app.js";
 import { MemoryAdapter } from "../support/memory-adapter.js";
 import type { TestProvider } from "../support/db.js";
+import { unmarked } from "../support/notices.js";
 
 const N = 20;
 const cleanups: Array<() => Promise<void>> = [];
@@ -49,7 +50,7 @@ async function expectOneRotation(
   chatSessions: () => Promise<Info[]>,
 ): Promise<{ fresh: number; already: number; sessions: number }> {
   const all = await eventually(replies, (r) => r.filter((t) => /fresh session/.test(t)).length >= N, 30_000, `${N} answers to /new`);
-  const fresh = all.filter((t) => /^Started a fresh session/.test(t)).length;
+  const fresh = all.filter((t) => /^Started a fresh session/.test(unmarked(t))).length;
   const already = all.filter((t) => t === "A fresh session was already started.").length;
   const sessions = await chatSessions();
   // The conversation's first session, and its one successor.
@@ -240,7 +241,7 @@ describe("a burst of /new rotates once", () => {
         30_000,
         "every answer",
       );
-      expect(replies.map((r) => (r.startsWith("Started a fresh session") ? "NEW" : r))).toEqual([
+      expect(replies.map((r) => (unmarked(r).startsWith("Started a fresh session") ? "NEW" : r))).toEqual([
         "echo: hold",
         "NEW",
         "echo: one",

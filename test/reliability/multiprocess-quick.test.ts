@@ -2,6 +2,7 @@ import type { ChildProcess } from "node:child_process";
 import { afterAll, describe, expect, it } from "vitest";
 import { startSharedCluster } from "../support/gateway-processes.js";
 import type { LoopbackPlatform } from "../support/loopback-platform.js";
+import { unmarked } from "../support/notices.js";
 
 /**
  * Three gateway processes on one PostgreSQL database behind a round-robin
@@ -60,7 +61,7 @@ describe("several gateway processes on one PostgreSQL database", () => {
     for (let c = 0; c < CHATS; c++) {
       const replies = platform.messages.filter((m) => m.chatId === `c${c}`).map((m) => m.text);
       const expected = Array.from({ length: PER_CHAT }, (_, i) => (isNew(c, i) ? "NEW" : `echo: msg ${c}-${i}`));
-      const got = replies.map((t) => (t.startsWith("Started a fresh session") ? "NEW" : t));
+      const got = replies.map((t) => (unmarked(t).startsWith("Started a fresh session") ? "NEW" : t));
       missing += expected.filter(
         (e, i) => !got.includes(e) && !(e === "NEW" && got.filter((g) => g === "NEW").length >= expected.slice(0, i + 1).filter((x) => x === "NEW").length),
       ).length;

@@ -6,6 +6,7 @@
 import type { FakeDiscord } from "../fakes/discord.js";
 import type { FakeSlack } from "../fakes/slack.js";
 import type { FakeTelegram } from "../fakes/telegram.js";
+import { unmarked } from "../support/notices.js";
 import type { Chat, Platform } from "./multiprocess-traffic.js";
 
 export interface Reply {
@@ -24,7 +25,8 @@ export function collectReplies(f: { tg: FakeTelegram; slack: FakeSlack; dc: Fake
 
 export type Token = { seq: number } | "new" | "already" | "other";
 
-export function classify(text: string): Token {
+export function classify(shown: string): Token {
+  const text = unmarked(shown);
   const echo = /^echo: .*#(\d+)\s*$/.exec(text);
   if (echo) return { seq: Number(echo[1]) };
   if (text.startsWith("Started a fresh session")) return "new";

@@ -4,7 +4,6 @@
  * port, /healthz details, 413s the client reads, HEAD and 405, JSON errors
  * with request ids, console text cut to MAX_INBOUND_CHARS, and retention.
  */
-import http from "node:http";
 import net from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { ConfigError, loadConfig } from "../../src/config.js";
@@ -12,6 +11,7 @@ import { Retention } from "../../src/gateway/retention.js";
 import { silentLogger } from "../../src/log.js";
 import { DeliveryStore, InboundStore } from "../../src/store/index.js";
 import { eventually, startConsoleApp, type ConsoleApp } from "../console/app.js";
+import { request } from "./http-request.js";
 
 const TOKEN = "t0ken-for-tests-0123456789abcdef";
 
@@ -20,36 +20,6 @@ afterEach(async () => {
   await running?.stop();
   running = undefined;
 });
-
-interface Answer {
-  status: number;
-  headers: http.IncomingHttpHeaders;
-  body: string;
-}
-
-/** node:http, because fetch may not set Host. SSE answers are cut after the headers. */
-function request(base: string, p: string, o: { method?: string; headers?: Record<string, string>; body?: string | Buffer } = {}): Promise<Answer> {
-  // A gateway bound to 0.0.0.0 is reached on 127.0.0.1 (0.0.0.0 is no Host an operator page accepts).
-  const u = new URL(base.replace("//0.0.0.0:", "//127.0.0.1:"));
-  return new Promise((resolve, reject) => {
-    const req = http.request(
-      { host: u.hostname, port: u.port, path: p, method: o.method ?? "GET", headers: { connection: "close", ...o.headers }, agent: false },
-      (res) => {
-        let body = "";
-        if (String(res.headers["content-type"]).startsWith("text/event-stream")) {
-          resolve({ status: res.statusCode!, headers: res.headers, body });
-          res.destroy();
-          return;
-        }
-        res.on("data", (d) => (body += d));
-        res.on("end", () => resolve({ status: res.statusCode!, headers: res.headers, body }));
-      },
-    );
-    req.on("error", reject);
-    req.setTimeout(10_000, () => req.destroy(new Error(`no answer to ${p}`)));
-    req.end(o.body);
-  });
-}
 
 const consoleMessage = (text = "hi", sender = "alice") => JSON.stringify({ chat: { type: "private" }, sender: { id: sender, name: sender }, text });
 

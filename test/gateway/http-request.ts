@@ -9,7 +9,7 @@ export interface Answer {
 export interface RequestOptions {
   method?: string;
   headers?: Record<string, string>;
-  body?: string;
+  body?: string | Buffer;
   /** The client's own address (127.0.0.2 is another loopback client on Linux). */
   localAddress?: string;
 }

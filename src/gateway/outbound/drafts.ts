@@ -98,7 +98,7 @@ export class Drafts {
     const room = a.adapter.limits.maxTextLength - STOPPED_MARK.length;
     // All the turn streamed, not only the last edit (which runs at the adapter's pace): a turn cut by /stop keeps
     // that text in its transcript, so the chat shows the same.
-    const latest = chunksOf(a.adapter, draft.text)[0] ?? draft.shown;
+    const latest = this.#render(a.adapter, draft.text)?.[0] ?? draft.shown;
     const shown = latest.length > room ? `${latest.slice(0, Math.max(0, room - 1))}…` : latest;
     const text = `${shown}${STOPPED_MARK}`;
     try {

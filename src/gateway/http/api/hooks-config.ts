@@ -1,6 +1,7 @@
 import fs from "node:fs";
 import { z } from "zod";
 import { conversationRefSchema, type ConversationRef } from "../../proactive/conversation-ref.js";
+import { namedIssue } from "../../../validation-message.js";
 
 /**
  * HOOKS_CONFIG: inbound webhooks (POST /hooks/<name>). Either a path to a
@@ -80,8 +81,8 @@ export function parseHooksConfig(value: string | undefined): HookSpec[] {
   }
   const r = hooksSchema.safeParse(json);
   if (!r.success) {
-    const issue = r.error.issues[0]!;
-    throw new HooksConfigError(`hook ${issue.path.map(String).join(".")}: ${issue.message}`);
+    const issue = namedIssue(r.error.issues)!;
+    throw new HooksConfigError(`hook ${issue.path}: ${issue.message}`);
   }
   return Object.entries(r.data).map(([name, h]) => {
     if (!NAME.test(name)) throw new HooksConfigError(`hook name ${JSON.stringify(name.slice(0, 70))} must be 1-64 characters of a-z, 0-9, _ and -`);

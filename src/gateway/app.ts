@@ -27,6 +27,7 @@ import { Retention } from "./retention.js";
 import { GatewayLedger } from "./ledger.js";
 import { GatewayMetrics } from "./metrics.js";
 import { Outbound } from "./outbound/outbound.js";
+import { passesDmPolicy } from "./inbound/access.js";
 import { Pairing } from "./inbound/pairing.js";
 import { SentLog } from "./outbound/sent-log.js";
 import { sqliteFile } from "../store/db.js";
@@ -126,7 +127,18 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
   });
   const processId = randomUUID();
   let gatewayRef: Gateway | undefined;
-  const tooling = configuredTooling(config, { db, kv, mcpConfig: opts.mcpConfig, processId, log, metrics, adapters: () => gatewayRef?.adapters ?? [] });
+  const adapters = () => gatewayRef?.adapters ?? [];
+  const access = new AccessStore(db);
+  // Asked only when someone other than an admin decides a tool call, not for every message.
+  const mayApprove = (who: { platform: string; botId: string; senderId: string }) =>
+    passesDmPolicy(
+      who,
+      config,
+      access,
+      adapters().find((a) => a.platform === who.platform && a.botId === who.botId),
+      false,
+    );
+  const tooling = configuredTooling(config, { db, kv, mcpConfig: opts.mcpConfig, processId, log, metrics, adapters, mayApprove });
   const jobs = jobService(db, { registry, kv, identities, config, now: opts.jobClock });
   const withTools = agentWithTools({ agentFactory, tooling, registry, transcript, jobs, maxToolRounds: config.TOOL_MAX_ROUNDS });
   const runner = new Runner({
@@ -157,7 +169,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
       (platform, botId): FileSource | undefined => gateway.adapters.find((a: Adapter) => a.platform === platform && a.botId === botId)?.files,
     ),
   });
-  const pairing = new Pairing(new AccessStore(db));
+  const pairing = new Pairing(access);
   const commands = chatCommands(config, { transcript, personas: personaRegistry, pairing, tooling, jobs, offered: withTools.offered });
   registerInterceptors(runner, tooling, commands, config);
 

@@ -9,7 +9,7 @@ import { resolvePolicy, type PolicyChat, type ToolPolicy } from "../agent/tool-p
 import { loadMcpConfig, type McpConfig } from "../agent/mcp/config.js";
 import type { McpHub, ServerStatus } from "../agent/mcp/hub.js";
 import type { Logger } from "../log.js";
-import { ApprovalService, APPROVAL_ID, type Approvers } from "../runtime/approvals/service.js";
+import { ApprovalService, APPROVAL_ID, type ApprovalServiceOptions, type Approvers } from "../runtime/approvals/service.js";
 import { cardText, plainCard, type ApprovalCard } from "../runtime/approvals/card.js";
 import type { CommandSpec } from "../runtime/commands/index.js";
 import { parseCommand } from "../runtime/commands/parse.js";
@@ -26,6 +26,8 @@ export interface ToolingOptions {
   /** Instead of a file (tests). */
   mcpConfig?: McpConfig;
   approvers: Approvers;
+  /** Whether a sender passes the DM policy, so may decide a tool call (ApprovalServiceOptions.mayApprove). */
+  mayApprove: ApprovalServiceOptions["mayApprove"];
   approvalTimeoutMs: number;
   toolTimeoutMs: number;
   store: ApprovalStore;
@@ -55,6 +57,7 @@ export class Tooling {
       owner: opts.owner,
       timeoutMs: opts.approvalTimeoutMs,
       approvers: opts.approvers,
+      mayApprove: opts.mayApprove,
       log: opts.log,
       ...(opts.shared && { pollMs: 1_000 }),
       ...(opts.onDecision && { onDecision: opts.onDecision }),
@@ -133,7 +136,6 @@ export class Tooling {
           senderId: event.origin.senderId,
           ...(event.origin.senderName && { senderName: event.origin.senderName }),
           isAdmin: event.isAdmin ?? false,
-          trusted: event.trusted ?? false,
         });
         // A pairing code that happens to look like an id is still a pairing code for an operator.
         if (!r.ok && cmd.name === "approve" && event.isAdmin && /^There is no approval/.test(r.text)) return event;

@@ -66,12 +66,6 @@ interface InBase {
   receivedAt: Date;
   /** The sender may run admin commands. */
   isAdmin?: boolean;
-  /**
-   * The sender passes the DM policy (paired, allowlisted, DM_POLICY=open, an
-   * admin), computed by the gateway: only such a sender may decide a tool
-   * call, in any chat. Unset: not trusted.
-   */
-  trusted?: boolean;
   /** The bot's own username, so `/cmd@otherbot` can be told apart. */
   botUsername?: string;
 }

@@ -6,7 +6,8 @@ import { messages } from "./messages.js";
 import { groupPolicy, listed, listedGroup } from "./policy.js";
 import type { GatewayPolicy } from "./gateway.js";
 
-type Sender = Pick<InboundEnvelope, "platform" | "botId" | "senderId">;
+/** Who a check is about: a sender on one platform and bot (an envelope's, or a click's). */
+type Sender = { platform: string; botId: string; senderId: string };
 
 /**
  * Whether the sender passes the DM policy on their own account: DM_POLICY

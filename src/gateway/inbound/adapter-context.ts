@@ -1,6 +1,5 @@
 import type { Adapter, AdapterContext } from "../adapter.js";
 import type { GatewayDeps } from "./gateway.js";
-import { passesDmPolicy } from "./access.js";
 import { listed } from "./policy.js";
 
 /**
@@ -24,18 +23,12 @@ export function adapterContext(adapter: Adapter, deps: GatewayDeps, intake: Pick
     },
     log: deps.log.child({ platform: adapter.platform }),
     reportError: (where) => deps.metrics.internalErrors.inc({ where: `${adapter.platform}:${where}` }),
-    approvalClick: async (c) => {
-      if (!deps.onApprovalClick) return { ok: false, text: "Approvals are not enabled here." };
-      const isAdmin = listed(deps.policy.ADMIN_USERS, { platform: adapter.platform, senderId: c.senderId });
-      // Whoever clicks must pass the DM policy on their own account, in any chat (APPROVERS narrows it further).
-      const trusted = await passesDmPolicy(
-        { platform: adapter.platform, botId: adapter.botId, senderId: c.senderId },
-        deps.policy,
-        deps.pairing.store,
-        adapter,
-        isAdmin,
-      );
-      return deps.onApprovalClick({ ...c, platform: adapter.platform, botId: adapter.botId, isAdmin, trusted });
-    },
+    approvalClick: async (c) =>
+      deps.onApprovalClick?.({
+        ...c,
+        platform: adapter.platform,
+        botId: adapter.botId,
+        isAdmin: listed(deps.policy.ADMIN_USERS, { platform: adapter.platform, senderId: c.senderId }),
+      }) ?? { ok: false, text: "Approvals are not enabled here." },
   };
 }

@@ -8,7 +8,7 @@ import type { Adapter } from "../adapter.js";
 import type { InboundEnvelope } from "../contract.js";
 import type { GatewayLedger } from "../ledger.js";
 import type { Outbound } from "../outbound/outbound.js";
-import { dmRefusal, groupAdmitted, passesDmPolicy } from "./access.js";
+import { dmRefusal, groupAdmitted } from "./access.js";
 import { identify } from "./conversation.js";
 import { applyChange } from "./edits.js";
 import type { GatewayPolicy } from "./gateway.js";
@@ -95,8 +95,6 @@ export async function dispatch(deps: DispatchDeps, env: InboundEnvelope, inbound
     await reply(deps, env, inboundId, refusal);
     return;
   }
-  // A private chat that got here passed the DM policy; a group's sender is asked, for approving tool calls.
-  const trusted = env.chatKind === "private" || (await passesDmPolicy(env, policy, deps.pairing.store, adapter, isAdmin));
   const length = env.textLength ?? env.text.length;
   if (length > policy.MAX_INBOUND_CHARS) {
     await reply(deps, env, inboundId, messages.tooLong(length, policy.MAX_INBOUND_CHARS));
@@ -125,7 +123,6 @@ export async function dispatch(deps: DispatchDeps, env: InboundEnvelope, inbound
     inboundId,
     receivedAt: new Date(),
     isAdmin,
-    trusted,
     botUsername: adapter?.botUsername,
   };
   if (deps.stopping()) return undefined;

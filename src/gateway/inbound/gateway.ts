@@ -57,9 +57,7 @@ export interface GatewayDeps {
   /** Every chat command name and alias, operator-only ones included (for umbrella commands such as Slack's /switchboard). */
   commandNames?: ReadonlyArray<string>;
   /** Clicks on approval cards (src/runtime/approvals). */
-  onApprovalClick?: (
-    click: ApprovalClickInput & { platform: string; botId: string; isAdmin: boolean; trusted: boolean },
-  ) => Promise<{ ok: boolean; text: string }>;
+  onApprovalClick?: (click: ApprovalClickInput & { platform: string; botId: string; isAdmin: boolean }) => Promise<{ ok: boolean; text: string }>;
   /** With SHARED_DATABASE: conversation leases, and this process's id as their owner. */
   leases?: LeaseStore;
   processId?: string;

@@ -26,7 +26,7 @@ export function listedGroup(list: readonly string[], env: { platform: string; ch
 }
 
 /** `platform:senderId` entries (ALLOW_FROM, ADMIN_USERS) name a sender on one platform; `*` allows everyone. */
-export function listed(list: readonly string[], env: Pick<InboundEnvelope, "platform" | "senderId">): boolean {
+export function listed(list: readonly string[], env: { platform: string; senderId: string }): boolean {
   return list.includes("*") || list.includes(`${env.platform}:${env.senderId}`);
 }
 

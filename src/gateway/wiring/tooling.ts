@@ -4,7 +4,7 @@ import type { McpConfig } from "../../agent/mcp/index.js";
 import { ApprovalStore, type Database, type KvStore } from "../../store/index.js";
 import type { Adapter } from "../adapter.js";
 import type { GatewayMetrics } from "../metrics.js";
-import { Tooling } from "../tooling.js";
+import { Tooling, type ToolingOptions } from "../tooling.js";
 
 /** The tools, MCP servers and approvals as the configuration sets them (MCP_CONFIG, APPROVERS, the timeouts). */
 export function configuredTooling(
@@ -18,6 +18,8 @@ export function configuredTooling(
     log: Logger;
     metrics: GatewayMetrics;
     adapters: () => readonly Adapter[];
+    /** Whether a sender passes the DM policy (inbound/access.ts passesDmPolicy), asked when someone decides a tool call. */
+    mayApprove: ToolingOptions["mayApprove"];
   },
 ): Tooling {
   return new Tooling({
@@ -32,6 +34,7 @@ export function configuredTooling(
     shared: config.SHARED_DATABASE,
     log: deps.log,
     adapters: deps.adapters,
+    mayApprove: deps.mayApprove,
     onDecision: (status) => deps.metrics.approvals.inc({ outcome: status }),
   });
 }

@@ -43,12 +43,6 @@ export interface ApprovalClick {
   senderName?: string;
   /** Listed in ADMIN_USERS. */
   isAdmin: boolean;
-  /**
-   * Passes the DM policy (paired, allowlisted, DM_POLICY=open, or an admin),
-   * as the gateway judged it. Whatever APPROVERS says, nobody else decides:
-   * a stranger in an open group may not approve even their own call.
-   */
-  trusted: boolean;
 }
 
 /** What the clicker is told (privately where the platform can: an alert, an ephemeral message). */
@@ -68,6 +62,13 @@ export interface ApprovalServiceOptions {
   log?: Logger;
   /** Several processes share the database: a waiter also polls its row, since the click may land on another process. */
   pollMs?: number;
+  /**
+   * Whether the clicker passes the DM policy (paired, allowlisted,
+   * DM_POLICY=open), as the gateway judges it, asked only when someone other
+   * than an admin decides. Whatever APPROVERS says, nobody else decides: a
+   * stranger in an open group may not approve even their own call.
+   */
+  mayApprove: (who: Pick<ApprovalClick, "platform" | "botId" | "senderId">) => Promise<boolean>;
   /** Counted in /metrics: decisions by outcome ("too_long": arguments too long to show, denied without asking). */
   onDecision?: (status: ApprovalStatus | "refused" | "too_long") => void;
 }
@@ -223,7 +224,7 @@ export class ApprovalService {
     // Another chat's approval reads as unknown: no oracle for ids elsewhere.
     if (!rec || rec.platform !== c.platform || rec.botId !== c.botId || rec.chatId !== c.chatId)
       return { ok: false, text: `There is no approval ${c.id} in this chat.` };
-    if (!c.trusted && !c.isAdmin) {
+    if (!c.isAdmin && !(await this.opts.mayApprove(c))) {
       this.opts.onDecision?.("refused");
       return {
         ok: false,

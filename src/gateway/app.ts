@@ -158,7 +158,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
     onRotated: reflector.onRotated,
     // A failing commit is retried until its event's TTL (durable-commit.ts); without a known event, not at all.
     commitDeadline: (ids) => {
-      const t = ids.map((id) => ledger.occurredAt.get(id)).find((v) => v !== undefined);
+      const t = ids.map((id) => gatewayRef?.occurredAt(id)).find((v) => v !== undefined);
       return t === undefined ? undefined : t + config.INBOUND_TTL;
     },
     onCommitError: () => metrics.internalErrors.inc({ where: "turn-commit" }),

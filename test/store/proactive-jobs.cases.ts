@@ -46,7 +46,7 @@ export function proactiveAndJobCases(provider: TestProvider, open: () => Promise
         eventId: null,
         envelope: null,
       };
-      const delivery = { address: "{}", text: "hi", expiresAt: new Date(Date.now() + 60_000) };
+      const delivery = { address: { platform: "telegram", botId: "b", chatId: "c" }, text: "hi", expiresAt: new Date(Date.now() + 60_000) };
       const [a, b] = await Promise.all([s.accept(m, { delivery }), s.accept(m, { delivery })]);
       expect([a.created, b.created].sort()).toEqual([false, true]);
       expect(a.record.id).toBe(b.record.id);

@@ -123,7 +123,7 @@ export class Gateway {
     try {
       await this.deps.outbound.queueUnsent();
       // Shared mode: events left by any process are found by the sweeper, under leases.
-      if (!this.#shared) await replayUnhandled(this.#recordedDeps(), (env, rec) => this.#enqueue(env, rec.id, rec.occurredAt.getTime()));
+      if (!this.#shared) await replayUnhandled(this.#recordedDeps(), (env, rec) => this.#enqueue(env, rec.id));
       await this.#startAdapters();
     } finally {
       open();
@@ -189,7 +189,7 @@ export class Gateway {
           this.#arrivals.add(id, env);
           this.#drainer!.kick(conversation);
         }
-      : () => this.#enqueue(env, id, env.occurredAt.getTime(), this.#recording.earlier(conversation));
+      : () => this.#enqueue(env, id, this.#recording.earlier(conversation));
     const batch = this.#batch.getStore();
     if (batch) batch.push(start);
     else start();
@@ -203,7 +203,6 @@ export class Gateway {
   async #take(rec: InboundRecord): Promise<{ done: Promise<unknown> } | undefined> {
     const env = await readRecorded(this.#recordedDeps(), rec);
     if (typeof env === "string") return undefined;
-    this.deps.ledger.occurredAt.set(rec.id, rec.occurredAt.getTime());
     if (!this.#arrivals.has(rec.id)) this.#arrivals.add(rec.id, env);
     const handle = await this.#dispatch(env, rec.id).catch((err: unknown) => {
       this.#arrivals.forget(rec.id);
@@ -217,10 +216,14 @@ export class Gateway {
     return handle ? { done: handle.done } : undefined;
   }
 
-  #enqueue(env: InboundEnvelope, inboundId: string, occurredAt: number, after?: Promise<unknown>): void {
-    this.deps.ledger.occurredAt.set(inboundId, occurredAt);
+  #enqueue(env: InboundEnvelope, inboundId: string, after?: Promise<unknown>): void {
     this.#arrivals.add(inboundId, env);
     void this.#chats.run(chatKey(env), () => this.#handle(env, inboundId), after);
+  }
+
+  /** When an in-flight event happened (its commit is retried until that plus INBOUND_TTL). */
+  occurredAt(inboundId: string): number | undefined {
+    return this.#arrivals.occurredAt(inboundId);
   }
 
   /** Sizes of the per-chat state, for tests and diagnostics: idle, every one is back to its resting size. */

@@ -3,6 +3,7 @@ import type { Conversation, ReplyAddress } from "../../runtime/events.js";
 import { checkTiming, checkTimeZone, describeTiming, formatLocal, nextAfter, TimingError, type Timing } from "../../runtime/jobs/when.js";
 import type { Registry } from "../../session/registry.js";
 import { errors } from "../../session/errors.js";
+import { codecs } from "../../store/codecs.js";
 import type { IdentityStore } from "../../store/identities.js";
 import type { JobRecord, JobStore } from "../../store/jobs.js";
 import type { KvStore } from "../../store/kv.js";
@@ -58,7 +59,7 @@ export const MAX_JOB_TEXT = 4000;
 export const MAX_JOBS_PER_CHAT = 50;
 
 export function viewOf(job: JobRecord, n?: number): JobView {
-  const a = JSON.parse(job.address) as ReplyAddress;
+  const a = codecs.jobAddress.decode(job.address, job.id);
   return {
     id: job.id,
     ...(n !== undefined && { n }),
@@ -147,8 +148,8 @@ export class JobService {
     const job = await this.deps.store.insert({
       id: randomUUID(),
       conversation,
-      target: JSON.stringify(input.target.conversation),
-      address: JSON.stringify(address),
+      target: codecs.jobTarget.encode(input.target.conversation),
+      address: codecs.jobAddress.encode(address),
       platform: address.platform,
       botId: address.botId,
       kind: timing.kind,

@@ -11,6 +11,7 @@ import type { InEvent } from "../../src/runtime/events.js";
 import { FakeOpenAi, textReply } from "../fakes/openai.js";
 import { eventually, startApp } from "../support/app.js";
 import { MemoryAdapter } from "../support/memory-adapter.js";
+import { prisma } from "../support/prisma.js";
 
 let app: App | undefined;
 let ai: FakeOpenAi | undefined;
@@ -41,7 +42,7 @@ describe("who is speaking", () => {
       (n) => n >= 1,
     );
     await eventually(
-      async () => app!.db.read((db) => db.message.count({ where: { role: "user" } })),
+      async () => prisma(app!.db).read((db) => db.message.count({ where: { role: "user" } })),
       (n) => n === 2,
       10_000,
       "both entries",

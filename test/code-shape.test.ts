@@ -11,10 +11,6 @@ import { type CodeShape, codeShape, describeShape, longFunctions } from "../scri
  */
 const PENDING: readonly string[] = [
   "adapters/console/static/console.js",
-  "adapters/discord/sink.ts",
-  "adapters/slack/adapter.ts",
-  "adapters/slack/normalize.ts",
-  "adapters/telegram/sink.ts",
   "src/agent/openai.ts",
   "src/doctor/model.ts",
   "src/doctor/slack.ts",

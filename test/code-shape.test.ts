@@ -11,7 +11,6 @@ import { type CodeShape, codeShape, describeShape, longFunctions } from "../scri
  */
 const PENDING: readonly string[] = [
   "adapters/console/static/console.js",
-  "src/agent/openai.ts",
   "src/doctor/model.ts",
   "src/doctor/slack.ts",
   "src/doctor/telegram.ts",

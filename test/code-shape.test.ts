@@ -11,9 +11,6 @@ import { type CodeShape, codeShape, describeShape, longFunctions } from "../scri
  */
 const PENDING: readonly string[] = [
   "adapters/console/static/console.js",
-  "src/doctor/model.ts",
-  "src/doctor/slack.ts",
-  "src/doctor/telegram.ts",
   "src/gateway/app.ts",
   "src/gateway/jobs/commands.ts",
   "src/gateway/outbound/chunker.ts",

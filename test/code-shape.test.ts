@@ -19,9 +19,7 @@ const PENDING: readonly string[] = [
   "src/runtime/runner.ts",
   "src/runtime/turn.ts",
   "src/session/registry.ts",
-  "src/store/db.ts",
   "src/store/jobs.ts",
-  "src/store/sessions.ts",
 ];
 
 /** `n` lines of statements (no newline after the last). */

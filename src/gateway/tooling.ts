@@ -12,7 +12,6 @@ import type { Logger } from "../log.js";
 import { ApprovalService, APPROVAL_ID, type ApprovalServiceOptions, type Approvers } from "../runtime/approvals/service.js";
 import { cardText, plainCard, type ApprovalCard } from "../runtime/approvals/card.js";
 import type { CommandSpec } from "../runtime/commands/index.js";
-import { parseCommand } from "../runtime/commands/parse.js";
 import type { ReplyAddress } from "../runtime/events.js";
 import type { AgentContext, Interceptor } from "../runtime/runner.js";
 import type { ApprovalHandler } from "../agent/tools.js";
@@ -120,7 +119,7 @@ export class Tooling {
   interceptor(): Interceptor {
     return async (event, ctx) => {
       if (event.type !== "message") return event;
-      const cmd = parseCommand(event.text);
+      const cmd = event.command;
       if (!cmd) return event;
       if (cmd.name === "stop" || cmd.name === "new" || cmd.name === "reset") {
         await this.approvals.cancelSession(ctx.session.id, `/${cmd.name}`);

@@ -1,3 +1,5 @@
+import type { ParsedCommand } from "./commands/parse.js";
+
 /**
  * Events in and out of a live session. Replies carry the reply address of the
  * event that caused them, so they go back to the chat they came from.
@@ -74,6 +76,12 @@ export type InEvent =
   | (InBase & {
       type: "message";
       text: string;
+      /**
+       * The slash command the text is, parsed once where the envelope became
+       * this event (src/gateway/inbound/dispatch.ts); every later reader (the
+       * approval ids, the commands) reads this, never the text again.
+       */
+      command?: ParsedCommand;
       attachments?: AttachmentInfo[];
       /** false: record it as context (an unaddressed group message) but do not answer. */
       respond: boolean;

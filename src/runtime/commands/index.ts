@@ -329,7 +329,7 @@ export function commandInterceptor(opts: CommandOptions): Interceptor & { comman
 
   const interceptor = async (event: InEvent, ctx: InterceptContext): Promise<InEvent | null> => {
     if (event.type !== "message") return event;
-    const cmd: ParsedCommand | undefined = parseCommand(event.text);
+    const cmd = event.command;
     if (!cmd) return event;
     if (addressedElsewhere(cmd, event.botUsername)) return null;
     if (!event.respond && !cmd.target) return event; // an unaddressed command in a gated group is just context

@@ -117,13 +117,12 @@ export class Tooling {
    * and /stop, /new and /reset cancel what the session waits on.
    */
   interceptor(): Interceptor {
-    return async (event, ctx) => {
-      if (event.type !== "message") return event;
+    return async (event, ctx, next) => {
       const cmd = event.command;
-      if (!cmd) return event;
+      if (!cmd) return next();
       if (cmd.name === "stop" || cmd.name === "new" || cmd.name === "reset") {
         await this.approvals.cancelSession(ctx.session.id, `/${cmd.name}`);
-        return event;
+        return next();
       }
       if ((cmd.name === "approve" || cmd.name === "deny") && APPROVAL_ID.test(cmd.args.toLowerCase())) {
         const r = await this.approvals.click({
@@ -137,11 +136,11 @@ export class Tooling {
           isAdmin: event.isAdmin ?? false,
         });
         // A pairing code that happens to look like an id is still a pairing code for an operator.
-        if (!r.ok && cmd.name === "approve" && event.isAdmin && /^There is no approval/.test(r.text)) return event;
+        if (!r.ok && cmd.name === "approve" && event.isAdmin && /^There is no approval/.test(r.text)) return next();
         ctx.notify(r.ok ? "success" : "error", r.text);
-        return null;
+        return;
       }
-      return event;
+      return next();
     };
   }
 

@@ -3,40 +3,17 @@ import type { PersonaRegistry } from "../../agent/personas.js";
 import { isSessionError } from "../../session/errors.js";
 import type { Info } from "../../session/info.js";
 import type { TranscriptStore } from "../../store/transcript.js";
-import type { InEvent, MessageEvent, Severity } from "../events.js";
+import type { MessageEvent, Severity } from "../events.js";
+import type { ConversationCapabilities, Interceptor } from "../interceptors.js";
 import type { LiveSession } from "../live-session.js";
-import type { InterceptContext, Interceptor, Runner } from "../runner.js";
 import { addressedElsewhere, parseCommand, type ParsedCommand } from "./parse.js";
 
 export type CommandAccess = "anyone" | "admin";
 
-/**
- * What a command may do beyond its own session's settings: narrow
- * capabilities over the conversation, never the whole Runner.
- */
-export interface CommandCapabilities {
-  /** This chat's sessions, most recent first (private: user + channel; group: the group). */
-  sessions(limit?: number): Promise<Info[]>;
-  /** With several processes on one database, re-reads the session's settings (commands that show them call this). */
-  refresh(): Promise<void>;
-  /** Resolves once what was sent before this command has been answered. */
-  whenIdle(): Promise<void>;
-  /**
-   * /new: compare-and-rotate the conversation onto a fresh session (against
-   * `expectedSessionId`), and move the conversation there. Throws
-   * StaleRotation or RotationOutcomeUnknown as the registry does.
-   */
-  rotate(opts: { expectedSessionId: string; persona?: string; reason: "new" | "reset" }): Promise<Info>;
-  /** After RotationOutcomeUnknown: whether the rotation away from `expectedSessionId` happened. */
-  verifyRotation(expectedSessionId: string): Promise<"Committed" | "NotExecuted" | "Uncertain">;
-  /** Moves the conversation from `fromSessionId` to the session its binding points at now. */
-  followBinding(fromSessionId: string): Promise<Info>;
-}
-
 export interface CommandContext {
   event: MessageEvent;
   session: LiveSession;
-  can: CommandCapabilities;
+  can: ConversationCapabilities;
   args: string;
   /** The name the command was called by (an alias, for instance /reset). */
   name: string;
@@ -49,8 +26,8 @@ export interface CommandSpec {
   summary: string;
   usage?: string;
   access?: CommandAccess;
-  /** Return an event to hand on (e.g. an interrupt), or nothing to consume the message. */
-  run(ctx: CommandContext): Promise<InEvent | void> | InEvent | void;
+  /** Runs the command; the message is consumed (a command never reaches a turn). */
+  run(ctx: CommandContext): Promise<void> | void;
 }
 
 export interface CommandOptions {
@@ -67,31 +44,6 @@ export interface CommandOptions {
 }
 
 const fmtDate = (d: Date) => `${d.toISOString().replace("T", " ").slice(0, 16)} UTC`;
-
-/** The capabilities of a command run for `event` in `session` (see CommandCapabilities). */
-function capabilities(runner: Runner, session: LiveSession, event: MessageEvent): CommandCapabilities {
-  const { registry } = runner;
-  const c = event.conversation;
-  // The live session a rotation moves away from: the one named, if it is live, else this one.
-  const from = (id: string | undefined) => (id && id !== session.id && runner.has(id) ? runner.get(id) : session);
-  return {
-    sessions: (limit = 20) =>
-      registry.list({ userId: c.userId, agentId: c.agentId }, { kinds: ["chat"], includeArchived: true, channel: c.groupId ? undefined : c.channel, limit }),
-    refresh: () => runner.refresh(session),
-    whenIdle: () => runner.whenIdle(session),
-    rotate: async ({ expectedSessionId, persona, reason }) => {
-      const r = await registry.rotateChannel({ ...c, expectedSessionId, persona, reason, inboundId: event.inboundId });
-      runner.handoff(from(r.previous?.id), r.current, "rotated");
-      return r.current;
-    },
-    verifyRotation: (expected) => registry.verifyRotation(expected, () => registry.peekChatChannel(c)),
-    followBinding: async (fromSessionId) => {
-      const current = await registry.resolveChatChannel(c);
-      runner.handoff(from(fromSessionId), current, "rotated");
-      return current;
-    },
-  };
-}
 
 const ENDED: Record<string, string> = {
   new: "ended by /new",
@@ -179,7 +131,17 @@ export function builtinCommands(opts: CommandOptions): CommandSpec[] {
 
   const commands: CommandSpec[] = [
     { name: "new", aliases: ["reset"], summary: "start a fresh session (the old one stays archived)", usage: "/new [persona]", run: rotate },
-    { name: "stop", summary: "stop the running answer and drop queued messages", run: (ctx) => ({ ...ctx.event, type: "interrupt" }) as InEvent },
+    {
+      name: "stop",
+      summary: "stop the running answer and drop queued messages",
+      run(ctx) {
+        const { running, dropped } = ctx.can.stop();
+        ctx.notify(
+          "info",
+          running || dropped ? `Stopped.${dropped ? ` Dropped ${dropped} queued message${dropped === 1 ? "" : "s"}.` : ""}` : "Nothing to stop.",
+        );
+      },
+    },
     {
       name: "status",
       summary: "show this conversation's session",
@@ -281,7 +243,9 @@ export function builtinCommands(opts: CommandOptions): CommandSpec[] {
           }
           target = s.id;
         }
-        return { ...ctx.event, type: "switch", targetSessionId: target } as InEvent;
+        const r = await ctx.can.switchTo(target);
+        if (r.moved) ctx.notify("success", `Resumed session ${r.session.id} (${r.session.turnCount} turns).`);
+        else ctx.notify("info", `Already in session ${r.session.id}.`);
       },
     },
     {
@@ -316,10 +280,10 @@ export function builtinCommands(opts: CommandOptions): CommandSpec[] {
 }
 
 /**
- * The slash-command interceptor. It consumes commands (replying with
- * notices), replaces /stop and /resume with interrupt and switch events, and
- * passes every other message on. A command addressed to another bot
- * (`/cmd@otherbot`) is consumed silently.
+ * The slash-command middleware. It consumes commands (each acts through the
+ * context's capabilities and replies with notices) and passes every other
+ * message on. A command addressed to another bot (`/cmd@otherbot`) is
+ * consumed silently.
  */
 export function commandInterceptor(opts: CommandOptions): Interceptor & { commands: CommandSpec[] } {
   const commands = builtinCommands(opts);
@@ -327,31 +291,22 @@ export function commandInterceptor(opts: CommandOptions): Interceptor & { comman
   for (const c of commands) for (const n of [c.name, ...(c.aliases ?? [])]) byName.set(n, c);
   const admin = new Set(opts.adminCommands ?? []);
 
-  const interceptor = async (event: InEvent, ctx: InterceptContext): Promise<InEvent | null> => {
-    if (event.type !== "message") return event;
+  const interceptor: Interceptor = async (event, ctx, next) => {
     const cmd = event.command;
-    if (!cmd) return event;
-    if (addressedElsewhere(cmd, event.botUsername)) return null;
-    if (!event.respond && !cmd.target) return event; // an unaddressed command in a gated group is just context
+    if (!cmd) return next();
+    if (addressedElsewhere(cmd, event.botUsername)) return;
+    if (!event.respond && !cmd.target) return next(); // an unaddressed command in a gated group is just context
     const spec = byName.get(cmd.name);
     if (!spec) {
       ctx.notify("warn", `Unknown command /${cmd.name}. Send /help for the list.`);
-      return null;
+      return;
     }
     const access = admin.has(spec.name) ? "admin" : (spec.access ?? "anyone");
     if (access === "admin" && !event.isAdmin) {
       ctx.notify("error", `/${spec.name} is for operators only.`);
-      return null;
+      return;
     }
-    const out = await spec.run({
-      event,
-      session: ctx.session,
-      can: capabilities(ctx.runner, ctx.session, event),
-      args: cmd.args,
-      name: cmd.name,
-      notify: ctx.notify,
-    });
-    return out ?? null;
+    await spec.run({ event, session: ctx.session, can: ctx.can, args: cmd.args, name: cmd.name, notify: ctx.notify });
   };
   return Object.assign(interceptor, { commands });
 }

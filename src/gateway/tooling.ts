@@ -113,17 +113,13 @@ export class Tooling {
 
   /**
    * Ahead of the commands: `/approve <id>` and `/deny <id>` for an approval
-   * (the text fallback of the buttons; a pairing code goes on to /approve),
-   * and /stop, /new and /reset cancel what the session waits on.
+   * (the text fallback of the buttons; a pairing code goes on to /approve).
+   * What /stop and /new cancel is in their specs (CommandSpec.cancels).
    */
   interceptor(): Interceptor {
     return async (event, ctx, next) => {
       const cmd = event.command;
       if (!cmd) return next();
-      if (cmd.name === "stop" || cmd.name === "new" || cmd.name === "reset") {
-        await this.approvals.cancelSession(ctx.session.id, `/${cmd.name}`);
-        return next();
-      }
       if ((cmd.name === "approve" || cmd.name === "deny") && APPROVAL_ID.test(cmd.args.toLowerCase())) {
         const r = await this.approvals.click({
           id: cmd.args.toLowerCase(),

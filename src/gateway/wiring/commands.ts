@@ -51,10 +51,11 @@ export function chatCommands(
     extra: [approveCommand(deps.pairing), admitGroupCommand(config, deps.pairing.store), ...deps.tooling.commands(deps.offered), ...jobCommands(deps.jobs)],
     adminCommands: config.ADMIN_COMMANDS,
     modelsAllowed: config.MODELS_ALLOWED,
+    cancel: { approvals: (sessionId, reason) => deps.tooling.approvals.cancelSession(sessionId, reason) },
   });
 }
 
-/** The runner's interceptors, in order: approval ids and the cancelling commands first, then the commands, then the turn limit. */
+/** The runner's interceptors, in order: approval ids first, then the commands, then the turn limit. */
 export function registerInterceptors(runner: Runner, tooling: Tooling, commands: ChatCommands, config: Pick<Config, "USER_TURNS_PER_MINUTE">): void {
   runner.register(tooling.interceptor());
   runner.register(commands);

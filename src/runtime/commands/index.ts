@@ -10,6 +10,9 @@ import { addressedElsewhere, parseCommand, type ParsedCommand } from "./parse.js
 
 export type CommandAccess = "anyone" | "admin";
 
+/** What a command may cancel in its session before it runs (CommandSpec.cancels). */
+export type Cancellable = "approvals";
+
 export interface CommandContext {
   event: MessageEvent;
   session: LiveSession;
@@ -26,6 +29,12 @@ export interface CommandSpec {
   summary: string;
   usage?: string;
   access?: CommandAccess;
+  /**
+   * What the command cancels before it runs (CommandOptions.cancel does it):
+   * "approvals", the tool calls its session waits on a person for (/stop,
+   * /new: a turn held by an approval would never stop or become idle).
+   */
+  cancels?: Cancellable;
   /** Runs the command; the message is consumed (a command never reaches a turn). */
   run(ctx: CommandContext): Promise<void> | void;
 }
@@ -41,6 +50,8 @@ export interface CommandOptions {
   modelsAllowed?: readonly string[];
   /** Extra commands (the gateway adds /approve). */
   extra?: CommandSpec[];
+  /** How each Cancellable is cancelled in a session, `reason` naming the command (`/new`); without one, nothing is. */
+  cancel?: Partial<Record<Cancellable, (sessionId: string, reason: string) => Promise<unknown>>>;
 }
 
 const fmtDate = (d: Date) => `${d.toISOString().replace("T", " ").slice(0, 16)} UTC`;
@@ -130,10 +141,11 @@ export function builtinCommands(opts: CommandOptions): CommandSpec[] {
   });
 
   const commands: CommandSpec[] = [
-    { name: "new", aliases: ["reset"], summary: "start a fresh session (the old one stays archived)", usage: "/new [persona]", run: rotate },
+    { name: "new", aliases: ["reset"], summary: "start a fresh session (the old one stays archived)", usage: "/new [persona]", cancels: "approvals", run: rotate },
     {
       name: "stop",
       summary: "stop the running answer and drop queued messages",
+      cancels: "approvals",
       run(ctx) {
         const { running, dropped } = ctx.can.stop();
         ctx.notify(
@@ -306,6 +318,7 @@ export function commandInterceptor(opts: CommandOptions): Interceptor & { comman
       ctx.notify("error", `/${spec.name} is for operators only.`);
       return;
     }
+    if (spec.cancels) await opts.cancel?.[spec.cancels]?.(ctx.session.id, `/${cmd.name}`);
     await spec.run({ event, session: ctx.session, can: ctx.can, args: cmd.args, name: cmd.name, notify: ctx.notify });
   };
   return Object.assign(interceptor, { commands });

@@ -203,8 +203,8 @@ export class Runner {
     const event: InEvent = incoming.boundSessionId ? incoming : { ...incoming, boundSessionId: session.id };
     // A rotated or switched session forwards later messages to where its conversation went.
     const forwardTo = session.successorId ?? (session.info.archived ? this.#pool.successorOf(session.id) : undefined);
-    if (event.type === "message" && forwardTo) return this.run(await this.#openById(forwardTo), event);
-    if (event.type === "message" && (session.closed || session.info.archived)) {
+    if (forwardTo) return this.run(await this.#openById(forwardTo), event);
+    if (session.closed || session.info.archived) {
       const current = await this.opts.registry.resolveChatChannel(event.conversation);
       if (current.id !== session.id) return this.run(this.open(current), event);
     }

@@ -9,16 +9,13 @@ import { resolvePolicy, type PolicyChat, type ToolPolicy } from "../agent/tool-p
 import { loadMcpConfig, type McpConfig } from "../agent/mcp/config.js";
 import type { McpHub, ServerStatus } from "../agent/mcp/hub.js";
 import type { Logger } from "../log.js";
-import { ApprovalService, APPROVAL_ID, type ApprovalServiceOptions, type Approvers } from "../runtime/approvals/service.js";
+import { ApprovalService, type ApprovalServiceOptions, type Approvers } from "../runtime/approvals/service.js";
 import { cardText, plainCard, type ApprovalCard } from "../runtime/approvals/card.js";
-import type { CommandSpec } from "../runtime/commands/index.js";
-import { parseCommand } from "../runtime/commands/parse.js";
 import type { ReplyAddress } from "../runtime/events.js";
-import type { AgentContext, Interceptor } from "../runtime/runner.js";
+import type { AgentContext } from "../runtime/runner.js";
 import type { ApprovalHandler } from "../agent/tools.js";
 import type { ApprovalStore } from "../store/approvals.js";
 import type { KvStore } from "../store/kv.js";
-import type { Info } from "../session/info.js";
 import type { Adapter } from "./adapter.js";
 
 export interface ToolingOptions {
@@ -110,84 +107,6 @@ export class Tooling {
     return this.approvals.handler({ sessionId: ctx.session.id, event: ev, ...(ctx.holdTimeout && { holdTimeout: ctx.holdTimeout }) }, (name) =>
       this.policyOf(tools.get(name), name, chat),
     );
-  }
-
-  /**
-   * Ahead of the commands: `/approve <id>` and `/deny <id>` for an approval
-   * (the text fallback of the buttons; a pairing code goes on to /approve),
-   * and /stop, /new and /reset cancel what the session waits on.
-   */
-  interceptor(): Interceptor {
-    return async (event, ctx) => {
-      if (event.type !== "message") return event;
-      const cmd = parseCommand(event.text);
-      if (!cmd) return event;
-      if (cmd.name === "stop" || cmd.name === "new" || cmd.name === "reset") {
-        await this.approvals.cancelSession(ctx.session.id, `/${cmd.name}`);
-        return event;
-      }
-      if ((cmd.name === "approve" || cmd.name === "deny") && APPROVAL_ID.test(cmd.args.toLowerCase())) {
-        const r = await this.approvals.click({
-          id: cmd.args.toLowerCase(),
-          action: cmd.name,
-          platform: event.origin.platform,
-          botId: event.replyTo.botId,
-          chatId: event.replyTo.chatId,
-          senderId: event.origin.senderId,
-          ...(event.origin.senderName && { senderName: event.origin.senderName }),
-          isAdmin: event.isAdmin ?? false,
-        });
-        // A pairing code that happens to look like an id is still a pairing code for an operator.
-        if (!r.ok && cmd.name === "approve" && event.isAdmin && /^There is no approval/.test(r.text)) return event;
-        ctx.notify(r.ok ? "success" : "error", r.text);
-        return null;
-      }
-      return event;
-    };
-  }
-
-  /**
-   * `/tools`: the tools a turn in this session is offered (`offered`, the
-   * same registry the turn's agent gets, so the list cannot drift from what
-   * the model sees), each with its policy here; every MCP server's state,
-   * with the tools of one not ready marked unavailable. `/deny <id>`.
-   */
-  commands(offered: (session: Info) => ToolRegistry): CommandSpec[] {
-    return [
-      {
-        name: "tools",
-        summary: "list the agent's tools, their status and policy here",
-        run: (ctx) => {
-          const chat = { platform: ctx.event.replyTo.platform, chatId: ctx.event.replyTo.chatId };
-          const tools = offered(ctx.session.info).list();
-          const names = new Set(tools.map((t) => t.name));
-          const lines: string[] = [];
-          for (const t of tools) if (!t.server) lines.push(`${t.name} (built-in): ${this.policyOf(t, t.name, chat)}`);
-          for (const s of this.status()) {
-            const state = s.state === "ready" ? "ready" : `${s.state}${s.error ? `: ${s.error}` : ""}`;
-            lines.push(`server ${s.name} (${s.transport}): ${state}${s.restarts ? `, ${s.restarts} restart(s)` : ""}`);
-            for (const tool of s.tools) {
-              const name = `${s.name}__${tool}`;
-              lines.push(`  ${name}: ${this.policyOf(undefined, name, chat)}${s.state === "ready" && names.has(name) ? "" : " (unavailable)"}`);
-            }
-            if (s.tools.length === 0) lines.push("  (no tools listed yet)");
-          }
-          ctx.notify(
-            "info",
-            lines.length
-              ? `Tools:\n${lines.join("\n")}`
-              : "The agent is offered no tools here: with no model configured (the echo agent) or TOOL_MAX_ROUNDS=0 it calls none.",
-          );
-        },
-      },
-      {
-        name: "deny",
-        summary: "deny a tool call waiting for approval",
-        usage: "/deny <id>",
-        // Reached only when the id is unknown here (the interceptor decides known ones).
-        run: (ctx) => ctx.notify("error", ctx.args ? `There is no approval ${ctx.args} in this chat.` : "Usage: /deny <id> (the id is on the approval card)."),
-      },
-    ];
   }
 
   #adapter(to: ReplyAddress): Adapter {

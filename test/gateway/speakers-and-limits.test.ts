@@ -172,7 +172,14 @@ describe("cost controls", () => {
       const ctx = { notify: (_s: string, t: string) => notes.push(t) } as never;
       const ev = (sender: string, isAdmin = false) =>
         ({ type: "message", respond: true, isAdmin, origin: { platform: "telegram", chatId: "c", senderId: sender }, text: "x" }) as unknown as InEvent;
-      const passes = (e: InEvent) => limit(e, ctx) === e;
+      // The limit is middleware: a message it lets through is passed on to next().
+      const passes = (e: InEvent) => {
+        let passed = false;
+        void limit(e, ctx, async () => {
+          passed = true;
+        });
+        return passed;
+      };
       expect([passes(ev("a")), passes(ev("a")), passes(ev("a"))]).toEqual([true, true, false]);
       expect(notes[0]).toContain("Please wait about 60 s");
       vi.advanceTimersByTime(30_000);

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { echoAgent } from "../../src/agent/echo.js";
 import { personas } from "../../src/agent/personas.js";
 import type { Agent } from "../../src/agent/types.js";
-import { commandInterceptor } from "../../src/runtime/commands/index.js";
+import { commandInterceptor, parseCommand } from "../../src/runtime/commands/index.js";
 import type { Conversation, InEvent, MessageEvent, OutEvent, ReplyAddress } from "../../src/runtime/events.js";
 import { Runner, type RunnerOptions } from "../../src/runtime/runner.js";
 import { Registry } from "../../src/session/registry.js";
@@ -70,6 +70,8 @@ export function message(conv: Conversation & { chatId?: string }, text: string, 
   return {
     type: "message",
     text,
+    // Parsed once, as the gateway's dispatch does where it builds the event.
+    command: parseCommand(text),
     respond: true,
     conversation: { agentId: conv.agentId, userId: conv.userId, groupId: conv.groupId, channel: conv.channel },
     origin: { platform: "telegram", chatId, senderId: "u1", userId: conv.userId },

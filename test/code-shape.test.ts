@@ -11,10 +11,8 @@ import { type CodeShape, codeShape, describeShape, longFunctions } from "../scri
  */
 const PENDING: readonly string[] = [
   "src/gateway/app.ts",
-  "src/gateway/jobs/commands.ts",
   "src/gateway/outbound/chunker.ts",
   "src/gateway/outbound/outbound.ts",
-  "src/runtime/commands/index.ts",
   "src/runtime/media/input.ts",
   "src/runtime/runner.ts",
   "src/runtime/turn.ts",

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { isTimeZone } from "../runtime/jobs/zone.js";
+import { isTimeZone } from "./zone.js";
 import { duration, bool, int, list, optionalString, url, matching } from "./values.js";
 
 /** The model, tools and approvals, personas, context, reflection, scheduled jobs, media, speakers and cost controls. */

@@ -21,6 +21,7 @@ import {
   type StoreFaults,
 } from "../store/index.js";
 import type { Adapter } from "./adapter.js";
+import { AdapterRegistry } from "./adapters.js";
 import { Gateway } from "./inbound/gateway.js";
 import type { HttpServer } from "./http/server.js";
 import { Retention } from "./retention.js";
@@ -104,6 +105,8 @@ export interface App {
 export async function createApp(config: Config, opts: AppOptions = {}): Promise<App> {
   const log = opts.log ?? createLogger({ level: config.LOG_LEVEL, format: config.LOG_FORMAT });
   const metrics = new GatewayMetrics({ processMetrics: true });
+  const adapters = new AdapterRegistry();
+  for (const a of opts.adapters?.(config) ?? []) adapters.add(a);
   const db = await openGatewayDatabase(config, opts, log, metrics);
   const registry = new Registry(new SessionStore(db));
   const transcript = new TranscriptStore(db);
@@ -126,18 +129,10 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
     condenser: reflectionCondenser(agentFactory),
   });
   const processId = randomUUID();
-  let gatewayRef: Gateway | undefined;
-  const adapters = () => gatewayRef?.adapters ?? [];
   const access = new AccessStore(db);
   // Asked only when someone other than an admin decides a tool call, not for every message.
   const mayApprove = (who: { platform: string; botId: string; senderId: string }) =>
-    passesDmPolicy(
-      who,
-      config,
-      access,
-      adapters().find((a) => a.platform === who.platform && a.botId === who.botId),
-      false,
-    );
+    passesDmPolicy(who, config, access, adapters.get(who.platform, who.botId), false);
   const tooling = configuredTooling(config, { db, kv, mcpConfig: opts.mcpConfig, processId, log, metrics, adapters, mayApprove });
   const jobs = jobService(db, { registry, kv, identities, config, now: opts.jobClock });
   const withTools = agentWithTools({ agentFactory, tooling, registry, transcript, jobs, maxToolRounds: config.TOOL_MAX_ROUNDS });
@@ -162,12 +157,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
       return t === undefined ? undefined : t + config.INBOUND_TTL;
     },
     onCommitError: () => metrics.internalErrors.inc({ where: "turn-commit" }),
-    prepareInput: mediaInput(
-      config,
-      log,
-      metrics,
-      (platform, botId): FileSource | undefined => gateway.adapters.find((a: Adapter) => a.platform === platform && a.botId === botId)?.files,
-    ),
+    prepareInput: mediaInput(config, log, metrics, (platform, botId): FileSource | undefined => adapters.get(platform, botId)?.files),
   });
   const pairing = new Pairing(access);
   const commands = chatCommands(config, { transcript, personas: personaRegistry, pairing, tooling, jobs, offered: withTools.offered });
@@ -188,9 +178,11 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
     sentLog,
     ...(config.SHARED_DATABASE ? { staleAfterMs: 30_000 } : {}),
   });
+  for (const a of adapters.list()) outbound.add(a);
   runner.withSink([], outbound.sink);
   const proactive = proactiveParts({ config, db, registry, deliveries, outbound, log, metrics });
   const gateway: Gateway = new Gateway({
+    adapters,
     conversations: proactive.directory,
     policy: config,
     registry,
@@ -210,8 +202,6 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
     ...commandMenu(commands, config),
     onApprovalClick: (c) => tooling.approvals.click(c),
   });
-  gatewayRef = gateway;
-  for (const a of opts.adapters?.(config) ?? []) gateway.add(a);
   const jobsRunner = jobRunner(jobs, {
     config,
     registry,
@@ -219,7 +209,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
     outbound,
     deliveries,
     ledger,
-    adapters: () => gateway.adapters,
+    adapters,
     agent: withTools,
     personas: personaRegistry,
     log,

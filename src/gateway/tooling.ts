@@ -20,6 +20,7 @@ import type { ApprovalStore } from "../store/approvals.js";
 import type { KvStore } from "../store/kv.js";
 import type { Info } from "../session/info.js";
 import type { Adapter } from "./adapter.js";
+import type { AdapterRegistry } from "./adapters.js";
 
 export interface ToolingOptions {
   mcpConfigPath?: string;
@@ -35,7 +36,7 @@ export interface ToolingOptions {
   owner: string;
   shared: boolean;
   log: Logger;
-  adapters: () => readonly Adapter[];
+  adapters: AdapterRegistry;
   onDecision?: (status: string) => void;
 }
 
@@ -191,7 +192,7 @@ export class Tooling {
   }
 
   #adapter(to: ReplyAddress): Adapter {
-    const a = this.opts.adapters().find((x) => x.platform === to.platform && x.botId === to.botId);
+    const a = this.opts.adapters.get(to.platform, to.botId);
     if (!a) throw new Error(`no adapter for ${to.platform}:${to.botId}`);
     return a;
   }

@@ -18,9 +18,6 @@ import type { Outbound } from "../outbound/outbound.js";
 import { JobRunner } from "./runner.js";
 import { JobService } from "./service.js";
 
-/** Platforms whose bot can write to a user by the user's id alone (Discord needs a DM channel opened first). */
-const DM_BY_USER_ID = new Set(["telegram", "slack", "console"]);
-
 /** The job service, built early (chat commands and the agent's tool need it). */
 export function jobService(
   db: Database,
@@ -83,11 +80,12 @@ export function jobRunner(
         const userId = rest.join(":");
         const adapters = deps.adapters.list().filter((a) => a.platform === platform);
         if (!userId || !adapters.length) continue;
-        if (!DM_BY_USER_ID.has(platform!)) {
+        const reachable = adapters.filter((a) => a.facts.dmByUserId);
+        if (!reachable.length) {
           log.warn({ admin }, "cannot DM this operator about a paused job on this platform (no DM channel by user id); the log line above stands");
           continue;
         }
-        for (const a of adapters) {
+        for (const a of reachable) {
           try {
             const r = await deps.ledger.commit({
               sessionId: "",

@@ -41,7 +41,7 @@ import { jobRunner, jobService } from "./jobs/wire.js";
 import { mediaInput } from "./media.js";
 import type { FileSource } from "../runtime/media/types.js";
 import type { Tooling } from "./tooling.js";
-import { agentWithTools, configuredAgentFactory, reflectionCondenser, type TurnAgentFactory } from "./wiring/agent.js";
+import { agentWithTools, configuredAgentFactory, reflectionCondenser, sessionBuiltins, type TurnAgentFactory } from "./wiring/agent.js";
 import { chatCommands, commandMenu, registerInterceptors } from "./wiring/commands.js";
 import { configuredHttpServer, Intake, mountConsole, mountHealthAndMetrics } from "./wiring/http.js";
 import { lifecycle } from "./wiring/lifecycle.js";
@@ -133,9 +133,10 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
   // Asked only when someone other than an admin decides a tool call, not for every message.
   const mayApprove = (who: { platform: string; botId: string; senderId: string }) =>
     passesDmPolicy(who, config, access, adapters.get(who.platform, who.botId), false);
-  const tooling = configuredTooling(config, { db, kv, mcpConfig: opts.mcpConfig, processId, log, metrics, adapters, mayApprove });
   const jobs = jobService(db, { registry, kv, identities, config, now: opts.jobClock });
-  const withTools = agentWithTools({ agentFactory, tooling, registry, transcript, jobs, maxToolRounds: config.TOOL_MAX_ROUNDS });
+  const builtins = sessionBuiltins({ registry, transcript, jobs });
+  const tooling = configuredTooling(config, { db, kv, mcpConfig: opts.mcpConfig, builtins, processId, log, metrics, adapters, mayApprove });
+  const withTools = agentWithTools({ agentFactory, tooling, maxToolRounds: config.TOOL_MAX_ROUNDS });
   const runner = new Runner({
     registry,
     transcript,

@@ -20,6 +20,7 @@ import { ConsoleAdapter } from "../../adapters/console/index.js";
 import type { McpConfig } from "../../src/agent/mcp/index.js";
 import { loadConfig } from "../../src/config.js";
 import { createApp, type App } from "../../src/gateway/app.js";
+import type { Info } from "../../src/session/info.js";
 import { eventually } from "../support/app.js";
 import { request } from "./http-request.js";
 
@@ -126,7 +127,21 @@ describe("answers while the gateway starts", () => {
     expect(await health(base)).toMatchObject({ status: "ok", ready: true, mcp: [{ name: "late", state: "starting", tools: [] }] });
     expect((await request(base, "/healthz?ready=1")).status).toBe(200);
     expect((await request(base, "/")).status).toBe(200);
-    expect(app!.tooling.registry([]).names()).not.toContain("late__echo");
+    // A turn's tools in some session: the built-ins, and the MCP servers' once they are ready.
+    const at = new Date();
+    const session: Info = {
+      id: "s",
+      agentId: "a",
+      userId: "u",
+      channel: "c",
+      kind: "chat",
+      metadata: {},
+      turnCount: 0,
+      createdAt: at,
+      lastActive: at,
+      archived: false,
+    };
+    expect(app!.tooling.registry(session).names()).not.toContain("late__echo");
 
     release!();
     const up = await eventually(
@@ -136,7 +151,7 @@ describe("answers while the gateway starts", () => {
       "the MCP server ready",
     );
     expect(up.mcp![0]!.tools).toContain("echo");
-    expect(app!.tooling.registry([]).names()).toContain("late__echo");
+    expect(app!.tooling.registry(session).names()).toContain("late__echo");
   }, 60_000);
 
   it("a stop while a server is still starting ends its process", async () => {

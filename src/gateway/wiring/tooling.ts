@@ -14,6 +14,8 @@ export function configuredTooling(
     kv: KvStore;
     /** MCP servers and policies given directly instead of MCP_CONFIG's file (tests). */
     mcpConfig?: McpConfig;
+    /** The built-in tools of a turn in a session (wiring/agent.ts sessionBuiltins). */
+    builtins: ToolingOptions["builtins"];
     processId: string;
     log: Logger;
     metrics: GatewayMetrics;
@@ -25,6 +27,7 @@ export function configuredTooling(
   return new Tooling({
     ...(config.MCP_CONFIG && { mcpConfigPath: config.MCP_CONFIG }),
     ...(deps.mcpConfig && { mcpConfig: deps.mcpConfig }),
+    builtins: deps.builtins,
     approvers: config.APPROVERS,
     approvalTimeoutMs: config.APPROVAL_TIMEOUT,
     toolTimeoutMs: config.TOOL_TIMEOUT,

@@ -3,7 +3,8 @@ import type { Logger } from "../../log.js";
 import { createAgentFactory, type AgentFactory, type TurnOverrides } from "../../agent/factory.js";
 import { builtinTools, toolRegistry, type Tool, type ToolRegistry } from "../../agent/tools.js";
 import type { Agent } from "../../agent/types.js";
-import { agentCondenser, extractiveCondenser, type Condenser } from "../../runtime/reflection.js";
+import { personas, type PersonaRegistry } from "../../agent/personas.js";
+import { agentCondenser, extractiveCondenser, Reflector, type Condenser } from "../../runtime/reflection.js";
 import type { AgentContext } from "../../runtime/runner.js";
 import type { Info } from "../../session/info.js";
 import type { Registry } from "../../session/registry.js";
@@ -11,6 +12,7 @@ import type { TranscriptStore } from "../../store/index.js";
 import { scheduleMessageTool } from "../jobs/commands.js";
 import type { JobService } from "../jobs/service.js";
 import type { Tooling } from "../tooling.js";
+import type { AppBase, StorePart } from "./parts.js";
 
 /** What makes a turn's agent: the configured factory, or a plain function in its place (tests). */
 export type TurnAgentFactory = AgentFactory | ((metadata: Record<string, unknown>, ctx: AgentContext & TurnOverrides) => Agent);
@@ -87,4 +89,23 @@ export function agentWithTools(deps: {
     return agentFactory(metadata, { ...ctx, tools, approval: tooling.handler(ctx, tools) } as never);
   };
   return Object.assign(make, { offered });
+}
+
+/** The agent part: the turn's agent factory (the configured model, or the options'), the personas and reflection. */
+export interface AgentPart {
+  agentFactory: TurnAgentFactory;
+  personas: PersonaRegistry;
+  reflector: Reflector;
+}
+
+export function agentPart(base: AppBase, stores: StorePart): AgentPart {
+  const { config, log } = base;
+  const agentFactory = base.opts.agentFactory ?? configuredAgentFactory(config, log);
+  const { registry, transcript, memories, kv } = stores;
+  const condenser = reflectionCondenser(agentFactory);
+  return {
+    agentFactory,
+    personas: personas(config.PERSONAS),
+    reflector: new Reflector({ registry, transcript, memories, kv, log, everyTurns: config.REFLECT_EVERY_TURNS, condenser }),
+  };
 }

@@ -3,8 +3,12 @@ import type { Logger } from "../../log.js";
 import type { McpConfig } from "../../agent/mcp/index.js";
 import { ApprovalStore, type Database, type KvStore } from "../../store/index.js";
 import type { AdapterRegistry } from "../adapters.js";
+import { passesDmPolicy } from "../inbound/access.js";
+import type { JobService } from "../jobs/service.js";
 import type { GatewayMetrics } from "../metrics.js";
 import { Tooling, type ToolingOptions } from "../tooling.js";
+import { agentWithTools, sessionBuiltins, type AgentWithTools, type TurnAgentFactory } from "./agent.js";
+import type { AppBase, StorePart } from "./parts.js";
 
 /** The tools, MCP servers and approvals as the configuration sets them (MCP_CONFIG, APPROVERS, the timeouts). */
 export function configuredTooling(
@@ -40,4 +44,24 @@ export function configuredTooling(
     mayApprove: deps.mayApprove,
     onDecision: (status) => deps.metrics.approvals.inc({ outcome: status }),
   });
+}
+
+/** The tooling part: the tools and approvals, and the turn's agent with them. */
+export interface ToolingPart {
+  tooling: Tooling;
+  withTools: AgentWithTools;
+}
+
+export function toolingPart(base: AppBase, stores: StorePart, deps: { agentFactory: TurnAgentFactory; jobs: JobService }): ToolingPart {
+  const { config, adapters } = base;
+  // Asked only when someone other than an admin decides a tool call, not for every message.
+  const mayApprove: ToolingOptions["mayApprove"] = (who) => passesDmPolicy(who, config, stores.access, adapters.get(who.platform, who.botId), false);
+  const tooling = configuredTooling(config, {
+    ...base,
+    ...stores,
+    mcpConfig: base.opts.mcpConfig,
+    builtins: sessionBuiltins({ ...stores, jobs: deps.jobs }),
+    mayApprove,
+  });
+  return { tooling, withTools: agentWithTools({ agentFactory: deps.agentFactory, tooling, maxToolRounds: config.TOOL_MAX_ROUNDS }) };
 }

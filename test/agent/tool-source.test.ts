@@ -3,21 +3,8 @@ import { McpToolSource } from "../../src/agent/mcp/source.js";
 import { builtinToolSource } from "../../src/agent/tool-source.js";
 import { builtinTools } from "../../src/agent/tools.js";
 import { noopLog } from "../../src/agent/types.js";
-import type { Info } from "../../src/session/info.js";
+import { sessionInfo as session } from "../support/runtime.js";
 
-const at = new Date();
-const session = (id: string): Info => ({
-  id,
-  agentId: "a",
-  userId: "u",
-  channel: "c",
-  kind: "chat",
-  metadata: {},
-  turnCount: 0,
-  createdAt: at,
-  lastActive: at,
-  archived: false,
-});
 const chat = { platform: "telegram", chatId: "1" };
 
 describe("tool sources", () => {

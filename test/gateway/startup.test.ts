@@ -20,8 +20,8 @@ import { ConsoleAdapter } from "../../adapters/console/index.js";
 import type { McpConfig } from "../../src/agent/mcp/index.js";
 import { loadConfig } from "../../src/config.js";
 import { createApp, type App } from "../../src/gateway/app.js";
-import type { Info } from "../../src/session/info.js";
 import { eventually } from "../support/app.js";
+import { sessionInfo } from "../support/runtime.js";
 import { request } from "./http-request.js";
 
 const SERVER = path.resolve("test/fakes/mcp-server.ts");
@@ -128,19 +128,7 @@ describe("answers while the gateway starts", () => {
     expect((await request(base, "/healthz?ready=1")).status).toBe(200);
     expect((await request(base, "/")).status).toBe(200);
     // A turn's tools in some session: the built-ins, and the MCP servers' once they are ready.
-    const at = new Date();
-    const session: Info = {
-      id: "s",
-      agentId: "a",
-      userId: "u",
-      channel: "c",
-      kind: "chat",
-      metadata: {},
-      turnCount: 0,
-      createdAt: at,
-      lastActive: at,
-      archived: false,
-    };
+    const session = sessionInfo();
     expect(app!.tooling.registry(session).names()).not.toContain("late__echo");
 
     release!();

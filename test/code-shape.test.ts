@@ -10,7 +10,6 @@ import { type CodeShape, codeShape, describeShape, longFunctions } from "../scri
  * and an entry that is no longer over a limit fails the last test below, so the list only shrinks.
  */
 const PENDING: readonly string[] = [
-  "src/gateway/app.ts",
   "src/gateway/outbound/chunker.ts",
   "src/gateway/outbound/outbound.ts",
   "src/runtime/media/input.ts",

@@ -56,6 +56,7 @@ export class ConsoleAdapter implements Adapter {
   readonly botUsername = ids.BOT_USERNAME;
   readonly trusted = true;
   readonly limits = CONSOLE_LIMITS;
+  readonly facts = { dmByUserId: true };
   readonly sink: AdapterSink;
 
   readonly #history: ConversationHistory;

@@ -45,6 +45,7 @@ export const MAX_BODY_BYTES = 1024 * 1024;
 export class SlackAdapter implements Adapter {
   readonly platform = "slack" as const;
   readonly limits = SLACK_LIMITS;
+  readonly facts = { dmByUserId: true };
   readonly sink: SlackSink;
   /** Markdown rendered for Slack, then split at its limit (format.ts). */
   readonly format = slackFormat;

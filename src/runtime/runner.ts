@@ -16,7 +16,8 @@ import { renderUserText, sourceIdOf } from "./pending.js";
 import { userEntry } from "./speaker.js";
 import { TurnAbandoned, executeTurn, type Pending, type TurnOutcome } from "./turn.js";
 import { admit, type BusyPolicy } from "./busy-policy.js";
-import { handoff, resume } from "./handoff.js";
+import { handoff } from "./handoff.js";
+import { capabilities } from "./capabilities.js";
 import { InterceptorChain, type InterceptContext, type Interceptor } from "./interceptors.js";
 import { SessionPool } from "./session-pool.js";
 import { stopTurns } from "./stop.js";
@@ -202,22 +203,18 @@ export class Runner {
     const event: InEvent = incoming.boundSessionId ? incoming : { ...incoming, boundSessionId: session.id };
     // A rotated or switched session forwards later messages to where its conversation went.
     const forwardTo = session.successorId ?? (session.info.archived ? this.#pool.successorOf(session.id) : undefined);
-    if (event.type === "message" && forwardTo) return this.run(await this.#openById(forwardTo), event);
-    if (event.type === "message" && (session.closed || session.info.archived)) {
+    if (forwardTo) return this.run(await this.#openById(forwardTo), event);
+    if (session.closed || session.info.archived) {
       const current = await this.opts.registry.resolveChatChannel(event.conversation);
       if (current.id !== session.id) return this.run(this.open(current), event);
     }
     if (session.closed) throw errors.closed(`Session ${session.id}`);
 
     const notices: Array<{ severity: Severity; text: string }> = [];
-    const ctx: InterceptContext = { session, runner: this, notify: (severity, text) => notices.push({ severity, text }) };
+    const ctx: InterceptContext = { session, can: capabilities(this, session, event), notify: (severity, text) => notices.push({ severity, text }) };
     let ev: InEvent | null;
     try {
       ev = await this.#interceptors.run(event, ctx);
-      if (ev?.type === "switch") {
-        const switched = await resume(this.opts.registry, (from, to) => this.handoff(from, to, "switched"), session, ev);
-        return this.#consumed(await this.#follow(session), ev, [...notices, ...switched]);
-      }
     } catch (err) {
       // The database being away is worth retrying (the event stays unhandled); anything else is answered.
       if (err instanceof StoreError) throw err;
@@ -229,13 +226,7 @@ export class Runner {
     // An interceptor may have handed the conversation to another session: replies go where it went.
     if (ev === null) return this.#consumed(await this.#follow(session), event, notices);
     if (notices.length) await this.#commitAndEmit(await this.#follow(session), event, [], 0, notices, false);
-
-    switch (ev.type) {
-      case "interrupt":
-        return this.#consumed(session, ev, this.stop(session));
-      case "message":
-        return this.#accept(await this.#follow(session), ev);
-    }
+    return this.#accept(await this.#follow(session), ev);
   }
 
   async #follow(session: LiveSession): Promise<LiveSession> {
@@ -333,9 +324,10 @@ export class Runner {
   /**
    * /stop: aborts the running turn and drops the queued messages. Their
    * inbound records are committed as handled (their text stays in the
-   * transcript), so a restart does not replay them. Returns the notices.
+   * transcript), so a restart does not replay them. Says whether a turn was
+   * running and how many messages were dropped.
    */
-  stop(session: LiveSession): Array<{ severity: Severity; text: string }> {
+  stop(session: LiveSession): { running: boolean; dropped: number } {
     return stopTurns(session, this.#queues.of(session.id), (p) => void this.#drop(session, p));
   }
 

@@ -9,12 +9,13 @@ import type { InboundRecord, InboundStore } from "../../store/inbound.js";
 import type { KvStore } from "../../store/kv.js";
 import type { LeaseStore } from "../../store/leases.js";
 import type { Adapter, AdapterContext, ApprovalClickInput, InboundResult } from "../adapter.js";
+import type { AdapterRegistry } from "../adapters.js";
 import type { InboundEnvelope } from "../contract.js";
 import type { GatewayLedger } from "../ledger.js";
 import type { GatewayMetrics } from "../metrics.js";
 import type { Outbound } from "../outbound/outbound.js";
 import { KeyedQueue } from "../../keyed-queue.js";
-import { adapterKey, chatKey } from "../keys.js";
+import { chatKey } from "../keys.js";
 import type { Pairing } from "./pairing.js";
 import { sharedModeDrainer, type ConversationDrainer } from "./conversation-drain.js";
 import { adapterContext } from "./adapter-context.js";
@@ -42,6 +43,7 @@ export type GatewayPolicy = Pick<
 
 export interface GatewayDeps {
   policy: GatewayPolicy;
+  adapters: AdapterRegistry;
   registry: Registry;
   identities: IdentityStore;
   inbound: InboundStore;
@@ -63,6 +65,8 @@ export interface GatewayDeps {
   processId?: string;
   /** Told of every conversation a message is handled in, so proactive messages can reach it later (src/gateway/proactive). */
   conversations?: { seen(env: InboundEnvelope, bindingKey: string): void };
+  /** The in-flight events, shared with the runner's commit deadline (when each happened); else the gateway's own. */
+  arrivals?: Arrivals;
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms).unref?.());
@@ -73,7 +77,9 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
  * arrival order; different chats run concurrently.
  */
 export class Gateway {
-  readonly adapters: Adapter[] = [];
+  get adapters(): readonly Adapter[] {
+    return this.deps.adapters.list();
+  }
   /** Events of one chat are handled one at a time, in arrival order. */
   readonly #chats = new KeyedQueue();
   readonly #recording = new RecordsInFlight();
@@ -88,7 +94,7 @@ export class Gateway {
   /** Shared mode: conversations handled under database leases. */
   readonly #drainer: ConversationDrainer | undefined;
   constructor(readonly deps: GatewayDeps) {
-    this.#arrivals = new Arrivals(deps.log);
+    this.#arrivals = deps.arrivals ?? new Arrivals(deps.log);
     this.#unadmitted = new UnadmittedGroups(deps);
     if (deps.policy.SHARED_DATABASE && deps.leases && deps.processId) {
       this.#drainer = sharedModeDrainer(
@@ -98,11 +104,6 @@ export class Gateway {
       );
     }
     this.#arrivals.observeTurns(deps.runner, deps.metrics);
-  }
-
-  add(adapter: Adapter): void {
-    this.adapters.push(adapter);
-    this.deps.outbound.add(adapter);
   }
 
   context(adapter: Adapter): AdapterContext {
@@ -136,7 +137,7 @@ export class Gateway {
   }
 
   #adapterFor(env: InboundEnvelope): Adapter | undefined {
-    return this.adapters.find((a) => adapterKey(a.platform, a.botId) === adapterKey(env.platform, env.botId));
+    return this.deps.adapters.get(env.platform, env.botId);
   }
 
   async #startAdapters(): Promise<void> {
@@ -144,6 +145,7 @@ export class Gateway {
       this.adapters.map(async (a) => {
         try {
           await a.start(this.context(a));
+          this.deps.adapters.rekey(a);
           this.deps.outbound.rekey(a);
         } catch (err) {
           this.deps.metrics.internalErrors.inc({ where: `${a.platform}:adapter-start` });
@@ -219,11 +221,6 @@ export class Gateway {
   #enqueue(env: InboundEnvelope, inboundId: string, after?: Promise<unknown>): void {
     this.#arrivals.add(inboundId, env);
     void this.#chats.run(chatKey(env), () => this.#handle(env, inboundId), after);
-  }
-
-  /** When an in-flight event happened (its commit is retried until that plus INBOUND_TTL). */
-  occurredAt(inboundId: string): number | undefined {
-    return this.#arrivals.occurredAt(inboundId);
   }
 
   /** Sizes of the per-chat state, for tests and diagnostics: idle, every one is back to its resting size. */

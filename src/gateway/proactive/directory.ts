@@ -6,7 +6,7 @@ import type { Registry } from "../../session/registry.js";
 import { codecs, type ConversationTemplate } from "../../store/codecs.js";
 import type { ConversationAddressRecord, ConversationAddressStore } from "../../store/proactive.js";
 import type { InboundEnvelope, Platform, ReplyAddress } from "../contract.js";
-import type { ChatRef, ConversationRef } from "./conversation-ref.js";
+import type { ChatRef, ConversationRef } from "../../config/conversation-ref.js";
 
 /** What an event synthesized for a conversation needs (ConversationAddress.template, its codec in src/store/codecs.ts). */
 export type AddressTemplate = ConversationTemplate;

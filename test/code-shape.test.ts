@@ -16,7 +16,6 @@ const PENDING: readonly string[] = [
   "src/runtime/runner.ts",
   "src/runtime/turn.ts",
   "src/session/registry.ts",
-  "src/store/jobs.ts",
 ];
 
 /** `n` lines of statements (no newline after the last). */

@@ -1,3 +1,4 @@
+import type { ReplyAddress } from "../store/codecs.js";
 import type { ParsedCommand } from "./commands/parse.js";
 
 /**
@@ -5,22 +6,8 @@ import type { ParsedCommand } from "./commands/parse.js";
  * event that caused them, so they go back to the chat they came from.
  */
 
-/** Where a reply goes: enough for the adapter's sink to address the platform. */
-export interface ReplyAddress {
-  platform: string;
-  /** The bot (agent) that received the message and must answer. */
-  botId: string;
-  /** Platform chat/channel id the reply is sent to. */
-  chatId: string;
-  /** Thread, forum topic or Slack thread_ts, when the reply goes into one. */
-  threadId?: string;
-  /** The platform message id to reply to (quote), when the platform supports it. */
-  replyToMessageId?: string;
-  /** Routing facts some platforms need (e.g. Slack's team id). */
-  extra?: Record<string, string>;
-  /** Whether the chat is private or a group (pacing differs); set by the gateway. */
-  kind?: "private" | "group";
-}
+/** Where a reply goes: the store's type, since delivery rows, approvals and jobs keep it (src/store/codecs.ts). */
+export type { ReplyAddress };
 
 /** Who sent an event, from where. */
 export interface Origin {

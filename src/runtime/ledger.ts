@@ -1,3 +1,4 @@
+import type { DeliveryRecord } from "../store/deliveries.js";
 import type { NewMessage, TranscriptStore } from "../store/transcript.js";
 import type { ReplyAddress, Severity } from "./events.js";
 
@@ -31,8 +32,11 @@ export interface CommitResult {
    * its acknowledgement lost): nothing was written again, and its replies are already on their way.
    */
   transcript: "ok" | "archived" | "missing" | "skipped" | "duplicate";
-  /** Durable delivery ids, in the order of `replies` (empty when the ledger keeps no delivery records). */
-  deliveryIds: string[];
+  /**
+   * The delivery rows as written (pending, address typed), in the order of `replies`; empty when the ledger
+   * keeps no delivery records, and for "duplicate".
+   */
+  deliveries: DeliveryRecord[];
 }
 
 export interface Ledger {
@@ -44,8 +48,8 @@ export class TranscriptLedger implements Ledger {
   constructor(private readonly transcript: TranscriptStore) {}
 
   async commit(rec: TurnRecord): Promise<CommitResult> {
-    if (rec.messages.length === 0 && rec.turnIncrement === 0) return { transcript: "skipped", deliveryIds: [] };
+    if (rec.messages.length === 0 && rec.turnIncrement === 0) return { transcript: "skipped", deliveries: [] };
     const r = await this.transcript.append(rec.sessionId, rec.messages, { turnIncrement: rec.turnIncrement });
-    return { transcript: r.status, deliveryIds: [] };
+    return { transcript: r.status, deliveries: [] };
   }
 }

@@ -252,7 +252,7 @@ export class Runner {
     final: boolean,
   ): Promise<void> {
     const replies: Reply[] = notices.map((n) => ({ replyTo: event.replyTo, text: n.text, kind: "notice", severity: n.severity }));
-    const { deliveryIds } = await this.ledger.commit({
+    const { deliveries } = await this.ledger.commit({
       sessionId: session.id,
       inboundIds: final && event.inboundId ? [event.inboundId] : [],
       messages,
@@ -268,7 +268,7 @@ export class Runner {
         text: n.text,
         replyTo: event.replyTo,
         inboundId: event.inboundId,
-        deliveryId: deliveryIds[i],
+        deliveryId: deliveries[i]?.id,
       });
     });
   }

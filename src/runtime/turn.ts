@@ -271,7 +271,7 @@ export async function executeTurn(runner: Runner, session: LiveSession, p: Pendi
       replyTo: ev.replyTo,
       text,
       inboundId: ev.inboundId,
-      deliveryId: result.deliveryIds[i++],
+      deliveryId: result.deliveries[i++]?.id,
     });
   for (const n of notices)
     session.emit({
@@ -281,7 +281,7 @@ export async function executeTurn(runner: Runner, session: LiveSession, p: Pendi
       text: n.text,
       replyTo: ev.replyTo,
       inboundId: ev.inboundId,
-      deliveryId: result.deliveryIds[i++],
+      deliveryId: result.deliveries[i++]?.id,
     });
   session.emit({
     kind: "turn-complete",

@@ -1,14 +1,97 @@
+import { randomUUID } from "node:crypto";
 import type { Selectable } from "kysely";
 import { setBounded } from "../bounded.js";
+import { codecs, type ReplyAddress } from "./codecs.js";
 import type { Database } from "./db.js";
 import { pruneSettled } from "./retention.js";
-import type { DB } from "./sql.js";
-import { prepare, type Param } from "./prepared.js";
+import type { DB, Sql } from "./sql.js";
+import { prepare, type Dialect, type Param } from "./prepared.js";
 
 export type DeliveryStatus = "pending" | "sending" | "sent" | "failed" | "expired";
 
-/** An outbound reply's row (its claim columns, owner and claimedAt, stay in the store). */
-export type DeliveryRecord = Omit<Selectable<DB["OutboundDelivery"]>, "owner" | "claimedAt">;
+/**
+ * An outbound reply's row (its claim columns, owner and claimedAt, stay in
+ * the store), its address typed: decoded once when read, never on the live
+ * path (the rows a commit writes are handed on as written).
+ */
+export type DeliveryRecord = Omit<Selectable<DB["OutboundDelivery"]>, "owner" | "claimedAt" | "address"> & { address: ReplyAddress };
+
+/** What one reply of a commit says: where it goes and its text. */
+export interface NewReply {
+  address: ReplyAddress;
+  text: string;
+}
+
+/** The pending rows one commit writes for its replies, in order (`part`), as they are stored. */
+export function pendingDeliveries(
+  of: { sessionId: string; inboundId: string | null; createdAt: Date; expiresAt: Date },
+  replies: NewReply[],
+): DeliveryRecord[] {
+  return replies.map((r, part) => ({
+    id: randomUUID(),
+    inboundId: of.inboundId,
+    sessionId: of.sessionId,
+    platform: r.address.platform,
+    botId: r.address.botId,
+    address: r.address,
+    part,
+    text: r.text,
+    status: "pending",
+    attempts: 0,
+    platformMessageId: null,
+    lastError: null,
+    createdAt: of.createdAt,
+    expiresAt: of.expiresAt,
+    sentAt: null,
+  }));
+}
+
+type InsertRow = Pick<
+  Selectable<DB["OutboundDelivery"]>,
+  "id" | "inboundId" | "sessionId" | "platform" | "botId" | "address" | "part" | "text" | "createdAt" | "expiresAt"
+>;
+const INSERT = prepare((b, p: Param<{ pending: string; zero: number }, InsertRow>, { rows }) =>
+  b.insertInto("OutboundDelivery").values(
+    Array.from({ length: rows }, (_, i) => ({
+      id: p.row(i, "id"),
+      inboundId: p.row(i, "inboundId"),
+      sessionId: p.row(i, "sessionId"),
+      platform: p.row(i, "platform"),
+      botId: p.row(i, "botId"),
+      address: p.row(i, "address"),
+      part: p.row(i, "part"),
+      text: p.row(i, "text"),
+      status: p("pending"),
+      attempts: p("zero"),
+      createdAt: p.row(i, "createdAt"),
+      expiresAt: p.row(i, "expiresAt"),
+    })),
+  ),
+);
+
+/** Writes pending replies inside the caller's transaction `s` (their address through its column's codec). */
+export async function insertDeliveries(db: Dialect, s: Sql, rows: DeliveryRecord[]): Promise<void> {
+  if (rows.length) await s.run(INSERT.bind(db, { pending: "pending", zero: 0 }, rows.map(insertRow)));
+}
+
+const insertRow = (d: DeliveryRecord): InsertRow => ({
+  id: d.id,
+  inboundId: d.inboundId,
+  sessionId: d.sessionId,
+  platform: d.platform,
+  botId: d.botId,
+  address: codecs.deliveryAddress.encode(d.address),
+  part: d.part,
+  text: d.text,
+  createdAt: d.createdAt,
+  expiresAt: d.expiresAt,
+});
+
+/** A row as read: its address decoded (a row whose address is unreadable is a StoreError Unreadable naming it). */
+const decoded = (r: Omit<DeliveryRecord, "address"> & { address: string }): DeliveryRecord => ({
+  ...r,
+  address: codecs.deliveryAddress.decode(r.address, r.id),
+});
 
 const COLUMNS = [
   "id",
@@ -50,14 +133,28 @@ const MARK_SENT = prepare((b, p: Param<{ id: string; sent: string; platformMessa
  * before the platform call and `sent` with the platform message id after.
  */
 export class DeliveryStore {
-  /** Records this process just committed, handed to the sender without a read back (bounded; the oldest goes first). */
+  /** Rows this store wrote in a transaction that committed, for the sender to take without a read back (bounded; the oldest goes first). */
   readonly #fresh = new Map<string, DeliveryRecord>();
 
   constructor(readonly db: Database) {}
 
-  /** Called with the records a turn's commit wrote; `take` answers from here once. */
-  remember(records: DeliveryRecord[]): void {
-    for (const r of records) setBounded(this.#fresh, r.id, r, 10_000);
+  /**
+   * One transaction `tx` that writes pending replies through the `write` it
+   * is given. Once it committed, the rows it wrote are what `take` answers
+   * (once each): this process sends them next, as written. A transaction run
+   * again (a retry, a group commit's re-run) starts its rows again.
+   */
+  async transaction<T>(op: string, tx: (s: Sql, write: (rows: DeliveryRecord[]) => Promise<void>) => Promise<T>): Promise<T> {
+    let written: DeliveryRecord[] = [];
+    const r = await this.db.sqlTransaction(op, (s) => {
+      written = [];
+      return tx(s, async (rows) => {
+        await insertDeliveries(this.db, s, rows);
+        written.push(...rows);
+      });
+    });
+    for (const d of written) setBounded(this.#fresh, d.id, d, 10_000);
+    return r;
   }
 
   async markSending(id: string, owner?: string): Promise<boolean> {
@@ -102,12 +199,12 @@ export class DeliveryStore {
    * (several processes), only those abandoned that long: another live
    * process may still be sending the fresher ones.
    */
-  unsent(opts: { limit?: number; staleAfterMs?: number } = {}): Promise<DeliveryRecord[]> {
+  async unsent(opts: { limit?: number; staleAfterMs?: number } = {}): Promise<DeliveryRecord[]> {
     const limit = opts.limit ?? 1000;
     const q = this.db.q.selectFrom("OutboundDelivery").select(COLUMNS).orderBy("createdAt", "asc").orderBy("part", "asc").limit(limit);
-    if (!opts.staleAfterMs) return this.db.query("unsent", q.where("status", "in", ["pending", "sending"]));
+    if (!opts.staleAfterMs) return (await this.db.query("unsent", q.where("status", "in", ["pending", "sending"]))).map(decoded);
     const stale = new Date(Date.now() - opts.staleAfterMs);
-    return this.db.query(
+    const rows = await this.db.query(
       "unsent-stale",
       q.where((eb) =>
         eb.or([
@@ -116,6 +213,7 @@ export class DeliveryStore {
         ]),
       ),
     );
+    return rows.map(decoded);
   }
 
   /** The record the sender is about to send: the one this process just committed, else read. */
@@ -130,7 +228,7 @@ export class DeliveryStore {
 
   async find(id: string): Promise<DeliveryRecord | null> {
     const [r] = await this.db.query("find-delivery", this.db.q.selectFrom("OutboundDelivery").select(COLUMNS).where("id", "=", id));
-    return r ?? null;
+    return r ? decoded(r) : null;
   }
 
   /** Deletes up to `limit` settled replies (sent, failed, expired) created before `before`; unsent ones are kept. */

@@ -16,7 +16,9 @@ export type StoreErrorCode =
   /** The database could not be reached. */
   | "Unavailable"
   /** A schema migration failed (now, or in an earlier run and left unresolved): the database needs an operator. */
-  | "MigrationFailed";
+  | "MigrationFailed"
+  /** A stored JSON value is not what its column holds (src/store/codecs.ts). */
+  | "Unreadable";
 
 export class StoreError extends SwitchboardError<StoreErrorCode> {
   override readonly name = "StoreError";

@@ -1,6 +1,11 @@
-import { type Selectable, sql } from "kysely";
+import type { Selectable } from "kysely";
+import { codecs, type ConversationTemplate } from "./codecs.js";
 import type { Database } from "./db.js";
-import type { DB, QueryBuilder, Sql } from "./sql.js";
+import { completeRun, settleRun } from "./job-runs.js";
+import { type ConversationAddressRecord, ConversationAddressStore } from "./proactive.js";
+import type { DB } from "./sql.js";
+
+export { PAUSE_AFTER_FAILURES } from "./job-runs.js";
 
 /**
  * Scheduled jobs and their runs. A due job is *claimed* with one conditional
@@ -44,7 +49,11 @@ export interface RunCompletion {
 }
 
 export class JobStore {
-  constructor(readonly db: Database) {}
+  readonly #addresses: ConversationAddressStore;
+
+  constructor(readonly db: Database) {
+    this.#addresses = new ConversationAddressStore(db);
+  }
 
   async insert(job: NewJob): Promise<JobRecord> {
     const now = new Date();
@@ -161,63 +170,9 @@ export class JobStore {
     return runOf(r!);
   }
 
-  /**
-   * Everything a run changes, in one transaction, and only while this
-   * process still holds the job's claim on that due time: the delivery row,
-   * the transcript entries, the run's state, and the job moved to its next
-   * due time with the claim released. False: the claim was lost (another
-   * process took the due time over), and nothing was written.
-   */
-  async complete(c: RunCompletion, owner: string): Promise<boolean> {
-    const b = this.db.q;
-    return this.db.sqlTransaction("run-complete", async (q) => {
-      const now = new Date();
-      const moved = await q.run(
-        b
-          .updateTable("ScheduledJob")
-          .set((eb) => ({
-            nextRunAt: c.next,
-            // No next due time: an active job is done (a paused or cancelled one keeps its status).
-            ...(c.next === null ? { status: eb.case().when("status", "=", "active").then("done").else(eb.ref("status")).end() } : {}),
-            claimOwner: null,
-            claimedAt: null,
-            claimAttempts: 0,
-            lastRunAt: c.run.dueAt,
-            updatedAt: now,
-          }))
-          .where("id", "=", c.job.id)
-          .where("claimOwner", "=", owner)
-          .where("nextRunAt", "=", c.run.dueAt),
-      );
-      if (moved !== 1) return false;
-      if (c.delivery) {
-        await q.run(
-          b.insertInto("OutboundDelivery").values({
-            id: c.delivery.id,
-            inboundId: null,
-            sessionId: c.delivery.sessionId,
-            platform: c.job.platform,
-            botId: c.job.botId,
-            address: c.job.address,
-            part: 0,
-            text: c.delivery.text,
-            status: "pending",
-            attempts: 0,
-            createdAt: now,
-            expiresAt: c.delivery.expiresAt,
-          }),
-        );
-      }
-      for (const m of c.messages) await appendMessage(b, q, m, now);
-      await q.run(
-        b
-          .updateTable("JobRun")
-          .set({ status: c.status, deliveryId: c.delivery?.id ?? null, error: c.error?.slice(0, 500) ?? null, finishedAt: c.status === "sending" ? null : now })
-          .where("id", "=", c.run.id),
-      );
-      if (c.status !== "sending") await settleJob(b, q, c.job.id, c.status, c.error ?? null, now);
-      return true;
-    });
+  /** Everything a run changes, in one transaction, while the claim is still `owner`'s (job-runs.ts); false: the claim was lost. */
+  complete(c: RunCompletion, owner: string): Promise<boolean> {
+    return completeRun(this.db, c, owner);
   }
 
   /** Runs whose delivery is still in the ledger's hands, with that delivery's state. */
@@ -240,31 +195,9 @@ export class JobStore {
     return rows.map(runOf);
   }
 
-  /**
-   * A run's final state, once: `delivered` (the platform returned a message
-   * id) or `failed` with the reason. The job's failures in a row are counted;
-   * the third pauses it. `paused` is true only for the call that paused it,
-   * so operators are told once.
-   */
-  async settle(
-    runId: string,
-    status: "delivered" | "failed",
-    error: string | null,
-  ): Promise<{ settled: boolean; failures: number; paused: boolean; jobId: string }> {
-    const b = this.db.q;
-    return this.db.sqlTransaction("run-settle", async (q) => {
-      const now = new Date();
-      const [run] = await q.all(b.selectFrom("JobRun").select("jobId").where("id", "=", runId).where("status", "=", "sending"));
-      if (!run) return { settled: false, failures: 0, paused: false, jobId: "" };
-      await q.run(
-        b
-          .updateTable("JobRun")
-          .set({ status, error: error?.slice(0, 500) ?? null, finishedAt: now })
-          .where("id", "=", runId)
-          .where("status", "=", "sending"),
-      );
-      return { settled: true, jobId: run.jobId, ...(await settleJob(b, q, run.jobId, status, error, now)) };
-    });
+  /** A run's final state, once (job-runs.ts): failures in a row are counted, and `paused` is true only for the call that paused the job. */
+  settle(runId: string, status: "delivered" | "failed", error: string | null): Promise<{ settled: boolean; failures: number; paused: boolean; jobId: string }> {
+    return settleRun(this.db, runId, status, error);
   }
 
   /** Deletes up to `limit` finished runs due before `before` (RECORD_RETENTION); runs still sending are kept. */
@@ -288,73 +221,19 @@ export class JobStore {
   }
 
   /**
-   * The reply address a session's chat last used: its latest delivery, else
-   * its latest inbound event's, else its parent's (the session before /new).
+   * The conversation a binding last spoke in, as the gateway recorded it
+   * (ConversationAddress, the one place a conversation's address is kept):
+   * a thread sharing its channel's session has several, the latest wins.
    */
-  async addressOfSession(sessionId: string, parentId?: string, channel?: string): Promise<StoredAddress | undefined> {
-    const q = this.db.q;
-    for (let id: string | undefined = sessionId, hops = 0; id && hops < 5; hops++) {
-      const [d] = await this.db.query(
-        "job-address-delivery",
-        q.selectFrom("OutboundDelivery").select("address").where("sessionId", "=", id).orderBy("createdAt", "desc").limit(1),
-      );
-      if (d) return JSON.parse(d.address);
-      const [e] = await this.db.query(
-        "job-address-inbound",
-        q.selectFrom("InboundEvent").select("envelope").where("sessionId", "=", id).orderBy("seq", "desc").limit(1),
-      );
-      if (e) {
-        const env = JSON.parse(e.envelope) as { replyTo: StoredAddress; chatKind: string };
-        return { ...env.replyTo, kind: env.chatKind === "private" ? "private" : "group" };
-      }
-      const [s]: Array<{ parentId: string | null }> = await this.db.query(
-        "job-address-parent",
-        q.selectFrom("Session").select("parentId").where("id", "=", id),
-      );
-      id = hops === 0 && parentId ? parentId : (s?.parentId ?? undefined);
-    }
-    // A fresh session's first turn: the event being answered is recorded, not yet linked to the session.
-    if (channel) {
-      const [e] = await this.db.query(
-        "job-address-channel",
-        q
-          .selectFrom("InboundEvent")
-          .select("envelope")
-          .where("status", "=", "received")
-          .where("envelope", "like", `%${JSON.stringify({ channel }).slice(1, -1)}%`)
-          .orderBy("seq", "desc")
-          .limit(1),
-      );
-      if (e) {
-        const env = JSON.parse(e.envelope) as { replyTo: StoredAddress; chatKind: string; channel: string };
-        if (env.channel === channel) return { ...env.replyTo, kind: env.chatKind === "private" ? "private" : "group" };
-      }
-    }
-    return undefined;
+  async conversationOfBinding(bindingKey: string): Promise<RecordedConversation | undefined> {
+    const r = await this.#addresses.byBinding(bindingKey);
+    return r && recorded(r);
   }
 
-  /** The latest recorded event of a platform chat (and thread), to find its conversation and reply address. */
-  async latestEnvelope(platform: string, chat: string, thread?: string): Promise<LatestEnvelope | undefined> {
-    const like = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
-    const pattern = `${like(platform)}:%${like(chat)}:%`;
-    const rows = await this.db.query(
-      "job-latest-envelope",
-      this.db.q
-        .selectFrom("InboundEvent")
-        .select(["envelope", "conversation"])
-        .where("platform", "=", platform)
-        // Backslash escapes LIKE's wildcards in the ids (the same ESCAPE clause on both providers).
-        .where(sql<boolean>`${sql.ref("conversation")} LIKE ${pattern} ESCAPE '\\'`)
-        .orderBy("seq", "desc")
-        .limit(50),
-    );
-    for (const r of rows) {
-      const env = JSON.parse(r.envelope) as LatestEnvelope;
-      // The platform's external chat id, or the id its API takes (Slack: "<team>/<channel>" or the channel alone).
-      if ((env.chatId !== chat && env.replyTo.chatId !== chat) || (thread ? env.threadId !== thread : env.chatKind === "thread")) continue;
-      return { ...env, ownThread: !!thread && r.conversation.endsWith(`:${thread}`) };
-    }
-    return undefined;
+  /** The latest conversation of a platform chat (and thread), by its external id or the one its API takes (Slack's channel id). */
+  async conversationIn(platform: string, chat: string, thread?: string): Promise<RecordedConversation | undefined> {
+    const [r] = await this.#addresses.byChat(platform, chat, thread ?? "");
+    return r && recorded(r);
   }
 
   /** Run counts by status (for tests and `schedule list`). */
@@ -370,83 +249,7 @@ export class JobStore {
   }
 }
 
-/** A reply address as delivery rows and envelopes store it (the runtime's ReplyAddress). */
-export interface StoredAddress {
-  platform: string;
-  botId: string;
-  chatId: string;
-  threadId?: string;
-  replyToMessageId?: string;
-  extra?: Record<string, string>;
-  kind?: "private" | "group";
-}
+/** A conversation as ConversationAddress holds it, its template decoded. */
+export type RecordedConversation = Omit<ConversationAddressRecord, "template"> & { template: ConversationTemplate };
 
-export interface LatestEnvelope {
-  platform: string;
-  botId: string;
-  chatId: string;
-  threadId?: string;
-  chatKind: "private" | "group" | "thread";
-  senderId: string;
-  channel: string;
-  replyTo: StoredAddress;
-  /** The thread has a session of its own (THREAD_SESSIONS=own when it was recorded). */
-  ownThread: boolean;
-}
-
-/** The job's last run and its failures in a row; the third failure in a row pauses an active job. */
-async function settleJob(
-  b: QueryBuilder,
-  q: Sql,
-  jobId: string,
-  status: string,
-  error: string | null,
-  now: Date,
-): Promise<{ failures: number; paused: boolean }> {
-  if (status === "missed") {
-    await q.run(b.updateTable("ScheduledJob").set({ lastStatus: status, lastError: error, updatedAt: now }).where("id", "=", jobId));
-    return { failures: 0, paused: false };
-  }
-  const failed = status === "failed";
-  await q.run(
-    b
-      .updateTable("ScheduledJob")
-      .set((eb) => ({ lastStatus: status, lastError: error, failures: failed ? eb("failures", "+", 1) : 0, updatedAt: now }))
-      .where("id", "=", jobId),
-  );
-  if (!failed) return { failures: 0, paused: false };
-  const paused = await q.run(
-    b
-      .updateTable("ScheduledJob")
-      .set({ status: "paused", updatedAt: now })
-      .where("id", "=", jobId)
-      .where("status", "=", "active")
-      .where("failures", ">=", PAUSE_AFTER_FAILURES),
-  );
-  const [row] = await q.all(b.selectFrom("ScheduledJob").select("failures").where("id", "=", jobId));
-  return { failures: Number(row?.failures ?? 0), paused: paused === 1 };
-}
-
-export const PAUSE_AFTER_FAILURES = 3;
-
-/** One transcript entry at the session's next seq; an archived session (a /new raced the run) gets none. */
-async function appendMessage(b: QueryBuilder, q: Sql, m: { sessionId: string; role: string; content: string; meta?: string }, now: Date): Promise<void> {
-  const touched = await q.run(b.updateTable("Session").set({ lastActive: now }).where("id", "=", m.sessionId).where("archived", "=", false));
-  if (touched !== 1) return;
-  const [last] = await q.all(
-    b
-      .selectFrom("Message")
-      .select((eb) => eb.fn.max("seq").as("seq"))
-      .where("sessionId", "=", m.sessionId),
-  );
-  await q.run(
-    b.insertInto("Message").values({
-      sessionId: m.sessionId,
-      seq: Number(last?.seq ?? 0) + 1,
-      role: m.role,
-      content: m.content,
-      meta: m.meta ?? null,
-      createdAt: now,
-    }),
-  );
-}
+const recorded = (r: ConversationAddressRecord): RecordedConversation => ({ ...r, template: codecs.conversationTemplate.decode(r.template, r.key) });

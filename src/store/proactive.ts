@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { Selectable } from "kysely";
 import type { Database } from "./db.js";
-import type { DeliveryRecord } from "./deliveries.js";
+import { DeliveryStore, pendingDeliveries, type DeliveryRecord, type NewReply } from "./deliveries.js";
 import { prepare, type Param } from "./prepared.js";
 import type { DB, Sql } from "./sql.js";
 
@@ -82,7 +82,7 @@ export type NewApiMessage = Omit<ApiMessageRecord, "id" | "createdAt" | "deliver
 
 export interface SendParts {
   /** The delivery to write with the record (mode send). */
-  delivery?: { address: string; text: string; expiresAt: Date };
+  delivery?: NewReply & { expiresAt: Date };
   /** The conversation's current session: the text is appended to its transcript as the bot's message. */
   sessionId?: string;
 }
@@ -106,36 +106,23 @@ export interface ApiMessageStatus {
  * a record of a send without its delivery.
  */
 export class ApiMessageStore {
-  constructor(readonly db: Database) {}
+  /** The delivery is written through `deliveries`, which hands it to the sender as written. */
+  constructor(
+    readonly db: Database,
+    private readonly deliveries = new DeliveryStore(db),
+  ) {}
 
   async accept(m: NewApiMessage, parts: SendParts = {}): Promise<Accepted> {
     const id = randomUUID();
-    const deliveryId = parts.delivery ? randomUUID() : null;
     const now = new Date();
-    const record: ApiMessageRecord = { ...m, id, deliveryId, createdAt: now };
     // The reply this send makes: inserted in the transaction below, and returned as it was written.
-    const delivery: DeliveryRecord | undefined =
-      parts.delivery && deliveryId
-        ? {
-            id: deliveryId,
-            inboundId: null,
-            sessionId: parts.sessionId ?? "",
-            platform: m.platform,
-            botId: m.botId,
-            address: parts.delivery.address,
-            part: 0,
-            text: parts.delivery.text,
-            status: "pending",
-            attempts: 0,
-            platformMessageId: null,
-            lastError: null,
-            createdAt: now,
-            expiresAt: parts.delivery.expiresAt,
-            sentAt: null,
-          }
-        : undefined;
+    const delivery: DeliveryRecord | undefined = parts.delivery
+      ? pendingDeliveries({ sessionId: parts.sessionId ?? "", inboundId: null, createdAt: now, expiresAt: parts.delivery.expiresAt }, [parts.delivery])[0]
+      : undefined;
+    const deliveryId = delivery?.id ?? null;
+    const record: ApiMessageRecord = { ...m, id, deliveryId, createdAt: now };
     const b = this.db.q;
-    const created = await this.db.sqlTransaction("api-message-accept", async (q) => {
+    const created = await this.deliveries.transaction("api-message-accept", async (q, write) => {
       const n = await q.run(
         b
           .insertInto("ApiMessage")
@@ -156,7 +143,7 @@ export class ApiMessageStore {
       );
       if (n === 0) return false;
       if (delivery) {
-        await q.run(b.insertInto("OutboundDelivery").values(delivery));
+        await write([delivery]);
         if (parts.sessionId) await appendBotMessage(b, q, parts.sessionId, delivery.text, now, id);
       }
       return true;

@@ -1,7 +1,6 @@
-import { randomUUID } from "node:crypto";
+import { DeliveryStore, pendingDeliveries, type DeliveryRecord, type NewReply } from "./deliveries.js";
 import type { Database } from "./db.js";
-import type { DeliveryStore } from "./deliveries.js";
-import type { Sql } from "./sql.js";
+import { toDate, type Sql } from "./sql.js";
 import { prepare, type Dialect, type Param } from "./prepared.js";
 import { messageRow, type NewMessage } from "./transcript.js";
 
@@ -10,10 +9,14 @@ export interface TurnCommit {
   inboundIds: string[];
   messages: NewMessage[];
   turnIncrement: number;
-  deliveries: Array<{ platform: string; botId: string; address: string; text: string; expiresAt: Date }>;
+  /** The replies to send, written as pending deliveries. */
+  deliveries: NewReply[];
+  /** A reply expires this long after its inbound event happened (InboundEvent.occurredAt), or after now without one. */
+  ttlMs: number;
 }
 
-// The turn's statements, compiled once per provider and row count (prepared.ts).
+// The turn's statements, compiled once per provider and row count (prepared.ts). Marking the inbound
+// records done returns when they happened: the replies' expiry is read in the same transaction.
 const MARK_DONE = prepare((b, p: Param<{ done: string; processedAt: Date; sessionId: string; received: string }, { id: string }>, { rows }) =>
   b
     .updateTable("InboundEvent")
@@ -23,27 +26,8 @@ const MARK_DONE = prepare((b, p: Param<{ done: string; processedAt: Date; sessio
       "in",
       Array.from({ length: rows }, (_, i) => p.row(i, "id")),
     )
-    .where("status", "=", p("received")),
-);
-
-type NewDelivery = { id: string; inboundId: string | null; platform: string; botId: string; address: string; part: number; text: string; expiresAt: Date };
-const INSERT_DELIVERIES = prepare((b, p: Param<{ sessionId: string; pending: string; zero: number; createdAt: Date }, NewDelivery>, { rows }) =>
-  b.insertInto("OutboundDelivery").values(
-    Array.from({ length: rows }, (_, i) => ({
-      id: p.row(i, "id"),
-      inboundId: p.row(i, "inboundId"),
-      sessionId: p("sessionId"),
-      platform: p.row(i, "platform"),
-      botId: p.row(i, "botId"),
-      address: p.row(i, "address"),
-      part: p.row(i, "part"),
-      text: p.row(i, "text"),
-      status: p("pending"),
-      attempts: p("zero"),
-      createdAt: p("createdAt"),
-      expiresAt: p.row(i, "expiresAt"),
-    })),
-  ),
+    .where("status", "=", p("received"))
+    .returning("occurredAt"),
 );
 
 // Touches the session and reads the transcript's last seq in one statement (the subquery runs before the
@@ -82,6 +66,12 @@ const INSERT_MESSAGES = prepare((b, p: Param<{ sessionId: string }, NewRow>, { r
 
 export type TranscriptOutcome = "ok" | "archived" | "missing" | "skipped" | "duplicate";
 
+/** What a commit wrote: the transcript's outcome and the delivery rows as written, in the order of the replies. */
+export interface TurnCommitted {
+  transcript: TranscriptOutcome;
+  deliveries: DeliveryRecord[];
+}
+
 /**
  * Commits everything one handled inbound event changes in ONE transaction:
  * transcript messages (refused for an archived session), the turn count,
@@ -90,72 +80,44 @@ export type TranscriptOutcome = "ok" | "archived" | "missing" | "skipped" | "dup
  * Hot path: raw statements (see sql.ts), one round of each per turn.
  */
 export class TurnStore {
-  /** With `deliveries`, the pending records it writes are handed to the sender directly (no read back). */
+  /** The deliveries are written through `deliveries`, which hands them to the sender as written (no read back). */
   constructor(
     readonly db: Database,
-    private readonly deliveries?: DeliveryStore,
+    private readonly deliveries = new DeliveryStore(db),
   ) {}
 
-  async commit(t: TurnCommit): Promise<{ transcript: TranscriptOutcome; deliveryIds: string[] }> {
-    const deliveryIds = t.deliveries.map(() => randomUUID());
-    const now = new Date();
-    const transcript = await this.db.sqlTransaction("commit-turn", (s) => commitIn(this.db, s, t, deliveryIds, now));
-    if (transcript === "duplicate") return { transcript, deliveryIds: [] };
-    this.deliveries?.remember(
-      t.deliveries.map((d, i) => ({
-        id: deliveryIds[i]!,
-        inboundId: t.inboundIds[0] ?? null,
-        sessionId: t.sessionId,
-        platform: d.platform,
-        botId: d.botId,
-        address: d.address,
-        part: i,
-        text: d.text,
-        status: "pending",
-        attempts: 0,
-        platformMessageId: null,
-        lastError: null,
-        createdAt: now,
-        expiresAt: d.expiresAt,
-        sentAt: null,
-      })),
-    );
-    return { transcript, deliveryIds };
+  commit(t: TurnCommit): Promise<TurnCommitted> {
+    return this.deliveries.transaction("commit-turn", (s, write) => commitIn(this.db, s, t, write));
   }
 }
 
-async function commitIn(db: Dialect, s: Sql, t: TurnCommit, deliveryIds: string[], now: Date): Promise<TranscriptOutcome> {
+async function commitIn(db: Dialect, s: Sql, t: TurnCommit, write: (rows: DeliveryRecord[]) => Promise<void>): Promise<TurnCommitted> {
+  const now = new Date();
   // The inbound records first: when none of them was still unhandled, this commit already landed
   // (a retry after a lost acknowledgement) or another process handled them. Writing nothing more
   // keeps a retried commit from answering twice.
+  let origin = now.getTime();
   if (t.inboundIds.length) {
-    const marked = await s.run(
+    const marked = await s.all(
       MARK_DONE.bind(
         db,
         { done: "done", processedAt: now, sessionId: t.sessionId, received: "received" },
         t.inboundIds.map((id) => ({ id })),
       ),
     );
-    if (marked === 0) return "duplicate";
+    if (marked.length === 0) return { transcript: "duplicate", deliveries: [] };
+    // A reply never expires later than its (earliest) inbound event's TTL.
+    origin = Math.min(...marked.map((r) => toDate(r.occurredAt).getTime()));
   }
-  if (t.deliveries.length) {
-    await s.run(
-      INSERT_DELIVERIES.bind(
-        db,
-        { sessionId: t.sessionId, pending: "pending", zero: 0, createdAt: now },
-        t.deliveries.map((d, i) => ({
-          id: deliveryIds[i]!,
-          inboundId: t.inboundIds[0] ?? null,
-          platform: d.platform,
-          botId: d.botId,
-          address: d.address,
-          part: i,
-          text: d.text,
-          expiresAt: d.expiresAt,
-        })),
-      ),
-    );
-  }
+  const deliveries = pendingDeliveries(
+    { sessionId: t.sessionId, inboundId: t.inboundIds[0] ?? null, createdAt: now, expiresAt: new Date(origin + t.ttlMs) },
+    t.deliveries,
+  );
+  await write(deliveries);
+  return { transcript: await transcriptIn(db, s, t, now), deliveries };
+}
+
+async function transcriptIn(db: Dialect, s: Sql, t: TurnCommit, now: Date): Promise<TranscriptOutcome> {
   if (!t.messages.length && !t.turnIncrement) return "skipped";
   const [touched] = await s.all(TOUCH_SESSION.bind(db, { id: t.sessionId, lastActive: now, increment: t.turnIncrement, archived: false }));
   if (!touched) {

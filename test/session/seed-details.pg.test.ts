@@ -111,7 +111,14 @@ describe.each(PROVIDERS)("session details on %s", (provider) => {
       const s = await registry.resolveChatChannel(dm());
       await registry.update(s.id, { lastActive: old });
       const before = Date.now();
-      await new TurnStore(t.db).commit({ sessionId: s.id, inboundIds: [], messages: [{ role: "user", content: "hi" }], turnIncrement: 1, deliveries: [] });
+      await new TurnStore(t.db).commit({
+        sessionId: s.id,
+        inboundIds: [],
+        messages: [{ role: "user", content: "hi" }],
+        turnIncrement: 1,
+        deliveries: [],
+        ttlMs: 60_000,
+      });
       const after = await registry.getUnscoped(s.id);
       expect(after.lastActive.getTime()).toBeGreaterThanOrEqual(before - 5);
       expect(after.turnCount).toBe(1);

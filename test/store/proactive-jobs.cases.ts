@@ -1,5 +1,4 @@
 import { expect, it } from "vitest";
-import { InboundStore } from "../../src/store/inbound.js";
 import { JobStore } from "../../src/store/jobs.js";
 import { MemoryStore } from "../../src/store/memories.js";
 import { ApiMessageStore, ConversationAddressStore } from "../../src/store/proactive.js";
@@ -8,8 +7,8 @@ import type { TestDb, TestProvider } from "../support/db.js";
 /**
  * The stores main added in the raw-SQL style, now built with Kysely: their
  * rows come back as the generated types (Dates, numbers) on a real database
- * of `provider`, conflicts resolve in the database, and the LIKE pattern's
- * wildcards in a chat id are matched literally.
+ * of `provider`, conflicts resolve in the database, and a chat id is
+ * matched literally (% and _ included).
  */
 export function proactiveAndJobCases(provider: TestProvider, open: () => Promise<TestDb>): void {
   it(`conversation addresses: the upsert replaces binding and template, reads are typed (${provider})`, async () => {
@@ -46,7 +45,7 @@ export function proactiveAndJobCases(provider: TestProvider, open: () => Promise
         eventId: null,
         envelope: null,
       };
-      const delivery = { address: "{}", text: "hi", expiresAt: new Date(Date.now() + 60_000) };
+      const delivery = { address: { platform: "telegram", botId: "b", chatId: "c" }, text: "hi", expiresAt: new Date(Date.now() + 60_000) };
       const [a, b] = await Promise.all([s.accept(m, { delivery }), s.accept(m, { delivery })]);
       expect([a.created, b.created].sort()).toEqual([false, true]);
       expect(a.record.id).toBe(b.record.id);
@@ -68,8 +67,8 @@ export function proactiveAndJobCases(provider: TestProvider, open: () => Promise
       const job = await s.insert({
         id: "j1",
         conversation: "conv",
-        target: "{}",
-        address: "{}",
+        target: '{"agentId":"b","userId":"u","channel":"telegram:b:dm:c"}',
+        address: '{"platform":"telegram","botId":"b","chatId":"c"}',
         platform: "telegram",
         botId: "b",
         kind: "once",
@@ -117,36 +116,37 @@ export function proactiveAndJobCases(provider: TestProvider, open: () => Promise
     }
   });
 
-  it(`jobs: the latest envelope of a chat matches % and _ in its id literally (${provider})`, async () => {
+  it(`jobs: a chat's conversation is the one ConversationAddress recorded, its id matched literally (% and _ too) (${provider})`, async () => {
     const t = await open();
     try {
-      const inbound = new InboundStore(t.db);
-      const env = (chatId: string) =>
-        JSON.stringify({
-          platform: "slack",
-          botId: "b",
-          chatId,
-          chatKind: "group",
-          senderId: "u",
-          channel: "ch",
-          replyTo: { platform: "slack", botId: "b", chatId },
-        });
-      await inbound.record({ platform: "slack", botId: "b", eventId: "e1", envelope: env("a_b%c"), occurredAt: new Date(), conversation: "slack:b:a_b%c:" });
-      // 50 later events whose ids match "a_b%c" only if _ and % were wildcards: unescaped, they would fill the LIMIT 50.
-      for (let n = 0; n < 50; n++) {
-        await inbound.record({
-          platform: "slack",
-          botId: "b",
-          eventId: `e2-${n}`,
-          envelope: env(`aZbW${n}c`),
-          occurredAt: new Date(),
-          conversation: `slack:b:aZbW${n}c:`,
-        });
-      }
+      const addresses = new ConversationAddressStore(t.db);
+      const template = (chatId: string, chatKind = "group") => JSON.stringify({ chatKind, channel: "ch", replyTo: { platform: "slack", botId: "b", chatId } });
+      const row = (chatId: string, threadId = "") => ({
+        key: `slack:b:${chatId}:${threadId}`,
+        platform: "slack",
+        botId: "b",
+        chatId,
+        threadId,
+        bindingKey: `bind-${chatId}`,
+      });
+      await addresses.upsert({ ...row("a_b%c"), replyChatId: "C1", template: template("C1") });
+      // Later conversations whose ids match "a_b%c" only if _ and % were wildcards.
+      for (let n = 0; n < 5; n++) await addresses.upsert({ ...row(`aZbW${n}c`), template: template(`aZbW${n}c`) });
+      await addresses.upsert({ ...row("a_b%c", "t1"), template: template("C1", "thread") });
       const s = new JobStore(t.db);
-      expect((await s.latestEnvelope("slack", "a_b%c"))?.chatId).toBe("a_b%c");
-      expect((await s.latestEnvelope("slack", "aZbW7c"))?.chatId).toBe("aZbW7c");
-      expect(await s.latestEnvelope("slack", "a_b")).toBeUndefined();
+      expect(await s.conversationIn("slack", "a_b%c")).toMatchObject({
+        chatId: "a_b%c",
+        threadId: "",
+        template: { chatKind: "group", replyTo: { chatId: "C1" } },
+      });
+      expect((await s.conversationIn("slack", "C1"))?.chatId).toBe("a_b%c"); // the id the platform's API takes
+      expect((await s.conversationIn("slack", "a_b%c", "t1"))?.template.chatKind).toBe("thread");
+      expect((await s.conversationIn("slack", "aZbW3c"))?.chatId).toBe("aZbW3c");
+      expect(await s.conversationIn("slack", "a_b")).toBeUndefined();
+      expect((await s.conversationOfBinding("bind-aZbW3c"))?.template.replyTo.chatId).toBe("aZbW3c");
+      // An unreadable template is a StoreError naming the column, never a value cast into shape.
+      await addresses.upsert({ ...row("bad"), template: '{"chatKind":"nope"}' });
+      await expect(s.conversationIn("slack", "bad")).rejects.toThrow(/ConversationAddress\.template of row slack:b:bad:/);
     } finally {
       await t.close();
     }

@@ -31,17 +31,31 @@ describe.each(PROVIDERS)("the raw hot path on %s", (provider) => {
     expect(await prisma(t.db).read((c) => c.inboundEvent.findUnique({ where: { id } }))).toMatchObject({ status: "ignored", note: "why" });
 
     const turns = new TurnStore(t.db);
+    // The reply expires a TTL after its inbound event happened, read from the inbound row in the commit.
+    const answered = await inbound.record({
+      platform: "telegram",
+      botId: "b",
+      eventId: "e2",
+      envelope: "{}",
+      occurredAt: new Date("2029-12-31T00:00:00.000Z"),
+    });
     const expiresAt = new Date("2030-01-01T00:00:00.000Z");
+    const address = { platform: "telegram", botId: "b", chatId: "c" };
     const r = await turns.commit({
       sessionId: "",
-      inboundIds: [],
+      inboundIds: [(answered as { id: string }).id],
       messages: [],
       turnIncrement: 0,
-      deliveries: [{ platform: "telegram", botId: "b", address: "{}", text: "hi", expiresAt }],
+      deliveries: [{ address, text: "hi" }],
+      ttlMs: 86_400_000,
     });
-    const d = await new DeliveryStore(t.db).find(r.deliveryIds[0]!);
-    expect(d).toMatchObject({ status: "pending", attempts: 0, expiresAt, sentAt: null, text: "hi" });
-    expect(await prisma(t.db).read((c) => c.outboundDelivery.findUnique({ where: { id: r.deliveryIds[0]! } }))).toMatchObject({ expiresAt, status: "pending" });
+    expect(r.deliveries).toMatchObject([{ status: "pending", attempts: 0, expiresAt, sentAt: null, address, text: "hi" }]);
+    const d = await new DeliveryStore(t.db).find(r.deliveries[0]!.id);
+    expect(d).toEqual(r.deliveries[0]);
+    expect(await prisma(t.db).read((c) => c.outboundDelivery.findUnique({ where: { id: r.deliveries[0]!.id } }))).toMatchObject({
+      expiresAt,
+      status: "pending",
+    });
   });
 
   it("shared mode: a reply whose claim its process keeps renewing is never stale, however old", async () => {
@@ -52,9 +66,10 @@ describe.each(PROVIDERS)("the raw hot path on %s", (provider) => {
       inboundIds: [],
       messages: [],
       turnIncrement: 0,
-      deliveries: [{ platform: "telegram", botId: "b", address: "{}", text: "queued", expiresAt: new Date(Date.now() + 60_000) }],
+      deliveries: [{ address: { platform: "telegram", botId: "b", chatId: "c" }, text: "queued" }],
+      ttlMs: 60_000,
     });
-    const id = r.deliveryIds[0]!;
+    const id = r.deliveries[0]!.id;
     await new Promise((res) => setTimeout(res, 250));
     expect((await deliveries.unsent({ staleAfterMs: 150 })).map((d) => d.id)).toEqual([id]); // abandoned: another process takes it over
     await deliveries.renewClaims([id], "process-a");

@@ -5,6 +5,8 @@ import type { GatewayMetrics } from "../metrics.js";
 
 interface Arrival {
   at: number;
+  /** When the platform says it happened (epoch ms): a failing commit is retried until this plus INBOUND_TTL. */
+  occurredAt: number;
   platform: string;
   chatKind: InboundEnvelope["chatKind"];
 }
@@ -22,7 +24,7 @@ export class Arrivals {
   constructor(private readonly log: Logger) {}
 
   add(inboundId: string, env: InboundEnvelope): void {
-    this.#arrivals.set(inboundId, { at: performance.now(), platform: env.platform, chatKind: env.chatKind });
+    this.#arrivals.set(inboundId, { at: performance.now(), occurredAt: env.occurredAt.getTime(), platform: env.platform, chatKind: env.chatKind });
   }
 
   has(inboundId: string): boolean {
@@ -33,6 +35,11 @@ export class Arrivals {
   ageSeconds(inboundId: string): number | undefined {
     const a = this.#arrivals.get(inboundId);
     return a === undefined ? undefined : (performance.now() - a.at) / 1000;
+  }
+
+  /** When the event happened, while it is in flight. */
+  occurredAt(inboundId: string): number | undefined {
+    return this.#arrivals.get(inboundId)?.occurredAt;
   }
 
   forget(inboundId: string): void {

@@ -65,6 +65,8 @@ export interface GatewayDeps {
   processId?: string;
   /** Told of every conversation a message is handled in, so proactive messages can reach it later (src/gateway/proactive). */
   conversations?: { seen(env: InboundEnvelope, bindingKey: string): void };
+  /** The in-flight events, shared with the runner's commit deadline (when each happened); else the gateway's own. */
+  arrivals?: Arrivals;
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms).unref?.());
@@ -92,7 +94,7 @@ export class Gateway {
   /** Shared mode: conversations handled under database leases. */
   readonly #drainer: ConversationDrainer | undefined;
   constructor(readonly deps: GatewayDeps) {
-    this.#arrivals = new Arrivals(deps.log);
+    this.#arrivals = deps.arrivals ?? new Arrivals(deps.log);
     this.#unadmitted = new UnadmittedGroups(deps);
     if (deps.policy.SHARED_DATABASE && deps.leases && deps.processId) {
       this.#drainer = sharedModeDrainer(
@@ -122,7 +124,7 @@ export class Gateway {
     try {
       await this.deps.outbound.queueUnsent();
       // Shared mode: events left by any process are found by the sweeper, under leases.
-      if (!this.#shared) await replayUnhandled(this.#recordedDeps(), (env, rec) => this.#enqueue(env, rec.id, rec.occurredAt.getTime()));
+      if (!this.#shared) await replayUnhandled(this.#recordedDeps(), (env, rec) => this.#enqueue(env, rec.id));
       await this.#startAdapters();
     } finally {
       open();
@@ -189,7 +191,7 @@ export class Gateway {
           this.#arrivals.add(id, env);
           this.#drainer!.kick(conversation);
         }
-      : () => this.#enqueue(env, id, env.occurredAt.getTime(), this.#recording.earlier(conversation));
+      : () => this.#enqueue(env, id, this.#recording.earlier(conversation));
     const batch = this.#batch.getStore();
     if (batch) batch.push(start);
     else start();
@@ -203,7 +205,6 @@ export class Gateway {
   async #take(rec: InboundRecord): Promise<{ done: Promise<unknown> } | undefined> {
     const env = await readRecorded(this.#recordedDeps(), rec);
     if (typeof env === "string") return undefined;
-    this.deps.ledger.occurredAt.set(rec.id, rec.occurredAt.getTime());
     if (!this.#arrivals.has(rec.id)) this.#arrivals.add(rec.id, env);
     const handle = await this.#dispatch(env, rec.id).catch((err: unknown) => {
       this.#arrivals.forget(rec.id);
@@ -217,8 +218,7 @@ export class Gateway {
     return handle ? { done: handle.done } : undefined;
   }
 
-  #enqueue(env: InboundEnvelope, inboundId: string, occurredAt: number, after?: Promise<unknown>): void {
-    this.deps.ledger.occurredAt.set(inboundId, occurredAt);
+  #enqueue(env: InboundEnvelope, inboundId: string, after?: Promise<unknown>): void {
     this.#arrivals.add(inboundId, env);
     void this.#chats.run(chatKey(env), () => this.#handle(env, inboundId), after);
   }

@@ -1,4 +1,5 @@
 import type { Config } from "../../config.js";
+import { codecs } from "../../store/codecs.js";
 import type { InboundStore } from "../../store/inbound.js";
 import type { InboundResult } from "../adapter.js";
 import type { InboundEnvelope } from "../contract.js";
@@ -54,9 +55,9 @@ function cutText(text: string, max: number): string {
   return text.slice(0, code >= 0xd800 && code <= 0xdbff ? max - 1 : max);
 }
 
-/** Envelope JSON revived (dates), for replaying a recorded event after a restart. */
-export function revive(json: string): InboundEnvelope {
-  return JSON.parse(json, (k, v) => (k === "occurredAt" && typeof v === "string" ? new Date(v) : v));
+/** A recorded envelope read back through its column's codec, for replaying the event after a restart (throws StoreError Unreadable). */
+export function revive(json: string, inboundId?: string): InboundEnvelope {
+  return codecs.inboundEnvelope.decode(json, inboundId);
 }
 
 /** An arrival recorded for handling, or the answer for one that is not handled (and why, counted in the metrics). */
@@ -89,7 +90,7 @@ export async function recordArrival(
       platform: env.platform,
       botId: env.botId,
       eventId: env.eventId,
-      envelope: JSON.stringify(env),
+      envelope: codecs.inboundEnvelope.encode(env),
       occurredAt: env.occurredAt,
       ...(expired ? { status: "expired" as const, note: `arrived ${Math.round(age / 1000)} s late` } : {}),
     }),

@@ -42,7 +42,7 @@ export async function noticeUnanswered(deps: UnansweredDeps, env: InboundEnvelop
       turnIncrement: 0,
       replies: [{ replyTo: env.replyTo, text, kind: "notice", severity: "warn" }],
     });
-    for (const id of r.deliveryIds) await deps.outbound.deliverId(id, env.replyTo);
+    for (const { id } of r.deliveries) await deps.outbound.deliverId(id, env.replyTo);
   } catch (err) {
     metrics.internalErrors.inc({ where: "unanswered-notice" });
     log.error({ inboundId, err: errInfo(err) }, "the store could not record the unanswered notice; sending it straight to the platform");

@@ -6,6 +6,7 @@ import type { Conversation } from "../../runtime/events.js";
 import { formatLocal, nextAfter, type Timing } from "../../runtime/jobs/when.js";
 import type { Info } from "../../session/info.js";
 import type { Registry } from "../../session/registry.js";
+import { codecs } from "../../store/codecs.js";
 import type { DeliveryStore } from "../../store/deliveries.js";
 import { schedulerAgentTurn } from "./agent-turn.js";
 import type { JobRecord, JobStore, RunCompletion, RunRecord } from "../../store/jobs.js";
@@ -169,7 +170,7 @@ export class JobRunner {
     if (this.opts.canDeliver && !this.opts.canDeliver(job.platform, job.botId)) {
       return void (await this.#finish({ ...base, status: "failed", error: `no ${job.platform} adapter for bot ${job.botId} is running` }));
     }
-    const conversation = JSON.parse(job.target) as Conversation;
+    const conversation: Conversation = codecs.jobTarget.decode(job.target, job.id);
     // The binding as it is now: a /new since the job was made moved it to the fresh session.
     const session = await this.opts.registry.resolveChatChannel(conversation);
     let text = job.text;

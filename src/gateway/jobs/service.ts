@@ -3,8 +3,9 @@ import type { Conversation, ReplyAddress } from "../../runtime/events.js";
 import { checkTiming, checkTimeZone, describeTiming, formatLocal, nextAfter, TimingError, type Timing } from "../../runtime/jobs/when.js";
 import type { Registry } from "../../session/registry.js";
 import { errors } from "../../session/errors.js";
+import { codecs, type ConversationTemplate } from "../../store/codecs.js";
 import type { IdentityStore } from "../../store/identities.js";
-import type { JobRecord, JobStore } from "../../store/jobs.js";
+import type { JobRecord, JobStore, RecordedConversation } from "../../store/jobs.js";
 import type { KvStore } from "../../store/kv.js";
 
 /** Where a job's messages go: the conversation's binding coordinates (so it follows /new) and its reply address. */
@@ -58,7 +59,7 @@ export const MAX_JOB_TEXT = 4000;
 export const MAX_JOBS_PER_CHAT = 50;
 
 export function viewOf(job: JobRecord, n?: number): JobView {
-  const a = JSON.parse(job.address) as ReplyAddress;
+  const a = codecs.jobAddress.decode(job.address, job.id);
   return {
     id: job.id,
     ...(n !== undefined && { n }),
@@ -147,8 +148,8 @@ export class JobService {
     const job = await this.deps.store.insert({
       id: randomUUID(),
       conversation,
-      target: JSON.stringify(input.target.conversation),
-      address: JSON.stringify(address),
+      target: codecs.jobTarget.encode(input.target.conversation),
+      address: codecs.jobAddress.encode(address),
       platform: address.platform,
       botId: address.botId,
       kind: timing.kind,
@@ -202,35 +203,46 @@ export class JobService {
   }
 
   /**
-   * The conversation a CLI or API caller names, and where its messages go.
-   * The reply address comes from what the conversation last received or
-   * sent (a job can only be made for a chat the bot has talked in).
+   * The conversation a CLI or API caller names, and where its messages go:
+   * the conversation's address as the gateway recorded it (ConversationAddress),
+   * so a job can only be made for a chat the bot has talked in.
    */
   async locate(ref: ConversationRef): Promise<JobTarget> {
     if ("sessionId" in ref) {
       const info = await this.deps.registry.getUnscoped(ref.sessionId);
       if (info.kind !== "chat") throw errors.invalid(`Session ${info.id} is a ${info.kind} session; name a chat's session.`);
-      const address = await this.deps.store.addressOfSession(info.id, info.parentId, info.channel);
-      if (!address) throw errors.notFound(`A reply address for session ${info.id} (the chat has no recorded message yet; send one first)`);
-      return {
-        conversation: { agentId: info.agentId, userId: info.userId, ...(info.groupId && { groupId: info.groupId }), channel: info.channel },
-        address: { ...address, replyToMessageId: undefined },
-      };
+      const conversation: Conversation = { agentId: info.agentId, userId: info.userId, ...(info.groupId && { groupId: info.groupId }), channel: info.channel };
+      const found = await this.deps.store.conversationOfBinding(this.keyOf(conversation));
+      if (!found) throw errors.notFound(`A reply address for session ${info.id} (the chat has no recorded message yet; send one first)`);
+      return { conversation, address: addressOf(found.template) };
     }
-    const env = await this.deps.store.latestEnvelope(ref.platform, ref.chat, ref.thread);
-    if (!env) throw errors.notFound(`A ${ref.platform} chat ${ref.chat}${ref.thread ? ` (thread ${ref.thread})` : ""} the bot has talked in`);
+    const found = await this.deps.store.conversationIn(ref.platform, ref.chat, ref.thread);
+    if (!found) throw errors.notFound(`A ${ref.platform} chat ${ref.chat}${ref.thread ? ` (thread ${ref.thread})` : ""} the bot has talked in`);
+    return { conversation: await this.#coordinates(found), address: addressOf(found.template) };
+  }
+
+  /** A recorded conversation's binding coordinates: its person's, or its group's (a thread's own group when its binding is not the channel's). */
+  async #coordinates(c: RecordedConversation): Promise<Conversation> {
     const { identities } = this.deps;
-    let conversation: Conversation;
-    if (env.chatKind === "private") conversation = { agentId: env.botId, userId: await identities.userId(env.platform, env.senderId), channel: env.channel };
-    else {
-      let groupId = await identities.groupId(env.platform, env.chatId);
-      if (env.chatKind === "thread" && env.threadId && env.ownThread)
-        groupId = await identities.groupId(env.platform, `${env.chatId}:thread:${env.threadId}`, { parentId: groupId });
-      conversation = { agentId: env.botId, userId: groupId, groupId, channel: env.channel };
+    const { platform, botId, chatId, threadId, template: t } = c;
+    if (t.chatKind === "private") {
+      if (!t.senderId) throw errors.notFound(`The person of ${platform} chat ${chatId} (its recorded address names none; send a message there first)`);
+      return { agentId: botId, userId: await identities.userId(platform, t.senderId), channel: t.channel };
     }
-    return { conversation, address: { ...env.replyTo, replyToMessageId: undefined, kind: env.chatKind === "private" ? "private" : "group" } };
+    const parent = await identities.groupId(platform, chatId);
+    const shared: Conversation = { agentId: botId, userId: parent, groupId: parent, channel: t.channel };
+    if (t.chatKind !== "thread" || !threadId || this.keyOf(shared) === c.bindingKey) return shared;
+    const own = await identities.groupId(platform, `${chatId}:thread:${threadId}`, { parentId: parent });
+    return { agentId: botId, userId: own, groupId: own, channel: t.channel };
   }
 }
+
+/** Where a conversation's job messages go: its recorded reply address, quoting nothing. */
+const addressOf = (t: ConversationTemplate): ReplyAddress => ({
+  ...t.replyTo,
+  replyToMessageId: undefined,
+  kind: t.chatKind === "private" ? "private" : "group",
+});
 
 function nextAfterNow(timing: Timing, now: Date): Date {
   if (timing.kind === "every") return new Date(now.getTime() + Number(timing.spec));

@@ -94,7 +94,7 @@ export function jobRunner(
               turnIncrement: 0,
               replies: [{ replyTo: { platform: a.platform, botId: a.botId, chatId: userId, kind: "private" }, text, kind: "notice", severity: "warn" }],
             });
-            for (const id of r.deliveryIds) await deps.outbound.deliverId(id);
+            for (const { id } of r.deliveries) await deps.outbound.deliverId(id);
           } catch (err) {
             deps.onError("job-alert-dm");
             log.error({ admin, err: errInfo(err) }, "could not DM an operator about a paused job");

@@ -22,9 +22,6 @@ export { STOPPED_MARK } from "./drafts.js";
 /** markSending found the reply no longer pending or sending: it was sent meanwhile, or another process took it. */
 class ReplyTaken extends Error {}
 
-/** A recorded reply's address, for replies recovered from the store (a live one comes with its event's address). */
-const addressOf = (rec: DeliveryRecord): ReplyAddress => JSON.parse(rec.address) as ReplyAddress;
-
 export interface OutboundOptions {
   deliveries: DeliveryStore;
   metrics: GatewayMetrics;
@@ -75,7 +72,7 @@ export class Outbound {
   async queueUnsent(): Promise<number> {
     const rows = await this.opts.deliveries.unsent({ staleAfterMs: this.opts.staleAfterMs });
     for (const r of rows) {
-      const to = addressOf(r);
+      const to = r.address;
       void this.#held.holding(r.id, () => this.#inOrder(chatKey(to), () => this.deliver(r, to)));
     }
     return rows.length;
@@ -194,7 +191,7 @@ export class Outbound {
     try {
       // `sending` means "handed to the platform, answer not recorded": a process crashed, or a call failed, mid-send.
       const triedBefore = rec.status === "sending";
-      const to = address ?? addressOf(rec);
+      const to = address ?? rec.address;
       const chunks = chunksOf(a.adapter, rec.text, severity, (err) =>
         renderFellBack(this.opts, { platform: rec.platform, deliveryId: rec.id, chars: rec.text.length }, err),
       );
@@ -255,7 +252,7 @@ export class Outbound {
       this.opts.metrics.outbound.inc({ platform: rec.platform, call: "send", outcome: "ok" });
     } catch (err) {
       if (err instanceof ReplyTaken) return; // sent meanwhile, or taken over by another process
-      if (err instanceof RenderFailed) return await failUnrenderable(this.opts, rec, address ?? addressOf(rec), a, err);
+      if (err instanceof RenderFailed) return await failUnrenderable(this.opts, rec, address ?? rec.address, a, err);
       this.opts.metrics.outbound.inc({ platform: rec.platform, call: "send", outcome: "error" });
       if (isAdapterError(err, "Rejected")) {
         await this.opts.deliveries.markFailed(rec.id, "failed", err.message);

@@ -3,21 +3,13 @@ import type { Logger } from "../../log.js";
 import { errInfo } from "../../log.js";
 import { chatBinding } from "../../session/binding-key.js";
 import type { Registry } from "../../session/registry.js";
+import { codecs, type ConversationTemplate } from "../../store/codecs.js";
 import type { ConversationAddressRecord, ConversationAddressStore } from "../../store/proactive.js";
-import type { ChatKind, InboundEnvelope, Platform, ReplyAddress } from "../contract.js";
+import type { InboundEnvelope, Platform, ReplyAddress } from "../contract.js";
 import type { ChatRef, ConversationRef } from "../../config/conversation-ref.js";
 
-/** What an event synthesized for a conversation needs, as the conversation's own last message had it. */
-export interface AddressTemplate {
-  chatKind: ChatKind;
-  channel: string;
-  chatTitle?: string;
-  /** A private chat: its person (their binding is the conversation's). */
-  senderId?: string;
-  senderName?: string;
-  /** Where its replies go, without a message to quote or an interaction to answer. */
-  replyTo: ReplyAddress & { platform: Platform };
-}
+/** What an event synthesized for a conversation needs (ConversationAddress.template, its codec in src/store/codecs.ts). */
+export type AddressTemplate = ConversationTemplate;
 
 /** A conversation a proactive message can reach. */
 export interface ResolvedConversation {
@@ -72,7 +64,7 @@ export class ConversationDirectory {
       ...(env.chatKind === "private" && { senderId: env.senderId, ...(env.senderName !== undefined && { senderName: env.senderName }) }),
       replyTo: durableAddress(env.replyTo),
     };
-    const text = JSON.stringify(template);
+    const text = codecs.conversationTemplate.encode(template);
     const value = `${bindingKey}\n${text}`;
     if (this.#seen.get(key) === value) return;
     setBounded(this.#seen, key, value, SEEN_LIMIT);
@@ -125,7 +117,7 @@ export class ConversationDirectory {
     }
     let template: AddressTemplate;
     try {
-      template = JSON.parse(rec.template) as AddressTemplate;
+      template = codecs.conversationTemplate.decode(rec.template, rec.key);
     } catch (err) {
       this.onError("conversation-address-read");
       this.log.error({ key: rec.key, err: errInfo(err) }, "a conversation's recorded address could not be read");

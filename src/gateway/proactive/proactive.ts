@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import type { Logger } from "../../log.js";
 import { errInfo } from "../../log.js";
+import { codecs } from "../../store/codecs.js";
 import type { ApiMessageRecord, ApiMessageStatus, ApiMessageStore } from "../../store/proactive.js";
 import type { DeliveryStore } from "../../store/deliveries.js";
 import type { InboundResult } from "../adapter.js";
@@ -103,15 +104,12 @@ export class Proactive {
           envelope: null,
         },
         {
-          delivery: { address: JSON.stringify(c.template.replyTo), text: req.text, expiresAt: new Date(Date.now() + this.deps.ttlMs) },
+          delivery: { address: c.template.replyTo, text: req.text, expiresAt: new Date(Date.now() + this.deps.ttlMs) },
           ...(sessionId && { sessionId }),
         },
       );
       if (!accepted.created) return this.#replay(accepted.record, fingerprint);
-      if (accepted.delivery) {
-        this.deps.deliveries.remember([accepted.delivery]);
-        this.#kick(accepted.delivery.id, sessionId ?? "", c);
-      }
+      if (accepted.delivery) this.#kick(accepted.delivery.id, sessionId ?? "", c);
       return { ok: true, replayed: false, status: await this.view(accepted.record.id) };
     }
     const env = this.#envelope(c, {
@@ -128,7 +126,7 @@ export class Proactive {
       platform: c.platform,
       botId: c.botId,
       eventId: env.eventId,
-      envelope: JSON.stringify(env),
+      envelope: codecs.apiMessageEnvelope.encode(env),
     });
     if (!accepted.created) return this.#replay(accepted.record, fingerprint);
     await this.#record(env);
@@ -159,8 +157,7 @@ export class Proactive {
     // An agent request whose event a crash kept from being recorded: recorded now (the event id makes it once).
     if (rec.mode === "agent" && rec.envelope) {
       const s = await this.deps.messages.status(rec.id);
-      if (s && !s.inbound)
-        await this.#record(JSON.parse(rec.envelope, (k, v) => (k === "occurredAt" && typeof v === "string" ? new Date(v) : v)) as InboundEnvelope);
+      if (s && !s.inbound) await this.#record(codecs.apiMessageEnvelope.decode(rec.envelope, rec.id));
     }
     return { ok: true, replayed: true, status: await this.view(rec.id) };
   }

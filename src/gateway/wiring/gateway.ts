@@ -51,6 +51,7 @@ export function gatewayPart(base: AppBase, stores: StorePart, runtime: RuntimePa
     ledger,
     adapters: base.adapters,
     conversations: proactive.directory,
+    arrivals: runtime.arrivals,
     policy: config,
     runner: runtime.runner,
     outbound,

@@ -1,5 +1,6 @@
 import { Runner } from "../../runtime/runner.js";
 import type { FileSource } from "../../runtime/media/types.js";
+import { Arrivals } from "../inbound/arrivals.js";
 import { Pairing } from "../inbound/pairing.js";
 import type { JobService } from "../jobs/service.js";
 import { mediaInput } from "../media.js";
@@ -13,11 +14,14 @@ export interface RuntimePart {
   runner: Runner;
   pairing: Pairing;
   commands: ChatCommands;
+  arrivals: Arrivals;
 }
 
 export function runtimePart(base: AppBase, stores: StorePart, agent: AgentPart, tools: ToolingPart, jobs: JobService): RuntimePart {
   const { config, log, metrics, adapters } = base;
   const { registry, transcript, memories, ledger } = stores;
+  // The gateway's in-flight events (built here, handed to it): a failing commit reads when its event happened.
+  const arrivals = new Arrivals(log);
   const runner = new Runner({
     registry,
     transcript,
@@ -35,7 +39,7 @@ export function runtimePart(base: AppBase, stores: StorePart, agent: AgentPart, 
     onRotated: agent.reflector.onRotated,
     // A failing commit is retried until its event's TTL (durable-commit.ts); without a known event, not at all.
     commitDeadline: (ids) => {
-      const t = ids.map((id) => ledger.occurredAt.get(id)).find((v) => v !== undefined);
+      const t = ids.map((id) => arrivals.occurredAt(id)).find((v) => v !== undefined);
       return t === undefined ? undefined : t + config.INBOUND_TTL;
     },
     onCommitError: () => metrics.internalErrors.inc({ where: "turn-commit" }),
@@ -44,5 +48,5 @@ export function runtimePart(base: AppBase, stores: StorePart, agent: AgentPart, 
   const pairing = new Pairing(stores.access);
   const commands = chatCommands(config, { transcript, personas: agent.personas, pairing, tooling: tools.tooling, jobs, offered: tools.withTools.offered });
   registerInterceptors(runner, tools.tooling, commands, config);
-  return { runner, pairing, commands };
+  return { runner, pairing, commands, arrivals };
 }

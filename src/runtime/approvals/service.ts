@@ -16,6 +16,7 @@ import type { ToolCall } from "../../agent/types.js";
 import type { Logger } from "../../log.js";
 import { errInfo } from "../../log.js";
 import type { ApprovalRecord, ApprovalStatus, ApprovalStore } from "../../store/approvals.js";
+import { codecs } from "../../store/codecs.js";
 import type { KvStore } from "../../store/kv.js";
 import type { MessageEvent, ReplyAddress } from "../events.js";
 import { TurnAbandoned } from "../turn.js";
@@ -339,7 +340,7 @@ export class ApprovalService {
     this.opts.log?.info({ approvalId: id, tool: rec.tool, status, by: d.byName }, "tool approval decided");
     if (decided.cardMessageId) {
       try {
-        await this.opts.transport.update(JSON.parse(rec.replyTo) as ReplyAddress, decided.cardMessageId, cardOf(decided, d.reason));
+        await this.opts.transport.update(codecs.approvalReplyTo.decode(rec.replyTo, rec.id), decided.cardMessageId, cardOf(decided, d.reason));
       } catch (err) {
         this.opts.log?.warn({ approvalId: id, err: errInfo(err) }, "the approval card could not be edited");
       }

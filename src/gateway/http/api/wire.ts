@@ -47,7 +47,7 @@ export function proactiveParts(o: {
       for (const h of hooks) registerSecret(h.secret);
       const proactive = new Proactive({
         directory,
-        messages: new ApiMessageStore(db),
+        messages: new ApiMessageStore(db, o.deliveries),
         deliveries: o.deliveries,
         outbound: o.outbound,
         inbound: (env) => gateway.inbound(env),

@@ -5,6 +5,9 @@ import { DeliveryStore, pendingDeliveries, type DeliveryRecord, type NewReply } 
 import { prepare, type Param } from "./prepared.js";
 import type { DB, Sql } from "./sql.js";
 
+/** Addresses being written, per database, by binding key (see ConversationAddressStore). */
+const WRITING = new WeakMap<Database, Map<string, Promise<unknown>>>();
+
 /** A conversation's durable address (the ConversationAddress table). */
 export type ConversationAddressRecord = Selectable<DB["ConversationAddress"]>;
 
@@ -41,8 +44,28 @@ const UPSERT_ADDRESS = prepare((b, p: Param<ConversationAddressRecord>) =>
 export class ConversationAddressStore {
   constructor(readonly db: Database) {}
 
+  /**
+   * The gateway writes a conversation's address without waiting for it (it is
+   * off the message's path), so a read by binding in the same conversation's
+   * first turn (the agent's schedule_message) could overtake it on a
+   * PostgreSQL pool. A read waits for the binding's write in flight, in any
+   * store over this database (the directory and the jobs each have one).
+   */
+  get #writing(): Map<string, Promise<unknown>> {
+    let m = WRITING.get(this.db);
+    if (!m) WRITING.set(this.db, (m = new Map()));
+    return m;
+  }
+
   async upsert(r: Omit<ConversationAddressRecord, "updatedAt" | "replyChatId"> & { replyChatId?: string | null }): Promise<void> {
-    await this.db.exec("conversation-address-upsert", UPSERT_ADDRESS.bind(this.db, { ...r, replyChatId: r.replyChatId ?? null, updatedAt: new Date() }));
+    const write = this.db.exec("conversation-address-upsert", UPSERT_ADDRESS.bind(this.db, { ...r, replyChatId: r.replyChatId ?? null, updatedAt: new Date() }));
+    const writing = this.#writing;
+    writing.set(r.bindingKey, write);
+    try {
+      await write;
+    } finally {
+      if (writing.get(r.bindingKey) === write) writing.delete(r.bindingKey);
+    }
   }
 
   /**
@@ -65,6 +88,8 @@ export class ConversationAddressStore {
 
   /** The most recently used address of a binding (a thread sharing its channel's session has several). */
   async byBinding(bindingKey: string): Promise<ConversationAddressRecord | undefined> {
+    // The write's failure is its writer's to report (and the next message writes again); the read goes on.
+    await this.#writing.get(bindingKey)?.catch(() => undefined);
     const [r] = await this.db.query(
       "conversation-address-by-binding",
       this.db.q.selectFrom("ConversationAddress").selectAll().where("bindingKey", "=", bindingKey).orderBy("updatedAt", "desc").limit(1),

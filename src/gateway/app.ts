@@ -138,7 +138,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
       adapters().find((a) => a.platform === who.platform && a.botId === who.botId),
       false,
     );
-  const tooling = configuredTooling(config, { db, kv, mcpConfig: opts.mcpConfig, processId, log, metrics, adapters, mayApprove });
+  const tooling = configuredTooling(config, { db, kv, mcpConfig: opts.mcpConfig, processId, log, metrics, outbound: () => outbound, mayApprove });
   const jobs = jobService(db, { registry, kv, identities, config, now: opts.jobClock });
   const withTools = agentWithTools({ agentFactory, tooling, registry, transcript, jobs, maxToolRounds: config.TOOL_MAX_ROUNDS });
   const runner = new Runner({

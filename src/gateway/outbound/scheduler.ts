@@ -1,9 +1,13 @@
 /**
- * The outbound scheduler: every platform call (send, edit, typing, react)
- * goes through it.
+ * The outbound scheduler: every platform call (send, edit, typing, cards,
+ * read-back, leave) goes through it, and it holds the one per-chat queue.
  *
- * - Per chat, calls run one at a time in the order scheduled, so replies
- *   arrive in order. Different chats run concurrently.
+ * - Per chat, work runs one at a time in the order queued, so replies
+ *   arrive in order. Different chats run concurrently. A piece of work is one
+ *   call (`schedule`) or an item that needs several calls with nothing of
+ *   the chat's between them (`hold`: a reply's chunks, a card and the
+ *   argument parts before it); each of its calls is paced and retried the
+ *   same way.
  * - Each call waits for a token from the chat's bucket and from the bot-wide
  *   (global) bucket, sized from the adapter's declared AdapterLimits.
  * - A 429 (AdapterError 'RateLimited') pauses the chat, or the whole bot when
@@ -83,6 +87,12 @@ export class SchedulerClosedError extends SwitchboardError<"Closed"> {
   }
 }
 
+/** A chat held by one piece of work (see `hold`): its calls run at once, paced and retried, without queueing again. */
+export interface ChatLane {
+  call<T>(call: () => Promise<T>, opts?: ScheduleOptions & { essential?: true }): Promise<T>;
+  call<T>(call: () => Promise<T>, opts?: ScheduleOptions): Promise<T | undefined>;
+}
+
 interface Job {
   call: () => Promise<unknown>;
   essential: boolean;
@@ -147,22 +157,51 @@ export class OutboundScheduler {
   schedule<T>(chatKey: string, call: () => Promise<T>, opts: ScheduleOptions = {}): Promise<T | undefined> {
     const essential = opts.essential ?? true;
     const label = opts.label ?? "call";
-    if (this.closed) {
-      if (!essential) return Promise.resolve(undefined);
-      return Promise.reject(new SchedulerClosedError(`outbound scheduler is closed; '${label}' for ${chatKey} not queued`));
-    }
-    const chat = this.chatFor(chatKey);
-    if (!essential && this.isPaused(chat)) {
+    if (this.closed) return this.refused(chatKey, label, essential);
+    if (!essential && this.isPaused(this.chatFor(chatKey))) {
       this.log?.debug?.({ chatKey, label }, "non-essential call dropped: chat is rate-limited");
       return Promise.resolve(undefined);
     }
     const job: Job = { call, essential, label, queuedAt: this.now() };
-    chat.queued++;
-    this.total++;
-    return this.serial.run(chatKey, () => this.execute(chatKey, chat, job) as Promise<T | undefined>).finally(() => this.finished(chatKey, chat));
+    return this.enqueue(chatKey, (chat) => this.execute(chatKey, chat, job) as Promise<T | undefined>);
   }
 
-  /** Calls queued or in flight, for one chat or in all. */
+  /**
+   * Queues `work` behind the chat's earlier work (and behind `after`, when
+   * given) and gives it the chat to itself: the calls it makes through the
+   * lane run at once, each paced and retried as `schedule`'s are, and
+   * nothing else of the chat runs until `work` settles. A lane's call made
+   * after close() is refused as `schedule` would refuse it. Never call
+   * `schedule` or `hold` for the same chat from inside `work`: it would wait
+   * for itself.
+   */
+  hold<T>(chatKey: string, work: (lane: ChatLane) => Promise<T>, after?: Promise<unknown>): Promise<T> {
+    return this.enqueue(chatKey, (chat) => work(this.laneOf(chatKey, chat)), after);
+  }
+
+  private enqueue<T>(chatKey: string, run: (chat: Chat) => Promise<T>, after?: Promise<unknown>): Promise<T> {
+    const chat = this.chatFor(chatKey);
+    chat.queued++;
+    this.total++;
+    return this.serial.run(chatKey, () => run(chat), after).finally(() => this.finished(chatKey, chat));
+  }
+
+  private laneOf(chatKey: string, chat: Chat): ChatLane {
+    const call = <T>(fn: () => Promise<T>, opts: ScheduleOptions = {}): Promise<T | undefined> => {
+      const essential = opts.essential ?? true;
+      const label = opts.label ?? "call";
+      if (this.closed) return this.refused(chatKey, label, essential);
+      return this.execute(chatKey, chat, { call: fn, essential, label, queuedAt: this.now() }) as Promise<T | undefined>;
+    };
+    return { call } as ChatLane;
+  }
+
+  private refused(chatKey: string, label: string, essential: boolean): Promise<undefined> {
+    if (!essential) return Promise.resolve(undefined);
+    return Promise.reject(new SchedulerClosedError(`outbound scheduler is closed; '${label}' for ${chatKey} not queued`));
+  }
+
+  /** Work (calls and holds) queued or in flight, for one chat or in all. */
   pending(chatKey?: string): number {
     return chatKey === undefined ? this.total : (this.chats.get(chatKey)?.queued ?? 0);
   }

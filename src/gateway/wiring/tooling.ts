@@ -2,7 +2,6 @@ import type { Config } from "../../config.js";
 import type { Logger } from "../../log.js";
 import type { McpConfig } from "../../agent/mcp/index.js";
 import { ApprovalStore, type Database, type KvStore } from "../../store/index.js";
-import type { Adapter } from "../adapter.js";
 import type { GatewayMetrics } from "../metrics.js";
 import { Tooling, type ToolingOptions } from "../tooling.js";
 
@@ -17,7 +16,7 @@ export function configuredTooling(
     processId: string;
     log: Logger;
     metrics: GatewayMetrics;
-    adapters: () => readonly Adapter[];
+    outbound: ToolingOptions["outbound"];
     /** Whether a sender passes the DM policy (inbound/access.ts passesDmPolicy), asked when someone decides a tool call. */
     mayApprove: ToolingOptions["mayApprove"];
   },
@@ -33,7 +32,7 @@ export function configuredTooling(
     owner: deps.processId,
     shared: config.SHARED_DATABASE,
     log: deps.log,
-    adapters: deps.adapters,
+    outbound: deps.outbound,
     mayApprove: deps.mayApprove,
     onDecision: (status) => deps.metrics.approvals.inc({ outcome: status }),
   });

@@ -188,3 +188,55 @@ describe("layer boundaries (DESIGN.md)", () => {
     }
   });
 });
+
+/**
+ * One door out (issue 27): every platform call is an item on the outbound door, run inside the adapter's
+ * OutboundScheduler, and the door's platform calls are this one file: nothing else under src/ calls an
+ * AdapterSink method (contract.ts) reached through a `sink`.
+ */
+const SINK_CALLER = path.join("src", "gateway", "outbound", "sink-calls.ts");
+const SINK_CALL = /\bsink\s*\??\.\s*(send|edit|typing|react|findSent|sendCard|editCard|leave)\s*(\?\.\s*)?(\(|\.\s*(bind|call|apply)\s*\()/;
+
+/** The lines of `text` (the file's, unless given) that call an AdapterSink method, as `file:line: code`. */
+function sinkCalls(file: string, text = fs.readFileSync(file, "utf8")): string[] {
+  return text.split("\n").flatMap((line, i) => (SINK_CALL.test(line) ? [`${file}:${i + 1}: ${line.trim()}`] : []));
+}
+
+describe("one door out: only the outbound door's platform calls reach an adapter's sink", () => {
+  it(`no file under src/ but ${SINK_CALLER} calls an AdapterSink method`, () => {
+    expect(
+      files("src")
+        .filter((f) => f !== SINK_CALLER)
+        .flatMap((f) => sinkCalls(f)),
+    ).toEqual([]);
+    // ... and the one file that does is seen making them, so the rule matches real calls.
+    expect(sinkCalls(SINK_CALLER).length).toBeGreaterThanOrEqual(8);
+  });
+
+  it("the sink rule can fail: it sees a planted sink call in a file, and in each way of making one", () => {
+    const planted = path.join("test", "fixtures-boundary-sink.tmp.ts");
+    fs.writeFileSync(planted, `export async function show(a, to, card) {\n  return (await a.sink.sendCard(to, card)).messageId;\n}\n`);
+    try {
+      expect(sinkCalls(planted)).toEqual([`${planted}:2: return (await a.sink.sendCard(to, card)).messageId;`]);
+    } finally {
+      fs.rmSync(planted);
+    }
+    for (const call of [
+      "await adapter.sink.send(env.replyTo, text)",
+      "a.adapter.sink.editCard?.(to, id, card)",
+      "const { sink } = a; await sink.leave(chatId)",
+      "sink.typing (to)",
+      "const f = sink.findSent.bind(sink)",
+      "adapter?.sink?.edit(to, id, text)",
+    ])
+      expect(sinkCalls("sample.ts", call), call).toHaveLength(1);
+    // Asking whether a sink can do something, and the runtime's SinkRouter, are not sink calls.
+    for (const other of [
+      "if (!adapter.sink.leave) return false",
+      "sink.findSent !== undefined",
+      "void this.sinks.deliver(e.sessionId, e)",
+      "outbound.sink(id, e)",
+    ])
+      expect(sinkCalls("sample.ts", other), other).toEqual([]);
+  });
+});

@@ -44,9 +44,10 @@ const LAYERS = ["store", "session", "agent", "runtime", "gateway"] as const;
  * wires them all from the parts wiring/ builds (the top folder). (http serves the console over inbound's and outbound's
  * state; inbound hands notices to outbound; outbound sends through adapters;
  * proactive messages go out through outbound and in through the gateway's
- * intake, which the HTTP API hands them.)
+ * intake, which the HTTP API hands them; format holds the chunkers the
+ * adapters' formatters and outbound's fallback share, and imports no folder.)
  */
-const GATEWAY_FOLDERS = ["outbound", "inbound", "jobs", "proactive", "http", "wiring"] as const;
+const GATEWAY_FOLDERS = ["format", "outbound", "inbound", "jobs", "proactive", "http", "wiring"] as const;
 const GATEWAY_WIRING = new Set([path.join("src", "gateway", "app.ts")]);
 
 /** The gateway folder (or "" for a root file) that `file` (a path) lies in, or undefined outside src/gateway. */
@@ -73,8 +74,8 @@ function gatewayOffenders(file: string, specs: string[]): string[] {
     .map((i) => `${file} -> ${i}`);
 }
 
-/** What adapters/ may use of src/: the adapter contract, the chunker, the logger, channel encoding and the configuration's types. */
-const ADAPTER_MAY_IMPORT = /\/src\/(gateway\/(contract|adapter|outbound\/chunker)|log|config|session\/channel)\.js$/;
+/** What adapters/ may use of src/: the adapter contract, the chunkers (gateway/format), the logger, channel encoding and the configuration's types. */
+const ADAPTER_MAY_IMPORT = /\/src\/(gateway\/(contract|adapter|format\/chunk-(text|html))|log|config|session\/channel)\.js$/;
 
 describe("layer boundaries (DESIGN.md)", () => {
   it("nothing under src/ imports a platform SDK", () => {
@@ -178,7 +179,9 @@ describe("layer boundaries (DESIGN.md)", () => {
   it("the adapter rule can fail: it sees an adapter reaching into the pipeline", () => {
     expect(ADAPTER_MAY_IMPORT.test("../../src/gateway/inbound/gateway.js")).toBe(false);
     expect(ADAPTER_MAY_IMPORT.test("../../src/runtime/runner.js")).toBe(false);
-    expect(ADAPTER_MAY_IMPORT.test("../../src/gateway/outbound/chunker.js")).toBe(true);
+    expect(ADAPTER_MAY_IMPORT.test("../../src/gateway/format/chunk-text.js")).toBe(true);
+    expect(ADAPTER_MAY_IMPORT.test("../../src/gateway/format/chunk-html.js")).toBe(true);
+    expect(ADAPTER_MAY_IMPORT.test("../../src/gateway/outbound/outbound.js")).toBe(false);
     const sample = path.join("test", "fixtures-boundary-adapter.tmp.ts");
     fs.writeFileSync(sample, `import { Gateway } from "../src/gateway/inbound/gateway.js";\n`);
     try {

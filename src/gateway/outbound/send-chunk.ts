@@ -1,7 +1,7 @@
 import { SwitchboardError } from "../../errors.js";
 import type { Severity } from "../../runtime/events.js";
 import type { Adapter } from "../adapter.js";
-import { chunkText } from "./chunker.js";
+import { chunkText } from "../format/chunk-text.js";
 
 /** Neither the render nor the literal text could be made for the platform: the same on every attempt, so never retried. */
 export class RenderFailed extends SwitchboardError<"RenderFailed"> {

@@ -10,7 +10,7 @@ import { cardText, plainCard, type ApprovalCard } from "../../runtime/approvals/
 import type { Adapter } from "../adapter.js";
 import type { SentMessage } from "../contract.js";
 import { isAdapterError } from "../contract.js";
-import { chunkText } from "./chunker.js";
+import { chunkText } from "../format/chunk-text.js";
 import type { ChatLane } from "./scheduler.js";
 
 /**

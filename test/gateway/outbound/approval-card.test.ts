@@ -1,9 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TelegramAdapter } from "../../../adapters/telegram/index.js";
-import { createAgentFactory, type TurnOverrides } from "../../../src/agent/factory.js";
-import { echoAgent, latestUserText } from "../../../src/agent/echo.js";
 import type { App } from "../../../src/gateway/app.js";
-import { FakeOpenAi, toolUsingModel } from "../../fakes/openai.js";
+import type { FakeOpenAi } from "../../fakes/openai.js";
+import { clockAgent } from "../../support/clock-agent.js";
 import { FakeTelegram, type TgMessage, type TgUser } from "../../fakes/telegram.js";
 import { eventually, startApp } from "../../support/app.js";
 
@@ -28,18 +27,8 @@ describe("approval cards through the outbound door (telegram, grammY)", () => {
   beforeAll(async () => {
     tg = new FakeTelegram();
     await tg.start();
-    model = await FakeOpenAi.start();
-    model.responder = toolUsingModel({ trigger: CLOCK, tool: "current_time", args: '{"timezone":"UTC"}' });
-    const withModel = createAgentFactory({ baseUrl: model.baseUrl, model: "fake-model" });
-    // Echo, except a message asking for the clock: that one's model calls current_time, whose policy is `ask`.
-    const agentFactory = (metadata: Record<string, unknown>, ctx: TurnOverrides) => {
-      const tooled = withModel(metadata, { ...(ctx.tools && { tools: ctx.tools }), ...(ctx.approval && { approval: ctx.approval }) });
-      const echo = echoAgent();
-      return {
-        name: "card-test",
-        run: (req: Parameters<typeof echo.run>[0]) => (latestUserText(req.messages).includes(CLOCK) ? tooled.run(req) : echo.run(req)),
-      };
-    };
+    let agentFactory: unknown;
+    ({ model, agentFactory } = await clockAgent(CLOCK, "card-test"));
     const adapter = new TelegramAdapter({ token: tg.token, apiRoot: tg.apiRoot, mode: "polling", pollingTimeoutSec: 1 });
     ({ app } = await startApp(
       "sqlite",

@@ -182,8 +182,8 @@ export class Outbound {
    */
   async #cardNotShown(item: Extract<OutboundItem, { kind: "card" }>, err: unknown): Promise<never> {
     const where = { approvalId: item.card.id, platform: item.to.platform, err: errInfo(err) };
+    // Logged with the denial by the approval, which gets the error.
     this.opts.metrics.outbound.inc({ platform: item.to.platform, call: "card", outcome: "error" });
-    this.opts.log.warn(where, "an approval card could not be shown; its call is denied");
     if (!(err instanceof SchedulerClosedError)) {
       const text = `The approval card for the tool ${item.card.tool} (${item.card.id}) could not be shown here, so the call was denied.`;
       await this.enqueue({ kind: "line", to: item.to, text, severity: "error" }).catch((again: unknown) => {

@@ -172,8 +172,8 @@ export class Proactive {
   }
 
   #kick(deliveryId: string, c: ResolvedConversation): void {
-    // In order behind the chat's earlier replies, held (claims renewed) while queued.
-    void this.deps.outbound.enqueue({ kind: "reply", deliveryId, to: c.template.replyTo }).catch((err: unknown) => {
+    // In order behind the chat's earlier replies, held (claims renewed) while queued; marked info, as it always was.
+    void this.deps.outbound.enqueue({ kind: "reply", deliveryId, to: c.template.replyTo, severity: "info" }).catch((err: unknown) => {
       this.deps.onError("api-send");
       this.deps.log.error({ deliveryId, err: errInfo(err) }, "an API message could not be handed to the sender; it stays pending and is retried");
     });

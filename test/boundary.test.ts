@@ -44,9 +44,10 @@ const LAYERS = ["store", "session", "agent", "runtime", "gateway"] as const;
  * wires them all from the parts wiring/ builds (the top folder). (http serves the console over inbound's and outbound's
  * state; inbound hands notices to outbound; outbound sends through adapters;
  * proactive messages go out through outbound and in through the gateway's
- * intake, which the HTTP API hands them.)
+ * intake, which the HTTP API hands them; format holds the chunkers the
+ * adapters' formatters and outbound's fallback share, and imports no folder.)
  */
-const GATEWAY_FOLDERS = ["outbound", "inbound", "jobs", "proactive", "http", "wiring"] as const;
+const GATEWAY_FOLDERS = ["format", "outbound", "inbound", "jobs", "proactive", "http", "wiring"] as const;
 const GATEWAY_WIRING = new Set([path.join("src", "gateway", "app.ts")]);
 
 /** The gateway folder (or "" for a root file) that `file` (a path) lies in, or undefined outside src/gateway. */
@@ -92,8 +93,8 @@ function configOffenders(file: string, specs: string[]): string[] {
     .map((i) => `${file} -> ${i}`);
 }
 
-/** What adapters/ may use of src/: the adapter contract, the chunker, the logger, channel encoding and the configuration's types. */
-const ADAPTER_MAY_IMPORT = /\/src\/(gateway\/(contract|adapter|outbound\/chunker)|log|config|session\/channel)\.js$/;
+/** What adapters/ may use of src/: the adapter contract, the chunkers (gateway/format), the logger, channel encoding and the configuration's types. */
+const ADAPTER_MAY_IMPORT = /\/src\/(gateway\/(contract|adapter|format\/chunk-(text|html))|log|config|session\/channel)\.js$/;
 
 describe("layer boundaries (DESIGN.md)", () => {
   it("nothing under src/ imports a platform SDK", () => {
@@ -197,7 +198,9 @@ describe("layer boundaries (DESIGN.md)", () => {
   it("the adapter rule can fail: it sees an adapter reaching into the pipeline", () => {
     expect(ADAPTER_MAY_IMPORT.test("../../src/gateway/inbound/gateway.js")).toBe(false);
     expect(ADAPTER_MAY_IMPORT.test("../../src/runtime/runner.js")).toBe(false);
-    expect(ADAPTER_MAY_IMPORT.test("../../src/gateway/outbound/chunker.js")).toBe(true);
+    expect(ADAPTER_MAY_IMPORT.test("../../src/gateway/format/chunk-text.js")).toBe(true);
+    expect(ADAPTER_MAY_IMPORT.test("../../src/gateway/format/chunk-html.js")).toBe(true);
+    expect(ADAPTER_MAY_IMPORT.test("../../src/gateway/outbound/outbound.js")).toBe(false);
     const sample = path.join("test", "fixtures-boundary-adapter.tmp.ts");
     fs.writeFileSync(sample, `import { Gateway } from "../src/gateway/inbound/gateway.js";\n`);
     try {
@@ -233,5 +236,57 @@ describe("the configuration's place (DESIGN.md Layers)", () => {
     // Its own files and the shared modules: allowed.
     expect(configOffenders(at, ["./values.js", "../errors.js", "../validation-message.js", "../config.js"])).toEqual([]);
     expect(configOffenders(path.join("src", "config.ts"), ["./config/server.js", "./errors.js"])).toEqual([]);
+  });
+});
+
+/**
+ * One door out (issue 27): every platform call is an item on the outbound door, run inside the adapter's
+ * OutboundScheduler, and the door's platform calls are this one file: nothing else under src/ calls an
+ * AdapterSink method (contract.ts) reached through a `sink`.
+ */
+const SINK_CALLER = path.join("src", "gateway", "outbound", "sink-calls.ts");
+const SINK_CALL = /\bsink\s*\??\.\s*(send|edit|typing|react|findSent|sendCard|editCard|leave)\s*(\?\.\s*)?(\(|\.\s*(bind|call|apply)\s*\()/;
+
+/** The lines of `text` (the file's, unless given) that call an AdapterSink method, as `file:line: code`. */
+function sinkCalls(file: string, text = fs.readFileSync(file, "utf8")): string[] {
+  return text.split("\n").flatMap((line, i) => (SINK_CALL.test(line) ? [`${file}:${i + 1}: ${line.trim()}`] : []));
+}
+
+describe("one door out: only the outbound door's platform calls reach an adapter's sink", () => {
+  it(`no file under src/ but ${SINK_CALLER} calls an AdapterSink method`, () => {
+    expect(
+      files("src")
+        .filter((f) => f !== SINK_CALLER)
+        .flatMap((f) => sinkCalls(f)),
+    ).toEqual([]);
+    // ... and the one file that does is seen making them, so the rule matches real calls.
+    expect(sinkCalls(SINK_CALLER).length).toBeGreaterThanOrEqual(8);
+  });
+
+  it("the sink rule can fail: it sees a planted sink call in a file, and in each way of making one", () => {
+    const planted = path.join("test", "fixtures-boundary-sink.tmp.ts");
+    fs.writeFileSync(planted, `export async function show(a, to, card) {\n  return (await a.sink.sendCard(to, card)).messageId;\n}\n`);
+    try {
+      expect(sinkCalls(planted)).toEqual([`${planted}:2: return (await a.sink.sendCard(to, card)).messageId;`]);
+    } finally {
+      fs.rmSync(planted);
+    }
+    for (const call of [
+      "await adapter.sink.send(env.replyTo, text)",
+      "a.adapter.sink.editCard?.(to, id, card)",
+      "const { sink } = a; await sink.leave(chatId)",
+      "sink.typing (to)",
+      "const f = sink.findSent.bind(sink)",
+      "adapter?.sink?.edit(to, id, text)",
+    ])
+      expect(sinkCalls("sample.ts", call), call).toHaveLength(1);
+    // Asking whether a sink can do something, and the runtime's SinkRouter, are not sink calls.
+    for (const other of [
+      "if (!adapter.sink.leave) return false",
+      "sink.findSent !== undefined",
+      "void this.sinks.deliver(e.sessionId, e)",
+      "outbound.sink(id, e)",
+    ])
+      expect(sinkCalls("sample.ts", other), other).toEqual([]);
   });
 });

@@ -8,7 +8,7 @@
  * split: the split measures what is sent, so a full 2,000-character chunk
  * never grows past Discord's limit afterwards.
  */
-import { chunkText } from "../../src/gateway/outbound/chunker.js";
+import { chunkText } from "../../src/gateway/format/chunk-text.js";
 import { literalMarkdown, renderMarkdown, withMark, type Dialect } from "../shared/markdown.js";
 import type { ReplyFormat, Severity } from "../types.js";
 

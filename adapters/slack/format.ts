@@ -8,7 +8,7 @@
  * markup" is shown as typed instead of turning bold. Rendered before it is
  * split, so every chunk is measured as sent.
  */
-import { chunkText } from "../../src/gateway/outbound/chunker.js";
+import { chunkText } from "../../src/gateway/format/chunk-text.js";
 import { literalMarkdown, renderMarkdown, withMark, type Dialect } from "../shared/markdown.js";
 import type { ReplyFormat, Severity } from "../types.js";
 

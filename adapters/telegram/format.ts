@@ -6,7 +6,7 @@
  * makes Telegram answer "can't parse entities". Should Telegram refuse a
  * chunk anyway, plainText() is what is sent instead, without parse_mode.
  */
-import { chunkHtml } from "../../src/gateway/outbound/chunker.js";
+import { chunkHtml } from "../../src/gateway/format/chunk-html.js";
 import { literalMarkdown, renderMarkdown, withMark, type Dialect } from "../shared/markdown.js";
 import type { ReplyFormat, Severity } from "../types.js";
 

@@ -126,7 +126,7 @@ export interface SentMessage {
   messageId: string;
 }
 
-/** The outbound half of an adapter. Every call is made through the gateway's scheduler. */
+/** How one message is sent. */
 export interface SendOptions {
   /**
    * Stable per reply chunk (delivery id + chunk index). Adapters whose
@@ -140,6 +140,15 @@ export interface SendOptions {
   severity?: Severity;
 }
 
+/**
+ * The outbound half of an adapter. The gateway makes every call, leave and
+ * read-back included, from one file (src/gateway/outbound/sink-calls.ts),
+ * each inside the adapter's OutboundScheduler: paced, in the chat's order,
+ * a RateLimited error waited out and the same call made again, a Transient
+ * one retried. So a call may be made again after it failed: a sink that
+ * posts several messages in one call (a card with its argument parts) may
+ * post the earlier ones again.
+ */
 export interface AdapterSink {
   send(to: ReplyAddress, text: string, opts?: SendOptions): Promise<SentMessage>;
   edit(to: ReplyAddress, messageId: string, text: string, opts?: Pick<SendOptions, "plain">): Promise<void>;
@@ -166,7 +175,8 @@ export interface AdapterSink {
    * The bot leaves a group it was not admitted to (GROUP_UNADMITTED=leave):
    * `chatId` is the envelope's group chat id. Telegram leaveChat, Discord
    * leaves the channel's whole server (a bot cannot leave one channel),
-   * Slack conversations.leave. Rare, so made outside the scheduler.
+   * Slack conversations.leave. Through the scheduler like every call, in the
+   * chat's order.
    */
   leave?(chatId: string): Promise<void>;
 }

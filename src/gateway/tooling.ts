@@ -11,15 +11,13 @@ import { loadMcpConfig, type McpConfig } from "../agent/mcp/config.js";
 import { McpToolSource } from "../agent/mcp/source.js";
 import type { Logger } from "../log.js";
 import { ApprovalService, type ApprovalServiceOptions, type Approvers } from "../runtime/approvals/service.js";
-import { cardText, plainCard, type ApprovalCard } from "../runtime/approvals/card.js";
+import type { ApprovalCard } from "../runtime/approvals/card.js";
 import type { ReplyAddress } from "../runtime/events.js";
 import type { AgentContext } from "../runtime/runner.js";
 import type { ApprovalHandler } from "../agent/tools.js";
 import type { ApprovalStore } from "../store/approvals.js";
 import type { KvStore } from "../store/kv.js";
 import type { Info } from "../session/info.js";
-import type { Adapter } from "./adapter.js";
-import type { AdapterRegistry } from "./adapters.js";
 
 export interface ToolingOptions {
   mcpConfigPath?: string;
@@ -37,8 +35,15 @@ export interface ToolingOptions {
   owner: string;
   shared: boolean;
   log: Logger;
-  adapters: AdapterRegistry;
+  /** The outbound door (src/gateway/outbound), where cards go out. */
+  outbound: () => CardDoor;
   onDecision?: (status: string) => void;
+}
+
+/** What approvals enqueue on the outbound door (src/gateway/outbound/items.ts): a card, resolving to its message id, and its edit. */
+export interface CardDoor {
+  enqueue(item: { kind: "card"; to: ReplyAddress; card: ApprovalCard }): Promise<string>;
+  enqueue(item: { kind: "card-edit"; to: ReplyAddress; messageId: string; card: ApprovalCard }): Promise<void>;
 }
 
 export class Tooling {
@@ -110,24 +115,17 @@ export class Tooling {
     );
   }
 
-  #adapter(to: ReplyAddress): Adapter {
-    const a = this.opts.adapters.get(to.platform, to.botId);
-    if (!a) throw new Error(`no adapter for ${to.platform}:${to.botId}`);
-    return a;
+  /**
+   * Out of the outbound door, like any reply: paced, 429s waited out,
+   * retried, in the chat's order. A card that cannot be shown at all rejects
+   * (the door tells the chat, where it still can): the service then denies
+   * the call, telling the model the card could not be shown.
+   */
+  #show(to: ReplyAddress, card: ApprovalCard): Promise<string> {
+    return this.opts.outbound().enqueue({ kind: "card", to, card });
   }
 
-  /** A sink without cards of its own gets the text form: the argument parts first (when the card cannot hold them), then the card. */
-  async #show(to: ReplyAddress, card: ApprovalCard): Promise<string | undefined> {
-    const { sink, limits } = this.#adapter(to);
-    if (sink.sendCard) return (await sink.sendCard(to, card)).messageId;
-    const shown = plainCard(card, limits.maxTextLength);
-    for (const part of shown.parts) await sink.send(to, part, { plain: true });
-    return (await sink.send(to, cardText(shown.card, { fallback: true }), { plain: true })).messageId;
-  }
-
-  async #update(to: ReplyAddress, messageId: string, card: ApprovalCard): Promise<void> {
-    const { sink, limits } = this.#adapter(to);
-    if (sink.editCard) await sink.editCard(to, messageId, card);
-    else await sink.edit(to, messageId, cardText(plainCard(card, limits.maxTextLength).card), { plain: true });
+  #update(to: ReplyAddress, messageId: string, card: ApprovalCard): Promise<void> {
+    return this.opts.outbound().enqueue({ kind: "card-edit", to, messageId, card });
   }
 }

@@ -52,13 +52,18 @@ export class ConversationAddressStore {
    * store over this database (the directory and the jobs each have one).
    */
   get #writing(): Map<string, Promise<unknown>> {
-    let m = WRITING.get(this.db);
-    if (!m) WRITING.set(this.db, (m = new Map()));
+    const known = WRITING.get(this.db);
+    if (known) return known;
+    const m = new Map<string, Promise<unknown>>();
+    WRITING.set(this.db, m);
     return m;
   }
 
   async upsert(r: Omit<ConversationAddressRecord, "updatedAt" | "replyChatId"> & { replyChatId?: string | null }): Promise<void> {
-    const write = this.db.exec("conversation-address-upsert", UPSERT_ADDRESS.bind(this.db, { ...r, replyChatId: r.replyChatId ?? null, updatedAt: new Date() }));
+    const write = this.db.exec(
+      "conversation-address-upsert",
+      UPSERT_ADDRESS.bind(this.db, { ...r, replyChatId: r.replyChatId ?? null, updatedAt: new Date() }),
+    );
     const writing = this.#writing;
     writing.set(r.bindingKey, write);
     try {

@@ -1,9 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { App } from "../../src/gateway/app.js";
 import { eventually, startApp } from "../support/app.js";
-import { createAgentFactory, type TurnOverrides } from "../../src/agent/factory.js";
-import { echoAgent, latestUserText } from "../../src/agent/echo.js";
-import { FakeOpenAi, toolUsingModel } from "../fakes/openai.js";
+import { clockAgent } from "../support/clock-agent.js";
+import { type FakeOpenAi, toolUsingModel } from "../fakes/openai.js";
 import type { ConformanceDriver, Place } from "./driver.js";
 import { groupAccessScenarios } from "./group-access.js";
 
@@ -51,19 +50,10 @@ export function conformance(makeDriver: () => ConformanceDriver): void {
 
     beforeAll(async () => {
       const { adapter, env } = await driver.setup();
-      // Echo as everywhere, except a message that asks for the clock: that one goes to a fake model which calls
-      // current_time, so the tool call, its approval card and the answer all pass through the real path.
-      model = await FakeOpenAi.start();
-      model.responder = toolUsingModel({ trigger: CLOCK, tool: "current_time", args: '{"timezone":"UTC"}' });
-      const withModel = createAgentFactory({ baseUrl: model.baseUrl, model: "fake-model" });
-      const agentFactory = (metadata: Record<string, unknown>, ctx: TurnOverrides) => {
-        const tooled = withModel(metadata, { ...(ctx.tools && { tools: ctx.tools }), ...(ctx.approval && { approval: ctx.approval }) });
-        const echo = echoAgent();
-        return {
-          name: "conformance",
-          run: (req: Parameters<typeof echo.run>[0]) => (latestUserText(req.messages).includes(CLOCK) ? tooled.run(req) : echo.run(req)),
-        };
-      };
+      // Echo as everywhere, except a message that asks for the clock (a fake model calling current_time).
+      const clock = await clockAgent(CLOCK, "conformance");
+      model = clock.model;
+      const agentFactory = clock.agentFactory;
       const r = await startApp(
         "sqlite",
         [adapter],

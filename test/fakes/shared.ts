@@ -196,9 +196,9 @@ export class FaultPlan<F> {
     this.planned.push({ match: fn, fault, remaining: count });
   }
 
-  /** Consumes one matching fault, if any. */
-  take(key: string): F | undefined {
-    const p = this.planned.find((x) => x.remaining > 0 && x.match(key));
+  /** Consumes one matching fault, if any (and if `accept` takes it: a fault meant for some calls of a method only). */
+  take(key: string, accept?: (fault: F) => boolean): F | undefined {
+    const p = this.planned.find((x) => x.remaining > 0 && x.match(key) && (accept?.(x.fault) ?? true));
     if (!p) return undefined;
     p.remaining--;
     this.planned = this.planned.filter((x) => x.remaining > 0);

@@ -275,9 +275,9 @@ export class FakeTelegram {
   failNext(method: string, fault: TgFault, count = 1): void {
     this.faults.add(method, fault, count);
   }
-  /** 429 `Too Many Requests: retry after X` with `parameters.retry_after` for the next `count` calls. */
-  rateLimitNext(method: string, retryAfter = 1, count = 1): void {
-    this.faults.add(method, { status: 429, retryAfter }, count);
+  /** 429 `Too Many Requests: retry after X` with `parameters.retry_after` for the next `count` calls (those `when` accepts, if given). */
+  rateLimitNext(method: string, retryAfter = 1, count = 1, when?: TgFault["when"]): void {
+    this.faults.add(method, { status: 429, retryAfter, ...(when && { when }) }, count);
   }
 
   // ------------------------------------------------------------ records
@@ -365,7 +365,7 @@ export class FakeTelegram {
     this.callLog.push(call);
     this.signal.notify();
 
-    const fault = this.faults.take(method);
+    const fault = this.faults.take(method, (f) => !f.when || f.when(params));
     if (fault) {
       if (fault.status === 429) {
         const ra = fault.retryAfter ?? 1;

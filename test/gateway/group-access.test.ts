@@ -201,7 +201,7 @@ describe("approving in a group takes passing the DM policy", () => {
 describe("the once-per-group log", () => {
   it("remembers at most 1,000 groups: the oldest is forgotten (and logged again), a recent one is not", async () => {
     const { log, lines } = capture();
-    const groups = new UnadmittedGroups({ log, metrics: new GatewayMetrics() });
+    const groups = new UnadmittedGroups({ log, metrics: new GatewayMetrics(), outbound: { enqueue: async () => false } });
     const a = new MemoryAdapter();
     const refuse = (chat: string) => groups.refused(a.group(chat, "1", "x"), a, { leave: false, addressed: true, policy: "pairing" });
     for (let i = 0; i < 1500; i++) await refuse(`-${i}`);

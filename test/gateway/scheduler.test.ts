@@ -470,3 +470,47 @@ describe("TokenBucket", () => {
     expect(t).toBeLessThanOrEqual(100 * 334);
   });
 });
+
+describe("OutboundScheduler: holding a chat (one item, several calls)", () => {
+  it("a hold's calls run together: work queued meanwhile waits behind the whole hold, and a 429 inside it retries that call only", async () => {
+    const { clock, scheduler } = setup();
+    const seen: string[] = [];
+    let partTries = 0;
+    const held = scheduler.hold("c", async (lane) => {
+      await lane.call(async () => void seen.push("part 1"));
+      await lane.call(async () => {
+        if (partTries++ === 0) throw rateLimited(1000);
+        seen.push("part 2");
+      });
+      return lane.call(async () => (seen.push("card"), "card-id"));
+    });
+    // Queued while the hold waits out its 429: they follow it, in order; another chat is not held up.
+    const after = scheduler.schedule("c", async () => void seen.push("after"));
+    const other = scheduler.schedule("d", async () => void seen.push("other chat"));
+    await clock.run();
+    await expect(held).resolves.toBe("card-id");
+    await Promise.all([after, other]);
+    expect(seen.filter((x) => x !== "other chat")).toEqual(["part 1", "part 2", "card", "after"]);
+    expect(seen.indexOf("other chat")).toBeLessThan(seen.indexOf("part 2"));
+    expect(partTries).toBe(2);
+    expect(scheduler.pending()).toBe(0);
+  });
+
+  it("a lane's call made after close() is refused, as schedule() would refuse it; the hold itself was queued and ran", async () => {
+    const { clock, scheduler } = setup();
+    const gate = deferred();
+    const held = track(
+      scheduler.hold("c", async (lane) => {
+        await lane.call(async () => "first");
+        await gate.promise;
+        return lane.call(async () => "second");
+      }),
+    );
+    await clock.run();
+    scheduler.close();
+    gate.resolve();
+    await clock.run();
+    expect(held.error).toBeInstanceOf(SchedulerClosedError);
+    await scheduler.drain();
+  });
+});

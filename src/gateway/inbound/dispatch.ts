@@ -49,7 +49,7 @@ async function reply(deps: DispatchDeps, env: InboundEnvelope, inboundId: string
     turnIncrement: 0,
     replies: [{ replyTo: env.replyTo, text, kind: "notice", severity: "info" }],
   });
-  for (const { id } of r.deliveries) await deps.outbound.deliverId(id, env.replyTo);
+  for (const { id } of r.deliveries) await deps.outbound.enqueue({ kind: "reply", deliveryId: id, to: env.replyTo });
 }
 
 /**

@@ -24,7 +24,7 @@ import { dispatch } from "./dispatch.js";
 import { UnadmittedGroups } from "./groups.js";
 import { RecordsInFlight, recordArrival } from "./recording.js";
 import { readRecorded, replayUnhandled, type RecordedDeps } from "./replay.js";
-import { noticeUnanswered, type UnansweredDeps } from "./unanswered.js";
+import { noticeUnanswered } from "./unanswered.js";
 
 export type GatewayPolicy = Pick<
   Config,
@@ -159,8 +159,7 @@ export class Gateway {
   }
 
   #unanswered(env: InboundEnvelope, inboundId: string, why: string): Promise<void> {
-    const deps: UnansweredDeps = { ...this.deps, adapterFor: (e) => this.#adapterFor(e) };
-    return noticeUnanswered(deps, env, inboundId, why);
+    return noticeUnanswered(this.deps, env, inboundId, why);
   }
 
   #recordedDeps(): RecordedDeps {

@@ -3,7 +3,13 @@ import { errInfo } from "../../log.js";
 import type { Adapter } from "../adapter.js";
 import type { InboundEnvelope } from "../contract.js";
 import type { GatewayMetrics } from "../metrics.js";
+import type { ReplyAddress } from "../../runtime/events.js";
 import type { GroupPolicy } from "./policy.js";
+
+/** Leaving a group is an item on the outbound door (src/gateway/outbound/items.ts): false where the platform cannot. */
+interface LeaveDoor {
+  enqueue(item: { kind: "leave"; to: ReplyAddress; chatId: string }): Promise<boolean>;
+}
 
 /** Groups remembered as already logged (and left); past this the oldest is forgotten, and logged again if it speaks again. */
 const REMEMBERED_GROUPS = 1_000;
@@ -18,7 +24,7 @@ export class UnadmittedGroups {
   /** `platform:botId:chatId` -> whether the bot has left it; insertion order is age, so the oldest goes first. */
   readonly #noticed = new Map<string, boolean>();
 
-  constructor(private readonly deps: { log: Logger; metrics: GatewayMetrics }) {}
+  constructor(private readonly deps: { log: Logger; metrics: GatewayMetrics; outbound: LeaveDoor }) {}
 
   get size(): number {
     return this.#noticed.size;
@@ -45,15 +51,14 @@ export class UnadmittedGroups {
   async #leave(env: InboundEnvelope, adapter: Adapter | undefined, key: string): Promise<void> {
     const { log, metrics } = this.deps;
     const where = { platform: env.platform, botId: env.botId, chatId: env.chatId };
-    if (!adapter?.sink.leave) {
-      // Remembered as left so the warning is not repeated for every message.
-      this.#remember(key, true);
-      metrics.groupsUnadmitted.inc({ platform: env.platform, outcome: "silent" });
-      log.warn(where, "GROUP_UNADMITTED=leave, but this platform's adapter cannot leave a group: the bot stays silent there instead");
-      return;
-    }
     try {
-      await adapter.sink.leave(env.chatId);
+      if (!adapter || !(await this.deps.outbound.enqueue({ kind: "leave", to: env.replyTo, chatId: env.chatId }))) {
+        // Remembered as left so the warning is not repeated for every message.
+        this.#remember(key, true);
+        metrics.groupsUnadmitted.inc({ platform: env.platform, outcome: "silent" });
+        log.warn(where, "GROUP_UNADMITTED=leave, but this platform's adapter cannot leave a group: the bot stays silent there instead");
+        return;
+      }
       this.#remember(key, true);
       metrics.groupsUnadmitted.inc({ platform: env.platform, outcome: "left" });
       log.info(where, "left a group the bot was not admitted to (GROUP_UNADMITTED=leave)");

@@ -1,7 +1,6 @@
 import type { Logger } from "../../log.js";
 import { errInfo } from "../../log.js";
 import type { InboundStore } from "../../store/inbound.js";
-import type { Adapter } from "../adapter.js";
 import type { InboundEnvelope } from "../contract.js";
 import type { GatewayLedger } from "../ledger.js";
 import type { GatewayMetrics } from "../metrics.js";
@@ -14,14 +13,13 @@ export interface UnansweredDeps {
   outbound: Outbound;
   metrics: GatewayMetrics;
   log: Logger;
-  adapterFor(env: InboundEnvelope): Adapter | undefined;
 }
 
 /**
  * An accepted event that reached INBOUND_TTL without an answer: marked
  * expired (never answered late), counted, logged, and its chat gets a
  * short notice to send it again. The notice goes through a delivery record
- * when the store takes it, else straight to the platform (best effort).
+ * when the store takes it, else out of the door as a line (best effort).
  */
 export async function noticeUnanswered(deps: UnansweredDeps, env: InboundEnvelope, inboundId: string, why: string): Promise<void> {
   const { metrics, log } = deps;
@@ -42,16 +40,13 @@ export async function noticeUnanswered(deps: UnansweredDeps, env: InboundEnvelop
       turnIncrement: 0,
       replies: [{ replyTo: env.replyTo, text, kind: "notice", severity: "warn" }],
     });
-    for (const { id } of r.deliveries) await deps.outbound.deliverId(id, env.replyTo);
+    for (const { id } of r.deliveries) await deps.outbound.enqueue({ kind: "reply", deliveryId: id, to: env.replyTo });
   } catch (err) {
     metrics.internalErrors.inc({ where: "unanswered-notice" });
-    log.error({ inboundId, err: errInfo(err) }, "the store could not record the unanswered notice; sending it straight to the platform");
-    await deps
-      .adapterFor(env)
-      ?.sink.send(env.replyTo, text)
-      .catch((e: unknown) => {
-        metrics.internalErrors.inc({ where: "unanswered-notice-send" });
-        log.error({ inboundId, err: errInfo(e) }, "the unanswered notice could not be sent either");
-      });
+    log.error({ inboundId, err: errInfo(err) }, "the store could not record the unanswered notice; sending it without a delivery record");
+    await deps.outbound.enqueue({ kind: "line", to: env.replyTo, text, severity: "warn" }).catch((e: unknown) => {
+      metrics.internalErrors.inc({ where: "unanswered-notice-send" });
+      log.error({ inboundId, err: errInfo(e) }, "the unanswered notice could not be sent either");
+    });
   }
 }

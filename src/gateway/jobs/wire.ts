@@ -66,7 +66,7 @@ export function jobRunner(
     shared: config.SHARED_DATABASE,
     misfireGraceMs: config.SCHEDULE_MISFIRE_GRACE,
     agentTimeoutMs: config.AGENT_TIMEOUT,
-    deliver: (id) => deps.outbound.deliverId(id),
+    deliver: (id) => deps.outbound.enqueue({ kind: "reply", deliveryId: id }),
     canDeliver: (platform, botId) => deps.adapters.get(platform, botId) !== undefined,
     retentionMs: config.RECORD_RETENTION,
     agent: (session) => ({ agent: deps.agent(session.metadata, { session }), system: buildSystemPrompt(deps.personas.resolve(session.persona).prompt) }),
@@ -94,7 +94,7 @@ export function jobRunner(
               turnIncrement: 0,
               replies: [{ replyTo: { platform: a.platform, botId: a.botId, chatId: userId, kind: "private" }, text, kind: "notice", severity: "warn" }],
             });
-            for (const { id } of r.deliveries) await deps.outbound.deliverId(id);
+            for (const { id } of r.deliveries) await deps.outbound.enqueue({ kind: "reply", deliveryId: id });
           } catch (err) {
             deps.onError("job-alert-dm");
             log.error({ admin, err: errInfo(err) }, "could not DM an operator about a paused job");

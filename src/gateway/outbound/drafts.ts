@@ -7,6 +7,7 @@ import { chatKey } from "../keys.js";
 import type { OutboundScheduler } from "./scheduler.js";
 import { renderFellBack } from "./render-failure.js";
 import { chunksOf } from "./send-chunk.js";
+import { editDraft, postDraft } from "./sink-calls.js";
 import type { SentLog } from "./sent-log.js";
 
 export interface Draft {
@@ -102,7 +103,7 @@ export class Drafts {
     const shown = latest.length > room ? `${latest.slice(0, Math.max(0, room - 1))}…` : latest;
     const text = `${shown}${STOPPED_MARK}`;
     try {
-      await a.scheduler.schedule(chatKey(to), () => a.adapter.sink.edit(to, mid, text), { label: "edit" });
+      await a.scheduler.schedule(chatKey(to), () => editDraft(a.adapter, to, mid, text), { label: "edit" });
       draft.shown = text;
       this.opts.metrics.outbound.inc({ platform: to.platform, call: "edit", outcome: "ok" });
     } catch (err) {
@@ -131,7 +132,7 @@ export class Drafts {
         if (!chunks) return;
         const first = chunks[0] ?? "…";
         draft.sending = a.scheduler
-          .schedule(chatKey(to), () => a.adapter.sink.send(to, first), { essential: false, label: "draft" })
+          .schedule(chatKey(to), () => postDraft(a.adapter, to, first), { essential: false, label: "draft" })
           .then((sent) => {
             if (sent) {
               draft.messageId = sent.messageId;
@@ -156,7 +157,7 @@ export class Drafts {
         const next = this.#render(a.adapter, draft.text)?.[0] ?? "";
         if (!draft.messageId || next === draft.shown) return;
         void a.scheduler
-          .schedule(chatKey(to), () => a.adapter.sink.edit(to, draft.messageId!, next), { essential: false, label: "edit" })
+          .schedule(chatKey(to), () => editDraft(a.adapter, to, draft.messageId!, next), { essential: false, label: "edit" })
           .then(() => {
             draft.shown = next;
             draft.lastEdit = Date.now();

@@ -1,26 +1,19 @@
 import type { Logger } from "../../log.js";
-import type { OutEvent, ReplyAddress, Severity } from "../../runtime/events.js";
 import { errInfo } from "../../log.js";
+import type { OutEvent, ReplyAddress, Severity } from "../../runtime/events.js";
 import type { DeliveryRecord, DeliveryStore } from "../../store/deliveries.js";
 import type { Adapter } from "../adapter.js";
-import { isAdapterError } from "../contract.js";
 import type { GatewayMetrics } from "../metrics.js";
 import { ReplyClaims } from "./claims.js";
+import { ReplySender } from "./deliver.js";
 import { Drafts, type Draft } from "./drafts.js";
-import { KeyedQueue } from "../../keyed-queue.js";
+import type { OutboundItem, OutboundResult } from "./items.js";
 import { adapterKey, chatKey } from "../keys.js";
-import { findOne, readBack } from "./read-back.js";
-import { OutboundScheduler } from "./scheduler.js";
-import { failUnrenderable, renderFellBack } from "./render-failure.js";
-import { chunksOf, editChunk, RenderFailed, sendChunk } from "./send-chunk.js";
+import { OutboundScheduler, SchedulerClosedError } from "./scheduler.js";
 import type { SentLog } from "./sent-log.js";
+import { canLeave, editCard, leaveChat, sendLine, sendTyping, showCard } from "./sink-calls.js";
 
-export { adapterKey, chatKey } from "../keys.js";
-export { chunksOf, sendChunk } from "./send-chunk.js";
-export { STOPPED_MARK } from "./drafts.js";
-
-/** markSending found the reply no longer pending or sending: it was sent meanwhile, or another process took it. */
-class ReplyTaken extends Error {}
+export type { OutboundItem } from "./items.js";
 
 export interface OutboundOptions {
   deliveries: DeliveryStore;
@@ -36,28 +29,38 @@ export interface OutboundOptions {
   sentLog?: SentLog;
 }
 
+/** One adapter and its scheduler, which holds the adapter's per-chat queue. */
+interface Way {
+  adapter: Adapter;
+  scheduler: OutboundScheduler;
+}
+
 /**
- * Everything that leaves for a platform: durable replies (by delivery id),
- * streamed drafts edited in place, and typing. Every platform call goes
- * through the adapter's OutboundScheduler, the one place that paces and
- * retries them.
+ * The one door out: everything that leaves for a platform is an item
+ * enqueued here (`enqueue`: replies by delivery id, cards and their edits,
+ * fixed lines, typing, leaving a group), and the runtime's events come in
+ * through `sink` (replies, notices, streamed drafts edited in place, typing).
+ * Each item is queued in its chat's one queue, the adapter's
+ * OutboundScheduler, which paces, orders and retries every platform call
+ * (made in sink-calls.ts only).
  */
 export class Outbound {
-  readonly #adapters = new Map<string, { adapter: Adapter; scheduler: OutboundScheduler }>();
+  readonly #ways = new Map<string, Way>();
   readonly #drafts: Drafts;
-  readonly #inFlight = new Set<string>();
+  readonly #replies: ReplySender;
   /** Replies this process has taken on (queued behind their chat, or being sent): their claims are kept fresh in shared mode. */
   readonly #held: ReplyClaims;
-  /** Replies to one chat are delivered in the order they were emitted. */
-  readonly #chats = new KeyedQueue();
+  /** Replies queued per chat (drafts must not overtake them). */
+  readonly #replying = new Map<string, number>();
 
   /** Held closed while the gateway starts, so replies recovered from before a restart go out before new ones. */
-  #gate: Promise<void> = Promise.resolve();
+  #gate: Promise<void> | undefined;
   #openGate: (() => void) | undefined;
 
   constructor(readonly opts: OutboundOptions) {
-    this.#drafts = new Drafts({ ...opts, lookup: (to) => this.#for(to), chatBusy: (key) => this.#chats.busy(key) });
+    this.#drafts = new Drafts({ ...opts, lookup: (to) => this.#for(to), chatBusy: (key) => this.#replying.has(key) });
     this.#held = new ReplyClaims(opts);
+    this.#replies = new ReplySender(opts);
   }
 
   hold(): void {
@@ -66,15 +69,13 @@ export class Outbound {
 
   release(): void {
     this.#openGate?.();
+    this.#gate = undefined;
   }
 
   /** Queues every reply written but not confirmed sent, each behind its chat's earlier replies. */
   async queueUnsent(): Promise<number> {
     const rows = await this.opts.deliveries.unsent({ staleAfterMs: this.opts.staleAfterMs });
-    for (const r of rows) {
-      const to = r.address;
-      void this.#held.holding(r.id, () => this.#inOrder(chatKey(to), () => this.deliver(r, to)));
-    }
+    for (const r of rows) void this.#held.holding(r.id, () => this.#inChat(r.address, async () => r));
     return rows.length;
   }
 
@@ -84,22 +85,27 @@ export class Outbound {
       log: this.opts.log,
       onRateLimited: () => this.opts.metrics.rateLimited.inc({ platform: adapter.platform }),
     });
-    this.#adapters.set(adapterKey(adapter.platform, adapter.botId), { adapter, scheduler });
+    this.#ways.set(adapterKey(adapter.platform, adapter.botId), { adapter, scheduler });
   }
 
-  /** Re-keys an adapter whose bot id became known at start. */
+  /** Re-keys an adapter whose bot id became known at start; its scheduler (and what is queued there) stays. */
   rekey(adapter: Adapter): void {
-    for (const [k, v] of this.#adapters) if (v.adapter === adapter) this.#adapters.delete(k);
+    for (const [k, v] of this.#ways)
+      if (v.adapter === adapter) {
+        this.#ways.delete(k);
+        this.#ways.set(adapterKey(adapter.platform, adapter.botId), v);
+        return;
+      }
     this.add(adapter);
   }
 
-  #for(a: { platform: string; botId: string }) {
-    return this.#adapters.get(adapterKey(a.platform, a.botId));
+  #for(a: { platform: string; botId: string }): Way | undefined {
+    return this.#ways.get(adapterKey(a.platform, a.botId));
   }
 
   /** Queue depth of every adapter, for /metrics. */
   updateGauges(): void {
-    for (const { adapter, scheduler } of this.#adapters.values()) this.opts.metrics.queueDepth.set({ platform: adapter.platform }, scheduler.pending());
+    for (const { adapter, scheduler } of this.#ways.values()) this.opts.metrics.queueDepth.set({ platform: adapter.platform }, scheduler.pending());
   }
 
   /** The sink the gateway registers with the Runner. */
@@ -109,56 +115,121 @@ export class Outbound {
         if (e.phase === "turn-start" && e.detail?.turnId) this.#drafts.turnStarted(String(e.detail.turnId));
         return;
       case "typing":
-        return this.typing(e.replyTo);
+        return this.enqueue({ kind: "typing", to: e.replyTo });
       case "text-delta":
         return this.#drafts.stream(e.turnId, e.replyTo, e.text, e.inboundId);
       case "text-final": {
         const { deliveryId, turnId } = e;
         // Take the draft now: turn-complete follows at once and forgets the turn.
         const draft = this.#drafts.take(turnId);
-        if (deliveryId) await this.#held.holding(deliveryId, () => this.#inOrder(chatKey(e.replyTo), () => this.deliverId(deliveryId, e.replyTo, draft)));
+        if (deliveryId) await this.#reply(deliveryId, e.replyTo, draft);
         this.#drafts.forget(turnId);
         return;
       }
-      case "notice": {
-        const { deliveryId } = e;
-        if (deliveryId && e.replyTo)
-          await this.#held.holding(deliveryId, () => this.#inOrder(chatKey(e.replyTo!), () => this.deliverId(deliveryId, e.replyTo, undefined, e.severity)));
+      case "notice":
+        if (e.deliveryId && e.replyTo) await this.#reply(e.deliveryId, e.replyTo, undefined, e.severity);
         return;
-      }
-      case "turn-complete": {
+      case "turn-complete":
         // Stopped, fenced or failed after part of the answer was shown: the draft says so.
-        await this.#drafts.ended(e.turnId, e.replyTo);
-        return;
-      }
+        return this.#drafts.ended(e.turnId, e.replyTo);
       default:
         return;
     }
   };
 
-  #inOrder(key: string, fn: () => Promise<void>): Promise<void> {
-    return this.#chats.run(key, fn, this.#gate);
+  /**
+   * Queues one item behind its chat's earlier ones (see OutboundItem for what
+   * each resolves to). A reply never rejects for the platform's sake (it
+   * stays queued, or is failed and logged); a card, a card's edit, a line or
+   * a leave rejects with the platform's error once the scheduler gives up,
+   * or SchedulerClosedError; typing never rejects.
+   */
+  async enqueue<I extends OutboundItem>(item: I): Promise<OutboundResult<I>>;
+  async enqueue(item: OutboundItem): Promise<unknown> {
+    if (item.kind === "reply") return this.#reply(item.deliveryId, item.to, undefined, item.severity);
+    if (this.#gate) await this.#gate;
+    const way = this.#for(item.to);
+    if (!way) {
+      if (item.kind === "typing") return;
+      throw new Error(`no adapter for ${item.to.platform}:${item.to.botId}; the ${item.kind} cannot be sent`);
+    }
+    const { adapter, scheduler } = way;
+    const key = chatKey(item.to);
+    switch (item.kind) {
+      case "typing": {
+        const r = await scheduler.schedule(key, () => sendTyping(adapter, item.to).then(() => true), { essential: false, label: "typing" });
+        this.opts.metrics.outbound.inc({ platform: adapter.platform, call: "typing", outcome: r ? "ok" : "skipped" });
+        return;
+      }
+      case "card":
+        return scheduler.hold(key, (lane) => showCard(lane, adapter, item.to, item.card)).catch((err: unknown) => this.#cardNotShown(item, err));
+      case "card-edit":
+        return scheduler.hold(key, (lane) => editCard(lane, adapter, item.to, item.messageId, item.card));
+      case "line":
+        await scheduler.schedule(key, () => sendLine(adapter, item.to, item.text, { ...(item.severity && { severity: item.severity }) }), { label: "line" });
+        return;
+      case "leave":
+        if (!canLeave(adapter)) return false;
+        return scheduler.schedule(key, () => leaveChat(adapter, item.chatId), { label: "leave" });
+    }
+  }
+
+  /**
+   * A card the platform would not show (refused, or still failing after the
+   * retries): the chat is told in a line, where one can still be sent (not
+   * once the scheduler is closed), and the error goes back to the approval,
+   * which denies the call.
+   */
+  async #cardNotShown(item: Extract<OutboundItem, { kind: "card" }>, err: unknown): Promise<never> {
+    const where = { approvalId: item.card.id, platform: item.to.platform, err: errInfo(err) };
+    // Logged with the denial by the approval, which gets the error.
+    this.opts.metrics.outbound.inc({ platform: item.to.platform, call: "card", outcome: "error" });
+    if (!(err instanceof SchedulerClosedError)) {
+      const text = `The approval card for the tool ${item.card.tool} (${item.card.id}) could not be shown here, so the call was denied.`;
+      await this.enqueue({ kind: "line", to: item.to, text, severity: "error" }).catch((again: unknown) => {
+        this.opts.metrics.internalErrors.inc({ where: "approval-card-notice" });
+        this.opts.log.error({ ...where, err: errInfo(again) }, "the notice that an approval card could not be shown could not be sent either");
+      });
+    }
+    throw err;
+  }
+
+  /** The reply `id`, held (its claim kept fresh) while it waits; `to` is its address as its event carried it, else its record's. */
+  async #reply(id: string, to: ReplyAddress | undefined, draft?: Draft, severity?: Severity): Promise<void> {
+    await this.#held.holding(id, async () => {
+      if (to) return this.#inChat(to, () => this.opts.deliveries.take(id), draft, severity);
+      const rec = await this.opts.deliveries.take(id);
+      if (rec) await this.#inChat(rec.address, async () => rec, undefined, severity);
+    });
+  }
+
+  /** Sends one reply holding its chat (after the start-up gate); `load` reads its record once the chat's earlier work is done. */
+  async #inChat(to: ReplyAddress, load: () => Promise<DeliveryRecord | null>, draft?: Draft, severity?: Severity): Promise<void> {
+    const key = chatKey(to);
+    this.#replying.set(key, (this.#replying.get(key) ?? 0) + 1);
+    try {
+      // Awaited only while it is shut: an open door queues the reply at once, in the order it was enqueued.
+      if (this.#gate) await this.#gate;
+      const way = this.#for(to);
+      if (!way) {
+        const rec = await load();
+        if (rec && rec.status !== "sent") this.opts.log.warn({ deliveryId: rec.id, platform: rec.platform }, "no adapter for this reply yet; it stays pending");
+        return;
+      }
+      await way.scheduler.hold(key, async (lane) => {
+        const rec = await load();
+        if (rec) await this.#replies.deliver(way.adapter, lane, rec, to, draft, severity);
+      });
+    } finally {
+      const n = this.#replying.get(key)! - 1;
+      if (n > 0) this.#replying.set(key, n);
+      else this.#replying.delete(key);
+    }
   }
 
   /** Sizes of the per-chat and per-turn state, for tests and diagnostics. */
   stats(): { drafts: number; turnStart: number; chains: number; inFlight: number; held: number } {
-    return { drafts: this.#drafts.size, turnStart: this.#drafts.turnStarts, chains: this.#chats.size, inFlight: this.#inFlight.size, held: this.#held.size };
-  }
-
-  async typing(to: ReplyAddress): Promise<void> {
-    const a = this.#for(to);
-    if (!a) return;
-    const r = await a.scheduler.schedule(chatKey(to), () => a.adapter.sink.typing(to).then(() => true), { essential: false, label: "typing" });
-    this.opts.metrics.outbound.inc({ platform: to.platform, call: "typing", outcome: r ? "ok" : "skipped" });
-  }
-
-  /**
-   * Sends the reply `id`; `to` is its address as the event that made it carried it (else read back from its record).
-   * A notice's `severity` is marked by the platform's format (a notice recovered after a restart is sent unmarked).
-   */
-  async deliverId(id: string, to?: ReplyAddress, draft?: Draft, severity?: Severity): Promise<void> {
-    const rec = await this.opts.deliveries.take(id);
-    if (rec) await this.deliver(rec, to, draft, severity);
+    return { drafts: this.#drafts.size, turnStart: this.#drafts.turnStarts, chains: this.#replying.size, inFlight: this.#replies.size, held: this.#held.size };
   }
 
   /** Shared mode: keeps the claims of every reply this process holds fresh (see claims.ts). */
@@ -170,141 +241,13 @@ export class Outbound {
     this.#held.stop();
   }
 
-  /**
-   * Sends one durable reply: chunked at the adapter's limit, the first chunk
-   * quoting the user's message, each chunk through the scheduler (which
-   * waits out 429s and never drops). A streamed draft becomes the first chunk.
-   */
-  async deliver(rec: DeliveryRecord, address?: ReplyAddress, draft?: Draft, severity?: Severity): Promise<void> {
-    if (this.#inFlight.has(rec.id) || rec.status === "sent") return;
-    const a = this.#for(rec);
-    if (!a) {
-      this.opts.log.warn({ deliveryId: rec.id, platform: rec.platform }, "no adapter for this reply yet; it stays pending");
-      return;
-    }
-    if (rec.expiresAt.getTime() < Date.now()) {
-      await this.opts.deliveries.markFailed(rec.id, "expired", "older than INBOUND_TTL");
-      this.opts.metrics.expired.inc({ platform: rec.platform, what: "reply" });
-      return;
-    }
-    this.#inFlight.add(rec.id);
-    try {
-      // `sending` means "handed to the platform, answer not recorded": a process crashed, or a call failed, mid-send.
-      const triedBefore = rec.status === "sending";
-      const to = address ?? rec.address;
-      const chunks = chunksOf(a.adapter, rec.text, severity, (err) =>
-        renderFellBack(this.opts, { platform: rec.platform, deliveryId: rec.id, chars: rec.text.length }, err),
-      );
-      await draft?.sending;
-      // A draft a previous process showed for this event (its turn never committed) becomes the reply's first chunk.
-      const adopted = !draft && rec.inboundId && rec.part === 0 ? this.opts.sentLog?.draftOf(rec.inboundId) : undefined;
-      if (adopted) draft = { messageId: adopted, text: "", shown: "", lastEdit: 0, final: true };
-      const found = triedBefore ? await readBack(this.opts, a, rec, to, chunks.length, draft) : undefined;
-      // Marked `sending` (and the attempt counted) right before each platform call, not while the chunk
-      // waits for a rate-limit token: after a crash, `sending` names exactly the replies that may have
-      // reached the platform, and `attempts` how many times they were handed over.
-      const handOver = async () => {
-        if (!(await this.opts.deliveries.markSending(rec.id, this.opts.owner))) throw new ReplyTaken();
-      };
-      let firstId: string | undefined;
-      for (const [i, chunk] of chunks.entries()) {
-        if (i === 0 && draft?.messageId) {
-          const mid = draft.messageId;
-          try {
-            if (draft.shown !== chunk) await a.scheduler.schedule(chatKey(to), () => editChunk(a.adapter, to, mid, chunk), { label: "edit" });
-            firstId = mid;
-            continue;
-          } catch (err) {
-            // The adopted draft is gone (deleted in the chat): post the chunk instead.
-            if (!adopted || !isAdapterError(err, "Rejected")) throw err;
-            this.opts.log.warn(
-              { deliveryId: rec.id, platform: rec.platform, err: errInfo(err) },
-              "the draft left by a crash could not be edited; posting the reply as a new message",
-            );
-          }
-        }
-        const key = `${rec.id}:${i}`;
-        const logged = this.opts.sentLog?.sent(rec.id, i) ?? found?.get(key)?.messageId;
-        if (logged !== undefined) {
-          firstId ??= logged; // accepted before a crash: not again
-          continue;
-        }
-        const target = i === 0 ? to : { ...to, replyToMessageId: undefined };
-        const log = this.opts.sentLog;
-        let attempt = 0;
-        const sent = await a.scheduler.schedule(
-          chatKey(to),
-          async () => {
-            // The scheduler retries a failed call; the failed one may still have been posted (a timeout).
-            const already = attempt++ > 0 ? await findOne(this.opts, a, rec, target, key) : undefined;
-            if (!already) await handOver();
-            const r = already ?? (await sendChunk(a.adapter, target, chunk, key, { onRefused: (why) => this.#refused(rec, why), severity }));
-            log?.record(rec.id, i, r.messageId);
-            return r;
-          },
-          { label: "send" },
-        );
-        firstId ??= sent?.messageId;
-      }
-      await this.#markSent(rec, firstId);
-      this.opts.sentLog?.done(rec.id);
-      if (rec.inboundId && (adopted || draft?.messageId)) this.opts.sentLog?.forgetDraft(rec.inboundId);
-      this.opts.metrics.outbound.inc({ platform: rec.platform, call: "send", outcome: "ok" });
-    } catch (err) {
-      if (err instanceof ReplyTaken) return; // sent meanwhile, or taken over by another process
-      if (err instanceof RenderFailed) return await failUnrenderable(this.opts, rec, address ?? rec.address, a, err);
-      this.opts.metrics.outbound.inc({ platform: rec.platform, call: "send", outcome: "error" });
-      if (isAdapterError(err, "Rejected")) {
-        await this.opts.deliveries.markFailed(rec.id, "failed", err.message);
-        this.opts.log.error({ deliveryId: rec.id, platform: rec.platform, err: errInfo(err) }, "the platform refused a reply; it will not be retried");
-      } else {
-        this.opts.log.warn({ deliveryId: rec.id, platform: rec.platform, err: errInfo(err) }, "a reply could not be sent yet; it stays queued and is retried");
-      }
-    } finally {
-      this.#inFlight.delete(rec.id);
-    }
-  }
-
-  #refused(rec: DeliveryRecord, why: "too-long" | "bad-format"): void {
-    this.opts.metrics.outbound.inc({ platform: rec.platform, call: "send", outcome: why === "too-long" ? "resplit" : "plain" });
-    this.opts.log.warn(
-      { deliveryId: rec.id, platform: rec.platform, reason: why },
-      why === "too-long"
-        ? "the platform refused a reply chunk as too long; it is split smaller and sent again"
-        : "the platform could not parse a reply chunk's formatting; it is sent again as plain text",
-    );
-  }
-
-  /**
-   * The platform took the reply: marking it sent is retried (bounded by the
-   * reply's expiry) while the store fails, and the reply stays in flight here
-   * meanwhile, so it is never sent again from this process. Giving up leaves
-   * it "sending", resent after a restart (where the sent log, on SQLite,
-   * still stops that).
-   */
-  async #markSent(rec: DeliveryRecord, firstId: string | undefined): Promise<void> {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await this.opts.deliveries.markSent(rec.id, firstId);
-      } catch (err) {
-        this.opts.metrics.internalErrors.inc({ where: "mark-sent" });
-        if (Date.now() >= rec.expiresAt.getTime()) throw err;
-        this.opts.log.warn(
-          { deliveryId: rec.id, attempt, err: errInfo(err) },
-          "a sent reply could not be marked sent; retrying (it is not sent again meanwhile)",
-        );
-        await new Promise<void>((r) => setTimeout(r, Math.min(2000, 50 * 2 ** Math.min(attempt - 1, 6))).unref?.());
-      }
-    }
-  }
-
-  /** Sends every reply written but not confirmed sent (at start, and periodically). */
+  /** Sends every reply written but not confirmed sent (at start, and periodically), each in its chat's order. */
   async flushUnsent(): Promise<number> {
     const rows = await this.opts.deliveries.unsent({ staleAfterMs: this.opts.staleAfterMs ?? 5_000 });
     let n = 0;
     for (const r of rows) {
-      if (this.#inFlight.has(r.id) || this.#held.has(r.id)) continue;
-      await this.deliver(r);
+      if (this.#replies.has(r.id) || this.#held.has(r.id)) continue;
+      await this.#inChat(r.address, async () => r);
       n++;
     }
     return n;
@@ -317,21 +260,21 @@ export class Outbound {
    */
   async settle(ms: number): Promise<number> {
     const deadline = Date.now() + ms;
-    const busy = () => this.#held.size + this.#inFlight.size + [...this.#adapters.values()].reduce((n, a) => n + a.scheduler.pending(), 0);
+    const busy = () => this.#held.size + this.#replies.size + [...this.#ways.values()].reduce((n, a) => n + a.scheduler.pending(), 0);
     await new Promise((r) => setImmediate(r));
     while (busy() > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, Math.min(25, Math.max(1, deadline - Date.now()))));
-    return this.#held.size + this.#inFlight.size;
+    return this.#held.size + this.#replies.size;
   }
 
   /** Waits until every adapter's queued calls are done. */
   async drain(): Promise<void> {
-    await Promise.all([...this.#adapters.values()].map((a) => a.scheduler.drain()));
+    await Promise.all([...this.#ways.values()].map((a) => a.scheduler.drain()));
   }
 
   close(): void {
     this.stopClaims();
     this.#drafts.close();
-    for (const a of this.#adapters.values()) a.scheduler.close();
+    for (const a of this.#ways.values()) a.scheduler.close();
     this.opts.sentLog?.close();
   }
 }

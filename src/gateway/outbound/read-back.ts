@@ -7,9 +7,9 @@ import type { SentMessage } from "../contract.js";
 import { isAdapterError } from "../contract.js";
 import type { GatewayMetrics } from "../metrics.js";
 import type { Draft } from "./drafts.js";
-import { chatKey } from "../keys.js";
-import type { OutboundScheduler } from "./scheduler.js";
+import type { ChatLane } from "./scheduler.js";
 import type { SentLog } from "./sent-log.js";
+import { canReadBack, findSent } from "./sink-calls.js";
 
 export interface ReadBackContext {
   metrics: GatewayMetrics;
@@ -26,19 +26,18 @@ export interface ReadBackContext {
  */
 export async function readBack(
   ctx: ReadBackContext,
-  a: { adapter: Adapter; scheduler: OutboundScheduler },
+  a: { adapter: Adapter; lane: ChatLane },
   rec: DeliveryRecord,
   to: ReplyAddress,
   chunks: number,
   draft?: Draft,
 ): Promise<Map<string, SentMessage> | undefined> {
-  const findSent = a.adapter.sink.findSent?.bind(a.adapter.sink);
-  if (!findSent) return undefined;
+  if (!canReadBack(a.adapter)) return undefined;
   const keys: string[] = [];
   for (let i = 0; i < chunks; i++) if (!(i === 0 && draft?.messageId) && ctx.sentLog?.sent(rec.id, i) === undefined) keys.push(`${rec.id}:${i}`);
   if (!keys.length) return undefined;
   try {
-    const found = await a.scheduler.schedule(chatKey(to), () => findSent(to, keys, rec.createdAt), { label: "read-back" });
+    const found = await a.lane.call(() => findSent(a.adapter, to, keys, rec.createdAt), { label: "read-back" });
     ctx.metrics.outbound.inc({ platform: rec.platform, call: "read-back", outcome: found?.size ? "found" : "absent" });
     return found;
   } catch (err) {
@@ -60,9 +59,9 @@ export async function findOne(
   to: ReplyAddress,
   key: string,
 ): Promise<SentMessage | undefined> {
-  if (!a.adapter.sink.findSent) return undefined;
+  if (!canReadBack(a.adapter)) return undefined;
   try {
-    return (await a.adapter.sink.findSent(to, [key], rec.createdAt)).get(key);
+    return (await findSent(a.adapter, to, [key], rec.createdAt)).get(key);
   } catch (err) {
     if (!isAdapterError(err, "Rejected")) throw err;
     ctx.metrics.outbound.inc({ platform: rec.platform, call: "read-back", outcome: "error" });

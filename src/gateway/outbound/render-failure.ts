@@ -3,10 +3,10 @@ import { errInfo } from "../../log.js";
 import type { ReplyAddress } from "../../runtime/events.js";
 import type { DeliveryRecord, DeliveryStore } from "../../store/deliveries.js";
 import type { Adapter } from "../adapter.js";
-import { chatKey } from "../keys.js";
 import type { GatewayMetrics } from "../metrics.js";
-import type { OutboundScheduler } from "./scheduler.js";
+import type { ChatLane } from "./scheduler.js";
 import type { RenderFailed } from "./send-chunk.js";
+import { sendLine } from "./sink-calls.js";
 
 /** What a render failure is reported with. */
 export interface RenderFailureDeps {
@@ -29,7 +29,7 @@ export async function failUnrenderable(
   deps: RenderFailureDeps & { deliveries: DeliveryStore },
   rec: DeliveryRecord,
   to: ReplyAddress,
-  a: { adapter: Adapter; scheduler: OutboundScheduler },
+  a: { adapter: Adapter; lane: ChatLane },
   err: RenderFailed,
 ): Promise<void> {
   deps.metrics.outbound.inc({ platform: rec.platform, call: "render", outcome: "failed" });
@@ -39,9 +39,8 @@ export async function failUnrenderable(
   );
   await deps.deliveries.markFailed(rec.id, "failed", err.message);
   const text = `A reply could not be shown here: it could not be formatted for this chat (ref ${rec.id}). The gateway's log has the details.`;
-  const send = () => a.adapter.sink.send(to, text, { idempotencyKey: `${rec.id}:unrenderable`, plain: true, severity: "error" });
   try {
-    await a.scheduler.schedule(chatKey(to), send, { label: "send" });
+    await a.lane.call(() => sendLine(a.adapter, to, text, { idempotencyKey: `${rec.id}:unrenderable`, severity: "error" }), { label: "send" });
   } catch (e) {
     deps.metrics.outbound.inc({ platform: rec.platform, call: "send", outcome: "error" });
     deps.log.error({ deliveryId: rec.id, platform: rec.platform, err: errInfo(e) }, "the notice about a reply that could not be formatted could not be sent");

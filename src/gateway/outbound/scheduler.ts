@@ -1,9 +1,13 @@
 /**
- * The outbound scheduler: every platform call (send, edit, typing, react)
- * goes through it.
+ * The outbound scheduler: every platform call (send, edit, typing, cards,
+ * read-back, leave) goes through it, and it holds the one per-chat queue.
  *
- * - Per chat, calls run one at a time in the order scheduled, so replies
- *   arrive in order. Different chats run concurrently.
+ * - Per chat, work runs one at a time in the order queued, so replies
+ *   arrive in order. Different chats run concurrently. A piece of work is one
+ *   call (`schedule`) or an item that needs several calls with nothing of
+ *   the chat's between them (`hold`: a reply's chunks, a card and the
+ *   argument parts before it); each of its calls is paced and retried the
+ *   same way.
  * - Each call waits for a token from the chat's bucket and from the bot-wide
  *   (global) bucket, sized from the adapter's declared AdapterLimits.
  * - A 429 (AdapterError 'RateLimited') pauses the chat, or the whole bot when
@@ -33,12 +37,10 @@
 import { SwitchboardError } from "../../errors.js";
 import { KeyedQueue } from "../../keyed-queue.js";
 import { isAdapterError } from "../contract.js";
-import { TokenBucket } from "./token-bucket.js";
+import { BotPace, MAX_BACKOFF_MS, type RateLimit, retryAfterOf } from "./bot-pace.js";
+import { type ChatPace, ChatPaces } from "./chat-pace.js";
 
-export interface RateLimit {
-  ratePerSec: number;
-  burst: number;
-}
+export type { RateLimit } from "./bot-pace.js";
 
 export interface SchedulerLimits {
   perChat: RateLimit;
@@ -83,6 +85,12 @@ export class SchedulerClosedError extends SwitchboardError<"Closed"> {
   }
 }
 
+/** A chat held by one piece of work (see `hold`): its calls run at once, paced and retried, without queueing again. */
+export interface ChatLane {
+  call<T>(call: () => Promise<T>, opts?: ScheduleOptions & { essential?: true }): Promise<T>;
+  call<T>(call: () => Promise<T>, opts?: ScheduleOptions): Promise<T | undefined>;
+}
+
 interface Job {
   call: () => Promise<unknown>;
   essential: boolean;
@@ -90,20 +98,9 @@ interface Job {
   queuedAt: number;
 }
 
-interface Chat {
-  /** Calls queued or in flight. */
-  queued: number;
-  bucket: TokenBucket;
-  pausedUntil: number;
-}
-
 const TRANSIENT_BASE_MS = 500;
-const MAX_BACKOFF_MS = 30_000;
-/** When a 429 comes without retry_after: 1 s, doubling per consecutive 429, capped. */
-const DEFAULT_RETRY_AFTER_MS = 1_000;
 
 export class OutboundScheduler {
-  private readonly limits: SchedulerLimits;
   private readonly log: SchedulerLog | undefined;
   private readonly now: () => number;
   private readonly sleep: (ms: number) => Promise<void>;
@@ -111,29 +108,23 @@ export class OutboundScheduler {
   private readonly maxTransientRetries: number;
   private readonly onRateLimited: ((info: RateLimitedInfo) => void) | undefined;
 
-  private readonly chats = new Map<string, Chat>();
+  private readonly chats: ChatPaces;
   /** A chat's calls run one at a time, in the order scheduled. */
   private readonly serial = new KeyedQueue();
-  private readonly global: TokenBucket;
-  private globalPausedUntil = 0;
-  private readonly globalWaiters: Array<() => void> = [];
-  private globalPumping = false;
+  private readonly global: BotPace;
   private total = 0;
   private idle: Array<() => void> = [];
   private closed = false;
-  private sweepAt = 1024;
 
   constructor(opts: OutboundSchedulerOptions) {
-    this.limits = opts.limits;
     this.log = opts.log;
     this.now = opts.now ?? Date.now;
     this.sleep = opts.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
     this.random = opts.random ?? Math.random;
     this.maxTransientRetries = opts.maxTransientRetries ?? 5;
     this.onRateLimited = opts.onRateLimited;
-    this.global = new TokenBucket(opts.limits.global.ratePerSec, opts.limits.global.burst, this.now);
-    // Fail at construction, not on the first message, if the per-chat limits are bad.
-    new TokenBucket(opts.limits.perChat.ratePerSec, opts.limits.perChat.burst, this.now);
+    this.global = new BotPace(opts.limits.global, this.now, this.sleep);
+    this.chats = new ChatPaces(opts.limits.perChat, this.now, this.sleep);
   }
 
   /**
@@ -147,24 +138,52 @@ export class OutboundScheduler {
   schedule<T>(chatKey: string, call: () => Promise<T>, opts: ScheduleOptions = {}): Promise<T | undefined> {
     const essential = opts.essential ?? true;
     const label = opts.label ?? "call";
-    if (this.closed) {
-      if (!essential) return Promise.resolve(undefined);
-      return Promise.reject(new SchedulerClosedError(`outbound scheduler is closed; '${label}' for ${chatKey} not queued`));
-    }
-    const chat = this.chatFor(chatKey);
-    if (!essential && this.isPaused(chat)) {
+    if (this.closed) return this.refused(chatKey, label, essential);
+    if (!essential && this.isPaused(this.chats.of(chatKey))) {
       this.log?.debug?.({ chatKey, label }, "non-essential call dropped: chat is rate-limited");
       return Promise.resolve(undefined);
     }
     const job: Job = { call, essential, label, queuedAt: this.now() };
-    chat.queued++;
-    this.total++;
-    return this.serial.run(chatKey, () => this.execute(chatKey, chat, job) as Promise<T | undefined>).finally(() => this.finished(chatKey, chat));
+    return this.enqueue(chatKey, (chat) => this.execute(chatKey, chat, job) as Promise<T | undefined>);
   }
 
-  /** Calls queued or in flight, for one chat or in all. */
+  /**
+   * Queues `work` behind the chat's earlier work and gives it the chat to itself: the calls it makes through the
+   * lane run at once, each paced and retried as `schedule`'s are, and
+   * nothing else of the chat runs until `work` settles. A lane's call made
+   * after close() is refused as `schedule` would refuse it. Never call
+   * `schedule` or `hold` for the same chat from inside `work`: it would wait
+   * for itself.
+   */
+  hold<T>(chatKey: string, work: (lane: ChatLane) => Promise<T>): Promise<T> {
+    return this.enqueue(chatKey, (chat) => work(this.laneOf(chatKey, chat)));
+  }
+
+  private enqueue<T>(chatKey: string, run: (chat: ChatPace) => Promise<T>): Promise<T> {
+    const chat = this.chats.of(chatKey);
+    chat.queued++;
+    this.total++;
+    return this.serial.run(chatKey, () => run(chat)).finally(() => this.finished(chatKey, chat));
+  }
+
+  private laneOf(chatKey: string, chat: ChatPace): ChatLane {
+    const call = <T>(fn: () => Promise<T>, opts: ScheduleOptions = {}): Promise<T | undefined> => {
+      const essential = opts.essential ?? true;
+      const label = opts.label ?? "call";
+      if (this.closed) return this.refused(chatKey, label, essential);
+      return this.execute(chatKey, chat, { call: fn, essential, label, queuedAt: this.now() }) as Promise<T | undefined>;
+    };
+    return { call } as ChatLane;
+  }
+
+  private refused(chatKey: string, label: string, essential: boolean): Promise<undefined> {
+    if (!essential) return Promise.resolve(undefined);
+    return Promise.reject(new SchedulerClosedError(`outbound scheduler is closed; '${label}' for ${chatKey} not queued`));
+  }
+
+  /** Work (calls and holds) queued or in flight, for one chat or in all. */
   pending(chatKey?: string): number {
-    return chatKey === undefined ? this.total : (this.chats.get(chatKey)?.queued ?? 0);
+    return chatKey === undefined ? this.total : this.chats.queued(chatKey);
   }
 
   /** Resolves once nothing is queued or in flight (whatever the outcomes). */
@@ -178,30 +197,9 @@ export class OutboundScheduler {
     this.closed = true;
   }
 
-  private chatFor(chatKey: string): Chat {
-    let chat = this.chats.get(chatKey);
-    if (!chat) {
-      if (this.chats.size >= this.sweepAt) this.sweep();
-      const { ratePerSec, burst } = this.limits.perChat;
-      chat = { queued: 0, bucket: new TokenBucket(ratePerSec, burst, this.now), pausedUntil: 0 };
-      this.chats.set(chatKey, chat);
-    }
-    return chat;
-  }
-
-  /** Forgets chats that are idle with a full bucket: a fresh entry would be identical. */
-  private sweep(): void {
-    for (const [key, chat] of this.chats) if (this.isForgettable(chat)) this.chats.delete(key);
-    this.sweepAt = Math.max(1024, this.chats.size * 2);
-  }
-
-  private isForgettable(chat: Chat): boolean {
-    return chat.queued === 0 && chat.pausedUntil <= this.now() && chat.bucket.isFull();
-  }
-
-  private isPaused(chat: Chat): boolean {
+  private isPaused(chat: ChatPace): boolean {
     const t = this.now();
-    return chat.pausedUntil > t || this.globalPausedUntil > t;
+    return chat.pausedUntil > t || this.global.pausedUntil > t;
   }
 
   /**
@@ -209,22 +207,22 @@ export class OutboundScheduler {
    * ever extend, so comparing the end of the latest one suffices. A typing
    * indicator that sat out a 429 is stale: sending it would only delay the reply.
    */
-  private limitedSince(chat: Chat, t: number): boolean {
-    return chat.pausedUntil > t || this.globalPausedUntil > t;
+  private limitedSince(chat: ChatPace, t: number): boolean {
+    return chat.pausedUntil > t || this.global.pausedUntil > t;
   }
 
   /** One call of the chat is done (whatever its outcome). */
-  private finished(chatKey: string, chat: Chat): void {
+  private finished(chatKey: string, chat: ChatPace): void {
     chat.queued--;
     if (--this.total === 0) {
       const idle = this.idle;
       this.idle = [];
       for (const resolve of idle) resolve();
     }
-    if (this.isForgettable(chat) && this.chats.get(chatKey) === chat) this.chats.delete(chatKey);
+    this.chats.settled(chatKey, chat);
   }
 
-  private async execute(chatKey: string, chat: Chat, job: Job): Promise<unknown> {
+  private async execute(chatKey: string, chat: ChatPace, job: Job): Promise<unknown> {
     let transientRetries = 0;
     let rateLimits = 0;
     for (;;) {
@@ -232,8 +230,8 @@ export class OutboundScheduler {
         this.log?.debug?.({ chatKey, label: job.label }, "non-essential call dropped: chat is rate-limited");
         return undefined;
       }
-      await this.waitForChat(chat);
-      await this.acquireGlobal();
+      await this.chats.ready(chat);
+      await this.global.acquire();
       chat.bucket.take();
       try {
         return await job.call();
@@ -267,14 +265,12 @@ export class OutboundScheduler {
     }
   }
 
-  private pauseFor(chatKey: string, chat: Chat, err: unknown, rateLimits: number): RateLimitedInfo {
-    const given = isAdapterError(err) ? err.retryAfterMs : undefined;
-    const retryAfterMs =
-      given !== undefined && Number.isFinite(given) && given >= 0 ? given : Math.min(MAX_BACKOFF_MS, DEFAULT_RETRY_AFTER_MS * 2 ** (rateLimits - 1));
+  private pauseFor(chatKey: string, chat: ChatPace, err: unknown, rateLimits: number): RateLimitedInfo {
+    const retryAfterMs = retryAfterOf(err, rateLimits);
     const scope = (err as { scope?: unknown }).scope === "global" ? "global" : "chat";
     // Jitter spreads the retries of many chats that were limited at the same instant.
     const until = this.now() + this.withJitter(retryAfterMs);
-    if (scope === "global") this.globalPausedUntil = Math.max(this.globalPausedUntil, until);
+    if (scope === "global") this.global.pauseUntil(until);
     else chat.pausedUntil = Math.max(chat.pausedUntil, until);
     const info: RateLimitedInfo = { chatKey, retryAfterMs, scope };
     try {
@@ -288,47 +284,6 @@ export class OutboundScheduler {
   /** Adds up to 10% (at most 1 s, at least a few ms) of random delay. */
   private withJitter(ms: number): number {
     return ms + Math.floor(this.random() * Math.min(1_000, Math.max(50, ms * 0.1)));
-  }
-
-  private async waitForChat(chat: Chat): Promise<void> {
-    for (;;) {
-      const wait = Math.max(chat.pausedUntil - this.now(), chat.bucket.waitMs());
-      if (wait <= 0) return;
-      await this.sleep(wait);
-    }
-  }
-
-  /**
-   * Global tokens are handed out first come, first served by one pump, so a
-   * busy chat can't starve the others and waiting chats don't all wake and
-   * race for each token.
-   */
-  private acquireGlobal(): Promise<void> {
-    if (this.globalWaiters.length === 0 && this.globalPausedUntil <= this.now() && this.global.tryTake()) {
-      return Promise.resolve();
-    }
-    return new Promise((resolve) => {
-      this.globalWaiters.push(resolve);
-      void this.pumpGlobal();
-    });
-  }
-
-  private async pumpGlobal(): Promise<void> {
-    if (this.globalPumping) return;
-    this.globalPumping = true;
-    try {
-      while (this.globalWaiters.length > 0) {
-        const wait = Math.max(this.globalPausedUntil - this.now(), this.global.waitMs());
-        if (wait > 0) {
-          await this.sleep(wait);
-          continue;
-        }
-        this.global.take();
-        this.globalWaiters.shift()!();
-      }
-    } finally {
-      this.globalPumping = false;
-    }
   }
 }
 

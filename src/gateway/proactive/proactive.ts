@@ -109,7 +109,7 @@ export class Proactive {
         },
       );
       if (!accepted.created) return this.#replay(accepted.record, fingerprint);
-      if (accepted.delivery) this.#kick(accepted.delivery.id, sessionId ?? "", c);
+      if (accepted.delivery) this.#kick(accepted.delivery.id, c);
       return { ok: true, replayed: false, status: await this.view(accepted.record.id) };
     }
     const env = this.#envelope(c, {
@@ -168,14 +168,12 @@ export class Proactive {
       this.deps.log.warn({ platform: env.platform, eventId: env.eventId, status: r.status }, "a proactive agent request was not taken by the gateway");
   }
 
-  #kick(deliveryId: string, sessionId: string, c: ResolvedConversation): void {
-    // Through the outbound sink: in order behind the chat's earlier replies, held (claims renewed) while queued.
-    void this.deps.outbound
-      .sink(sessionId, { kind: "notice", sessionId, severity: "info", text: "", replyTo: c.template.replyTo, deliveryId })
-      .catch((err: unknown) => {
-        this.deps.onError("api-send");
-        this.deps.log.error({ deliveryId, err: errInfo(err) }, "an API message could not be handed to the sender; it stays pending and is retried");
-      });
+  #kick(deliveryId: string, c: ResolvedConversation): void {
+    // In order behind the chat's earlier replies, held (claims renewed) while queued; marked info, as it always was.
+    void this.deps.outbound.enqueue({ kind: "reply", deliveryId, to: c.template.replyTo, severity: "info" }).catch((err: unknown) => {
+      this.deps.onError("api-send");
+      this.deps.log.error({ deliveryId, err: errInfo(err) }, "an API message could not be handed to the sender; it stays pending and is retried");
+    });
   }
 
   #envelope(c: ResolvedConversation, m: { eventId: string; text: string; sender: string; senderName: string }): InboundEnvelope {

@@ -17,8 +17,8 @@ export interface GatewayPart {
   gateway: Gateway;
 }
 
-/** Outbound delivery for every adapter, registered as the runner's sink for every platform. */
-function outboundPart(base: AppBase, stores: StorePart, runtime: RuntimePart): Outbound {
+/** Outbound delivery for every adapter (the one door out), built before the parts that send through it (the tooling's cards). */
+export function outboundPart(base: AppBase, stores: StorePart): Outbound {
   const { config, log, metrics } = base;
   // The sent log lives beside a SQLite file (one host, one process). PostgreSQL marks replies sent
   // over a pool without SQLite's single-writer queue, so the window it closes is far smaller there.
@@ -34,13 +34,13 @@ function outboundPart(base: AppBase, stores: StorePart, runtime: RuntimePart): O
     ...(config.SHARED_DATABASE ? { staleAfterMs: 30_000 } : {}),
   });
   for (const a of base.adapters.list()) outbound.add(a);
-  runtime.runner.withSink([], outbound.sink);
   return outbound;
 }
 
-export function gatewayPart(base: AppBase, stores: StorePart, runtime: RuntimePart, tools: ToolingPart, web: HttpPart): GatewayPart {
+export function gatewayPart(base: AppBase, stores: StorePart, runtime: RuntimePart, tools: ToolingPart, web: HttpPart, outbound: Outbound): GatewayPart {
   const { config, log, metrics } = base;
-  const outbound = outboundPart(base, stores, runtime);
+  // The runner's sink for every platform.
+  runtime.runner.withSink([], outbound.sink);
   const proactive = proactiveParts({ ...base, ...stores, outbound });
   const { registry, identities, inbound, kv, ledger } = stores;
   const gateway = new Gateway({

@@ -6,7 +6,7 @@ import type { AdapterRegistry } from "../adapters.js";
 import { passesDmPolicy } from "../inbound/access.js";
 import type { JobService } from "../jobs/service.js";
 import type { GatewayMetrics } from "../metrics.js";
-import { Tooling, type ToolingOptions } from "../tooling.js";
+import { Tooling, type CardDoor, type ToolingOptions } from "../tooling.js";
 import { agentWithTools, sessionBuiltins, type AgentWithTools, type TurnAgentFactory } from "./agent.js";
 import type { AppBase, StorePart } from "./parts.js";
 
@@ -24,6 +24,7 @@ export function configuredTooling(
     log: Logger;
     metrics: GatewayMetrics;
     adapters: AdapterRegistry;
+    outbound: ToolingOptions["outbound"];
     /** Whether a sender passes the DM policy (inbound/access.ts passesDmPolicy), asked when someone decides a tool call. */
     mayApprove: ToolingOptions["mayApprove"];
   },
@@ -40,7 +41,7 @@ export function configuredTooling(
     owner: deps.processId,
     shared: config.SHARED_DATABASE,
     log: deps.log,
-    adapters: deps.adapters,
+    outbound: deps.outbound,
     mayApprove: deps.mayApprove,
     onDecision: (status) => deps.metrics.approvals.inc({ outcome: status }),
   });
@@ -52,7 +53,7 @@ export interface ToolingPart {
   withTools: AgentWithTools;
 }
 
-export function toolingPart(base: AppBase, stores: StorePart, deps: { agentFactory: TurnAgentFactory; jobs: JobService }): ToolingPart {
+export function toolingPart(base: AppBase, stores: StorePart, deps: { agentFactory: TurnAgentFactory; jobs: JobService; outbound: CardDoor }): ToolingPart {
   const { config, adapters } = base;
   // Asked only when someone other than an admin decides a tool call, not for every message.
   const mayApprove: ToolingOptions["mayApprove"] = (who) => passesDmPolicy(who, config, stores.access, adapters.get(who.platform, who.botId), false);
@@ -61,6 +62,7 @@ export function toolingPart(base: AppBase, stores: StorePart, deps: { agentFacto
     ...stores,
     mcpConfig: base.opts.mcpConfig,
     builtins: sessionBuiltins({ ...stores, jobs: deps.jobs }),
+    outbound: () => deps.outbound,
     mayApprove,
   });
   return { tooling, withTools: agentWithTools({ agentFactory: deps.agentFactory, tooling, maxToolRounds: config.TOOL_MAX_ROUNDS }) };

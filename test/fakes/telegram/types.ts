@@ -121,6 +121,8 @@ export interface TgFault {
   status: number;
   description?: string;
   retryAfter?: number;
+  /** Only calls whose parameters this accepts get the fault (e.g. a sendMessage with reply_markup: an approval card); others pass. */
+  when?: (params: Record<string, unknown>) => boolean;
 }
 
 export class TgApiError extends Error {

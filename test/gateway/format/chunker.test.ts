@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
-import { chunkHtml, chunkText, scanFences } from "../../src/gateway/outbound/chunker.js";
-import { applyParseMode } from "../fakes/telegram.js";
+import { chunkHtml } from "../../../src/gateway/format/chunk-html.js";
+import { chunkText, scanFences } from "../../../src/gateway/format/chunk-text.js";
+import { applyParseMode } from "../../fakes/telegram.js";
 
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 const FENCE_LINE = /^[ \t]*(`{3,}|~{3,})/;

@@ -1,5 +1,7 @@
+import { chatKeyOf } from "../session/binding-key.js";
 import type { Info } from "../session/info.js";
 import type { Registry } from "../session/registry.js";
+import type { CurrentSessions } from "./current-sessions.js";
 import type { InEvent, Severity } from "./events.js";
 import type { LiveSession } from "./live-session.js";
 import type { SessionPool } from "./session-pool.js";
@@ -8,22 +10,25 @@ import type { TurnQueue, TurnQueues } from "./turn-queue.js";
 export interface HandoffContext {
   pool: SessionPool;
   queues: TurnQueues;
+  /** Which session each conversation is on: the handoff moves `to`'s conversation there. */
+  current: CurrentSessions;
   open(info: Info): LiveSession;
   pump(session: LiveSession, q: TurnQueue): void;
 }
 
 /**
  * Moves a conversation from `from` to the session `to` (after /new or
- * /resume): fences and retires `from`, and hands its queued messages over.
+ * /resume): records the conversation on `to`, so what is still addressed to
+ * `from` follows it there; fences and closes `from`, and hands its queued
+ * messages over.
  */
 export function handoff(ctx: HandoffContext, from: LiveSession, to: Info, phase: "rotated" | "switched"): LiveSession {
-  ctx.pool.unretire(to.id);
   const next = ctx.open(to);
+  const key = chatKeyOf(to);
+  if (key !== undefined) ctx.current.set(key, next.id);
   const q = ctx.queues.of(from.id);
   const moved = q.takeWaiting();
   q.abortRunning(from);
-  from.successorId = next.id;
-  ctx.pool.retire(from.id, next.id);
   const nq = ctx.queues.of(next.id);
   nq.queue.push(...moved);
   next.emit({ kind: "lifecycle", sessionId: next.id, phase, detail: { previousId: from.id } });

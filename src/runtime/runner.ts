@@ -200,13 +200,9 @@ export class Runner {
 
   async #take(session: LiveSession, incoming: InEvent): Promise<RunHandle> {
     const event: InEvent = incoming.boundSessionId ? incoming : { ...incoming, boundSessionId: session.id };
-    // A rotated or switched session forwards later messages to where its conversation went.
-    const forwardTo = session.successorId ?? (session.info.archived ? this.#pool.successorOf(session.id) : undefined);
-    if (event.type === "message" && forwardTo) return this.run(await this.#openById(forwardTo), event);
-    if (event.type === "message" && (session.closed || session.info.archived)) {
-      const current = await this.opts.registry.resolveChatChannel(event.conversation);
-      if (current.id !== session.id) return this.run(this.open(current), event);
-    }
+    // A message for a session its conversation has left (rotated, switched away from, or a closed copy) goes where the conversation is.
+    const current = event.type === "message" ? await this.#currentFor(session, event) : session;
+    if (current !== session) return current.id === session.id ? this.#take(current, event) : this.run(current, event);
     if (session.closed) throw errors.closed(`Session ${session.id}`);
 
     const notices: Array<{ severity: Severity; text: string }> = [];
@@ -216,7 +212,7 @@ export class Runner {
       ev = await this.#interceptors.run(event, ctx);
       if (ev?.type === "switch") {
         const switched = await resume(this.opts.registry, (from, to) => this.handoff(from, to, "switched"), session, ev);
-        return this.#consumed(await this.#follow(session), ev, [...notices, ...switched]);
+        return this.#consumed(await this.#follow(session, event), ev, [...notices, ...switched]);
       }
     } catch (err) {
       // The database being away is worth retrying (the event stays unhandled); anything else is answered.
@@ -224,22 +220,40 @@ export class Runner {
       const text =
         err instanceof SessionError ? `${err.code}: ${err.message}` : "Sorry, that command failed. The operator can find the details in the gateway's log.";
       if (!(err instanceof SessionError)) this.opts.log?.error({ sessionId: session.id, err: errInfo(err) }, "a command failed");
-      return this.#consumed(await this.#follow(session), event, [...notices, { severity: "error", text }]);
+      return this.#consumed(await this.#follow(session, event), event, [...notices, { severity: "error", text }]);
     }
     // An interceptor may have handed the conversation to another session: replies go where it went.
-    if (ev === null) return this.#consumed(await this.#follow(session), event, notices);
-    if (notices.length) await this.#commitAndEmit(await this.#follow(session), event, [], 0, notices, false);
+    if (ev === null) return this.#consumed(await this.#follow(session, event), event, notices);
+    if (notices.length) await this.#commitAndEmit(await this.#follow(session, event), event, [], 0, notices, false);
 
     switch (ev.type) {
       case "interrupt":
         return this.#consumed(session, ev, this.stop(session));
       case "message":
-        return this.#accept(await this.#follow(session), ev);
+        return this.#accept(await this.#follow(session, event), ev);
     }
   }
 
-  async #follow(session: LiveSession): Promise<LiveSession> {
-    return session.successorId && !this.#closed ? this.#openById(session.successorId) : session;
+  /**
+   * The live session a message taken for `session` belongs to: the one the
+   * conversation was handed to in this process (CurrentSessions), else, when
+   * `session` is closed or archived, the one its binding names now.
+   */
+  async #currentFor(session: LiveSession, event: MessageEvent): Promise<LiveSession> {
+    const key = this.opts.registry.bindingKey(event.conversation);
+    const known = this.#current.get(key);
+    if (known !== undefined && known !== session.id) return this.#openById(known);
+    if (!session.closed && !session.info.archived) return session;
+    const bound = await this.opts.registry.resolveChatChannel(event.conversation);
+    this.#current.set(key, bound.id);
+    return this.open(bound);
+  }
+
+  /** Where replies to `event` go after its interceptors ran: an interceptor may have handed the conversation to another session. */
+  async #follow(session: LiveSession, event: InEvent): Promise<LiveSession> {
+    if (this.#closed) return session;
+    const known = this.#current.get(this.opts.registry.bindingKey(event.conversation));
+    return known !== undefined && known !== session.id ? this.#openById(known) : session;
   }
 
   async #openById(id: string): Promise<LiveSession> {
@@ -359,8 +373,12 @@ export class Runner {
    * /resume): fences and retires `from`, and hands its queued messages over.
    */
   handoff(from: LiveSession, to: Info, phase: "rotated" | "switched"): LiveSession {
-    const next = handoff({ pool: this.#pool, queues: this.#queues, open: (info) => this.open(info), pump: (s, q) => this.#pump(s, q) }, from, to, phase);
-    this.#current.moved(from.id, next.id);
+    const next = handoff(
+      { pool: this.#pool, queues: this.#queues, current: this.#current, open: (info) => this.open(info), pump: (s, q) => this.#pump(s, q) },
+      from,
+      to,
+      phase,
+    );
     if (phase === "rotated") {
       try {
         this.opts.onRotated?.(from.id);
@@ -433,7 +451,7 @@ export class Runner {
   }
 
   /** Sizes of the per-session state, for tests and diagnostics: idle, nothing runs, waits or is queued. */
-  stats(): { live: number; workers: number; running: number; queued: number; collected: number; idleWaiters: number; retired: number; bindings: number } {
-    return { live: this.#pool.size, workers: this.#queues.size, ...this.#queues.stats(), retired: this.#pool.retired, bindings: this.#current.size };
+  stats(): { live: number; workers: number; running: number; queued: number; collected: number; idleWaiters: number; bindings: number } {
+    return { live: this.#pool.size, workers: this.#queues.size, ...this.#queues.stats(), bindings: this.#current.size };
   }
 }

@@ -60,6 +60,15 @@ export function chatBinding(req: { agentId: string; userId: string; groupId?: st
   };
 }
 
+/**
+ * The binding key a chat session is reached by, from its own coordinates
+ * (they are its conversation's: the binding created it, and /resume only
+ * points a conversation at its own sessions); none for other kinds.
+ */
+export function chatKeyOf(session: { kind: string; agentId: string; userId: string; groupId?: string; channel: string }): string | undefined {
+  return session.kind === "chat" ? chatBinding(session).key : undefined;
+}
+
 /** The binding of a user's main session with an agent. */
 export function mainBinding(req: { agentId: string; userId: string; channel: string }): NewBinding {
   if (!req.agentId || !req.userId || !req.channel) throw errors.invalid("A main session needs agentId, userId and channel.");

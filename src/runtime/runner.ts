@@ -1,26 +1,22 @@
-import type { Logger } from "../log.js";
+import { chatKeyOf } from "../session/binding-key.js";
 import { SessionError, errors } from "../session/errors.js";
 import { StoreError } from "../store/errors.js";
 import type { Info } from "../session/info.js";
 import type { Registry } from "../session/registry.js";
-import type { TranscriptStore } from "../store/transcript.js";
-import type { MemoryStore } from "../store/memories.js";
-import type { Agent } from "../agent/types.js";
-import type { PersonaRegistry } from "../agent/personas.js";
 import type { InEvent, MessageEvent, OutKind, Severity } from "./events.js";
 import { TranscriptLedger, type Ledger, type Reply } from "./ledger.js";
-import { LiveSession, type ContextLimits } from "./live-session.js";
+import { LiveSession } from "./live-session.js";
 import { SinkRouter, type Sink } from "./sink-router.js";
 import { errInfo } from "../log.js";
 import { renderUserText, sourceIdOf } from "./pending.js";
 import { userEntry } from "./speaker.js";
-import { TurnAbandoned, executeTurn, type Pending, type TurnOutcome } from "./turn.js";
-import { admit, type BusyPolicy } from "./busy-policy.js";
+import { executeTurn, type TurnOutcome } from "./turn.js";
+import type { BusyPolicy } from "./busy-policy.js";
+import type { RunnerOptions } from "./runner-options.js";
 import { handoff, resume } from "./handoff.js";
 import { InterceptorChain, type InterceptContext, type Interceptor } from "./interceptors.js";
 import { SessionPool } from "./session-pool.js";
-import { stopTurns } from "./stop.js";
-import { TurnQueues, type TurnQueue } from "./turn-queue.js";
+import { TurnWorkers } from "./turn-workers.js";
 import { KeyedQueue } from "../keyed-queue.js";
 import { CurrentSessions } from "./current-sessions.js";
 
@@ -42,46 +38,6 @@ export interface RunHandle {
   done: Promise<TurnOutcome>;
 }
 
-export interface RunnerOptions {
-  registry: Registry;
-  transcript: TranscriptStore;
-  /** Builds the agent for a turn from the session's metadata (and the session, for per-user tools). */
-  agentFactory: (metadata: Record<string, unknown>, ctx: AgentContext) => Agent;
-  personas: PersonaRegistry;
-  memories?: MemoryStore;
-  ledger?: Ledger;
-  sinks?: SinkRouter;
-  busyPolicy?: BusyPolicy;
-  context?: ContextLimits;
-  turnTimeoutMs?: number;
-  typingIntervalMs?: number;
-  /**
-   * At most this many live sessions stay in memory; past it (by a tenth, so
-   * the sweep is rare) the least recently used idle ones are closed. A closed
-   * session reopens from the store on its next event.
-   */
-  maxLiveSessions?: number;
-  /** The typing indicator first shows when a turn has run this long (a quick answer needs none). */
-  typingDelayMs?: number;
-  log?: Logger;
-  /** Re-read the transcript window from the store for every turn (several processes share the database). */
-  freshWindow?: boolean;
-  /** Called after every committed turn (reflection hooks in here). Never awaited. */
-  onTurnCommitted?: (session: LiveSession) => void;
-  /** Called with the session a rotation (/new, /reset, an operator's) just archived (reflection reviews it). Never awaited. */
-  onRotated?: (previousId: string) => void;
-  /**
-   * Until when (epoch ms) a turn's failing commit is retried, given the
-   * inbound events it answers (their INBOUND_TTL); undefined: not retried.
-   * See durable-commit.ts.
-   */
-  commitDeadline?: (inboundIds: string[]) => number | undefined;
-  /** Told of every failed commit attempt (counted in /metrics). */
-  onCommitError?: (err: unknown) => void;
-  /** Fetches a message's attachments for the turn (images for vision, voice to text): src/runtime/media/. */
-  prepareInput?: import("./media/input.js").InputPreparer;
-}
-
 /**
  * The engine between a conversation's binding and its replies. It holds the
  * live sessions (SessionPool), runs the interceptor chain, applies the busy
@@ -91,7 +47,7 @@ export interface RunnerOptions {
 export class Runner {
   readonly sinks: SinkRouter;
   readonly ledger: Ledger;
-  readonly #queues = new TurnQueues();
+  readonly #workers: TurnWorkers;
   /** A session's events are taken one at a time, in the order they reached the runner. */
   readonly #intake = new KeyedQueue();
   readonly #pool: SessionPool;
@@ -105,14 +61,13 @@ export class Runner {
   constructor(readonly opts: RunnerOptions) {
     this.sinks = opts.sinks ?? new SinkRouter(opts.log);
     this.ledger = opts.ledger ?? new TranscriptLedger(opts.transcript);
-    this.#pool = new SessionPool({
-      busy: (id) => {
-        const q = this.#queues.peek(id);
-        return !!(q?.running || q?.queue.length);
-      },
-      evicted: (id) => this.#queues.delete(id),
-      maxLive: opts.maxLiveSessions,
+    this.#workers = new TurnWorkers({
+      ledger: this.ledger,
+      log: opts.log,
+      execute: (session, pending, generation, abort) => executeTurn(this, session, pending, generation, abort),
+      halted: () => this.#closed || this.#draining,
     });
+    this.#pool = new SessionPool({ busy: (id) => this.#workers.busy(id), evicted: (id) => this.#workers.queues.delete(id), maxLive: opts.maxLiveSessions });
   }
 
   get registry(): Registry {
@@ -212,7 +167,7 @@ export class Runner {
       ev = await this.#interceptors.run(event, ctx);
       if (ev?.type === "switch") {
         const switched = await resume(this.opts.registry, (from, to) => this.handoff(from, to, "switched"), session, ev);
-        return this.#consumed(await this.#follow(session, event), ev, [...notices, ...switched]);
+        return this.#consumed(await this.#follow(session), ev, [...notices, ...switched]);
       }
     } catch (err) {
       // The database being away is worth retrying (the event stays unhandled); anything else is answered.
@@ -220,17 +175,17 @@ export class Runner {
       const text =
         err instanceof SessionError ? `${err.code}: ${err.message}` : "Sorry, that command failed. The operator can find the details in the gateway's log.";
       if (!(err instanceof SessionError)) this.opts.log?.error({ sessionId: session.id, err: errInfo(err) }, "a command failed");
-      return this.#consumed(await this.#follow(session, event), event, [...notices, { severity: "error", text }]);
+      return this.#consumed(await this.#follow(session), event, [...notices, { severity: "error", text }]);
     }
     // An interceptor may have handed the conversation to another session: replies go where it went.
-    if (ev === null) return this.#consumed(await this.#follow(session, event), event, notices);
-    if (notices.length) await this.#commitAndEmit(await this.#follow(session, event), event, [], 0, notices, false);
+    if (ev === null) return this.#consumed(await this.#follow(session), event, notices);
+    if (notices.length) await this.#commitAndEmit(await this.#follow(session), event, [], 0, notices, false);
 
     switch (ev.type) {
       case "interrupt":
         return this.#consumed(session, ev, this.stop(session));
       case "message":
-        return this.#accept(await this.#follow(session, event), ev);
+        return this.#accept(await this.#follow(session), ev);
     }
   }
 
@@ -249,10 +204,10 @@ export class Runner {
     return this.open(bound);
   }
 
-  /** Where replies to `event` go after its interceptors ran: an interceptor may have handed the conversation to another session. */
-  async #follow(session: LiveSession, event: InEvent): Promise<LiveSession> {
-    if (this.#closed) return session;
-    const known = this.#current.get(this.opts.registry.bindingKey(event.conversation));
+  /** Where replies go after the interceptors ran: one may have handed the conversation to another session. */
+  async #follow(session: LiveSession): Promise<LiveSession> {
+    const key = chatKeyOf(session.info);
+    const known = key === undefined || this.#closed ? undefined : this.#current.get(key);
     return known !== undefined && known !== session.id ? this.#openById(known) : session;
   }
 
@@ -301,37 +256,8 @@ export class Runner {
       await this.#commitAndEmit(session, ev, [userEntry(ev, renderUserText(ev), sourceIdOf(ev))], 0, [], true);
       return { sessionId: session.id, accepted: "context", done: Promise.resolve("context") };
     }
-    const q = this.#queues.of(session.id);
-    const { accepted, done } = admit(q, ev, this.opts.busyPolicy ?? "queue", () => q.abortRunning(session));
-    if (accepted === "queued") this.#pump(session, q);
+    const { accepted, done } = this.#workers.accept(session, ev, this.opts.busyPolicy ?? "queue");
     return { sessionId: session.id, accepted, done };
-  }
-
-  #pump(session: LiveSession, q: TurnQueue): void {
-    if (q.running) return;
-    const stopped = this.#closed || this.#draining || session.closed;
-    let next = stopped ? undefined : q.queue.shift();
-    if (!next && q.collected && !stopped) {
-      next = q.collected;
-      q.collected = null;
-    }
-    if (!next) {
-      q.wakeIdleWaiters();
-      return;
-    }
-    const abort = new AbortController();
-    const pending = next;
-    const settled = executeTurn(this, session, pending, session.generation, abort)
-      .then((outcome) => pending.resolve(outcome))
-      .catch((err) => {
-        this.opts.log?.error({ sessionId: session.id, err: errInfo(err) }, "a turn failed outside the agent");
-        pending.resolve("failed");
-      })
-      .finally(() => {
-        q.running = null;
-        this.#pump(session, q);
-      });
-    q.running = { pending, abort, settled };
   }
 
   /**
@@ -339,9 +265,7 @@ export class Runner {
    * must come after the messages sent before it (/new) waits for this.
    */
   whenIdle(session: LiveSession): Promise<void> {
-    const q = this.#queues.of(session.id);
-    if (q.idle) return Promise.resolve();
-    return new Promise((resolve) => q.idleWaiters.push(resolve));
+    return this.#workers.whenIdle(session);
   }
 
   /**
@@ -350,22 +274,7 @@ export class Runner {
    * transcript), so a restart does not replay them. Returns the notices.
    */
   stop(session: LiveSession): Array<{ severity: Severity; text: string }> {
-    return stopTurns(session, this.#queues.of(session.id), (p) => void this.#drop(session, p));
-  }
-
-  async #drop(session: LiveSession, p: Pending): Promise<void> {
-    try {
-      await this.ledger.commit({
-        sessionId: session.id,
-        inboundIds: p.inboundIds,
-        messages: [userEntry(p.event, renderUserText(p.event), p.sourceId)],
-        turnIncrement: 0,
-        replies: [],
-      });
-    } catch (err) {
-      this.opts.log?.error({ sessionId: session.id, err: errInfo(err) }, "could not record dropped messages");
-    }
-    p.resolve("dropped");
+    return this.#workers.stop(session);
   }
 
   /**
@@ -374,7 +283,7 @@ export class Runner {
    */
   handoff(from: LiveSession, to: Info, phase: "rotated" | "switched"): LiveSession {
     const next = handoff(
-      { pool: this.#pool, queues: this.#queues, current: this.#current, open: (info) => this.open(info), pump: (s, q) => this.#pump(s, q) },
+      { pool: this.#pool, queues: this.#workers.queues, current: this.#current, open: (info) => this.open(info), pump: (s, q) => this.#workers.pump(s, q) },
       from,
       to,
       phase,
@@ -402,14 +311,7 @@ export class Runner {
    */
   async drain(graceMs: number): Promise<{ running: number }> {
     this.#draining = true;
-    const settled = () => [...this.#queues.values()].flatMap((q) => (q.running ? [q.running.settled] : []));
-    const deadline = Date.now() + graceMs;
-    for (let left = settled(); left.length && Date.now() < deadline; left = settled()) {
-      let timer: NodeJS.Timeout | undefined;
-      await Promise.race([Promise.allSettled(left), new Promise<void>((r) => (timer = setTimeout(r, Math.max(0, deadline - Date.now()))))]);
-      clearTimeout(timer);
-    }
-    return { running: settled().length };
+    return this.#workers.drain(graceMs);
   }
 
   /**
@@ -418,10 +320,7 @@ export class Runner {
    * event is replayed at the next start. Whether a turn was running.
    */
   abandon(sessionId: string): boolean {
-    const running = this.#queues.peek(sessionId)?.running;
-    if (!running) return false;
-    running.abort.abort(new TurnAbandoned());
-    return true;
+    return this.#workers.abandon(sessionId);
   }
 
   /**
@@ -432,18 +331,8 @@ export class Runner {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    const running: Promise<void>[] = [];
-    for (const q of this.#queues.values()) {
-      if (q.running) {
-        q.running.abort.abort(new TurnAbandoned());
-        running.push(q.running.settled);
-      }
-      for (const p of [...q.queue, ...(q.collected ? [q.collected] : [])]) p.resolve("dropped");
-    }
-    await Promise.allSettled(running);
-    for (const q of this.#queues.values()) q.wakeIdleWaiters();
+    await this.#workers.abandonAll();
     this.#pool.closeAll();
-    this.#queues.clear();
   }
 
   get closed(): boolean {
@@ -452,6 +341,6 @@ export class Runner {
 
   /** Sizes of the per-session state, for tests and diagnostics: idle, nothing runs, waits or is queued. */
   stats(): { live: number; workers: number; running: number; queued: number; collected: number; idleWaiters: number; bindings: number } {
-    return { live: this.#pool.size, workers: this.#queues.size, ...this.#queues.stats(), bindings: this.#current.size };
+    return { live: this.#pool.size, workers: this.#workers.queues.size, ...this.#workers.queues.stats(), bindings: this.#current.size };
   }
 }

@@ -17,6 +17,16 @@ import { isUuid } from "./info.js";
 
 export type BindingScope = "private" | "group" | "main";
 
+/** A conversation: a private chat (user + channel) or a group (userId === groupId). */
+export interface ChatRequest {
+  agentId: string;
+  userId: string;
+  groupId?: string;
+  channel: string;
+  /** A session id from before bindings existed; adopted on a miss if still valid for this conversation. */
+  legacyId?: string;
+}
+
 const enc = (s: string) => encodeURIComponent(s);
 
 export function privateKey(userId: string, agentId: string, kind: string, channel: string): string {

@@ -4,3 +4,4 @@ export * from "./channel.js";
 export * from "./binding-key.js";
 export * from "./memory-scope.js";
 export * from "./registry.js";
+export * from "./rotation.js";

@@ -2,7 +2,7 @@ import { chatKeyOf } from "../session/binding-key.js";
 import type { Info } from "../session/info.js";
 import type { Registry } from "../session/registry.js";
 import type { CurrentSessions } from "./current-sessions.js";
-import type { InEvent, Severity } from "./events.js";
+import type { InEvent, MessageEvent, Severity } from "./events.js";
 import type { LiveSession } from "./live-session.js";
 import type { SessionPool } from "./session-pool.js";
 import type { TurnQueue, TurnQueues } from "./turn-queue.js";
@@ -53,4 +53,34 @@ export async function resume(
   if (r.current.id === session.id) return [{ severity: "info", text: `Already in session ${session.id}.` }];
   move(session, r.current);
   return [{ severity: "success", text: `Resumed session ${r.current.id} (${r.current.turnCount} turns).` }];
+}
+
+/** What finding where a conversation is needs: the one cache of current sessions, the registry (the truth), and opening sessions. */
+export interface Whereabouts {
+  current: CurrentSessions;
+  registry: Registry;
+  open(info: Info): LiveSession;
+  openById(id: string): Promise<LiveSession>;
+}
+
+/**
+ * The live session a message taken for `session` belongs to: the one the
+ * conversation was handed to in this process (CurrentSessions), else, when
+ * `session` is closed or archived, the one its binding names now.
+ */
+export async function sessionFor(w: Whereabouts, session: LiveSession, event: MessageEvent): Promise<LiveSession> {
+  const key = w.registry.bindingKey(event.conversation);
+  const known = w.current.get(key);
+  if (known !== undefined && known !== session.id) return w.openById(known);
+  if (!session.closed && !session.info.archived) return session;
+  const bound = await w.registry.resolveChatChannel(event.conversation);
+  w.current.set(key, bound.id);
+  return w.open(bound);
+}
+
+/** Where replies go after the interceptors ran: one may have handed the conversation to another session. */
+export async function followed(w: Whereabouts, session: LiveSession): Promise<LiveSession> {
+  const key = chatKeyOf(session.info);
+  const known = key === undefined ? undefined : w.current.get(key);
+  return known !== undefined && known !== session.id ? w.openById(known) : session;
 }

@@ -1,10 +1,10 @@
-import { chatKeyOf } from "../session/binding-key.js";
 import { SessionError, errors } from "../session/errors.js";
 import { StoreError } from "../store/errors.js";
 import type { Info } from "../session/info.js";
 import type { Registry } from "../session/registry.js";
 import type { InEvent, MessageEvent, OutKind, Severity } from "./events.js";
-import { TranscriptLedger, type Ledger, type Reply } from "./ledger.js";
+import { TranscriptLedger, type Ledger } from "./ledger.js";
+import { commitNotices, type Notice, type NoticeCommit } from "./commit-notices.js";
 import { LiveSession } from "./live-session.js";
 import { SinkRouter, type Sink } from "./sink-router.js";
 import { errInfo } from "../log.js";
@@ -13,7 +13,7 @@ import { userEntry } from "./speaker.js";
 import { executeTurn, type TurnOutcome } from "./turn.js";
 import type { BusyPolicy } from "./busy-policy.js";
 import type { RunnerOptions } from "./runner-options.js";
-import { handoff, resume } from "./handoff.js";
+import { followed, handoff, resume, sessionFor, type Whereabouts } from "./handoff.js";
 import { InterceptorChain, type InterceptContext, type Interceptor } from "./interceptors.js";
 import { SessionPool } from "./session-pool.js";
 import { TurnWorkers } from "./turn-workers.js";
@@ -40,9 +40,9 @@ export interface RunHandle {
 
 /**
  * The engine between a conversation's binding and its replies. It holds the
- * live sessions (SessionPool), runs the interceptor chain, applies the busy
- * policy, runs agent turns one at a time per session (TurnQueue), and fans
- * replies out through sinks.
+ * live sessions (SessionPool) and where each conversation is (CurrentSessions),
+ * runs the interceptor chain, applies the busy policy, runs agent turns one
+ * at a time per session (TurnWorkers), and fans replies out through sinks.
  */
 export class Runner {
   readonly sinks: SinkRouter;
@@ -54,6 +54,8 @@ export class Runner {
   readonly #interceptors = new InterceptorChain();
   /** Which session each conversation is on now (see current-sessions.ts); handoff moves it. */
   readonly #current = new CurrentSessions();
+  /** Where a conversation is: what forwarding an event to the session it moved to reads (handoff.ts). */
+  readonly #where: Whereabouts;
   #closed = false;
   /** Shutting down: running turns may finish, nothing new starts. */
   #draining = false;
@@ -67,6 +69,12 @@ export class Runner {
       execute: (session, pending, generation, abort) => executeTurn(this, session, pending, generation, abort),
       halted: () => this.#closed || this.#draining,
     });
+    this.#where = {
+      current: this.#current,
+      registry: opts.registry,
+      open: (info) => this.open(info),
+      openById: (id) => this.#openById(id),
+    };
     this.#pool = new SessionPool({ busy: (id) => this.#workers.busy(id), evicted: (id) => this.#workers.queues.delete(id), maxLive: opts.maxLiveSessions });
   }
 
@@ -156,7 +164,7 @@ export class Runner {
   async #take(session: LiveSession, incoming: InEvent): Promise<RunHandle> {
     const event: InEvent = incoming.boundSessionId ? incoming : { ...incoming, boundSessionId: session.id };
     // A message for a session its conversation has left (rotated, switched away from, or a closed copy) goes where the conversation is.
-    const current = event.type === "message" ? await this.#currentFor(session, event) : session;
+    const current = event.type === "message" ? await sessionFor(this.#where, session, event) : session;
     if (current !== session) return current.id === session.id ? this.#take(current, event) : this.run(current, event);
     if (session.closed) throw errors.closed(`Session ${session.id}`);
 
@@ -189,26 +197,8 @@ export class Runner {
     }
   }
 
-  /**
-   * The live session a message taken for `session` belongs to: the one the
-   * conversation was handed to in this process (CurrentSessions), else, when
-   * `session` is closed or archived, the one its binding names now.
-   */
-  async #currentFor(session: LiveSession, event: MessageEvent): Promise<LiveSession> {
-    const key = this.opts.registry.bindingKey(event.conversation);
-    const known = this.#current.get(key);
-    if (known !== undefined && known !== session.id) return this.#openById(known);
-    if (!session.closed && !session.info.archived) return session;
-    const bound = await this.opts.registry.resolveChatChannel(event.conversation);
-    this.#current.set(key, bound.id);
-    return this.open(bound);
-  }
-
-  /** Where replies go after the interceptors ran: one may have handed the conversation to another session. */
   async #follow(session: LiveSession): Promise<LiveSession> {
-    const key = chatKeyOf(session.info);
-    const known = key === undefined || this.#closed ? undefined : this.#current.get(key);
-    return known !== undefined && known !== session.id ? this.#openById(known) : session;
+    return this.#closed ? session : followed(this.#where, session);
   }
 
   async #openById(id: string): Promise<LiveSession> {
@@ -220,35 +210,16 @@ export class Runner {
     return { sessionId: session.id, accepted: "consumed", done: Promise.resolve("consumed") };
   }
 
-  /** Commits notices (and marks the inbound handled when `final`), then emits them. */
-  async #commitAndEmit(
+  /** Commits notices (and marks the inbound handled when `final`), then emits them (see commit-notices.ts). */
+  #commitAndEmit(
     session: LiveSession,
     event: InEvent,
-    messages: Array<{ role: "user" | "assistant"; content: string; sourceId?: string; meta?: string; name?: string }>,
+    messages: NoticeCommit["messages"],
     turnIncrement: number,
-    notices: Array<{ severity: Severity; text: string }>,
+    notices: Notice[],
     final: boolean,
   ): Promise<void> {
-    const replies: Reply[] = notices.map((n) => ({ replyTo: event.replyTo, text: n.text, kind: "notice", severity: n.severity }));
-    const { deliveryIds } = await this.ledger.commit({
-      sessionId: session.id,
-      inboundIds: final && event.inboundId ? [event.inboundId] : [],
-      messages,
-      turnIncrement,
-      replies,
-    });
-    if (messages.length) session.remember(messages);
-    notices.forEach((n, i) => {
-      session.emit({
-        kind: "notice",
-        sessionId: session.id,
-        severity: n.severity,
-        text: n.text,
-        replyTo: event.replyTo,
-        inboundId: event.inboundId,
-        deliveryId: deliveryIds[i],
-      });
-    });
+    return commitNotices(this.ledger, session, event, { messages, turnIncrement, notices, final });
   }
 
   async #accept(session: LiveSession, ev: MessageEvent): Promise<RunHandle> {
@@ -279,7 +250,7 @@ export class Runner {
 
   /**
    * Moves a conversation from `from` to the session `to` (after /new or
-   * /resume): fences and retires `from`, and hands its queued messages over.
+   * /resume, see handoff.ts), and tells the reflection of a rotation.
    */
   handoff(from: LiveSession, to: Info, phase: "rotated" | "switched"): LiveSession {
     const next = handoff(

@@ -73,6 +73,25 @@ function gatewayOffenders(file: string, specs: string[]): string[] {
     .map((i) => `${file} -> ${i}`);
 }
 
+/**
+ * The configuration (src/config.ts, src/config/) sits below every layer, beside the shared modules: any
+ * layer may read it, and it imports none of them (nor the CLI, the doctor or main), only its own files
+ * and the modules every layer may use.
+ */
+const CONFIG_FILES = () => [path.join("src", "config.ts"), ...files(path.join("src", "config"))];
+const CONFIG_MAY_IMPORT = new Set(["config.ts", "config", "errors.ts", "validation-message.ts"]);
+
+/** Imports of a configuration file that reach out of the configuration into a layer (or anything but the shared modules). */
+function configOffenders(file: string, specs: string[]): string[] {
+  return specs
+    .filter((i) => i.startsWith("."))
+    .filter((i) => {
+      const target = path.relative("src", path.resolve(path.dirname(file), i));
+      return target.startsWith("..") || !CONFIG_MAY_IMPORT.has(target.split(path.sep)[0]!.replace(/\.js$/, ".ts"));
+    })
+    .map((i) => `${file} -> ${i}`);
+}
+
 /** What adapters/ may use of src/: the adapter contract, the chunker, the logger, channel encoding and the configuration's types. */
 const ADAPTER_MAY_IMPORT = /\/src\/(gateway\/(contract|adapter|outbound\/chunker)|log|config|session\/channel)\.js$/;
 
@@ -186,5 +205,33 @@ describe("layer boundaries (DESIGN.md)", () => {
     } finally {
       fs.rmSync(sample);
     }
+  });
+});
+
+describe("the configuration's place (DESIGN.md Layers)", () => {
+  it("src/config.ts and src/config/ import no layer: only their own files, src/errors.ts and src/validation-message.ts", () => {
+    const config = CONFIG_FILES();
+    expect(config.length).toBeGreaterThan(1);
+    expect(config.flatMap((f) => configOffenders(f, imports(f)))).toEqual([]);
+  });
+
+  it("the configuration check can fail: it sees a planted import of src/gateway, of a layer and of the CLI", () => {
+    const sample = path.join("test", "fixtures-boundary-config.tmp.ts");
+    fs.writeFileSync(sample, `import { parseApiTokens } from "../src/gateway/http/api/tokens.js";\n`);
+    try {
+      // Read from a file as the check reads src/config's, and judged as if it lay in src/config/.
+      const planted = imports(sample).map((i) => i.replace(/^\.\.\/src\//, "../"));
+      expect(configOffenders(path.join("src", "config", "server.ts"), planted)).toEqual([
+        `${path.join("src", "config", "server.ts")} -> ../gateway/http/api/tokens.js`,
+      ]);
+    } finally {
+      fs.rmSync(sample);
+    }
+    const at = path.join("src", "config", "agent.ts");
+    expect(configOffenders(at, ["../runtime/jobs/zone.js", "../store/db.js", "../cli.js", "../../adapters/index.js"])).toHaveLength(4);
+    expect(configOffenders(path.join("src", "config.ts"), ["./gateway/app.js"])).toHaveLength(1);
+    // Its own files and the shared modules: allowed.
+    expect(configOffenders(at, ["./values.js", "../errors.js", "../validation-message.js", "../config.js"])).toEqual([]);
+    expect(configOffenders(path.join("src", "config.ts"), ["./config/server.js", "./errors.js"])).toEqual([]);
   });
 });

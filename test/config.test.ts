@@ -24,6 +24,16 @@ describe("configuration", () => {
     expect(c.GROUP_REQUIRE_MENTION).toBe(true);
   });
 
+  it("parses PERSONAS into named prompts, and refuses what is not a JSON object of texts with what to write", () => {
+    expect(loadConfig({}).PERSONAS).toEqual({});
+    expect(loadConfig({ PERSONAS: '{"pirate": "Talk like a pirate."}' }).PERSONAS).toEqual({ pirate: "Talk like a pirate." });
+    for (const bad of ["{pirate: 1}", '{"pirate": 5}', '["pirate"]']) {
+      const e = fail({ PERSONAS: bad });
+      expect(e.variable).toBe("PERSONAS");
+      expect(e.message).toMatch(/^PERSONAS must be a JSON object of persona names to prompts, e\.g\. \{"pirate"/);
+    }
+  });
+
   it("parses durations, booleans and lists", () => {
     const c = loadConfig({ INBOUND_TTL: "90s", GROUP_REQUIRE_MENTION: "false", ALLOW_FROM: "telegram:1, slack:U2", DATABASE_URL: "postgresql://u@h/db" });
     expect(c.INBOUND_TTL).toBe(90_000);

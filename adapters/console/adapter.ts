@@ -56,6 +56,7 @@ export class ConsoleAdapter implements Adapter {
   readonly botUsername = ids.BOT_USERNAME;
   readonly trusted = true;
   readonly limits = CONSOLE_LIMITS;
+  readonly facts = { dmByUserId: true };
   readonly sink: AdapterSink;
 
   readonly #history: ConversationHistory;
@@ -77,7 +78,7 @@ export class ConsoleAdapter implements Adapter {
         const t = this.#target(to);
         const messageId = randomUUID();
         const at = new Date().toISOString();
-        // A notice keeps its severity, which the page styles (console.js, `notice-<severity>`); info stays plain.
+        // A notice keeps its severity, which the page styles (static/messages.js, `notice-<severity>`); info stays plain.
         const notice = opts?.severity && opts.severity !== "info" ? { severity: opts.severity } : {};
         this.#history.remember(t, { messageId, from: "bot", text, at, ...notice });
         this.#pages.broadcast({ type: "message", chatId: t.chatId, ...(t.threadId !== undefined && { threadId: t.threadId }), messageId, text, at, ...notice });

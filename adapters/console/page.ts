@@ -1,11 +1,12 @@
 /**
- * The console page: plain HTML, CSS and vanilla JS in ./static, served as
- * they are (no build step, no framework). The script and stylesheet are
- * separate files rather than inline so the page can run under a CSP that
- * forbids inline script: whatever text a chat carries, it cannot execute.
+ * The console page: plain HTML, CSS and vanilla JS (browser ES modules) in
+ * ./static, served as they are (no build step, no framework). The scripts and
+ * stylesheets are separate files rather than inline so the page can run under
+ * a CSP that forbids inline script: whatever text a chat carries, it cannot execute.
  */
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
+import { extname } from "node:path";
 
 export interface Asset {
   path: string;
@@ -17,15 +18,31 @@ export interface Asset {
 
 const require = createRequire(import.meta.url);
 
+/** Content types of the page's own files; a module script is refused by the browser under any other than JavaScript's. */
+const TYPES: Readonly<Record<string, string>> = {
+  ".html": "text/html; charset=utf-8",
+  ".js": "text/javascript; charset=utf-8",
+  ".css": "text/css; charset=utf-8",
+};
+
+/** Every file in ./static: index.html at `/`, the others under `/console/` (so a new module or stylesheet is served as it is added). */
+function staticAssets(): Asset[] {
+  return readdirSync(new URL("./static/", import.meta.url))
+    .sort()
+    .map((file) => {
+      const contentType = TYPES[extname(file)];
+      if (!contentType) throw new Error(`adapters/console/static/${file}: the console serves only ${Object.keys(TYPES).join(", ")} files`);
+      return { path: file === "index.html" ? "/" : `/console/${file}`, file, contentType };
+    });
+}
+
 /**
  * Model answers are Markdown: marked renders them in the page, and DOMPurify
  * sanitizes what it produced before it reaches the DOM. Both are served
  * from the packages' own browser builds, pinned in package.json.
  */
 export const ASSETS: readonly Asset[] = [
-  { path: "/", file: "index.html", contentType: "text/html; charset=utf-8" },
-  { path: "/console/console.js", file: "console.js", contentType: "text/javascript; charset=utf-8" },
-  { path: "/console/console.css", file: "console.css", contentType: "text/css; charset=utf-8" },
+  ...staticAssets(),
   { path: "/console/vendor/marked.js", file: "marked/lib/marked.umd.js", contentType: "text/javascript; charset=utf-8", vendor: true },
   { path: "/console/vendor/purify.js", file: "dompurify/dist/purify.min.js", contentType: "text/javascript; charset=utf-8", vendor: true },
 ];

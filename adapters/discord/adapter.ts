@@ -66,6 +66,8 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
 export class DiscordAdapter implements Adapter {
   readonly platform = PLATFORM;
   readonly limits = DISCORD_LIMITS;
+  // A DM needs a channel opened first (users/@me/channels).
+  readonly facts = { dmByUserId: false };
   readonly sink: DiscordSink;
   /** Markdown rendered for Discord, then split at its limit (format.ts). */
   readonly format = discordFormat;

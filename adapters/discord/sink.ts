@@ -35,86 +35,106 @@ export interface DiscordSink extends AdapterSink {
   markAnswered(token: string): void;
 }
 
+/** One REST call through the started client, its failure as an AdapterError naming the route. */
+type RestCall = <T>(what: string, fn: (rest: REST) => Promise<unknown>) => Promise<T>;
+
+/**
+ * Interaction tokens whose @original was filled: token -> when. In memory: after a restart the next
+ * send for an old interaction edits @original again, which only repeats the first reply's slot;
+ * acceptable next to a lost reply.
+ */
+type Answered = Map<string, number>;
+
+interface Interactions {
+  call: RestCall;
+  deps: DiscordSinkDeps;
+  answered: Answered;
+  now: () => number;
+}
+
+function pruneAnswered(answered: Answered, now: number): void {
+  const cutoff = now - INTERACTION_TTL_MS;
+  for (const [k, at] of answered) if (at < cutoff) answered.delete(k);
+}
+
+async function postToChannel(call: RestCall, t: DiscordTarget, content: string, opts?: SendOptions): Promise<SentMessage> {
+  const body: Record<string, unknown> = { content, allowed_mentions: ALLOWED_MENTIONS };
+  if (opts?.idempotencyKey) {
+    body.nonce = nonceOf(opts.idempotencyKey);
+    body.enforce_nonce = true;
+  }
+  if (t.replyToMessageId) body.message_reference = { message_id: t.replyToMessageId, fail_if_not_exists: false };
+  const m = await call<{ id: string }>("POST /channels/:id/messages", (rest) => rest.post(`/channels/${t.channelId}/messages`, { body }));
+  return { messageId: String(m.id) };
+}
+
+async function sendToInteraction(i: Interactions, t: DiscordTarget, content: string, opts?: SendOptions): Promise<SentMessage> {
+  const { call, answered } = i;
+  const { applicationId, token } = t.interaction!;
+  await i.deps.deferral(token)?.catch(() => undefined);
+  pruneAnswered(answered, i.now());
+  const body = { content, allowed_mentions: ALLOWED_MENTIONS };
+  try {
+    if (!answered.has(token)) {
+      const m = await call<{ id: string }>("PATCH /webhooks/:app/:token/messages/@original", (rest) =>
+        rest.patch(`/webhooks/${applicationId}/${token}/messages/@original`, { body, auth: false }),
+      );
+      answered.set(token, i.now());
+      return { messageId: String(m.id) };
+    }
+    const m = await call<{ id: string }>("POST /webhooks/:app/:token", (rest) =>
+      rest.post(`/webhooks/${applicationId}/${token}`, { body, auth: false, query: new URLSearchParams({ wait: "true" }) }),
+    );
+    return { messageId: String(m.id) };
+  } catch (err) {
+    if (!(err instanceof AdapterError) || err.code !== "Rejected") throw err;
+    // Expired or unknown interaction: say it in the channel instead of losing it.
+    return postToChannel(call, { channelId: t.channelId }, content, opts);
+  }
+}
+
+async function editMessage(call: RestCall, t: DiscordTarget, messageId: string, text: string): Promise<void> {
+  const body = { content: text, allowed_mentions: ALLOWED_MENTIONS };
+  if (t.interaction) {
+    const { applicationId, token } = t.interaction;
+    try {
+      await call("PATCH /webhooks/:app/:token/messages/:id", (rest) =>
+        rest.patch(`/webhooks/${applicationId}/${token}/messages/${messageId}`, { body, auth: false }),
+      );
+      return;
+    } catch (err) {
+      if (!(err instanceof AdapterError) || err.code !== "Rejected") throw err;
+      // A fallback channel message (or an expired token): edit it as a channel message.
+    }
+  }
+  await call("PATCH /channels/:id/messages/:id", (rest) => rest.patch(`/channels/${t.channelId}/messages/${messageId}`, { body }));
+}
+
 export function createDiscordSink(deps: DiscordSinkDeps): DiscordSink {
   const now = deps.now ?? Date.now;
-  // token -> when @original was filled. In memory: after a restart the next
-  // send for an old interaction edits @original again, which only repeats
-  // the first reply's slot; acceptable next to a lost reply.
-  const answered = new Map<string, number>();
-  const prune = (): void => {
-    const cutoff = now() - INTERACTION_TTL_MS;
-    for (const [k, at] of answered) if (at < cutoff) answered.delete(k);
-  };
-
-  const call = async <T>(what: string, fn: (rest: REST) => Promise<unknown>): Promise<T> => {
+  const answered: Answered = new Map();
+  const call: RestCall = async <T>(what: string, fn: (rest: REST) => Promise<unknown>): Promise<T> => {
     try {
       return (await fn(deps.rest())) as T;
     } catch (err) {
       throw toAdapterError(err, what);
     }
   };
-
-  const postToChannel = async (t: DiscordTarget, content: string, opts?: SendOptions): Promise<SentMessage> => {
-    const body: Record<string, unknown> = { content, allowed_mentions: ALLOWED_MENTIONS };
-    if (opts?.idempotencyKey) {
-      body.nonce = nonceOf(opts.idempotencyKey);
-      body.enforce_nonce = true;
-    }
-    if (t.replyToMessageId) body.message_reference = { message_id: t.replyToMessageId, fail_if_not_exists: false };
-    const m = await call<{ id: string }>("POST /channels/:id/messages", (rest) => rest.post(`/channels/${t.channelId}/messages`, { body }));
-    return { messageId: String(m.id) };
-  };
-
-  const sendToInteraction = async (t: DiscordTarget, content: string, opts?: SendOptions): Promise<SentMessage> => {
-    const { applicationId, token } = t.interaction!;
-    await deps.deferral(token)?.catch(() => undefined);
-    prune();
-    const body = { content, allowed_mentions: ALLOWED_MENTIONS };
-    try {
-      if (!answered.has(token)) {
-        const m = await call<{ id: string }>("PATCH /webhooks/:app/:token/messages/@original", (rest) =>
-          rest.patch(`/webhooks/${applicationId}/${token}/messages/@original`, { body, auth: false }),
-        );
-        answered.set(token, now());
-        return { messageId: String(m.id) };
-      }
-      const m = await call<{ id: string }>("POST /webhooks/:app/:token", (rest) =>
-        rest.post(`/webhooks/${applicationId}/${token}`, { body, auth: false, query: new URLSearchParams({ wait: "true" }) }),
-      );
-      return { messageId: String(m.id) };
-    } catch (err) {
-      if (!(err instanceof AdapterError) || err.code !== "Rejected") throw err;
-      // Expired or unknown interaction: say it in the channel instead of losing it.
-      return postToChannel({ channelId: t.channelId }, content, opts);
-    }
-  };
+  const interactions: Interactions = { call, deps, answered, now };
 
   return {
     async send(to: ReplyAddress, text: string, opts?: SendOptions): Promise<SentMessage> {
       const t = target(to);
       // Already rendered, mentions defused (format.ts), and measured against the limit as it is.
       const content = text;
-      return t.interaction ? sendToInteraction(t, content, opts) : postToChannel(t, content, opts);
+      return t.interaction ? sendToInteraction(interactions, t, content, opts) : postToChannel(call, t, content, opts);
     },
 
     async edit(to: ReplyAddress, messageId: string, text: string): Promise<void> {
       const t = target(to);
       if (!isSnowflake(messageId))
         throw new AdapterError("discord", "Rejected", `"${messageId}" is not a Discord message id: pass the messageId send() returned`);
-      const body = { content: text, allowed_mentions: ALLOWED_MENTIONS };
-      if (t.interaction) {
-        const { applicationId, token } = t.interaction;
-        try {
-          await call("PATCH /webhooks/:app/:token/messages/:id", (rest) =>
-            rest.patch(`/webhooks/${applicationId}/${token}/messages/${messageId}`, { body, auth: false }),
-          );
-          return;
-        } catch (err) {
-          if (!(err instanceof AdapterError) || err.code !== "Rejected") throw err;
-          // A fallback channel message (or an expired token): edit it as a channel message.
-        }
-      }
-      await call("PATCH /channels/:id/messages/:id", (rest) => rest.patch(`/channels/${t.channelId}/messages/${messageId}`, { body }));
+      await editMessage(call, t, messageId, text);
     },
 
     async typing(to: ReplyAddress): Promise<void> {

@@ -9,12 +9,12 @@ import type { FileSource } from "../types.js";
 import { SLACK_LIMITS } from "./limits.js";
 import { slackFormat } from "./format.js";
 import { registerSecret, type Logger } from "../../src/log.js";
-import type { Adapter, AdapterContext, AdapterHealth, HttpRequest, InboundEnvelope } from "../types.js";
+import type { Adapter, AdapterContext, AdapterHealth, HttpRequest } from "../types.js";
 import { AdapterError, AdapterSetupError } from "../types.js";
-import { normalizeCommand } from "./commands.js";
 import { toAdapterError } from "./errors.js";
 import { isSlackId } from "./ids.js";
-import { eventOf, normalizeEvent, replyThreadTs, startsThread, type SlackIdentity } from "./normalize.js";
+import type { SlackIdentity } from "./normalize.js";
+import { listenForMessages } from "./intake.js";
 import { signatureHeadersPresent } from "./signature.js";
 import { SlackHttpReceiver } from "./receiver.js";
 import { boltLogger } from "./bolt-logger.js";
@@ -22,7 +22,6 @@ import { malformedEventCallback } from "./malformed-event.js";
 import { SlackSink, type SlackWebClient } from "./sink.js";
 import { SlackSocketReceiver } from "./socket.js";
 import { editSlackCard, INTERACTIONS_PATH, listenForApprovals, sendSlackCard, type SlackCardClient } from "./approval-card.js";
-import { ThreadMemory } from "./threads.js";
 
 export interface SlackAdapterOptions {
   botToken: string;
@@ -46,6 +45,7 @@ export const MAX_BODY_BYTES = 1024 * 1024;
 export class SlackAdapter implements Adapter {
   readonly platform = "slack" as const;
   readonly limits = SLACK_LIMITS;
+  readonly facts = { dmByUserId: true };
   readonly sink: SlackSink;
   /** Markdown rendered for Slack, then split at its limit (format.ts). */
   readonly format = slackFormat;
@@ -53,7 +53,6 @@ export class SlackAdapter implements Adapter {
   readonly files: FileSource;
   private client: webApi.WebClient | undefined;
   private app: App | undefined;
-  private httpReceiver: SlackHttpReceiver | undefined;
   private me: SlackIdentity | undefined;
   private username: string | undefined;
   private socketConnected = false;
@@ -111,43 +110,12 @@ export class SlackAdapter implements Adapter {
       logger: slackLogger,
     };
     const client = new webApi.WebClient(this.o.botToken, clientOptions);
-    let auth: webApi.AuthTestResponse;
-    try {
-      auth = await client.auth.test();
-    } catch (err) {
-      throw toAdapterError(err, "auth.test");
-    }
-    if (!isSlackId(auth.user_id) || !isSlackId(auth.team_id))
-      throw new AdapterError("slack", "Rejected", "Slack auth.test did not return a bot user and team: is SLACK_BOT_TOKEN a bot token (xoxb-…)?");
-    const me: SlackIdentity = {
-      teamId: auth.team_id,
-      botUserId: auth.user_id,
-      ...(typeof auth.bot_id === "string" ? { botId: auth.bot_id } : {}),
-      ...(typeof auth.app_id === "string" && auth.app_id !== "" ? { appId: auth.app_id } : {}),
-    };
-    if (!me.appId) log.warn("Slack auth.test named no app id; events cannot be checked against api_app_id");
+    const { me, username } = await whoAmI(client, log);
     this.client = client;
     this.me = me;
-    this.username = typeof auth.user === "string" ? auth.user : undefined;
+    this.username = username;
 
-    const threads = new ThreadMemory(ctx.kv, me.botUserId, log);
-    const known = (ctx.commandNames ?? ctx.commands.map((c) => c.name)).map((n) => n.toLowerCase());
-    const receiver = this.o.appToken
-      ? new SlackSocketReceiver({
-          appToken: this.o.appToken,
-          logger: slackLogger,
-          ...(this.o.apiUrl !== undefined ? { apiUrl: this.o.apiUrl } : {}),
-          ...(this.o.socketReconnectMs !== undefined ? { clientPingTimeoutMs: this.o.socketReconnectMs } : {}),
-          onState: (up) => (this.socketConnected = up),
-          onRecordFailed: (err, retryNum) => {
-            ctx.reportError?.("slack-socket-receiver", err);
-            log.error(
-              { retryNum, err: err instanceof Error ? { name: err.name, code: (err as { code?: unknown }).code } : typeof err },
-              "a Slack Socket Mode envelope could not be recorded; it is left unacked so Slack delivers it again",
-            );
-          },
-        })
-      : new SlackHttpReceiver({ signingSecret: this.o.signingSecret!, log, onError: (where, err) => ctx.reportError?.(where, err) });
+    const receiver = this.receiver(ctx, log, slackLogger);
     const app = new App({
       token: this.o.botToken,
       botId: me.botId,
@@ -164,75 +132,33 @@ export class SlackAdapter implements Adapter {
       log.warn({ err: err.code ?? err.name }, "a Slack event could not be recorded; it is not acked, so Slack redelivers it");
       throw err;
     });
-
-    const record = async (env: InboundEnvelope, slackEventId: unknown): Promise<void> => {
-      const r = await ctx.inbound(env);
-      log.debug({ eventId: env.eventId, slackEventId, chatKind: env.chatKind, status: r.status }, "slack event recorded");
-    };
-    /** An event or command meant for another Slack app (a misrouted or forged request): dropped and counted. */
-    const foreign = (payload: unknown): boolean => {
-      const appId = (payload as { api_app_id?: unknown } | null)?.api_app_id;
-      if (me.appId === undefined || typeof appId !== "string" || appId === me.appId) return false;
-      ctx.dropped?.("foreign_app");
-      log.warn({ apiAppId: appId.slice(0, 32) }, "dropped a Slack event for another app (api_app_id differs from this app's)");
-      return true;
-    };
-    const onEvent = async ({ body }: { body: unknown }): Promise<void> => {
-      if (foreign(body)) return;
-      const event = eventOf(body);
-      const channel = event?.channel;
-      const threadTs = event ? replyThreadTs(event) : undefined;
-      const knownThread = threadTs !== undefined && isSlackId(channel) ? await threads.has(channel, threadTs) : false;
-      const env = normalizeEvent(body, me, {
-        knownThread,
-        onError: (err) => {
-          ctx.reportError?.("slack-normalize", err);
-          log.error(
-            { slackEventId: (body as { event_id?: unknown }).event_id, err: err instanceof Error ? err.name : typeof err },
-            "slack: an event could not be normalized; acknowledged and not answered",
-          );
-        },
-      });
-      if (!env) return;
-      if (startsThread(env) && isSlackId(channel)) await threads.remember(channel, env.threadId!);
-      await record(env, (body as { event_id?: unknown }).event_id);
-    };
-    app.event("message", onEvent);
-    app.event("app_mention", onEvent);
-    app.command(/.*/, async ({ command, ack }) => {
-      if (foreign(command)) return ack();
-      const env = normalizeCommand(command as unknown as Record<string, unknown>, me, known);
-      if (!env) return ack();
-      const r = await ctx.inbound(env);
-      log.debug({ eventId: env.eventId, status: r.status }, "slack command recorded");
-      // The answer goes to the channel through the gateway; this only tells the user it was heard.
-      await ack(r.status === "accepted" ? { response_type: "ephemeral", text: "Working on it…" } : undefined);
-    });
-
+    listenForMessages(app, ctx, me, log);
     listenForApprovals(app, ctx, () => this.client as unknown as SlackCardClient | undefined, log);
 
-    if (receiver instanceof SlackHttpReceiver) {
-      // Public (Slack signs each request); the signature headers are checked before the body is read.
-      const route = {
-        public: true,
-        maxBodyBytes: MAX_BODY_BYTES,
-        precheck: (req: { headers: Record<string, string | string[] | undefined> }) =>
-          signatureHeadersPresent(req.headers) ? undefined : { status: 401, body: "invalid signature" },
-      };
-      const handle = (req: HttpRequest) =>
-        malformedEventCallback(req.rawBody)
-          ? Promise.resolve({ status: 400, body: "malformed event_callback: event must be an object with a type, and its ids and text strings" })
-          : receiver.handle(req);
-      ctx.route("POST", EVENTS_PATH, handle, route);
-      ctx.route("POST", COMMANDS_PATH, handle, route);
-      // Interactivity (button presses): the Request URL under Interactivity & Shortcuts in the app's settings.
-      ctx.route("POST", INTERACTIONS_PATH, handle, route);
-      this.httpReceiver = receiver;
-    }
+    if (receiver instanceof SlackHttpReceiver) mountRoutes(ctx, receiver);
     this.app = app;
     await app.start();
     this.running = true;
     log.info({ mode: this.mode, teamId: me.teamId, botId: me.botUserId }, "slack adapter started");
+  }
+
+  /** Socket Mode's receiver when an app token is set, else the HTTP receiver behind the gateway's routes. */
+  private receiver(ctx: AdapterContext, log: Logger, slackLogger: ReturnType<typeof boltLogger>): SlackSocketReceiver | SlackHttpReceiver {
+    if (!this.o.appToken) return new SlackHttpReceiver({ signingSecret: this.o.signingSecret!, log, onError: (where, err) => ctx.reportError?.(where, err) });
+    return new SlackSocketReceiver({
+      appToken: this.o.appToken,
+      logger: slackLogger,
+      ...(this.o.apiUrl !== undefined ? { apiUrl: this.o.apiUrl } : {}),
+      ...(this.o.socketReconnectMs !== undefined ? { clientPingTimeoutMs: this.o.socketReconnectMs } : {}),
+      onState: (up) => (this.socketConnected = up),
+      onRecordFailed: (err, retryNum) => {
+        ctx.reportError?.("slack-socket-receiver", err);
+        log.error(
+          { retryNum, err: err instanceof Error ? { name: err.name, code: (err as { code?: unknown }).code } : typeof err },
+          "a Slack Socket Mode envelope could not be recorded; it is left unacked so Slack delivers it again",
+        );
+      },
+    });
   }
 
   /** Socket Mode disconnects (unacked envelopes are redelivered by Slack); the Web API client keeps sending. */
@@ -256,4 +182,43 @@ export class SlackAdapter implements Adapter {
     if (this.mode === "socket" && !this.socketConnected) return { ready: false, detail: "Socket Mode is not connected" };
     return { ready: true, detail: `${this.mode} mode, team ${this.me.teamId}` };
   }
+}
+
+/** The bot's identity from auth.test, refused unless the token is a bot token. */
+async function whoAmI(client: webApi.WebClient, log: Logger): Promise<{ me: SlackIdentity; username: string | undefined }> {
+  let auth: webApi.AuthTestResponse;
+  try {
+    auth = await client.auth.test();
+  } catch (err) {
+    throw toAdapterError(err, "auth.test");
+  }
+  if (!isSlackId(auth.user_id) || !isSlackId(auth.team_id))
+    throw new AdapterError("slack", "Rejected", "Slack auth.test did not return a bot user and team: is SLACK_BOT_TOKEN a bot token (xoxb-…)?");
+  const me: SlackIdentity = {
+    teamId: auth.team_id,
+    botUserId: auth.user_id,
+    ...(typeof auth.bot_id === "string" ? { botId: auth.bot_id } : {}),
+    ...(typeof auth.app_id === "string" && auth.app_id !== "" ? { appId: auth.app_id } : {}),
+  };
+  if (!me.appId) log.warn("Slack auth.test named no app id; events cannot be checked against api_app_id");
+  return { me, username: typeof auth.user === "string" ? auth.user : undefined };
+}
+
+/** HTTP mode's routes on the gateway's server: events, commands and interactivity, all signed by Slack. */
+function mountRoutes(ctx: AdapterContext, receiver: SlackHttpReceiver): void {
+  // Public (Slack signs each request); the signature headers are checked before the body is read.
+  const route = {
+    public: true,
+    maxBodyBytes: MAX_BODY_BYTES,
+    precheck: (req: { headers: Record<string, string | string[] | undefined> }) =>
+      signatureHeadersPresent(req.headers) ? undefined : { status: 401, body: "invalid signature" },
+  };
+  const handle = (req: HttpRequest) =>
+    malformedEventCallback(req.rawBody)
+      ? Promise.resolve({ status: 400, body: "malformed event_callback: event must be an object with a type, and its ids and text strings" })
+      : receiver.handle(req);
+  ctx.route("POST", EVENTS_PATH, handle, route);
+  ctx.route("POST", COMMANDS_PATH, handle, route);
+  // Interactivity (button presses): the Request URL under Interactivity & Shortcuts in the app's settings.
+  ctx.route("POST", INTERACTIONS_PATH, handle, route);
 }

@@ -5,7 +5,7 @@
  * to that.
  */
 import { forwardedText, type Forwarded } from "../shared/forwarded.js";
-import type { Attachment, InboundEnvelope } from "../types.js";
+import type { Attachment, ChatKind, InboundEnvelope } from "../types.js";
 import { PLATFORM, chatExternalId, chatKindOf, dmChannel, encodeReplyAddress, groupChannel, isSlackId, isSlackTs, messageEventId } from "./ids.js";
 
 export interface SlackIdentity {
@@ -143,16 +143,8 @@ function normalizeUnsafe(body: unknown, me: SlackIdentity, opts: NormalizeOption
 
   const threadTs = replyThreadTs(event);
   const rawText = str(event.text) ?? "";
-  const mentionTag = `<@${me.botUserId}>`;
-  const mentionedInText = rawText.includes(mentionTag) || rawText.includes(`<@${me.botUserId}|`);
-  const typed = unescapeSlack(
-    rawText
-      .split(mentionTag)
-      .join(" ")
-      .replace(new RegExp(`<@${escapeRe(me.botUserId)}\\|[^>]*>`, "g"), " "),
-  )
-    .replace(/[ \t]{2,}/g, " ")
-    .trim();
+  const mentionedInText = rawText.includes(`<@${me.botUserId}>`) || rawText.includes(`<@${me.botUserId}|`);
+  const typed = withoutMentionOf(rawText, me.botUserId);
   // A shared (forwarded) message arrives as an attachment: content, never a command, even with a comment.
   const shared = sharedMessagesOf(event.attachments);
   const text = shared.length ? forwardedText(shared, typed) : typed;
@@ -163,28 +155,7 @@ function normalizeUnsafe(body: unknown, me: SlackIdentity, opts: NormalizeOption
   if (kind === undefined) return undefined;
   const mentioned = type === "app_mention" || mentionedInText;
 
-  let chatKind = kind;
-  let threadId: string | undefined;
-  let replyThread: string | undefined;
-  let addressed: boolean;
-  if (kind === "private") {
-    // A DM is addressed to the bot by definition; a reply in a DM thread stays in that thread.
-    addressed = true;
-    replyThread = threadTs;
-  } else if (threadTs !== undefined) {
-    threadId = threadTs;
-    replyThread = threadTs;
-    addressed = mentioned || opts.knownThread === true;
-  } else if (mentioned) {
-    // A top-level mention in a channel is answered in a thread under it, and
-    // that thread becomes the conversation (see startsThread).
-    chatKind = "thread";
-    threadId = ts;
-    replyThread = ts;
-    addressed = true;
-  } else {
-    addressed = false;
-  }
+  const { chatKind, threadId, replyThread, addressed } = conversationOf(kind, ts, threadTs, mentioned, opts.knownThread === true);
 
   const occurredMs = Math.floor(Number(ts) * 1000);
   const env: InboundEnvelope = {
@@ -208,6 +179,36 @@ function normalizeUnsafe(body: unknown, me: SlackIdentity, opts: NormalizeOption
   // Another app posting as a user (bot_id without the bot_message subtype): the gateway's policy drops it.
   if (botIdOfPost !== undefined) env.senderIsBot = true;
   return env;
+}
+
+/** The text a person typed, without the bot's mention (`<@U…>` or `<@U…|name>`), unescaped. */
+function withoutMentionOf(rawText: string, botUserId: string): string {
+  return unescapeSlack(
+    rawText
+      .split(`<@${botUserId}>`)
+      .join(" ")
+      .replace(new RegExp(`<@${escapeRe(botUserId)}\\|[^>]*>`, "g"), " "),
+  )
+    .replace(/[ \t]{2,}/g, " ")
+    .trim();
+}
+
+interface Conversation {
+  chatKind: ChatKind;
+  threadId: string | undefined;
+  replyThread: string | undefined;
+  addressed: boolean;
+}
+
+/** Which conversation a message of chat `kind` belongs to, where its answer goes, and whether it is addressed to the bot. */
+function conversationOf(kind: ChatKind, ts: string, threadTs: string | undefined, mentioned: boolean, knownThread: boolean): Conversation {
+  // A DM is addressed to the bot by definition; a reply in a DM thread stays in that thread.
+  if (kind === "private") return { chatKind: kind, threadId: undefined, replyThread: threadTs, addressed: true };
+  if (threadTs !== undefined) return { chatKind: kind, threadId: threadTs, replyThread: threadTs, addressed: mentioned || knownThread };
+  // A top-level mention in a channel is answered in a thread under it, and
+  // that thread becomes the conversation (see startsThread).
+  if (mentioned) return { chatKind: "thread", threadId: ts, replyThread: ts, addressed: true };
+  return { chatKind: kind, threadId: undefined, replyThread: undefined, addressed: false };
 }
 
 /**

@@ -57,6 +57,7 @@ type State = "idle" | "starting" | "running" | "stopped";
 export class TelegramAdapter implements Adapter {
   readonly platform = PLATFORM;
   readonly limits = TELEGRAM_LIMITS;
+  readonly facts = { dmByUserId: true };
   readonly sink: AdapterSink;
   /** Markdown rendered for Telegram, then split at its limit (format.ts). */
   readonly format = telegramFormat;

@@ -19,68 +19,78 @@ export interface TelegramSinkOptions {
   botId: () => string;
 }
 
-export function createTelegramSink(api: Api, opts: TelegramSinkOptions): AdapterSink {
-  const target = (to: ReplyAddress): TelegramTarget => {
-    const t = decodeReplyAddress(to);
-    if ("error" in t) throw new AdapterError("telegram", "Rejected", t.error);
-    const me = opts.botId();
-    if (to.botId !== me)
-      throw new AdapterError(
-        "telegram",
-        "Rejected",
-        `reply address is for Telegram bot ${to.botId} but this adapter is bot ${me}: route it to that bot's adapter`,
-      );
-    return t;
-  };
-  const messageId = (id: string): number => {
-    const n = parseMessageId(id);
-    if (n === undefined) throw new AdapterError("telegram", "Rejected", `"${id}" is not a Telegram message id (a positive integer from send())`);
-    return n;
-  };
-  const nonEmpty = (text: string): string => {
-    // Telegram answers 400 "message text is empty"; say why before calling.
-    if (text.trim() === "") throw new AdapterError("telegram", "Rejected", "cannot send an empty message: the chunk has no visible text after rendering");
-    return text;
-  };
-  const call = async <T>(method: string, fn: () => Promise<T>): Promise<T> => {
-    try {
-      return await fn();
-    } catch (err) {
-      throw toAdapterError(err, method);
-    }
-  };
+/** The Telegram chat an address points at, refused when it is malformed or meant for another bot. */
+function targetOf(to: ReplyAddress, me: string): TelegramTarget {
+  const t = decodeReplyAddress(to);
+  if ("error" in t) throw new AdapterError("telegram", "Rejected", t.error);
+  if (to.botId !== me)
+    throw new AdapterError(
+      "telegram",
+      "Rejected",
+      `reply address is for Telegram bot ${to.botId} but this adapter is bot ${me}: route it to that bot's adapter`,
+    );
+  return t;
+}
 
-  // Groups upgraded to a supergroup since their replies were addressed: old chat id -> new.
-  const migrated = new Map<number | string, number>();
+function messageId(id: string): number {
+  const n = parseMessageId(id);
+  if (n === undefined) throw new AdapterError("telegram", "Rejected", `"${id}" is not a Telegram message id (a positive integer from send())`);
+  return n;
+}
+
+function nonEmpty(text: string): string {
+  // Telegram answers 400 "message text is empty"; say why before calling.
+  if (text.trim() === "") throw new AdapterError("telegram", "Rejected", "cannot send an empty message: the chunk has no visible text after rendering");
+  return text;
+}
+
+async function call<T>(method: string, fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    throw toAdapterError(err, method);
+  }
+}
+
+/** Groups upgraded to a supergroup since their replies were addressed: old chat id -> new. */
+type Migrations = Map<number | string, number>;
+
+/** One sendMessage to `t`, or to the supergroup its group became (learned from the 400 that says so). */
+async function sendMessage(api: Api, migrated: Migrations, t: TelegramTarget, html: string, opts?: SendOptions): Promise<SentMessage> {
+  const sendTo = (chatId: number | string, quote: boolean) =>
+    api.sendMessage(chatId, html, {
+      ...(!opts?.plain && { parse_mode: "HTML" as const }),
+      ...(t.message_thread_id !== undefined && { message_thread_id: t.message_thread_id }),
+      // The quoted message may be deleted by the time the answer is ready;
+      // the answer still matters more than the quote.
+      ...(quote &&
+        t.reply_to_message_id !== undefined && {
+          reply_parameters: { message_id: t.reply_to_message_id, allow_sending_without_reply: true },
+        }),
+    });
+  const known = migrated.get(t.chat_id);
+  let msg: Awaited<ReturnType<typeof sendTo>>;
+  try {
+    // The quoted message lives in the old chat: a reply into the supergroup goes without the quote.
+    msg = await sendTo(known ?? t.chat_id, known === undefined);
+  } catch (err) {
+    // 400 with migrate_to_chat_id: the group became a supergroup; the reply goes there.
+    const next = err instanceof GrammyError ? err.parameters.migrate_to_chat_id : undefined;
+    if (next === undefined || known !== undefined) throw toAdapterError(err, "sendMessage");
+    migrated.set(t.chat_id, next);
+    msg = await call("sendMessage", () => sendTo(next, false));
+  }
+  return { messageId: String(msg.message_id) };
+}
+
+export function createTelegramSink(api: Api, opts: TelegramSinkOptions): AdapterSink {
+  const target = (to: ReplyAddress): TelegramTarget => targetOf(to, opts.botId());
+  const migrated: Migrations = new Map();
 
   return {
     async send(to, text, opts?: SendOptions): Promise<SentMessage> {
       const t = target(to);
-      const html = nonEmpty(text);
-      const sendTo = (chatId: number | string, quote: boolean) =>
-        api.sendMessage(chatId, html, {
-          ...(!opts?.plain && { parse_mode: "HTML" as const }),
-          ...(t.message_thread_id !== undefined && { message_thread_id: t.message_thread_id }),
-          // The quoted message may be deleted by the time the answer is ready;
-          // the answer still matters more than the quote.
-          ...(quote &&
-            t.reply_to_message_id !== undefined && {
-              reply_parameters: { message_id: t.reply_to_message_id, allow_sending_without_reply: true },
-            }),
-        });
-      const known = migrated.get(t.chat_id);
-      let msg: Awaited<ReturnType<typeof sendTo>>;
-      try {
-        // The quoted message lives in the old chat: a reply into the supergroup goes without the quote.
-        msg = await sendTo(known ?? t.chat_id, known === undefined);
-      } catch (err) {
-        // 400 with migrate_to_chat_id: the group became a supergroup; the reply goes there.
-        const next = err instanceof GrammyError ? err.parameters.migrate_to_chat_id : undefined;
-        if (next === undefined || known !== undefined) throw toAdapterError(err, "sendMessage");
-        migrated.set(t.chat_id, next);
-        msg = await call("sendMessage", () => sendTo(next, false));
-      }
-      return { messageId: String(msg.message_id) };
+      return sendMessage(api, migrated, t, nonEmpty(text), opts);
     },
 
     async edit(to, id, text, opts): Promise<void> {

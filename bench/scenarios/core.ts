@@ -8,6 +8,7 @@ import { monitorEventLoopDelay, PerformanceObserver } from "node:perf_hooks";
 import { latency, median, r1, r3, sleep, windowRates, type LatencySummary } from "../lib/stats.js";
 import { eventOfReply, messageText, workItem } from "../lib/workload.js";
 import type { App } from "../../src/gateway/app.js";
+import { SqliteDatabase } from "../../src/store/sqlite/database.js";
 
 export interface CoreParams {
   quick: boolean;
@@ -205,12 +206,14 @@ export async function runCore(provider: "sqlite" | "postgres", quick: boolean): 
   await d.start(await freshUrl(provider));
   const label = `core_${provider}`;
   try {
-    const commits0 = d.app.db.groupStats.commits;
+    // Group commits are SQLite's; on PostgreSQL every transaction commits alone.
+    const groupCommits = () => (d.app.db instanceof SqliteDatabase ? d.app.db.groupStats.commits : 0);
+    const commits0 = groupCommits();
     const statements0 = d.app.db.statements;
     const cpu0 = process.cpuUsage();
     const { doneAt, lat } = await d.closedLoop(0, p.messages, p.chats, p.window, `${label} throughput`, p.maxSeconds);
     const cpu = process.cpuUsage(cpu0);
-    const commits = d.app.db.groupStats.commits - commits0;
+    const commits = groupCommits() - commits0;
     // Every statement the store ran under load (transaction control and savepoints included), per message answered.
     const statements = d.app.db.statements - statements0;
     const windows = 10;
@@ -221,12 +224,12 @@ export async function runCore(provider: "sqlite" | "postgres", quick: boolean): 
     const gc: number[] = [];
     const obs = new PerformanceObserver((list) => void gc.push(...list.getEntries().map((e) => e.duration)));
     obs.observe({ entryTypes: ["gc"] });
-    const overheadCommits0 = d.app.db.groupStats.commits;
+    const overheadCommits0 = groupCommits();
     eld.enable();
     const fr = await d.fixedRate(doneAt.length, p.latencyMessages, p.chats, p.latencyRate, `${label} latency@${p.latencyRate}/s`);
     eld.disable();
     obs.disconnect();
-    const overheadCommits = d.app.db.groupStats.commits - overheadCommits0;
+    const overheadCommits = groupCommits() - overheadCommits0;
     const ns = (x: number) => r3(x / 1e6);
     return {
       params: {

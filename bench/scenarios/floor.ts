@@ -1,7 +1,7 @@
 import Sqlite from "better-sqlite3";
 import pg from "pg";
 import { sqliteFile } from "../../src/store/db.js";
-import { SQLITE_PRAGMAS } from "../../src/store/sql.js";
+import { SQLITE_PRAGMAS } from "../../src/store/sqlite/sql.js";
 import { openDatabase } from "../../src/store/index.js";
 import { freshUrl } from "../lib/db.js";
 import { pick } from "../lib/mode.js";

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { speakerPrefix, userContent, wireName, type ContentPart, type SpeakerNames } from "./content.js";
 import { CompletionAccumulator, type CompletionResult } from "./completion.js";
-import { defaultSleep, postWithRetry, readBodyText, redact, safeUrl } from "./http.js";
+import { type Attempt, defaultSleep, postWithRetry, readBodyText, redact, safeUrl } from "./http.js";
 import { sseData } from "./sse.js";
 import { DENIED, denyAll, runToolCallDetailed, type ApprovalHandler, type ToolRegistry } from "./tools.js";
 import { aborted, AgentError, noopLog, type Agent, type AgentLog, type AgentOutput, type ChatMessage, type ModelSettings, type TurnRequest } from "./types.js";
@@ -105,153 +105,195 @@ function rejectsName(err: unknown): boolean {
   );
 }
 
+/** What every request of one agent shares: its options, with defaults filled in, and what they resolve to. */
+interface Client {
+  opts: OpenAiAgentOptions;
+  o: ReturnType<typeof withDefaults>;
+  /** The chat-completions URL. */
+  url: string;
+  headers: Record<string, string>;
+  log: AgentLog;
+  approval: ApprovalHandler;
+  /** The tools offered to the model; undefined when there are none, or no tool rounds are allowed. */
+  tools: ToolRegistry | undefined;
+}
+
+function withDefaults(opts: OpenAiAgentOptions) {
+  return { ...OPENAI_DEFAULTS, ...definedOnly(opts) };
+}
+
 /** An agent backed by any OpenAI-compatible chat-completions server (OpenAI, Ollama, vLLM, llama.cpp). */
 export function openAiAgent(opts: OpenAiAgentOptions): Agent & { readonly settings: ModelSettings } {
   const url = checkOptions(opts);
-  const o = { ...OPENAI_DEFAULTS, ...definedOnly(opts) };
-  const log = opts.log ?? noopLog;
-  const approval = opts.approval ?? denyAll;
-  const tools = o.maxToolRounds > 0 && opts.tools && opts.tools.list().length > 0 ? opts.tools : undefined;
-  const clean = (s: string) => redact(s, opts.apiKey);
+  const o = withDefaults(opts);
   const headers: Record<string, string> = { "content-type": "application/json", accept: "text/event-stream" };
   if (opts.apiKey) headers.authorization = `Bearer ${opts.apiKey}`;
+  const client: Client = {
+    opts,
+    o,
+    url,
+    headers,
+    log: opts.log ?? noopLog,
+    approval: opts.approval ?? denyAll,
+    tools: o.maxToolRounds > 0 && opts.tools && opts.tools.list().length > 0 ? opts.tools : undefined,
+  };
+  return { name: `openai:${opts.settings.model}`, settings: opts.settings, run: (req) => runTurn(client, req) };
+}
 
-  /** Streams one completion. `turn.text` collects everything yielded, since the turn's final text spans rounds. */
-  async function* complete(messages: WireMessage[], signal: AbortSignal, turn: { text: string }): AsyncGenerator<AgentOutput, CompletionResult> {
-    // Text from an earlier round is already on screen; keep this round's text from running into it.
-    let lead = turn.text && !turn.text.endsWith("\n") ? "\n\n" : "";
-    const emit = (t: string): AgentOutput => {
-      const text = lead + t;
-      lead = "";
-      turn.text += text;
-      return { type: "text-delta", text };
-    };
-    const body = JSON.stringify({
-      ...settingsToRequest(opts.settings),
-      messages,
-      stream: true,
-      ...(tools && {
-        tools: tools.list().map((t) => ({ type: "function", function: { name: t.name, description: t.description, parameters: t.parameters } })),
-      }),
-    });
-    log.debug({ url: safeUrl(url), model: opts.settings.model, messages: messages.length }, "model request");
-    const { response, attempt } = await postWithRetry({
-      url,
-      headers,
-      body,
-      signal,
-      connectTimeoutMs: o.connectTimeoutMs,
-      idleTimeoutMs: o.idleTimeoutMs,
-      maxRetries: o.maxRetries,
-      retryBaseMs: o.retryBaseMs,
-      maxRetryDelayMs: o.maxRetryDelayMs,
-      fetch: opts.fetch ?? fetch,
-      sleep: opts.sleep ?? defaultSleep,
-      log,
-      secret: opts.apiKey,
-    });
-    const acc = new CompletionAccumulator(clean);
-    try {
-      const type = response.headers.get("content-type") ?? "";
-      if (!response.body)
-        throw new AgentError("MalformedStream", "The model server answered with an empty body. Check that OPENAI_BASE_URL points at an OpenAI-compatible API.");
-      if (type.includes("text/html")) {
-        throw new AgentError(
-          "MalformedStream",
-          `The model server at ${safeUrl(url)} answered with a web page, not an event stream. Check OPENAI_BASE_URL (it usually ends in /v1).`,
-        );
-      }
-      if (type.includes("application/json")) {
-        // The server ignored `stream: true`: take the whole answer as one delta.
-        let all = "";
-        for await (const t of readBodyText(response.body, attempt)) all += t;
-        const text = acc.push(all);
-        if (text) yield emit(text);
-      } else {
-        for await (const data of sseData(readBodyText(response.body, attempt))) {
-          const added = acc.push(data);
-          if (added === null) break;
-          if (signal.aborted) throw aborted();
-          if (added) {
-            yield emit(added);
-            if (signal.aborted) throw aborted();
-          }
-        }
-      }
-      return acc.finish(`call_${randomUUID().slice(0, 8)}`);
-    } catch (e) {
-      throw attempt.classify(e);
-    } finally {
-      attempt.dispose();
+function requestBody(c: Client, messages: WireMessage[]): string {
+  return JSON.stringify({
+    ...settingsToRequest(c.opts.settings),
+    messages,
+    stream: true,
+    ...(c.tools && {
+      tools: c.tools.list().map((t) => ({ type: "function", function: { name: t.name, description: t.description, parameters: t.parameters } })),
+    }),
+  });
+}
+
+/** Streams one completion. `turn.text` collects everything yielded, since the turn's final text spans rounds. */
+async function* complete(c: Client, messages: WireMessage[], signal: AbortSignal, turn: { text: string }): AsyncGenerator<AgentOutput, CompletionResult> {
+  // Text from an earlier round is already on screen; keep this round's text from running into it.
+  let lead = turn.text && !turn.text.endsWith("\n") ? "\n\n" : "";
+  const emit = (t: string): AgentOutput => {
+    const text = lead + t;
+    lead = "";
+    turn.text += text;
+    return { type: "text-delta", text };
+  };
+  const { opts, o, url, log } = c;
+  log.debug({ url: safeUrl(url), model: opts.settings.model, messages: messages.length }, "model request");
+  const { response, attempt } = await postWithRetry({
+    url,
+    headers: c.headers,
+    body: requestBody(c, messages),
+    signal,
+    connectTimeoutMs: o.connectTimeoutMs,
+    idleTimeoutMs: o.idleTimeoutMs,
+    maxRetries: o.maxRetries,
+    retryBaseMs: o.retryBaseMs,
+    maxRetryDelayMs: o.maxRetryDelayMs,
+    fetch: opts.fetch ?? fetch,
+    sleep: opts.sleep ?? defaultSleep,
+    log,
+    secret: opts.apiKey,
+  });
+  const acc = new CompletionAccumulator((s: string) => redact(s, opts.apiKey));
+  try {
+    for await (const text of responseText(response, attempt, acc, signal, url)) yield emit(text);
+    return acc.finish(`call_${randomUUID().slice(0, 8)}`);
+  } catch (e) {
+    throw attempt.classify(e);
+  } finally {
+    attempt.dispose();
+  }
+}
+
+/** The new text of a completion's response as it streams (or all at once, from a server that ignored `stream: true`). */
+async function* responseText(response: Response, attempt: Attempt, acc: CompletionAccumulator, signal: AbortSignal, url: string): AsyncGenerator<string> {
+  const type = response.headers.get("content-type") ?? "";
+  if (!response.body)
+    throw new AgentError("MalformedStream", "The model server answered with an empty body. Check that OPENAI_BASE_URL points at an OpenAI-compatible API.");
+  if (type.includes("text/html")) {
+    throw new AgentError(
+      "MalformedStream",
+      `The model server at ${safeUrl(url)} answered with a web page, not an event stream. Check OPENAI_BASE_URL (it usually ends in /v1).`,
+    );
+  }
+  if (type.includes("application/json")) {
+    // The server ignored `stream: true`: take the whole answer as one delta.
+    let all = "";
+    for await (const t of readBodyText(response.body, attempt)) all += t;
+    const text = acc.push(all);
+    if (text) yield text;
+    return;
+  }
+  for await (const data of sseData(readBodyText(response.body, attempt))) {
+    const added = acc.push(data);
+    if (added === null) break;
+    if (signal.aborted) throw aborted();
+    if (added) {
+      yield added;
+      if (signal.aborted) throw aborted();
     }
   }
+}
 
-  async function* run(req: TurnRequest): AsyncGenerator<AgentOutput> {
-    const wire = (speakers: SpeakerNames | undefined): WireMessage[] => [
-      ...(req.system ? [{ role: "system" as const, content: req.system }] : []),
-      ...req.messages.map((m) => toWire(m, speakers)),
-    ];
-    let speakers: SpeakerNames = opts.speakerNames === "prefix" || REJECTS_NAME.has(url) ? "prefix" : "name";
-    let messages = wire(speakers);
-    const turn = { text: "" };
-    for (let rounds = 0; ; rounds++) {
-      if (req.signal.aborted) throw aborted();
-      let result: CompletionResult;
-      try {
-        result = yield* complete(messages, req.signal, turn);
-      } catch (err) {
-        // A server that refuses the `name` field (some templates only take role and content): say who spoke
-        // as a [Name] prefix instead, from now on, for this server.
-        if (rounds > 0 || speakers === "prefix" || !rejectsName(err) || !req.messages.some((m) => m.role === "user" && m.name)) throw err;
-        log.warn({ url: safeUrl(url) }, "the model server refused the message name field; naming group speakers as a [Name] prefix from now on");
-        REJECTS_NAME.add(url);
-        speakers = "prefix";
-        messages = wire(speakers);
-        result = yield* complete(messages, req.signal, turn);
-      }
-      if (result.finishReason === "length") {
+async function* runTurn(c: Client, req: TurnRequest): AsyncGenerator<AgentOutput> {
+  const { o, log } = c;
+  const turn = { text: "" };
+  let speakers: SpeakerNames = c.opts.speakerNames === "prefix" || REJECTS_NAME.has(c.url) ? "prefix" : "name";
+  let messages = wireMessages(req, speakers);
+  for (let rounds = 0; ; rounds++) {
+    if (req.signal.aborted) throw aborted();
+    let result: CompletionResult;
+    try {
+      result = yield* complete(c, messages, req.signal, turn);
+    } catch (err) {
+      // A server that refuses the `name` field (some templates only take role and content): say who spoke
+      // as a [Name] prefix instead, from now on, for this server.
+      if (rounds > 0 || speakers === "prefix" || !rejectsName(err) || !req.messages.some((m) => m.role === "user" && m.name)) throw err;
+      log.warn({ url: safeUrl(c.url) }, "the model server refused the message name field; naming group speakers as a [Name] prefix from now on");
+      REJECTS_NAME.add(c.url);
+      speakers = "prefix";
+      messages = wireMessages(req, speakers);
+      result = yield* complete(c, messages, req.signal, turn);
+    }
+    const cut = finishNotice(result);
+    if (cut) yield cut;
+    if (result.toolCalls.length === 0) {
+      yield { type: "done", text: turn.text, toolRounds: rounds };
+      return;
+    }
+    if (rounds >= o.maxToolRounds) {
+      log.info({ rounds, limit: o.maxToolRounds }, "tool round limit reached");
+      // With no text at all, the turn (src/runtime/turn.ts) tells the user instead, as the turn's one answer.
+      if (turn.text)
         yield {
           type: "notice",
           severity: "warn",
-          text: "The reply was cut off at the output token limit. Raise the max output tokens setting, or ask the model to continue.",
+          text: `Stopped after ${rounds} rounds of tool calls, the limit for one turn; the answer may be incomplete. Send another message to let the agent continue.`,
         };
-      } else if (result.finishReason === "content_filter") {
-        yield { type: "notice", severity: "warn", text: "The model server's content filter stopped the reply." };
-      }
-      if (result.toolCalls.length === 0) {
-        yield { type: "done", text: turn.text, toolRounds: rounds };
-        return;
-      }
-      if (rounds >= o.maxToolRounds) {
-        log.info({ rounds, limit: o.maxToolRounds }, "tool round limit reached");
-        // With no text at all, the turn (src/runtime/turn.ts) tells the user instead, as the turn's one answer.
-        if (turn.text)
-          yield {
-            type: "notice",
-            severity: "warn",
-            text: `Stopped after ${rounds} rounds of tool calls, the limit for one turn; the answer may be incomplete. Send another message to let the agent continue.`,
-          };
-        yield { type: "done", text: turn.text, toolRounds: rounds, toolLimit: true };
-        return;
-      }
-      messages.push(toWire({ role: "assistant", content: result.text, toolCalls: result.toolCalls }));
-      for (const call of result.toolCalls) {
-        const outcome = await runToolCallDetailed(call, tools, approval, req.signal, {
-          ...(opts.toolTimeoutMs !== undefined && { timeoutMs: opts.toolTimeoutMs }),
-        });
-        const { content } = outcome;
-        // A person's denial is already on the approval card; a policy's is told here.
-        if (content.startsWith(DENIED) && !outcome.note)
-          yield { type: "notice", severity: "info", text: `The agent wanted to use the tool ${call.name}; it was ${DENIED}.` };
-        log.debug({ tool: call.name, round: rounds + 1, decision: outcome.decision }, "tool call finished");
-        const server = tools?.get(call.name)?.server;
-        yield { type: "tool", call, decision: outcome.decision, result: content, ...(server && { server }), ...(outcome.note && { note: outcome.note }) };
-        messages.push({ role: "tool", tool_call_id: call.id, content });
-      }
+      yield { type: "done", text: turn.text, toolRounds: rounds, toolLimit: true };
+      return;
     }
+    messages.push(toWire({ role: "assistant", content: result.text, toolCalls: result.toolCalls }));
+    yield* runToolCalls(c, result, messages, req.signal, rounds + 1);
   }
+}
 
-  return { name: `openai:${opts.settings.model}`, settings: opts.settings, run };
+function wireMessages(req: TurnRequest, speakers: SpeakerNames): WireMessage[] {
+  return [...(req.system ? [{ role: "system" as const, content: req.system }] : []), ...req.messages.map((m) => toWire(m, speakers))];
+}
+
+/** What the user is told when the server stopped the reply short of its end. */
+function finishNotice(result: CompletionResult): AgentOutput | undefined {
+  if (result.finishReason === "length") {
+    return {
+      type: "notice",
+      severity: "warn",
+      text: "The reply was cut off at the output token limit. Raise the max output tokens setting, or ask the model to continue.",
+    };
+  }
+  if (result.finishReason === "content_filter") return { type: "notice", severity: "warn", text: "The model server's content filter stopped the reply." };
+  return undefined;
+}
+
+/** Runs the round's tool calls in order (each through the approval handler), appending each result to `messages`. */
+async function* runToolCalls(c: Client, result: CompletionResult, messages: WireMessage[], signal: AbortSignal, round: number): AsyncGenerator<AgentOutput> {
+  for (const call of result.toolCalls) {
+    const outcome = await runToolCallDetailed(call, c.tools, c.approval, signal, {
+      ...(c.opts.toolTimeoutMs !== undefined && { timeoutMs: c.opts.toolTimeoutMs }),
+    });
+    const { content } = outcome;
+    // A person's denial is already on the approval card; a policy's is told here.
+    if (content.startsWith(DENIED) && !outcome.note)
+      yield { type: "notice", severity: "info", text: `The agent wanted to use the tool ${call.name}; it was ${DENIED}.` };
+    c.log.debug({ tool: call.name, round, decision: outcome.decision }, "tool call finished");
+    const server = c.tools?.get(call.name)?.server;
+    yield { type: "tool", call, decision: outcome.decision, result: content, ...(server && { server }), ...(outcome.note && { note: outcome.note }) };
+    messages.push({ role: "tool", tool_call_id: call.id, content });
+  }
 }
 
 function definedOnly<T extends object>(o: T): Partial<T> {

@@ -1,7 +1,8 @@
 import fs from "node:fs";
 import path from "node:path";
 import type { Config } from "../config.js";
-import { Database } from "../store/db.js";
+import type { Database } from "../store/db.js";
+import { openDatabase } from "../store/open.js";
 import { CliError } from "./output.js";
 
 /**
@@ -23,10 +24,9 @@ export async function withExistingDatabase<T>(config: Config, fn: (db: Database)
       );
     }
   }
-  const db = new Database({ url, maxRetries: 2 });
+  const db = await openDatabase({ url, maxRetries: 2, migrate: false });
   try {
     try {
-      await db.init();
       await db.query("schema-check", db.q.selectFrom("Session").select("id").limit(1));
     } catch (e) {
       const msg = String((e as Error).message ?? e);

@@ -1,6 +1,29 @@
 import { z } from "zod";
-import { isTimeZone } from "../runtime/jobs/zone.js";
+import { isTimeZone } from "./zone.js";
 import { duration, bool, int, list, optionalString, url, matching } from "./values.js";
+
+const PERSONAS_FIX = `must be a JSON object of persona names to prompts, e.g. {"pirate": "Talk like a pirate."}`;
+const promptsByName = z.record(z.string(), z.string());
+
+/** PERSONAS: named system prompts as JSON (a name's rules are the persona registry's, src/agent/personas.ts). */
+function personaPrompts() {
+  return optionalString().transform((v, ctx): Record<string, string> => {
+    if (v === undefined) return {};
+    let json: unknown;
+    try {
+      json = JSON.parse(v);
+    } catch {
+      ctx.addIssue({ code: "custom", message: `${PERSONAS_FIX} (it is not valid JSON)` });
+      return z.NEVER;
+    }
+    const r = promptsByName.safeParse(json);
+    if (!r.success) {
+      ctx.addIssue({ code: "custom", message: PERSONAS_FIX });
+      return z.NEVER;
+    }
+    return r.data;
+  });
+}
 
 /** The model, tools and approvals, personas, context, reflection, scheduled jobs, media, speakers and cost controls. */
 export const agentSettings = {
@@ -16,7 +39,7 @@ export const agentSettings = {
   MCP_CONFIG: optionalString(),
   APPROVERS: z.enum(["requester", "admins", "anyone"]).default("requester"),
   APPROVAL_TIMEOUT: duration("10m"),
-  PERSONAS: optionalString(),
+  PERSONAS: personaPrompts(),
   CONTEXT_MAX_MESSAGES: int(40, 1, 10_000),
   LIVE_SESSIONS_MAX: int(2000, 10, 10_000_000),
   CONTEXT_MAX_CHARS: int(24_000, 100, 10_000_000),

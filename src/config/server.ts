@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { ApiTokensError, parseApiTokens } from "../gateway/http/api/tokens.js";
-import { HooksConfigError, parseHooksConfig } from "../gateway/http/api/hooks-config.js";
+import { ApiTokensError, parseApiTokens } from "./api-tokens.js";
+import { HooksConfigError, parseHooksConfig } from "./hooks.js";
 import { duration, bool, int, optionalString, parsedBy, url } from "./values.js";
 
 /** The store, logging and the HTTP edge (listeners, operator access, the API, hooks, limits, retention), start and shutdown. */

@@ -128,6 +128,16 @@ export interface HttpResponse {
 
 export type HttpHandler = (req: HttpRequest) => Promise<HttpResponse>;
 
+/**
+ * What the core asks of a platform that is not a rate or a size (those are
+ * `AdapterLimits`): each adapter states it beside its limits, so no core
+ * file keeps a list of platform names.
+ */
+export interface PlatformFacts {
+  /** The bot can write to a person by the person's user id alone (Discord needs a DM channel opened first). */
+  dmByUserId: boolean;
+}
+
 export interface AdapterHealth {
   ready: boolean;
   detail?: string;
@@ -141,6 +151,7 @@ export interface Adapter {
   /** The bot's username, for `/cmd@name` and `@name` mentions, when the platform has one. */
   readonly botUsername?: string;
   readonly limits: AdapterLimits;
+  readonly facts: PlatformFacts;
   readonly sink: AdapterSink;
   /**
    * Renders replies for the platform and splits them (adapters/<platform>/format.ts);

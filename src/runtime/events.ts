@@ -1,3 +1,5 @@
+import type { ParsedCommand } from "./commands/parse.js";
+
 /**
  * Events in and out of a live session. Replies carry the reply address of the
  * event that caused them, so they go back to the chat they came from.
@@ -70,16 +72,24 @@ interface InBase {
   botUsername?: string;
 }
 
-export type InEvent =
-  | (InBase & {
-      type: "message";
-      text: string;
-      attachments?: AttachmentInfo[];
-      /** false: record it as context (an unaddressed group message) but do not answer. */
-      respond: boolean;
-    })
-  | (InBase & { type: "interrupt" })
-  | (InBase & { type: "switch"; targetSessionId: string });
+/**
+ * An event into a live session: a user's message. Commands are messages too
+ * (`command`); /stop and /resume act through the middleware's capabilities
+ * (src/runtime/interceptors.ts), not through events of their own.
+ */
+export type InEvent = InBase & {
+  type: "message";
+  text: string;
+  /**
+   * The slash command the text is, parsed once where the envelope became
+   * this event (src/gateway/inbound/dispatch.ts); every later reader (the
+   * approval ids, the commands) reads this, never the text again.
+   */
+  command?: ParsedCommand;
+  attachments?: AttachmentInfo[];
+  /** false: record it as context (an unaddressed group message) but do not answer. */
+  respond: boolean;
+};
 
 export type MessageEvent = Extract<InEvent, { type: "message" }>;
 

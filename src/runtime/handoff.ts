@@ -2,7 +2,7 @@ import { chatKeyOf } from "../session/binding-key.js";
 import type { Info } from "../session/info.js";
 import type { Registry } from "../session/registry.js";
 import type { CurrentSessions } from "./current-sessions.js";
-import type { InEvent, MessageEvent, Severity } from "./events.js";
+import type { Conversation, MessageEvent } from "./events.js";
 import type { LiveSession } from "./live-session.js";
 import type { SessionPool } from "./session-pool.js";
 import type { TurnQueue, TurnQueues } from "./turn-queue.js";
@@ -42,17 +42,18 @@ export function handoff(ctx: HandoffContext, from: LiveSession, to: Info, phase:
   return next;
 }
 
-/** /resume (a `switch` event): binds the conversation to the target session and hands over to it. */
+/** /resume: binds the conversation to the target session and hands over to it; `moved` is false when it was on it already. */
 export async function resume(
   registry: Registry,
   move: (from: LiveSession, to: Info) => void,
   session: LiveSession,
-  ev: Extract<InEvent, { type: "switch" }>,
-): Promise<Array<{ severity: Severity; text: string }>> {
-  const r = await registry.switchChannel({ ...ev.conversation, targetId: ev.targetSessionId, expectedSessionId: session.id });
-  if (r.current.id === session.id) return [{ severity: "info", text: `Already in session ${session.id}.` }];
+  conversation: Conversation,
+  targetSessionId: string,
+): Promise<{ moved: boolean; session: Info }> {
+  const r = await registry.switchChannel({ ...conversation, targetId: targetSessionId, expectedSessionId: session.id });
+  if (r.current.id === session.id) return { moved: false, session: r.current };
   move(session, r.current);
-  return [{ severity: "success", text: `Resumed session ${r.current.id} (${r.current.turnCount} turns).` }];
+  return { moved: true, session: r.current };
 }
 
 /** What finding where a conversation is needs: the one cache of current sessions, the registry (the truth), and opening sessions. */

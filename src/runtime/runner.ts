@@ -13,7 +13,8 @@ import { userEntry } from "./speaker.js";
 import { executeTurn, type TurnOutcome } from "./turn.js";
 import type { BusyPolicy } from "./busy-policy.js";
 import type { RunnerOptions } from "./runner-options.js";
-import { followed, handoff, resume, sessionFor, type Whereabouts } from "./handoff.js";
+import { followed, handoff, sessionFor, type Whereabouts } from "./handoff.js";
+import { capabilities } from "./capabilities.js";
 import { InterceptorChain, type InterceptContext, type Interceptor } from "./interceptors.js";
 import { SessionPool } from "./session-pool.js";
 import { TurnWorkers } from "./turn-workers.js";
@@ -164,19 +165,15 @@ export class Runner {
   async #take(session: LiveSession, incoming: InEvent): Promise<RunHandle> {
     const event: InEvent = incoming.boundSessionId ? incoming : { ...incoming, boundSessionId: session.id };
     // A message for a session its conversation has left (rotated, switched away from, or a closed copy) goes where the conversation is.
-    const current = event.type === "message" ? await sessionFor(this.#where, session, event) : session;
+    const current = await sessionFor(this.#where, session, event);
     if (current !== session) return current.id === session.id ? this.#take(current, event) : this.run(current, event);
     if (session.closed) throw errors.closed(`Session ${session.id}`);
 
     const notices: Array<{ severity: Severity; text: string }> = [];
-    const ctx: InterceptContext = { session, runner: this, notify: (severity, text) => notices.push({ severity, text }) };
+    const ctx: InterceptContext = { session, can: capabilities(this, session, event), notify: (severity, text) => notices.push({ severity, text }) };
     let ev: InEvent | null;
     try {
       ev = await this.#interceptors.run(event, ctx);
-      if (ev?.type === "switch") {
-        const switched = await resume(this.opts.registry, (from, to) => this.handoff(from, to, "switched"), session, ev);
-        return this.#consumed(await this.#follow(session), ev, [...notices, ...switched]);
-      }
     } catch (err) {
       // The database being away is worth retrying (the event stays unhandled); anything else is answered.
       if (err instanceof StoreError) throw err;
@@ -188,13 +185,7 @@ export class Runner {
     // An interceptor may have handed the conversation to another session: replies go where it went.
     if (ev === null) return this.#consumed(await this.#follow(session), event, notices);
     if (notices.length) await this.#commitAndEmit(await this.#follow(session), event, [], 0, notices, false);
-
-    switch (ev.type) {
-      case "interrupt":
-        return this.#consumed(session, ev, this.stop(session));
-      case "message":
-        return this.#accept(await this.#follow(session), ev);
-    }
+    return this.#accept(await this.#follow(session), ev);
   }
 
   async #follow(session: LiveSession): Promise<LiveSession> {
@@ -242,9 +233,10 @@ export class Runner {
   /**
    * /stop: aborts the running turn and drops the queued messages. Their
    * inbound records are committed as handled (their text stays in the
-   * transcript), so a restart does not replay them. Returns the notices.
+   * transcript), so a restart does not replay them. Says whether a turn was
+   * running and how many messages were dropped.
    */
-  stop(session: LiveSession): Array<{ severity: Severity; text: string }> {
+  stop(session: LiveSession): { running: boolean; dropped: number } {
     return this.#workers.stop(session);
   }
 

@@ -23,8 +23,8 @@ export function turnLimit(o: TurnLimitOptions): Interceptor & { readonly tracked
   const now = o.now ?? Date.now;
   const max = o.maxSenders ?? 100_000;
   const seen = new Map<string, number[]>();
-  const interceptor: Interceptor = (event, ctx) => {
-    if (event.type !== "message" || !event.respond || event.isAdmin || o.perMinute <= 0) return event;
+  const interceptor: Interceptor = (event, ctx, next) => {
+    if (!event.respond || event.isAdmin || o.perMinute <= 0) return next();
     const key = event.origin.userId ?? `${event.origin.platform}:${event.origin.senderId}`;
     const t = now();
     const times = (seen.get(key) ?? []).filter((at) => t - at < WINDOW_MS);
@@ -33,12 +33,12 @@ export function turnLimit(o: TurnLimitOptions): Interceptor & { readonly tracked
       seen.set(key, times);
       const wait = Math.max(1, Math.ceil((times[0]! + WINDOW_MS - t) / 1000));
       ctx.notify("warn", `You're sending messages faster than I can answer: at most ${o.perMinute} a minute. Please wait about ${wait} s and send it again.`);
-      return null;
+      return;
     }
     times.push(t);
     seen.set(key, times);
     if (seen.size > max) seen.delete(seen.keys().next().value!);
-    return event;
+    return next();
   };
   return Object.defineProperty(interceptor, "tracked", { get: () => seen.size }) as Interceptor & { readonly tracked: number };
 }

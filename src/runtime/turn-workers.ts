@@ -1,6 +1,6 @@
 import { errInfo, type Logger } from "../log.js";
 import { admit, type BusyPolicy } from "./busy-policy.js";
-import type { MessageEvent, Severity } from "./events.js";
+import type { MessageEvent } from "./events.js";
 import type { Ledger } from "./ledger.js";
 import type { LiveSession } from "./live-session.js";
 import { renderUserText } from "./pending.js";
@@ -80,8 +80,8 @@ export class TurnWorkers {
     return new Promise((resolve) => q.idleWaiters.push(resolve));
   }
 
-  /** /stop: aborts the running turn and drops the queued messages, committing each as handled. Returns the notices. */
-  stop(session: LiveSession): Array<{ severity: Severity; text: string }> {
+  /** /stop: aborts the running turn and drops the queued messages, committing each as handled. Whether a turn ran, how many were dropped. */
+  stop(session: LiveSession): { running: boolean; dropped: number } {
     return stopTurns(session, this.queues.of(session.id), (p) => void this.#drop(session, p));
   }
 

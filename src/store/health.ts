@@ -1,9 +1,8 @@
-import fs from "node:fs";
-
 /**
  * What the store's real outcomes say about it, for /healthz: whether the
  * last calls failed (a full disk, a corrupt file, a server that is down),
- * and on SQLite whether the file is still the one that was opened.
+ * and on SQLite whether the file is still the one that was opened
+ * (sqlite/file-identity.ts).
  */
 export interface StoreHealthReport {
   ok: boolean;
@@ -36,34 +35,5 @@ export class StoreOutcomes {
     if (this.#lastFailureAt > this.#lastSuccessAt && now - this.#lastFailureAt < FAILURE_WINDOW_MS)
       return { ok: false, reason: `the last store call ${this.#lastFailure}; none has succeeded since` };
     return { ok: true };
-  }
-}
-
-/**
- * The SQLite file's identity (device and inode) as opened. A file deleted
- * or replaced under a running process keeps taking writes into the old,
- * unlinked inode, which the next start never sees: everything acknowledged
- * meanwhile would be lost. `changed()` says how it changed, if it did.
- */
-export class FileIdentity {
-  readonly #dev: number;
-  readonly #ino: number;
-
-  constructor(readonly file: string) {
-    const st = fs.statSync(file);
-    this.#dev = st.dev;
-    this.#ino = st.ino;
-  }
-
-  changed(): string | undefined {
-    let st: fs.Stats;
-    try {
-      st = fs.statSync(this.file);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === "ENOENT") return `the SQLite file ${this.file} was deleted while the gateway was running`;
-      return `the SQLite file ${this.file} cannot be checked (${(err as NodeJS.ErrnoException).code ?? String(err)})`;
-    }
-    if (st.dev !== this.#dev || st.ino !== this.#ino) return `the SQLite file ${this.file} was replaced by another file while the gateway was running`;
-    return undefined;
   }
 }

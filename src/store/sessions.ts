@@ -1,15 +1,25 @@
 import type { Database } from "./db.js";
 import { StoreError, isUniqueViolation } from "./errors.js";
-import { sql, type Expression, type Selectable } from "kysely";
-import type { DB, Sql } from "./sql.js";
-import { prepare, type Dialect, type Param } from "./prepared.js";
+import { sql, type Expression } from "kysely";
+import { repointIn, rotateIn, type RotateInput, type RotateResult } from "./rotation.js";
+import {
+  BINDING_COLUMNS,
+  FIND_BINDING,
+  FIND_SESSION,
+  INSERT_SESSION,
+  INSERT_SESSION_AND_BINDING,
+  insertBinding,
+  insertSession,
+  newBinding,
+  row,
+  sessionIn,
+  type BindingRecord,
+  type NewBinding,
+  type SessionRecord,
+} from "./session-rows.js";
 
-/** A session row as stored. The domain maps it to and from Info (src/session/info.ts). endReason: why it ended (SESSION_END_REASONS). */
-export type SessionRecord = Selectable<DB["Session"]>;
-
-export type BindingRecord = Selectable<DB["Binding"]>;
-
-export type NewBinding = Omit<BindingRecord, "sessionId" | "version" | "createdAt" | "updatedAt">;
+export { bindingIdentity, type BindingRecord, type NewBinding, type SessionRecord } from "./session-rows.js";
+export type { RotateInput, RotateResult } from "./rotation.js";
 
 export interface SessionFilter {
   /** Omitted only by operator tools (CLI, console), never on a user's behalf. */
@@ -32,153 +42,6 @@ export interface ReviewFilter {
   activeSince?: Date;
   includeArchived?: boolean;
   limit?: number;
-}
-
-export interface RotateInput {
-  binding: NewBinding;
-  /** Compare-and-rotate: the session the caller believes is current. */
-  expectedSessionId?: string;
-  successor: SessionRecord;
-  /** Recorded on the session that ends (new, reset, rotate, ...). */
-  reason?: string;
-  /**
-   * The inbound event that asked for the rotation. Every other unhandled
-   * event of its conversation recorded before the rotation commits is
-   * stamped with the session it arrived under (arrivalSessionId), so a
-   * `/new` among them compares against that session, not the successor.
-   */
-  stampInbound?: string;
-}
-
-export interface RotateResult {
-  previous: SessionRecord | null;
-  current: SessionRecord;
-  binding: BindingRecord;
-}
-
-// A conversation's first message and every lookup by id or key: compiled once (prepared.ts).
-const SESSION_COLUMNS = [
-  "id",
-  "agentId",
-  "userId",
-  "groupId",
-  "channel",
-  "kind",
-  "projectId",
-  "title",
-  "parentId",
-  "persona",
-  "metadata",
-  "turnCount",
-  "createdAt",
-  "lastActive",
-  "archived",
-  "archivedAt",
-  "endReason",
-] as const satisfies ReadonlyArray<keyof SessionRecord>;
-const BINDING_COLUMNS = [
-  "key",
-  "scope",
-  "agentId",
-  "userId",
-  "groupId",
-  "kind",
-  "channel",
-  "sessionId",
-  "version",
-  "createdAt",
-  "updatedAt",
-] as const satisfies ReadonlyArray<keyof BindingRecord>;
-/** Every column of a record as a marker of the same name. */
-const markers = <T, K extends keyof T & string>(p: Param<T>, cols: readonly K[]): Pick<T, K> => Object.fromEntries(cols.map((c) => [c, p(c)])) as Pick<T, K>;
-
-const FIND_SESSION = prepare((b, p: Param<{ id: string }>) => b.selectFrom("Session").selectAll().where("id", "=", p("id")));
-const FIND_BINDING = prepare((b, p: Param<{ key: string }>) => b.selectFrom("Binding").selectAll().where("key", "=", p("key")));
-const INSERT_SESSION = prepare((b, p: Param<SessionRecord>) => b.insertInto("Session").values(markers(p, SESSION_COLUMNS)));
-const INSERT_BINDING = prepare((b, p: Param<BindingRecord>) => b.insertInto("Binding").values(markers(p, BINDING_COLUMNS)));
-/** PostgreSQL: a new session and its binding in one statement (one round trip, atomic). */
-const INSERT_SESSION_AND_BINDING = prepare((b, p: Param<SessionRecord & { [K in keyof BindingRecord as `b_${K}`]: BindingRecord[K] }>) =>
-  b
-    .with("s", (w) => w.insertInto("Session").values(markers(p, SESSION_COLUMNS)).returning("id"))
-    .insertInto("Binding")
-    .columns(["key", "scope", "agentId", "userId", "groupId", "kind", "channel", "sessionId", "version", "createdAt", "updatedAt"])
-    .expression((eb) =>
-      eb
-        .selectFrom("s")
-        .select((s) => [
-          s.val(p("b_key")).as("key"),
-          s.val(p("b_scope")).as("scope"),
-          s.val(p("b_agentId")).as("agentId"),
-          s.val(p("b_userId")).as("userId"),
-          s.val(p("b_groupId")).as("groupId"),
-          s.val(p("b_kind")).as("kind"),
-          s.val(p("b_channel")).as("channel"),
-          "s.id",
-          s.val(p("b_version")).as("version"),
-          s.val(p("b_createdAt")).as("createdAt"),
-          s.val(p("b_updatedAt")).as("updatedAt"),
-        ]),
-    ),
-);
-
-function row(r: SessionRecord): SessionRecord {
-  return {
-    id: r.id,
-    agentId: r.agentId,
-    userId: r.userId,
-    groupId: r.groupId,
-    channel: r.channel,
-    kind: r.kind,
-    projectId: r.projectId,
-    title: r.title,
-    parentId: r.parentId,
-    persona: r.persona,
-    metadata: r.metadata,
-    turnCount: r.turnCount,
-    createdAt: r.createdAt,
-    lastActive: r.lastActive,
-    archived: r.archived,
-    archivedAt: r.archivedAt,
-    endReason: r.endReason ?? null,
-  };
-}
-
-async function sessionIn(db: Dialect, s: Sql, id: string): Promise<SessionRecord | null> {
-  const [r] = await s.all(FIND_SESSION.bind(db, { id }));
-  return r ?? null;
-}
-
-async function bindingIn(db: Dialect, s: Sql, key: string): Promise<BindingRecord | null> {
-  const [r] = await s.all(FIND_BINDING.bind(db, { key }));
-  return r ?? null;
-}
-
-async function insertSession(db: Dialect, s: Sql, rec: SessionRecord): Promise<SessionRecord> {
-  const r = row(rec);
-  await s.run(INSERT_SESSION.bind(db, r));
-  return r;
-}
-
-function newBinding(b: NewBinding, sessionId: string, now: Date): BindingRecord {
-  return {
-    key: b.key,
-    scope: b.scope,
-    agentId: b.agentId,
-    userId: b.userId,
-    groupId: b.groupId,
-    kind: b.kind,
-    channel: b.channel,
-    sessionId,
-    version: 0,
-    createdAt: now,
-    updatedAt: now,
-  };
-}
-
-async function insertBinding(db: Dialect, s: Sql, b: NewBinding, sessionId: string, now: Date): Promise<BindingRecord> {
-  const rec = newBinding(b, sessionId, now);
-  await s.run(INSERT_BINDING.bind(db, rec));
-  return rec;
 }
 
 /** Sessions and the bindings that point at them. Rotation is atomic here. */
@@ -430,71 +293,6 @@ export class SessionStore {
 
   /** Points an existing binding at another session of the same conversation (for /resume). */
   repoint(key: string, expectedSessionId: string, targetId: string): Promise<BindingRecord> {
-    const b = this.db.q;
-    return this.db.sqlTransaction("repoint", async (q) => {
-      const now = new Date();
-      const moved = await q.run(
-        b
-          .updateTable("Binding")
-          .set((eb) => ({ sessionId: targetId, version: eb("version", "+", 1), updatedAt: now }))
-          .where("key", "=", key)
-          .where("sessionId", "=", expectedSessionId),
-      );
-      if (moved !== 1) throw new StoreError("Stale", `binding ${key} no longer points at ${expectedSessionId}`);
-      await q.run(b.updateTable("Session").set({ archived: false, archivedAt: null, endReason: null, lastActive: now }).where("id", "=", targetId));
-      await q.run(
-        b
-          .updateTable("Session")
-          .set({ archived: true, archivedAt: now, endReason: "resume" })
-          .where("id", "=", expectedSessionId)
-          .where("archived", "=", false),
-      );
-      const [binding] = await q.all(b.selectFrom("Binding").selectAll().where("key", "=", key));
-      return binding!;
-    });
+    return this.db.sqlTransaction("repoint", (s) => repointIn(this.db, s, key, expectedSessionId, targetId));
   }
-}
-
-async function rotateIn(db: Dialect, s: Sql, input: RotateInput): Promise<RotateResult> {
-  const q = db.q;
-  const now = new Date();
-  const key = input.binding.key;
-  const current = await insertSession(db, s, input.successor);
-  const existing = await bindingIn(db, s, key);
-  if (!existing) {
-    if (input.expectedSessionId) throw new StoreError("Stale", `binding ${key} does not exist yet`);
-    const binding = await insertBinding(db, s, input.binding, current.id, now);
-    return { previous: null, current, binding };
-  }
-  const expected = input.expectedSessionId ?? existing.sessionId;
-  const moved = await s.run(
-    q
-      .updateTable("Binding")
-      .set((eb) => ({ sessionId: current.id, version: eb("version", "+", 1), updatedAt: now }))
-      .where("key", "=", key)
-      .where("sessionId", "=", expected),
-  );
-  if (moved !== 1) throw new StoreError("Stale", `binding ${key} no longer points at ${expected}`);
-  await s.run(
-    q
-      .updateTable("Session")
-      .set({ archived: true, archivedAt: now, endReason: input.reason ?? "rotate" })
-      .where("id", "=", expected)
-      .where("archived", "=", false),
-  );
-  if (input.stampInbound) {
-    // Committed with the move: an event recorded before it arrived under `expected`; one recorded after finds no stamp and the binding as it is.
-    await s.run(
-      q
-        .updateTable("InboundEvent")
-        .set({ arrivalSessionId: expected })
-        .where("conversation", "=", (eb) => eb.selectFrom("InboundEvent").select("conversation").where("id", "=", input.stampInbound!))
-        .where("status", "=", "received")
-        .where("arrivalSessionId", "is", null)
-        .where("id", "<>", input.stampInbound),
-    );
-  }
-  const previous = await sessionIn(db, s, expected);
-  const binding = (await bindingIn(db, s, key))!;
-  return { previous, current, binding };
 }

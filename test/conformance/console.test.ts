@@ -91,7 +91,7 @@ function consoleDriver(): ConformanceDriver {
         .map((m) => m.text);
     },
     severities(place) {
-      // What the page styles each bot message with (console.js: `notice notice-<severity>`).
+      // What the page styles each bot message with (static/messages.js: `notice notice-<severity>`).
       return adapter
         .history(chatIdOf(place), "thread" in place ? slug(place.thread) : undefined)
         .filter((m) => m.from === "bot")

@@ -237,6 +237,28 @@ describe("console adapter over real HTTP", () => {
     expect((await fetch(`${base}/api/console/address?type=private&id=a%3Ab`)).status).toBe(400);
   });
 
+  it("serves every file the page loads (its stylesheets, scripts and the modules they import) with its type and the CSP", async () => {
+    const { base } = await start();
+    const html = await (await fetch(`${base}/`)).text();
+    const loaded = [...html.matchAll(/<(?:script[^>]*\ssrc|link[^>]*\shref)="(\/console\/[^"]+)"/g)].map((m) => m[1]!);
+    expect(loaded).toContain("/console/console.js");
+    const seen = new Set<string>();
+    const types: Record<string, RegExp> = { js: /^text\/javascript/, css: /^text\/css/ };
+    for (let p = loaded.shift(); p !== undefined; p = loaded.shift()) {
+      if (seen.has(p)) continue;
+      seen.add(p);
+      const r = await fetch(`${base}${p}`);
+      expect([p, r.status]).toEqual([p, 200]);
+      expect([p, r.headers.get("content-type")]).toEqual([p, expect.stringMatching(types[p.split(".").pop()!]!)]);
+      expect(r.headers.get("content-security-policy")).toMatch(/script-src 'self'/);
+      const text = await r.text();
+      // A module's static imports, resolved against its own URL.
+      if (p.endsWith(".js") && !p.includes("/vendor/"))
+        for (const m of text.matchAll(/^import [^"]*"(\.\/[^"]+)";$/gm)) loaded.push(new URL(m[1]!, `http://page${p}`).pathname);
+    }
+    expect([...seen]).toEqual(expect.arrayContaining(["/console/console.css", "/console/vendor/marked.js", "/console/vendor/purify.js"]));
+  });
+
   it("keeps idle event streams open with comments, and forgets a client that leaves", async () => {
     const { base, adapter } = await start({}, { keepAliveMs: 30 });
     const ctl = new AbortController();

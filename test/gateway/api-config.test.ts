@@ -4,8 +4,10 @@ import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { ConfigError, loadConfig } from "../../src/config.js";
-import { parseHooksConfig, renderPrompt } from "../../src/gateway/http/api/hooks-config.js";
-import { ApiTokens, parseApiTokens } from "../../src/gateway/http/api/tokens.js";
+import { parseApiTokens } from "../../src/config/api-tokens.js";
+import { parseHooksConfig } from "../../src/config/hooks.js";
+import { renderPrompt } from "../../src/gateway/http/api/hook-prompt.js";
+import { ApiTokens } from "../../src/gateway/http/api/tokens.js";
 
 const T1 = "0123456789abcdef0123456789abcdef";
 const T2 = "fedcba9876543210fedcba9876543210";

@@ -4,6 +4,7 @@ import type { App } from "../../src/gateway/app.js";
 import { eventually, startApp } from "../support/app.js";
 import { MemoryAdapter } from "../support/memory-adapter.js";
 import { slowAgent } from "../support/runtime.js";
+import { prisma } from "../support/prisma.js";
 
 describe("gateway behaviour", () => {
   let app: App | undefined;
@@ -69,7 +70,7 @@ describe("gateway behaviour", () => {
     expect(a.edits.length).toBeLessThan(8);
     // The "sent" mark is written after the platform answered the last edit (one group commit later).
     const deliveries = await eventually(
-      () => app!.db.read((c) => c.outboundDelivery.findMany()),
+      () => prisma(app!.db).read((c) => c.outboundDelivery.findMany()),
       (ds) => ds.every((d) => d.status === "sent"),
       5_000,
       "the sent mark",
@@ -196,9 +197,9 @@ describe("a rotation made outside the gateway", () => {
         (s) => s.length === 3,
       );
       await app.gateway.idle();
-      const rows = await app.db.read((c) => c.message.findMany({ where: { sessionId: r.current.id }, orderBy: { seq: "asc" } }));
+      const rows = await prisma(app.db).read((c) => c.message.findMany({ where: { sessionId: r.current.id }, orderBy: { seq: "asc" } }));
       expect(rows.map((m) => m.content)).toEqual(["second", "echo: second", "third", "echo: third"]);
-      expect(await app.db.read((c) => c.message.count({ where: { sessionId: old!.id } }))).toBe(2);
+      expect(await prisma(app.db).read((c) => c.message.count({ where: { sessionId: old!.id } }))).toBe(2);
     } finally {
       await app.stop();
     }

@@ -14,6 +14,7 @@ import { FakeDiscord } from "../fakes/discord.js";
 import { FakeSlack } from "../fakes/slack.js";
 import { FakeTelegram } from "../fakes/telegram.js";
 import { eventually, startApp } from "../support/app.js";
+import { prisma } from "../support/prisma.js";
 
 /** Answers with every user message it was given, oldest first: what the model saw. */
 function historyAgent(): Agent {
@@ -33,7 +34,7 @@ afterEach(async () => {
 
 async function handled(app: App, n: number): Promise<void> {
   await eventually(
-    async () => app.db.read((db) => db.inboundEvent.count({ where: { status: "done" } })),
+    async () => prisma(app.db).read((db) => db.inboundEvent.count({ where: { status: "done" } })),
     (c) => c >= n,
     15_000,
     `${n} events handled`,
@@ -41,7 +42,7 @@ async function handled(app: App, n: number): Promise<void> {
 }
 
 async function entries(app: App, sessionText: RegExp) {
-  const rows = await app.db.read((db) => db.message.findMany({ where: { role: "user" }, orderBy: [{ sessionId: "asc" }, { seq: "asc" }] }));
+  const rows = await prisma(app.db).read((db) => db.message.findMany({ where: { role: "user" }, orderBy: [{ sessionId: "asc" }, { seq: "asc" }] }));
   return rows
     .filter((r) => sessionText.test(r.content) || r.deletedAt || r.editedAt)
     .map((r) => ({ content: r.content, edited: r.editedAt !== null, deleted: r.deletedAt !== null }));

@@ -12,6 +12,7 @@ import { silentLogger } from "../../src/log.js";
 import { DeliveryStore, InboundStore } from "../../src/store/index.js";
 import { eventually, startConsoleApp, type ConsoleApp } from "../console/app.js";
 import { request } from "./http-request.js";
+import { prisma } from "../support/prisma.js";
 
 const TOKEN = "t0ken-for-tests-0123456789abcdef";
 
@@ -325,7 +326,7 @@ describe("bounds the client can read", () => {
     // fetch (undici) reads it too.
     const viaFetch = await fetch(`${running.base}/api/console/messages`, { method: "POST", headers: { "content-type": "application/json" }, body });
     expect(viaFetch.status).toBe(413);
-    expect(await running.app.db.read((c) => c.inboundEvent.count())).toBe(0);
+    expect(await prisma(running.app.db).read((c) => c.inboundEvent.count())).toBe(0);
     const metrics = await (await fetch(`${running.base}/metrics`)).text();
     expect(metrics).toMatch(/^switchboard_http_refused_total\{reason="body-too-large"\} 3$/m);
   });
@@ -341,7 +342,7 @@ describe("bounds the client can read", () => {
     expect(r.status).toBe(202);
     const reply = await eventually(async () => running!.adapter.history("dm:alice").find((m) => m.from === "bot")?.text, "the too-long reply");
     expect(reply).toMatch(/too long \(1900000 characters; the limit is 500000\)/);
-    const rows = await running.app.db.read((c) => c.inboundEvent.findMany());
+    const rows = await prisma(running.app.db).read((c) => c.inboundEvent.findMany());
     expect(rows).toHaveLength(1);
     const stored = JSON.parse(rows[0]!.envelope) as { text: string; textLength: number };
     console.log(
@@ -393,7 +394,7 @@ describe("retention", () => {
     await inbound.record({ platform: "p", botId: "b", eventId: "old-unhandled", envelope: "{}", occurredAt: old });
     await inbound.record({ platform: "p", botId: "b", eventId: "new", envelope: "{}", occurredAt: new Date(), status: "done" });
     await db.exec("age", db.q.updateTable("InboundEvent").set({ receivedAt: old }).where("eventId", "like", "old-%"));
-    await db.write((c) =>
+    await prisma(db).write((c) =>
       c.outboundDelivery.createMany({
         data: [
           ...Array.from({ length: 5 }, (_, i) => ({
@@ -431,8 +432,8 @@ describe("retention", () => {
     console.log(`retention: pruned ${pruned} rows in batches ${JSON.stringify(batches)}`);
     expect(pruned).toBe(12);
     expect(Math.max(...batches)).toBeLessThanOrEqual(2);
-    const left = (await db.read((c) => c.inboundEvent.findMany({ select: { eventId: true } }))).map((r) => r.eventId).sort();
-    const leftDeliveries = (await db.read((c) => c.outboundDelivery.findMany({ select: { id: true } }))).map((r) => r.id).sort();
+    const left = (await prisma(db).read((c) => c.inboundEvent.findMany({ select: { eventId: true } }))).map((r) => r.eventId).sort();
+    const leftDeliveries = (await prisma(db).read((c) => c.outboundDelivery.findMany({ select: { id: true } }))).map((r) => r.id).sort();
     expect(left).toEqual(["new", "old-unhandled"]);
     expect(leftDeliveries).toEqual(["d-new", "d-old-pending"]);
     expect(await (await fetch(`${running.base}/metrics`)).text()).toMatch(/^switchboard_records_pruned_total\{table="inbound"\} 7$/m);

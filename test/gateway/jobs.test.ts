@@ -66,6 +66,38 @@ async function boot(start: Date, env: Record<string, string> = {}, lines?: strin
   return { app: booted.app, adapter, clock, say };
 }
 
+/** Makes a job in chat 13 whose every send is refused, and runs it until its third failure pauses it. */
+async function failUntilPaused(a: App, adapter: RefusingAdapter, clock: { now: Date }, t0: Date) {
+  const target = await a.jobs.service.locate({ platform: "telegram", chat: "13" });
+  const job = await a.jobs.service.create({
+    target,
+    timing: { kind: "every", spec: "60000", timezone: "UTC" },
+    action: "text",
+    text: "ping",
+    createdBy: "test",
+  });
+  adapter.refuse.add("13");
+  for (let i = 1; i <= 2; i++) {
+    await advance(a, clock, new Date(t0.getTime() + i * 60_000), 60_000);
+    const v = await eventually(
+      () => a.jobs.service.get(job.id),
+      (j) => j.failures === i,
+      10_000,
+      `failure ${i}`,
+    );
+    expect(v).toMatchObject({ status: "active", lastStatus: "failed", lastError: "Forbidden: bot was blocked by the user" });
+  }
+  await advance(a, clock, new Date(t0.getTime() + 3 * 60_000), 60_000);
+  const paused = await eventually(
+    () => a.jobs.service.get(job.id),
+    (j) => j.status === "paused",
+    10_000,
+    "the pause",
+  );
+  expect(paused).toMatchObject({ failures: 3, lastStatus: "failed", lastError: "Forbidden: bot was blocked by the user" });
+  return { job, paused };
+}
+
 /** Advances the job clock in steps, running a scheduler round at each (a fake clock: no wall-clock windows). */
 async function advance(a: App, clock: { now: Date }, until: Date, stepMs: number): Promise<void> {
   while (clock.now.getTime() < until.getTime()) {
@@ -192,33 +224,7 @@ describe("scheduled jobs", () => {
     const { app: a, adapter, clock, say } = await boot(t0, {}, lines);
     await say("13", "hello");
     await say("999", "hello"); // the operator's DM: Telegram writes to a user by id
-    const target = await a.jobs.service.locate({ platform: "telegram", chat: "13" });
-    const job = await a.jobs.service.create({
-      target,
-      timing: { kind: "every", spec: "60000", timezone: "UTC" },
-      action: "text",
-      text: "ping",
-      createdBy: "test",
-    });
-    adapter.refuse.add("13");
-    for (let i = 1; i <= 2; i++) {
-      await advance(a, clock, new Date(t0.getTime() + i * 60_000), 60_000);
-      const v = await eventually(
-        () => a.jobs.service.get(job.id),
-        (j) => j.failures === i,
-        10_000,
-        `failure ${i}`,
-      );
-      expect(v).toMatchObject({ status: "active", lastStatus: "failed", lastError: "Forbidden: bot was blocked by the user" });
-    }
-    await advance(a, clock, new Date(t0.getTime() + 3 * 60_000), 60_000);
-    const paused = await eventually(
-      () => a.jobs.service.get(job.id),
-      (j) => j.status === "paused",
-      10_000,
-      "the pause",
-    );
-    expect(paused).toMatchObject({ failures: 3, lastStatus: "failed", lastError: "Forbidden: bot was blocked by the user" });
+    const { job, paused } = await failUntilPaused(a, adapter, clock, t0);
     const alerts = () => adapter.to("999").filter((s) => s.text.includes(`Scheduled job ${job.id} failed 3 times in a row and is paused`));
     await eventually(alerts, (x) => x.length === 1, 10_000, "the operator's DM");
     // Paused: later rounds run nothing and alert nobody again.
@@ -239,6 +245,25 @@ describe("scheduled jobs", () => {
     console.log(
       `jobs: ${JSON.stringify({ scenario: "failing-job", runs: runs.length, failed: runs.filter((r) => r.status === "failed").length, status: paused.status, operatorDms: alerts().length, alertLogLines: alertLines.length })}`,
     );
+  });
+
+  it("an operator on a platform whose bot cannot DM by user id (the adapter's facts say so) is not DMed about a paused job: a warning says why", async () => {
+    const lines: string[] = [];
+    const t0 = new Date("2027-01-04T12:00:00Z");
+    const { app: a, adapter, clock, say } = await boot(t0, {}, lines);
+    adapter.facts = { dmByUserId: false };
+    await say("13", "hello");
+    await say("999", "hello");
+    const before = adapter.to("999").length;
+    await failUntilPaused(a, adapter, clock, t0);
+    await eventually(
+      () => lines.filter((l) => l.includes("cannot DM this operator about a paused job")),
+      (x) => x.length === 1,
+      10_000,
+      "the warning",
+    );
+    expect(lines.filter((l) => l.includes("failed 3 times in a row and was paused"))).toHaveLength(1);
+    expect(adapter.to("999")).toHaveLength(before);
   });
 
   it("a job for a platform this process has no adapter for fails with that reason, not silently", async () => {

@@ -21,6 +21,7 @@ import { FakeTelegram } from "../fakes/telegram.js";
 import { eventually, startApp } from "../support/app.js";
 import { capturedLogger } from "../reliability/helpers.js";
 import { unmarked } from "../support/notices.js";
+import { prisma } from "../support/prisma.js";
 
 const PNG = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 0x0d, 0x49, 0x48, 0x44, 0x52]), Buffer.alloc(200, 7)]);
 const OGG = Buffer.concat([Buffer.from("OggS\0\x02", "binary"), Buffer.alloc(300, 1)]);
@@ -56,7 +57,7 @@ async function telegram(env: Record<string, string>) {
 
 async function handled(app: App, n: number): Promise<void> {
   await eventually(
-    async () => app.db.read((db) => db.inboundEvent.count({ where: { status: "done" } })),
+    async () => prisma(app.db).read((db) => db.inboundEvent.count({ where: { status: "done" } })),
     (c) => c >= n,
     15_000,
     `${n} events handled`,
@@ -85,7 +86,7 @@ describe("images reach a vision model as image parts (MODEL_VISION=true)", () =>
     expect(content).toHaveLength(2);
     expect(tg.fileDownloads).toEqual([{ path: expect.stringMatching(/^jpgs\/file_\d+\.jpg$/), status: 200 }]);
     // The transcript keeps the text and the description, not the bytes.
-    const rows = await app.db.read((db) => db.message.findMany({ where: { role: "user" } }));
+    const rows = await prisma(app.db).read((db) => db.message.findMany({ where: { role: "user" } }));
     expect(rows.map((r) => r.content)).toEqual([content[0]!.text]);
   });
 
@@ -293,7 +294,7 @@ describe("voice notes (TRANSCRIBE_MODEL)", () => {
     expect(t.file!.data.equals(OGG)).toBe(true);
     expect(t.headers.authorization).toBe("Bearer sk-test-media-key");
     expect(lastUser(ai).content).toBe("[voice note, transcribed]: remind me to buy milk");
-    const rows = await app.db.read((db) => db.message.findMany({ where: { role: "user" } }));
+    const rows = await prisma(app.db).read((db) => db.message.findMany({ where: { role: "user" } }));
     expect(rows.map((r) => r.content)).toEqual(["[voice note, transcribed]: remind me to buy milk"]);
   });
 
@@ -377,7 +378,7 @@ describe("who is speaking in a group", () => {
       ["Bob", "I like tea"],
       ["Alice", expect.stringContaining("and I like coffee")],
     ]);
-    const rows = await app.db.read((db) => db.message.findMany({ where: { role: "user" }, orderBy: { seq: "asc" } }));
+    const rows = await prisma(app.db).read((db) => db.message.findMany({ where: { role: "user" }, orderBy: { seq: "asc" } }));
     expect(rows.map((r) => JSON.parse(r.meta!).speaker.name)).toEqual(["Bob", "Alice"]);
   });
 });

@@ -24,6 +24,7 @@ import { eventually, startApp } from "../support/app.js";
 import { MemoryAdapter } from "../support/memory-adapter.js";
 import type { TestProvider } from "../support/db.js";
 import { unmarked } from "../support/notices.js";
+import { prisma } from "../support/prisma.js";
 
 const N = 20;
 const cleanups: Array<() => Promise<void>> = [];
@@ -89,7 +90,7 @@ function heldAgent(): { agent: Agent; release(): void } {
 }
 
 async function recordedCount(app: App, text: RegExp): Promise<number> {
-  const rows = await app.db.read((c) => c.inboundEvent.findMany({ select: { envelope: true } }));
+  const rows = await prisma(app.db).read((c) => c.inboundEvent.findMany({ select: { envelope: true } }));
   return rows.filter((r) => text.test(String(JSON.parse(r.envelope).text))).length;
 }
 

@@ -9,6 +9,7 @@ import type { App } from "../../src/gateway/app.js";
 import { eventually, startApp } from "../support/app.js";
 import { PROVIDERS } from "../support/db.js";
 import { MemoryAdapter } from "../support/memory-adapter.js";
+import { prisma } from "../support/prisma.js";
 
 describe.each(PROVIDERS)("/new with a lost commit acknowledgement, through the gateway, on %s", (provider) => {
   let app: App | undefined;
@@ -61,7 +62,7 @@ describe.each(PROVIDERS)("/new with a lost commit acknowledgement, through the g
         expect(await say("/new", 4)).toMatch(/^Started a fresh session\. session: /);
       }
       // Every event was handled exactly once: none is left to replay.
-      expect(await a.db.read((db) => db.inboundEvent.count({ where: { status: "received" } }))).toBe(0);
+      expect(await prisma(a.db).read((db) => db.inboundEvent.count({ where: { status: "received" } }))).toBe(0);
     });
   }
 });

@@ -4,6 +4,7 @@ import { PROVIDERS } from "../support/db.js";
 import { eventually, startApp } from "../support/app.js";
 import { MemoryAdapter } from "../support/memory-adapter.js";
 import { slowAgent } from "../support/runtime.js";
+import { prisma } from "../support/prisma.js";
 
 describe.each(PROVIDERS)("gateway pipeline on %s", (provider) => {
   let app: App | undefined;
@@ -76,7 +77,7 @@ describe.each(PROVIDERS)("gateway pipeline on %s", (provider) => {
     expect(adapter.to("-100")[0]!.text).toBe("echo: @membot hi");
     await app!.gateway.idle();
     const [session] = await app!.registry.listAll({ limit: 10 });
-    const rows = await app!.registry.store.db.read((c) => c.message.findMany({ where: { sessionId: session!.id }, orderBy: { seq: "asc" } }));
+    const rows = await prisma(app!.registry.store.db).read((c) => c.message.findMany({ where: { sessionId: session!.id }, orderBy: { seq: "asc" } }));
     expect(rows.map((r) => r.content)).toEqual(["chatter", "@membot hi", "echo: @membot hi"]);
   });
 

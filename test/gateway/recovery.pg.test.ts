@@ -7,7 +7,7 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import type { App } from "../../src/gateway/app.js";
-import { FaultPlan, type FaultKind } from "../../src/store/index.js";
+import { FaultPlan, type FaultKind } from "../support/faults.js";
 import { eventually, startApp } from "../support/app.js";
 import { PROVIDERS } from "../support/db.js";
 import { MemoryAdapter } from "../support/memory-adapter.js";

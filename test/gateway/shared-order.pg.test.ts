@@ -9,6 +9,7 @@ import { eventually, startApp } from "../support/app.js";
 import { freshDatabaseUrl } from "../support/db.js";
 import { InboundStore, openDatabase } from "../../src/store/index.js";
 import { MemoryAdapter } from "../support/memory-adapter.js";
+import { prisma } from "../support/prisma.js";
 
 const record = (id: string): InboundRecord => ({
   id,
@@ -142,7 +143,7 @@ describe.each(PROVIDERS)("recorded order on %s", (provider) => {
     app = (await startApp(provider, [adapter])).app;
     const texts = Array.from({ length: 40 }, (_, i) => `m${i}`);
     for (const t of texts) expect((await adapter.ctx.inbound(adapter.dm("61", t))).status).toBe("accepted");
-    const rows = await app.db.read((c) => c.inboundEvent.findMany({ orderBy: [{ seq: "asc" }] }));
+    const rows = await prisma(app.db).read((c) => c.inboundEvent.findMany({ orderBy: [{ seq: "asc" }] }));
     expect(rows.map((r) => (JSON.parse(r.envelope) as { text: string }).text)).toEqual(texts);
     const seqs = rows.map((r) => Number(r.seq));
     expect(seqs.every((q, i) => i === 0 || q > seqs[i - 1]!)).toBe(true);

@@ -9,6 +9,7 @@ import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
 import { eventually, startApp } from "../support/app.js";
 import { MemoryAdapter } from "../support/memory-adapter.js";
+import { prisma } from "../support/prisma.js";
 
 const run = promisify(execFile);
 
@@ -21,7 +22,7 @@ describe("who is speaking, from the CLI", () => {
       await a.ctx.inbound(a.group("-50", "11", "hello from alice", { senderName: "Alice", mentioned: true }));
       await a.ctx.inbound(a.group("-50", "22", "and bob here", { senderName: "Bob", mentioned: false }));
       await eventually(
-        async () => app.db.read((db) => db.message.count()),
+        async () => prisma(app.db).read((db) => db.message.count()),
         (n) => n === 3,
         10_000,
         "both entries and the reply",

@@ -21,6 +21,7 @@ import type { McpConfig } from "../../src/agent/mcp/index.js";
 import { loadConfig } from "../../src/config.js";
 import { createApp, type App } from "../../src/gateway/app.js";
 import { eventually } from "../support/app.js";
+import { sessionInfo } from "../support/runtime.js";
 import { request } from "./http-request.js";
 
 const SERVER = path.resolve("test/fakes/mcp-server.ts");
@@ -126,7 +127,9 @@ describe("answers while the gateway starts", () => {
     expect(await health(base)).toMatchObject({ status: "ok", ready: true, mcp: [{ name: "late", state: "starting", tools: [] }] });
     expect((await request(base, "/healthz?ready=1")).status).toBe(200);
     expect((await request(base, "/")).status).toBe(200);
-    expect(app!.tooling.registry([]).names()).not.toContain("late__echo");
+    // A turn's tools in some session: the built-ins, and the MCP servers' once they are ready.
+    const session = sessionInfo();
+    expect(app!.tooling.registry(session).names()).not.toContain("late__echo");
 
     release!();
     const up = await eventually(
@@ -136,7 +139,7 @@ describe("answers while the gateway starts", () => {
       "the MCP server ready",
     );
     expect(up.mcp![0]!.tools).toContain("echo");
-    expect(app!.tooling.registry([]).names()).toContain("late__echo");
+    expect(app!.tooling.registry(session).names()).toContain("late__echo");
   }, 60_000);
 
   it("a stop while a server is still starting ends its process", async () => {

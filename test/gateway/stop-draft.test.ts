@@ -11,6 +11,7 @@ import { stoppedFromMeta } from "../../src/runtime/stop.js";
 import { eventually, startApp } from "../support/app.js";
 import { MemoryAdapter } from "../support/memory-adapter.js";
 import { abortableSleep } from "../support/runtime.js";
+import { prisma } from "../support/prisma.js";
 
 /** Streams "first ", waits for `release`, streams "second ", then waits until the turn is aborted. */
 function gatedAgent(gate: { release?: () => void; secondTaken: boolean }): Agent {
@@ -69,7 +70,7 @@ describe("a draft stopped with /stop", () => {
     );
     expect(edits.map((e) => e.text)).toEqual(["first second\n\n(stopped)"]);
     const rows = await eventually(
-      () => app!.db.read((c) => c.message.findMany({ orderBy: { seq: "asc" } })),
+      () => prisma(app!.db).read((c) => c.message.findMany({ orderBy: { seq: "asc" } })),
       (r) => r.length === 2,
       10_000,
       "the stopped turn in the transcript",

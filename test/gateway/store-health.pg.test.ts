@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { App } from "../../src/gateway/app.js";
-import { FaultPlan } from "../../src/store/index.js";
+import { FaultPlan } from "../support/faults.js";
 import { eventually, startApp } from "../support/app.js";
 import { PROVIDERS } from "../support/db.js";
 

@@ -13,6 +13,7 @@ import type { App } from "../../src/gateway/app.js";
 import { MemoryAdapter } from "../support/memory-adapter.js";
 import { eventually, startApp } from "../support/app.js";
 import { abortableSleep } from "../support/runtime.js";
+import { prisma } from "../support/prisma.js";
 
 const CHATS = 50;
 const PER_CHAT = 20;
@@ -65,14 +66,14 @@ describe("per-chat state after 1,000 messages", () => {
       );
       // Settled: every event handled, every reply sent.
       await eventually(
-        async () => await a.db.read((db) => db.inboundEvent.count({ where: { status: "received" } })),
+        async () => await prisma(a.db).read((db) => db.inboundEvent.count({ where: { status: "received" } })),
         (n) => n === 0,
         60_000,
         "every event handled",
       );
       await a.gateway.idle();
       await eventually(
-        async () => await a.db.read((db) => db.outboundDelivery.count({ where: { status: { in: ["pending", "sending"] } } })),
+        async () => await prisma(a.db).read((db) => db.outboundDelivery.count({ where: { status: { in: ["pending", "sending"] } } })),
         (n) => n === 0,
         60_000,
         "every reply sent",

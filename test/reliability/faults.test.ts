@@ -8,6 +8,7 @@ import { startPgCluster, type PgCluster } from "../../tools/pg-cluster.js";
 import { FakeOpenAi, textReply } from "../fakes/openai.js";
 import { openDatabase, StoreError } from "../../src/store/index.js";
 import { boot, inboundStatuses, report, RetryingAdapter, sleep, slowEcho, sqliteFileOf, sqliteUrl, tally, until, type Booted } from "./helpers.js";
+import { prisma } from "../support/prisma.js";
 
 let booted: Booted | undefined;
 let cluster: PgCluster | undefined;
@@ -246,15 +247,15 @@ describe("the SQLite file is locked by another process", () => {
       const t0 = Date.now();
       let err: unknown;
       try {
-        await db.write((c) => c.adapterState.create({ data: { key: "k1", value: "v1" } }));
+        await prisma(db).write((c) => c.adapterState.create({ data: { key: "k1", value: "v1" } }));
       } catch (e) {
         err = e;
       }
       const failedAfterMs = Date.now() - t0;
       lock.child.stdin!.write("go\n");
       await lock.released;
-      await db.write((c) => c.adapterState.create({ data: { key: "k1", value: "v1" } }));
-      const rows = await db.read((c) => c.adapterState.count());
+      await prisma(db).write((c) => c.adapterState.create({ data: { key: "k1", value: "v1" } }));
+      const rows = await prisma(db).read((c) => c.adapterState.count());
       report("sqlite-lock-long-store", {
         failedAfterMs,
         code: (err as StoreError | undefined)?.code,

@@ -11,6 +11,7 @@ import { FakeSlack } from "../fakes/slack.js";
 import { FakeTelegram, type TgChat, type TgUser } from "../fakes/telegram.js";
 import { freshDatabaseUrl } from "../support/db.js";
 import { boot, inboundStatuses, report, sleep, slowEcho, until, type Booted } from "./helpers.js";
+import { prisma } from "../support/prisma.js";
 
 const SECRET = "webhook_Secret-42";
 
@@ -36,7 +37,7 @@ async function inboundMetric(b: Booted, platform: string): Promise<number> {
 }
 
 async function inboundRows(b: Booted): Promise<number> {
-  return b.app.db.read((c) => c.inboundEvent.count());
+  return prisma(b.app.db).read((c) => c.inboundEvent.count());
 }
 
 describe("Slack: forged requests", () => {
@@ -170,7 +171,7 @@ describe("DM access policy", () => {
     await booted!.app.gateway.idle();
     await sleep(200);
     const replies = texts(dm.id);
-    const sessions = await booted!.app.db.read((c) => c.session.count());
+    const sessions = await prisma(booted!.app.db).read((c) => c.session.count());
     report("access-pairing", {
       messages: statuses.length,
       replies: replies.length,

@@ -14,6 +14,7 @@ import { createApp, type App, type AppOptions } from "../../src/gateway/app.js";
 import { createLogger, silentLogger, type Logger } from "../../src/log.js";
 import type { Adapter, InboundEnvelope, InboundResult } from "../../adapters/types.js";
 import type { Agent } from "../../src/agent/types.js";
+import { prisma } from "../support/prisma.js";
 
 /** Every scenario prints one line of counts. */
 export function report(scenario: string, counts: Record<string, unknown>): void {
@@ -122,6 +123,6 @@ export async function until(pred: () => boolean | Promise<boolean>, timeoutMs: n
 
 /** Inbound records by status, straight from the database. */
 export async function inboundStatuses(app: App): Promise<Record<string, number>> {
-  const rows = await app.db.read((c) => c.inboundEvent.groupBy({ by: ["status"], _count: { _all: true } }));
+  const rows = await prisma(app.db).read((c) => c.inboundEvent.groupBy({ by: ["status"], _count: { _all: true } }));
   return Object.fromEntries(rows.map((r) => [r.status, r._count._all]));
 }

@@ -5,6 +5,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { freshDatabaseUrl, PROVIDERS } from "../support/db.js";
 import { boot, inboundStatuses, report, RetryingAdapter, until, type Booted } from "./helpers.js";
+import { prisma } from "../support/prisma.js";
 
 let booted: Booted | undefined;
 afterEach(async () => {
@@ -68,9 +69,9 @@ describe.each(PROVIDERS)("odd input on %s", (provider) => {
       await booted.app.gateway.idle();
       const reply = a.to(chat)[0]?.text;
       // What the transcript holds for this chat.
-      const sessions = await booted.app.db.read((c) => c.session.findMany({ where: { channel: `telegram:odd:dm:${chat}` }, select: { id: true } }));
+      const sessions = await prisma(booted.app.db).read((c) => c.session.findMany({ where: { channel: `telegram:odd:dm:${chat}` }, select: { id: true } }));
       const stored = sessions.length
-        ? await booted.app.db.read((c) =>
+        ? await prisma(booted.app.db).read((c) =>
             c.message.findMany({ where: { sessionId: { in: sessions.map((s) => s.id) } }, orderBy: { seq: "asc" }, select: { role: true, content: true } }),
           )
         : [];

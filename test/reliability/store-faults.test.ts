@@ -10,7 +10,7 @@
  * failing past INBOUND_TTL gets the notice in its chat.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { FaultPlan, type FaultKind } from "../../src/store/index.js";
+import { FaultPlan, type FaultKind } from "../support/faults.js";
 import { freshDatabaseUrl, PROVIDERS } from "../support/db.js";
 import { parsePrometheus } from "../support/prometheus.js";
 import { boot, report, RetryingAdapter, tally, until, type Booted } from "./helpers.js";

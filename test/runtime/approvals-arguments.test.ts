@@ -46,7 +46,7 @@ describe("the console's card", () => {
       JSON.stringify({ a: "```` fence ````", b: { "    four": "*not bold* <b>x</b> _u_" }, c: ["# not a heading", "> not a quote"] }),
     );
     const card = consoleCard({ id: "abc234", tool: "current_time", arguments: args, state: "pending", requesterName: "**Mallory** [x](http://evil.example)" });
-    // The page's own renderer settings (adapters/console/static/console.js).
+    // The page's own renderer settings (adapters/console/static/markdown.js).
     const tokens = new Marked({ gfm: true, breaks: true, async: false }).lexer(card.text);
     const code = tokens.filter((t): t is Tokens.Code => t.type === "code");
     expect(code.map((t) => t.text)).toEqual([args]);

@@ -45,7 +45,7 @@ describe.each(PROVIDERS)("LiveSession on %s", (provider) => {
     const sub = s.subscribe();
     expect(sub.closed).toBe(true);
     expect((await sub.next()).done).toBe(true);
-    const err = await rt.runner.run(s, { ...message(conv, "hi"), type: "interrupt" }).catch((e: unknown) => e);
+    const err = await rt.runner.run(s, message(conv, "hi")).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(SessionError);
     expect((err as SessionError).code).toBe("Closed");
     await expect(s.setMetadata("k", 1)).rejects.toMatchObject({ code: "Closed" });

@@ -100,29 +100,33 @@ describe.each(PROVIDERS)("Runner on %s", (provider) => {
     expect(finals(rt.events)).toEqual(["default", "tiny-1"]);
   });
 
-  it("runs interceptors in order: the first replacement wins, returning nothing consumes, notices carry a severity", async () => {
+  it("runs the middleware in order: next() passes the event (or a changed one) on, not calling it consumes, notices carry a severity", async () => {
     rt = await makeRuntime(provider, { commands: false });
     const order: string[] = [];
-    rt.runner.register((ev) => {
+    let given: object | undefined;
+    rt.runner.register(async (_ev, ctx, next) => {
       order.push("first");
-      return ev;
+      given = ctx;
+      await next();
     });
-    rt.runner.register((ev, ctx) => {
+    rt.runner.register((ev, ctx, next) => {
       order.push("second");
-      if (ev.type === "message" && ev.text === "swap") return { ...ev, text: "swapped" };
-      if (ev.type === "message" && ev.text === "eat") {
+      if (ev.text === "swap") return next({ ...ev, text: "swapped" });
+      if (ev.text === "eat") {
         ctx.notify("warn", "eaten");
-        return null;
+        return;
       }
-      return ev;
+      return next();
     });
-    rt.runner.register((ev) => {
-      order.push("third");
-      return ev;
+    rt.runner.register((ev, _ctx, next) => {
+      order.push(`third: ${ev.text}`);
+      return next();
     });
     const conv = privateChat();
     await (await send(rt, conv, message(conv, "swap"))).done;
-    expect(order).toEqual(["first", "second"]);
+    expect(order).toEqual(["first", "second", "third: swapped"]);
+    // Capabilities over the conversation, never the Runner.
+    expect(Object.keys(given!).sort()).toEqual(["can", "notify", "session"]);
     expect(finals(rt.events)).toEqual(["echo: swapped"]);
     order.length = 0;
     const h = await send(rt, conv, message(conv, "eat"));
@@ -131,7 +135,7 @@ describe.each(PROVIDERS)("Runner on %s", (provider) => {
     expect(rt.events.filter((e) => e.kind === "notice")).toEqual([expect.objectContaining({ severity: "warn", text: "eaten" })]);
     order.length = 0;
     await (await send(rt, conv, message(conv, "pass"))).done;
-    expect(order).toEqual(["first", "second", "third"]);
+    expect(order).toEqual(["first", "second", "third: pass"]);
   });
 
   it("processes a session's events one at a time, in arrival order", async () => {

@@ -1,6 +1,6 @@
 /**
  * The gateway's SQLite WAL is checkpointed on a worker thread
- * (src/store/checkpointer.ts): the WAL is copied into the database and started
+ * (src/store/sqlite/checkpointer.ts): the WAL is copied into the database and started
  * again from the top while writes go on (how large it grows under load is the
  * bench's to show: it depends on how fast the worker runs), nothing written is lost, the
  * writing connection still closes last (its close removes the WAL), and a
@@ -9,17 +9,17 @@
 import fs from "node:fs";
 import { describe, expect, it } from "vitest";
 import { KvStore, openDatabase } from "../../src/store/index.js";
-import { Checkpointer } from "../../src/store/checkpointer.js";
+import { Checkpointer } from "../../src/store/sqlite/checkpointer.js";
 import { sqliteFile } from "../../src/store/db.js";
 import { eventually } from "../support/app.js";
-import { freshMigratedSqliteUrl } from "../support/db.js";
+import { freshMigratedSqliteUrl, sqliteOf } from "../support/db.js";
 
 describe("WAL checkpoints on a worker thread (SQLite)", () => {
   it("copies the WAL and restarts it while writes go on, loses nothing, and leaves no WAL after close", async () => {
     const url = await freshMigratedSqliteUrl();
     const file = sqliteFile(url);
     const errors: Error[] = [];
-    const db = await openDatabase({ url, checkpointWorker: { onError: (e) => errors.push(e), everyCommits: 8, restartAtFrames: 64 } });
+    const db = sqliteOf(await openDatabase({ url, checkpointWorker: { onError: (e) => errors.push(e), everyCommits: 8, restartAtFrames: 64 } }));
     // At least 3,000 writes, and on until a round has restarted the WAL (a busy machine slows the
     // worker, never stops it).
     const kv = new KvStore(db);

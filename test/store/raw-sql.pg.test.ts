@@ -1,7 +1,8 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { DeliveryStore, InboundStore, StoreError, TurnStore } from "../../src/store/index.js";
 import type { Database } from "../../src/store/index.js";
-import { PROVIDERS, openTestDb, type TestDb } from "../support/db.js";
+import { PROVIDERS, openTestDb, sqliteOf, type TestDb } from "../support/db.js";
+import { prisma } from "../support/prisma.js";
 
 const kvInsert = (db: Database, key: string, value: string) => db.q.insertInto("AdapterState").values({ key, value, updatedAt: new Date() });
 
@@ -19,15 +20,15 @@ describe.each(PROVIDERS)("the raw hot path on %s", (provider) => {
     const rec = await inbound.record({ platform: "telegram", botId: "b", eventId: "e1", envelope: "{}", occurredAt, conversation: "c" });
     expect(rec).not.toBe("duplicate");
     const id = (rec as { id: string }).id;
-    const row = await t.db.read((c) => c.inboundEvent.findUnique({ where: { id } }));
+    const row = await prisma(t.db).read((c) => c.inboundEvent.findUnique({ where: { id } }));
     expect(row).toMatchObject({ occurredAt, status: "received", processedAt: null, note: null, conversation: "c" });
     // Prisma's comparison operators work on what the raw path wrote.
     expect(
-      await t.db.read((c) => c.inboundEvent.count({ where: { receivedAt: { lt: new Date(Date.now() + 60_000) }, occurredAt: { gte: occurredAt } } })),
+      await prisma(t.db).read((c) => c.inboundEvent.count({ where: { receivedAt: { lt: new Date(Date.now() + 60_000) }, occurredAt: { gte: occurredAt } } })),
     ).toBe(1);
     expect(await inbound.record({ platform: "telegram", botId: "b", eventId: "e1", envelope: "{}", occurredAt })).toBe("duplicate");
     await inbound.mark(id, "ignored", "why");
-    expect(await t.db.read((c) => c.inboundEvent.findUnique({ where: { id } }))).toMatchObject({ status: "ignored", note: "why" });
+    expect(await prisma(t.db).read((c) => c.inboundEvent.findUnique({ where: { id } }))).toMatchObject({ status: "ignored", note: "why" });
 
     const turns = new TurnStore(t.db);
     const expiresAt = new Date("2030-01-01T00:00:00.000Z");
@@ -40,7 +41,7 @@ describe.each(PROVIDERS)("the raw hot path on %s", (provider) => {
     });
     const d = await new DeliveryStore(t.db).find(r.deliveryIds[0]!);
     expect(d).toMatchObject({ status: "pending", attempts: 0, expiresAt, sentAt: null, text: "hi" });
-    expect(await t.db.read((c) => c.outboundDelivery.findUnique({ where: { id: r.deliveryIds[0]! } }))).toMatchObject({ expiresAt, status: "pending" });
+    expect(await prisma(t.db).read((c) => c.outboundDelivery.findUnique({ where: { id: r.deliveryIds[0]! } }))).toMatchObject({ expiresAt, status: "pending" });
   });
 
   it("shared mode: a reply whose claim its process keeps renewing is never stale, however old", async () => {
@@ -80,7 +81,7 @@ describe.each(PROVIDERS)("the raw hot path on %s", (provider) => {
     expect(results.map((r) => r.status)).toEqual(["fulfilled", "rejected", "rejected", "fulfilled"]);
     expect((results[1] as PromiseRejectedResult).reason.message).toBe("changed my mind");
     expect((results[3] as PromiseFulfilledResult<string>).value).toBe("1");
-    const rows = await db.read((c) => c.adapterState.findMany({ orderBy: { key: "asc" } }));
+    const rows = await prisma(db).read((c) => c.adapterState.findMany({ orderBy: { key: "asc" } }));
     expect(rows.map((r) => [r.key, r.value])).toEqual([
       ["a", "1"],
       ["c", "1"],
@@ -107,7 +108,7 @@ describe.each(PROVIDERS)("the raw hot path on %s", (provider) => {
     expect(before.status === "rejected" && before.reason instanceof StoreError && before.reason.code).toBe("CommitUnknown");
     expect(after.status === "rejected" && after.reason instanceof StoreError && after.reason.code).toBe("CommitUnknown");
     expect(fine.status).toBe("fulfilled");
-    const keys = (await db.read((c) => c.adapterState.findMany())).map((r) => r.key).sort();
+    const keys = (await prisma(db).read((c) => c.adapterState.findMany())).map((r) => r.key).sort();
     // "before" never committed; "after" did, only its acknowledgement was lost.
     expect(keys).toEqual(["after", "fine"]);
   });
@@ -130,16 +131,16 @@ describe("SQLite group commit", () => {
 
   it("writes issued together share one COMMIT, and each caller hears back only after it", async () => {
     t = await openTestDb("sqlite");
-    const db = t.db;
+    const db = sqliteOf(t.db);
     const before = { ...db.groupStats };
     const writes = Array.from({ length: 200 }, (_, i) => db.exec(`w${i}`, kvInsert(db, `k${i}`, "v")));
     // Nothing is acknowledged before its COMMIT: at the first acknowledgement every row of its group is visible.
-    const first = await Promise.race(writes.map((w) => w.then(() => db.read((c) => c.adapterState.count()))));
+    const first = await Promise.race(writes.map((w) => w.then(() => prisma(db).read((c) => c.adapterState.count()))));
     await Promise.all(writes);
     expect(first).toBe(200);
     expect(db.groupStats.commits - before.commits).toBeLessThanOrEqual(2);
     expect(db.groupStats.units - before.units).toBe(200);
-    expect(await db.read((c) => c.adapterState.count())).toBe(200);
+    expect(await prisma(db).read((c) => c.adapterState.count())).toBe(200);
   });
 
   it("spends no statement on transaction control it does not need: a lone write autocommits, a unit has no savepoints", async () => {

@@ -2,8 +2,9 @@ import { randomUUID } from "node:crypto";
 import { PrismaBetterSqlite3 } from "@prisma/adapter-better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
 import { PrismaClient } from "../../src/store/generated/sqlite/client.js";
-import { Database, migrate } from "../../src/store/index.js";
+import { migrate, openDatabase } from "../../src/store/index.js";
 import { freshDatabaseUrl } from "../support/db.js";
+import { prisma } from "../support/prisma.js";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -50,14 +51,13 @@ describe("SQLite: no write is lost to another caller's rolled-back transaction",
   it("Switchboard's Database serializes callers, so the same interleaving loses nothing", async () => {
     const url = await freshDatabaseUrl("sqlite");
     await migrate(url);
-    const db = new Database({ url });
-    await db.init();
+    const db = await openDatabase({ url, migrate: false });
     closers.push(() => db.close());
     const x = randomUUID();
     const y = randomUUID();
     let inside!: () => void;
     const txOpen = new Promise<void>((r) => (inside = r));
-    const tx = db
+    const tx = prisma(db)
       .transaction("doomed", async (t) => {
         await t.session.create({ data: session(x) });
         inside();
@@ -66,23 +66,22 @@ describe("SQLite: no write is lost to another caller's rolled-back transaction",
       })
       .catch(() => "rolled back");
     await txOpen;
-    const write = db.write((c) => c.session.create({ data: session(y) }));
+    const write = prisma(db).write((c) => c.session.create({ data: session(y) }));
     expect(await tx).toBe("rolled back");
     await write;
-    expect(await db.read((c) => c.session.findUnique({ where: { id: y } }))).not.toBeNull();
-    expect(await db.read((c) => c.session.findUnique({ where: { id: x } }))).toBeNull();
+    expect(await prisma(db).read((c) => c.session.findUnique({ where: { id: y } }))).not.toBeNull();
+    expect(await prisma(db).read((c) => c.session.findUnique({ where: { id: x } }))).toBeNull();
   });
 
   it("a reader never sees another caller's uncommitted rows", async () => {
     const url = await freshDatabaseUrl("sqlite");
     await migrate(url);
-    const db = new Database({ url });
-    await db.init();
+    const db = await openDatabase({ url, migrate: false });
     closers.push(() => db.close());
     const x = randomUUID();
     let inside!: () => void;
     const txOpen = new Promise<void>((r) => (inside = r));
-    const tx = db
+    const tx = prisma(db)
       .transaction("doomed", async (t) => {
         await t.session.create({ data: session(x) });
         inside();
@@ -91,7 +90,7 @@ describe("SQLite: no write is lost to another caller's rolled-back transaction",
       })
       .catch(() => "rolled back");
     await txOpen;
-    const seen = await db.read((c) => c.session.findUnique({ where: { id: x } }));
+    const seen = await prisma(db).read((c) => c.session.findUnique({ where: { id: x } }));
     expect(await tx).toBe("rolled back");
     expect(seen).toBeNull();
   });

@@ -2,6 +2,7 @@ import { inject } from "vitest";
 import fs from "node:fs";
 import { tempSqliteUrl } from "./temp-sqlite.js";
 import { type Database, migrate, openDatabase, type StoreFaults } from "../../src/store/index.js";
+import { SqliteDatabase } from "../../src/store/sqlite/database.js";
 
 export const PROVIDERS = ["sqlite", "postgresql"] as const;
 export type TestProvider = (typeof PROVIDERS)[number];
@@ -60,4 +61,10 @@ export async function openTestDb(provider: TestProvider, opts: { faults?: StoreF
   const url = opts.url ?? (provider === "sqlite" ? await freshMigratedSqliteUrl() : await freshDatabaseUrl(provider));
   const db = await openDatabase({ url, faults: opts.faults });
   return { db, url, close: () => db.close() };
+}
+
+/** The SQLite back end of a database, for what only it has (group commits, the WAL checkpointer's counts). */
+export function sqliteOf(db: Database): SqliteDatabase {
+  if (!(db instanceof SqliteDatabase)) throw new Error(`a SQLite database was expected, not ${db.provider}`);
+  return db;
 }

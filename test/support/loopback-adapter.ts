@@ -17,6 +17,7 @@ export class LoopbackAdapter implements Adapter {
     global: { ratePerSec: 2000, burst: 2000 },
     canEdit: false,
   };
+  readonly facts = { dmByUserId: true };
   #stopped = false;
   #loop: Promise<void> | undefined;
   #abort = new AbortController();

@@ -5,6 +5,7 @@ import {
   type AdapterContext,
   type AdapterLimits,
   type AdapterSink,
+  type PlatformFacts,
   type InboundEnvelope,
   type ReplyAddress,
   type SendOptions,
@@ -38,6 +39,8 @@ export class MemoryAdapter implements Adapter {
   #ids = 0;
   #seq = 0;
   ready = true;
+  /** A Telegram bot's: it can DM a person by user id (a test may say otherwise). */
+  facts: PlatformFacts = { dmByUserId: true };
 
   constructor(
     readonly botId = "777",

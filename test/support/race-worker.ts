@@ -2,11 +2,10 @@
 // waits for the shared start instant, fires its share of compare-and-rotate
 // attempts at once, and prints the outcome counts as JSON.
 import { Registry, SessionError } from "../../src/session/index.js";
-import { Database, SessionStore } from "../../src/store/index.js";
+import { openDatabase, SessionStore } from "../../src/store/index.js";
 
 const [url, agentId, userId, channel, expectedSessionId, attemptsS, startAtS] = process.argv.slice(2);
-const db = new Database({ url: url!, busyTimeoutMs: 10_000, maxRetries: 20 });
-await db.init();
+const db = await openDatabase({ url: url!, busyTimeoutMs: 10_000, maxRetries: 20, migrate: false });
 const registry = new Registry(new SessionStore(db));
 await new Promise((r) => setTimeout(r, Math.max(0, Number(startAtS) - Date.now())));
 const results = await Promise.allSettled(

@@ -2,10 +2,11 @@ import { randomUUID } from "node:crypto";
 import { echoAgent } from "../../src/agent/echo.js";
 import { personas } from "../../src/agent/personas.js";
 import type { Agent } from "../../src/agent/types.js";
-import { commandInterceptor } from "../../src/runtime/commands/index.js";
+import { commandInterceptor, parseCommand } from "../../src/runtime/commands/index.js";
 import type { Conversation, InEvent, MessageEvent, OutEvent, ReplyAddress } from "../../src/runtime/events.js";
 import { Runner } from "../../src/runtime/runner.js";
 import type { RunnerOptions } from "../../src/runtime/runner-options.js";
+import type { Info } from "../../src/session/info.js";
 import { Registry } from "../../src/session/registry.js";
 import { IdentityStore, MemoryStore, SessionStore, TranscriptStore } from "../../src/store/index.js";
 import { openTestDb, type TestDb, type TestProvider } from "./db.js";
@@ -71,6 +72,8 @@ export function message(conv: Conversation & { chatId?: string }, text: string, 
   return {
     type: "message",
     text,
+    // Parsed once, as the gateway's dispatch does where it builds the event.
+    command: parseCommand(text),
     respond: true,
     conversation: { agentId: conv.agentId, userId: conv.userId, groupId: conv.groupId, channel: conv.channel },
     origin: { platform: "telegram", chatId, senderId: "u1", userId: conv.userId },
@@ -128,4 +131,10 @@ export async function waitUntil(pred: () => boolean | Promise<boolean>, timeoutM
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 10));
   }
+}
+
+/** A session's Info as the registry would hand it out, for code that takes one without reading the store (a turn's tools). */
+export function sessionInfo(id: string = randomUUID()): Info {
+  const at = new Date();
+  return { id, agentId: "a", userId: "u", channel: "c", kind: "chat", metadata: {}, turnCount: 0, createdAt: at, lastActive: at, archived: false };
 }

@@ -14,25 +14,13 @@ import { McpError } from "@modelcontextprotocol/sdk/types.js";
 import type { Tool } from "../tools.js";
 import { resolvePolicy, type PolicyChat, type ToolPolicy } from "../tool-policy.js";
 import { noopLog, type AgentLog } from "../types.js";
+import { TOOL_SEPARATOR, type ServerState, type ServerStatus } from "../tool-source.js";
 import type { McpConfig, McpServerConfig } from "./config.js";
-
-export type ServerState = "starting" | "ready" | "restarting" | "stopped";
 
 export interface McpToolInfo {
   name: string;
   description: string;
   inputSchema: Record<string, unknown>;
-}
-
-export interface ServerStatus {
-  name: string;
-  transport: "stdio" | "http";
-  state: ServerState;
-  /** Why it is not ready: the last failure, without secrets (headers and env are never shown). */
-  error?: string;
-  tools: string[];
-  restarts: number;
-  nextAttemptAt?: string;
 }
 
 export interface McpHubOptions {
@@ -45,7 +33,6 @@ export interface McpHubOptions {
   callTimeoutMs?: number;
 }
 
-export const TOOL_SEPARATOR = "__";
 const NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 
 class McpServerHandle {

@@ -1,2 +1,4 @@
-export { McpHub, resultText, TOOL_SEPARATOR, type McpHubOptions, type ServerStatus, type ServerState } from "./hub.js";
+export { McpHub, resultText, type McpHubOptions } from "./hub.js";
+export { McpToolSource } from "./source.js";
+export { TOOL_SEPARATOR, type ServerStatus, type ServerState } from "../tool-source.js";
 export { loadMcpConfig, parseMcpConfig, McpConfigError, type McpConfig, type McpServerConfig } from "./config.js";

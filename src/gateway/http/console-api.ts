@@ -6,7 +6,7 @@ import type { Runner } from "../../runtime/runner.js";
 import { isSessionError } from "../../session/errors.js";
 import { sessionSummary, type Info } from "../../session/info.js";
 import type { Registry } from "../../session/registry.js";
-import type { BindingRecord, SessionStore } from "../../store/sessions.js";
+import { bindingIdentity, type BindingRecord, type SessionStore } from "../../store/sessions.js";
 import type { MessageRecord, TranscriptStore } from "../../store/transcript.js";
 import type { HttpHandler, HttpResponse } from "../adapter.js";
 import { json } from "./server.js";
@@ -38,18 +38,7 @@ const intParam = (v: string | null, fallback: number, max: number): number => {
 const flag = (v: string | null): boolean => v !== null && ["1", "true", "yes", "on"].includes(v.toLowerCase());
 
 function binding(b: BindingRecord) {
-  return {
-    key: b.key,
-    scope: b.scope,
-    agentId: b.agentId,
-    userId: b.userId,
-    groupId: b.groupId,
-    kind: b.kind,
-    channel: b.channel,
-    sessionId: b.sessionId,
-    version: b.version,
-    updatedAt: b.updatedAt.toISOString(),
-  };
+  return { ...bindingIdentity(b), sessionId: b.sessionId, version: b.version, updatedAt: b.updatedAt.toISOString() };
 }
 
 /** A transcript entry for the page; a user entry names its speaker (the transcript records who said it), an answer cut by /stop says so. */

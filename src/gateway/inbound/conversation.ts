@@ -1,3 +1,4 @@
+import type { ParsedCommand } from "../../runtime/commands/parse.js";
 import type { InEvent } from "../../runtime/events.js";
 import type { IdentityStore } from "../../store/identities.js";
 import type { InboundEnvelope } from "../contract.js";
@@ -20,6 +21,7 @@ export async function identify(
   identities: IdentityStore,
   policy: Pick<GatewayPolicy, "THREAD_SESSIONS" | "GROUP_REQUIRE_MENTION">,
   botUsername: string | undefined,
+  command: ParsedCommand | undefined,
 ): Promise<{ userId: string; conversation: InEvent["conversation"]; respond: boolean }> {
   const userId = await identities.userId(env.platform, env.senderId, env.senderName);
   if (env.chatKind === "private") return { userId, conversation: { agentId: env.botId, userId, channel: env.channel }, respond: true };
@@ -30,6 +32,6 @@ export async function identify(
   return {
     userId,
     conversation: { agentId: env.botId, userId: groupId, groupId, channel: env.channel },
-    respond: answersInGroup(env, policy.GROUP_REQUIRE_MENTION, botUsername),
+    respond: answersInGroup(env, command, policy.GROUP_REQUIRE_MENTION, botUsername),
   };
 }

@@ -1,3 +1,4 @@
+import { parseCommand, type ParsedCommand } from "../../runtime/commands/parse.js";
 import type { InEvent } from "../../runtime/events.js";
 import type { RunHandle, Runner } from "../../runtime/runner.js";
 import type { Info } from "../../session/info.js";
@@ -58,14 +59,21 @@ async function reply(deps: DispatchDeps, env: InboundEnvelope, inboundId: string
  * anyone but an admin) with GROUP_UNADMITTED=leave. Only an admin's
  * /allowgroup gets through.
  */
-async function refusedGroup(deps: DispatchDeps, env: InboundEnvelope, inboundId: string, adapter: Adapter | undefined, isAdmin: boolean): Promise<void> {
+async function refusedGroup(
+  deps: DispatchDeps,
+  env: InboundEnvelope,
+  command: ParsedCommand | undefined,
+  inboundId: string,
+  adapter: Adapter | undefined,
+  isAdmin: boolean,
+): Promise<void> {
   const { policy } = deps;
   await deps.ledger.commit({ sessionId: "", inboundIds: [inboundId], messages: [], turnIncrement: 0, replies: [] });
   deps.handled(inboundId, "group-unadmitted");
   await deps.unadmitted.refused(env, adapter, {
     leave: policy.GROUP_UNADMITTED === "leave",
     // An admin who speaks before sending /allowgroup does not make the bot leave.
-    addressed: !isAdmin && answersInGroup(env, true, adapter?.botUsername),
+    addressed: !isAdmin && answersInGroup(env, command, true, adapter?.botUsername),
     policy: groupPolicy(policy),
   });
 }
@@ -80,9 +88,11 @@ export async function dispatch(deps: DispatchDeps, env: InboundEnvelope, inbound
   const { policy, runner } = deps;
   const adapter = deps.adapterFor(env);
   const isAdmin = listed(policy.ADMIN_USERS, env);
+  // The one parse of the text as a command: the group checks below, `respond` and the runtime's commands all read this value.
+  const command = parseCommand(env.text);
   // Edits too: a group not admitted leaves nothing in any transcript.
-  if (!(await groupAdmitted(env, policy, deps.pairing.store, adapter)) && !(isAdmin && !env.change && isAdmission(env, adapter?.botUsername))) {
-    await refusedGroup(deps, env, inboundId, adapter, isAdmin);
+  if (!(await groupAdmitted(env, policy, deps.pairing.store, adapter)) && !(isAdmin && !env.change && isAdmission(command, adapter?.botUsername))) {
+    await refusedGroup(deps, env, command, inboundId, adapter, isAdmin);
     return;
   }
   if (env.change) {
@@ -101,12 +111,13 @@ export async function dispatch(deps: DispatchDeps, env: InboundEnvelope, inbound
     return;
   }
 
-  const { userId, conversation, respond } = await identify(env, deps.identities, policy, adapter?.botUsername);
+  const { userId, conversation, respond } = await identify(env, deps.identities, policy, adapter?.botUsername, command);
   const info = await bound(deps, conversation);
   deps.conversations?.seen(env, deps.registry.bindingKey(conversation));
   const event: InEvent = {
     type: "message",
     text: env.text,
+    ...(command && { command }),
     attachments: env.attachments,
     respond,
     conversation,

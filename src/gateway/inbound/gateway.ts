@@ -9,12 +9,13 @@ import type { InboundRecord, InboundStore } from "../../store/inbound.js";
 import type { KvStore } from "../../store/kv.js";
 import type { LeaseStore } from "../../store/leases.js";
 import type { Adapter, AdapterContext, ApprovalClickInput, InboundResult } from "../adapter.js";
+import type { AdapterRegistry } from "../adapters.js";
 import type { InboundEnvelope } from "../contract.js";
 import type { GatewayLedger } from "../ledger.js";
 import type { GatewayMetrics } from "../metrics.js";
 import type { Outbound } from "../outbound/outbound.js";
 import { KeyedQueue } from "../../keyed-queue.js";
-import { adapterKey, chatKey } from "../keys.js";
+import { chatKey } from "../keys.js";
 import type { Pairing } from "./pairing.js";
 import { sharedModeDrainer, type ConversationDrainer } from "./conversation-drain.js";
 import { adapterContext } from "./adapter-context.js";
@@ -42,6 +43,7 @@ export type GatewayPolicy = Pick<
 
 export interface GatewayDeps {
   policy: GatewayPolicy;
+  adapters: AdapterRegistry;
   registry: Registry;
   identities: IdentityStore;
   inbound: InboundStore;
@@ -73,7 +75,9 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
  * arrival order; different chats run concurrently.
  */
 export class Gateway {
-  readonly adapters: Adapter[] = [];
+  get adapters(): readonly Adapter[] {
+    return this.deps.adapters.list();
+  }
   /** Events of one chat are handled one at a time, in arrival order. */
   readonly #chats = new KeyedQueue();
   readonly #recording = new RecordsInFlight();
@@ -98,11 +102,6 @@ export class Gateway {
       );
     }
     this.#arrivals.observeTurns(deps.runner, deps.metrics);
-  }
-
-  add(adapter: Adapter): void {
-    this.adapters.push(adapter);
-    this.deps.outbound.add(adapter);
   }
 
   context(adapter: Adapter): AdapterContext {
@@ -136,7 +135,7 @@ export class Gateway {
   }
 
   #adapterFor(env: InboundEnvelope): Adapter | undefined {
-    return this.adapters.find((a) => adapterKey(a.platform, a.botId) === adapterKey(env.platform, env.botId));
+    return this.deps.adapters.get(env.platform, env.botId);
   }
 
   async #startAdapters(): Promise<void> {
@@ -144,6 +143,7 @@ export class Gateway {
       this.adapters.map(async (a) => {
         try {
           await a.start(this.context(a));
+          this.deps.adapters.rekey(a);
           this.deps.outbound.rekey(a);
         } catch (err) {
           this.deps.metrics.internalErrors.inc({ where: `${a.platform}:adapter-start` });

@@ -1,17 +1,15 @@
 import type { Config } from "../../config.js";
 import type { CommandSpec } from "../../runtime/commands/index.js";
-import { parseCommand, addressedElsewhere } from "../../runtime/commands/parse.js";
+import { addressedElsewhere, type ParsedCommand } from "../../runtime/commands/parse.js";
 import type { AccessStore } from "../../store/access.js";
-import type { InboundEnvelope } from "../contract.js";
 import { groupPolicy, listedGroup } from "./policy.js";
 
 /** The command an admin types in a group to admit it (GROUP_POLICY=pairing). Not /approve: that takes a DM pairing code. */
 export const ADMIT_GROUP = "allowgroup";
 
-/** Whether the message is `/allowgroup` addressed to this bot: an admin's one way into a group not admitted yet. */
-export function isAdmission(env: Pick<InboundEnvelope, "text">, botUsername: string | undefined): boolean {
-  const cmd = parseCommand(env.text);
-  return cmd?.name === ADMIT_GROUP && !addressedElsewhere(cmd, botUsername);
+/** Whether the message's command (parsed once by dispatch) is `/allowgroup` addressed to this bot: an admin's one way into a group not admitted yet. */
+export function isAdmission(command: ParsedCommand | undefined, botUsername: string | undefined): boolean {
+  return command?.name === ADMIT_GROUP && !addressedElsewhere(command, botUsername);
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { InboundEnvelope } from "../contract.js";
-import { addressedElsewhere, parseCommand } from "../../runtime/commands/parse.js";
+import { addressedElsewhere, type ParsedCommand } from "../../runtime/commands/parse.js";
 
 export type DmPolicy = "pairing" | "allowlist" | "open";
 export type GroupPolicy = "pairing" | "allowlist" | "open";
@@ -34,10 +34,15 @@ export function listed(list: readonly string[], env: { platform: string; senderI
  * Whether the bot answers a group message. With GROUP_REQUIRE_MENTION it
  * answers only when mentioned or replied to, or when a command is addressed
  * to it (`/cmd` or `/cmd@thisbot`, never `/cmd@otherbot`). Messages it does
- * not answer are still kept as context.
+ * not answer are still kept as context. `command` is the envelope's text
+ * parsed once by dispatch.
  */
-export function answersInGroup(env: InboundEnvelope, requireMention: boolean, botUsername?: string): boolean {
-  const cmd = parseCommand(env.text);
-  if (cmd) return !addressedElsewhere(cmd, botUsername);
+export function answersInGroup(
+  env: Pick<InboundEnvelope, "mentioned">,
+  command: ParsedCommand | undefined,
+  requireMention: boolean,
+  botUsername?: string,
+): boolean {
+  if (command) return !addressedElsewhere(command, botUsername);
   return !requireMention || env.mentioned;
 }

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { badArgs, type Tool } from "../../agent/tools.js";
-import type { CommandSpec } from "../../runtime/commands/index.js";
+import type { CommandContext, CommandSpec } from "../../runtime/commands/index.js";
 import { formatLocal, isTimeZone, parseWhen, TimingError } from "../../runtime/jobs/when.js";
 import type { Info } from "../../session/info.js";
 import { describeJob, type JobService } from "./service.js";
@@ -16,84 +16,88 @@ export function jobCommands(jobs: JobService): CommandSpec[] {
       name: "remind",
       summary: "send a message here later: /remind in 10m stretch",
       usage: "/remind <in 10m | at 18:00 | tomorrow 9:00 | 2027-01-05T09:00 | every 1d | cron 0 9 * * 1-5> <text>",
-      async run(ctx) {
-        const { event } = ctx;
-        const tz = await jobs.timezoneOf(event.conversation);
-        const when = parseWhen(ctx.args, tz, jobs.now());
-        if ("error" in when) {
-          ctx.notify("error", `${when.error} Usage: /remind in 10m stretch your legs`);
-          return;
-        }
-        if (!when.rest.trim()) {
-          ctx.notify("error", "What should I say then? Usage: /remind in 10m stretch your legs");
-          return;
-        }
-        try {
-          const job = await jobs.create({
-            target: { conversation: event.conversation, address: event.replyTo },
-            timing: when.timing,
-            action: "text",
-            text: when.rest,
-            createdBy: `chat:${event.origin.platform}:${event.origin.senderId}`,
-          });
-          ctx.notify(
-            "success",
-            `Scheduled (${job.n}): ${job.schedule.description}${job.nextRunAt && job.schedule.kind !== "once" ? `, first ${formatLocal(new Date(job.nextRunAt), tz)}` : ""}. /schedule lists this chat's jobs.`,
-          );
-        } catch (e) {
-          if (!(e instanceof TimingError)) throw e;
-          ctx.notify("error", e.message);
-        }
-      },
+      run: (ctx) => remind(jobs, ctx),
     },
     {
       name: "schedule",
       summary: "this chat's scheduled messages; /schedule cancel <n>",
       usage: "/schedule [cancel <n>]",
-      async run(ctx) {
-        const { event } = ctx;
-        const [sub, arg] = ctx.args.trim().split(/\s+/);
-        if (sub === "cancel") {
-          const n = Number(arg);
-          if (!Number.isInteger(n) || n < 1) {
-            ctx.notify("error", "Usage: /schedule cancel <n>, with the number /schedule shows.");
-            return;
-          }
-          const cancelled = await jobs.cancelInChat(event.conversation, n);
-          ctx.notify(
-            cancelled ? "success" : "error",
-            cancelled ? `Cancelled ${n}: ${cancelled.text}` : `There is no scheduled job ${n} in this chat; /schedule lists them.`,
-          );
-          return;
-        }
-        if (sub) {
-          ctx.notify("error", "Usage: /schedule to list this chat's jobs, /schedule cancel <n> to cancel one.");
-          return;
-        }
-        const list = await jobs.listChat(event.conversation);
-        ctx.notify("info", list.length ? list.map(describeJob).join("\n") : "No scheduled messages in this chat. Make one with /remind in 10m <text>.");
-      },
+      run: (ctx) => listOrCancel(jobs, ctx),
     },
-    {
-      name: "tz",
-      summary: "this chat's time zone for /remind (e.g. /tz Europe/Paris)",
-      usage: "/tz <IANA zone>",
-      async run(ctx) {
-        const { event } = ctx;
-        const tz = ctx.args.trim();
-        if (!tz) {
-          ctx.notify("info", `This chat's time zone: ${await jobs.timezoneOf(event.conversation)}. Usage: /tz Europe/Paris`);
-          return;
-        }
-        if (!isTimeZone(tz)) {
-          ctx.notify("error", `Unknown time zone "${tz.slice(0, 64)}": use an IANA name such as Europe/Paris, America/New_York or UTC.`);
-          return;
-        }
-        await jobs.setTimezone(event.conversation, tz);
-        ctx.notify("success", `Time zone set to ${tz}. Reminders made from now on read times in it.`);
-      },
-    },
+    { name: "tz", summary: "this chat's time zone for /remind (e.g. /tz Europe/Paris)", usage: "/tz <IANA zone>", run: (ctx) => setTimezone(jobs, ctx) },
   ];
+}
+
+/** `/remind <when> <text>`: a job that sends the text into this chat's binding then (or every so often). */
+async function remind(jobs: JobService, ctx: CommandContext): Promise<void> {
+  const { event } = ctx;
+  const tz = await jobs.timezoneOf(event.conversation);
+  const when = parseWhen(ctx.args, tz, jobs.now());
+  if ("error" in when) {
+    ctx.notify("error", `${when.error} Usage: /remind in 10m stretch your legs`);
+    return;
+  }
+  if (!when.rest.trim()) {
+    ctx.notify("error", "What should I say then? Usage: /remind in 10m stretch your legs");
+    return;
+  }
+  try {
+    const job = await jobs.create({
+      target: { conversation: event.conversation, address: event.replyTo },
+      timing: when.timing,
+      action: "text",
+      text: when.rest,
+      createdBy: `chat:${event.origin.platform}:${event.origin.senderId}`,
+    });
+    ctx.notify(
+      "success",
+      `Scheduled (${job.n}): ${job.schedule.description}${job.nextRunAt && job.schedule.kind !== "once" ? `, first ${formatLocal(new Date(job.nextRunAt), tz)}` : ""}. /schedule lists this chat's jobs.`,
+    );
+  } catch (e) {
+    if (!(e instanceof TimingError)) throw e;
+    ctx.notify("error", e.message);
+  }
+}
+
+/** `/schedule`: the chat's jobs with their last run and status; `/schedule cancel <n>` cancels one. */
+async function listOrCancel(jobs: JobService, ctx: CommandContext): Promise<void> {
+  const { event } = ctx;
+  const [sub, arg] = ctx.args.trim().split(/\s+/);
+  if (sub === "cancel") {
+    const n = Number(arg);
+    if (!Number.isInteger(n) || n < 1) {
+      ctx.notify("error", "Usage: /schedule cancel <n>, with the number /schedule shows.");
+      return;
+    }
+    const cancelled = await jobs.cancelInChat(event.conversation, n);
+    ctx.notify(
+      cancelled ? "success" : "error",
+      cancelled ? `Cancelled ${n}: ${cancelled.text}` : `There is no scheduled job ${n} in this chat; /schedule lists them.`,
+    );
+    return;
+  }
+  if (sub) {
+    ctx.notify("error", "Usage: /schedule to list this chat's jobs, /schedule cancel <n> to cancel one.");
+    return;
+  }
+  const list = await jobs.listChat(event.conversation);
+  ctx.notify("info", list.length ? list.map(describeJob).join("\n") : "No scheduled messages in this chat. Make one with /remind in 10m <text>.");
+}
+
+/** `/tz <zone>`: the time zone /remind reads times in, per chat. */
+async function setTimezone(jobs: JobService, ctx: CommandContext): Promise<void> {
+  const { event } = ctx;
+  const tz = ctx.args.trim();
+  if (!tz) {
+    ctx.notify("info", `This chat's time zone: ${await jobs.timezoneOf(event.conversation)}. Usage: /tz Europe/Paris`);
+    return;
+  }
+  if (!isTimeZone(tz)) {
+    ctx.notify("error", `Unknown time zone "${tz.slice(0, 64)}": use an IANA name such as Europe/Paris, America/New_York or UTC.`);
+    return;
+  }
+  await jobs.setTimezone(event.conversation, tz);
+  ctx.notify("success", `Time zone set to ${tz}. Reminders made from now on read times in it.`);
 }
 
 // Built once: the tool itself is built for every turn.

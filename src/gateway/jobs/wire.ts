@@ -12,14 +12,11 @@ import type { DeliveryStore } from "../../store/deliveries.js";
 import type { IdentityStore } from "../../store/identities.js";
 import { JobStore } from "../../store/jobs.js";
 import type { KvStore } from "../../store/kv.js";
-import type { Adapter } from "../adapter.js";
+import type { AdapterRegistry } from "../adapters.js";
 import type { GatewayLedger } from "../ledger.js";
 import type { Outbound } from "../outbound/outbound.js";
 import { JobRunner } from "./runner.js";
 import { JobService } from "./service.js";
-
-/** Platforms whose bot can write to a user by the user's id alone (Discord needs a DM channel opened first). */
-const DM_BY_USER_ID = new Set(["telegram", "slack", "console"]);
 
 /** The job service, built early (chat commands and the agent's tool need it). */
 export function jobService(
@@ -46,7 +43,7 @@ export function jobRunner(
     outbound: Outbound;
     deliveries: DeliveryStore;
     ledger: GatewayLedger;
-    adapters: () => readonly Adapter[];
+    adapters: AdapterRegistry;
     agent: (metadata: Record<string, unknown>, ctx: { session: Info }) => Agent;
     personas: PersonaRegistry;
     log: Logger;
@@ -70,7 +67,7 @@ export function jobRunner(
     misfireGraceMs: config.SCHEDULE_MISFIRE_GRACE,
     agentTimeoutMs: config.AGENT_TIMEOUT,
     deliver: (id) => deps.outbound.deliverId(id),
-    canDeliver: (platform, botId) => deps.adapters().some((a) => a.platform === platform && a.botId === botId),
+    canDeliver: (platform, botId) => deps.adapters.get(platform, botId) !== undefined,
     retentionMs: config.RECORD_RETENTION,
     agent: (session) => ({ agent: deps.agent(session.metadata, { session }), system: buildSystemPrompt(deps.personas.resolve(session.persona).prompt) }),
     onTranscript: (sessionId) => {
@@ -81,13 +78,14 @@ export function jobRunner(
       for (const admin of config.ADMIN_USERS) {
         const [platform, ...rest] = admin.split(":");
         const userId = rest.join(":");
-        const adapters = deps.adapters().filter((a) => a.platform === platform);
+        const adapters = deps.adapters.list().filter((a) => a.platform === platform);
         if (!userId || !adapters.length) continue;
-        if (!DM_BY_USER_ID.has(platform!)) {
+        const reachable = adapters.filter((a) => a.facts.dmByUserId);
+        if (!reachable.length) {
           log.warn({ admin }, "cannot DM this operator about a paused job on this platform (no DM channel by user id); the log line above stands");
           continue;
         }
-        for (const a of adapters) {
+        for (const a of reachable) {
           try {
             const r = await deps.ledger.commit({
               sessionId: "",

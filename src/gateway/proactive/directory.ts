@@ -5,7 +5,7 @@ import { chatBinding } from "../../session/binding-key.js";
 import type { Registry } from "../../session/registry.js";
 import type { ConversationAddressRecord, ConversationAddressStore } from "../../store/proactive.js";
 import type { ChatKind, InboundEnvelope, Platform, ReplyAddress } from "../contract.js";
-import type { ChatRef, ConversationRef } from "./conversation-ref.js";
+import type { ChatRef, ConversationRef } from "../../config/conversation-ref.js";
 
 /** What an event synthesized for a conversation needs, as the conversation's own last message had it. */
 export interface AddressTemplate {

@@ -7,7 +7,7 @@ import type { InboundResult } from "../adapter.js";
 import type { InboundEnvelope } from "../contract.js";
 import type { Outbound } from "../outbound/outbound.js";
 import type { ConversationDirectory, ResolvedConversation } from "./directory.js";
-import type { ConversationRef } from "./conversation-ref.js";
+import type { ConversationRef } from "../../config/conversation-ref.js";
 
 export interface ProactiveDeps {
   directory: ConversationDirectory;

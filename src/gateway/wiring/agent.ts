@@ -1,9 +1,10 @@
 import type { Config } from "../../config.js";
 import type { Logger } from "../../log.js";
 import { createAgentFactory, type AgentFactory, type TurnOverrides } from "../../agent/factory.js";
-import { builtinTools, toolRegistry, type ToolRegistry } from "../../agent/tools.js";
+import { builtinTools, toolRegistry, type Tool, type ToolRegistry } from "../../agent/tools.js";
 import type { Agent } from "../../agent/types.js";
-import { agentCondenser, extractiveCondenser, type Condenser } from "../../runtime/reflection.js";
+import { personas, type PersonaRegistry } from "../../agent/personas.js";
+import { agentCondenser, extractiveCondenser, Reflector, type Condenser } from "../../runtime/reflection.js";
 import type { AgentContext } from "../../runtime/runner.js";
 import type { Info } from "../../session/info.js";
 import type { Registry } from "../../session/registry.js";
@@ -11,6 +12,7 @@ import type { TranscriptStore } from "../../store/index.js";
 import { scheduleMessageTool } from "../jobs/commands.js";
 import type { JobService } from "../jobs/service.js";
 import type { Tooling } from "../tooling.js";
+import type { AppBase, StorePart } from "./parts.js";
 
 /** What makes a turn's agent: the configured factory, or a plain function in its place (tests). */
 export type TurnAgentFactory = AgentFactory | ((metadata: Record<string, unknown>, ctx: AgentContext & TurnOverrides) => Agent);
@@ -44,24 +46,14 @@ export type AgentWithTools = ((metadata: Record<string, unknown>, ctx: AgentCont
 };
 
 /**
- * A turn's agent with its tools: the built-in tools, scoped per turn
- * (search_sessions only sees the asking conversation's own sessions), the
- * scheduler's schedule_message for this conversation, the MCP servers' tools,
- * and the approval handler that asks the turn's chat.
+ * The built-in tools of a turn in a session: search_sessions scoped to the
+ * asking conversation's own sessions (the user's chat and main sessions,
+ * archived ones included), current_time, and the scheduler's
+ * schedule_message for this conversation. The tooling's built-in source.
  */
-export function agentWithTools(deps: {
-  agentFactory: TurnAgentFactory;
-  tooling: Tooling;
-  registry: Registry;
-  transcript: TranscriptStore;
-  jobs: JobService;
-  /** TOOL_MAX_ROUNDS: 0 offers the model no tools at all. */
-  maxToolRounds?: number;
-}): AgentWithTools {
-  const { agentFactory, tooling, registry, transcript, jobs } = deps;
-  // The echo agent calls no tool, and with no tool rounds the model is offered none: a turn gets an empty registry, which /tools shows.
-  const none = deps.maxToolRounds === 0 || ("provider" in agentFactory && agentFactory.provider === "echo");
-  const sessionTools = (session: Info) => {
+export function sessionBuiltins(deps: { registry: Registry; transcript: TranscriptStore; jobs: JobService }): (session: Info) => Tool[] {
+  const { registry, transcript, jobs } = deps;
+  return (session) => {
     const owner = { userId: session.userId, agentId: session.agentId };
     const builtins = builtinTools({
       searchSessions: async (query) => {
@@ -76,10 +68,44 @@ export function agentWithTools(deps: {
     }).list();
     return [...builtins, scheduleMessageTool(jobs, session)];
   };
-  const offered = (session: Info) => (none ? toolRegistry([]) : tooling.registry(sessionTools(session)));
+}
+
+/**
+ * A turn's agent with its tools (the tooling's sources: the built-ins and the
+ * MCP servers' tools), and the approval handler that asks the turn's chat.
+ */
+export function agentWithTools(deps: {
+  agentFactory: TurnAgentFactory;
+  tooling: Tooling;
+  /** TOOL_MAX_ROUNDS: 0 offers the model no tools at all. */
+  maxToolRounds?: number;
+}): AgentWithTools {
+  const { agentFactory, tooling } = deps;
+  // The echo agent calls no tool, and with no tool rounds the model is offered none: a turn gets an empty registry, which /tools shows.
+  const none = deps.maxToolRounds === 0 || ("provider" in agentFactory && agentFactory.provider === "echo");
+  const offered = (session: Info) => (none ? toolRegistry([]) : tooling.registry(session));
   const make = (metadata: Record<string, unknown>, ctx: AgentContext) => {
     const tools = offered(ctx.session);
     return agentFactory(metadata, { ...ctx, tools, approval: tooling.handler(ctx, tools) } as never);
   };
   return Object.assign(make, { offered });
+}
+
+/** The agent part: the turn's agent factory (the configured model, or the options'), the personas and reflection. */
+export interface AgentPart {
+  agentFactory: TurnAgentFactory;
+  personas: PersonaRegistry;
+  reflector: Reflector;
+}
+
+export function agentPart(base: AppBase, stores: StorePart): AgentPart {
+  const { config, log } = base;
+  const agentFactory = base.opts.agentFactory ?? configuredAgentFactory(config, log);
+  const { registry, transcript, memories, kv } = stores;
+  const condenser = reflectionCondenser(agentFactory);
+  return {
+    agentFactory,
+    personas: personas(config.PERSONAS),
+    reflector: new Reflector({ registry, transcript, memories, kv, log, everyTurns: config.REFLECT_EVERY_TURNS, condenser }),
+  };
 }

@@ -10,6 +10,7 @@ import { admitGroupCommand } from "../inbound/group-admission.js";
 import type { Pairing } from "../inbound/pairing.js";
 import { jobCommands } from "../jobs/commands.js";
 import type { JobService } from "../jobs/service.js";
+import { approvalIdInterceptor, toolCommands } from "../tool-commands.js";
 import type { Tooling } from "../tooling.js";
 
 /** /approve <code>: an operator approves a DM pairing code. */
@@ -48,15 +49,21 @@ export function chatCommands(
     transcript: deps.transcript,
     personas: deps.personas,
     defaultModel: config.OPENAI_MODEL,
-    extra: [approveCommand(deps.pairing), admitGroupCommand(config, deps.pairing.store), ...deps.tooling.commands(deps.offered), ...jobCommands(deps.jobs)],
+    extra: [
+      approveCommand(deps.pairing),
+      admitGroupCommand(config, deps.pairing.store),
+      ...toolCommands(deps.tooling, deps.offered),
+      ...jobCommands(deps.jobs),
+    ],
     adminCommands: config.ADMIN_COMMANDS,
     modelsAllowed: config.MODELS_ALLOWED,
+    cancel: { approvals: (sessionId, reason) => deps.tooling.approvals.cancelSession(sessionId, reason) },
   });
 }
 
-/** The runner's interceptors, in order: approval ids and the cancelling commands first, then the commands, then the turn limit. */
+/** The runner's interceptors, in order: approval ids first, then the commands, then the turn limit. */
 export function registerInterceptors(runner: Runner, tooling: Tooling, commands: ChatCommands, config: Pick<Config, "USER_TURNS_PER_MINUTE">): void {
-  runner.register(tooling.interceptor());
+  runner.register(approvalIdInterceptor(tooling.approvals));
   runner.register(commands);
   if (config.USER_TURNS_PER_MINUTE > 0) runner.register(turnLimit({ perMinute: config.USER_TURNS_PER_MINUTE }));
 }

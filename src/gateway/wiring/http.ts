@@ -7,12 +7,19 @@ import { mountConsoleApi } from "../http/console-api.js";
 import { loginRoutes } from "../http/login.js";
 import { OperatorAuth } from "../http/operator-auth.js";
 import { HttpServer, json, unavailable } from "../http/server.js";
-import type { Gateway } from "../inbound/gateway.js";
+import type { AdapterRegistry } from "../adapters.js";
+import type { ApiServer } from "../http/api/server.js";
+import { scheduleApi } from "../jobs/api.js";
+import type { JobService } from "../jobs/service.js";
 import type { GatewayMetrics } from "../metrics.js";
 import type { Outbound } from "../outbound/outbound.js";
 import type { Retention } from "../retention.js";
 import type { Tooling } from "../tooling.js";
 import type { Logger } from "../../log.js";
+import type { GatewayPart } from "./gateway.js";
+import type { AppBase, StorePart } from "./parts.js";
+import type { RuntimePart } from "./runtime.js";
+import type { ToolingPart } from "./tooling.js";
 
 /**
  * The console's body limit follows MAX_INBOUND_CHARS: up to 4 bytes per
@@ -69,15 +76,15 @@ async function shuttingDown(): Promise<HttpResponse> {
 export function mountHealthAndMetrics(deps: {
   http: HttpServer;
   db: Database;
-  gateway: Gateway;
+  adapters: AdapterRegistry;
   outbound: Outbound;
   retention: Retention;
   tooling: Tooling;
   metrics: GatewayMetrics;
   intake: Intake;
 }): void {
-  const { http, db, gateway, outbound, retention, tooling, metrics, intake } = deps;
-  const health = () => gateway.adapters.map((a) => ({ platform: a.platform, botId: a.botId, ...a.health() }));
+  const { http, db, adapters: registry, outbound, retention, tooling, metrics, intake } = deps;
+  const health = () => registry.list().map((a) => ({ platform: a.platform, botId: a.botId, ...a.health() }));
   http.route(
     "GET",
     "/healthz",
@@ -120,4 +127,31 @@ export function mountConsole(deps: { http: HttpServer; registry: Registry; trans
   http.mount("GET", "/login", login.show, "login");
   http.mount("POST", "/login", login.submit, "login", { maxBodyBytes: 4096 });
   http.mount("POST", "/logout", login.logout, "login", { maxBodyBytes: 4096 });
+}
+
+/** The HTTP part: the one server, and the intake switch a stop turns off. */
+export interface HttpPart {
+  http: HttpServer;
+  intake: Intake;
+}
+
+export function httpPart(base: AppBase, stores: StorePart): HttpPart {
+  return { http: configuredHttpServer(base.config, base.log, base.metrics, stores.kv), intake: new Intake() };
+}
+
+/** Every route that needs the other parts: /healthz and /metrics, the HTTP API v1 with its hooks and schedules, and the console. */
+export function mountRoutes(
+  base: AppBase,
+  web: HttpPart,
+  parts: { stores: StorePart; runtime: RuntimePart; tools: ToolingPart; gateway: GatewayPart; jobs: JobService },
+): ApiServer {
+  const { http, intake } = web;
+  const { stores, runtime, gateway } = parts;
+  const { metrics } = base;
+  mountHealthAndMetrics({ ...stores, http, intake, adapters: base.adapters, outbound: gateway.outbound, tooling: parts.tools.tooling, metrics });
+  // The HTTP API v1 (/api/v1/*) and inbound hooks (/hooks/<name>); other modules mount theirs on `api`.
+  const api = gateway.proactive.mount(http, gateway.gateway, (h) => intake.guard(h, (req) => req.method === "GET"));
+  api.mount("schedules", scheduleApi(parts.jobs), "schedule");
+  if (base.config.CONSOLE_ENABLED) mountConsole({ ...stores, http, runner: runtime.runner, metrics });
+  return api;
 }

@@ -1,7 +1,25 @@
 import type { Config } from "../../config.js";
 import { errInfo, type Logger } from "../../log.js";
-import { openDatabase, type Database, type DatabaseOptions, type StoreFaults } from "../../store/index.js";
+import { Registry } from "../../session/registry.js";
+import {
+  AccessStore,
+  DeliveryStore,
+  IdentityStore,
+  InboundStore,
+  KvStore,
+  MemoryStore,
+  openDatabase,
+  SessionStore,
+  TranscriptStore,
+  TurnStore,
+  type Database,
+  type DatabaseOptions,
+  type StoreFaults,
+} from "../../store/index.js";
+import { GatewayLedger } from "../ledger.js";
 import type { GatewayMetrics } from "../metrics.js";
+import { Retention } from "../retention.js";
+import type { AppBase, StorePart } from "./parts.js";
 
 /** The driver's error code behind a store failure (SQLITE_FULL, ECONNRESET, ...), for the failure counter's label. */
 function storeErrorCode(err: unknown): string {
@@ -35,4 +53,25 @@ export function openGatewayDatabase(
       log.error({ reason }, "the database is not the one this gateway opened: intake stops (nothing more is acknowledged) and /healthz answers 503");
     },
   });
+}
+
+/** The database and every store over it, with the gateway's ledger and the retention sweep. */
+export async function storePart(base: Pick<AppBase, "config" | "opts" | "log" | "metrics">): Promise<StorePart> {
+  const { config, opts, log, metrics } = base;
+  const db = await openGatewayDatabase(config, opts, log, metrics);
+  const deliveries = new DeliveryStore(db);
+  const inbound = new InboundStore(db, opts.clock);
+  return {
+    db,
+    registry: new Registry(new SessionStore(db)),
+    transcript: new TranscriptStore(db),
+    memories: new MemoryStore(db, { cache: !config.SHARED_DATABASE }),
+    kv: new KvStore(db),
+    identities: new IdentityStore(db),
+    access: new AccessStore(db),
+    deliveries,
+    inbound,
+    ledger: new GatewayLedger(new TurnStore(db, deliveries), config.INBOUND_TTL),
+    retention: new Retention({ retentionMs: config.RECORD_RETENTION, tables: { inbound, delivery: deliveries }, log, metrics }),
+  };
 }

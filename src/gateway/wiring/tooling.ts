@@ -2,9 +2,13 @@ import type { Config } from "../../config.js";
 import type { Logger } from "../../log.js";
 import type { McpConfig } from "../../agent/mcp/index.js";
 import { ApprovalStore, type Database, type KvStore } from "../../store/index.js";
-import type { Adapter } from "../adapter.js";
+import type { AdapterRegistry } from "../adapters.js";
+import { passesDmPolicy } from "../inbound/access.js";
+import type { JobService } from "../jobs/service.js";
 import type { GatewayMetrics } from "../metrics.js";
 import { Tooling, type ToolingOptions } from "../tooling.js";
+import { agentWithTools, sessionBuiltins, type AgentWithTools, type TurnAgentFactory } from "./agent.js";
+import type { AppBase, StorePart } from "./parts.js";
 
 /** The tools, MCP servers and approvals as the configuration sets them (MCP_CONFIG, APPROVERS, the timeouts). */
 export function configuredTooling(
@@ -14,10 +18,12 @@ export function configuredTooling(
     kv: KvStore;
     /** MCP servers and policies given directly instead of MCP_CONFIG's file (tests). */
     mcpConfig?: McpConfig;
+    /** The built-in tools of a turn in a session (wiring/agent.ts sessionBuiltins). */
+    builtins: ToolingOptions["builtins"];
     processId: string;
     log: Logger;
     metrics: GatewayMetrics;
-    adapters: () => readonly Adapter[];
+    adapters: AdapterRegistry;
     /** Whether a sender passes the DM policy (inbound/access.ts passesDmPolicy), asked when someone decides a tool call. */
     mayApprove: ToolingOptions["mayApprove"];
   },
@@ -25,6 +31,7 @@ export function configuredTooling(
   return new Tooling({
     ...(config.MCP_CONFIG && { mcpConfigPath: config.MCP_CONFIG }),
     ...(deps.mcpConfig && { mcpConfig: deps.mcpConfig }),
+    builtins: deps.builtins,
     approvers: config.APPROVERS,
     approvalTimeoutMs: config.APPROVAL_TIMEOUT,
     toolTimeoutMs: config.TOOL_TIMEOUT,
@@ -37,4 +44,24 @@ export function configuredTooling(
     mayApprove: deps.mayApprove,
     onDecision: (status) => deps.metrics.approvals.inc({ outcome: status }),
   });
+}
+
+/** The tooling part: the tools and approvals, and the turn's agent with them. */
+export interface ToolingPart {
+  tooling: Tooling;
+  withTools: AgentWithTools;
+}
+
+export function toolingPart(base: AppBase, stores: StorePart, deps: { agentFactory: TurnAgentFactory; jobs: JobService }): ToolingPart {
+  const { config, adapters } = base;
+  // Asked only when someone other than an admin decides a tool call, not for every message.
+  const mayApprove: ToolingOptions["mayApprove"] = (who) => passesDmPolicy(who, config, stores.access, adapters.get(who.platform, who.botId), false);
+  const tooling = configuredTooling(config, {
+    ...base,
+    ...stores,
+    mcpConfig: base.opts.mcpConfig,
+    builtins: sessionBuiltins({ ...stores, jobs: deps.jobs }),
+    mayApprove,
+  });
+  return { tooling, withTools: agentWithTools({ agentFactory: deps.agentFactory, tooling, maxToolRounds: config.TOOL_MAX_ROUNDS }) };
 }

@@ -1,6 +1,6 @@
 import { Cron } from "croner";
 import { SwitchboardError } from "../../errors.js";
-import { isTimeZone } from "./zone.js";
+import { isTimeZone } from "../../config/zone.js";
 
 /**
  * When a scheduled job runs: once at an instant, every fixed interval, or on a

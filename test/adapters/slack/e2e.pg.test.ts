@@ -3,7 +3,8 @@ import { SlackAdapter } from "../../../adapters/slack/index.js";
 import type { App } from "../../../src/gateway/app.js";
 import { FakeSlack } from "../../fakes/slack.js";
 import { eventually, startApp } from "../../support/app.js";
-import { FaultPlan } from "../../../src/store/index.js";
+import { FaultPlan } from "../../support/faults.js";
+import { prisma } from "../../support/prisma.js";
 
 /** The Slack adapter behind the real gateway, end to end against FakeSlack. */
 describe("Slack end to end", () => {
@@ -95,7 +96,7 @@ describe("Slack end to end", () => {
       "the read-back",
     );
     await eventually(
-      async () => (await app.db.read((c) => c.outboundDelivery.findMany())).map((d) => d.status),
+      async () => (await prisma(app.db).read((c) => c.outboundDelivery.findMany())).map((d) => d.status),
       (s) => s.join() === "sent",
       10_000,
       "the reply marked sent",

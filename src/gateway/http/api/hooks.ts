@@ -1,7 +1,8 @@
 import type { Logger } from "../../../log.js";
 import type { HttpHandler, HttpRequest, HttpResponse, RouteOptions } from "../../adapter.js";
 import type { Proactive } from "../../proactive/proactive.js";
-import { renderPrompt, type HookSpec } from "./hooks-config.js";
+import type { HookSpec } from "../../../config/hooks.js";
+import { renderPrompt } from "./hook-prompt.js";
 import { DELIVERY_HEADER, parseSignature, SIGNATURE_HEADER, verify } from "./signature.js";
 
 const JSON_TYPE = "application/json; charset=utf-8";

@@ -1,6 +1,6 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import type { Proactive } from "../../proactive/proactive.js";
-import { chatRefSchema, sessionRefSchema } from "../../proactive/conversation-ref.js";
+import { chatRefSchema, sessionRefSchema } from "../../../config/conversation-ref.js";
 import { ErrorBody } from "./openapi.js";
 import { API_BASE, requireScope, type ApiApp } from "./server.js";
 

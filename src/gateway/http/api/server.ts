@@ -6,7 +6,8 @@ import { errInfo } from "../../../log.js";
 import { namedIssue } from "../../../validation-message.js";
 import type { HttpHandler, HttpRequest, HttpResponse, RouteOptions } from "../../adapter.js";
 import { ErrorBody, OpenApiDocument, withSharedRefusals } from "./openapi.js";
-import { ALL_SCOPES, type ApiPrincipal, type ApiTokens, type Scope } from "./tokens.js";
+import type { Scope } from "../../../config/api-tokens.js";
+import { ALL_SCOPES, type ApiPrincipal, type ApiTokens } from "./tokens.js";
 
 export type ApiEnv = { Variables: { principal: ApiPrincipal } };
 export type ApiApp = OpenAPIHono<ApiEnv>;

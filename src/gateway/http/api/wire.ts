@@ -8,11 +8,12 @@ import { ApiMessageStore, ConversationAddressStore } from "../../../store/proact
 import type { HttpHandler, HttpResponse } from "../../adapter.js";
 import type { Gateway } from "../../inbound/gateway.js";
 import type { HttpServer } from "../server.js";
-import { parseHooksConfig } from "./hooks-config.js";
+import { parseHooksConfig } from "../../../config/hooks.js";
 import { mountHooks } from "./hooks.js";
 import { mountMessages, MAX_API_TEXT } from "./messages.js";
 import { ApiServer } from "./server.js";
-import { ApiTokens, parseApiTokens } from "./tokens.js";
+import { parseApiTokens } from "../../../config/api-tokens.js";
+import { ApiTokens } from "./tokens.js";
 import type { GatewayMetrics } from "../../metrics.js";
 import type { Outbound } from "../../outbound/outbound.js";
 import { ConversationDirectory } from "../../proactive/directory.js";

@@ -1,25 +1,8 @@
-import { StoreError, isRetryable, isUnavailable } from "./errors.js";
-import type { Sql, SqliteSql } from "./sql.js";
-
-/** The seams of StoreFaults a group honours per unit (see db.ts). */
-export interface UnitFaults {
-  beforeTransaction?(op: string): void;
-  beforeCommit?(op: string): void;
-  afterCommit?(op: string): void;
-  onStatement?(op: string): void;
-}
-
-export const commitUnknown = (op: string, cause: unknown): StoreError =>
-  new StoreError("CommitUnknown", `The commit of "${op}" was sent but not acknowledged; re-read to learn its outcome.`, { cause });
-
-/** Runs the afterCommit seam: throwing there stands for a lost acknowledgement. */
-export function afterCommit(faults: UnitFaults | undefined, op: string): void {
-  try {
-    faults?.afterCommit?.(op);
-  } catch (e) {
-    throw commitUnknown(op, e);
-  }
-}
+import { StoreError, isRetryable, isUnavailable } from "../errors.js";
+import { afterCommit, commitUnknown } from "../call-rules.js";
+import type { StoreFaults } from "../db.js";
+import type { Sql } from "../sql.js";
+import type { SqliteSql } from "./sql.js";
 
 interface Unit {
   op: string;
@@ -58,7 +41,7 @@ export class GroupCommit {
       sql: SqliteSql;
       /** Runs `fn` holding the database's mutex (rejects once the handle is closed). */
       exclusive: <T>(fn: () => Promise<T>) => Promise<T>;
-      faults?: UnitFaults;
+      faults?: StoreFaults;
       /** How long a group keeps retrying while another process holds the lock. */
       busyBudgetMs: number;
       /** Told after every commit (the WAL checkpointer counts them). */

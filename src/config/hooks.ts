@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import { z } from "zod";
-import { conversationRefSchema, type ConversationRef } from "../../proactive/conversation-ref.js";
-import { namedIssue } from "../../../validation-message.js";
+import { conversationRefSchema, type ConversationRef } from "./conversation-ref.js";
+import { namedIssue } from "../validation-message.js";
 
 /**
  * HOOKS_CONFIG: inbound webhooks (POST /hooks/<name>). Either a path to a
@@ -87,28 +87,5 @@ export function parseHooksConfig(value: string | undefined): HookSpec[] {
   return Object.entries(r.data).map(([name, h]) => {
     if (!NAME.test(name)) throw new HooksConfigError(`hook name ${JSON.stringify(name.slice(0, 70))} must be 1-64 characters of a-z, 0-9, _ and -`);
     return { name, ...h };
-  });
-}
-
-/** The prompt for one delivery: placeholders filled from the request. */
-export function renderPrompt(template: string, ctx: { body: string; hook: string; delivery: string }): string {
-  let json: unknown;
-  let parsed = false;
-  return template.replace(PLACEHOLDER, (_m, key: string) => {
-    if (key === "body") return ctx.body.slice(0, 8000);
-    if (key === "hook") return ctx.hook;
-    if (key === "delivery") return ctx.delivery;
-    if (!parsed) {
-      parsed = true;
-      try {
-        json = JSON.parse(ctx.body);
-      } catch {
-        json = undefined;
-      }
-    }
-    let v: unknown = json;
-    for (const p of key.split(".").slice(1)) v = v !== null && typeof v === "object" && Object.hasOwn(v, p) ? (v as Record<string, unknown>)[p] : undefined;
-    if (v === undefined || v === null) return "";
-    return (typeof v === "string" ? v : JSON.stringify(v)).slice(0, 8000);
   });
 }

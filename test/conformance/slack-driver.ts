@@ -1,7 +1,6 @@
 import { SlackAdapter } from "../../adapters/slack/index.js";
 import { FakeSlack } from "../fakes/slack.js";
 import type { ConformanceDriver, Place } from "./driver.js";
-import { conformance } from "./suite.js";
 
 /**
  * Slack over HTTP (Events API, signed) through real Bolt. On Slack a
@@ -9,7 +8,7 @@ import { conformance } from "./suite.js";
  * group's later messages go into the thread that conversation started, as
  * Slack users reply there.
  */
-function slackDriver(mode: "http" | "socket"): ConformanceDriver {
+export function slackDriver(mode: "http" | "socket"): ConformanceDriver {
   const fake = new FakeSlack();
   let eventsUrl = "";
   const lastEnvelope = new Map<string, string>();
@@ -147,6 +146,3 @@ function slackDriver(mode: "http" | "socket"): ConformanceDriver {
     },
   };
 }
-
-conformance(() => slackDriver("http"));
-conformance(() => slackDriver("socket"));

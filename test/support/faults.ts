@@ -2,8 +2,9 @@ import Sqlite from "better-sqlite3";
 
 /**
  * Fault injection for tests: make a named store call site fail, once or for
- * a while, with the error the driver itself raises. Never set in production
- * (AppOptions.faults / DatabaseOptions.faults).
+ * a while, with the error the driver itself raises, through the `faults`
+ * hooks of DatabaseOptions (AppOptions.faults), which nothing in src/ sets
+ * (src/store/db.ts, StoreFaults).
  *
  * Call sites are the `op` names every Database call carries ("record-inbound",
  * "commit-turn", "lease-renew", "ensure-user", ...). Database calls

@@ -1,0 +1,71 @@
+/**
+ * What the Slack adapter listens for on Bolt's App: `message` and `app_mention` events and slash
+ * commands, each normalized into an envelope and recorded through ctx.inbound (button presses are
+ * approval-card.ts's). An event or command for another Slack app is dropped and counted.
+ */
+import type { App } from "@slack/bolt";
+import type { Logger } from "../../src/log.js";
+import type { AdapterContext, InboundEnvelope } from "../types.js";
+import { normalizeCommand } from "./commands.js";
+import { isSlackId } from "./ids.js";
+import { eventOf, normalizeEvent, replyThreadTs, startsThread, type SlackIdentity } from "./normalize.js";
+import { ThreadMemory } from "./threads.js";
+
+/** An event or command meant for another Slack app (a misrouted or forged request): dropped and counted. */
+function foreignApp(payload: unknown, me: SlackIdentity, ctx: AdapterContext, log: Logger): boolean {
+  const appId = (payload as { api_app_id?: unknown } | null)?.api_app_id;
+  if (me.appId === undefined || typeof appId !== "string" || appId === me.appId) return false;
+  ctx.dropped?.("foreign_app");
+  log.warn({ apiAppId: appId.slice(0, 32) }, "dropped a Slack event for another app (api_app_id differs from this app's)");
+  return true;
+}
+
+/** Records `message` and `app_mention` events, remembering the threads the bot is summoned into. */
+function listenForEvents(app: App, ctx: AdapterContext, me: SlackIdentity, log: Logger): void {
+  const threads = new ThreadMemory(ctx.kv, me.botUserId, log);
+  const record = async (env: InboundEnvelope, slackEventId: unknown): Promise<void> => {
+    const r = await ctx.inbound(env);
+    log.debug({ eventId: env.eventId, slackEventId, chatKind: env.chatKind, status: r.status }, "slack event recorded");
+  };
+  const onEvent = async ({ body }: { body: unknown }): Promise<void> => {
+    if (foreignApp(body, me, ctx, log)) return;
+    const event = eventOf(body);
+    const channel = event?.channel;
+    const threadTs = event ? replyThreadTs(event) : undefined;
+    const knownThread = threadTs !== undefined && isSlackId(channel) ? await threads.has(channel, threadTs) : false;
+    const env = normalizeEvent(body, me, {
+      knownThread,
+      onError: (err) => {
+        ctx.reportError?.("slack-normalize", err);
+        log.error(
+          { slackEventId: (body as { event_id?: unknown }).event_id, err: err instanceof Error ? err.name : typeof err },
+          "slack: an event could not be normalized; acknowledged and not answered",
+        );
+      },
+    });
+    if (!env) return;
+    if (startsThread(env) && isSlackId(channel)) await threads.remember(channel, env.threadId!);
+    await record(env, (body as { event_id?: unknown }).event_id);
+  };
+  app.event("message", onEvent);
+  app.event("app_mention", onEvent);
+}
+
+/** Records slash commands (those the gateway knows) and acks each. */
+function listenForCommands(app: App, ctx: AdapterContext, me: SlackIdentity, log: Logger): void {
+  const known = (ctx.commandNames ?? ctx.commands.map((c) => c.name)).map((n) => n.toLowerCase());
+  app.command(/.*/, async ({ command, ack }) => {
+    if (foreignApp(command, me, ctx, log)) return ack();
+    const env = normalizeCommand(command as unknown as Record<string, unknown>, me, known);
+    if (!env) return ack();
+    const r = await ctx.inbound(env);
+    log.debug({ eventId: env.eventId, status: r.status }, "slack command recorded");
+    // The answer goes to the channel through the gateway; this only tells the user it was heard.
+    await ack(r.status === "accepted" ? { response_type: "ephemeral", text: "Working on it…" } : undefined);
+  });
+}
+
+export function listenForMessages(app: App, ctx: AdapterContext, me: SlackIdentity, log: Logger): void {
+  listenForEvents(app, ctx, me, log);
+  listenForCommands(app, ctx, me, log);
+}

@@ -1,0 +1,68 @@
+import { sqliteFile } from "../../store/db.js";
+import { LeaseStore } from "../../store/index.js";
+import { proactiveParts, type ProactiveParts } from "../http/api/wire.js";
+import { Gateway } from "../inbound/gateway.js";
+import { Outbound } from "../outbound/outbound.js";
+import { SentLog } from "../outbound/sent-log.js";
+import { commandMenu } from "./commands.js";
+import type { HttpPart } from "./http.js";
+import type { AppBase, StorePart } from "./parts.js";
+import type { RuntimePart } from "./runtime.js";
+import type { ToolingPart } from "./tooling.js";
+
+/** The gateway part: replies out (Outbound, one scheduler per adapter), messages in (Gateway), and the proactive directory between them. */
+export interface GatewayPart {
+  outbound: Outbound;
+  proactive: ProactiveParts;
+  gateway: Gateway;
+}
+
+/** Outbound delivery for every adapter, registered as the runner's sink for every platform. */
+function outboundPart(base: AppBase, stores: StorePart, runtime: RuntimePart): Outbound {
+  const { config, log, metrics } = base;
+  // The sent log lives beside a SQLite file (one host, one process). PostgreSQL marks replies sent
+  // over a pool without SQLite's single-writer queue, so the window it closes is far smaller there.
+  const sentLog =
+    stores.db.provider === "sqlite" && !config.DATABASE_URL.includes(":memory:") ? SentLog.open(`${sqliteFile(config.DATABASE_URL)}.sent.log`) : undefined;
+  const outbound = new Outbound({
+    deliveries: stores.deliveries,
+    metrics,
+    log,
+    streamAfterMs: base.opts.streamAfterMs,
+    owner: base.processId,
+    sentLog,
+    ...(config.SHARED_DATABASE ? { staleAfterMs: 30_000 } : {}),
+  });
+  for (const a of base.adapters.list()) outbound.add(a);
+  runtime.runner.withSink([], outbound.sink);
+  return outbound;
+}
+
+export function gatewayPart(base: AppBase, stores: StorePart, runtime: RuntimePart, tools: ToolingPart, web: HttpPart): GatewayPart {
+  const { config, log, metrics } = base;
+  const outbound = outboundPart(base, stores, runtime);
+  const proactive = proactiveParts({ ...base, ...stores, outbound });
+  const { registry, identities, inbound, kv, ledger } = stores;
+  const gateway = new Gateway({
+    registry,
+    identities,
+    inbound,
+    kv,
+    ledger,
+    adapters: base.adapters,
+    conversations: proactive.directory,
+    policy: config,
+    runner: runtime.runner,
+    outbound,
+    pairing: runtime.pairing,
+    metrics,
+    log,
+    // Adapters' routes (webhooks, Slack events, the console's messages) refuse new work once a stop begins.
+    route: (m, p, h, o) => web.http.route(m, p, m === "POST" ? web.intake.guard(h) : h, o),
+    leases: new LeaseStore(stores.db),
+    processId: base.processId,
+    ...commandMenu(runtime.commands, config),
+    onApprovalClick: (c) => tools.tooling.approvals.click(c),
+  });
+  return { outbound, proactive, gateway };
+}

@@ -1,0 +1,48 @@
+import { Runner } from "../../runtime/runner.js";
+import type { FileSource } from "../../runtime/media/types.js";
+import { Pairing } from "../inbound/pairing.js";
+import type { JobService } from "../jobs/service.js";
+import { mediaInput } from "../media.js";
+import type { AgentPart } from "./agent.js";
+import { chatCommands, registerInterceptors, type ChatCommands } from "./commands.js";
+import type { AppBase, StorePart } from "./parts.js";
+import type { ToolingPart } from "./tooling.js";
+
+/** The runtime part: the Runner with its interceptors (approvals, chat commands, the turn limit), and DM pairing. */
+export interface RuntimePart {
+  runner: Runner;
+  pairing: Pairing;
+  commands: ChatCommands;
+}
+
+export function runtimePart(base: AppBase, stores: StorePart, agent: AgentPart, tools: ToolingPart, jobs: JobService): RuntimePart {
+  const { config, log, metrics, adapters } = base;
+  const { registry, transcript, memories, ledger } = stores;
+  const runner = new Runner({
+    registry,
+    transcript,
+    memories,
+    ledger,
+    log,
+    agentFactory: tools.withTools,
+    personas: agent.personas,
+    busyPolicy: config.BUSY_POLICY,
+    context: { maxMessages: config.CONTEXT_MAX_MESSAGES, maxChars: config.CONTEXT_MAX_CHARS },
+    turnTimeoutMs: config.AGENT_TIMEOUT,
+    maxLiveSessions: config.LIVE_SESSIONS_MAX,
+    freshWindow: config.SHARED_DATABASE,
+    onTurnCommitted: agent.reflector.onTurnCommitted,
+    onRotated: agent.reflector.onRotated,
+    // A failing commit is retried until its event's TTL (durable-commit.ts); without a known event, not at all.
+    commitDeadline: (ids) => {
+      const t = ids.map((id) => ledger.occurredAt.get(id)).find((v) => v !== undefined);
+      return t === undefined ? undefined : t + config.INBOUND_TTL;
+    },
+    onCommitError: () => metrics.internalErrors.inc({ where: "turn-commit" }),
+    prepareInput: mediaInput(config, log, metrics, (platform, botId): FileSource | undefined => adapters.get(platform, botId)?.files),
+  });
+  const pairing = new Pairing(stores.access);
+  const commands = chatCommands(config, { transcript, personas: agent.personas, pairing, tooling: tools.tooling, jobs, offered: tools.withTools.offered });
+  registerInterceptors(runner, tools.tooling, commands, config);
+  return { runner, pairing, commands };
+}

@@ -1,0 +1,124 @@
+import { StoreError } from "../errors.js";
+import { queryBuilder, type Query, type QueryBuilder, type Sql } from "../sql.js";
+import type { StoreHealthReport } from "../health.js";
+import { afterCommit, CallRules, closedError, commitUnknown } from "../call-rules.js";
+import type { ClientCall, CommonOptions, Database } from "../db.js";
+import { PgSql } from "./sql.js";
+
+/** What only the PostgreSQL back end reads of DatabaseOptions. */
+export interface PostgresOptions {
+  /** The pool's size. */
+  poolSize?: number;
+  /** Told when an idle connection of the pool fails (a server restart); the next query reconnects. */
+  onIdleError?: (err: Error) => void;
+}
+
+/**
+ * The PostgreSQL back end: a pool of its own (sql.ts); the database does the
+ * locking. A call is retried as a whole on serialization failures and
+ * deadlocks; a commit that was sent but not acknowledged is CommitUnknown.
+ */
+export class PostgresDatabase implements Database {
+  readonly provider = "postgresql" as const;
+  readonly q: QueryBuilder = queryBuilder("postgresql");
+  readonly url: string;
+  readonly #rules: CallRules;
+  readonly #pg: PgSql;
+  readonly #clients: Array<() => Promise<void>> = [];
+  #closed = false;
+
+  constructor(options: CommonOptions & PostgresOptions) {
+    this.url = options.url;
+    this.#rules = new CallRules({ maxRetries: options.maxRetries ?? 8, faults: options.faults, onFailure: options.onFailure });
+    this.#pg = new PgSql(options.url, options.poolSize ?? 10, options.onQuery, options.onIdleError);
+  }
+
+  async init(): Promise<void> {
+    await this.query(
+      "init",
+      this.q.selectNoFrom((eb) => eb.lit(1).as("one")),
+    );
+  }
+
+  health(): StoreHealthReport {
+    return this.#rules.report();
+  }
+
+  #refused<T>(run: () => Promise<T>): Promise<T> {
+    return this.#closed ? Promise.reject(closedError()) : run();
+  }
+
+  attachClient(disconnect: () => Promise<void>): ClientCall {
+    this.#clients.push(disconnect);
+    return (op, fn) => this.#rules.call(op, () => this.#refused(fn));
+  }
+
+  /** One autocommit statement: RETURNING needs nothing more here. */
+  writeReturning<R>(op: string, q: Query<R>): Promise<R[]> {
+    return this.query(op, q);
+  }
+
+  query<R>(op: string, q: Query<R>): Promise<R[]> {
+    return this.#rules.call(op, () => this.#refused(() => this.#pg.on(this.#pg.pool, op).all(q)));
+  }
+
+  exec(op: string, q: Query<unknown>): Promise<number> {
+    return this.#rules.call(op, () => this.#refused(() => this.#pg.on(this.#pg.pool, op).run(q)));
+  }
+
+  get statements(): number {
+    return this.#pg.statements;
+  }
+
+  get statementsByOp(): ReadonlyMap<string, number> {
+    return this.#pg.byOp;
+  }
+
+  /** Runs `fn` in one transaction on a connection of the pool, retried as a whole on serialization failures and deadlocks. */
+  sqlTransaction<T>(op: string, fn: (q: Sql) => Promise<T>): Promise<T> {
+    return this.#rules.observe(
+      op,
+      this.#rules.retry(op, () => this.#transaction(op, fn)),
+    );
+  }
+
+  async #transaction<T>(op: string, fn: (q: Sql) => Promise<T>): Promise<T> {
+    if (this.#closed) throw closedError();
+    const faults = this.#rules.faults;
+    faults?.beforeTransaction?.(op);
+    this.#rules.inject(op);
+    const p = this.#pg;
+    const client = await p.pool.connect();
+    let broken: Error | undefined;
+    let commitSent = false;
+    try {
+      await p.control(client, "BEGIN", op);
+      const result = await fn(p.on(client, op));
+      try {
+        faults?.beforeCommit?.(op);
+      } catch (e) {
+        throw commitUnknown(op, e);
+      }
+      commitSent = true;
+      await p.control(client, "COMMIT", op);
+      afterCommit(faults, op);
+      return result;
+    } catch (e) {
+      if (!commitSent) await client.query("ROLLBACK").catch((err: Error) => (broken = err));
+      else if (!(e instanceof StoreError)) {
+        broken = e as Error;
+        throw commitUnknown(op, e);
+      }
+      throw e;
+    } finally {
+      client.release(broken);
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    for (const disconnect of this.#clients.splice(0)) await disconnect();
+    await this.#pg.close().catch(() => {});
+  }
+}

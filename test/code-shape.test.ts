@@ -12,10 +12,6 @@ import { type CodeShape, codeShape, describeShape, longFunctions } from "../scri
 const PENDING: readonly string[] = [
   "src/gateway/outbound/chunker.ts",
   "src/gateway/outbound/outbound.ts",
-  "src/runtime/media/input.ts",
-  "src/runtime/runner.ts",
-  "src/runtime/turn.ts",
-  "src/session/registry.ts",
   "src/store/jobs.ts",
 ];
 

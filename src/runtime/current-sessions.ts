@@ -13,13 +13,15 @@ const LIMIT = 50_000;
 export class CurrentSessions {
   readonly #sessionOf = new Map<string, string>();
 
+  constructor(private readonly limit = LIMIT) {}
+
   get(bindingKey: string): string | undefined {
     return this.#sessionOf.get(bindingKey);
   }
 
   set(bindingKey: string, sessionId: string): void {
     // Re-inserted, so the entry evicted first is the one written longest ago (a conversation just moved stays).
-    if (!this.#sessionOf.delete(bindingKey) && this.#sessionOf.size >= LIMIT) this.#evictOldest();
+    if (!this.#sessionOf.delete(bindingKey) && this.#sessionOf.size >= this.limit) this.#evictOldest();
     this.#sessionOf.set(bindingKey, sessionId);
   }
 

@@ -6,6 +6,7 @@
  * the session that map names, however many times the conversation moved.
  */
 import { afterEach, describe, expect, it } from "vitest";
+import { CurrentSessions } from "../../src/runtime/current-sessions.js";
 import { finals, makeRuntime, message, privateChat, type TestRuntime } from "../support/runtime.js";
 
 describe("the current session of a conversation", () => {
@@ -48,5 +49,21 @@ describe("the current session of a conversation", () => {
     const stats = rt.runner.stats();
     expect(stats.bindings).toBe(1);
     expect(stats).not.toHaveProperty("retired");
+  });
+});
+
+describe("CurrentSessions, the one cache of it", () => {
+  it("past its bound it forgets the entry written longest ago: a conversation just handed off stays, however old it is", () => {
+    const current = new CurrentSessions(3);
+    current.set("moved", "a");
+    current.set("k1", "x");
+    current.set("k2", "y");
+    // A handoff writes the conversation's new session: the entry is the newest now.
+    current.set("moved", "b");
+    current.set("k3", "z");
+    expect(current.size).toBe(3);
+    expect(current.get("moved")).toBe("b");
+    expect(current.get("k1")).toBeUndefined();
+    expect([current.get("k2"), current.get("k3")]).toEqual(["y", "z"]);
   });
 });

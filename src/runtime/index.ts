@@ -4,6 +4,7 @@ export * from "./sink-router.js";
 export * from "./ledger.js";
 export * from "./live-session.js";
 export * from "./runner.js";
+export type { RunnerOptions } from "./runner-options.js";
 export { executeTurn, type TurnOutcome } from "./turn.js";
 export * from "./commands/index.js";
 export * from "./reflection.js";

@@ -62,8 +62,6 @@ export class LiveSession {
   readonly #subscribers = new Set<EventStream>();
   #generation = 0;
   #closed = false;
-  /** Set when the session was rotated or switched away from: later events go there. */
-  successorId: string | undefined;
   lastUsed = Date.now();
 
   constructor(

@@ -1,27 +1,23 @@
-import type { Logger } from "../log.js";
 import { SessionError, errors } from "../session/errors.js";
 import { StoreError } from "../store/errors.js";
 import type { Info } from "../session/info.js";
 import type { Registry } from "../session/registry.js";
-import type { TranscriptStore } from "../store/transcript.js";
-import type { MemoryStore } from "../store/memories.js";
-import type { Agent } from "../agent/types.js";
-import type { PersonaRegistry } from "../agent/personas.js";
 import type { InEvent, MessageEvent, OutKind, Severity } from "./events.js";
-import { TranscriptLedger, type Ledger, type Reply } from "./ledger.js";
-import { LiveSession, type ContextLimits } from "./live-session.js";
+import { TranscriptLedger, type Ledger } from "./ledger.js";
+import { commitNotices, type Notice, type NoticeCommit } from "./commit-notices.js";
+import { LiveSession } from "./live-session.js";
 import { SinkRouter, type Sink } from "./sink-router.js";
 import { errInfo } from "../log.js";
 import { renderUserText, sourceIdOf } from "./pending.js";
 import { userEntry } from "./speaker.js";
-import { TurnAbandoned, executeTurn, type Pending, type TurnOutcome } from "./turn.js";
-import { admit, type BusyPolicy } from "./busy-policy.js";
-import { handoff } from "./handoff.js";
+import { executeTurn, type TurnOutcome } from "./turn.js";
+import type { BusyPolicy } from "./busy-policy.js";
+import type { RunnerOptions } from "./runner-options.js";
+import { followed, handoff, sessionFor, type Whereabouts } from "./handoff.js";
 import { capabilities } from "./capabilities.js";
 import { InterceptorChain, type InterceptContext, type Interceptor } from "./interceptors.js";
 import { SessionPool } from "./session-pool.js";
-import { stopTurns } from "./stop.js";
-import { TurnQueues, type TurnQueue } from "./turn-queue.js";
+import { TurnWorkers } from "./turn-workers.js";
 import { KeyedQueue } from "../keyed-queue.js";
 import { CurrentSessions } from "./current-sessions.js";
 
@@ -43,62 +39,24 @@ export interface RunHandle {
   done: Promise<TurnOutcome>;
 }
 
-export interface RunnerOptions {
-  registry: Registry;
-  transcript: TranscriptStore;
-  /** Builds the agent for a turn from the session's metadata (and the session, for per-user tools). */
-  agentFactory: (metadata: Record<string, unknown>, ctx: AgentContext) => Agent;
-  personas: PersonaRegistry;
-  memories?: MemoryStore;
-  ledger?: Ledger;
-  sinks?: SinkRouter;
-  busyPolicy?: BusyPolicy;
-  context?: ContextLimits;
-  turnTimeoutMs?: number;
-  typingIntervalMs?: number;
-  /**
-   * At most this many live sessions stay in memory; past it (by a tenth, so
-   * the sweep is rare) the least recently used idle ones are closed. A closed
-   * session reopens from the store on its next event.
-   */
-  maxLiveSessions?: number;
-  /** The typing indicator first shows when a turn has run this long (a quick answer needs none). */
-  typingDelayMs?: number;
-  log?: Logger;
-  /** Re-read the transcript window from the store for every turn (several processes share the database). */
-  freshWindow?: boolean;
-  /** Called after every committed turn (reflection hooks in here). Never awaited. */
-  onTurnCommitted?: (session: LiveSession) => void;
-  /** Called with the session a rotation (/new, /reset, an operator's) just archived (reflection reviews it). Never awaited. */
-  onRotated?: (previousId: string) => void;
-  /**
-   * Until when (epoch ms) a turn's failing commit is retried, given the
-   * inbound events it answers (their INBOUND_TTL); undefined: not retried.
-   * See durable-commit.ts.
-   */
-  commitDeadline?: (inboundIds: string[]) => number | undefined;
-  /** Told of every failed commit attempt (counted in /metrics). */
-  onCommitError?: (err: unknown) => void;
-  /** Fetches a message's attachments for the turn (images for vision, voice to text): src/runtime/media/. */
-  prepareInput?: import("./media/input.js").InputPreparer;
-}
-
 /**
  * The engine between a conversation's binding and its replies. It holds the
- * live sessions (SessionPool), runs the interceptor chain, applies the busy
- * policy, runs agent turns one at a time per session (TurnQueue), and fans
- * replies out through sinks.
+ * live sessions (SessionPool) and where each conversation is (CurrentSessions),
+ * runs the interceptor chain, applies the busy policy, runs agent turns one
+ * at a time per session (TurnWorkers), and fans replies out through sinks.
  */
 export class Runner {
   readonly sinks: SinkRouter;
   readonly ledger: Ledger;
-  readonly #queues = new TurnQueues();
+  readonly #workers: TurnWorkers;
   /** A session's events are taken one at a time, in the order they reached the runner. */
   readonly #intake = new KeyedQueue();
   readonly #pool: SessionPool;
   readonly #interceptors = new InterceptorChain();
   /** Which session each conversation is on now (see current-sessions.ts); handoff moves it. */
   readonly #current = new CurrentSessions();
+  /** Where a conversation is: what forwarding an event to the session it moved to reads (handoff.ts). */
+  readonly #where: Whereabouts;
   #closed = false;
   /** Shutting down: running turns may finish, nothing new starts. */
   #draining = false;
@@ -106,14 +64,19 @@ export class Runner {
   constructor(readonly opts: RunnerOptions) {
     this.sinks = opts.sinks ?? new SinkRouter(opts.log);
     this.ledger = opts.ledger ?? new TranscriptLedger(opts.transcript);
-    this.#pool = new SessionPool({
-      busy: (id) => {
-        const q = this.#queues.peek(id);
-        return !!(q?.running || q?.queue.length);
-      },
-      evicted: (id) => this.#queues.delete(id),
-      maxLive: opts.maxLiveSessions,
+    this.#workers = new TurnWorkers({
+      ledger: this.ledger,
+      log: opts.log,
+      execute: (session, pending, generation, abort) => executeTurn(this, session, pending, generation, abort),
+      halted: () => this.#closed || this.#draining,
     });
+    this.#where = {
+      current: this.#current,
+      registry: opts.registry,
+      open: (info) => this.open(info),
+      openById: (id) => this.#openById(id),
+    };
+    this.#pool = new SessionPool({ busy: (id) => this.#workers.busy(id), evicted: (id) => this.#workers.queues.delete(id), maxLive: opts.maxLiveSessions });
   }
 
   get registry(): Registry {
@@ -201,13 +164,9 @@ export class Runner {
 
   async #take(session: LiveSession, incoming: InEvent): Promise<RunHandle> {
     const event: InEvent = incoming.boundSessionId ? incoming : { ...incoming, boundSessionId: session.id };
-    // A rotated or switched session forwards later messages to where its conversation went.
-    const forwardTo = session.successorId ?? (session.info.archived ? this.#pool.successorOf(session.id) : undefined);
-    if (forwardTo) return this.run(await this.#openById(forwardTo), event);
-    if (session.closed || session.info.archived) {
-      const current = await this.opts.registry.resolveChatChannel(event.conversation);
-      if (current.id !== session.id) return this.run(this.open(current), event);
-    }
+    // A message for a session its conversation has left (rotated, switched away from, or a closed copy) goes where the conversation is.
+    const current = await sessionFor(this.#where, session, event);
+    if (current !== session) return current.id === session.id ? this.#take(current, event) : this.run(current, event);
     if (session.closed) throw errors.closed(`Session ${session.id}`);
 
     const notices: Array<{ severity: Severity; text: string }> = [];
@@ -230,7 +189,7 @@ export class Runner {
   }
 
   async #follow(session: LiveSession): Promise<LiveSession> {
-    return session.successorId && !this.#closed ? this.#openById(session.successorId) : session;
+    return this.#closed ? session : followed(this.#where, session);
   }
 
   async #openById(id: string): Promise<LiveSession> {
@@ -242,35 +201,16 @@ export class Runner {
     return { sessionId: session.id, accepted: "consumed", done: Promise.resolve("consumed") };
   }
 
-  /** Commits notices (and marks the inbound handled when `final`), then emits them. */
-  async #commitAndEmit(
+  /** Commits notices (and marks the inbound handled when `final`), then emits them (see commit-notices.ts). */
+  #commitAndEmit(
     session: LiveSession,
     event: InEvent,
-    messages: Array<{ role: "user" | "assistant"; content: string; sourceId?: string; meta?: string; name?: string }>,
+    messages: NoticeCommit["messages"],
     turnIncrement: number,
-    notices: Array<{ severity: Severity; text: string }>,
+    notices: Notice[],
     final: boolean,
   ): Promise<void> {
-    const replies: Reply[] = notices.map((n) => ({ replyTo: event.replyTo, text: n.text, kind: "notice", severity: n.severity }));
-    const { deliveries } = await this.ledger.commit({
-      sessionId: session.id,
-      inboundIds: final && event.inboundId ? [event.inboundId] : [],
-      messages,
-      turnIncrement,
-      replies,
-    });
-    if (messages.length) session.remember(messages);
-    notices.forEach((n, i) => {
-      session.emit({
-        kind: "notice",
-        sessionId: session.id,
-        severity: n.severity,
-        text: n.text,
-        replyTo: event.replyTo,
-        inboundId: event.inboundId,
-        deliveryId: deliveries[i]?.id,
-      });
-    });
+    return commitNotices(this.ledger, session, event, { messages, turnIncrement, notices, final });
   }
 
   async #accept(session: LiveSession, ev: MessageEvent): Promise<RunHandle> {
@@ -278,37 +218,8 @@ export class Runner {
       await this.#commitAndEmit(session, ev, [userEntry(ev, renderUserText(ev), sourceIdOf(ev))], 0, [], true);
       return { sessionId: session.id, accepted: "context", done: Promise.resolve("context") };
     }
-    const q = this.#queues.of(session.id);
-    const { accepted, done } = admit(q, ev, this.opts.busyPolicy ?? "queue", () => q.abortRunning(session));
-    if (accepted === "queued") this.#pump(session, q);
+    const { accepted, done } = this.#workers.accept(session, ev, this.opts.busyPolicy ?? "queue");
     return { sessionId: session.id, accepted, done };
-  }
-
-  #pump(session: LiveSession, q: TurnQueue): void {
-    if (q.running) return;
-    const stopped = this.#closed || this.#draining || session.closed;
-    let next = stopped ? undefined : q.queue.shift();
-    if (!next && q.collected && !stopped) {
-      next = q.collected;
-      q.collected = null;
-    }
-    if (!next) {
-      q.wakeIdleWaiters();
-      return;
-    }
-    const abort = new AbortController();
-    const pending = next;
-    const settled = executeTurn(this, session, pending, session.generation, abort)
-      .then((outcome) => pending.resolve(outcome))
-      .catch((err) => {
-        this.opts.log?.error({ sessionId: session.id, err: errInfo(err) }, "a turn failed outside the agent");
-        pending.resolve("failed");
-      })
-      .finally(() => {
-        q.running = null;
-        this.#pump(session, q);
-      });
-    q.running = { pending, abort, settled };
   }
 
   /**
@@ -316,9 +227,7 @@ export class Runner {
    * must come after the messages sent before it (/new) waits for this.
    */
   whenIdle(session: LiveSession): Promise<void> {
-    const q = this.#queues.of(session.id);
-    if (q.idle) return Promise.resolve();
-    return new Promise((resolve) => q.idleWaiters.push(resolve));
+    return this.#workers.whenIdle(session);
   }
 
   /**
@@ -328,31 +237,20 @@ export class Runner {
    * running and how many messages were dropped.
    */
   stop(session: LiveSession): { running: boolean; dropped: number } {
-    return stopTurns(session, this.#queues.of(session.id), (p) => void this.#drop(session, p));
-  }
-
-  async #drop(session: LiveSession, p: Pending): Promise<void> {
-    try {
-      await this.ledger.commit({
-        sessionId: session.id,
-        inboundIds: p.inboundIds,
-        messages: [userEntry(p.event, renderUserText(p.event), p.sourceId)],
-        turnIncrement: 0,
-        replies: [],
-      });
-    } catch (err) {
-      this.opts.log?.error({ sessionId: session.id, err: errInfo(err) }, "could not record dropped messages");
-    }
-    p.resolve("dropped");
+    return this.#workers.stop(session);
   }
 
   /**
    * Moves a conversation from `from` to the session `to` (after /new or
-   * /resume): fences and retires `from`, and hands its queued messages over.
+   * /resume, see handoff.ts), and tells the reflection of a rotation.
    */
   handoff(from: LiveSession, to: Info, phase: "rotated" | "switched"): LiveSession {
-    const next = handoff({ pool: this.#pool, queues: this.#queues, open: (info) => this.open(info), pump: (s, q) => this.#pump(s, q) }, from, to, phase);
-    this.#current.moved(from.id, next.id);
+    const next = handoff(
+      { pool: this.#pool, queues: this.#workers.queues, current: this.#current, open: (info) => this.open(info), pump: (s, q) => this.#workers.pump(s, q) },
+      from,
+      to,
+      phase,
+    );
     if (phase === "rotated") {
       try {
         this.opts.onRotated?.(from.id);
@@ -376,14 +274,7 @@ export class Runner {
    */
   async drain(graceMs: number): Promise<{ running: number }> {
     this.#draining = true;
-    const settled = () => [...this.#queues.values()].flatMap((q) => (q.running ? [q.running.settled] : []));
-    const deadline = Date.now() + graceMs;
-    for (let left = settled(); left.length && Date.now() < deadline; left = settled()) {
-      let timer: NodeJS.Timeout | undefined;
-      await Promise.race([Promise.allSettled(left), new Promise<void>((r) => (timer = setTimeout(r, Math.max(0, deadline - Date.now()))))]);
-      clearTimeout(timer);
-    }
-    return { running: settled().length };
+    return this.#workers.drain(graceMs);
   }
 
   /**
@@ -392,10 +283,7 @@ export class Runner {
    * event is replayed at the next start. Whether a turn was running.
    */
   abandon(sessionId: string): boolean {
-    const running = this.#queues.peek(sessionId)?.running;
-    if (!running) return false;
-    running.abort.abort(new TurnAbandoned());
-    return true;
+    return this.#workers.abandon(sessionId);
   }
 
   /**
@@ -406,18 +294,8 @@ export class Runner {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    const running: Promise<void>[] = [];
-    for (const q of this.#queues.values()) {
-      if (q.running) {
-        q.running.abort.abort(new TurnAbandoned());
-        running.push(q.running.settled);
-      }
-      for (const p of [...q.queue, ...(q.collected ? [q.collected] : [])]) p.resolve("dropped");
-    }
-    await Promise.allSettled(running);
-    for (const q of this.#queues.values()) q.wakeIdleWaiters();
+    await this.#workers.abandonAll();
     this.#pool.closeAll();
-    this.#queues.clear();
   }
 
   get closed(): boolean {
@@ -425,7 +303,7 @@ export class Runner {
   }
 
   /** Sizes of the per-session state, for tests and diagnostics: idle, nothing runs, waits or is queued. */
-  stats(): { live: number; workers: number; running: number; queued: number; collected: number; idleWaiters: number; retired: number; bindings: number } {
-    return { live: this.#pool.size, workers: this.#queues.size, ...this.#queues.stats(), retired: this.#pool.retired, bindings: this.#current.size };
+  stats(): { live: number; workers: number; running: number; queued: number; collected: number; idleWaiters: number; bindings: number } {
+    return { live: this.#pool.size, workers: this.#workers.queues.size, ...this.#workers.queues.stats(), bindings: this.#current.size };
   }
 }

@@ -1,18 +1,14 @@
 import { errors } from "../session/errors.js";
 import type { LiveSession } from "./live-session.js";
 
-/** Remembers where rotated sessions went, so late events for them are forwarded (bounded). */
-const RETIRED_CAP = 50_000;
-
 /**
  * The live sessions in memory, bounded: past `maxLive` (by a tenth, so the
  * sweep is rare) the least recently used idle ones are closed, and a closed
- * session reopens from the store on its next event. Also remembers where
- * retired (rotated, switched) sessions went.
+ * session reopens from the store on its next event. Where a conversation
+ * went after a rotation or switch is not kept here: CurrentSessions has it.
  */
 export class SessionPool {
   readonly #live = new Map<string, LiveSession>();
-  readonly #retired = new Map<string, string>();
 
   constructor(
     private readonly opts: {
@@ -65,25 +61,6 @@ export class SessionPool {
 
   get size(): number {
     return this.#live.size;
-  }
-
-  /** `id` was retired in favour of `successor`. */
-  retire(id: string, successor: string): void {
-    this.#retired.set(id, successor);
-    if (this.#retired.size > RETIRED_CAP) this.#retired.delete(this.#retired.keys().next().value!);
-  }
-
-  /** `id` is live again (switched back to). */
-  unretire(id: string): void {
-    this.#retired.delete(id);
-  }
-
-  successorOf(id: string): string | undefined {
-    return this.#retired.get(id);
-  }
-
-  get retired(): number {
-    return this.#retired.size;
   }
 
   /** Closes live sessions unused for `idleMs`, keeping memory bounded as chats pile up. */

@@ -17,6 +17,16 @@ import { isUuid } from "./info.js";
 
 export type BindingScope = "private" | "group" | "main";
 
+/** A conversation: a private chat (user + channel) or a group (userId === groupId). */
+export interface ChatRequest {
+  agentId: string;
+  userId: string;
+  groupId?: string;
+  channel: string;
+  /** A session id from before bindings existed; adopted on a miss if still valid for this conversation. */
+  legacyId?: string;
+}
+
 const enc = (s: string) => encodeURIComponent(s);
 
 export function privateKey(userId: string, agentId: string, kind: string, channel: string): string {
@@ -58,6 +68,15 @@ export function chatBinding(req: { agentId: string; userId: string; groupId?: st
     kind: "chat",
     channel: req.channel,
   };
+}
+
+/**
+ * The binding key a chat session is reached by, from its own coordinates
+ * (they are its conversation's: the binding created it, and /resume only
+ * points a conversation at its own sessions); none for other kinds.
+ */
+export function chatKeyOf(session: { kind: string; agentId: string; userId: string; groupId?: string; channel: string }): string | undefined {
+  return session.kind === "chat" ? chatBinding(session).key : undefined;
 }
 
 /** The binding of a user's main session with an agent. */

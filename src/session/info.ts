@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import type { SessionRecord } from "../store/sessions.js";
 import { errors } from "./errors.js";
 
@@ -35,6 +36,20 @@ export interface Info {
 /** Why a session ended: /new, /reset, /resume (switched away), an archive, an operator's rotate, or a binding repaired after an out-of-band archive. */
 export const SESSION_END_REASONS = ["new", "reset", "resume", "archive", "rotate", "repair"] as const;
 export type SessionEndReason = (typeof SESSION_END_REASONS)[number];
+
+/** A fresh session's Info: no turns, active, created now, a random id unless one is given. */
+export function newInfo(base: Omit<Info, "id" | "metadata" | "turnCount" | "createdAt" | "lastActive" | "archived"> & Partial<Info>): Info {
+  const now = new Date();
+  return {
+    metadata: {},
+    turnCount: 0,
+    createdAt: now,
+    lastActive: now,
+    archived: false,
+    ...base,
+    id: base.id ?? randomUUID(),
+  };
+}
 
 /**
  * Canonical form only (lower case, as randomUUID writes them): an upper-case

@@ -21,7 +21,8 @@ import type { KvStore } from "../../store/kv.js";
 import type { MessageEvent, ReplyAddress } from "../events.js";
 import { TurnAbandoned } from "../turn.js";
 import { ARGS_APPROVABLE_MAX } from "./arguments.js";
-import { prettyArguments, type ApprovalAction, type ApprovalCard } from "./card.js";
+import { prettyArguments, type ApprovalCard } from "./card.js";
+import { alreadyDecided, grantKey, mayDecide, onlyWhoMayDecide, tooLongVerdict, verdictOf, type ApprovalClick, type ClickResult } from "./decision.js";
 import { cardOf, pendingRecord } from "./record.js";
 
 export type Approvers = "requester" | "admins" | "anyone";
@@ -31,25 +32,6 @@ export interface CardTransport {
   /** Shows the card; resolves to its platform message id. */
   show(to: ReplyAddress, card: ApprovalCard): Promise<string | undefined>;
   update(to: ReplyAddress, messageId: string, card: ApprovalCard): Promise<void>;
-}
-
-/** One click (or `/approve <id>` typed), as an adapter reports it. */
-export interface ApprovalClick {
-  id: string;
-  action: ApprovalAction;
-  platform: string;
-  botId: string;
-  chatId: string;
-  senderId: string;
-  senderName?: string;
-  /** Listed in ADMIN_USERS. */
-  isAdmin: boolean;
-}
-
-/** What the clicker is told (privately where the platform can: an alert, an ephemeral message). */
-export interface ClickResult {
-  ok: boolean;
-  text: string;
 }
 
 export interface ApprovalServiceOptions {
@@ -81,8 +63,6 @@ interface Waiter {
 }
 
 export const APPROVAL_ID = /^[a-z0-9]{6}$/;
-
-const grantKey = (r: Pick<ApprovalRecord, "platform" | "botId" | "chatId" | "tool">) => `tool-grant:${r.platform}:${r.botId}:${r.chatId}:${r.tool}`;
 
 /** What a card says when a stop abandons its turn: nothing ran, and the message comes back. */
 const RESTARTING = "the gateway is restarting before a decision; your message is answered again when it is back";
@@ -203,10 +183,7 @@ export class ApprovalService {
       { tool: call.name, characters: args.length, max: ARGS_APPROVABLE_MAX, sessionId },
       "a tool call's arguments are too long to show for approval; the call is denied",
     );
-    return {
-      decision: "deny",
-      note: `its arguments are ${args.length} characters, more than a person can be shown to approve (at most ${ARGS_APPROVABLE_MAX}); make the call with smaller arguments, or several calls`,
-    };
+    return tooLongVerdict(args.length);
   }
 
   /** One expiry per approval whose turn was abandoned, however many ask for it. */
@@ -232,17 +209,11 @@ export class ApprovalService {
         text: "Only someone this bot already talks to (paired or allowlisted) or an operator can decide a tool call. Send the bot a direct message to ask for access.",
       };
     }
-    if (!this.#mayDecide(rec, c)) {
+    if (!mayDecide(rec, c, this.opts.approvers)) {
       this.opts.onDecision?.("refused");
-      const who =
-        rec.privateChat || this.opts.approvers === "requester"
-          ? `${rec.requesterName ?? "the person who asked"}${rec.privateChat ? "" : " or an operator"}`
-          : this.opts.approvers === "admins"
-            ? "an operator"
-            : "someone in this chat";
-      return { ok: false, text: `Only ${who} can decide this request.` };
+      return { ok: false, text: onlyWhoMayDecide(rec, this.opts.approvers) };
     }
-    if (rec.status !== "pending") return { ok: false, text: this.#already(rec) };
+    if (rec.status !== "pending") return { ok: false, text: alreadyDecided(rec) };
     const status = c.action === "deny" ? "denied" : "approved";
     const by = c.senderName ?? c.senderId;
     const waiter = this.#waiters.get(c.id);
@@ -255,7 +226,7 @@ export class ApprovalService {
     const won = await this.#finish(c.id, status, { byId: c.senderId, byName: by, always: c.action === "always" }, rec);
     if (!won) {
       const now = await this.opts.store.get(c.id);
-      return { ok: false, text: now ? this.#already(now) : `There is no approval ${c.id} in this chat.` };
+      return { ok: false, text: now ? alreadyDecided(now) : `There is no approval ${c.id} in this chat.` };
     }
     if (c.action === "always") await this.opts.kv.set(grantKey(rec), "1");
     return { ok: true, text: status === "approved" ? `Approved${c.action === "always" ? " (always in this chat)" : ""}.` : "Denied." };
@@ -270,32 +241,6 @@ export class ApprovalService {
     for (const r of left) await this.#finish(r.id, "expired", { reason: "the gateway restarted before a decision" }, r);
     if (left.length) this.opts.log?.info({ count: left.length }, "approvals left by the previous run expired; their messages are answered again");
     return left.length;
-  }
-
-  #mayDecide(rec: ApprovalRecord, c: ApprovalClick): boolean {
-    const requester = c.senderId === rec.requesterId;
-    if (rec.privateChat) return requester;
-    switch (this.opts.approvers) {
-      case "anyone":
-        return true;
-      case "admins":
-        return c.isAdmin;
-      default:
-        return requester || c.isAdmin;
-    }
-  }
-
-  #already(rec: ApprovalRecord): string {
-    switch (rec.status) {
-      case "approved":
-        return `Already approved by ${rec.decidedByName ?? "someone"}.`;
-      case "denied":
-        return `Already denied by ${rec.decidedByName ?? "someone"}.`;
-      case "expired":
-        return "This request has expired.";
-      default:
-        return "This request was cancelled.";
-    }
   }
 
   async #poll(id: string): Promise<void> {
@@ -350,9 +295,6 @@ export class ApprovalService {
 
   #settle(w: Waiter, rec: ApprovalRecord, reason?: string): void {
     this.#waiters.delete(rec.id);
-    const by = rec.decidedByName ?? rec.decidedById ?? "someone";
-    if (rec.status === "approved") w.resolve({ decision: "approve", note: `approved by ${by}${rec.always ? " (always in this chat)" : ""}` });
-    else if (rec.status === "denied") w.resolve({ decision: "deny", note: `denied by ${by}` });
-    else w.resolve({ decision: "deny", note: rec.status === "expired" ? `expired${reason ? `: ${reason}` : ""}` : `cancelled${reason ? `: ${reason}` : ""}` });
+    w.resolve(verdictOf(rec, reason));
   }
 }

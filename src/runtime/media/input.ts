@@ -54,87 +54,121 @@ const isAudio = (a: AttachmentInfo) => a.kind === "voice" || a.kind === "audio";
  */
 export function mediaPreparer(o: MediaOptions): InputPreparer {
   return async (ev, signal) => {
-    const lines: string[] = ev.text ? [ev.text] : [];
-    const images: ImageInput[] = [];
-    const notices: PreparedInput["notices"] = [];
-    let usable = ev.text.trim().length > 0;
-    const source = o.files(ev.replyTo.platform, ev.replyTo.botId);
-    const fetchFile = async (a: AttachmentInfo, maxBytes: number): Promise<Buffer> => {
-      if (!source) throw new MediaError("Unsupported", `${ev.replyTo.platform} gives no file downloads`);
-      const loc = await source.locate(a, signal).catch((err: unknown) => {
-        if (err instanceof MediaError) throw err;
-        throw new MediaError("Failed", `the ${a.kind} could not be located on ${ev.replyTo.platform}`, { cause: err });
-      });
-      return downloadFile(loc, { maxBytes, timeoutMs: o.timeoutMs, signal, fetch: o.fetch });
-    };
-    const failed = (what: "image" | "audio", a: AttachmentInfo, err: unknown) => {
-      if (signal.aborted) throw signal.reason ?? err;
-      const code = err instanceof MediaError ? err.code : isAgentError(err) ? `transcribe-${err.code}` : "error";
-      o.onFailure?.(what, code);
-      o.log?.warn({ platform: ev.replyTo.platform, kind: a.kind, code, err: errInfo(err) }, `could not use an ${what} attachment`);
-      return code;
-    };
+    const input = new MessageInput(o, ev, signal);
     for (const a of ev.attachments ?? []) {
       signal.throwIfAborted();
-      if (o.vision && isImage(a)) {
-        lines.push(describeAttachment(a));
-        try {
-          const data = await fetchFile(a, o.maxImageBytes);
-          const mimeType = sniffImage(data);
-          if (!mimeType) throw new MediaError("WrongType", "the file is not a JPEG, PNG, GIF or WebP image");
-          images.push({ mimeType, data });
-          usable = true;
-        } catch (err) {
-          const code = failed("image", a, err);
-          const size = err instanceof MediaError ? (err.size ?? a.size) : a.size;
-          notices.push({
-            severity: "warn",
-            text:
-              code === "TooLarge"
-                ? `That image is too large for me to look at${size ? ` (${mb(size)})` : ""}; the limit is ${mb(o.maxImageBytes)}. Please send a smaller one.`
-                : code === "WrongType"
-                  ? "I couldn't look at that image: it is not a JPEG, PNG, GIF or WebP picture."
-                  : "I couldn't download that image, so I only know that it was sent. Please try sending it again.",
-          });
-        }
-        continue;
-      }
-      if (isAudio(a)) {
-        const label = a.kind === "voice" ? "voice note" : "audio file";
-        if (!o.transcribe) {
-          lines.push(describeAttachment(a));
-          notices.push({
-            severity: "info",
-            text: `Voice messages are not supported here, so I can't listen to your ${label}. Please type your message instead.`,
-          });
-          continue;
-        }
-        try {
-          const data = await fetchFile(a, o.maxAudioBytes);
-          const type = sniffAudio(data);
-          if (!type) throw new MediaError("WrongType", "the file is not audio a transcription server reads");
-          const said = await o.transcribe({ data, mimeType: type.mimeType, fileName: `${a.kind}.${type.ext}` }, signal);
-          lines.push(`[${label}, transcribed]: ${said || "(no speech recognised)"}`);
-          usable = usable || said.length > 0;
-          if (!said) notices.push({ severity: "info", text: `I couldn't make out any words in that ${label}.` });
-        } catch (err) {
-          const code = failed("audio", a, err);
-          lines.push(describeAttachment(a));
-          notices.push({
-            severity: "warn",
-            text:
-              code === "TooLarge"
-                ? `That ${label} is too long for me to transcribe; the limit is ${mb(o.maxAudioBytes)}.`
-                : code === "WrongType"
-                  ? `I couldn't transcribe that ${label}: it is not an audio format I can read.`
-                  : `I couldn't transcribe that ${label}. Please try again, or type your message.`,
-          });
-        }
-        continue;
-      }
-      lines.push(describeAttachment(a));
-      usable = true;
+      if (o.vision && isImage(a)) await input.image(a);
+      else if (isAudio(a)) await input.audio(a);
+      else input.described(a);
     }
-    return { text: lines.join("\n"), images, notices, nothingToAnswer: !usable && notices.length > 0 };
+    return input.prepared();
   };
+}
+
+/** One message's input as its attachments are taken in turn: the text lines, the images, the notices. */
+class MessageInput {
+  readonly #lines: string[];
+  readonly #images: ImageInput[] = [];
+  readonly #notices: PreparedInput["notices"] = [];
+  #usable: boolean;
+  readonly #source: FileSource | undefined;
+
+  constructor(
+    private readonly o: MediaOptions,
+    private readonly ev: MessageEvent,
+    private readonly signal: AbortSignal,
+  ) {
+    this.#lines = ev.text ? [ev.text] : [];
+    this.#usable = ev.text.trim().length > 0;
+    this.#source = o.files(ev.replyTo.platform, ev.replyTo.botId);
+  }
+
+  /** Only described: the model is told it was sent. */
+  described(a: AttachmentInfo): void {
+    this.#lines.push(describeAttachment(a));
+    this.#usable = true;
+  }
+
+  /** An image for the model (MODEL_VISION), or a notice saying why it could not be looked at. */
+  async image(a: AttachmentInfo): Promise<void> {
+    const { o } = this;
+    this.#lines.push(describeAttachment(a));
+    try {
+      const data = await this.#fetch(a, o.maxImageBytes);
+      const mimeType = sniffImage(data);
+      if (!mimeType) throw new MediaError("WrongType", "the file is not a JPEG, PNG, GIF or WebP image");
+      this.#images.push({ mimeType, data });
+      this.#usable = true;
+    } catch (err) {
+      const code = this.#failed("image", a, err);
+      const size = err instanceof MediaError ? (err.size ?? a.size) : a.size;
+      this.#notices.push({
+        severity: "warn",
+        text:
+          code === "TooLarge"
+            ? `That image is too large for me to look at${size ? ` (${mb(size)})` : ""}; the limit is ${mb(o.maxImageBytes)}. Please send a smaller one.`
+            : code === "WrongType"
+              ? "I couldn't look at that image: it is not a JPEG, PNG, GIF or WebP picture."
+              : "I couldn't download that image, so I only know that it was sent. Please try sending it again.",
+      });
+    }
+  }
+
+  /** A voice note or audio file transcribed into the text (TRANSCRIBE_MODEL), or a notice saying why not. */
+  async audio(a: AttachmentInfo): Promise<void> {
+    const { o } = this;
+    const label = a.kind === "voice" ? "voice note" : "audio file";
+    if (!o.transcribe) {
+      this.#lines.push(describeAttachment(a));
+      this.#notices.push({
+        severity: "info",
+        text: `Voice messages are not supported here, so I can't listen to your ${label}. Please type your message instead.`,
+      });
+      return;
+    }
+    try {
+      const data = await this.#fetch(a, o.maxAudioBytes);
+      const type = sniffAudio(data);
+      if (!type) throw new MediaError("WrongType", "the file is not audio a transcription server reads");
+      const said = await o.transcribe({ data, mimeType: type.mimeType, fileName: `${a.kind}.${type.ext}` }, this.signal);
+      this.#lines.push(`[${label}, transcribed]: ${said || "(no speech recognised)"}`);
+      this.#usable = this.#usable || said.length > 0;
+      if (!said) this.#notices.push({ severity: "info", text: `I couldn't make out any words in that ${label}.` });
+    } catch (err) {
+      const code = this.#failed("audio", a, err);
+      this.#lines.push(describeAttachment(a));
+      this.#notices.push({
+        severity: "warn",
+        text:
+          code === "TooLarge"
+            ? `That ${label} is too long for me to transcribe; the limit is ${mb(o.maxAudioBytes)}.`
+            : code === "WrongType"
+              ? `I couldn't transcribe that ${label}: it is not an audio format I can read.`
+              : `I couldn't transcribe that ${label}. Please try again, or type your message.`,
+      });
+    }
+  }
+
+  prepared(): PreparedInput {
+    return { text: this.#lines.join("\n"), images: this.#images, notices: this.#notices, nothingToAnswer: !this.#usable && this.#notices.length > 0 };
+  }
+
+  async #fetch(a: AttachmentInfo, maxBytes: number): Promise<Buffer> {
+    const { platform } = this.ev.replyTo;
+    if (!this.#source) throw new MediaError("Unsupported", `${platform} gives no file downloads`);
+    const loc = await this.#source.locate(a, this.signal).catch((err: unknown) => {
+      if (err instanceof MediaError) throw err;
+      throw new MediaError("Failed", `the ${a.kind} could not be located on ${platform}`, { cause: err });
+    });
+    return downloadFile(loc, { maxBytes, timeoutMs: this.o.timeoutMs, signal: this.signal, fetch: this.o.fetch });
+  }
+
+  /** Counts and logs a failed attachment and gives its code; an abort of the turn is rethrown, not counted. */
+  #failed(what: "image" | "audio", a: AttachmentInfo, err: unknown): string {
+    if (this.signal.aborted) throw this.signal.reason ?? err;
+    const code = err instanceof MediaError ? err.code : isAgentError(err) ? `transcribe-${err.code}` : "error";
+    this.o.onFailure?.(what, code);
+    this.o.log?.warn({ platform: this.ev.replyTo.platform, kind: a.kind, code, err: errInfo(err) }, `could not use an ${what} attachment`);
+    return code;
+  }
 }

@@ -1,0 +1,87 @@
+/**
+ * Who may decide an approval, and what each party is told: the clicker
+ * (refused, already decided) and the waiting turn (the verdict its tool call
+ * gets). Pure: the service reads the row and applies these.
+ */
+import type { ApprovalVerdict } from "../../agent/tools.js";
+import type { ApprovalRecord } from "../../store/approvals.js";
+import { ARGS_APPROVABLE_MAX } from "./arguments.js";
+import type { ApprovalAction } from "./card.js";
+import type { Approvers } from "./service.js";
+
+/** One click (or `/approve <id>` typed), as an adapter reports it. */
+export interface ApprovalClick {
+  id: string;
+  action: ApprovalAction;
+  platform: string;
+  botId: string;
+  chatId: string;
+  senderId: string;
+  senderName?: string;
+  /** Listed in ADMIN_USERS. */
+  isAdmin: boolean;
+}
+
+/** What the clicker is told (privately where the platform can: an alert, an ephemeral message). */
+export interface ClickResult {
+  ok: boolean;
+  text: string;
+}
+
+/** The KV key of an "always in this chat" grant of a tool. */
+export const grantKey = (r: Pick<ApprovalRecord, "platform" | "botId" | "chatId" | "tool">) => `tool-grant:${r.platform}:${r.botId}:${r.chatId}:${r.tool}`;
+
+/** A private chat's approval is its requester's; in a group, APPROVERS says who (the requester and operators by default). */
+export function mayDecide(rec: ApprovalRecord, c: ApprovalClick, approvers: Approvers): boolean {
+  const requester = c.senderId === rec.requesterId;
+  if (rec.privateChat) return requester;
+  switch (approvers) {
+    case "anyone":
+      return true;
+    case "admins":
+      return c.isAdmin;
+    default:
+      return requester || c.isAdmin;
+  }
+}
+
+/** The refusal of a clicker who may not decide, naming who may. */
+export function onlyWhoMayDecide(rec: ApprovalRecord, approvers: Approvers): string {
+  const who =
+    rec.privateChat || approvers === "requester"
+      ? `${rec.requesterName ?? "the person who asked"}${rec.privateChat ? "" : " or an operator"}`
+      : approvers === "admins"
+        ? "an operator"
+        : "someone in this chat";
+  return `Only ${who} can decide this request.`;
+}
+
+/** What a click on an approval that is no longer pending is told. */
+export function alreadyDecided(rec: ApprovalRecord): string {
+  switch (rec.status) {
+    case "approved":
+      return `Already approved by ${rec.decidedByName ?? "someone"}.`;
+    case "denied":
+      return `Already denied by ${rec.decidedByName ?? "someone"}.`;
+    case "expired":
+      return "This request has expired.";
+    default:
+      return "This request was cancelled.";
+  }
+}
+
+/** The verdict a decided approval gives the waiting tool call. */
+export function verdictOf(rec: ApprovalRecord, reason?: string): ApprovalVerdict {
+  const by = rec.decidedByName ?? rec.decidedById ?? "someone";
+  if (rec.status === "approved") return { decision: "approve", note: `approved by ${by}${rec.always ? " (always in this chat)" : ""}` };
+  if (rec.status === "denied") return { decision: "deny", note: `denied by ${by}` };
+  return { decision: "deny", note: rec.status === "expired" ? `expired${reason ? `: ${reason}` : ""}` : `cancelled${reason ? `: ${reason}` : ""}` };
+}
+
+/** Nobody may approve what they cannot read in full, and this much would flood the chat: the call is denied without asking. */
+export function tooLongVerdict(characters: number): ApprovalVerdict {
+  return {
+    decision: "deny",
+    note: `its arguments are ${characters} characters, more than a person can be shown to approve (at most ${ARGS_APPROVABLE_MAX}); make the call with smaller arguments, or several calls`,
+  };
+}

@@ -33,6 +33,10 @@ export default defineConfig({
           // 46 s without, same 794 tests). So a unit file must undo what it changes in the process:
           // restore real timers, mocks and process.env, and remove its listeners (test/README.md).
           isolate: false,
+          // Four workers on two cores: this tier waits more than it computes (platform pacing, 429
+          // retry_after, approval timeouts: measured 116 s of test time for 52 s of CPU), so two
+          // workers left the cores half idle (66 s wall; four: 48 s). Its files share no database.
+          maxWorkers: 4,
           setupFiles: ["test/support/open-handles.ts"],
           exclude: ["test/reliability/**", "node_modules/**", "test/**/*.pg.test.ts", "test/**/*.browser.test.ts", "test/**/*.slow.test.ts"],
         },

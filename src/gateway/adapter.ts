@@ -1,7 +1,7 @@
 import type { Logger } from "../log.js";
 import type { AdapterLimits, AdapterSink, FileSource, InboundEnvelope, Platform, ReplyFormat } from "./contract.js";
 import type { ApprovalAction } from "../runtime/approvals/card.js";
-import type { SlackInstallationStore } from "../store/index.js";
+import type { SlackInstallationStore, SlackOAuthStateStore } from "../store/index.js";
 
 /** A button click on an approval card, as the adapter decoded it (decodeAction). */
 export interface ApprovalClickInput {
@@ -191,4 +191,6 @@ export interface Adapter {
  * @slack/oauth's InstallationStore is built over it in adapters/slack.
  */
 export type SlackInstallations = Pick<SlackInstallationStore, "save" | "find" | "delete" | "list">;
+/** The install flow's use-once record of each OAuth `state` (SlackOAuthStateStore), as the Slack adapter reaches it. */
+export type SlackOAuthStates = Pick<SlackOAuthStateStore, "issue" | "consume">;
 export type { SlackInstallationRecord, NewSlackInstallation, SlackInstallationKey, SlackInstallationSummary } from "../store/index.js";

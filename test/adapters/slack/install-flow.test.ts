@@ -1,86 +1,66 @@
-import http from "node:http";
-import type { AddressInfo } from "node:net";
-import { InstallProvider, type Logger, LogLevel } from "@slack/oauth";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { DatabaseInstallationStore } from "../../../adapters/slack/installation-store.js";
-import { SingleUseStateStore, STATE_LIFETIME_SECONDS } from "../../../adapters/slack/oauth-state.js";
+import { INSTALL_PATH, OAUTH_REDIRECT_PATH, slackInstallRoutes } from "../../../adapters/slack/install-routes.js";
+import { STATE_LIFETIME_SECONDS } from "../../../adapters/slack/oauth-state.js";
+import type { HttpHandler } from "../../../adapters/types.js";
 import { SlackInstallationStore, SlackOAuthStateStore } from "../../../src/store/slack-installations.js";
 import { FakeSlack } from "../../fakes/index.js";
+import { captureLogger, RouteBridge } from "../../support/adapter-harness.js";
 import { openTestDb, type TestDb } from "../../support/db.js";
 
-const REDIRECT_PATH = "/slack/oauth_redirect";
-const quiet: Logger = {
-  debug: () => undefined,
-  info: () => undefined,
-  warn: () => undefined,
-  error: () => undefined,
-  setLevel: () => undefined,
-  getLevel: () => LogLevel.ERROR,
-  setName: () => undefined,
-};
-
 /**
- * The real InstallProvider (install path, callback, code exchange, auth.test)
- * over the database's installation and state stores, against the Slack
- * fake's oauth.v2.access. The HTTP server here only hands requests to the
- * provider; what is judged is the state's rules and what gets stored.
+ * The install routes (adapters/slack/install-routes.ts) on the real
+ * InstallProvider (install path, callback, code exchange, auth.test), over
+ * the database's installation and state stores, against the Slack fake's
+ * oauth.v2.access, served over HTTP as the gateway serves a route.
  */
-async function installHarness() {
+async function installHarness(opts: { installToken?: string } = {}) {
   const sl = new FakeSlack();
   await sl.start();
   const t: TestDb = await openTestDb("sqlite");
   const rows = new SlackInstallationStore(t.db);
   const states = new SlackOAuthStateStore(t.db);
-  let base = "";
-  const provider = new InstallProvider({
+  const lines: string[] = [];
+  const routes = new Map<string, HttpHandler>();
+  const bridge = new RouteBridge(routes);
+  const base = await bridge.start();
+  const { install, callback: finish } = slackInstallRoutes({
     clientId: sl.oauth.clientId,
     clientSecret: sl.oauth.clientSecret,
-    stateStore: new SingleUseStateStore("state-secret-for-tests", states),
-    installationStore: new DatabaseInstallationStore(rows),
-    directInstall: true,
-    // The refusals are the tests' subject; InstallProvider's own error lines would only be noise here.
-    logger: quiet,
-    clientOptions: { slackApiUrl: sl.apiUrl, retryConfig: { retries: 0 } },
+    stateSecret: "state-secret-for-tests",
+    scopes: ["chat:write", "im:history"],
+    redirectUri: `${base}${OAUTH_REDIRECT_PATH}`,
+    apiUrl: sl.apiUrl,
+    installations: rows,
+    states,
+    log: captureLogger(lines, { name: "install-test" }),
+    ...(opts.installToken !== undefined && { installToken: opts.installToken }),
   });
-  const server = http.createServer((req, res) => {
-    const opts = { scopes: ["chat:write", "im:history"], redirectUri: `${base}${REDIRECT_PATH}` };
-    if (req.url?.startsWith("/slack/install")) return void provider.handleInstallPath(req, res, {}, opts);
-    void provider.handleCallback(req, res, {
-      success: (installation, _o, _req, r) => {
-        r.writeHead(200, { "content-type": "text/plain" }).end(`installed in ${installation.team?.id ?? installation.enterprise?.id}`);
-      },
-      failure: (err, _o, _req, r) => {
-        r.writeHead(400, { "content-type": "text/plain" }).end(`refused: ${err.message}`);
-      },
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  routes.set(`GET ${INSTALL_PATH}`, install);
+  routes.set(`GET ${OAUTH_REDIRECT_PATH}`, finish);
 
   /** What a browser gets from /slack/install: the state on Slack's authorize URL, and its cookie. */
-  const startInstall = async () => {
-    const res = await fetch(`${base}/slack/install`, { redirect: "manual" });
+  const startInstall = async (query = "") => {
+    const res = await fetch(`${base}${INSTALL_PATH}${query}`, { redirect: "manual" });
     expect(res.status).toBe(302);
     const state = new URL(res.headers.get("location")!).searchParams.get("state")!;
     const cookie = res.headers.get("set-cookie")!.split(";")[0]!;
     return { state, cookie };
   };
   const callback = (query: Record<string, string>, cookie?: string) =>
-    fetch(`${base}${REDIRECT_PATH}?${new URLSearchParams(query)}`, { headers: cookie ? { cookie } : {} }).then(async (r) => ({
+    fetch(`${base}${OAUTH_REDIRECT_PATH}?${new URLSearchParams(query)}`, { headers: cookie ? { cookie } : {} }).then(async (r) => ({
       status: r.status,
       text: await r.text(),
     }));
   const exchanges = () => sl.calls.filter((c) => c.method === "oauth.v2.access").length;
   const close = async () => {
-    server.closeAllConnections();
-    await new Promise((r) => server.close(r));
+    await bridge.close();
     await t.close();
     await sl.close();
   };
-  return { sl, rows, startInstall, callback, exchanges, close };
+  return { sl, rows, base, lines, startInstall, callback, exchanges, close };
 }
 
-describe("the OAuth install flow's state (InstallProvider over the database)", () => {
+describe("the OAuth install routes (InstallProvider over the database)", () => {
   afterEach(() => {
     vi.useRealTimers();
   });
@@ -91,7 +71,8 @@ describe("the OAuth install flow's state (InstallProvider over the database)", (
       for (const teamId of ["T1", "T2"]) {
         const { state, cookie } = await h.startInstall();
         const r = await h.callback({ code: h.sl.oauth.code({ teamId, scopes: ["chat:write", "im:history"] }), state }, cookie);
-        expect(r).toEqual({ status: 200, text: `installed in ${teamId}` });
+        expect(r.status).toBe(200);
+        expect(r.text).toContain(`the workspace Team ${teamId} (${teamId}), as the bot user U${teamId}BOT`);
       }
       expect(h.exchanges()).toBe(2);
       const [a, b] = await Promise.all([h.rows.find({ enterpriseId: "", teamId: "T1" }), h.rows.find({ enterpriseId: "", teamId: "T2" })]);
@@ -180,6 +161,60 @@ describe("the OAuth install flow's state (InstallProvider over the database)", (
         expect(r.text).toMatch(/not one this gateway signed/);
       }
       expect(h.exchanges()).toBe(0);
+    } finally {
+      await h.close();
+    }
+  });
+
+  it("/slack/install redirects to Slack's authorize page with the client id, scopes, redirect URL and state, and sets the state cookie", async () => {
+    const h = await installHarness();
+    try {
+      const res = await fetch(`${h.base}${INSTALL_PATH}`, { redirect: "manual" });
+      const to = new URL(res.headers.get("location")!);
+      expect(`${to.origin}${to.pathname}`).toBe("https://slack.com/oauth/v2/authorize");
+      expect(to.searchParams.get("client_id")).toBe(h.sl.oauth.clientId);
+      expect(to.searchParams.get("scope")).toBe("chat:write,im:history");
+      expect(to.searchParams.get("redirect_uri")).toBe(`${h.base}${OAUTH_REDIRECT_PATH}`);
+      const cookie = res.headers.get("set-cookie")!;
+      expect(cookie).toMatch(new RegExp(`^slack-app-oauth-state=${to.searchParams.get("state")!.replace(/[.]/g, "\\.")}; Secure; HttpOnly;`));
+    } finally {
+      await h.close();
+    }
+  });
+
+  it("with an install token, /slack/install without it or with another is 403 and issues no state; with it, the flow works", async () => {
+    const h = await installHarness({ installToken: "operator-install-token" });
+    try {
+      for (const q of ["", "?token=", "?token=operator-install-tokeX", "?token=operator-install-token-longer"]) {
+        const res = await fetch(`${h.base}${INSTALL_PATH}${q}`, { redirect: "manual" });
+        expect(res.status).toBe(403);
+        expect(res.headers.get("set-cookie")).toBeNull();
+        expect(await res.text()).toContain("installs only from the link its operator hands out");
+      }
+      const { state, cookie } = await h.startInstall("?token=operator-install-token");
+      expect((await h.callback({ code: h.sl.oauth.code({ teamId: "T1" }), state }, cookie)).status).toBe(200);
+      expect((await h.rows.list()).map((r) => r.teamId)).toEqual(["T1"]);
+    } finally {
+      await h.close();
+    }
+  });
+
+  it("a code Slack refuses (already exchanged) is a 500 page that names no secret; the log has the reason, no token", async () => {
+    const h = await installHarness();
+    try {
+      const code = h.sl.oauth.code({ teamId: "T1" });
+      const first = await h.startInstall();
+      expect((await h.callback({ code, state: first.state }, first.cookie)).status).toBe(200);
+      const second = await h.startInstall();
+      const r = await h.callback({ code, state: second.state }, second.cookie);
+      expect(r.status).toBe(500);
+      expect(r.text).toContain("could not be completed");
+      const token = (await h.rows.find({ enterpriseId: "", teamId: "T1" }))!.botToken;
+      for (const text of [r.text, h.lines.join("")]) {
+        expect(text).not.toContain(token);
+        expect(text).not.toContain(h.sl.oauth.clientSecret);
+      }
+      expect(h.lines.join("")).toContain("invalid_code");
     } finally {
       await h.close();
     }

@@ -25,6 +25,9 @@ export class SingleUseStateStore implements StateStore {
   async generateStateParam(installOptions: InstallURLOptions, now: Date): Promise<string> {
     const body = Buffer.from(JSON.stringify({ n: randomUUID(), t: now.getTime(), o: installOptions })).toString("base64url");
     const state = `${body}.${this.sign(body)}`;
+    // Each new state sweeps the expired ones, so install links opened and abandoned (by anyone, when no install
+    // token gates them) leave at most ten minutes' worth of rows.
+    await this.states.prune(now);
     await this.states.issue(digest(state), new Date(now.getTime() + this.lifetimeSeconds * 1000));
     return state;
   }

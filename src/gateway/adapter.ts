@@ -192,5 +192,5 @@ export interface Adapter {
  */
 export type SlackInstallations = Pick<SlackInstallationStore, "save" | "find" | "delete" | "list">;
 /** The install flow's use-once record of each OAuth `state` (SlackOAuthStateStore), as the Slack adapter reaches it. */
-export type SlackOAuthStates = Pick<SlackOAuthStateStore, "issue" | "consume">;
+export type SlackOAuthStates = Pick<SlackOAuthStateStore, "issue" | "consume" | "prune">;
 export type { SlackInstallationRecord, NewSlackInstallation, SlackInstallationKey, SlackInstallationSummary } from "../store/index.js";

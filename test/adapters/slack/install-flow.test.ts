@@ -57,7 +57,8 @@ async function installHarness(opts: { installToken?: string } = {}) {
     await t.close();
     await sl.close();
   };
-  return { sl, rows, base, lines, startInstall, callback, exchanges, close };
+  const stateRows = async () => (await t.db.query("test-states", t.db.q.selectFrom("SlackOAuthState").select("id"))).length;
+  return { sl, rows, base, lines, startInstall, callback, exchanges, stateRows, close };
 }
 
 describe("the OAuth install routes (InstallProvider over the database)", () => {
@@ -215,6 +216,22 @@ describe("the OAuth install routes (InstallProvider over the database)", () => {
         expect(text).not.toContain(h.sl.oauth.clientSecret);
       }
       expect(h.lines.join("")).toContain("invalid_code");
+    } finally {
+      await h.close();
+    }
+  });
+
+  it("opening an install link sweeps the states that expired unused", async () => {
+    const h = await installHarness();
+    try {
+      vi.useFakeTimers({ toFake: ["Date"] });
+      vi.setSystemTime(new Date("2030-01-01T00:00:00.000Z"));
+      await h.startInstall();
+      await h.startInstall();
+      expect(await h.stateRows()).toBe(2);
+      vi.setSystemTime(new Date(Date.parse("2030-01-01T00:00:00.000Z") + STATE_LIFETIME_SECONDS * 1000));
+      await h.startInstall();
+      expect(await h.stateRows()).toBe(1);
     } finally {
       await h.close();
     }

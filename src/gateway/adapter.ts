@@ -1,6 +1,7 @@
 import type { Logger } from "../log.js";
 import type { AdapterLimits, AdapterSink, FileSource, InboundEnvelope, Platform, ReplyFormat } from "./contract.js";
 import type { ApprovalAction } from "../runtime/approvals/card.js";
+import type { SlackInstallationStore, SlackOAuthStateStore } from "../store/index.js";
 
 /** A button click on an approval card, as the adapter decoded it (decodeAction). */
 export interface ApprovalClickInput {
@@ -183,3 +184,13 @@ export interface Adapter {
   stop(): Promise<void>;
   health(): AdapterHealth;
 }
+
+/**
+ * The Slack app's installations in the database (SlackInstallationStore), as
+ * the Slack adapter reaches them: through this port, never the store itself.
+ * @slack/oauth's InstallationStore is built over it in adapters/slack.
+ */
+export type SlackInstallations = Pick<SlackInstallationStore, "save" | "find" | "delete" | "list">;
+/** The install flow's use-once record of each OAuth `state` (SlackOAuthStateStore), as the Slack adapter reaches it. */
+export type SlackOAuthStates = Pick<SlackOAuthStateStore, "issue" | "consume" | "prune">;
+export type { SlackInstallationRecord, NewSlackInstallation, SlackInstallationKey, SlackInstallationSummary } from "../store/index.js";

@@ -13,3 +13,11 @@ export { DeliveryStore, type DeliveryRecord, type DeliveryStatus } from "./deliv
 export { TurnStore, type TurnCommit } from "./turns.js";
 export { LeaseStore } from "./leases.js";
 export { ApprovalStore, type ApprovalRecord, type ApprovalStatus, type NewApproval } from "./approvals.js";
+export {
+  SlackInstallationStore,
+  SlackOAuthStateStore,
+  type SlackInstallationRecord,
+  type SlackInstallationSummary,
+  type SlackInstallationKey,
+  type NewSlackInstallation,
+} from "./slack-installations.js";

@@ -31,12 +31,15 @@ import {
 } from "./slack/types.js";
 import { SlackWorld, createWebApi } from "./slack/webapi.js";
 import { SlackFiles } from "./slack/files.js";
+import { SlackOAuth } from "./slack/oauth.js";
 
 export { mrkdwnView, type MrkdwnView } from "./slack/mrkdwn.js";
 export * from "./slack/types.js";
 export { SlackEventBuilder, nextTs, slackSignature, type MessageEventInput } from "./slack/events.js";
 
 export interface FakeSlackOptions {
+  /** The app's OAuth client id and secret, which oauth.v2.access checks. */
+  oauth?: { clientId?: string; clientSecret?: string };
   botToken?: string;
   appToken?: string;
   signingSecret?: string;
@@ -111,6 +114,8 @@ export class FakeSlack {
    * records every GET of one.
    */
   readonly files: SlackFiles;
+  /** The OAuth install flow: `sl.oauth.code(grant)` is what Slack puts on the redirect; oauth.v2.access exchanges it. */
+  readonly oauth: SlackOAuth;
 
   constructor(opts: FakeSlackOptions = {}) {
     this.botToken = opts.botToken ?? FakeSlack.DEFAULT_BOT_TOKEN;
@@ -128,6 +133,7 @@ export class FakeSlack {
       ...opts.identity,
     };
     this.echoOwnMessages = opts.echoOwnMessages ?? false;
+    this.oauth = new SlackOAuth(this.identity.appId, opts.oauth);
     this.world = new SlackWorld(this.identity);
     const notify = (): void => this.signal.notify();
     this.events = new SlackEventBuilder(
@@ -405,6 +411,11 @@ export class FakeSlack {
       if (fault.status === 429) return answer(429, { ok: false, error: fault.error }, { "retry-after": String(fault.retryAfter ?? 1) });
       return answer(fault.status, { ok: false, error: fault.error });
     }
+    // oauth.v2.access authenticates by the app's client id and secret, never a token.
+    if (method === "oauth.v2.access") return this.answerOAuth(params, answer);
+    const issued = token ? this.oauth.tokens.get(token) : undefined;
+    if (method === "auth.test" && issued)
+      return answer(200, { ok: true, ...this.oauth.authTest(issued) }, { "x-oauth-scopes": (issued.grant.scopes ?? []).join(",") });
     const fn = this.methods[method];
     if (!fn) return answer(200, { ok: false, error: "unknown_method" });
     const authError = this.checkToken(method, token);
@@ -418,6 +429,15 @@ export class FakeSlack {
     }
   }
 
+  private answerOAuth(params: Record<string, unknown>, answer: (status: number, body: Record<string, unknown>) => void): void {
+    try {
+      answer(200, { ok: true, ...this.oauth.access(params) });
+    } catch (err) {
+      if (!(err instanceof SlackApiError)) throw err;
+      answer(200, { ok: false, error: err.error });
+    }
+  }
+
   private checkToken(method: string, token: string | undefined): string | undefined {
     if (!token) return "not_authed";
     if (method === "apps.connections.open") {
@@ -425,6 +445,6 @@ export class FakeSlack {
       return token === this.appToken ? undefined : "invalid_auth";
     }
     if (token.startsWith("xapp-")) return "not_allowed_token_type";
-    return token === this.botToken ? undefined : "invalid_auth";
+    return token === this.botToken || this.oauth.tokens.has(token) ? undefined : "invalid_auth";
   }
 }

@@ -1,0 +1,7 @@
+import { describe } from "vitest";
+import { openTestDb } from "../support/db.js";
+import { slackInstallationCases } from "./slack-installations.cases.js";
+
+describe("Slack installations and OAuth states on PostgreSQL", () => {
+  slackInstallationCases("postgresql", () => openTestDb("postgresql"));
+});

@@ -26,6 +26,9 @@ export const SECRET_KEYS: ReadonlyArray<keyof Config> = [
   "SLACK_BOT_TOKEN",
   "SLACK_SIGNING_SECRET",
   "SLACK_APP_TOKEN",
+  "SLACK_CLIENT_SECRET",
+  "SLACK_STATE_SECRET",
+  "SLACK_INSTALL_TOKEN",
   "OPERATOR_TOKEN",
   "API_TOKENS",
   "HOOKS_CONFIG",
@@ -107,20 +110,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, opts: { crossCh
         "TRANSCRIBE_MODEL needs a server: set TRANSCRIBE_BASE_URL (or OPENAI_BASE_URL) to an OpenAI-compatible API that serves /audio/transcriptions, e.g. https://api.openai.com/v1.",
       );
     }
-    // Half-filled Slack settings would start a gateway without Slack and no word why.
-    if (!c.SLACK_BOT_TOKEN && (c.SLACK_SIGNING_SECRET || c.SLACK_APP_TOKEN)) {
-      const given = c.SLACK_APP_TOKEN ? "SLACK_APP_TOKEN" : "SLACK_SIGNING_SECRET";
-      throw new ConfigError(
-        "SLACK_BOT_TOKEN",
-        `SLACK_BOT_TOKEN is required with ${given}: copy the Bot User OAuth Token (xoxb-...) from your Slack app's OAuth & Permissions page, or unset ${given} to run without Slack.`,
-      );
-    }
-    if (c.SLACK_BOT_TOKEN && !c.SLACK_APP_TOKEN && !c.SLACK_SIGNING_SECRET) {
-      throw new ConfigError(
-        "SLACK_SIGNING_SECRET",
-        "SLACK_SIGNING_SECRET is required for Slack HTTP mode: copy it from your Slack app's Basic Information page, or set SLACK_APP_TOKEN for Socket Mode.",
-      );
-    }
+    slackCrossChecks(c);
     return c;
   }
   const issue = r.error.issues[0]!;
@@ -129,6 +119,43 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, opts: { crossCh
   const message = SECRET_KEYS.includes(variable as keyof Config) ? issue.message.replace(/\(got ".*"\)/, "").trim() : issue.message;
   // One line, whatever the value held.
   throw new ConfigError(variable, `${variable} ${message.replace(/[\r\n]+/g, " ")}. Fix it in the environment or .env (see .env.example).`);
+}
+
+/** True when the Slack app installs by OAuth (many workspaces): SLACK_CLIENT_ID is set. */
+export function slackInstallsByOAuth(c: Pick<Config, "SLACK_CLIENT_ID">): boolean {
+  return c.SLACK_CLIENT_ID !== undefined;
+}
+
+/** Half-filled Slack settings would start a gateway without Slack and no word why. */
+function slackCrossChecks(c: Config): void {
+  const oauth = slackInstallsByOAuth(c);
+  if (oauth) {
+    for (const [name, fix] of [
+      ["SLACK_CLIENT_SECRET", "copy the Client Secret from the Slack app's Basic Information page"],
+      ["SLACK_STATE_SECRET", "make one with `openssl rand -hex 32`; every process of the gateway needs the same value"],
+      ["PUBLIC_URL", "set it to the address Slack redirects installers to (the Redirect URL is PUBLIC_URL/slack/oauth_redirect)"],
+    ] as const) {
+      if (!c[name]) throw new ConfigError(name, `${name} is required with SLACK_CLIENT_ID (installs by OAuth): ${fix}.`);
+    }
+  } else if (c.SLACK_CLIENT_SECRET || c.SLACK_STATE_SECRET || c.SLACK_INSTALL_TOKEN) {
+    throw new ConfigError(
+      "SLACK_CLIENT_ID",
+      "SLACK_CLIENT_ID is required with SLACK_CLIENT_SECRET, SLACK_STATE_SECRET or SLACK_INSTALL_TOKEN: copy the Client ID from the Slack app's Basic Information page, or unset them to run with one SLACK_BOT_TOKEN.",
+    );
+  }
+  if (!c.SLACK_BOT_TOKEN && !oauth && (c.SLACK_SIGNING_SECRET || c.SLACK_APP_TOKEN)) {
+      const given = c.SLACK_APP_TOKEN ? "SLACK_APP_TOKEN" : "SLACK_SIGNING_SECRET";
+      throw new ConfigError(
+        "SLACK_BOT_TOKEN",
+        `SLACK_BOT_TOKEN is required with ${given}: copy the Bot User OAuth Token (xoxb-...) from your Slack app's OAuth & Permissions page, or unset ${given} to run without Slack.`,
+      );
+    }
+  if ((c.SLACK_BOT_TOKEN || oauth) && !c.SLACK_APP_TOKEN && !c.SLACK_SIGNING_SECRET) {
+    throw new ConfigError(
+      "SLACK_SIGNING_SECRET",
+      "SLACK_SIGNING_SECRET is required for Slack HTTP mode: copy it from your Slack app's Basic Information page, or set SLACK_APP_TOKEN for Socket Mode.",
+    );
+  }
 }
 
 /**

@@ -1,18 +1,9 @@
 import type { Config } from "../config.js";
+import { SLACK_DEFAULT_SCOPES } from "../config/platforms.js";
 import { call, fail, hostOf, pass, remoteMessage, Unreachable, type CheckResult } from "./check.js";
 
-/** The bot scopes the app manifest in the README grants (test/doctor checks the two stay the same). */
-export const SLACK_SCOPES = [
-  "app_mentions:read",
-  "chat:write",
-  "reactions:write",
-  "commands",
-  "files:read",
-  "im:history",
-  "channels:history",
-  "groups:history",
-  "mpim:history",
-] as const;
+/** The bot scopes the README's manifest (and `switchboard slack manifest`) grants; test/doctor checks the two stay the same. */
+export const SLACK_SCOPES = SLACK_DEFAULT_SCOPES;
 
 const TOKEN_FIX = "Slack app → OAuth & Permissions → copy the Bot User OAuth Token (xoxb-…) into SLACK_BOT_TOKEN; reinstall the app if it was uninstalled.";
 

@@ -8,6 +8,8 @@ export type SlackInstallationRecord = Selectable<DB["SlackInstallation"]>;
 export type NewSlackInstallation = Omit<Insertable<DB["SlackInstallation"]>, "installedAt" | "updatedAt">;
 /** What a listing shows: everything but the tokens (operators see who, what and until when, never a secret). */
 export type SlackInstallationSummary = Omit<SlackInstallationRecord, "botToken" | "botRefreshToken" | "userToken" | "userRefreshToken">;
+/** What a token refresh (oauth.v2.access, grant_type=refresh_token) replaces: the bot token, the next refresh token, the expiry. */
+export type SlackBotTokenRotation = { botToken: string; botRefreshToken: string; botExpiresAt: Date };
 
 /**
  * Where an installation lives: a workspace by (enterpriseId or "", teamId),
@@ -85,6 +87,25 @@ export class SlackInstallationStore {
       this.db.q.selectFrom("SlackInstallation").selectAll().where("enterpriseId", "=", key.enterpriseId).where("teamId", "=", key.teamId),
     );
     return r;
+  }
+
+  /**
+   * Replaces the bot token after a refresh, only where the row still holds
+   * the refresh token that was used (a compare-and-set: a refresh token is
+   * good once, so a second writer, or a reinstall in between, changes
+   * nothing). True when the one row changed.
+   */
+  async rotate(key: SlackInstallationKey, usedRefreshToken: string, next: SlackBotTokenRotation): Promise<boolean> {
+    const n = await this.db.exec(
+      "slack-installation-rotate",
+      this.db.q
+        .updateTable("SlackInstallation")
+        .set({ botToken: next.botToken, botRefreshToken: next.botRefreshToken, botExpiresAt: next.botExpiresAt, updatedAt: new Date() })
+        .where("enterpriseId", "=", key.enterpriseId)
+        .where("teamId", "=", key.teamId)
+        .where("botRefreshToken", "=", usedRefreshToken),
+    );
+    return n === 1;
   }
 
   /** Every installation without its tokens, oldest first. */

@@ -132,6 +132,31 @@ describe("SlackTokenRefresher", () => {
     expect(await new LeaseStore(t.db).acquire("slack-token-refresh::T1", "process-c", 1_000)).toBe(true);
   });
 
+  it("a lease left by a crashed process is waited out, then taken: the token is refreshed, not given up on", async () => {
+    const first = await installRotating(sl, rows, "T1", 60, t0);
+    // Another process took the lease and died: it expires on its own (a short TTL here, 30 s in the refresher).
+    expect(await new LeaseStore(t.db).acquire("slack-token-refresh::T1", "crashed-process", 300)).toBe(true);
+    const r = refresherOn(t.db, sl, { log: silentLogger, now, marginMs: 30_000 });
+    clock = t0 + 35_000;
+    const next = await r.current(T1);
+    expect(refreshCalls(sl)).toHaveLength(1);
+    expect(next?.botToken).not.toBe(first.token);
+  });
+
+  it("start() sweeps at once and on its timer; stop() ends it", async () => {
+    const first = await installRotating(sl, rows, "T1", 60, t0);
+    const r = refresherOn(t.db, sl, { log: silentLogger, now, marginMs: 30_000, sweepEveryMs: 20 });
+    r.start();
+    await r.stop();
+    expect(refreshCalls(sl)).toHaveLength(0);
+    clock = t0 + 35_000;
+    r.start();
+    await sl.waitFor(() => refreshCalls(sl).length === 1);
+    // stop() waits for the sweep under way, which saves the new token.
+    await r.stop();
+    expect((await rows.find(T1))?.botToken).not.toBe(first.token);
+  });
+
   it("an installation without an expiry is answered as stored, with no lease and no Slack call; an unknown one is undefined", async () => {
     const r = await client(sl).oauth.v2.access({ client_id: sl.oauth.clientId, client_secret: sl.oauth.clientSecret, code: sl.oauth.code({ teamId: "T3" }) });
     await rows.save({

@@ -200,7 +200,14 @@ export class SlackTokenRefresher {
       }
       const next = rotationOf(answer, this.now());
       if (!next) return await this.failed(key, row, "malformed_answer");
-      if (!(await this.o.installations.rotate(key, row.botRefreshToken, next))) {
+      let saved: boolean;
+      try {
+        saved = await this.o.installations.rotate(key, row.botRefreshToken, next);
+      } catch {
+        // Slack spent the refresh token and the database did not take the next one: reported, and retried.
+        return await this.failed(key, row, "store_error");
+      }
+      if (!saved) {
         this.o.log.info({ team: describeKey(key) }, "Slack installation changed during its token refresh (reinstalled?); the stored row stands");
       } else {
         this.failures.delete(teamKey(key));
@@ -217,7 +224,7 @@ export class SlackTokenRefresher {
 
   private async failed(key: SlackInstallationKey, used: Row, code: string): Promise<Row | undefined> {
     // A refresh token another writer spent meanwhile is no failure: its row is the answer.
-    const row = await this.o.installations.find(key);
+    const row = await this.o.installations.find(key).catch(() => used);
     if (!row || row.botRefreshToken !== used.botRefreshToken) return row;
     const k = teamKey(key);
     const failures = (this.failures.get(k)?.failures ?? 0) + 1;

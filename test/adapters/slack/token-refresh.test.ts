@@ -132,6 +132,27 @@ describe("SlackTokenRefresher", () => {
     expect(await new LeaseStore(t.db).acquire("slack-token-refresh::T1", "process-c", 1_000)).toBe(true);
   });
 
+  it("a new token the database did not take is reported (store_error) and the stored row stands", async () => {
+    const f = await openTestDb("sqlite", {
+      faults: {
+        onStatement: (op) => {
+          if (op === "slack-installation-rotate") throw new Error("disk I/O error");
+        },
+      },
+    });
+    try {
+      const store = new SlackInstallationStore(f.db);
+      const first = await installRotating(sl, store, "T1", 60, t0);
+      const r = refresherOn(f.db, sl, { log: silentLogger, now, marginMs: 30_000 });
+      clock = t0 + 35_000;
+      expect((await r.current(T1))?.botToken).toBe(first.token);
+      expect(r.problems()).toMatchObject([{ teamId: "T1", failures: 1, lastError: "store_error" }]);
+      expect((await store.find(T1))?.botRefreshToken).toBe(first.refreshToken);
+    } finally {
+      await f.close();
+    }
+  });
+
   it("a lease left by a crashed process is waited out, then taken: the token is refreshed, not given up on", async () => {
     const first = await installRotating(sl, rows, "T1", 60, t0);
     // Another process took the lease and died: it expires on its own (a short TTL here, 30 s in the refresher).

@@ -32,6 +32,7 @@ import {
 import { SlackWorld, createWebApi } from "./slack/webapi.js";
 import { SlackFiles } from "./slack/files.js";
 import { SlackOAuth } from "./slack/oauth.js";
+export type { SlackInstallGrant, IssuedToken } from "./slack/oauth.js";
 
 export { mrkdwnView, type MrkdwnView } from "./slack/mrkdwn.js";
 export * from "./slack/types.js";
@@ -116,6 +117,8 @@ export class FakeSlack {
   readonly files: SlackFiles;
   /** The OAuth install flow: `sl.oauth.code(grant)` is what Slack puts on the redirect; oauth.v2.access exchanges it. */
   readonly oauth: SlackOAuth;
+  /** Tokens revoked by `revoke` (an uninstall): calls with them answer token_revoked. */
+  private readonly revoked = new Set<string>();
 
   constructor(opts: FakeSlackOptions = {}) {
     this.botToken = opts.botToken ?? FakeSlack.DEFAULT_BOT_TOKEN;
@@ -163,6 +166,49 @@ export class FakeSlack {
     this.server.on("upgrade", (req, sock, head) => {
       if (!this.socket.handleUpgrade(req, sock, head)) sock.destroy();
     });
+  }
+
+  // ------------------------------------------------------------ installations
+
+  /**
+   * Event builders for another installation of the app, as `sl.oauth.code`
+   * installs it: workspace `teamId` (its bot user `U<team>BOT`, bot `B<team>`
+   * unless given). With `enterpriseId` the workspace is in that Enterprise Grid
+   * org; with `orgWide` too, the app is installed org-wide (the org's bot
+   * user, `U<enterprise>BOT`), and `teamId` is the workspace the events are in.
+   */
+  eventsFor(w: { teamId: string; enterpriseId?: string; orgWide?: boolean; botUserId?: string; botId?: string }): SlackEventBuilder {
+    const key = w.orgWide && w.enterpriseId ? w.enterpriseId : w.teamId;
+    const identity: SlackIdentity = {
+      ...this.identity,
+      teamId: w.teamId,
+      teamName: `Team ${w.teamId}`,
+      teamDomain: w.teamId.toLowerCase(),
+      botUserId: w.botUserId ?? `U${key}BOT`,
+      botId: w.botId ?? `B${key}`,
+    };
+    return new SlackEventBuilder(
+      identity,
+      (ch) => this.world.conversations.get(ch)?.type ?? inferType(ch),
+      () => `${this.url}/response/${randomBytes(8).toString("hex")}`,
+      w.enterpriseId ? { enterpriseId: w.enterpriseId, orgWide: w.orgWide === true } : undefined,
+    );
+  }
+
+  /** Revokes every token issued for a team or org (the app was uninstalled there): calls with them answer token_revoked. */
+  revoke(teamOrEnterprise: string): number {
+    let n = 0;
+    for (const [token, issued] of this.oauth.tokens)
+      if (issued.grant.teamId === teamOrEnterprise || (issued.grant.isEnterpriseInstall && issued.grant.enterpriseId === teamOrEnterprise)) {
+        this.revoked.add(token);
+        n++;
+      }
+    return n;
+  }
+
+  /** The token each chat.postMessage to `channel` was made with, in order. */
+  postTokens(channel?: string): Array<string | undefined> {
+    return this.calls.filter((c) => c.method === "chat.postMessage" && (channel === undefined || c.params.channel === channel)).map((c) => c.token);
   }
 
   // ------------------------------------------------------------ lifecycle
@@ -445,6 +491,7 @@ export class FakeSlack {
       return token === this.appToken ? undefined : "invalid_auth";
     }
     if (token.startsWith("xapp-")) return "not_allowed_token_type";
+    if (this.revoked.has(token)) return "token_revoked";
     return token === this.botToken || this.oauth.tokens.has(token) ? undefined : "invalid_auth";
   }
 }

@@ -51,10 +51,16 @@ export interface MessageEventInput {
 export class SlackEventBuilder {
   private eventSeq = 0;
 
+  /**
+   * `org`: the installation is in an Enterprise Grid org (enterprise_id on
+   * every event); `orgWide`, installed org-wide, so the authorization names
+   * the enterprise and no team, while team_id is the workspace the event is in.
+   */
   constructor(
     private readonly id: SlackIdentity,
     private readonly typeOf: (channel: string) => ConversationType,
     private readonly responseUrl: () => string,
+    private readonly org?: { enterpriseId: string; orgWide: boolean },
   ) {}
 
   /** Wraps an event in the event_callback envelope (event_id, event_time, team_id, authorizations). */
@@ -65,17 +71,35 @@ export class SlackEventBuilder {
       token: "fake-verification-token",
       team_id: this.id.teamId,
       context_team_id: this.id.teamId,
-      context_enterprise_id: null,
+      context_enterprise_id: this.org?.enterpriseId ?? null,
+      ...(this.org && { enterprise_id: this.org.enterpriseId }),
       api_app_id: this.id.appId,
       event: { event_ts: event.ts ?? nextTs(), ...event },
       type: "event_callback",
       event_id: `Ev0FAKE${String(this.eventSeq).padStart(6, "0")}${randomBytes(2).toString("hex").toUpperCase()}`,
       event_time: now,
-      authorizations: [{ enterprise_id: null, team_id: this.id.teamId, user_id: this.id.botUserId, is_bot: true, is_enterprise_install: false }],
+      authorizations: [
+        {
+          enterprise_id: this.org?.enterpriseId ?? null,
+          team_id: this.org?.orgWide ? null : this.id.teamId,
+          user_id: this.id.botUserId,
+          is_bot: true,
+          is_enterprise_install: this.org?.orgWide === true,
+        },
+      ],
       is_ext_shared_channel: false,
       event_context: `4-fake-${randomBytes(6).toString("hex")}`,
       ...wrapper,
     } as EventCallback;
+  }
+  /** app_uninstalled: the app was removed from the workspace (or org); Slack sends it once, to that installation. */
+  appUninstalled(): EventCallback {
+    return this.callback({ type: "app_uninstalled" });
+  }
+
+  /** tokens_revoked: the named user ids' tokens (oauth: user tokens, bot: the bot's) were revoked. */
+  tokensRevoked(tokens: { oauth?: string[]; bot?: string[] }): EventCallback {
+    return this.callback({ type: "tokens_revoked", tokens });
   }
 
   /** A user's message (DM, channel, private channel, group DM; thread reply with threadTs). */

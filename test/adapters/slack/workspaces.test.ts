@@ -1,0 +1,13 @@
+import { describe, it } from "vitest";
+import { installerIsAdmin, orgWide, singleTokenBesideOAuth, twoWorkspaces, uninstallAndReinstall } from "./workspaces-scenarios.js";
+
+describe("many Slack workspaces on one gateway (SQLite)", () => {
+  it("two workspaces installed through /slack/install: each answered with its own token; the same channel ids kept apart", () => twoWorkspaces("sqlite"));
+  it.each(["revoked-first", "uninstalled-first"] as const)(
+    "uninstall (%s, each event twice): tokens gone, the queued reply failed as uninstalled, the other team answered, a reinstall works",
+    (order) => uninstallAndReinstall("sqlite", order),
+  );
+  it("an org-wide install answers in two workspaces of the org with the org's token", () => orgWide("sqlite"));
+  it("the installing user administers their workspace only (DM_POLICY=pairing)", () => installerIsAdmin("sqlite"));
+  it("SLACK_BOT_TOKEN beside installs by OAuth is one more installation, answered with its own token", () => singleTokenBesideOAuth("sqlite"));
+});

@@ -21,7 +21,7 @@ export async function adaptersFromConfig(config: Config): Promise<Adapter[]> {
     const a = discordAdapterFromConfig(config);
     if (a) out.push(a);
   }
-  if (config.SLACK_BOT_TOKEN) {
+  if (config.SLACK_BOT_TOKEN || config.SLACK_CLIENT_ID) {
     const { slackAdapterFromConfig } = await import("./slack/index.js");
     const a = slackAdapterFromConfig(config);
     if (a) out.push(a);

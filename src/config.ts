@@ -5,6 +5,8 @@ import { conversationSettings } from "./config/conversations.js";
 import { agentSettings } from "./config/agent.js";
 import { platformSettings } from "./config/platforms.js";
 
+export { SLACK_DEFAULT_SCOPES } from "./config/platforms.js";
+
 /**
  * Configuration comes from the environment only, validated here at the edge.
  * A bad value stops the start with one line naming the variable and the fix.
@@ -144,12 +146,12 @@ function slackCrossChecks(c: Config): void {
     );
   }
   if (!c.SLACK_BOT_TOKEN && !oauth && (c.SLACK_SIGNING_SECRET || c.SLACK_APP_TOKEN)) {
-      const given = c.SLACK_APP_TOKEN ? "SLACK_APP_TOKEN" : "SLACK_SIGNING_SECRET";
-      throw new ConfigError(
-        "SLACK_BOT_TOKEN",
-        `SLACK_BOT_TOKEN is required with ${given}: copy the Bot User OAuth Token (xoxb-...) from your Slack app's OAuth & Permissions page, or unset ${given} to run without Slack.`,
-      );
-    }
+    const given = c.SLACK_APP_TOKEN ? "SLACK_APP_TOKEN" : "SLACK_SIGNING_SECRET";
+    throw new ConfigError(
+      "SLACK_BOT_TOKEN",
+      `SLACK_BOT_TOKEN is required with ${given}: copy the Bot User OAuth Token (xoxb-...) from your Slack app's OAuth & Permissions page, or unset ${given} to run without Slack.`,
+    );
+  }
   if ((c.SLACK_BOT_TOKEN || oauth) && !c.SLACK_APP_TOKEN && !c.SLACK_SIGNING_SECRET) {
     throw new ConfigError(
       "SLACK_SIGNING_SECRET",

@@ -9,7 +9,7 @@ import type { FileSource } from "../types.js";
 import { SLACK_LIMITS } from "./limits.js";
 import { slackFormat } from "./format.js";
 import { registerSecret, type Logger } from "../../src/log.js";
-import type { Adapter, AdapterContext, AdapterHealth, HttpRequest } from "../types.js";
+import type { Adapter, AdapterContext, AdapterHealth, FileOrigin, HttpRequest, ReplyAddress } from "../types.js";
 import { AdapterError, AdapterSetupError } from "../types.js";
 import { toAdapterError } from "./errors.js";
 import { isSlackId } from "./ids.js";
@@ -22,9 +22,15 @@ import { malformedEventCallback } from "./malformed-event.js";
 import { SlackSink, type SlackWebClient } from "./sink.js";
 import { SlackSocketReceiver } from "./socket.js";
 import { editSlackCard, INTERACTIONS_PATH, listenForApprovals, sendSlackCard, type SlackCardClient } from "./approval-card.js";
+import { identityFromContext, type Identify } from "./intake.js";
+import { type Installed, isUnknownWorkspace, type SingleInstallation, type SlackOAuthOptions, startInstalled, unknownWorkspace } from "./installed.js";
+import { listenForUninstalls } from "./uninstall.js";
+import { decodeReplyAddress } from "./ids.js";
+import type { SlackWorkspaces, WorkspaceRef } from "./workspaces.js";
 
 export interface SlackAdapterOptions {
-  botToken: string;
+  /** One workspace's Bot User OAuth Token (xoxb-…). With `oauth`, optional: one more installation. */
+  botToken?: string;
   /** HTTP mode: verifies the Events API requests. */
   signingSecret?: string;
   /** Socket Mode (xapp-…); when set, no HTTP route is mounted. */
@@ -34,6 +40,8 @@ export interface SlackAdapterOptions {
   log?: Logger;
   /** Socket Mode reconnect delay (ms). */
   socketReconnectMs?: number;
+  /** Installs by OAuth into many workspaces (SLACK_CLIENT_ID…): each event and send uses its installation's token (installed.ts). */
+  oauth?: SlackOAuthOptions;
 }
 
 /** Events API paths on the gateway's server. */
@@ -52,6 +60,9 @@ export class SlackAdapter implements Adapter {
   /** url_private with the bot token, on Slack's file host (files.ts). */
   readonly files: FileSource;
   private client: webApi.WebClient | undefined;
+  /** Installs by OAuth: every workspace's installation (undefined with one token). */
+  private workspaces: SlackWorkspaces | undefined;
+  private installed: Installed | undefined;
   private app: App | undefined;
   private me: SlackIdentity | undefined;
   private username: string | undefined;
@@ -60,27 +71,39 @@ export class SlackAdapter implements Adapter {
   private log: Logger | undefined;
 
   constructor(private readonly o: SlackAdapterOptions) {
-    if (!o.botToken) throw new AdapterSetupError("Config", "SlackAdapter needs a bot token (xoxb-…): set SLACK_BOT_TOKEN");
+    if (!o.botToken && !o.oauth)
+      throw new AdapterSetupError(
+        "Config",
+        "SlackAdapter needs a bot token (xoxb-…): set SLACK_BOT_TOKEN, or SLACK_CLIENT_ID and the OAuth settings to install it into workspaces",
+      );
     if (!o.appToken && !o.signingSecret)
       throw new AdapterSetupError(
         "Config",
         "SlackAdapter needs SLACK_SIGNING_SECRET for HTTP mode (from the app's Basic Information page), or SLACK_APP_TOKEN for Socket Mode",
       );
-    for (const s of [o.botToken, o.appToken, o.signingSecret]) registerSecret(s);
+    for (const s of [o.botToken, o.appToken, o.signingSecret, o.oauth?.clientSecret, o.oauth?.stateSecret, o.oauth?.installToken]) registerSecret(s);
     this.sink = new SlackSink(
-      () => this.client as unknown as SlackWebClient | undefined,
+      (t) => this.clientOf(t) as Promise<SlackWebClient>,
       () => this.log,
     );
-    const cards = () => {
-      if (!this.client) throw new AdapterError("slack", "Unavailable", "the Slack adapter is not started");
-      return this.client as unknown as SlackCardClient;
-    };
-    this.sink.sendCard = (to, card) => sendSlackCard(cards(), to, card);
-    this.sink.editCard = (to, id, card) => editSlackCard(cards(), to, id, card);
-    this.files = slackFiles(o.botToken, {
+    this.sink.sendCard = async (to, card) => sendSlackCard((await this.clientOf(cardTarget(to))) as unknown as SlackCardClient, to, card);
+    this.sink.editCard = async (to, id, card) => editSlackCard((await this.clientOf(cardTarget(to))) as unknown as SlackCardClient, to, id, card);
+    this.files = slackFiles(async (from) => (this.workspaces ? this.workspaces.token(workspaceOfOrigin(from)) : o.botToken), {
       ...(o.apiUrl !== undefined && { apiUrl: o.apiUrl }),
-      info: async (file) => (await this.client?.files.info({ file }))?.file as SlackFileInfo | undefined,
+      info: async (file, from) => (await (await this.clientOf(workspaceOfOrigin(from))).files.info({ file }))?.file as SlackFileInfo | undefined,
     });
+  }
+
+  /** The Web API client for a workspace: the one token's, or its installation's. */
+  private async clientOf(ref: WorkspaceRef): Promise<webApi.WebClient> {
+    if (this.workspaces) return this.workspaces.client(ref);
+    if (!this.client) throw new AdapterError("slack", "Unavailable", "the Slack adapter is not started; call start() first");
+    return this.client;
+  }
+
+  /** Installed by OAuth, the adapter speaks as each workspace's bot user (Adapter.serves): the installation found by the reply's team decides. */
+  serves(botId: string): boolean {
+    return this.o.oauth !== undefined && isSlackId(botId);
   }
 
   /** The bot's user id (U…), known after start(): what `<@…>` mentions name. */
@@ -109,37 +132,61 @@ export class SlackAdapter implements Adapter {
       rejectRateLimitedCalls: true,
       logger: slackLogger,
     };
-    const client = new webApi.WebClient(this.o.botToken, clientOptions);
-    const { me, username } = await whoAmI(client, log);
-    this.client = client;
-    this.me = me;
-    this.username = username;
-
+    if (this.o.botToken) {
+      const client = new webApi.WebClient(this.o.botToken, clientOptions);
+      const { me, username } = await whoAmI(client, log);
+      this.client = client;
+      this.me = me;
+      this.username = username;
+    }
     const receiver = this.receiver(ctx, log, slackLogger);
-    const app = new App({
-      token: this.o.botToken,
-      botId: me.botId,
-      botUserId: me.botUserId,
-      // auth.test already ran above; Bolt need not repeat it.
-      tokenVerificationEnabled: false,
+    const common = {
       receiver,
       ...(this.o.appToken ? { socketMode: true, appToken: this.o.appToken } : {}),
       clientOptions,
       logger: slackLogger,
       logLevel: LogLevel.WARN,
-    });
+    };
+    let app: App;
+    let identify: Identify;
+    if (this.o.oauth) {
+      const installed = await startInstalled(this.o.oauth, ctx, { log, clientOptions, apiUrl: this.o.apiUrl, single: this.singleInstallation() });
+      this.installed = installed;
+      this.workspaces = installed.workspaces;
+      app = new App({ ...common, authorize: installed.workspaces.authorize as never });
+      identify = identityFromContext;
+      listenForUninstalls(app, installed, log);
+    } else {
+      const me = this.me!;
+      app = new App({
+        ...common,
+        token: this.o.botToken!,
+        botId: me.botId,
+        botUserId: me.botUserId,
+        // auth.test already ran above; Bolt need not repeat it.
+        tokenVerificationEnabled: false,
+      });
+      identify = () => me;
+    }
     app.error(async (err) => {
+      if (isUnknownWorkspace(err)) return unknownWorkspace(err, ctx, log);
       log.warn({ err: err.code ?? err.name }, "a Slack event could not be recorded; it is not acked, so Slack redelivers it");
       throw err;
     });
-    listenForMessages(app, ctx, me, log);
-    listenForApprovals(app, ctx, () => this.client as unknown as SlackCardClient | undefined, log);
+    listenForMessages(app, ctx, identify, log);
+    listenForApprovals(app, ctx, identify, log);
 
     if (receiver instanceof SlackHttpReceiver) mountRoutes(ctx, receiver);
     this.app = app;
     await app.start();
     this.running = true;
-    log.info({ mode: this.mode, teamId: me.teamId, botId: me.botUserId }, "slack adapter started");
+    log.info({ mode: this.mode, teamId: this.me?.teamId, botId: this.me?.botUserId, installs: this.o.oauth ? "oauth" : "one token" }, "slack adapter started");
+  }
+
+  /** SLACK_BOT_TOKEN beside installs by OAuth: stored as one more installation. */
+  private singleInstallation(): SingleInstallation | undefined {
+    if (!this.o.botToken || !this.me) return undefined;
+    return { token: this.o.botToken, me: this.me };
   }
 
   /** Socket Mode's receiver when an app token is set, else the HTTP receiver behind the gateway's routes. */
@@ -170,6 +217,7 @@ export class SlackAdapter implements Adapter {
     const app = this.app;
     this.running = false;
     this.app = undefined;
+    await this.installed?.stop();
     if (!app) return;
     // Socket Mode's stop resolves before the close handshake; bound it anyway so shutdown never hangs on Slack.
     await Promise.race([app.stop().catch(() => undefined), new Promise<void>((r) => setTimeout(r, 3000).unref())]);
@@ -177,15 +225,16 @@ export class SlackAdapter implements Adapter {
   }
 
   health(): AdapterHealth {
-    if (!this.me) return { ready: false, detail: "not started (auth.test has not succeeded)" };
+    if (!this.me && !this.installed) return { ready: false, detail: "not started (auth.test has not succeeded)" };
     if (!this.running) return { ready: false, detail: "stopped" };
     if (this.mode === "socket" && !this.socketConnected) return { ready: false, detail: "Socket Mode is not connected" };
-    return { ready: true, detail: `${this.mode} mode, team ${this.me.teamId}` };
+    if (this.installed) return { ready: true, detail: `${this.mode} mode, installs by OAuth${this.installed.problems()}` };
+    return { ready: true, detail: `${this.mode} mode, team ${this.me!.teamId}` };
   }
 }
 
 /** The bot's identity from auth.test, refused unless the token is a bot token. */
-async function whoAmI(client: webApi.WebClient, log: Logger): Promise<{ me: SlackIdentity; username: string | undefined }> {
+export async function whoAmI(client: webApi.WebClient, log: Logger): Promise<{ me: SlackIdentity; username: string | undefined }> {
   let auth: webApi.AuthTestResponse;
   try {
     auth = await client.auth.test();
@@ -196,12 +245,24 @@ async function whoAmI(client: webApi.WebClient, log: Logger): Promise<{ me: Slac
     throw new AdapterError("slack", "Rejected", "Slack auth.test did not return a bot user and team: is SLACK_BOT_TOKEN a bot token (xoxb-…)?");
   const me: SlackIdentity = {
     teamId: auth.team_id,
+    ...(typeof auth.enterprise_id === "string" && auth.enterprise_id !== "" ? { enterpriseId: auth.enterprise_id } : {}),
     botUserId: auth.user_id,
     ...(typeof auth.bot_id === "string" ? { botId: auth.bot_id } : {}),
     ...(typeof auth.app_id === "string" && auth.app_id !== "" ? { appId: auth.app_id } : {}),
   };
   if (!me.appId) log.warn("Slack auth.test named no app id; events cannot be checked against api_app_id");
   return { me, username: typeof auth.user === "string" ? auth.user : undefined };
+}
+
+/** The workspace a card goes to, from its reply address (a bad address is the card sender's to refuse). */
+function cardTarget(to: ReplyAddress): WorkspaceRef {
+  const t = decodeReplyAddress(to);
+  return "error" in t ? {} : { teamId: t.teamId, enterpriseId: t.enterpriseId };
+}
+
+/** The workspace a file was shared in, from its message's reply address. */
+function workspaceOfOrigin(from: FileOrigin | undefined): WorkspaceRef {
+  return { teamId: from?.extra?.teamId, enterpriseId: from?.extra?.enterpriseId };
 }
 
 /** HTTP mode's routes on the gateway's server: events, commands and interactivity, all signed by Slack. */

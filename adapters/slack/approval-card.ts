@@ -24,6 +24,7 @@ import { toAdapterError } from "./errors.js";
 import { escapeSlackMrkdwn } from "./format.js";
 import { decodeReplyAddress } from "./ids.js";
 import { SLACK_LIMITS } from "./limits.js";
+import type { SlackIdentity } from "./normalize.js";
 
 export const INTERACTIONS_PATH = "/slack/interactions";
 
@@ -116,8 +117,8 @@ export async function editSlackCard(client: SlackCardClient, to: ReplyAddress, m
 }
 
 /** Listens for presses of approval buttons, in HTTP and Socket Mode alike (Bolt routes both to app.action). */
-export function listenForApprovals(app: App, ctx: AdapterContext, client: () => SlackCardClient | undefined, log: Logger): void {
-  app.action(/^approval:/, async ({ ack, body, action }) => {
+export function listenForApprovals(app: App, ctx: AdapterContext, identify: (context: Record<string, unknown>) => SlackIdentity, log: Logger): void {
+  app.action(/^approval:/, async ({ ack, body, action, client, context }) => {
     await ack();
     const a = action as { action_id?: string };
     const b = body as { user?: { id?: string; name?: string; username?: string }; channel?: { id?: string }; message?: { thread_ts?: string } };
@@ -128,7 +129,16 @@ export function listenForApprovals(app: App, ctx: AdapterContext, client: () => 
     let r: { ok: boolean; text: string };
     try {
       const name = b.user?.name ?? b.user?.username;
-      r = (await ctx.approvalClick?.({ id: decoded.id, action: decoded.action, chatId: channel, senderId: user, ...(name && { senderName: name }) })) ?? {
+      const me = identify(context);
+      r = (await ctx.approvalClick?.({
+        id: decoded.id,
+        action: decoded.action,
+        chatId: channel,
+        senderId: user,
+        botId: me.botUserId,
+        ...(me.installerUserId !== undefined && user === me.installerUserId && { senderAdministers: true }),
+        ...(name && { senderName: name }),
+      })) ?? {
         ok: false,
         text: "Approvals are not enabled here.",
       };
@@ -140,7 +150,12 @@ export function listenForApprovals(app: App, ctx: AdapterContext, client: () => 
     // The card itself shows a decision; the presser alone is told the rest.
     try {
       // The answer names people (who asked, who decided): escaped like every mrkdwn text.
-      await client()?.chat.postEphemeral({ channel, user, text: esc(r.text), ...(b.message?.thread_ts && { thread_ts: b.message.thread_ts }) });
+      await (client as unknown as SlackCardClient).chat.postEphemeral({
+        channel,
+        user,
+        text: esc(r.text),
+        ...(b.message?.thread_ts && { thread_ts: b.message.thread_ts }),
+      });
     } catch (err) {
       log.warn({ err: toAdapterError(err, "chat.postEphemeral").message }, "slack: telling the presser the outcome failed");
     }

@@ -7,7 +7,7 @@
  */
 import type { InboundEnvelope } from "../types.js";
 import { PLATFORM, chatExternalId, commandEventId, dmChannel, encodeReplyAddress, groupChannel, isSlackId } from "./ids.js";
-import type { SlackIdentity } from "./normalize.js";
+import { type SlackIdentity, workspaceOf } from "./normalize.js";
 
 /** The umbrella command's name, as registered in the Slack app. */
 export const UMBRELLA_COMMAND = "/switchboard";
@@ -62,9 +62,10 @@ export function normalizeCommand(
     mentioned: true,
     eventId: commandEventId(triggerId),
     occurredAt: now,
-    replyTo: encodeReplyAddress(me.botUserId, { channel: channelId, teamId }),
+    replyTo: encodeReplyAddress(me.botUserId, { channel: channelId, ...workspaceOf(me) }),
     channel: isDm ? dmChannel(teamId, me.botUserId, channelId) : groupChannel(teamId, me.botUserId, channelId),
   };
   if (typeof fields.user_name === "string" && fields.user_name !== "") env.senderName = fields.user_name;
+  if (me.installerUserId !== undefined && user === me.installerUserId) env.senderAdministers = true;
   return env;
 }

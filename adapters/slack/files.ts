@@ -5,7 +5,7 @@
  * SLACK_API_URL when set: a test fake); a redirect anywhere else is refused
  * by the core, so it never leaves them.
  */
-import type { FileLocation, FileRef, FileSource } from "../types.js";
+import type { FileLocation, FileOrigin, FileRef, FileSource } from "../types.js";
 
 export const SLACK_FILE_HOSTS = ["files.slack.com"] as const;
 
@@ -15,13 +15,22 @@ export interface SlackFileInfo {
   size?: number;
 }
 
-export function slackFiles(botToken: string, opts: { apiUrl?: string; info?: (fileId: string) => Promise<SlackFileInfo | undefined> } = {}): FileSource {
+/**
+ * `tokenOf` gives the bot token of the workspace the file was shared in (its
+ * message's reply address): the one token, or that installation's.
+ */
+export function slackFiles(
+  tokenOf: (from: FileOrigin | undefined) => Promise<string | undefined> | string,
+  opts: { apiUrl?: string; info?: (fileId: string, from: FileOrigin | undefined) => Promise<SlackFileInfo | undefined> } = {},
+): FileSource {
   const hosts: string[] = [...SLACK_FILE_HOSTS];
   if (opts.apiUrl) hosts.push(new URL(opts.apiUrl).host.toLowerCase());
   return {
-    async locate(file: FileRef): Promise<FileLocation> {
+    async locate(file: FileRef, _signal: AbortSignal, from?: FileOrigin): Promise<FileLocation> {
+      const botToken = await tokenOf(from);
+      if (!botToken) throw new Error(`slack file ${file.fileId}: the app is no longer installed in the workspace it was shared in`);
       // An event's file object may be partial (file_access: check_file_info): files.info has the URL then.
-      const info = file.url ? undefined : await opts.info?.(file.fileId);
+      const info = file.url ? undefined : await opts.info?.(file.fileId, from);
       const url = file.url ?? info?.url_private_download ?? info?.url_private;
       if (!url) throw new Error(`slack file ${file.fileId} has no url_private (does the app have the files:read scope?)`);
       const size = info?.size ?? file.size;

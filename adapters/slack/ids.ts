@@ -117,12 +117,15 @@ export interface SlackTarget {
   channel: string;
   thread_ts?: string;
   teamId?: string;
+  /** The Enterprise Grid org of the workspace, when it has one (its org-wide install holds the token). */
+  enterpriseId?: string;
 }
 
 export function encodeReplyAddress(botId: string, t: SlackTarget): ReplyAddress & { platform: typeof PLATFORM } {
   const a: ReplyAddress & { platform: typeof PLATFORM } = { platform: PLATFORM, botId, chatId: t.channel };
   if (t.thread_ts !== undefined) a.threadId = t.thread_ts;
   if (t.teamId !== undefined) a.extra = { teamId: t.teamId };
+  if (t.enterpriseId !== undefined) a.extra = { ...a.extra, enterpriseId: t.enterpriseId };
   return a;
 }
 
@@ -138,5 +141,7 @@ export function decodeReplyAddress(a: ReplyAddress): SlackTarget | { error: stri
   }
   const teamId = a.extra?.teamId;
   if (teamId !== undefined) t.teamId = teamId;
+  const enterpriseId = a.extra?.enterpriseId;
+  if (enterpriseId !== undefined) t.enterpriseId = enterpriseId;
   return t;
 }

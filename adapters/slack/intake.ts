@@ -11,6 +11,28 @@ import { isSlackId } from "./ids.js";
 import { eventOf, normalizeEvent, replyThreadTs, startsThread, type SlackIdentity } from "./normalize.js";
 import { ThreadMemory } from "./threads.js";
 
+/**
+ * The bot an event reached, from Bolt's context: with one token always the
+ * same; with installations, the one `authorize` found for the event's
+ * workspace (SlackWorkspaces.authorize fills the context).
+ */
+export type Identify = (context: Record<string, unknown>) => SlackIdentity;
+
+/** The bot of an installation, as SlackWorkspaces.authorize put it in Bolt's context. */
+export function identityFromContext(context: Record<string, unknown>): SlackIdentity {
+  const text = (k: string): string | undefined => (typeof context[k] === "string" && context[k] !== "" ? (context[k] as string) : undefined);
+  const me: SlackIdentity = { teamId: text("teamId") ?? "", botUserId: text("botUserId") ?? "" };
+  const botId = text("botId");
+  const appId = text("appId");
+  const enterpriseId = text("enterpriseId");
+  const installerUserId = text("installerUserId");
+  if (botId) me.botId = botId;
+  if (appId) me.appId = appId;
+  if (enterpriseId) me.enterpriseId = enterpriseId;
+  if (installerUserId) me.installerUserId = installerUserId;
+  return me;
+}
+
 /** An event or command meant for another Slack app (a misrouted or forged request): dropped and counted. */
 function foreignApp(payload: unknown, me: SlackIdentity, ctx: AdapterContext, log: Logger): boolean {
   const appId = (payload as { api_app_id?: unknown } | null)?.api_app_id;
@@ -21,13 +43,23 @@ function foreignApp(payload: unknown, me: SlackIdentity, ctx: AdapterContext, lo
 }
 
 /** Records `message` and `app_mention` events, remembering the threads the bot is summoned into. */
-function listenForEvents(app: App, ctx: AdapterContext, me: SlackIdentity, log: Logger): void {
-  const threads = new ThreadMemory(ctx.kv, me.botUserId, log);
+function listenForEvents(app: App, ctx: AdapterContext, identify: Identify, log: Logger): void {
+  // One memory per bot user: a workspace's threads are its own.
+  const memories = new Map<string, ThreadMemory>();
+  const threadsOf = (me: SlackIdentity): ThreadMemory => {
+    const known = memories.get(me.botUserId);
+    if (known) return known;
+    const m = new ThreadMemory(ctx.kv, me.botUserId, log);
+    memories.set(me.botUserId, m);
+    return m;
+  };
   const record = async (env: InboundEnvelope, slackEventId: unknown): Promise<void> => {
     const r = await ctx.inbound(env);
     log.debug({ eventId: env.eventId, slackEventId, chatKind: env.chatKind, status: r.status }, "slack event recorded");
   };
-  const onEvent = async ({ body }: { body: unknown }): Promise<void> => {
+  const onEvent = async ({ body, context }: { body: unknown; context: Record<string, unknown> }): Promise<void> => {
+    const me = identify(context);
+    const threads = threadsOf(me);
     if (foreignApp(body, me, ctx, log)) return;
     const event = eventOf(body);
     const channel = event?.channel;
@@ -52,9 +84,10 @@ function listenForEvents(app: App, ctx: AdapterContext, me: SlackIdentity, log: 
 }
 
 /** Records slash commands (those the gateway knows) and acks each. */
-function listenForCommands(app: App, ctx: AdapterContext, me: SlackIdentity, log: Logger): void {
+function listenForCommands(app: App, ctx: AdapterContext, identify: Identify, log: Logger): void {
   const known = (ctx.commandNames ?? ctx.commands.map((c) => c.name)).map((n) => n.toLowerCase());
-  app.command(/.*/, async ({ command, ack }) => {
+  app.command(/.*/, async ({ command, ack, context }) => {
+    const me = identify(context);
     if (foreignApp(command, me, ctx, log)) return ack();
     const env = normalizeCommand(command as unknown as Record<string, unknown>, me, known);
     if (!env) return ack();
@@ -65,7 +98,7 @@ function listenForCommands(app: App, ctx: AdapterContext, me: SlackIdentity, log
   });
 }
 
-export function listenForMessages(app: App, ctx: AdapterContext, me: SlackIdentity, log: Logger): void {
-  listenForEvents(app, ctx, me, log);
-  listenForCommands(app, ctx, me, log);
+export function listenForMessages(app: App, ctx: AdapterContext, identify: Identify, log: Logger): void {
+  listenForEvents(app, ctx, identify, log);
+  listenForCommands(app, ctx, identify, log);
 }

@@ -16,6 +16,15 @@ export interface SlackIdentity {
   botId?: string;
   /** The app's id (A…) from auth.test: events for another api_app_id are dropped. */
   appId?: string;
+  /** The workspace's Enterprise Grid org, when the installation is in one: replies find its token by it. */
+  enterpriseId?: string;
+  /** The user who installed the app into this workspace (installs by OAuth): its admin by default. */
+  installerUserId?: string;
+}
+
+/** A reply address's routing facts beyond the channel: the workspace, and its org when it has one. */
+export function workspaceOf(me: SlackIdentity): { teamId: string; enterpriseId?: string } {
+  return me.enterpriseId ? { teamId: me.teamId, enterpriseId: me.enterpriseId } : { teamId: me.teamId };
 }
 
 export interface NormalizeOptions {
@@ -169,7 +178,7 @@ function normalizeUnsafe(body: unknown, me: SlackIdentity, opts: NormalizeOption
     eventId: messageEventId(channelId, ts),
     messageId: ts,
     occurredAt: new Date(Number.isFinite(occurredMs) ? occurredMs : 0),
-    replyTo: encodeReplyAddress(me.botUserId, { channel: channelId, teamId, ...(replyThread !== undefined ? { thread_ts: replyThread } : {}) }),
+    replyTo: encodeReplyAddress(me.botUserId, { channel: channelId, ...workspaceOf(me), ...(replyThread !== undefined ? { thread_ts: replyThread } : {}) }),
     channel: chatKind === "private" ? dmChannel(teamId, me.botUserId, channelId) : groupChannel(teamId, me.botUserId, channelId, threadId),
   };
   if (threadId !== undefined) env.threadId = threadId;
@@ -178,6 +187,7 @@ function normalizeUnsafe(body: unknown, me: SlackIdentity, opts: NormalizeOption
   if (senderName !== undefined) env.senderName = senderName;
   // Another app posting as a user (bot_id without the bot_message subtype): the gateway's policy drops it.
   if (botIdOfPost !== undefined) env.senderIsBot = true;
+  if (me.installerUserId !== undefined && user === me.installerUserId) env.senderAdministers = true;
   return env;
 }
 

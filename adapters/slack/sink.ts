@@ -45,15 +45,20 @@ export class SlackSink implements AdapterSink {
   /** Approval cards (approval-card.ts), set by the adapter. */
   sendCard?: AdapterSink["sendCard"];
   editCard?: AdapterSink["editCard"];
+  /**
+   * `client` gives the Web API client for a target's workspace: the one
+   * token's, or (installs by OAuth) the installation's of the target's team,
+   * refusing one the app is no longer installed in.
+   */
   constructor(
-    private readonly client: () => SlackWebClient | undefined,
+    private readonly client: (t: SlackTarget) => Promise<SlackWebClient> | SlackWebClient | undefined,
     private readonly log: () => Logger | undefined = () => undefined,
   ) {}
 
   /** `text` is already mrkdwn (format.ts renders the agent's Markdown, escaping &, < and >, before it is split). */
   async send(to: ReplyAddress, text: string, opts: SendOptions = {}): Promise<SentMessage> {
     const t = this.target(to);
-    const c = this.webClient();
+    const c = await this.webClient(t);
     const args: Parameters<SlackWebClient["chat"]["postMessage"]>[0] = { channel: t.channel, text, mrkdwn: !opts.plain };
     if (t.thread_ts !== undefined) args.thread_ts = t.thread_ts;
     // The delivery key rides along, so findSent can tell after a crash whether this chunk got through.
@@ -71,7 +76,7 @@ export class SlackSink implements AdapterSink {
   async edit(to: ReplyAddress, messageId: string, text: string): Promise<void> {
     const t = this.target(to);
     try {
-      await this.webClient().chat.update({ channel: t.channel, ts: messageId, text });
+      await (await this.webClient(t)).chat.update({ channel: t.channel, ts: messageId, text });
     } catch (err) {
       throw toAdapterError(err, "chat.update");
     }
@@ -81,7 +86,7 @@ export class SlackSink implements AdapterSink {
     const t = this.target(to);
     const method = t.thread_ts !== undefined ? "conversations.replies" : "conversations.history";
     try {
-      const r = await findPosted(this.webClient(), t, keys, since);
+      const r = await findPosted(await this.webClient(t), t, keys, since);
       if (!r.complete)
         this.log()?.warn(
           { channel: t.channel, method, missing: keys.length - r.found.size },
@@ -99,7 +104,7 @@ export class SlackSink implements AdapterSink {
   async react(to: ReplyAddress, messageId: string, emoji: string): Promise<void> {
     const t = this.target(to);
     try {
-      await this.webClient().reactions.add({ channel: t.channel, timestamp: messageId, name: emojiName(emoji) });
+      await (await this.webClient(t)).reactions.add({ channel: t.channel, timestamp: messageId, name: emojiName(emoji) });
     } catch (err) {
       // The reaction is there, which is all that was asked (e.g. a replayed event).
       if (platformErrorCode(err) === "already_reacted") return;
@@ -110,10 +115,12 @@ export class SlackSink implements AdapterSink {
   /** Leaves a channel (conversations.leave; the app needs channels:manage for public ones, groups:write for private ones). */
   async leave(chatId: string): Promise<void> {
     // The envelope's chat id is TEAM/CHANNEL (ids.ts chatExternalId).
-    const channel = parseChatExternalId(chatId)?.channelId ?? chatId;
+    const parsed = parseChatExternalId(chatId);
+    const channel = parsed?.channelId ?? chatId;
     if (!/^[CG][A-Z0-9]{2,}$/.test(channel)) throw new AdapterError("slack", "Rejected", `"${chatId}" is not a Slack channel (C… or G…): DMs cannot be left`);
+    const c = await this.webClient({ channel, ...(parsed && { teamId: parsed.teamId }) });
     try {
-      await this.webClient().conversations.leave({ channel });
+      await c.conversations.leave({ channel });
     } catch (err) {
       throw toAdapterError(err, "conversations.leave");
     }
@@ -125,8 +132,8 @@ export class SlackSink implements AdapterSink {
     return t;
   }
 
-  private webClient(): SlackWebClient {
-    const c = this.client();
+  private async webClient(t: SlackTarget): Promise<SlackWebClient> {
+    const c = await this.client(t);
     if (!c) throw new AdapterError("slack", "Unavailable", "the Slack adapter is not started; call start() first");
     return c;
   }

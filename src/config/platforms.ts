@@ -22,7 +22,8 @@ const scopeList = (fallback: readonly string[]) =>
   list()
     .superRefine((scopes, ctx) => {
       const bad = scopes.find((s) => !/^[a-z][a-z0-9_.-]*(:[a-z0-9_.-]+)*$/.test(s));
-      if (bad !== undefined) ctx.addIssue({ code: "custom", message: `must be a comma-separated list of Slack scopes such as chat:write (got "${bad.slice(0, 40)}")` });
+      if (bad !== undefined)
+        ctx.addIssue({ code: "custom", message: `must be a comma-separated list of Slack scopes such as chat:write (got "${bad.slice(0, 40)}")` });
     })
     .transform((scopes) => (scopes.length ? scopes : [...fallback]));
 

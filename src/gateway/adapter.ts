@@ -10,6 +10,10 @@ export interface ApprovalClickInput {
   chatId: string;
   senderId: string;
   senderName?: string;
+  /** The bot the click reached, for an adapter that serves several (Adapter.serves); else the adapter's botId. */
+  botId?: string;
+  /** The platform says the clicker administers this place (Slack: installed the app into this workspace). */
+  senderAdministers?: boolean;
 }
 
 /**
@@ -75,6 +79,22 @@ export interface AdapterContext {
    * ephemeral message); `ok: false` is a refusal that changed nothing.
    */
   approvalClick?(click: ApprovalClickInput): Promise<{ ok: boolean; text: string }>;
+  /**
+   * The Slack app's installations (many workspaces by OAuth): the ports the
+   * Slack adapter reads tokens through, and what the gateway does when a
+   * workspace uninstalls. Given to every adapter; only Slack's reads it.
+   */
+  slack?: SlackPorts;
+}
+
+/** What the Slack adapter reaches of the database, through ports (adapters never reach the store). */
+export interface SlackPorts {
+  installations: SlackInstallations;
+  states: SlackOAuthStates;
+  /** The database lock one process takes to refresh a rotating token (LeaseStore). */
+  locks: { acquire(key: string, owner: string, ttlMs: number): Promise<boolean>; release(key: string, owner: string): Promise<void> };
+  /** A workspace uninstalled the app: with SLACK_PURGE_ON_UNINSTALL, what the gateway keeps of it is deleted. */
+  uninstalled?(teamId: string, enterpriseId: string): Promise<void>;
 }
 
 export type InboundResult =
@@ -171,6 +191,14 @@ export interface Adapter {
    * (src/runtime/media/), for vision models and transcription.
    */
   readonly files?: FileSource;
+  /**
+   * For an adapter that speaks as several bots at once (Slack installed in
+   * many workspaces: one bot user per workspace): whether `botId` is one of
+   * them. The adapter registry and the outbound door then find it by any of
+   * its bots, and the door paces each bot on its own (a workspace's rate
+   * budget is its own). Adapters with one bot leave it unset.
+   */
+  serves?(botId: string): boolean;
   start(ctx: AdapterContext): Promise<void>;
   /**
    * Graceful stop, first step: stop taking events from the platform
@@ -190,7 +218,7 @@ export interface Adapter {
  * the Slack adapter reaches them: through this port, never the store itself.
  * @slack/oauth's InstallationStore is built over it in adapters/slack.
  */
-export type SlackInstallations = Pick<SlackInstallationStore, "save" | "find" | "delete" | "list">;
+export type SlackInstallations = Pick<SlackInstallationStore, "save" | "find" | "delete" | "list" | "rotate">;
 /** The install flow's use-once record of each OAuth `state` (SlackOAuthStateStore), as the Slack adapter reaches it. */
 export type SlackOAuthStates = Pick<SlackOAuthStateStore, "issue" | "consume" | "prune">;
 export type { SlackInstallationRecord, NewSlackInstallation, SlackInstallationKey, SlackInstallationSummary } from "../store/index.js";

@@ -18,9 +18,9 @@ export class AdapterRegistry {
     this.#file(adapter);
   }
 
-  /** The adapter of this platform and bot, if this process runs it. */
+  /** The adapter of this platform and bot, if this process runs it (an adapter of several bots answers for each: Adapter.serves). */
   get(platform: string, botId: string): Adapter | undefined {
-    return this.#byKey.get(adapterKey(platform, botId));
+    return this.#byKey.get(adapterKey(platform, botId)) ?? this.#all.find((a) => a.platform === platform && a.serves?.(botId) === true);
   }
 
   /** Every adapter, in the order they were added. */

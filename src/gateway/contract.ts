@@ -24,7 +24,7 @@ export {
   type Weight,
 } from "../runtime/approvals/arguments.js";
 /** An adapter's file endpoint (Adapter.files): defined beside the download in src/runtime/media/, part of the contract. */
-export type { FileLocation, FileRef, FileSource } from "../runtime/media/types.js";
+export type { FileLocation, FileOrigin, FileRef, FileSource } from "../runtime/media/types.js";
 
 export type Platform = "telegram" | "discord" | "slack" | "console";
 export type ChatKind = "private" | "group" | "thread";
@@ -59,6 +59,12 @@ export interface InboundEnvelope {
   senderId: string;
   senderName?: string;
   senderIsBot?: boolean;
+  /**
+   * The platform says the sender administers this place, as ADMIN_USERS would
+   * (Slack: the user who installed the app into this workspace). Set only by
+   * an adapter, from its own records.
+   */
+  senderAdministers?: boolean;
   text: string;
   /** The text's length as sent, when the gateway cut it to MAX_INBOUND_CHARS before storing it. */
   textLength?: number;

@@ -108,6 +108,7 @@ const envelope = z.object({
   senderId: z.string(),
   senderName: z.string().optional(),
   senderIsBot: z.boolean().optional(),
+  senderAdministers: z.boolean().optional(),
   text: z.string(),
   textLength: z.number().optional(),
   attachments: z.array(attachment).optional(),

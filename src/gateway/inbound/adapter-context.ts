@@ -23,12 +23,13 @@ export function adapterContext(adapter: Adapter, deps: GatewayDeps, intake: Pick
     },
     log: deps.log.child({ platform: adapter.platform }),
     reportError: (where) => deps.metrics.internalErrors.inc({ where: `${adapter.platform}:${where}` }),
-    approvalClick: async (c) =>
+    approvalClick: async ({ botId, senderAdministers, ...c }) =>
       deps.onApprovalClick?.({
         ...c,
         platform: adapter.platform,
-        botId: adapter.botId,
-        isAdmin: listed(deps.policy.ADMIN_USERS, { platform: adapter.platform, senderId: c.senderId }),
+        botId: botId !== undefined && adapter.serves?.(botId) ? botId : adapter.botId,
+        isAdmin: senderAdministers === true || listed(deps.policy.ADMIN_USERS, { platform: adapter.platform, senderId: c.senderId }),
       }) ?? { ok: false, text: "Approvals are not enabled here." },
+    ...(deps.slack && { slack: deps.slack }),
   };
 }

@@ -87,7 +87,7 @@ async function refusedGroup(
 export async function dispatch(deps: DispatchDeps, env: InboundEnvelope, inboundId: string): Promise<RunHandle | undefined> {
   const { policy, runner } = deps;
   const adapter = deps.adapterFor(env);
-  const isAdmin = listed(policy.ADMIN_USERS, env);
+  const isAdmin = listed(policy.ADMIN_USERS, env) || env.senderAdministers === true;
   // The one parse of the text as a command: the group checks below, `respond` and the runtime's commands all read this value.
   const command = parseCommand(env.text);
   // Edits too: a group not admitted leaves nothing in any transcript.

@@ -8,7 +8,7 @@ import type { IdentityStore } from "../../store/identities.js";
 import type { InboundRecord, InboundStore } from "../../store/inbound.js";
 import type { KvStore } from "../../store/kv.js";
 import type { LeaseStore } from "../../store/leases.js";
-import type { Adapter, AdapterContext, ApprovalClickInput, InboundResult } from "../adapter.js";
+import type { Adapter, AdapterContext, ApprovalClickInput, InboundResult, SlackPorts } from "../adapter.js";
 import type { AdapterRegistry } from "../adapters.js";
 import type { InboundEnvelope } from "../contract.js";
 import type { GatewayLedger } from "../ledger.js";
@@ -67,6 +67,8 @@ export interface GatewayDeps {
   conversations?: { seen(env: InboundEnvelope, bindingKey: string): void };
   /** The in-flight events, shared with the runner's commit deadline (when each happened); else the gateway's own. */
   arrivals?: Arrivals;
+  /** The Slack app's installations, handed to the adapters (AdapterContext.slack). */
+  slack?: SlackPorts;
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms).unref?.());

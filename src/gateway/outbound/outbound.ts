@@ -80,12 +80,15 @@ export class Outbound {
   }
 
   add(adapter: Adapter): void {
-    const scheduler = new OutboundScheduler({
+    this.#ways.set(adapterKey(adapter.platform, adapter.botId), { adapter, scheduler: this.#scheduler(adapter) });
+  }
+
+  #scheduler(adapter: Adapter): OutboundScheduler {
+    return new OutboundScheduler({
       limits: { perChat: adapter.limits.perChat, global: adapter.limits.global },
       log: this.opts.log,
       onRateLimited: () => this.opts.metrics.rateLimited.inc({ platform: adapter.platform }),
     });
-    this.#ways.set(adapterKey(adapter.platform, adapter.botId), { adapter, scheduler });
   }
 
   /** Re-keys an adapter whose bot id became known at start; its scheduler (and what is queued there) stays. */
@@ -99,8 +102,19 @@ export class Outbound {
     this.add(adapter);
   }
 
+  /**
+   * The adapter and scheduler of a bot. An adapter that speaks as several
+   * bots (Adapter.serves: Slack's workspaces) gets a scheduler per bot on
+   * first use, so each workspace spends its own rate budget.
+   */
   #for(a: { platform: string; botId: string }): Way | undefined {
-    return this.#ways.get(adapterKey(a.platform, a.botId));
+    const key = adapterKey(a.platform, a.botId);
+    const way = this.#ways.get(key);
+    if (way) return way;
+    const adapter = [...this.#ways.values()].find((w) => w.adapter.platform === a.platform && w.adapter.serves?.(a.botId) === true)?.adapter;
+    if (!adapter) return undefined;
+    this.#ways.set(key, { adapter, scheduler: this.#scheduler(adapter) });
+    return this.#ways.get(key);
   }
 
   /** Queue depth of every adapter, for /metrics. */

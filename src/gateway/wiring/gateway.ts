@@ -1,5 +1,5 @@
 import { sqliteFile } from "../../store/db.js";
-import { LeaseStore } from "../../store/index.js";
+import { LeaseStore, SlackInstallationStore, SlackOAuthStateStore } from "../../store/index.js";
 import { proactiveParts, type ProactiveParts } from "../http/api/wire.js";
 import { Gateway } from "../inbound/gateway.js";
 import { Outbound } from "../outbound/outbound.js";
@@ -43,6 +43,7 @@ export function gatewayPart(base: AppBase, stores: StorePart, runtime: RuntimePa
   runtime.runner.withSink([], outbound.sink);
   const proactive = proactiveParts({ ...base, ...stores, outbound });
   const { registry, identities, inbound, kv, ledger } = stores;
+  const leases = new LeaseStore(stores.db);
   const gateway = new Gateway({
     registry,
     identities,
@@ -60,8 +61,14 @@ export function gatewayPart(base: AppBase, stores: StorePart, runtime: RuntimePa
     log,
     // Adapters' routes (webhooks, Slack events, the console's messages) refuse new work once a stop begins.
     route: (m, p, h, o) => web.http.route(m, p, m === "POST" ? web.intake.guard(h) : h, o),
-    leases: new LeaseStore(stores.db),
+    leases,
     processId: base.processId,
+    slack: {
+      installations: new SlackInstallationStore(stores.db),
+      states: new SlackOAuthStateStore(stores.db),
+      locks: leases,
+      uninstalled: async (teamId, enterpriseId) => log.info({ teamId, enterpriseId }, "a Slack workspace uninstalled the app; its transcripts are kept"),
+    },
     ...commandMenu(runtime.commands, config),
     onApprovalClick: (c) => tools.tooling.approvals.click(c),
   });

@@ -156,7 +156,7 @@ class MessageInput {
   async #fetch(a: AttachmentInfo, maxBytes: number): Promise<Buffer> {
     const { platform } = this.ev.replyTo;
     if (!this.#source) throw new MediaError("Unsupported", `${platform} gives no file downloads`);
-    const loc = await this.#source.locate(a, this.signal).catch((err: unknown) => {
+    const loc = await this.#source.locate(a, this.signal, this.ev.replyTo).catch((err: unknown) => {
       if (err instanceof MediaError) throw err;
       throw new MediaError("Failed", `the ${a.kind} could not be located on ${platform}`, { cause: err });
     });

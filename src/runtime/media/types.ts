@@ -30,5 +30,15 @@ export interface FileRef {
 /** An adapter's file endpoint (Adapter.files). */
 export interface FileSource {
   /** Where the bytes of `file` are (Telegram asks getFile first). Rejects when the platform does not know the file. */
-  locate(file: FileRef, signal: AbortSignal): Promise<FileLocation>;
+  locate(file: FileRef, signal: AbortSignal, from?: FileOrigin): Promise<FileLocation>;
+}
+
+/**
+ * Where the file was shared: the reply address of its message (an adapter
+ * serving several bots picks the credentials of the one that received it:
+ * Slack's workspace token).
+ */
+export interface FileOrigin {
+  botId: string;
+  extra?: Record<string, string>;
 }

@@ -2,6 +2,7 @@ import { parseArgs } from "node:util";
 import { ConfigError, loadConfig, loadConfigLenient, type Config } from "./config.js";
 import { CliError, EXIT, exitQuietlyWhenTheReaderLeaves, Output, stdio, type CliIO } from "./cli/output.js";
 import { version } from "./cli/version.js";
+import type { Database } from "./store/db.js";
 
 export type { CliIO };
 
@@ -30,6 +31,11 @@ commands:
   schedule add (--session ID | --platform P --chat ID [--thread ID])
                (--at ISO | --in 10m | --every 1h | --cron '0 9 * * 1-5') [--tz ZONE] [--action text|agent] --text TEXT
   schedule cancel <id>
+  slack installations            the Slack workspaces (and Enterprise Grid orgs) the app is installed in; never a token
+  slack uninstall <team> [--purge]
+                                 delete a workspace's (T…) or org's (E…) installation; --purge (or
+                                 SLACK_PURGE_ON_UNINSTALL=true) also deletes its sessions and transcripts
+  slack manifest                 the Slack app manifest (JSON) for this deployment: create the app from it
   logout-all                     sign every console session out (every browser signs in again)
   help                           this text
 
@@ -46,6 +52,8 @@ export interface CliDeps {
   adapters?: (config: Config) => import("./gateway/adapter.js").Adapter[];
   /** How the compiled build was loaded (bin/load-build.mjs); absent when run from the sources. */
   codeCache?: import("./code-cache.js").CodeCache;
+  /** Builds the Slack app manifest for `slack manifest` (adapters/slack/manifest.ts, given by the composition root). */
+  slackManifest?: import("./cli/slack.js").SlackManifestBuilder;
 }
 
 const OPTIONS = {
@@ -72,6 +80,8 @@ const OPTIONS = {
   text: { type: "string" },
   action: { type: "string" },
   all: { type: "boolean", default: false },
+  // slack uninstall
+  purge: { type: "boolean", default: false },
 } as const;
 
 export async function runCli(argv: string[], io: CliIO = stdio, env: NodeJS.ProcessEnv = process.env, deps: CliDeps = {}): Promise<number> {
@@ -134,6 +144,11 @@ export async function runCli(argv: string[], io: CliIO = stdio, env: NodeJS.Proc
       case "schedule": {
         const [{ withExistingDatabase }, { scheduleCommand }] = await Promise.all([import("./cli/database.js"), import("./cli/schedule.js")]);
         return await withExistingDatabase(config, (db) => scheduleCommand(db, config, sub, arg, o, out));
+      }
+      case "slack": {
+        const [{ withExistingDatabase }, { slackCommand }] = await Promise.all([import("./cli/database.js"), import("./cli/slack.js")]);
+        const ctx = { withDb: <T>(fn: (db: Database) => Promise<T>) => withExistingDatabase(config, fn), manifest: deps.slackManifest };
+        return await slackCommand(config, ctx, sub, arg, o, out);
       }
       case "logout-all": {
         const [{ withExistingDatabase }, { logoutAllCommand }] = await Promise.all([import("./cli/database.js"), import("./cli/logout-all.js")]);

@@ -2,7 +2,6 @@ import { parseArgs } from "node:util";
 import { ConfigError, loadConfig, loadConfigLenient, type Config } from "./config.js";
 import { CliError, EXIT, exitQuietlyWhenTheReaderLeaves, Output, stdio, type CliIO } from "./cli/output.js";
 import { version } from "./cli/version.js";
-import type { Database } from "./store/db.js";
 
 export type { CliIO };
 
@@ -84,6 +83,12 @@ const OPTIONS = {
   purge: { type: "boolean", default: false },
 } as const;
 
+/** `slack installations | uninstall <team> [--purge] | manifest` (the manifest's builder comes from the composition root). */
+async function slack(config: Config, deps: CliDeps, sub: string | undefined, arg: string | undefined, purge: boolean, out: Output): Promise<number> {
+  const [{ withExistingDatabase }, { slackCommand }] = await Promise.all([import("./cli/database.js"), import("./cli/slack.js")]);
+  return slackCommand(config, { withDb: (fn) => withExistingDatabase(config, fn), manifest: deps.slackManifest }, sub, arg, { purge }, out);
+}
+
 export async function runCli(argv: string[], io: CliIO = stdio, env: NodeJS.ProcessEnv = process.env, deps: CliDeps = {}): Promise<number> {
   let parsed: ReturnType<typeof parseArgs<{ args: string[]; allowPositionals: true; options: typeof OPTIONS }>>;
   try {
@@ -145,11 +150,8 @@ export async function runCli(argv: string[], io: CliIO = stdio, env: NodeJS.Proc
         const [{ withExistingDatabase }, { scheduleCommand }] = await Promise.all([import("./cli/database.js"), import("./cli/schedule.js")]);
         return await withExistingDatabase(config, (db) => scheduleCommand(db, config, sub, arg, o, out));
       }
-      case "slack": {
-        const [{ withExistingDatabase }, { slackCommand }] = await Promise.all([import("./cli/database.js"), import("./cli/slack.js")]);
-        const ctx = { withDb: <T>(fn: (db: Database) => Promise<T>) => withExistingDatabase(config, fn), manifest: deps.slackManifest };
-        return await slackCommand(config, ctx, sub, arg, o, out);
-      }
+      case "slack":
+        return await slack(config, deps, sub, arg, o.purge, out);
       case "logout-all": {
         const [{ withExistingDatabase }, { logoutAllCommand }] = await Promise.all([import("./cli/database.js"), import("./cli/logout-all.js")]);
         return await withExistingDatabase(config, (db) => logoutAllCommand(db, out));

@@ -1,5 +1,15 @@
 import type { Config } from "../src/config.js";
+import type { ManifestSettings, SlackManifest } from "./slack/manifest.js";
 import type { Adapter } from "./types.js";
+
+/**
+ * The Slack app manifest for `switchboard slack manifest` (the CLI gets it from the composition root,
+ * bin/switchboard.mjs); loaded when asked for, like the adapters.
+ */
+export async function slackManifest(settings: ManifestSettings): Promise<SlackManifest> {
+  const m = await import("./slack/manifest.js");
+  return m.slackManifest(settings);
+}
 
 /**
  * Every adapter the configuration turns on. Platform adapters are imported

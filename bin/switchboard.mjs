@@ -31,7 +31,7 @@ if (fromSource) {
   build = loadBuild(bundle, process.argv[2]);
   app = build.exports;
 }
-const { runCli, adaptersFromConfig, loadConfig, ConfigError } = app;
+const { runCli, adaptersFromConfig, slackManifest, loadConfig, ConfigError } = app;
 const argv = process.argv.slice(2);
 let adapters;
 if (argv[0] === "serve") {
@@ -53,5 +53,5 @@ if (argv[0] === "serve") {
     }
   }
 }
-const code = await runCli(argv, undefined, undefined, { adapters, codeCache: build?.codeCache });
+const code = await runCli(argv, undefined, undefined, { adapters, codeCache: build?.codeCache, slackManifest });
 if (code !== 0) process.exitCode = code;

@@ -151,7 +151,7 @@ const result = await esbuild.build({
     contents: [
       'export { runCli } from "./src/cli.ts";',
       'export { loadConfig, ConfigError } from "./src/config.ts";',
-      'export { adaptersFromConfig } from "./adapters/index.ts";',
+      'export { adaptersFromConfig, slackManifest } from "./adapters/index.ts";',
       "export async function warmUp() {",
       '  await Promise.all([import("./src/main.ts"), import("./adapters/telegram/index.ts"), import("./adapters/discord/index.ts"), import("./adapters/slack/index.ts"), import("./adapters/console/index.ts"), import("./src/store/migrate.ts")]);',
       "}",

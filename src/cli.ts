@@ -30,6 +30,11 @@ commands:
   schedule add (--session ID | --platform P --chat ID [--thread ID])
                (--at ISO | --in 10m | --every 1h | --cron '0 9 * * 1-5') [--tz ZONE] [--action text|agent] --text TEXT
   schedule cancel <id>
+  slack installations            the Slack workspaces (and Enterprise Grid orgs) the app is installed in; never a token
+  slack uninstall <team> [--purge]
+                                 delete a workspace's (T…) or org's (E…) installation; --purge (or
+                                 SLACK_PURGE_ON_UNINSTALL=true) also deletes its sessions and transcripts
+  slack manifest                 the Slack app manifest (JSON) for this deployment: create the app from it
   logout-all                     sign every console session out (every browser signs in again)
   help                           this text
 
@@ -46,6 +51,8 @@ export interface CliDeps {
   adapters?: (config: Config) => import("./gateway/adapter.js").Adapter[];
   /** How the compiled build was loaded (bin/load-build.mjs); absent when run from the sources. */
   codeCache?: import("./code-cache.js").CodeCache;
+  /** Builds the Slack app manifest for `slack manifest` (adapters/slack/manifest.ts, given by the composition root). */
+  slackManifest?: import("./cli/slack.js").SlackManifestBuilder;
 }
 
 const OPTIONS = {
@@ -72,7 +79,15 @@ const OPTIONS = {
   text: { type: "string" },
   action: { type: "string" },
   all: { type: "boolean", default: false },
+  // slack uninstall
+  purge: { type: "boolean", default: false },
 } as const;
+
+/** `slack installations | uninstall <team> [--purge] | manifest` (the manifest's builder comes from the composition root). */
+async function slack(config: Config, deps: CliDeps, sub: string | undefined, arg: string | undefined, purge: boolean, out: Output): Promise<number> {
+  const [{ withExistingDatabase }, { slackCommand }] = await Promise.all([import("./cli/database.js"), import("./cli/slack.js")]);
+  return slackCommand(config, { withDb: (fn) => withExistingDatabase(config, fn), manifest: deps.slackManifest }, sub, arg, { purge }, out);
+}
 
 export async function runCli(argv: string[], io: CliIO = stdio, env: NodeJS.ProcessEnv = process.env, deps: CliDeps = {}): Promise<number> {
   let parsed: ReturnType<typeof parseArgs<{ args: string[]; allowPositionals: true; options: typeof OPTIONS }>>;
@@ -135,6 +150,8 @@ export async function runCli(argv: string[], io: CliIO = stdio, env: NodeJS.Proc
         const [{ withExistingDatabase }, { scheduleCommand }] = await Promise.all([import("./cli/database.js"), import("./cli/schedule.js")]);
         return await withExistingDatabase(config, (db) => scheduleCommand(db, config, sub, arg, o, out));
       }
+      case "slack":
+        return await slack(config, deps, sub, arg, o.purge, out);
       case "logout-all": {
         const [{ withExistingDatabase }, { logoutAllCommand }] = await Promise.all([import("./cli/database.js"), import("./cli/logout-all.js")]);
         return await withExistingDatabase(config, (db) => logoutAllCommand(db, out));

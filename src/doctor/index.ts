@@ -7,7 +7,7 @@ import { checkDatabase } from "./database.js";
 import { checkDiscord } from "./discord.js";
 import { checkExposure } from "./exposure.js";
 import { checkModel } from "./model.js";
-import { checkSlack } from "./slack.js";
+import { checkSlack, checkSlackInstallations } from "./slack.js";
 import { checkTelegram } from "./telegram.js";
 
 export type { CheckResult };
@@ -45,6 +45,13 @@ function unnamedEndpoint(problems: ConfigError[], id: (typeof ENDPOINTS)[number]
   ];
 }
 
+/** The installations' checks, contacting nobody when SLACK_API_URL is invalid (said once, by the token check when it runs too). */
+function slackInstallations(config: Config, problems: ConfigError[], timeoutMs: number): CheckResult[] | Promise<CheckResult[]> {
+  const refused = unnamedEndpoint(problems, "slack");
+  if (refused) return config.SLACK_BOT_TOKEN ? [] : refused;
+  return checkSlackInstallations(config, timeoutMs);
+}
+
 /** Every check, independent ones at once; the list comes back in a fixed order. */
 export async function runDoctor(config: Config, env: NodeJS.ProcessEnv, opts: { timeoutMs?: number; problems?: ConfigError[] } = {}): Promise<CheckResult[]> {
   const timeoutMs = opts.timeoutMs ?? 10_000;
@@ -52,7 +59,7 @@ export async function runDoctor(config: Config, env: NodeJS.ProcessEnv, opts: { 
     config.CONSOLE_ENABLED && "console",
     config.TELEGRAM_BOT_TOKEN && "telegram",
     config.DISCORD_BOT_TOKEN && "discord",
-    config.SLACK_BOT_TOKEN && "slack",
+    (config.SLACK_BOT_TOKEN || config.SLACK_CLIENT_ID) && "slack",
   ].filter(Boolean);
   const problems = opts.problems ?? [];
   const configured = problems.length
@@ -72,6 +79,8 @@ export async function runDoctor(config: Config, env: NodeJS.ProcessEnv, opts: { 
     config.TELEGRAM_BOT_TOKEN ? (unnamedEndpoint(problems, "telegram") ?? checkTelegram(config, timeoutMs)) : [],
     config.DISCORD_BOT_TOKEN ? (unnamedEndpoint(problems, "discord") ?? checkDiscord(config, timeoutMs)) : [],
     config.SLACK_BOT_TOKEN ? (unnamedEndpoint(problems, "slack") ?? checkSlack(config, timeoutMs)) : [],
+    // Installs by OAuth: each stored installation with its own token (SLACK_BOT_TOKEN, when also set, is one more).
+    config.SLACK_CLIENT_ID ? slackInstallations(config, problems, timeoutMs) : [],
     unnamedEndpoint(problems, "model") ?? checkModel(config, timeoutMs),
     checkExposure(config, env),
   ]);

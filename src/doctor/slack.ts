@@ -1,6 +1,9 @@
 import type { Config } from "../config.js";
 import { SLACK_DEFAULT_SCOPES } from "../config/platforms.js";
-import { call, fail, hostOf, pass, remoteMessage, Unreachable, type CheckResult } from "./check.js";
+import { withExistingDatabase } from "../cli/database.js";
+import { registerSecret } from "../log.js";
+import { type SlackInstallationRecord, SlackInstallationStore } from "../store/slack-installations.js";
+import { call, fail, hostOf, pass, remoteMessage, Unreachable, warn, type CheckResult } from "./check.js";
 
 /** The bot scopes the README's manifest (and `switchboard slack manifest`) grants; test/doctor checks the two stay the same. */
 export const SLACK_SCOPES = SLACK_DEFAULT_SCOPES;
@@ -89,4 +92,84 @@ async function socketCheck(post: SlackPost, appToken: string): Promise<CheckResu
         `apps.connections.open answered ${sb.error ?? s.status}.`,
         "Slack app → Basic Information → App-Level Tokens: create one with connections:write and put it in SLACK_APP_TOKEN; and turn Socket Mode on (Settings → Socket Mode).",
       );
+}
+
+const REINSTALL = (config: Config) =>
+  `Reinstall the app to that workspace from ${config.PUBLIC_URL ? `${config.PUBLIC_URL.replace(/\/+$/, "")}/slack/install` : "PUBLIC_URL/slack/install"} (its new token replaces this one).`;
+
+/** One stored installation: its token's expiry, then auth.test with it (valid, and its scopes against SLACK_SCOPES). */
+async function installationCheck(config: Config, post: SlackPost, i: SlackInstallationRecord, now: Date): Promise<CheckResult> {
+  const key = i.teamId || i.enterpriseId;
+  const id = `slack.installation.${key}`;
+  const title = `Slack installation ${key}${i.teamId ? "" : " (org-wide)"}${(i.teamName ?? i.enterpriseName) ? ` ${i.teamName ?? i.enterpriseName}` : ""}`;
+  if (i.botExpiresAt && i.botExpiresAt.getTime() <= now.getTime())
+    return fail(
+      id,
+      title,
+      `the bot token expired at ${i.botExpiresAt.toISOString()} and was not refreshed: rotation is failing (the gateway's log says why).`,
+      `Check the gateway's log for the refresh error (SLACK_CLIENT_ID and SLACK_CLIENT_SECRET must be this app's); if the refresh token was revoked, ${REINSTALL(config).toLowerCase()}`,
+    );
+  const r = await post("auth.test", i.botToken);
+  const body = r.body as { ok?: boolean; error?: string; user_id?: string };
+  if (!body.ok) return fail(id, title, `auth.test answered ${body.error ?? r.status}: Slack refused the installation's bot token.`, REINSTALL(config));
+  const granted = new Set((r.headers.get("x-oauth-scopes") ?? i.botScopes).split(",").map((s) => s.trim()));
+  const missing = config.SLACK_SCOPES.filter((s) => !granted.has(s));
+  if (missing.length)
+    return fail(id, title, `the token is valid but lacks ${missing.join(", ")} (SLACK_SCOPES).`, `${REINSTALL(config)} The install asks for SLACK_SCOPES.`);
+  const expiry = i.botExpiresAt ? `token expires ${i.botExpiresAt.toISOString()} (refreshed before then)` : "token does not expire";
+  return pass(
+    id,
+    title,
+    `token valid (bot ${body.user_id ?? i.botUserId}), all ${config.SLACK_SCOPES.length} scopes of SLACK_SCOPES granted, ${expiry}, ${r.ms} ms.`,
+  );
+}
+
+/**
+ * With SLACK_CLIENT_ID (installs by OAuth): every stored installation, each checked with its own
+ * token. None yet is a warning (nobody has installed the app), not a failure.
+ */
+export async function checkSlackInstallations(config: Config, timeoutMs: number, now: Date = new Date()): Promise<CheckResult[]> {
+  const base = config.SLACK_API_URL ?? "https://slack.com/api/";
+  const post: SlackPost = (method, token) =>
+    call(`${base}${method}`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/x-www-form-urlencoded" },
+      body: "",
+      timeoutMs,
+    });
+  let rows: SlackInstallationRecord[];
+  try {
+    rows = await withExistingDatabase(config, async (db) => {
+      const store = new SlackInstallationStore(db);
+      const found = await Promise.all((await store.list()).map((s) => store.find(s)));
+      return found.filter((r): r is SlackInstallationRecord => r !== undefined);
+    });
+  } catch (e) {
+    return [fail("slack.installations", "Slack installations", `could not be read: ${(e as Error).message}`, "Fix the Database check above first.")];
+  }
+  for (const r of rows) for (const t of [r.botToken, r.botRefreshToken, r.userToken, r.userRefreshToken]) registerSecret(t ?? undefined);
+  if (rows.length === 0) {
+    const link = config.PUBLIC_URL ? `${config.PUBLIC_URL.replace(/\/+$/, "")}/slack/install` : "PUBLIC_URL/slack/install";
+    return [
+      warn(
+        "slack.installations",
+        "Slack installations",
+        `no installations yet: open ${link} to install the app to a workspace.`,
+        `Open ${link} in a browser signed in to the workspace.`,
+      ),
+    ];
+  }
+  try {
+    return await Promise.all(rows.map((i) => installationCheck(config, post, i, now)));
+  } catch (e) {
+    if (!(e instanceof Unreachable)) throw e;
+    return [
+      fail(
+        "slack.installations",
+        "Slack installations",
+        `The Slack Web API at ${hostOf(base)} could not be reached: ${e.message}.`,
+        "Check the network (outbound HTTPS to slack.com) or SLACK_API_URL.",
+      ),
+    ];
+  }
 }

@@ -21,3 +21,4 @@ export {
   type SlackInstallationKey,
   type NewSlackInstallation,
 } from "./slack-installations.js";
+export { purgeSlackWorkspace, type SlackWorkspaceRef, type WorkspacePurgeCounts } from "./workspace-purge.js";

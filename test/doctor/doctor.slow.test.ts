@@ -309,11 +309,11 @@ describe("switchboard doctor", () => {
     expect(ai.requests.slice(before).map((q) => Object.keys(q.body).filter((k) => k.startsWith("max")))).toEqual([["max_tokens"], ["max_completion_tokens"]]);
   });
 
-  it("the Slack scopes it asks for are the README manifest's", () => {
+  it("the Slack scopes it asks for are the ones the README says the manifest grants (`switchboard slack manifest`)", () => {
     const readme = fs.readFileSync("README.md", "utf8");
-    const block = /oauth_config:\n\s+scopes:\n\s+bot:\n((?:\s+- \S+\n)+)/.exec(readme);
+    const block = /`SLACK_SCOPES` \(default: ([^)]*)\)/.exec(readme);
     expect(block).not.toBeNull();
-    const listed = [...block![1]!.matchAll(/- (\S+)/g)].map((m) => m[1]);
+    const listed = [...block![1]!.matchAll(/`([^`]+)`/g)].map((m) => m[1]);
     expect([...SLACK_SCOPES]).toEqual(listed);
     expect([...FakeSlack.MANIFEST_SCOPES]).toEqual(listed);
   });

@@ -1,4 +1,4 @@
-// The operator pane: sessions, bindings, a session's transcript and the live log, from the operator
+// The operator pane: sessions, bindings, Slack installations, a session's transcript and the live log, from the operator
 // API; and the open chat's current session, which the sessions table marks.
 import { $, el, setStatus, time } from "./dom.js";
 import { api } from "./api.js";
@@ -67,6 +67,40 @@ async function loadBindings() {
   }
 }
 
+/**
+ * The Slack workspaces (and Enterprise Grid orgs) the app is installed in; the section stays hidden
+ * where the gateway has no such list (no Slack installs by OAuth): its 404 is no error of the page.
+ */
+async function loadSlackInstallations() {
+  const section = $("slack-installations");
+  let installations;
+  try {
+    ({ installations } = await api("/api/slack/installations"));
+  } catch {
+    section.hidden = true;
+    return;
+  }
+  section.hidden = false;
+  const body = $("slack-installations-body");
+  body.replaceChildren();
+  for (const i of installations) {
+    const team = i.orgWide ? `${i.enterpriseId} (org)` : i.teamId;
+    const expires = i.expiresAt ? new Date(i.expiresAt).toLocaleString() : "does not expire";
+    body.append(
+      el(
+        "tr",
+        { "data-team": i.orgWide ? i.enterpriseId : i.teamId },
+        cell(team, "mono"),
+        cell(i.name || "-"),
+        cell(i.botUserId, "mono"),
+        cell(new Date(i.installedAt).toLocaleString()),
+        cell(expires),
+      ),
+    );
+  }
+  if (!installations.length) body.append(el("tr", {}, el("td", { class: "muted", colSpan: 5, text: "None yet: install the app from /slack/install." })));
+}
+
 async function loadTranscript(id) {
   state.selectedSession = id;
   const info = $("transcript-info");
@@ -98,7 +132,7 @@ async function loadTranscript(id) {
 }
 
 export async function refresh() {
-  const jobs = [loadSessions(), loadBindings(), updateCurrentSession()];
+  const jobs = [loadSessions(), loadBindings(), updateCurrentSession(), loadSlackInstallations()];
   if (state.selectedSession) jobs.push(loadTranscript(state.selectedSession));
   const results = await Promise.allSettled(jobs);
   const failed = results.find((r) => r.status === "rejected");

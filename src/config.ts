@@ -4,6 +4,7 @@ import { serverSettings } from "./config/server.js";
 import { conversationSettings } from "./config/conversations.js";
 import { agentSettings } from "./config/agent.js";
 import { platformSettings } from "./config/platforms.js";
+import { telemetrySettings } from "./config/telemetry.js";
 
 export { SLACK_DEFAULT_SCOPES } from "./config/platforms.js";
 
@@ -14,7 +15,7 @@ export { SLACK_DEFAULT_SCOPES } from "./config/platforms.js";
  * (test/config.test.ts checks that they match).
  */
 
-const schema = z.object({ ...serverSettings, ...conversationSettings, ...agentSettings, ...platformSettings });
+const schema = z.object({ ...serverSettings, ...conversationSettings, ...agentSettings, ...platformSettings, ...telemetrySettings });
 
 export type Config = z.infer<typeof schema>;
 export const CONFIG_KEYS = Object.keys(schema.shape) as Array<keyof Config>;
@@ -34,6 +35,7 @@ export const SECRET_KEYS: ReadonlyArray<keyof Config> = [
   "OPERATOR_TOKEN",
   "API_TOKENS",
   "HOOKS_CONFIG",
+  "OTEL_EXPORTER_OTLP_HEADERS",
 ];
 
 /** True for a bind address only this machine can reach. */

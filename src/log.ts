@@ -1,4 +1,5 @@
 import { createRequire } from "node:module";
+import { isSpanContextValid, trace } from "@opentelemetry/api";
 import pino, { type Logger } from "pino";
 
 // pino-pretty is loaded only when a pretty log is asked for: it costs a CLI call about 100 ms.
@@ -94,6 +95,7 @@ export function createLogger(opts: LoggerOptions = {}): Logger {
       timestamp: pino.stdTimeFunctions.isoTime,
       redact: { paths: REDACT_PATHS, censor: "[redacted]" },
       formatters: { level: (label) => ({ level: label }) },
+      mixin: traceFields,
       hooks: {
         // Messages and serialized errors can embed a token (a URL, an SDK error): scrub them last.
         streamWrite: (line) => redactSecrets(line),
@@ -102,6 +104,18 @@ export function createLogger(opts: LoggerOptions = {}): Logger {
     destination,
   );
   return withoutRepeatedBindings(logger);
+}
+
+/**
+ * A line logged inside a traced operation names its trace and span, so a log
+ * search finds the trace (src/telemetry). The API alone is loaded here: with
+ * tracing off there is no active span and the line is as before.
+ */
+function traceFields(): Record<string, string> {
+  const span = trace.getActiveSpan();
+  if (!span) return {};
+  const c = span.spanContext();
+  return isSpanContextValid(c) ? { trace_id: c.traceId, span_id: c.spanId } : {};
 }
 
 /**

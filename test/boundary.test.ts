@@ -145,6 +145,29 @@ describe("layer boundaries (DESIGN.md)", () => {
     expect(offenders).toEqual([]);
   });
 
+  it("src/telemetry sits below the layers: it imports only its own files, the configuration and the logger", () => {
+    const telemetry = files(path.join("src", "telemetry"));
+    expect(telemetry.length).toBeGreaterThan(1);
+    const offenders = telemetry.flatMap((f) =>
+      imports(f)
+        .filter((i) => i.startsWith("."))
+        .filter((i) => {
+          const target = path.relative("src", path.resolve(path.dirname(f), i)).split(path.sep)[0]!;
+          return !["telemetry", "config.js", "log.js"].includes(target);
+        })
+        .map((i) => `${f} -> ${i}`),
+    );
+    expect(offenders).toEqual([]);
+    // Nothing of the OpenTelemetry SDK is imported statically outside src/telemetry/sdk.ts (the API is: it is a no-op while off).
+    const sdkImports = files("src").flatMap((f) =>
+      imports(f)
+        .filter((i) => i.startsWith("@opentelemetry/") && i !== "@opentelemetry/api")
+        .map((i) => `${f} -> ${i}`),
+    );
+    expect(sdkImports.every((x) => x.startsWith(path.join("src", "telemetry", "sdk.ts")))).toBe(true);
+    expect(sdkImports.length).toBeGreaterThan(0);
+  });
+
   it("imports under src/ only point down the layers", () => {
     const offenders: string[] = [];
     for (const [rank, layer] of LAYERS.entries()) {

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { Config } from "../config.js";
 import { createLogger, type Logger } from "../log.js";
+import { startTelemetry } from "../telemetry/index.js";
 import type { McpConfig } from "../agent/mcp/index.js";
 import type { Reflector } from "../runtime/reflection.js";
 import type { Runner } from "../runtime/runner.js";
@@ -91,6 +92,8 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
   for (const a of opts.adapters?.(config) ?? []) adapters.add(a);
   const base: AppBase = { config, opts, log, metrics: new GatewayMetrics({ processMetrics: true }), adapters, processId: randomUUID() };
   const stores = await storePart(base);
+  // Off unless an OTLP endpoint is set (nothing of the SDK is loaded then); shut down last, in lifecycle's stop.
+  const telemetry = await startTelemetry(config, log);
   const agent = agentPart(base, stores);
   const jobs = jobService(stores.db, { ...stores, config, now: opts.jobClock });
   const outbound = outboundPart(base, stores);
@@ -129,6 +132,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
       jobsRunner,
       storeProbeMs: opts.storeProbeMs,
       retryIntervalMs: opts.retryIntervalMs,
+      telemetry,
     }),
   };
 }

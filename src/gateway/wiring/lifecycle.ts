@@ -10,6 +10,7 @@ import type { GatewayMetrics } from "../metrics.js";
 import type { Outbound } from "../outbound/outbound.js";
 import type { Retention } from "../retention.js";
 import type { Tooling } from "../tooling.js";
+import type { Telemetry } from "../../telemetry/index.js";
 import type { Intake } from "./http.js";
 
 export interface LifecycleParts {
@@ -31,6 +32,8 @@ export interface LifecycleParts {
   storeProbeMs?: number;
   /** How often unsent replies are retried (default 15 s). */
   retryIntervalMs?: number;
+  /** Tracing (src/telemetry): flushed and shut down last, within a bounded time. */
+  telemetry?: Telemetry;
 }
 
 /** The order the app's parts start and stop in (App.start and App.stop describe what each promises). */
@@ -106,6 +109,8 @@ export function lifecycle(p: LifecycleParts): { start(): Promise<string>; stop(o
       outbound.close();
       await http.close();
       await p.db.close();
+      // The spans of the stop itself included; an exporter that hangs holds the stop 3 s at most.
+      await p.telemetry?.shutdown(3000);
     },
   };
 }

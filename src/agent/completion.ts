@@ -30,6 +30,9 @@ const Chunk = z.object({
       }),
     )
     .nullish(),
+  /** The model that answered, and (with stream_options.include_usage, in the last chunk) the tokens used: for telemetry. */
+  model: z.string().nullish(),
+  usage: z.object({ prompt_tokens: z.number().nullish(), completion_tokens: z.number().nullish() }).passthrough().nullish(),
   error: z.unknown().optional(),
 });
 type ToolCallDelta = z.infer<typeof ToolCallDelta>;
@@ -38,6 +41,10 @@ export interface CompletionResult {
   text: string;
   toolCalls: ToolCall[];
   finishReason: string | undefined;
+  /** The model the server says answered, when it says. */
+  model?: string;
+  /** Tokens in and out, when the server reported them. */
+  usage?: { input?: number; output?: number };
 }
 
 interface Slot {
@@ -58,6 +65,8 @@ const malformed = (why: string) =>
 export class CompletionAccumulator {
   private text = "";
   private finishReason: string | undefined;
+  private model: string | undefined;
+  private usage: CompletionResult["usage"];
   private sawDone = false;
   private readonly slots = new Map<number, Slot>();
   private last: Slot | undefined;
@@ -84,6 +93,8 @@ export class CompletionAccumulator {
       const said = this.redact(typeof msg === "string" ? msg : JSON.stringify(chunk.error));
       throw new AgentError("Upstream", `The model server reported an error mid-reply: ${snippet(said)}. Retry, or check the server's logs.`);
     }
+    if (chunk.model) this.model = chunk.model;
+    if (chunk.usage) this.usage = { input: chunk.usage.prompt_tokens ?? undefined, output: chunk.usage.completion_tokens ?? undefined };
     let added = "";
     for (const choice of chunk.choices ?? []) {
       if ((choice.index ?? 0) !== 0) continue; // we ask for one choice; ignore any others
@@ -128,6 +139,6 @@ export class CompletionAccumulator {
         if (!s.name) throw malformed("a tool call has no function name");
         return { id: s.id || `${idPrefix}_${s.index}`, name: s.name, arguments: s.arguments || "{}" };
       });
-    return { text: this.text, toolCalls, finishReason: this.finishReason };
+    return { text: this.text, toolCalls, finishReason: this.finishReason, ...(this.model && { model: this.model }), ...(this.usage && { usage: this.usage }) };
   }
 }

@@ -1,6 +1,9 @@
 import { randomUUID } from "node:crypto";
 import { speakerPrefix, userContent, wireName, type ContentPart, type SpeakerNames } from "./content.js";
+import type { Span } from "@opentelemetry/api";
+import { withTraceHeaders } from "../telemetry/index.js";
 import { CompletionAccumulator, type CompletionResult } from "./completion.js";
+import { chatSpan, endChat, toolSpan } from "./gen-ai-trace.js";
 import { type Attempt, defaultSleep, postWithRetry, readBodyText, redact, safeUrl } from "./http.js";
 import { sseData } from "./sse.js";
 import { DENIED, denyAll, runToolCallDetailed, type ApprovalHandler, type ToolRegistry } from "./tools.js";
@@ -140,19 +143,43 @@ export function openAiAgent(opts: OpenAiAgentOptions): Agent & { readonly settin
   return { name: `openai:${opts.settings.model}`, settings: opts.settings, run: (req) => runTurn(client, req) };
 }
 
-function requestBody(c: Client, messages: WireMessage[]): string {
+function requestBody(c: Client, messages: WireMessage[], usage: boolean): string {
   return JSON.stringify({
     ...settingsToRequest(c.opts.settings),
     messages,
     stream: true,
+    // Asked for only while a trace records the call (gen_ai.usage.*): servers that refuse the field never see it otherwise.
+    ...(usage && { stream_options: { include_usage: true } }),
     ...(c.tools && {
       tools: c.tools.list().map((t) => ({ type: "function", function: { name: t.name, description: t.description, parameters: t.parameters } })),
     }),
   });
 }
 
-/** Streams one completion. `turn.text` collects everything yielded, since the turn's final text spans rounds. */
+/** Streams one completion inside its `chat <model>` span (gen-ai-trace.ts). */
 async function* complete(c: Client, messages: WireMessage[], signal: AbortSignal, turn: { text: string }): AsyncGenerator<AgentOutput, CompletionResult> {
+  const chat = chatSpan(c.opts.settings, c.url, messages);
+  let result: CompletionResult | undefined;
+  let failure: unknown;
+  try {
+    result = yield* stream(c, messages, signal, turn, chat.span);
+    return result;
+  } catch (e) {
+    failure = e;
+    throw e;
+  } finally {
+    endChat(chat, result, failure);
+  }
+}
+
+/** Streams one completion. `turn.text` collects everything yielded, since the turn's final text spans rounds. */
+async function* stream(
+  c: Client,
+  messages: WireMessage[],
+  signal: AbortSignal,
+  turn: { text: string },
+  span: Span,
+): AsyncGenerator<AgentOutput, CompletionResult> {
   // Text from an earlier round is already on screen; keep this round's text from running into it.
   let lead = turn.text && !turn.text.endsWith("\n") ? "\n\n" : "";
   const emit = (t: string): AgentOutput => {
@@ -165,8 +192,9 @@ async function* complete(c: Client, messages: WireMessage[], signal: AbortSignal
   log.debug({ url: safeUrl(url), model: opts.settings.model, messages: messages.length }, "model request");
   const { response, attempt } = await postWithRetry({
     url,
-    headers: c.headers,
-    body: requestBody(c, messages),
+    // The model server's own spans (if it traces) join the message's trace.
+    headers: withTraceHeaders(c.headers, span),
+    body: requestBody(c, messages, span.isRecording()),
     signal,
     connectTimeoutMs: o.connectTimeoutMs,
     idleTimeoutMs: o.idleTimeoutMs,
@@ -282,15 +310,17 @@ function finishNotice(result: CompletionResult): AgentOutput | undefined {
 /** Runs the round's tool calls in order (each through the approval handler), appending each result to `messages`. */
 async function* runToolCalls(c: Client, result: CompletionResult, messages: WireMessage[], signal: AbortSignal, round: number): AsyncGenerator<AgentOutput> {
   for (const call of result.toolCalls) {
-    const outcome = await runToolCallDetailed(call, c.tools, c.approval, signal, {
-      ...(c.opts.toolTimeoutMs !== undefined && { timeoutMs: c.opts.toolTimeoutMs }),
-    });
+    const server = c.tools?.get(call.name)?.server;
+    const outcome = await toolSpan(call, server, () =>
+      runToolCallDetailed(call, c.tools, c.approval, signal, {
+        ...(c.opts.toolTimeoutMs !== undefined && { timeoutMs: c.opts.toolTimeoutMs }),
+      }),
+    );
     const { content } = outcome;
     // A person's denial is already on the approval card; a policy's is told here.
     if (content.startsWith(DENIED) && !outcome.note)
       yield { type: "notice", severity: "info", text: `The agent wanted to use the tool ${call.name}; it was ${DENIED}.` };
     c.log.debug({ tool: call.name, round, decision: outcome.decision }, "tool call finished");
-    const server = c.tools?.get(call.name)?.server;
     yield { type: "tool", call, decision: outcome.decision, result: content, ...(server && { server }), ...(outcome.note && { note: outcome.note }) };
     messages.push({ role: "tool", tool_call_id: call.id, content });
   }

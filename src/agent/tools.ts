@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { AgentError, type ToolCall } from "./types.js";
 import type { ToolPolicy } from "./tool-policy.js";
+import { approvalSpan } from "./gen-ai-trace.js";
 
 export interface ToolContext {
   signal: AbortSignal;
@@ -177,7 +178,11 @@ export async function runToolCallDetailed(
   }
   let verdict: ApprovalVerdict;
   try {
-    const r = await approval(call, { signal, tool });
+    const r = await approvalSpan(
+      call,
+      () => approval(call, { signal, tool }),
+      (d) => (typeof d === "string" ? d : d.decision),
+    );
     verdict = typeof r === "string" ? { decision: r } : r;
   } catch {
     verdict = { decision: "deny", note: "the approval failed" }; // fail closed: an approval handler that breaks never lets a call through

@@ -1,4 +1,5 @@
 import type { ReplyAddress } from "../store/codecs.js";
+import type { TraceCarrier } from "../telemetry/index.js";
 import type { ParsedCommand } from "./commands/parse.js";
 
 /**
@@ -57,6 +58,8 @@ interface InBase {
   isAdmin?: boolean;
   /** The bot's own username, so `/cmd@otherbot` can be told apart. */
   botUsername?: string;
+  /** The message's trace (src/telemetry), when tracing is on: the turn's spans continue it, however long it queued. */
+  trace?: TraceCarrier;
 }
 
 /**

@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { MessageEvent } from "./events.js";
 import type { LiveSession } from "./live-session.js";
 import { SwitchboardError } from "../errors.js";
+import { inSpan, recordSpan } from "../telemetry/index.js";
 import { renderUserText } from "./pending.js";
 import type { Runner } from "./runner.js";
 import { TurnClock } from "./turn/clock.js";
@@ -46,7 +47,19 @@ const DEFAULT_TYPING_DELAY_MS = 500;
  * session is rotated, stopped or switched, nothing more it produces is
  * emitted, and it commits nothing but the inbound record's handled state.
  */
-export async function executeTurn(runner: Runner, session: LiveSession, p: Pending, generation: number, abort: AbortController): Promise<TurnOutcome> {
+export function executeTurn(runner: Runner, session: LiveSession, p: Pending, generation: number, abort: AbortController): Promise<TurnOutcome> {
+  // The message's trace (src/telemetry) goes on here, however long it waited in the queue; one without (a replay) starts its own.
+  const parent = p.event.trace;
+  const attributes = { "switchboard.session.id": session.id, "switchboard.turn.messages": p.inboundIds.length };
+  if (parent?.queuedAt !== undefined) recordSpan("queue wait", parent.queuedAt, { parent, attributes });
+  return inSpan("turn", parent ? { parent, attributes } : { root: true, attributes }, async (span) => {
+    const outcome = await runTurn(runner, session, p, generation, abort);
+    span.setAttribute("switchboard.turn.outcome", outcome);
+    return outcome;
+  });
+}
+
+async function runTurn(runner: Runner, session: LiveSession, p: Pending, generation: number, abort: AbortController): Promise<TurnOutcome> {
   const { opts } = runner;
   const t = turnScope(runner, session, p, randomUUID(), generation);
   const clock = new TurnClock(abort, opts.turnTimeoutMs ?? DEFAULT_TIMEOUT_MS, {

@@ -5,6 +5,7 @@ import type { Info } from "../../session/info.js";
 import type { Registry } from "../../session/registry.js";
 import type { IdentityStore } from "../../store/identities.js";
 import type { Logger } from "../../log.js";
+import type { TraceCarrier } from "../../telemetry/index.js";
 import type { Adapter } from "../adapter.js";
 import type { InboundEnvelope } from "../contract.js";
 import type { GatewayLedger } from "../ledger.js";
@@ -84,7 +85,7 @@ async function refusedGroup(
  * refuses, or a message over the limit, gets its reply; anything else is identified, bound to its
  * conversation's current session and handed to the runner.
  */
-export async function dispatch(deps: DispatchDeps, env: InboundEnvelope, inboundId: string): Promise<RunHandle | undefined> {
+export async function dispatch(deps: DispatchDeps, env: InboundEnvelope, inboundId: string, trace?: TraceCarrier): Promise<RunHandle | undefined> {
   const { policy, runner } = deps;
   const adapter = deps.adapterFor(env);
   const isAdmin = listed(policy.ADMIN_USERS, env) || env.senderAdministers === true;
@@ -135,6 +136,7 @@ export async function dispatch(deps: DispatchDeps, env: InboundEnvelope, inbound
     receivedAt: new Date(),
     isAdmin,
     botUsername: adapter?.botUsername,
+    ...(trace && { trace }),
   };
   if (deps.stopping()) return undefined;
   return runner.run(runner.open(info), event);

@@ -25,6 +25,9 @@ import { UnadmittedGroups } from "./groups.js";
 import { RecordsInFlight, recordArrival } from "./recording.js";
 import { readRecorded, replayUnhandled, type RecordedDeps } from "./replay.js";
 import { noticeUnanswered } from "./unanswered.js";
+import { SpanKind } from "@opentelemetry/api";
+import { inContext, inSpan, traceCarrier, type TraceCarrier } from "../../telemetry/index.js";
+import { inboundAttributes } from "./trace.js";
 
 export type GatewayPolicy = Pick<
   Config,
@@ -182,21 +185,32 @@ export class Gateway {
     }
   }
 
-  /** Records the event (the adapter may acknowledge once this resolves) and queues its handling. */
-  async inbound(incoming: InboundEnvelope): Promise<InboundResult> {
-    const arrival = await recordArrival(this.deps, this.#recording, incoming);
-    if ("refused" in arrival) return arrival.refused;
-    const { env, conversation, id } = arrival;
-    const start = this.#drainer
-      ? () => {
-          this.#arrivals.add(id, env);
-          this.#drainer!.kick(conversation);
-        }
-      : () => this.#enqueue(env, id, this.#recording.earlier(conversation));
-    const batch = this.#batch.getStore();
-    if (batch) batch.push(start);
-    else start();
-    return { status: "accepted", inboundId: id };
+  /**
+   * Records the event (the adapter may acknowledge once this resolves) and queues its handling. Each message
+   * starts its own trace here (src/telemetry): its root span covers the recording, and its carrier goes with
+   * the event to the turn.
+   */
+  inbound(incoming: InboundEnvelope): Promise<InboundResult> {
+    return inSpan(`inbound ${incoming.platform}`, { root: true, kind: SpanKind.CONSUMER, attributes: inboundAttributes(incoming) }, async (span) => {
+      const arrival = await recordArrival(this.deps, this.#recording, incoming);
+      if ("refused" in arrival) {
+        span.setAttribute("switchboard.inbound.outcome", arrival.refused.status);
+        return arrival.refused;
+      }
+      const { env, conversation, id } = arrival;
+      span.setAttributes({ "switchboard.inbound.outcome": "accepted", "switchboard.inbound.id": id });
+      const trace = traceCarrier();
+      const start = this.#drainer
+        ? () => {
+            this.#arrivals.add(id, env);
+            this.#drainer!.kick(conversation);
+          }
+        : () => this.#enqueue(env, id, this.#recording.earlier(conversation), trace);
+      const batch = this.#batch.getStore();
+      if (batch) batch.push(start);
+      else start();
+      return { status: "accepted" as const, inboundId: id };
+    });
   }
 
   /**
@@ -219,9 +233,9 @@ export class Gateway {
     return handle ? { done: handle.done } : undefined;
   }
 
-  #enqueue(env: InboundEnvelope, inboundId: string, after?: Promise<unknown>): void {
+  #enqueue(env: InboundEnvelope, inboundId: string, after?: Promise<unknown>, trace?: TraceCarrier): void {
     this.#arrivals.add(inboundId, env);
-    void this.#chats.run(chatKey(env), () => this.#handle(env, inboundId), after);
+    void this.#chats.run(chatKey(env), () => inContext(trace, () => this.#handle(env, inboundId, trace)), after);
   }
 
   /** Sizes of the per-chat state, for tests and diagnostics: idle, every one is back to its resting size. */
@@ -242,12 +256,12 @@ export class Gateway {
    * INBOUND_TTL it is given up with a notice in its chat; while stopping it
    * stays unhandled and is replayed at the next start.
    */
-  async #handle(env: InboundEnvelope, inboundId: string): Promise<void> {
+  async #handle(env: InboundEnvelope, inboundId: string, trace?: TraceCarrier): Promise<void> {
     await this.#gate;
     const deadline = env.occurredAt.getTime() + this.deps.policy.INBOUND_TTL;
     for (let attempt = 1; ; attempt++) {
       try {
-        const handle = await this.#dispatch(env, inboundId);
+        const handle = await this.#dispatch(env, inboundId, trace);
         // Consumed and context-only events complete no turn: stop tracking them.
         if (!handle || handle.accepted === "consumed" || handle.accepted === "context") this.#arrivals.handled(inboundId, handledWithoutTurn(handle));
         // A message dropped by /stop or shutdown completes no turn either.
@@ -288,7 +302,7 @@ export class Gateway {
     });
   }
 
-  #dispatch(env: InboundEnvelope, inboundId: string): Promise<RunHandle | undefined> {
+  #dispatch(env: InboundEnvelope, inboundId: string, trace?: TraceCarrier): Promise<RunHandle | undefined> {
     return dispatch(
       {
         ...this.deps,
@@ -300,6 +314,7 @@ export class Gateway {
       },
       env,
       inboundId,
+      trace,
     );
   }
 

@@ -4,6 +4,7 @@ import type { InboundStore } from "../../store/inbound.js";
 import type { InboundResult } from "../adapter.js";
 import type { InboundEnvelope } from "../contract.js";
 import type { GatewayMetrics } from "../metrics.js";
+import { inSpan } from "../../telemetry/index.js";
 import { conversationKey } from "./conversation.js";
 
 /**
@@ -85,15 +86,17 @@ export async function recordArrival(
   const conversation = conversationKey(env, policy.THREAD_SESSIONS);
   const rec = await recording.track(
     conversation,
-    deps.inbound.record({
-      conversation,
-      platform: env.platform,
-      botId: env.botId,
-      eventId: env.eventId,
-      envelope: codecs.inboundEnvelope.encode(env),
-      occurredAt: env.occurredAt,
-      ...(expired ? { status: "expired" as const, note: `arrived ${Math.round(age / 1000)} s late` } : {}),
-    }),
+    inSpan("record inbound", { attributes: { "db.operation.name": "record", "switchboard.expired": expired } }, () =>
+      deps.inbound.record({
+        conversation,
+        platform: env.platform,
+        botId: env.botId,
+        eventId: env.eventId,
+        envelope: codecs.inboundEnvelope.encode(env),
+        occurredAt: env.occurredAt,
+        ...(expired ? { status: "expired" as const, note: `arrived ${Math.round(age / 1000)} s late` } : {}),
+      }),
+    ),
   );
   if (rec === "duplicate") {
     metrics.duplicates.inc({ platform: env.platform });

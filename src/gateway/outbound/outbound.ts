@@ -88,6 +88,7 @@ export class Outbound {
       limits: { perChat: adapter.limits.perChat, global: adapter.limits.global },
       log: this.opts.log,
       onRateLimited: () => this.opts.metrics.rateLimited.inc({ platform: adapter.platform }),
+      platform: adapter.platform,
     });
   }
 

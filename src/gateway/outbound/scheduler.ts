@@ -36,6 +36,8 @@
  */
 import { SwitchboardError } from "../../errors.js";
 import { KeyedQueue } from "../../keyed-queue.js";
+import { SpanKind, type Span } from "@opentelemetry/api";
+import { hashId, inSpan, tracing } from "../../telemetry/index.js";
 import { isAdapterError } from "../contract.js";
 import { BotPace, MAX_BACKOFF_MS, type RateLimit, retryAfterOf } from "./bot-pace.js";
 import { type ChatPace, ChatPaces } from "./chat-pace.js";
@@ -75,6 +77,8 @@ export interface OutboundSchedulerOptions {
   onRateLimited?: (info: RateLimitedInfo) => void;
   /** Source of jitter in [0, 1); inject for deterministic tests. */
   random?: () => number;
+  /** The platform the calls go to, for their spans (src/telemetry). */
+  platform?: string;
 }
 
 /** schedule() after close(). */
@@ -107,6 +111,7 @@ export class OutboundScheduler {
   private readonly random: () => number;
   private readonly maxTransientRetries: number;
   private readonly onRateLimited: ((info: RateLimitedInfo) => void) | undefined;
+  private readonly platform: string;
 
   private readonly chats: ChatPaces;
   /** A chat's calls run one at a time, in the order scheduled. */
@@ -123,6 +128,7 @@ export class OutboundScheduler {
     this.random = opts.random ?? Math.random;
     this.maxTransientRetries = opts.maxTransientRetries ?? 5;
     this.onRateLimited = opts.onRateLimited;
+    this.platform = opts.platform ?? "platform";
     this.global = new BotPace(opts.limits.global, this.now, this.sleep);
     this.chats = new ChatPaces(opts.limits.perChat, this.now, this.sleep);
   }
@@ -222,7 +228,20 @@ export class OutboundScheduler {
     this.chats.settled(chatKey, chat);
   }
 
-  private async execute(chatKey: string, chat: ChatPace, job: Job): Promise<unknown> {
+  /** One platform call, paced and retried, as one span (its 429 waits and retries are the span's events). */
+  private execute(chatKey: string, chat: ChatPace, job: Job): Promise<unknown> {
+    const attributes = tracing()
+      ? {
+          "switchboard.platform": this.platform,
+          "switchboard.outbound.call": job.label,
+          "switchboard.chat.key_hash": hashId(chatKey)!,
+          "switchboard.essential": job.essential,
+        }
+      : undefined;
+    return inSpan(`${job.label} ${this.platform}`, { kind: SpanKind.CLIENT, attributes }, (span) => this.attempts(chatKey, chat, job, span));
+  }
+
+  private async attempts(chatKey: string, chat: ChatPace, job: Job, span: Span): Promise<unknown> {
     let transientRetries = 0;
     let rateLimits = 0;
     for (;;) {
@@ -241,6 +260,7 @@ export class OutboundScheduler {
         if (code === "RateLimited") {
           rateLimits++;
           const info = this.pauseFor(chatKey, chat, err, rateLimits);
+          span.addEvent("rate_limited", { "switchboard.retry_after_ms": info.retryAfterMs, "switchboard.rate_limit.scope": info.scope, attempt: rateLimits });
           this.log?.warn(
             { ...ctx, retryAfterMs: info.retryAfterMs, scope: info.scope, attempt: rateLimits },
             job.essential ? "rate limited; will retry the same call" : "rate limited; non-essential call dropped",
@@ -255,6 +275,7 @@ export class OutboundScheduler {
         if (code === "Transient" && transientRetries < this.maxTransientRetries) {
           const delayMs = this.withJitter(Math.min(MAX_BACKOFF_MS, TRANSIENT_BASE_MS * 2 ** transientRetries));
           transientRetries++;
+          span.addEvent("retry", { "error.type": code, "switchboard.delay_ms": delayMs, attempt: transientRetries });
           this.log?.warn({ ...ctx, attempt: transientRetries, delayMs }, "transient failure; retrying");
           // Sleeping here, not re-queueing, keeps the chat's later calls behind this one.
           await this.sleep(delayMs);

@@ -29,6 +29,10 @@ export class OtlpReceiver {
   readonly exports: Export[] = [];
   /** Answer every export with this HTTP status (200 by default). */
   status = 200;
+  /** Never answer: each export hangs until the client gives up or the receiver closes. */
+  hang = false;
+  /** Every POST received, answered or not. */
+  requests = 0;
   private waiters: Array<() => void> = [];
 
   private constructor(private readonly server: Server) {}
@@ -39,14 +43,17 @@ export class OtlpReceiver {
       const chunks: Buffer[] = [];
       req.on("data", (c: Buffer) => chunks.push(c));
       req.on("end", () => {
+        receiver.requests++;
         const raw = Buffer.concat(chunks);
         const contentType = String(req.headers["content-type"] ?? "");
         if (req.method === "POST" && req.url === "/v1/traces" && receiver.status === 200) {
           const spans = contentType.includes("json") ? fromJson(JSON.parse(raw.toString("utf8"))) : fromProtobuf(raw);
           receiver.exports.push({ contentType, raw, spans });
         }
-        res.writeHead(receiver.status, { "content-type": contentType || "application/json" });
-        res.end();
+        if (!receiver.hang) {
+          res.writeHead(receiver.status, { "content-type": contentType || "application/json" });
+          res.end();
+        }
         for (const w of receiver.waiters.splice(0)) w();
       });
     });
@@ -65,8 +72,14 @@ export class OtlpReceiver {
 
   /** Waits until `pred` holds for the spans received (each export wakes it). */
   async until(pred: (spans: ReceivedSpan[]) => boolean, timeoutMs = 15_000): Promise<ReceivedSpan[]> {
+    await this.untilReceived(() => pred(this.spans), timeoutMs);
+    return this.spans;
+  }
+
+  /** Waits until `pred` holds, checked after each request (answered or not). */
+  async untilReceived(pred: () => boolean, timeoutMs = 15_000): Promise<void> {
     const end = Date.now() + timeoutMs;
-    while (!pred(this.spans)) {
+    while (!pred()) {
       if (Date.now() > end) throw new Error(`timed out waiting for spans; got ${this.spans.map((s) => s.name).join(", ")}`);
       await new Promise<void>((r) => {
         const t = setTimeout(r, 200);
@@ -76,7 +89,6 @@ export class OtlpReceiver {
         });
       });
     }
-    return this.spans;
   }
 
   async close(): Promise<void> {

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { AgentError, type ToolCall } from "./types.js";
+import { type AgentOutput, AgentError, type ToolCall } from "./types.js";
 
 /**
  * One streamed chat-completions chunk, validated loosely: servers differ in
@@ -141,4 +141,17 @@ export class CompletionAccumulator {
       });
     return { text: this.text, toolCalls, finishReason: this.finishReason, ...(this.model && { model: this.model }), ...(this.usage && { usage: this.usage }) };
   }
+}
+
+/** What the user is told when the server stopped the reply short of its end. */
+export function finishNotice(result: CompletionResult): AgentOutput | undefined {
+  if (result.finishReason === "length") {
+    return {
+      type: "notice",
+      severity: "warn",
+      text: "The reply was cut off at the output token limit. Raise the max output tokens setting, or ask the model to continue.",
+    };
+  }
+  if (result.finishReason === "content_filter") return { type: "notice", severity: "warn", text: "The model server's content filter stopped the reply." };
+  return undefined;
 }

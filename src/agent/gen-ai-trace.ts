@@ -75,6 +75,21 @@ export function endChat(chat: OpenSpan, result: CompletionResult | undefined, er
   chat.end(err);
 }
 
+/** Streams `run` (one model call) inside `chat`, ended with the result, the error, or nothing when the turn stopped reading. */
+export async function* traced<T>(chat: OpenSpan, run: AsyncGenerator<T, CompletionResult>): AsyncGenerator<T, CompletionResult> {
+  let result: CompletionResult | undefined;
+  let failure: unknown;
+  try {
+    result = yield* run;
+    return result;
+  } catch (e) {
+    failure = e;
+    throw e;
+  } finally {
+    endChat(chat, result, failure);
+  }
+}
+
 /** Runs one tool call inside its `execute_tool <name>` span; `run` returns what the call came to. */
 export function toolSpan<T extends { content: string; decision: string }>(call: ToolCall, mcpServer: string | undefined, run: () => Promise<T>): Promise<T> {
   if (!tracing()) return run();

@@ -2,8 +2,8 @@ import { randomUUID } from "node:crypto";
 import { speakerPrefix, userContent, wireName, type ContentPart, type SpeakerNames } from "./content.js";
 import type { Span } from "@opentelemetry/api";
 import { withTraceHeaders } from "../telemetry/index.js";
-import { CompletionAccumulator, type CompletionResult } from "./completion.js";
-import { chatSpan, endChat, toolSpan } from "./gen-ai-trace.js";
+import { CompletionAccumulator, type CompletionResult, finishNotice } from "./completion.js";
+import { chatSpan, toolSpan, traced } from "./gen-ai-trace.js";
 import { type Attempt, defaultSleep, postWithRetry, readBodyText, redact, safeUrl } from "./http.js";
 import { sseData } from "./sse.js";
 import { DENIED, denyAll, runToolCallDetailed, type ApprovalHandler, type ToolRegistry } from "./tools.js";
@@ -157,19 +157,9 @@ function requestBody(c: Client, messages: WireMessage[], usage: boolean): string
 }
 
 /** Streams one completion inside its `chat <model>` span (gen-ai-trace.ts). */
-async function* complete(c: Client, messages: WireMessage[], signal: AbortSignal, turn: { text: string }): AsyncGenerator<AgentOutput, CompletionResult> {
+function complete(c: Client, messages: WireMessage[], signal: AbortSignal, turn: { text: string }): AsyncGenerator<AgentOutput, CompletionResult> {
   const chat = chatSpan(c.opts.settings, c.url, messages);
-  let result: CompletionResult | undefined;
-  let failure: unknown;
-  try {
-    result = yield* stream(c, messages, signal, turn, chat.span);
-    return result;
-  } catch (e) {
-    failure = e;
-    throw e;
-  } finally {
-    endChat(chat, result, failure);
-  }
+  return traced(chat, stream(c, messages, signal, turn, chat.span));
 }
 
 /** Streams one completion. `turn.text` collects everything yielded, since the turn's final text spans rounds. */
@@ -292,19 +282,6 @@ async function* runTurn(c: Client, req: TurnRequest): AsyncGenerator<AgentOutput
 
 function wireMessages(req: TurnRequest, speakers: SpeakerNames): WireMessage[] {
   return [...(req.system ? [{ role: "system" as const, content: req.system }] : []), ...req.messages.map((m) => toWire(m, speakers))];
-}
-
-/** What the user is told when the server stopped the reply short of its end. */
-function finishNotice(result: CompletionResult): AgentOutput | undefined {
-  if (result.finishReason === "length") {
-    return {
-      type: "notice",
-      severity: "warn",
-      text: "The reply was cut off at the output token limit. Raise the max output tokens setting, or ask the model to continue.",
-    };
-  }
-  if (result.finishReason === "content_filter") return { type: "notice", severity: "warn", text: "The model server's content filter stopped the reply." };
-  return undefined;
 }
 
 /** Runs the round's tool calls in order (each through the approval handler), appending each result to `messages`. */

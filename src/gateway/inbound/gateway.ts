@@ -25,9 +25,8 @@ import { UnadmittedGroups } from "./groups.js";
 import { RecordsInFlight, recordArrival } from "./recording.js";
 import { readRecorded, replayUnhandled, type RecordedDeps } from "./replay.js";
 import { noticeUnanswered } from "./unanswered.js";
-import { SpanKind } from "@opentelemetry/api";
-import { inContext, inSpan, traceCarrier, type TraceCarrier } from "../../telemetry/index.js";
-import { inboundAttributes } from "./trace.js";
+import { inContext, traceCarrier, type TraceCarrier } from "../../telemetry/index.js";
+import { inboundSpan, settleInbound } from "./trace.js";
 
 export type GatewayPolicy = Pick<
   Config,
@@ -191,14 +190,10 @@ export class Gateway {
    * the event to the turn.
    */
   inbound(incoming: InboundEnvelope): Promise<InboundResult> {
-    return inSpan(`inbound ${incoming.platform}`, { root: true, kind: SpanKind.CONSUMER, attributes: inboundAttributes(incoming) }, async (span) => {
+    return inboundSpan(incoming, async (span) => {
       const arrival = await recordArrival(this.deps, this.#recording, incoming);
-      if ("refused" in arrival) {
-        span.setAttribute("switchboard.inbound.outcome", arrival.refused.status);
-        return arrival.refused;
-      }
+      if ("refused" in arrival) return settleInbound(span, arrival.refused);
       const { env, conversation, id } = arrival;
-      span.setAttributes({ "switchboard.inbound.outcome": "accepted", "switchboard.inbound.id": id });
       const trace = traceCarrier();
       const start = this.#drainer
         ? () => {
@@ -209,7 +204,7 @@ export class Gateway {
       const batch = this.#batch.getStore();
       if (batch) batch.push(start);
       else start();
-      return { status: "accepted" as const, inboundId: id };
+      return settleInbound(span, { status: "accepted", inboundId: id });
     });
   }
 

@@ -1,6 +1,19 @@
-import type { Attributes } from "@opentelemetry/api";
-import { hashId, tracing } from "../../telemetry/index.js";
+import { type Attributes, type Span, SpanKind } from "@opentelemetry/api";
+import { hashId, inSpan, tracing } from "../../telemetry/index.js";
+import type { InboundResult } from "../adapter.js";
 import type { InboundEnvelope } from "../contract.js";
+
+/** The root span of a message's trace: a new trace, whatever is active (an adapter's batch, another message's). */
+export function inboundSpan<T>(env: InboundEnvelope, fn: (span: Span) => Promise<T>): Promise<T> {
+  return inSpan(`inbound ${env.platform}`, { root: true, kind: SpanKind.CONSUMER, attributes: inboundAttributes(env) }, fn);
+}
+
+/** Says on the root span how the arrival ended, and returns it. */
+export function settleInbound(span: Span, result: InboundResult): InboundResult {
+  span.setAttribute("switchboard.inbound.outcome", result.status);
+  if (result.status === "accepted" && result.inboundId) span.setAttribute("switchboard.inbound.id", result.inboundId);
+  return result;
+}
 
 /**
  * What a message's root span says of it: where it came from, never what it

@@ -24,6 +24,7 @@ const COLUMNS = [
   "note",
   "conversation",
   "seq",
+  "traceparent",
 ] as const;
 
 /**
@@ -55,6 +56,7 @@ const RECORD = prepare((b, p: Param<NewInbound>, { provider }) =>
       processedAt: p("processedAt"),
       note: p("note"),
       conversation: p("conversation"),
+      traceparent: p("traceparent"),
       seq: NEXT_SEQ[provider],
     })
     .onConflict((oc) => oc.doNothing()),
@@ -94,6 +96,8 @@ export class InboundStore {
     conversation?: string;
     status?: InboundStatus;
     note?: string;
+    /** The message's trace (src/telemetry), for the process that handles it. */
+    traceparent?: string;
   }): Promise<{ id: string } | "duplicate"> {
     const id = randomUUID();
     const now = this.now();
@@ -112,6 +116,7 @@ export class InboundStore {
         processedAt: status !== "received" ? now : null,
         note: e.note ?? null,
         conversation: e.conversation ?? "",
+        traceparent: e.traceparent ?? null,
       }),
     );
     return inserted === 1 ? { id } : "duplicate";

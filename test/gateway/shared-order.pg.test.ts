@@ -25,6 +25,7 @@ const record = (id: string): InboundRecord => ({
   note: null,
   conversation: "",
   seq: 0,
+  traceparent: null,
 });
 
 /**

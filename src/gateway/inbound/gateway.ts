@@ -25,8 +25,8 @@ import { UnadmittedGroups } from "./groups.js";
 import { RecordsInFlight, recordArrival } from "./recording.js";
 import { readRecorded, replayUnhandled, type RecordedDeps } from "./replay.js";
 import { noticeUnanswered } from "./unanswered.js";
-import { inContext, traceCarrier, type TraceCarrier } from "../../telemetry/index.js";
-import { inboundSpan, settleInbound } from "./trace.js";
+import { inContext, type TraceCarrier } from "../../telemetry/index.js";
+import { inboundSpan, settleInbound, storedTrace } from "./trace.js";
 
 export type GatewayPolicy = Pick<
   Config,
@@ -128,7 +128,7 @@ export class Gateway {
     try {
       await this.deps.outbound.queueUnsent();
       // Shared mode: events left by any process are found by the sweeper, under leases.
-      if (!this.#shared) await replayUnhandled(this.#recordedDeps(), (env, rec) => this.#enqueue(env, rec.id));
+      if (!this.#shared) await replayUnhandled(this.#recordedDeps(), (env, rec) => this.#enqueue(env, rec.id, undefined, storedTrace(rec)));
       await this.#startAdapters();
     } finally {
       open();
@@ -193,8 +193,7 @@ export class Gateway {
     return inboundSpan(incoming, async (span) => {
       const arrival = await recordArrival(this.deps, this.#recording, incoming);
       if ("refused" in arrival) return settleInbound(span, arrival.refused);
-      const { env, conversation, id } = arrival;
-      const trace = traceCarrier();
+      const { env, conversation, id, trace } = arrival;
       const start = this.#drainer
         ? () => {
             this.#arrivals.add(id, env);
@@ -216,7 +215,9 @@ export class Gateway {
     const env = await readRecorded(this.#recordedDeps(), rec);
     if (typeof env === "string") return undefined;
     if (!this.#arrivals.has(rec.id)) this.#arrivals.add(rec.id, env);
-    const handle = await this.#dispatch(env, rec.id).catch((err: unknown) => {
+    // The trace the recording process started goes on here, whichever process recorded it.
+    const trace = storedTrace(rec);
+    const handle = await inContext(trace, () => this.#dispatch(env, rec.id, trace)).catch((err: unknown) => {
       this.#arrivals.forget(rec.id);
       throw err;
     });

@@ -4,7 +4,7 @@ import type { InboundStore } from "../../store/inbound.js";
 import type { InboundResult } from "../adapter.js";
 import type { InboundEnvelope } from "../contract.js";
 import type { GatewayMetrics } from "../metrics.js";
-import { inSpan } from "../../telemetry/index.js";
+import { inSpan, traceCarrier, type TraceCarrier } from "../../telemetry/index.js";
 import { conversationKey } from "./conversation.js";
 
 /**
@@ -62,7 +62,7 @@ export function revive(json: string, inboundId?: string): InboundEnvelope {
 }
 
 /** An arrival recorded for handling, or the answer for one that is not handled (and why, counted in the metrics). */
-export type RecordedArrival = { env: InboundEnvelope; conversation: string; id: string } | { refused: InboundResult };
+export type RecordedArrival = { env: InboundEnvelope; conversation: string; id: string; trace?: TraceCarrier } | { refused: InboundResult };
 
 /**
  * Records an arriving event before anything else (the adapter may acknowledge
@@ -84,6 +84,8 @@ export async function recordArrival(
   const age = Date.now() - env.occurredAt.getTime();
   const expired = age > policy.INBOUND_TTL;
   const conversation = conversationKey(env, policy.THREAD_SESSIONS);
+  // The message's trace (the root span is active here), stored with it for the process that takes it in shared mode.
+  const trace = traceCarrier();
   const rec = await recording.track(
     conversation,
     inSpan("record inbound", { attributes: { "db.operation.name": "record", "switchboard.expired": expired } }, () =>
@@ -95,6 +97,7 @@ export async function recordArrival(
         envelope: codecs.inboundEnvelope.encode(env),
         occurredAt: env.occurredAt,
         ...(expired ? { status: "expired" as const, note: `arrived ${Math.round(age / 1000)} s late` } : {}),
+        ...(trace && { traceparent: trace.traceparent }),
       }),
     ),
   );
@@ -109,5 +112,5 @@ export async function recordArrival(
     return { refused: { status: "expired" } };
   }
   metrics.inbound.inc({ platform: env.platform, outcome: "accepted" });
-  return { env, conversation, id: rec.id };
+  return { env, conversation, id: rec.id, ...(trace && { trace }) };
 }

@@ -1,5 +1,6 @@
 import { type Attributes, type Span, SpanKind } from "@opentelemetry/api";
-import { hashId, inSpan, tracing } from "../../telemetry/index.js";
+import type { InboundRecord } from "../../store/inbound.js";
+import { hashId, inSpan, type TraceCarrier, tracing } from "../../telemetry/index.js";
 import type { InboundResult } from "../adapter.js";
 import type { InboundEnvelope } from "../contract.js";
 
@@ -34,4 +35,9 @@ export function inboundAttributes(env: InboundEnvelope): Attributes {
     "switchboard.message.attachments": env.attachments?.length ?? 0,
     ...(env.change && { "switchboard.message.change": env.change.kind }),
   };
+}
+
+/** The trace a recorded event was stored with (shared mode, a replay after a restart): its handling continues it. */
+export function storedTrace(rec: Pick<InboundRecord, "traceparent" | "receivedAt">): TraceCarrier | undefined {
+  return rec.traceparent ? { traceparent: rec.traceparent, queuedAt: rec.receivedAt.getTime() } : undefined;
 }

@@ -1,0 +1,2 @@
+-- AlterTable
+ALTER TABLE "InboundEvent" ADD COLUMN     "traceparent" TEXT;

@@ -21,6 +21,7 @@ export interface ReceivedSpan {
 
 export interface Export {
   contentType: string;
+  headers: Record<string, string | string[] | undefined>;
   raw: Buffer;
   spans: ReceivedSpan[];
 }
@@ -48,7 +49,7 @@ export class OtlpReceiver {
         const contentType = String(req.headers["content-type"] ?? "");
         if (req.method === "POST" && req.url === "/v1/traces" && receiver.status === 200) {
           const spans = contentType.includes("json") ? fromJson(JSON.parse(raw.toString("utf8"))) : fromProtobuf(raw);
-          receiver.exports.push({ contentType, raw, spans });
+          receiver.exports.push({ contentType, headers: req.headers, raw, spans });
         }
         if (!receiver.hang) {
           res.writeHead(receiver.status, { "content-type": contentType || "application/json" });

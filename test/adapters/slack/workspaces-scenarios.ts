@@ -120,6 +120,9 @@ export async function twoWorkspaces(provider: TestProvider): Promise<void> {
     const dm2 = s2.find((s) => s.channel.includes(":dm:D0SAME01"))!;
     expect(await g.transcript(dm1.id)).toEqual(["hello from one", "echo: hello from one"]);
     expect(await g.transcript(dm2.id)).toEqual(["hello from two", "echo: hello from two"]);
+    // Each workspace's messages counted under its own label.
+    expect(await metric(g, "switchboard_workspace_messages_total", 'workspace="T0ONE"')).toBe(2);
+    expect(await metric(g, "switchboard_workspace_messages_total", 'workspace="T0TWO"')).toBe(2);
   } finally {
     await g.stop();
   }
@@ -175,6 +178,7 @@ export async function uninstallAndReinstall(provider: TestProvider, order: "revo
     );
     expect(settled[0]!.status).toBe("failed");
     expect(settled[0]!.lastError).toMatch(/^uninstalled: /);
+    expect(await metric(g, "switchboard_workspace_failures_total", 'workspace="T0GONE"')).toBe(1);
     expect(g.texts("D0GONE01")).toEqual([]);
 
     // An event for the removed team is acknowledged, counted and not answered.
@@ -292,5 +296,33 @@ export async function singleTokenBesideOAuth(provider: TestProvider): Promise<vo
   } finally {
     await app.stop();
     await sl.close();
+  }
+}
+
+/** SLACK_PURGE_ON_UNINSTALL=true: the uninstalled workspace's sessions and transcripts are deleted; the other's are kept. */
+export async function purgeOnUninstall(provider: TestProvider): Promise<void> {
+  const g = await gateway(provider, { SLACK_PURGE_ON_UNINSTALL: "true" });
+  try {
+    await g.install({ teamId: "T0PURGE" });
+    await g.install({ teamId: "T0KEEP" });
+    const purge = g.sl.eventsFor({ teamId: "T0PURGE" });
+    const keep = g.sl.eventsFor({ teamId: "T0KEEP" });
+    expect(await g.post(purge.message({ channel: "D0PURGE1", user: "U0P", text: "forget me" }))).toBe(200);
+    expect(await g.post(keep.message({ channel: "D0KEEP01", user: "U0K", text: "remember me" }))).toBe(200);
+    await replies(g, "D0PURGE1", 1);
+    await replies(g, "D0KEEP01", 1);
+    expect(await g.sessionsOf("T0PURGE")).toHaveLength(1);
+    expect(await g.post(purge.appUninstalled())).toBe(200);
+    await eventually(
+      () => g.sessionsOf("T0PURGE"),
+      (s) => s.length === 0,
+      10_000,
+      "the purge",
+    );
+    const kept = await g.sessionsOf("T0KEEP");
+    expect(kept).toHaveLength(1);
+    expect(await g.transcript(kept[0]!.id)).toEqual(["remember me", "echo: remember me"]);
+  } finally {
+    await g.stop();
   }
 }

@@ -33,13 +33,14 @@ export class GatewayMetrics {
   ]);
   readonly outbound = this.define.counter("switchboard_outbound_total", "Outbound platform calls by kind and outcome.", ["platform", "call", "outcome"]);
   /** Messages and failed replies per platform workspace (a Slack team): the first WORKSPACE_LABELS workspaces by name, the rest as "other". */
-  readonly workspaceMessages = this.define.counter("switchboard_workspace_messages_total", "Inbound messages accepted, by platform workspace (a Slack team; past 50 workspaces, \"other\").", [
-    "platform",
-    "workspace",
-  ]);
+  readonly workspaceMessages = this.define.counter(
+    "switchboard_workspace_messages_total",
+    'Inbound messages accepted, by platform workspace (a Slack team; past 50 workspaces, "other").',
+    ["platform", "workspace"],
+  );
   readonly workspaceFailures = this.define.counter(
     "switchboard_workspace_failures_total",
-    "Replies the platform refused for good (failed deliveries), by platform workspace (past 50 workspaces, \"other\").",
+    'Replies the platform refused for good (failed deliveries), by platform workspace (past 50 workspaces, "other").',
     ["platform", "workspace"],
   );
   readonly #workspaces = new Set<string>();

@@ -68,7 +68,8 @@ export function gatewayPart(base: AppBase, stores: StorePart, runtime: RuntimePa
       states: new SlackOAuthStateStore(stores.db),
       locks: leases,
       uninstalled: async (install) => {
-        if (!config.SLACK_PURGE_ON_UNINSTALL) return log.info({ teamId: install.teamId, enterpriseId: install.enterpriseId }, "its transcripts are kept (SLACK_PURGE_ON_UNINSTALL=false)");
+        if (!config.SLACK_PURGE_ON_UNINSTALL)
+          return log.info({ teamId: install.teamId, enterpriseId: install.enterpriseId }, "its transcripts are kept (SLACK_PURGE_ON_UNINSTALL=false)");
         const { teams, deleted } = await purgeSlackWorkspace(stores.db, { teamId: install.teamId, botUserId: install.botUserId });
         log.info({ teams, deleted }, "SLACK_PURGE_ON_UNINSTALL: what the gateway kept of the workspace is deleted");
       },

@@ -122,7 +122,14 @@ export function mountHealthAndMetrics(deps: {
 }
 
 /** The web console's API and its login pages (CONSOLE_ENABLED). */
-export function mountConsole(deps: { http: HttpServer; db: Database; registry: Registry; transcript: TranscriptStore; runner: Runner; metrics: GatewayMetrics }): void {
+export function mountConsole(deps: {
+  http: HttpServer;
+  db: Database;
+  registry: Registry;
+  transcript: TranscriptStore;
+  runner: Runner;
+  metrics: GatewayMetrics;
+}): void {
   const { http, registry, transcript, runner, metrics } = deps;
   mountConsoleApi((m, p, h) => http.route(m, p, h), { registry, sessions: registry.store, transcript, runner });
   mountSlackInstallationsApi((m, p, h) => http.route(m, p, h), new SlackInstallationStore(deps.db));

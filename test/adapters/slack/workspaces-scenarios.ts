@@ -326,3 +326,32 @@ export async function purgeOnUninstall(provider: TestProvider): Promise<void> {
     await g.stop();
   }
 }
+
+/**
+ * GROUP_POLICY=allowlist with many workspaces: `slack:T…/C…` admits that
+ * workspace's channel only, and a bare channel id admits none (it could name
+ * a channel of any workspace).
+ */
+export async function groupsByWorkspace(provider: TestProvider): Promise<void> {
+  const g = await gateway(provider, { GROUP_POLICY: "allowlist", ALLOW_GROUPS: "slack:T0GRPA/C0ADMIT1,slack:C0BARE01" });
+  try {
+    await g.install({ teamId: "T0GRPA" });
+    await g.install({ teamId: "T0GRPB" });
+    const a = g.sl.eventsFor({ teamId: "T0GRPA" });
+    const b = g.sl.eventsFor({ teamId: "T0GRPB" });
+    expect(await g.post(b.appMention({ channel: "C0ADMIT1", user: "U0B", text: "not mine" }))).toBe(200);
+    expect(await g.post(a.appMention({ channel: "C0BARE01", user: "U0A", text: "bare id" }))).toBe(200);
+    expect(await g.post(a.appMention({ channel: "C0ADMIT1", user: "U0A", text: "admitted" }))).toBe(200);
+    // Handled in order per chat, and the admitted one is answered: by then the two refused ones were handled too.
+    expect(await replies(g, "C0ADMIT1", 1)).toEqual(["echo: admitted"]);
+    await eventually(
+      () => metric(g, "switchboard_group_unadmitted_total", 'platform="slack"'),
+      (n) => n === 2,
+      10_000,
+      "the two refused groups",
+    );
+    expect(g.texts("C0BARE01")).toEqual([]);
+  } finally {
+    await g.stop();
+  }
+}

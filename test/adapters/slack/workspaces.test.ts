@@ -1,5 +1,13 @@
 import { describe, it } from "vitest";
-import { installerIsAdmin, orgWide, purgeOnUninstall, singleTokenBesideOAuth, twoWorkspaces, uninstallAndReinstall } from "./workspaces-scenarios.js";
+import {
+  groupsByWorkspace,
+  installerIsAdmin,
+  orgWide,
+  purgeOnUninstall,
+  singleTokenBesideOAuth,
+  twoWorkspaces,
+  uninstallAndReinstall,
+} from "./workspaces-scenarios.js";
 
 describe("many Slack workspaces on one gateway (SQLite)", () => {
   it("two workspaces installed through /slack/install: each answered with its own token; the same channel ids kept apart", () => twoWorkspaces("sqlite"));
@@ -10,5 +18,6 @@ describe("many Slack workspaces on one gateway (SQLite)", () => {
   it("an org-wide install answers in two workspaces of the org with the org's token", () => orgWide("sqlite"));
   it("the installing user administers their workspace only (DM_POLICY=pairing)", () => installerIsAdmin("sqlite"));
   it("SLACK_PURGE_ON_UNINSTALL=true deletes the uninstalled workspace's sessions and transcripts, not the other's", () => purgeOnUninstall("sqlite"));
+  it("ALLOW_GROUPS admits a workspace's channel by team/channel only; a bare channel id admits none", () => groupsByWorkspace("sqlite"));
   it("SLACK_BOT_TOKEN beside installs by OAuth is one more installation, answered with its own token", () => singleTokenBesideOAuth("sqlite"));
 });

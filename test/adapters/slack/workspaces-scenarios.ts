@@ -9,6 +9,7 @@
 import { expect } from "vitest";
 import { SlackAdapter } from "../../../adapters/slack/index.js";
 import { OAUTH_REDIRECT_PATH } from "../../../adapters/slack/install-routes.js";
+import type { SlackOAuthOptions } from "../../../adapters/slack/installed.js";
 import type { App } from "../../../src/gateway/app.js";
 import { FakeSlack, type SlackInstallGrant } from "../../fakes/index.js";
 import type { TestProvider } from "../../support/db.js";
@@ -29,7 +30,7 @@ export interface Gateway {
   stop(): Promise<void>;
 }
 
-export async function gateway(provider: TestProvider, env: Record<string, string> = {}): Promise<Gateway> {
+export async function gateway(provider: TestProvider, env: Record<string, string> = {}, oauth: Partial<SlackOAuthOptions> = {}): Promise<Gateway> {
   const sl = new FakeSlack();
   await sl.start();
   // The redirect URL is the gateway's own, known once it listens: the adapter reads it per install, so a placeholder host is fine for the flow.
@@ -42,6 +43,7 @@ export async function gateway(provider: TestProvider, env: Record<string, string
       stateSecret: "a-state-secret-of-at-least-thirty-two-characters",
       scopes: [...FakeSlack.MANIFEST_SCOPES],
       redirectUri: `https://gateway.example${OAUTH_REDIRECT_PATH}`,
+      ...oauth,
     },
   });
   const { app, url } = await startApp(provider, [adapter], env);
@@ -351,6 +353,39 @@ export async function groupsByWorkspace(provider: TestProvider): Promise<void> {
       "the two refused groups",
     );
     expect(g.texts("C0BARE01")).toEqual([]);
+  } finally {
+    await g.stop();
+  }
+}
+
+/**
+ * Token rotation through the gateway: the installation's token (60 s) has
+ * expired when a message comes (the refresher's clock runs 61 s ahead) and
+ * its refresh fails twice. The event is not acknowledged until the token is
+ * refreshed (Slack redelivers it, as this loop does); then it is answered
+ * once, with the new token, after exactly three refresh calls.
+ */
+export async function rotationThroughFailures(provider: TestProvider): Promise<void> {
+  const g = await gateway(provider, {}, { refresh: { now: () => Date.now() + 61_000, marginMs: 30_000, sweepEveryMs: 3_600_000 } });
+  try {
+    await g.install({ teamId: "T0ROT", expiresIn: 60 });
+    const first = [...g.sl.oauth.tokens.values()].find((t) => t.grant.teamId === "T0ROT")!.token;
+    g.sl.failNext("oauth.v2.access", { error: "internal_error" }, 2);
+    const body = g.sl.eventsFor({ teamId: "T0ROT" }).message({ channel: "D0ROT001", user: "U0ROT", text: "rotate me" });
+    const statuses: number[] = [];
+    for (let attempt = 0; statuses.at(-1) !== 200; attempt++) {
+      if (attempt > 300) throw new Error(`never acknowledged: ${statuses.join(",")}`);
+      if (attempt > 0) await new Promise((r) => setTimeout(r, 100));
+      const res = await g.sl.postEvent(`${g.url}/slack/events`, body, attempt ? { retryNum: Math.min(attempt, 3), retryReason: "http_error" } : {});
+      statuses.push(res.status);
+    }
+    expect(statuses[0]).not.toBe(200);
+    expect(await replies(g, "D0ROT001", 1)).toEqual(["echo: rotate me"]);
+    const refreshes = g.sl.callsTo("oauth.v2.access").filter((c) => c.params.grant_type === "refresh_token");
+    expect(refreshes).toHaveLength(3);
+    const now = [...g.sl.oauth.tokens.values()].filter((t) => t.grant.teamId === "T0ROT").at(-1)!.token;
+    expect(now).not.toBe(first);
+    expect(g.sl.postTokens("D0ROT001")).toEqual([now]);
   } finally {
     await g.stop();
   }

@@ -4,6 +4,7 @@ import {
   installerIsAdmin,
   orgWide,
   purgeOnUninstall,
+  rotationThroughFailures,
   singleTokenBesideOAuth,
   twoWorkspaces,
   uninstallAndReinstall,
@@ -19,5 +20,7 @@ describe("many Slack workspaces on one gateway (SQLite)", () => {
   it("the installing user administers their workspace only (DM_POLICY=pairing)", () => installerIsAdmin("sqlite"));
   it("SLACK_PURGE_ON_UNINSTALL=true deletes the uninstalled workspace's sessions and transcripts, not the other's", () => purgeOnUninstall("sqlite"));
   it("ALLOW_GROUPS admits a workspace's channel by team/channel only; a bare channel id admits none", () => groupsByWorkspace("sqlite"));
+  it("an expired rotating token whose refresh fails twice: the event waits unacknowledged, then is answered once with the new token", () =>
+    rotationThroughFailures("sqlite"));
   it("SLACK_BOT_TOKEN beside installs by OAuth is one more installation, answered with its own token", () => singleTokenBesideOAuth("sqlite"));
 });

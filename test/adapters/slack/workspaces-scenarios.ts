@@ -30,12 +30,17 @@ export interface Gateway {
   stop(): Promise<void>;
 }
 
-export async function gateway(provider: TestProvider, env: Record<string, string> = {}, oauth: Partial<SlackOAuthOptions> = {}): Promise<Gateway> {
+export async function gateway(
+  provider: TestProvider,
+  env: Record<string, string> = {},
+  oauth: Partial<SlackOAuthOptions> = {},
+  mode: "http" | "socket" = "http",
+): Promise<Gateway> {
   const sl = new FakeSlack();
   await sl.start();
-  // The redirect URL is the gateway's own, known once it listens: the adapter reads it per install, so a placeholder host is fine for the flow.
+  // Slack sends the installer back to the app's Redirect URL; the code is bound to it, so any fixed URL serves the flow.
   const adapter = new SlackAdapter({
-    signingSecret: sl.signingSecret,
+    ...(mode === "http" ? { signingSecret: sl.signingSecret } : { appToken: sl.appToken }),
     apiUrl: sl.apiUrl,
     oauth: {
       clientId: sl.oauth.clientId,
@@ -386,6 +391,23 @@ export async function rotationThroughFailures(provider: TestProvider): Promise<v
     const now = [...g.sl.oauth.tokens.values()].filter((t) => t.grant.teamId === "T0ROT").at(-1)!.token;
     expect(now).not.toBe(first);
     expect(g.sl.postTokens("D0ROT001")).toEqual([now]);
+  } finally {
+    await g.stop();
+  }
+}
+
+/** Socket Mode with installs by OAuth: envelopes of two workspaces on the one socket, each answered with its workspace's token. */
+export async function socketTwoWorkspaces(provider: TestProvider): Promise<void> {
+  const g = await gateway(provider, {}, {}, "socket");
+  try {
+    await g.install({ teamId: "T0SOCKA" });
+    await g.install({ teamId: "T0SOCKB" });
+    const tokenOf = (team: string) => [...g.sl.oauth.tokens.values()].find((t) => t.grant.teamId === team)!.token;
+    await g.sl.deliverEvent(g.sl.eventsFor({ teamId: "T0SOCKA" }).message({ channel: "D0SOCK01", user: "U0SA", text: "socket a" }));
+    await replies(g, "D0SOCK01", 1);
+    await g.sl.deliverEvent(g.sl.eventsFor({ teamId: "T0SOCKB" }).message({ channel: "D0SOCK01", user: "U0SB", text: "socket b" }));
+    expect(await replies(g, "D0SOCK01", 2)).toEqual(["echo: socket a", "echo: socket b"]);
+    expect(g.sl.postTokens("D0SOCK01")).toEqual([tokenOf("T0SOCKA"), tokenOf("T0SOCKB")]);
   } finally {
     await g.stop();
   }

@@ -5,6 +5,7 @@ import {
   orgWide,
   purgeOnUninstall,
   rotationThroughFailures,
+  socketTwoWorkspaces,
   singleTokenBesideOAuth,
   twoWorkspaces,
   uninstallAndReinstall,
@@ -22,5 +23,6 @@ describe("many Slack workspaces on one gateway (SQLite)", () => {
   it("ALLOW_GROUPS admits a workspace's channel by team/channel only; a bare channel id admits none", () => groupsByWorkspace("sqlite"));
   it("an expired rotating token whose refresh fails twice: the event waits unacknowledged, then is answered once with the new token", () =>
     rotationThroughFailures("sqlite"));
+  it("Socket Mode: two installed workspaces' envelopes on one socket, each answered with its own token", () => socketTwoWorkspaces("sqlite"));
   it("SLACK_BOT_TOKEN beside installs by OAuth is one more installation, answered with its own token", () => singleTokenBesideOAuth("sqlite"));
 });

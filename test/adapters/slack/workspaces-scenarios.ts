@@ -14,6 +14,7 @@ import type { App } from "../../../src/gateway/app.js";
 import { FakeSlack, type SlackInstallGrant } from "../../fakes/index.js";
 import type { TestProvider } from "../../support/db.js";
 import { eventually, startApp } from "../../support/app.js";
+import { clockAgent } from "../../support/clock-agent.js";
 
 export interface Gateway {
   sl: FakeSlack;
@@ -35,6 +36,7 @@ export async function gateway(
   env: Record<string, string> = {},
   oauth: Partial<SlackOAuthOptions> = {},
   mode: "http" | "socket" = "http",
+  appOptions: Parameters<typeof startApp>[3] = {},
 ): Promise<Gateway> {
   const sl = new FakeSlack();
   await sl.start();
@@ -51,7 +53,7 @@ export async function gateway(
       ...oauth,
     },
   });
-  const { app, url } = await startApp(provider, [adapter], env);
+  const { app, url } = await startApp(provider, [adapter], env, appOptions);
   const db = app.db;
   return {
     sl,
@@ -410,5 +412,68 @@ export async function socketTwoWorkspaces(provider: TestProvider): Promise<void>
     expect(g.sl.postTokens("D0SOCK01")).toEqual([tokenOf("T0SOCKA"), tokenOf("T0SOCKB")]);
   } finally {
     await g.stop();
+  }
+}
+
+/**
+ * An approval card in one workspace cannot be decided from another: the same
+ * channel id and the card's own button, pressed by the other workspace's
+ * installer (an admin there), is refused and changes nothing; the asker's
+ * press in the card's workspace completes the call.
+ */
+export async function approvalsStayInTheirWorkspace(provider: TestProvider): Promise<void> {
+  const { model, agentFactory } = await clockAgent("use the clock", "ws-approvals");
+  const g = await gateway(provider, {}, {}, "http", {
+    agentFactory: agentFactory as never,
+    mcpConfig: { servers: [], builtinTools: { current_time: { policy: "ask" } } },
+  });
+  try {
+    await g.install({ teamId: "T0APA" });
+    await g.install({ teamId: "T0APB" });
+    const a = g.sl.eventsFor({ teamId: "T0APA" });
+    const b = g.sl.eventsFor({ teamId: "T0APB" });
+    expect(await g.post(a.message({ channel: "D0APPR01", user: "U0ASKER", text: "use the clock" }))).toBe(200);
+    const card = (
+      await eventually(
+        () => g.sl.sent({ channel: "D0APPR01" }).filter((m) => m.blocks !== undefined),
+        (c) => c.length === 1,
+        15_000,
+        "the approval card",
+      )
+    )[0]!;
+    const approve = (card.blocks as Array<{ elements?: Array<{ action_id?: string }> }>)
+      .flatMap((bl) => bl.elements ?? [])
+      .map((e) => e.action_id ?? "")
+      .find((id) => id.startsWith("approval:approve:"))!;
+    const press = (ev: typeof a, user: string) =>
+      g.sl.postInteraction(
+        `${g.url}/slack/interactions`,
+        ev.blockActions({ user, channel: "D0APPR01", message: { ...card.message, blocks: card.blocks }, actionId: approve }),
+      );
+
+    // Workspace B's installer, an admin of B, presses A's card button with B's installation.
+    expect((await press(b, "UT0APBADMIN")).status).toBe(200);
+    const refusal = await eventually(
+      () => g.sl.sent({ channel: "D0APPR01" }).filter((m) => m.ephemeralTo === "UT0APBADMIN"),
+      (m) => m.length === 1,
+      15_000,
+      "the refusal",
+    );
+    expect(refusal[0]!.text).toContain("no approval");
+    expect(g.sl.callsTo("chat.update")).toHaveLength(0);
+
+    // The asker, in the card's workspace, approves: the tool runs and the answer comes.
+    expect((await press(a, "U0ASKER")).status).toBe(200);
+    await eventually(
+      () => g.sl.callsTo("chat.update").length,
+      (n) => n === 1,
+      15_000,
+      "the decided card",
+    );
+    const tokenA = [...g.sl.oauth.tokens.values()].find((t) => t.grant.teamId === "T0APA")!.token;
+    expect(g.sl.callsTo("chat.update").map((c) => c.token)).toEqual([tokenA]);
+  } finally {
+    await g.stop();
+    await model.close();
   }
 }

@@ -1,5 +1,6 @@
 import { describe, it } from "vitest";
 import {
+  approvalsStayInTheirWorkspace,
   groupsByWorkspace,
   installerIsAdmin,
   orgWide,
@@ -24,5 +25,7 @@ describe("many Slack workspaces on one gateway (SQLite)", () => {
   it("an expired rotating token whose refresh fails twice: the event waits unacknowledged, then is answered once with the new token", () =>
     rotationThroughFailures("sqlite"));
   it("Socket Mode: two installed workspaces' envelopes on one socket, each answered with its own token", () => socketTwoWorkspaces("sqlite"));
+  it("an approval card cannot be decided from another workspace, even by its admin; the asker decides it in its own", () =>
+    approvalsStayInTheirWorkspace("sqlite"));
   it("SLACK_BOT_TOKEN beside installs by OAuth is one more installation, answered with its own token", () => singleTokenBesideOAuth("sqlite"));
 });

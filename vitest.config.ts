@@ -37,21 +37,24 @@ export default defineConfig({
           // retry_after, approval timeouts: measured 116 s of test time for 52 s of CPU), so two
           // workers left the cores half idle (66 s wall; four: 48 s). Its files share no database.
           maxWorkers: 4,
+          // Vitest runs projects of one group together and needs one maxWorkers per group: this tier runs
+          // first, on its own four workers, then the others together on two.
+          sequence: { groupOrder: 0 },
           setupFiles: ["test/support/open-handles.ts"],
           exclude: ["test/reliability/**", "node_modules/**", "test/**/*.pg.test.ts", "test/**/*.browser.test.ts", "test/**/*.slow.test.ts"],
         },
       },
       {
         extends: true,
-        test: { name: "pg", include: ["test/**/*.pg.test.ts"], globalSetup: ["test/support/global-setup.ts"] },
+        test: { name: "pg", sequence: { groupOrder: 1 }, include: ["test/**/*.pg.test.ts"], globalSetup: ["test/support/global-setup.ts"] },
       },
       {
         extends: true,
-        test: { name: "browser", include: ["test/**/*.browser.test.ts"], globalSetup: ["test/support/browser-setup.ts"] },
+        test: { name: "browser", sequence: { groupOrder: 1 }, include: ["test/**/*.browser.test.ts"], globalSetup: ["test/support/browser-setup.ts"] },
       },
       {
         extends: true,
-        test: { name: "slow", include: ["test/**/*.slow.test.ts"] },
+        test: { name: "slow", sequence: { groupOrder: 1 }, include: ["test/**/*.slow.test.ts"] },
       },
     ],
   },

@@ -43,16 +43,20 @@ const REDACT_PATHS = [
 ];
 
 const secrets = new Set<string>();
+/** The secrets longest first: one that contains another is masked whole, never leaving its tail in the line. */
+let longestFirst: string[] = [];
 
 /** Registers a secret value so it is masked wherever it appears in a log line. */
 export function registerSecret(value: string | undefined): void {
-  if (value && value.length >= 6) secrets.add(value);
+  if (!value || value.length < 6 || secrets.has(value)) return;
+  secrets.add(value);
+  longestFirst = [...secrets].sort((a, b) => b.length - a.length);
 }
 
 /** Masks every registered secret, and passwords inside URLs, in a string. */
 export function redactSecrets(text: string): string {
   let out = text;
-  for (const s of secrets) if (out.includes(s)) out = out.split(s).join("[redacted]");
+  for (const s of longestFirst) if (out.includes(s)) out = out.split(s).join("[redacted]");
   return out.replace(/(\/\/[^:/@\s]+:)[^@/\s]+@/g, "$1[redacted]@");
 }
 

@@ -25,6 +25,15 @@ const SLACK = {
   SLACK_API_URL: "http://127.0.0.1:9/api/",
 };
 
+const SLACK_OAUTH = {
+  SLACK_CLIENT_ID: "1111111111.2222222222",
+  SLACK_CLIENT_SECRET: "abcdef0123456789",
+  SLACK_STATE_SECRET: "0123456789abcdef0123456789abcdef",
+  SLACK_SIGNING_SECRET: "0123456789abcdef0123456789abcdef",
+  SLACK_API_URL: "http://127.0.0.1:9/api/",
+  PUBLIC_URL: "https://bot.example.com",
+};
+
 /** [variable, bad value, the rest of its platform's settings] */
 const TABLE: Array<[string, string, Record<string, string>]> = [
   ["CONSOLE_ENABLED", "maybe", {}],
@@ -47,6 +56,14 @@ const TABLE: Array<[string, string, Record<string, string>]> = [
   ["SLACK_SIGNING_SECRET", "", { ...SLACK, SLACK_SIGNING_SECRET: "" }],
   ["SLACK_APP_TOKEN", "xoxb-not-an-app-token", SLACK],
   ["SLACK_API_URL", "http://127.0.0.1:9/api", SLACK],
+  ["SLACK_CLIENT_ID", "not-an-id", SLACK_OAUTH],
+  ["SLACK_CLIENT_SECRET", "has space", SLACK_OAUTH],
+  ["SLACK_CLIENT_SECRET", "", SLACK_OAUTH],
+  ["SLACK_STATE_SECRET", "too-short", SLACK_OAUTH],
+  ["SLACK_SCOPES", "chat:write,Not A Scope", SLACK_OAUTH],
+  ["SLACK_USER_SCOPES", "bad!scope", SLACK_OAUTH],
+  ["SLACK_INSTALL_TOKEN", "short", SLACK_OAUTH],
+  ["SLACK_PURGE_ON_UNINSTALL", "sometimes", SLACK_OAUTH],
 ];
 
 function serve(env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {

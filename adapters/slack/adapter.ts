@@ -81,6 +81,7 @@ export class SlackAdapter implements Adapter {
         "Config",
         "SlackAdapter needs SLACK_SIGNING_SECRET for HTTP mode (from the app's Basic Information page), or SLACK_APP_TOKEN for Socket Mode",
       );
+    this.serves = o.oauth ? (botId) => isSlackId(botId) : undefined;
     for (const s of [o.botToken, o.appToken, o.signingSecret, o.oauth?.clientSecret, o.oauth?.stateSecret, o.oauth?.installToken]) registerSecret(s);
     this.sink = new SlackSink(
       (t) => this.clientOf(t) as Promise<SlackWebClient>,
@@ -101,10 +102,12 @@ export class SlackAdapter implements Adapter {
     return this.client;
   }
 
-  /** Installed by OAuth, the adapter speaks as each workspace's bot user (Adapter.serves): the installation found by the reply's team decides. */
-  serves(botId: string): boolean {
-    return this.o.oauth !== undefined && isSlackId(botId);
-  }
+  /**
+   * Installed by OAuth, the adapter speaks as each workspace's bot user
+   * (Adapter.serves): the installation found by the reply's team decides.
+   * With one token it is one bot, and leaves this unset.
+   */
+  readonly serves: ((botId: string) => boolean) | undefined;
 
   /** The bot's user id (U…), known after start(): what `<@…>` mentions name. */
   get botId(): string {

@@ -67,5 +67,6 @@ export function normalizeCommand(
   };
   if (typeof fields.user_name === "string" && fields.user_name !== "") env.senderName = fields.user_name;
   if (me.installerUserId !== undefined && user === me.installerUserId) env.senderAdministers = true;
+  env.workspace = teamId;
   return env;
 }

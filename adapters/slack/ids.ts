@@ -126,6 +126,7 @@ export function encodeReplyAddress(botId: string, t: SlackTarget): ReplyAddress 
   if (t.thread_ts !== undefined) a.threadId = t.thread_ts;
   if (t.teamId !== undefined) a.extra = { teamId: t.teamId };
   if (t.enterpriseId !== undefined) a.extra = { ...a.extra, enterpriseId: t.enterpriseId };
+  if (t.teamId !== undefined) a.workspace = t.teamId;
   return a;
 }
 

@@ -188,6 +188,7 @@ function normalizeUnsafe(body: unknown, me: SlackIdentity, opts: NormalizeOption
   // Another app posting as a user (bot_id without the bot_message subtype): the gateway's policy drops it.
   if (botIdOfPost !== undefined) env.senderIsBot = true;
   if (me.installerUserId !== undefined && user === me.installerUserId) env.senderAdministers = true;
+  env.workspace = teamId;
   return env;
 }
 

@@ -37,7 +37,7 @@ export function listenForUninstalls(app: App, installed: Installed, log: Logger)
         ? "the Slack app was removed from a workspace: its tokens are deleted and replies still queued to it fail as uninstalled"
         : "a Slack uninstall event for a workspace with no installation here (already removed): nothing to do",
     );
-    if (removed) await installed.ports.uninstalled?.(key.teamId, key.enterpriseId);
+    if (removed && row) await installed.ports.uninstalled?.({ ...key, botUserId: row.botUserId });
   };
   app.event("app_uninstalled", async ({ context }) => remove(context, "app_uninstalled"));
   app.event("tokens_revoked", async ({ event, context }) => {

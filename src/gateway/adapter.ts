@@ -93,8 +93,12 @@ export interface SlackPorts {
   states: SlackOAuthStates;
   /** The database lock one process takes to refresh a rotating token (LeaseStore). */
   locks: { acquire(key: string, owner: string, ttlMs: number): Promise<boolean>; release(key: string, owner: string): Promise<void> };
-  /** A workspace uninstalled the app: with SLACK_PURGE_ON_UNINSTALL, what the gateway keeps of it is deleted. */
-  uninstalled?(teamId: string, enterpriseId: string): Promise<void>;
+  /**
+   * A workspace (or, with teamId "", an org-wide install) uninstalled the app
+   * and its installation is deleted: with SLACK_PURGE_ON_UNINSTALL, what the
+   * gateway keeps of it is deleted too.
+   */
+  uninstalled?(install: { teamId: string; enterpriseId: string; botUserId: string }): Promise<void>;
 }
 
 export type InboundResult =

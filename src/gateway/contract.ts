@@ -65,6 +65,8 @@ export interface InboundEnvelope {
    * an adapter, from its own records.
    */
   senderAdministers?: boolean;
+  /** The platform workspace the chat is in (a Slack team): /metrics counts messages and failures per workspace. */
+  workspace?: string;
   text: string;
   /** The text's length as sent, when the gateway cut it to MAX_INBOUND_CHARS before storing it. */
   textLength?: number;

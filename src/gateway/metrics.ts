@@ -11,6 +11,9 @@ function metricsOn(registry: Registry) {
   };
 }
 
+/** How many workspaces /metrics names; the rest are counted together as "other". */
+export const WORKSPACE_LABELS = 50;
+
 /** The gateway's Prometheus metrics, on a registry of its own (one per gateway instance). */
 export class GatewayMetrics {
   readonly registry = new Registry();
@@ -29,6 +32,26 @@ export class GatewayMetrics {
     "what",
   ]);
   readonly outbound = this.define.counter("switchboard_outbound_total", "Outbound platform calls by kind and outcome.", ["platform", "call", "outcome"]);
+  /** Messages and failed replies per platform workspace (a Slack team): the first WORKSPACE_LABELS workspaces by name, the rest as "other". */
+  readonly workspaceMessages = this.define.counter(
+    "switchboard_workspace_messages_total",
+    'Inbound messages accepted, by platform workspace (a Slack team; past 50 workspaces, "other").',
+    ["platform", "workspace"],
+  );
+  readonly workspaceFailures = this.define.counter(
+    "switchboard_workspace_failures_total",
+    'Replies the platform refused for good (failed deliveries), by platform workspace (past 50 workspaces, "other").',
+    ["platform", "workspace"],
+  );
+  readonly #workspaces = new Set<string>();
+  /** The label of a workspace: its id for the first 50 seen, "other" after, so the label set stays bounded. */
+  workspaceLabel(platform: string, workspace: string): string {
+    const key = `${platform}:${workspace}`;
+    if (this.#workspaces.has(key)) return workspace;
+    if (this.#workspaces.size >= WORKSPACE_LABELS) return "other";
+    this.#workspaces.add(key);
+    return workspace;
+  }
   readonly rateLimited = this.define.counter("switchboard_rate_limited_total", "429 answers received from platforms.", ["platform"]);
   readonly queueDepth = this.define.gauge("switchboard_outbound_queue_depth", "Outbound calls queued or running.", ["platform"]);
   readonly turnLatency = this.define.histogram(

@@ -66,6 +66,8 @@ export interface ReplyAddress {
   extra?: Record<string, string>;
   /** Whether the chat is private or a group (pacing differs); set by the gateway. */
   kind?: "private" | "group";
+  /** The platform workspace the chat is in (a Slack team), for per-workspace metrics; set by the adapter. */
+  workspace?: string;
 }
 
 const replyAddress = z.object({
@@ -75,6 +77,7 @@ const replyAddress = z.object({
   threadId: z.string().optional(),
   replyToMessageId: z.string().optional(),
   extra: z.record(z.string(), z.string()).optional(),
+  workspace: z.string().optional(),
   kind: z.enum(["private", "group"]).optional(),
 }) satisfies z.ZodType<ReplyAddress>;
 
@@ -109,6 +112,7 @@ const envelope = z.object({
   senderName: z.string().optional(),
   senderIsBot: z.boolean().optional(),
   senderAdministers: z.boolean().optional(),
+  workspace: z.string().optional(),
   text: z.string(),
   textLength: z.number().optional(),
   attachments: z.array(attachment).optional(),

@@ -57,10 +57,10 @@ export async function groupAdmitted(
   env: InboundEnvelope,
   policy: Pick<GatewayPolicy, "DM_POLICY" | "GROUP_POLICY" | "ALLOW_GROUPS">,
   store: AccessStore,
-  adapter: Pick<Adapter, "trusted"> | undefined,
+  adapter: Pick<Adapter, "trusted" | "serves"> | undefined,
 ): Promise<boolean> {
   if (env.chatKind === "private" || adapter?.trusted) return true;
   const mode = groupPolicy(policy);
-  if (mode === "open" || listedGroup(policy.ALLOW_GROUPS, env)) return true;
+  if (mode === "open" || listedGroup(policy.ALLOW_GROUPS, env, adapter?.serves !== undefined)) return true;
   return mode === "pairing" && store.isGroupAdmitted(env.platform, env.botId, env.chatId);
 }

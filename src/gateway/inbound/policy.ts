@@ -17,12 +17,15 @@ export function groupPolicy(policy: { GROUP_POLICY?: GroupPolicy | undefined; DM
 /**
  * `platform:chatId` entries (ALLOW_GROUPS) name a group on one platform; `*`
  * admits every group. A chat id written `workspace/channel` (Slack's
- * `T…/C…`) also matches by its channel alone, the id Slack shows users.
+ * `T…/C…`) also matches by its channel alone, the id Slack shows users,
+ * unless the adapter serves several workspaces (`byWorkspace`: Slack installed
+ * by OAuth), where a channel id alone could name a channel of another
+ * workspace: there only `workspace/channel` admits.
  */
-export function listedGroup(list: readonly string[], env: { platform: string; chatId: string }): boolean {
+export function listedGroup(list: readonly string[], env: { platform: string; chatId: string }, byWorkspace = false): boolean {
   if (list.includes("*") || list.includes(`${env.platform}:${env.chatId}`)) return true;
   const slash = env.chatId.indexOf("/");
-  return slash > 0 && list.includes(`${env.platform}:${env.chatId.slice(slash + 1)}`);
+  return !byWorkspace && slash > 0 && list.includes(`${env.platform}:${env.chatId.slice(slash + 1)}`);
 }
 
 /** `platform:senderId` entries (ALLOW_FROM, ADMIN_USERS) name a sender on one platform; `*` allows everyone. */

@@ -112,5 +112,6 @@ export async function recordArrival(
     return { refused: { status: "expired" } };
   }
   metrics.inbound.inc({ platform: env.platform, outcome: "accepted" });
+  if (env.workspace !== undefined) metrics.workspaceMessages.inc({ platform: env.platform, workspace: metrics.workspaceLabel(env.platform, env.workspace) });
   return { env, conversation, id: rec.id, ...(trace && { trace }) };
 }

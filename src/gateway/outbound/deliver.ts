@@ -151,6 +151,9 @@ export class ReplySender {
     this.opts.metrics.outbound.inc({ platform: rec.platform, call: "send", outcome: "error" });
     if (isAdapterError(err, "Rejected")) {
       await this.opts.deliveries.markFailed(rec.id, "failed", err.message);
+      const workspace = rec.address.workspace;
+      if (workspace !== undefined)
+        this.opts.metrics.workspaceFailures.inc({ platform: rec.platform, workspace: this.opts.metrics.workspaceLabel(rec.platform, workspace) });
       this.opts.log.error({ deliveryId: rec.id, platform: rec.platform, err: errInfo(err) }, "the platform refused a reply; it will not be retried");
     } else {
       this.opts.log.warn({ deliveryId: rec.id, platform: rec.platform, err: errInfo(err) }, "a reply could not be sent yet; it stays queued and is retried");

@@ -1,5 +1,5 @@
 import { sqliteFile } from "../../store/db.js";
-import { LeaseStore, SlackInstallationStore, SlackOAuthStateStore } from "../../store/index.js";
+import { LeaseStore, purgeSlackWorkspace, SlackInstallationStore, SlackOAuthStateStore } from "../../store/index.js";
 import { proactiveParts, type ProactiveParts } from "../http/api/wire.js";
 import { Gateway } from "../inbound/gateway.js";
 import { Outbound } from "../outbound/outbound.js";
@@ -67,7 +67,12 @@ export function gatewayPart(base: AppBase, stores: StorePart, runtime: RuntimePa
       installations: new SlackInstallationStore(stores.db),
       states: new SlackOAuthStateStore(stores.db),
       locks: leases,
-      uninstalled: async (teamId, enterpriseId) => log.info({ teamId, enterpriseId }, "a Slack workspace uninstalled the app; its transcripts are kept"),
+      uninstalled: async (install) => {
+        if (!config.SLACK_PURGE_ON_UNINSTALL)
+          return log.info({ teamId: install.teamId, enterpriseId: install.enterpriseId }, "its transcripts are kept (SLACK_PURGE_ON_UNINSTALL=false)");
+        const { teams, deleted } = await purgeSlackWorkspace(stores.db, { teamId: install.teamId, botUserId: install.botUserId });
+        log.info({ teams, deleted }, "SLACK_PURGE_ON_UNINSTALL: what the gateway kept of the workspace is deleted");
+      },
     },
     ...commandMenu(runtime.commands, config),
     onApprovalClick: (c) => tools.tooling.approvals.click(c),

@@ -4,6 +4,8 @@ import type { Registry } from "../../session/registry.js";
 import type { Database, KvStore, TranscriptStore } from "../../store/index.js";
 import type { HttpHandler, HttpRequest, HttpResponse } from "../adapter.js";
 import { mountConsoleApi } from "../http/console-api.js";
+import { mountSlackInstallationsApi } from "../http/slack-installations-api.js";
+import { SlackInstallationStore } from "../../store/index.js";
 import { loginRoutes } from "../http/login.js";
 import { OperatorAuth } from "../http/operator-auth.js";
 import { HttpServer, json, unavailable } from "../http/server.js";
@@ -120,9 +122,17 @@ export function mountHealthAndMetrics(deps: {
 }
 
 /** The web console's API and its login pages (CONSOLE_ENABLED). */
-export function mountConsole(deps: { http: HttpServer; registry: Registry; transcript: TranscriptStore; runner: Runner; metrics: GatewayMetrics }): void {
+export function mountConsole(deps: {
+  http: HttpServer;
+  db: Database;
+  registry: Registry;
+  transcript: TranscriptStore;
+  runner: Runner;
+  metrics: GatewayMetrics;
+}): void {
   const { http, registry, transcript, runner, metrics } = deps;
   mountConsoleApi((m, p, h) => http.route(m, p, h), { registry, sessions: registry.store, transcript, runner });
+  mountSlackInstallationsApi((m, p, h) => http.route(m, p, h), new SlackInstallationStore(deps.db));
   const login = loginRoutes(http.auth, (reason) => metrics.httpRefused.inc({ reason }));
   http.mount("GET", "/login", login.show, "login");
   http.mount("POST", "/login", login.submit, "login", { maxBodyBytes: 4096 });

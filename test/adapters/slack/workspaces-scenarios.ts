@@ -9,10 +9,12 @@
 import { expect } from "vitest";
 import { SlackAdapter } from "../../../adapters/slack/index.js";
 import { OAUTH_REDIRECT_PATH } from "../../../adapters/slack/install-routes.js";
+import type { SlackOAuthOptions } from "../../../adapters/slack/installed.js";
 import type { App } from "../../../src/gateway/app.js";
 import { FakeSlack, type SlackInstallGrant } from "../../fakes/index.js";
 import type { TestProvider } from "../../support/db.js";
 import { eventually, startApp } from "../../support/app.js";
+import { clockAgent } from "../../support/clock-agent.js";
 
 export interface Gateway {
   sl: FakeSlack;
@@ -29,12 +31,18 @@ export interface Gateway {
   stop(): Promise<void>;
 }
 
-export async function gateway(provider: TestProvider, env: Record<string, string> = {}): Promise<Gateway> {
+export async function gateway(
+  provider: TestProvider,
+  env: Record<string, string> = {},
+  oauth: Partial<SlackOAuthOptions> = {},
+  mode: "http" | "socket" = "http",
+  appOptions: Parameters<typeof startApp>[3] = {},
+): Promise<Gateway> {
   const sl = new FakeSlack();
   await sl.start();
-  // The redirect URL is the gateway's own, known once it listens: the adapter reads it per install, so a placeholder host is fine for the flow.
+  // Slack sends the installer back to the app's Redirect URL; the code is bound to it, so any fixed URL serves the flow.
   const adapter = new SlackAdapter({
-    signingSecret: sl.signingSecret,
+    ...(mode === "http" ? { signingSecret: sl.signingSecret } : { appToken: sl.appToken }),
     apiUrl: sl.apiUrl,
     oauth: {
       clientId: sl.oauth.clientId,
@@ -42,9 +50,10 @@ export async function gateway(provider: TestProvider, env: Record<string, string
       stateSecret: "a-state-secret-of-at-least-thirty-two-characters",
       scopes: [...FakeSlack.MANIFEST_SCOPES],
       redirectUri: `https://gateway.example${OAUTH_REDIRECT_PATH}`,
+      ...oauth,
     },
   });
-  const { app, url } = await startApp(provider, [adapter], env);
+  const { app, url } = await startApp(provider, [adapter], env, appOptions);
   const db = app.db;
   return {
     sl,
@@ -120,6 +129,9 @@ export async function twoWorkspaces(provider: TestProvider): Promise<void> {
     const dm2 = s2.find((s) => s.channel.includes(":dm:D0SAME01"))!;
     expect(await g.transcript(dm1.id)).toEqual(["hello from one", "echo: hello from one"]);
     expect(await g.transcript(dm2.id)).toEqual(["hello from two", "echo: hello from two"]);
+    // Each workspace's messages counted under its own label.
+    expect(await metric(g, "switchboard_workspace_messages_total", 'workspace="T0ONE"')).toBe(2);
+    expect(await metric(g, "switchboard_workspace_messages_total", 'workspace="T0TWO"')).toBe(2);
   } finally {
     await g.stop();
   }
@@ -175,6 +187,7 @@ export async function uninstallAndReinstall(provider: TestProvider, order: "revo
     );
     expect(settled[0]!.status).toBe("failed");
     expect(settled[0]!.lastError).toMatch(/^uninstalled: /);
+    expect(await metric(g, "switchboard_workspace_failures_total", 'workspace="T0GONE"')).toBe(1);
     expect(g.texts("D0GONE01")).toEqual([]);
 
     // An event for the removed team is acknowledged, counted and not answered.
@@ -208,7 +221,8 @@ export async function orgWide(provider: TestProvider): Promise<void> {
       const ev = g.sl.eventsFor({ teamId: team, enterpriseId: "E0ORG", orgWide: true });
       expect(await g.post(ev.message({ channel: "D0ORGDM1", user: `U0${team}`, text: `hi from ${team}` }))).toBe(200);
     }
-    expect(await replies(g, "D0ORGDM1", 2)).toEqual(["echo: hi from T0WS1", "echo: hi from T0WS2"]);
+    // Two conversations (one per workspace) are answered concurrently: in either order.
+    expect((await replies(g, "D0ORGDM1", 2)).sort()).toEqual(["echo: hi from T0WS1", "echo: hi from T0WS2"]);
     expect(g.sl.postTokens("D0ORGDM1")).toEqual([orgToken, orgToken]);
     expect(await g.sessionsOf("T0WS1")).toHaveLength(1);
     expect(await g.sessionsOf("T0WS2")).toHaveLength(1);
@@ -292,5 +306,175 @@ export async function singleTokenBesideOAuth(provider: TestProvider): Promise<vo
   } finally {
     await app.stop();
     await sl.close();
+  }
+}
+
+/** SLACK_PURGE_ON_UNINSTALL=true: the uninstalled workspace's sessions and transcripts are deleted; the other's are kept. */
+export async function purgeOnUninstall(provider: TestProvider): Promise<void> {
+  const g = await gateway(provider, { SLACK_PURGE_ON_UNINSTALL: "true" });
+  try {
+    await g.install({ teamId: "T0PURGE" });
+    await g.install({ teamId: "T0KEEP" });
+    const purge = g.sl.eventsFor({ teamId: "T0PURGE" });
+    const keep = g.sl.eventsFor({ teamId: "T0KEEP" });
+    expect(await g.post(purge.message({ channel: "D0PURGE1", user: "U0P", text: "forget me" }))).toBe(200);
+    expect(await g.post(keep.message({ channel: "D0KEEP01", user: "U0K", text: "remember me" }))).toBe(200);
+    await replies(g, "D0PURGE1", 1);
+    await replies(g, "D0KEEP01", 1);
+    expect(await g.sessionsOf("T0PURGE")).toHaveLength(1);
+    expect(await g.post(purge.appUninstalled())).toBe(200);
+    await eventually(
+      () => g.sessionsOf("T0PURGE"),
+      (s) => s.length === 0,
+      10_000,
+      "the purge",
+    );
+    const kept = await g.sessionsOf("T0KEEP");
+    expect(kept).toHaveLength(1);
+    expect(await g.transcript(kept[0]!.id)).toEqual(["remember me", "echo: remember me"]);
+  } finally {
+    await g.stop();
+  }
+}
+
+/**
+ * GROUP_POLICY=allowlist with many workspaces: `slack:T…/C…` admits that
+ * workspace's channel only, and a bare channel id admits none (it could name
+ * a channel of any workspace).
+ */
+export async function groupsByWorkspace(provider: TestProvider): Promise<void> {
+  const g = await gateway(provider, { GROUP_POLICY: "allowlist", ALLOW_GROUPS: "slack:T0GRPA/C0ADMIT1,slack:C0BARE01" });
+  try {
+    await g.install({ teamId: "T0GRPA" });
+    await g.install({ teamId: "T0GRPB" });
+    const a = g.sl.eventsFor({ teamId: "T0GRPA" });
+    const b = g.sl.eventsFor({ teamId: "T0GRPB" });
+    expect(await g.post(b.appMention({ channel: "C0ADMIT1", user: "U0B", text: "not mine" }))).toBe(200);
+    expect(await g.post(a.appMention({ channel: "C0BARE01", user: "U0A", text: "bare id" }))).toBe(200);
+    expect(await g.post(a.appMention({ channel: "C0ADMIT1", user: "U0A", text: "admitted" }))).toBe(200);
+    // Handled in order per chat, and the admitted one is answered: by then the two refused ones were handled too.
+    expect(await replies(g, "C0ADMIT1", 1)).toEqual(["echo: admitted"]);
+    await eventually(
+      () => metric(g, "switchboard_group_unadmitted_total", 'platform="slack"'),
+      (n) => n === 2,
+      10_000,
+      "the two refused groups",
+    );
+    expect(g.texts("C0BARE01")).toEqual([]);
+  } finally {
+    await g.stop();
+  }
+}
+
+/**
+ * Token rotation through the gateway: the installation's token (60 s) has
+ * expired when a message comes (the refresher's clock runs 61 s ahead) and
+ * its refresh fails twice. The event is not acknowledged until the token is
+ * refreshed (Slack redelivers it, as this loop does); then it is answered
+ * once, with the new token, after exactly three refresh calls.
+ */
+export async function rotationThroughFailures(provider: TestProvider): Promise<void> {
+  const g = await gateway(provider, {}, { refresh: { now: () => Date.now() + 61_000, marginMs: 30_000, sweepEveryMs: 3_600_000 } });
+  try {
+    await g.install({ teamId: "T0ROT", expiresIn: 60 });
+    const first = [...g.sl.oauth.tokens.values()].find((t) => t.grant.teamId === "T0ROT")!.token;
+    g.sl.failNext("oauth.v2.access", { error: "internal_error" }, 2);
+    const body = g.sl.eventsFor({ teamId: "T0ROT" }).message({ channel: "D0ROT001", user: "U0ROT", text: "rotate me" });
+    const statuses: number[] = [];
+    for (let attempt = 0; statuses.at(-1) !== 200; attempt++) {
+      if (attempt > 300) throw new Error(`never acknowledged: ${statuses.join(",")}`);
+      if (attempt > 0) await new Promise((r) => setTimeout(r, 100));
+      const res = await g.sl.postEvent(`${g.url}/slack/events`, body, attempt ? { retryNum: Math.min(attempt, 3), retryReason: "http_error" } : {});
+      statuses.push(res.status);
+    }
+    expect(statuses[0]).not.toBe(200);
+    expect(await replies(g, "D0ROT001", 1)).toEqual(["echo: rotate me"]);
+    const refreshes = g.sl.callsTo("oauth.v2.access").filter((c) => c.params.grant_type === "refresh_token");
+    expect(refreshes).toHaveLength(3);
+    const now = [...g.sl.oauth.tokens.values()].filter((t) => t.grant.teamId === "T0ROT").at(-1)!.token;
+    expect(now).not.toBe(first);
+    expect(g.sl.postTokens("D0ROT001")).toEqual([now]);
+  } finally {
+    await g.stop();
+  }
+}
+
+/** Socket Mode with installs by OAuth: envelopes of two workspaces on the one socket, each answered with its workspace's token. */
+export async function socketTwoWorkspaces(provider: TestProvider): Promise<void> {
+  const g = await gateway(provider, {}, {}, "socket");
+  try {
+    await g.install({ teamId: "T0SOCKA" });
+    await g.install({ teamId: "T0SOCKB" });
+    const tokenOf = (team: string) => [...g.sl.oauth.tokens.values()].find((t) => t.grant.teamId === team)!.token;
+    await g.sl.deliverEvent(g.sl.eventsFor({ teamId: "T0SOCKA" }).message({ channel: "D0SOCK01", user: "U0SA", text: "socket a" }));
+    await replies(g, "D0SOCK01", 1);
+    await g.sl.deliverEvent(g.sl.eventsFor({ teamId: "T0SOCKB" }).message({ channel: "D0SOCK01", user: "U0SB", text: "socket b" }));
+    expect(await replies(g, "D0SOCK01", 2)).toEqual(["echo: socket a", "echo: socket b"]);
+    expect(g.sl.postTokens("D0SOCK01")).toEqual([tokenOf("T0SOCKA"), tokenOf("T0SOCKB")]);
+  } finally {
+    await g.stop();
+  }
+}
+
+/**
+ * An approval card in one workspace cannot be decided from another: the same
+ * channel id and the card's own button, pressed by the other workspace's
+ * installer (an admin there), is refused and changes nothing; the asker's
+ * press in the card's workspace completes the call.
+ */
+export async function approvalsStayInTheirWorkspace(provider: TestProvider): Promise<void> {
+  const { model, agentFactory } = await clockAgent("use the clock", "ws-approvals");
+  const g = await gateway(provider, {}, {}, "http", {
+    agentFactory: agentFactory as never,
+    mcpConfig: { servers: [], builtinTools: { current_time: { policy: "ask" } } },
+  });
+  try {
+    await g.install({ teamId: "T0APA" });
+    await g.install({ teamId: "T0APB" });
+    const a = g.sl.eventsFor({ teamId: "T0APA" });
+    const b = g.sl.eventsFor({ teamId: "T0APB" });
+    expect(await g.post(a.message({ channel: "D0APPR01", user: "U0ASKER", text: "use the clock" }))).toBe(200);
+    const card = (
+      await eventually(
+        () => g.sl.sent({ channel: "D0APPR01" }).filter((m) => m.blocks !== undefined),
+        (c) => c.length === 1,
+        15_000,
+        "the approval card",
+      )
+    )[0]!;
+    const approve = (card.blocks as Array<{ elements?: Array<{ action_id?: string }> }>)
+      .flatMap((bl) => bl.elements ?? [])
+      .map((e) => e.action_id ?? "")
+      .find((id) => id.startsWith("approval:approve:"))!;
+    const press = (ev: typeof a, user: string) =>
+      g.sl.postInteraction(
+        `${g.url}/slack/interactions`,
+        ev.blockActions({ user, channel: "D0APPR01", message: { ...card.message, blocks: card.blocks }, actionId: approve }),
+      );
+
+    // Workspace B's installer, an admin of B, presses A's card button with B's installation.
+    expect((await press(b, "UT0APBADMIN")).status).toBe(200);
+    const refusal = await eventually(
+      () => g.sl.sent({ channel: "D0APPR01" }).filter((m) => m.ephemeralTo === "UT0APBADMIN"),
+      (m) => m.length === 1,
+      15_000,
+      "the refusal",
+    );
+    expect(refusal[0]!.text).toContain("no approval");
+    expect(g.sl.callsTo("chat.update")).toHaveLength(0);
+
+    // The asker, in the card's workspace, approves: the tool runs and the answer comes.
+    expect((await press(a, "U0ASKER")).status).toBe(200);
+    await eventually(
+      () => g.sl.callsTo("chat.update").length,
+      (n) => n === 1,
+      15_000,
+      "the decided card",
+    );
+    const tokenA = [...g.sl.oauth.tokens.values()].find((t) => t.grant.teamId === "T0APA")!.token;
+    expect(g.sl.callsTo("chat.update").map((c) => c.token)).toEqual([tokenA]);
+  } finally {
+    await g.stop();
+    await model.close();
   }
 }

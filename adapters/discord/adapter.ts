@@ -27,7 +27,7 @@ import { ChannelQueues } from "./channel-queues.js";
 import { channelInfo } from "./channel-info.js";
 import { normalizeChange, normalizeMessage, type ChannelInfo, type DiscordBotIdentity } from "./normalize.js";
 import { createDiscordSink, type DiscordSink } from "./sink.js";
-import { editDiscordCard, handleDiscordPress, isApprovalPress, sendDiscordCard } from "./approval-card.js";
+import { discordCardParts, editDiscordCard, handleDiscordPress, isApprovalPress, sendDiscordCard, sendDiscordCardPart } from "./approval-card.js";
 
 export interface DiscordAdapterOptions {
   /** The bot token from the Developer Portal. Never logged. */
@@ -109,6 +109,8 @@ export class DiscordAdapter implements Adapter {
       return this.client.rest;
     };
     this.sink.sendCard = (to, card) => sendDiscordCard(rest(), to, card);
+    this.sink.cardParts = discordCardParts;
+    this.sink.sendCardPart = (to, card, i) => sendDiscordCardPart(rest(), to, card, i);
     this.sink.editCard = (to, id, card) => editDiscordCard(rest(), to, id, card);
   }
 

@@ -57,17 +57,33 @@ function target(to: ReplyAddress) {
   return t;
 }
 
-export async function sendDiscordCard(rest: REST, to: ReplyAddress, card: ApprovalCard): Promise<SentMessage> {
+/** How many parts of arguments go before the card (the outbound door sends each, then the card). */
+export function discordCardParts(card: ApprovalCard): number {
+  return layout(card).length;
+}
+
+/** Part `index` of the arguments, before the card: Approve is offered only once all of them are in the channel. */
+export async function sendDiscordCardPart(rest: REST, to: ReplyAddress, card: ApprovalCard, index: number): Promise<SentMessage> {
   const t = target(to);
   const parts = layout(card);
+  const p = parts[index];
+  if (!p) throw new AdapterError("discord", "Rejected", `the card has ${parts.length} parts of arguments, not part ${index + 1}`);
   try {
-    // Every part is posted before the card: Approve is offered only once all of the arguments are in the channel.
-    for (const [i, p] of parts.entries())
-      await rest.post(`/channels/${t.channelId}/messages`, {
-        body: { content: `${partHeading(card, i, parts)}\n${fenced(p.text)}`, allowed_mentions: { parse: [] } },
-      });
     const m = (await rest.post(`/channels/${t.channelId}/messages`, {
-      body: { content: content(card, parts.length), components: cardComponents(card), allowed_mentions: { parse: [] } },
+      body: { content: `${partHeading(card, index, parts)}\n${fenced(p.text)}`, allowed_mentions: { parse: [] } },
+    })) as { id: string };
+    return { messageId: String(m.id) };
+  } catch (err) {
+    throw toAdapterError(err, "POST /channels/:id/messages");
+  }
+}
+
+/** The card with its buttons, pointing up to the parts posted before it. */
+export async function sendDiscordCard(rest: REST, to: ReplyAddress, card: ApprovalCard): Promise<SentMessage> {
+  const t = target(to);
+  try {
+    const m = (await rest.post(`/channels/${t.channelId}/messages`, {
+      body: { content: content(card, layout(card).length), components: cardComponents(card), allowed_mentions: { parse: [] } },
     })) as { id: string };
     return { messageId: String(m.id) };
   } catch (err) {

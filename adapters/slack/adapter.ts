@@ -21,7 +21,15 @@ import { boltLogger } from "./bolt-logger.js";
 import { malformedEventCallback } from "./malformed-event.js";
 import { SlackSink, type SlackWebClient } from "./sink.js";
 import { SlackSocketReceiver } from "./socket.js";
-import { editSlackCard, INTERACTIONS_PATH, listenForApprovals, sendSlackCard, type SlackCardClient } from "./approval-card.js";
+import {
+  editSlackCard,
+  INTERACTIONS_PATH,
+  listenForApprovals,
+  sendSlackCard,
+  sendSlackCardPart,
+  slackCardParts,
+  type SlackCardClient,
+} from "./approval-card.js";
 import { identityFromContext, type Identify } from "./intake.js";
 import { type Installed, isUnknownWorkspace, type SingleInstallation, type SlackOAuthOptions, startInstalled, unknownWorkspace } from "./installed.js";
 import { listenForUninstalls } from "./uninstall.js";
@@ -88,6 +96,8 @@ export class SlackAdapter implements Adapter {
       () => this.log,
     );
     this.sink.sendCard = async (to, card) => sendSlackCard((await this.clientOf(cardTarget(to))) as unknown as SlackCardClient, to, card);
+    this.sink.cardParts = slackCardParts;
+    this.sink.sendCardPart = async (to, card, i) => sendSlackCardPart((await this.clientOf(cardTarget(to))) as unknown as SlackCardClient, to, card, i);
     this.sink.editCard = async (to, id, card) => editSlackCard((await this.clientOf(cardTarget(to))) as unknown as SlackCardClient, to, id, card);
     this.files = slackFiles(async (from) => (this.workspaces ? this.workspaces.token(workspaceOfOrigin(from)) : o.botToken), {
       ...(o.apiUrl !== undefined && { apiUrl: o.apiUrl }),

@@ -89,16 +89,35 @@ function target(to: ReplyAddress) {
   return t;
 }
 
+/** How many parts of arguments go before the card (the outbound door sends each, then the card). */
+export function slackCardParts(card: ApprovalCard): number {
+  return layout(card).length;
+}
+
+/** Part `index` of the arguments, before the card: Approve is offered only once all of them are in the chat. */
+export async function sendSlackCardPart(client: SlackCardClient, to: ReplyAddress, card: ApprovalCard, index: number): Promise<SentMessage> {
+  const t = target(to);
+  const parts = layout(card);
+  const p = parts[index];
+  if (!p) throw new AdapterError("slack", "Rejected", `the card has ${parts.length} parts of arguments, not part ${index + 1}`);
+  return post(client, { channel: t.channel, text: `${esc(partHeading(card, index, parts))}\n${fenced(p.text)}`, ...threadOf(t) });
+}
+
+/** The card with its buttons, pointing up to the parts posted before it. */
 export async function sendSlackCard(client: SlackCardClient, to: ReplyAddress, card: ApprovalCard): Promise<SentMessage> {
   const t = target(to);
-  const thread = t.thread_ts !== undefined ? { thread_ts: t.thread_ts } : {};
-  const parts = layout(card);
+  const above = layout(card).length;
+  return post(client, { channel: t.channel, text: fallback(card, above), blocks: cardBlocks(card, above), ...threadOf(t) });
+}
+
+function threadOf(t: { thread_ts?: string }): { thread_ts?: string } {
+  return t.thread_ts !== undefined ? { thread_ts: t.thread_ts } : {};
+}
+
+async function post(client: SlackCardClient, args: Record<string, unknown>): Promise<SentMessage> {
   let res: { ts?: string };
   try {
-    // Every part is posted before the card: Approve is offered only once all of the arguments are in the chat.
-    for (const [i, p] of parts.entries())
-      await client.chat.postMessage({ channel: t.channel, text: `${esc(partHeading(card, i, parts))}\n${fenced(p.text)}`, ...thread });
-    res = await client.chat.postMessage({ channel: t.channel, text: fallback(card, parts.length), blocks: cardBlocks(card, parts.length), ...thread });
+    res = await client.chat.postMessage(args);
   } catch (err) {
     throw toAdapterError(err, "chat.postMessage");
   }

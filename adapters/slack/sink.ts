@@ -44,6 +44,8 @@ export function emojiName(emoji: string): string {
 export class SlackSink implements AdapterSink {
   /** Approval cards (approval-card.ts), set by the adapter. */
   sendCard?: AdapterSink["sendCard"];
+  cardParts?: AdapterSink["cardParts"];
+  sendCardPart?: AdapterSink["sendCardPart"];
   editCard?: AdapterSink["editCard"];
   /**
    * `client` gives the Web API client for a target's workspace: the one

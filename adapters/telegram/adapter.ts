@@ -19,7 +19,7 @@ import { botIdFromToken, PLATFORM } from "./ids.js";
 import { chatMigrationOf, normalizeUpdate, type BotIdentity } from "./normalize.js";
 import { LongPoller, type UpdateType } from "./polling.js";
 import { createTelegramSink } from "./sink.js";
-import { editTelegramCard, handleTelegramCallback, sendTelegramCard } from "./approval-card.js";
+import { editTelegramCard, handleTelegramCallback, sendTelegramCard, sendTelegramCardPart, telegramCardParts } from "./approval-card.js";
 import { telegramFiles } from "./files.js";
 import type { FileSource } from "../types.js";
 import { backoffMs, DEFAULT_BACKOFF, sleep, type Backoff } from "./util.js";
@@ -100,7 +100,13 @@ export class TelegramAdapter implements Adapter {
         return this.id;
       },
     });
-    this.sink = { ...sink, sendCard: (to, card) => sendTelegramCard(this.api, to, card), editCard: (to, id, card) => editTelegramCard(this.api, to, id, card) };
+    this.sink = {
+      ...sink,
+      sendCard: (to, card) => sendTelegramCard(this.api, to, card),
+      cardParts: telegramCardParts,
+      sendCardPart: (to, card, i) => sendTelegramCardPart(this.api, to, card, i),
+      editCard: (to, id, card) => editTelegramCard(this.api, to, id, card),
+    };
   }
 
   get botId(): string {

@@ -54,22 +54,41 @@ function target(to: ReplyAddress) {
   return t;
 }
 
-export async function sendTelegramCard(api: Api, to: ReplyAddress, card: ApprovalCard): Promise<SentMessage> {
+/** How many parts of arguments go before the card (the outbound door sends each, then the card). */
+export function telegramCardParts(card: ApprovalCard): number {
+  return layout(card).length;
+}
+
+/** Part `index` of the arguments, before the card: Approve is offered only once all of them are in the chat. */
+export async function sendTelegramCardPart(api: Api, to: ReplyAddress, card: ApprovalCard, index: number): Promise<SentMessage> {
   const t = target(to);
-  const where = t.message_thread_id !== undefined ? { message_thread_id: t.message_thread_id } : {};
   const parts = layout(card);
+  const p = parts[index];
+  if (!p) throw new AdapterError("telegram", "Rejected", `the card has ${parts.length} parts of arguments, not part ${index + 1}`);
   try {
-    // Every part is sent before the card: Approve is offered only once all of the arguments are in the chat.
-    for (const [i, p] of parts.entries())
-      await api.sendMessage(t.chat_id, `${escapeTelegramHtml(partHeading(card, i, parts))}\n<pre>${escapeTelegramHtml(p.text)}</pre>`, {
-        parse_mode: "HTML",
-        ...where,
-      });
-    const m = await api.sendMessage(t.chat_id, html(card, parts.length), { parse_mode: "HTML", reply_markup: keyboard(card), ...where });
+    const m = await api.sendMessage(t.chat_id, `${escapeTelegramHtml(partHeading(card, index, parts))}\n<pre>${escapeTelegramHtml(p.text)}</pre>`, {
+      parse_mode: "HTML",
+      ...where(t),
+    });
     return { messageId: String(m.message_id) };
   } catch (err) {
     throw toAdapterError(err, "sendMessage");
   }
+}
+
+/** The card with its buttons, pointing up to the parts sent before it. */
+export async function sendTelegramCard(api: Api, to: ReplyAddress, card: ApprovalCard): Promise<SentMessage> {
+  const t = target(to);
+  try {
+    const m = await api.sendMessage(t.chat_id, html(card, layout(card).length), { parse_mode: "HTML", reply_markup: keyboard(card), ...where(t) });
+    return { messageId: String(m.message_id) };
+  } catch (err) {
+    throw toAdapterError(err, "sendMessage");
+  }
+}
+
+function where(t: { message_thread_id?: number }): { message_thread_id?: number } {
+  return t.message_thread_id !== undefined ? { message_thread_id: t.message_thread_id } : {};
 }
 
 export async function editTelegramCard(api: Api, to: ReplyAddress, messageId: string, card: ApprovalCard): Promise<void> {

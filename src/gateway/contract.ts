@@ -177,6 +177,14 @@ export interface AdapterSink {
    * each carrying encodeAction(action, id). Without it the card goes as text with `/approve <id>`.
    */
   sendCard?(to: ReplyAddress, card: ApprovalCard): Promise<SentMessage>;
+  /**
+   * Arguments too long for the card go first, in numbered parts: how many
+   * (0 when they fit), and each one's message. The outbound door sends each
+   * part as a call of its own and the card last, so a 429 or a failure
+   * retries that one message and never shows a part twice.
+   */
+  cardParts?(card: ApprovalCard): number;
+  sendCardPart?(to: ReplyAddress, card: ApprovalCard, index: number): Promise<SentMessage>;
   /** Redraws a card in place once decided (its buttons gone). */
   editCard?(to: ReplyAddress, messageId: string, card: ApprovalCard): Promise<void>;
   /**

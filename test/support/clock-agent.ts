@@ -9,9 +9,9 @@ import { FakeOpenAi, toolUsingModel } from "../fakes/openai.js";
  * `agentFactory` (as never: the factory's type is the app's own) and close
  * `model` after the app stops.
  */
-export async function clockAgent(trigger: string, name: string): Promise<{ model: FakeOpenAi; agentFactory: unknown }> {
+export async function clockAgent(trigger: string, name: string, args = '{"timezone":"UTC"}'): Promise<{ model: FakeOpenAi; agentFactory: unknown }> {
   const model = await FakeOpenAi.start();
-  model.responder = toolUsingModel({ trigger, tool: "current_time", args: '{"timezone":"UTC"}' });
+  model.responder = toolUsingModel({ trigger, tool: "current_time", args });
   const withModel = createAgentFactory({ baseUrl: model.baseUrl, model: "fake-model" });
   const agentFactory = (metadata: Record<string, unknown>, ctx: TurnOverrides) => {
     const tooled = withModel(metadata, { ...(ctx.tools && { tools: ctx.tools }), ...(ctx.approval && { approval: ctx.approval }) });

@@ -109,6 +109,9 @@ export async function showCard(lane: ChatLane, adapter: Adapter, to: ReplyAddres
   const { sink, limits } = adapter;
   if (sink.sendCard) {
     const sendCard = sink.sendCard.bind(sink);
+    const sendPart = sink.sendCardPart?.bind(sink);
+    const parts = sendPart ? (sink.cardParts?.(card) ?? 0) : 0;
+    for (let i = 0; i < parts; i++) await lane.call(() => sendPart!(to, card, i), { label: "card-part" });
     return (await lane.call(() => sendCard(to, card), { label: "card" })).messageId;
   }
   const shown = plainCard(card, limits.maxTextLength);

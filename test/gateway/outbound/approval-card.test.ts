@@ -121,3 +121,48 @@ describe("approval cards through the outbound door (telegram, grammY)", () => {
     expect(said).not.toMatch(/UTC: \d{4}/);
   });
 });
+
+describe("an approval card with its arguments in parts (telegram, grammY)", () => {
+  it("a 429 on a part and on the card retries that message alone: every part shown once, in order, then the card", async () => {
+    const tg = new FakeTelegram();
+    await tg.start();
+    // 9,000 characters of arguments: more than one Telegram message holds, so they go first in parts.
+    const long = JSON.stringify({ timezone: "UTC", note: "x".repeat(9000) });
+    const { model, agentFactory } = await clockAgent(CLOCK, "card-parts-test", long);
+    const adapter = new TelegramAdapter({ token: tg.token, apiRoot: tg.apiRoot, mode: "polling", pollingTimeoutSec: 1 });
+    const { app } = await startApp(
+      "sqlite",
+      [adapter],
+      { DM_POLICY: "open" },
+      { agentFactory: agentFactory as never, mcpConfig: { servers: [], builtinTools: { current_time: { policy: "ask" } } } },
+    );
+    try {
+      const user = tg.user("parts");
+      const chat = tg.privateChat(user);
+      const isPart = (p: Record<string, unknown>) => !hasButtons(p) && String(p.text).includes("<pre>");
+      let partCalls = 0;
+      tg.rateLimitNext("sendMessage", 1, 1, (p) => isPart(p) && ++partCalls === 2);
+      tg.rateLimitNext("sendMessage", 1, 1, hasButtons);
+      tg.userMessage({ chat: chat as never, from: user, text: CLOCK });
+      await eventually(
+        () => tg.sent({ chatId: chat.id }).find((s) => CARD.test(s.text)),
+        (c) => c !== undefined,
+        20_000,
+        "the card, after the parts",
+      );
+      const ok = tg.callsTo("sendMessage").filter((c) => c.status === 200);
+      const parts = ok.filter((c) => isPart(c.params)).map((c) => String(c.params.text));
+      expect(parts.length).toBeGreaterThanOrEqual(2);
+      expect(new Set(parts).size).toBe(parts.length);
+      // The chat shows each part once and the card after the last one.
+      const texts = tg.sent({ chatId: chat.id }).map((s) => s.text);
+      expect(texts.filter((t) => !CARD.test(t))).toHaveLength(parts.length);
+      expect(CARD.test(texts.at(-1)!)).toBe(true);
+      expect(tg.callsTo("sendMessage").filter((c) => c.status === 429)).toHaveLength(2);
+    } finally {
+      await app.stop();
+      await tg.close();
+      await model.close();
+    }
+  });
+});

@@ -67,15 +67,30 @@ export function compare(o: Options): Record<string, unknown> {
   try {
     const base: number[] = [];
     const head: number[] = [];
+    // CPU per message moves less than the rate when other work shares the cores: both are reported.
+    const baseCpu: number[] = [];
+    const headCpu: number[] = [];
     const load: number[] = [];
     for (let i = 0; i < o.rounds; i++) {
       load.push(os.loadavg()[0]!);
-      base.push(runOnce(baseDir, o).msgs_per_s);
-      head.push(runOnce(root, o).msgs_per_s);
-      process.stderr.write(`round ${i + 1}/${o.rounds}: base ${base.at(-1)} msgs/s, this ${head.at(-1)} msgs/s\n`);
+      const b = runOnce(baseDir, o);
+      const h = runOnce(root, o);
+      base.push(b.msgs_per_s);
+      head.push(h.msgs_per_s);
+      if (b.cpu_ms_per_msg !== null) baseCpu.push(b.cpu_ms_per_msg);
+      if (h.cpu_ms_per_msg !== null) headCpu.push(h.cpu_ms_per_msg);
+      process.stderr.write(`round ${i + 1}/${o.rounds}: base ${b.msgs_per_s} msgs/s, this ${h.msgs_per_s} msgs/s\n`);
     }
     const mb = median(base);
     const mh = median(head);
+    const cpu =
+      baseCpu.length && headCpu.length
+        ? {
+            base_cpu_ms_per_msg: baseCpu,
+            this_cpu_ms_per_msg: headCpu,
+            cpu_ratio_this_to_base: r3(median(headCpu) / median(baseCpu)),
+          }
+        : {};
     return {
       scenario: o.only,
       quick: o.quick,
@@ -86,6 +101,7 @@ export function compare(o: Options): Record<string, unknown> {
       base_median: mb,
       this_median: mh,
       ratio_this_to_base: r3(mh / mb),
+      ...cpu,
       load_1min_at_each_round: load.map(r3),
       cores: os.cpus().length,
     };

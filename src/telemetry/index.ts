@@ -16,7 +16,21 @@ import { setTracing } from "./state.js";
 
 export { genAiMetricsOn, recordGenAiCall } from "./metrics.js";
 export { captureContent, hashId, tracing } from "./state.js";
-export { contextFrom, inContext, inSpan, openSpan, recordSpan, traceCarrier, withTraceHeaders, type OpenSpan, type TraceCarrier } from "./spans.js";
+export {
+  activeTraceHeaders,
+  callerCarrier,
+  contextFrom,
+  inContext,
+  inDelivery,
+  inSpan,
+  openSpan,
+  recordSpan,
+  traceCarrier,
+  tracedFetch,
+  withTraceHeaders,
+  type OpenSpan,
+  type TraceCarrier,
+} from "./spans.js";
 
 export type TelemetryConfig = Pick<
   Config,

@@ -1,6 +1,7 @@
 /**
  * `npm run bench [-- --quick]`: every scenario of issue 8, one after the
  * other in this process (gateway processes for memory/startup are spawned).
+ * telemetry: off vs on (OTLP to a discarding receiver), side by side (issue 30).
  * --quick: small scales (< about 90 s on 2 busy cores); --smoke: smallest
  * scales, for the schema test only; --only=core_sqlite,e2e_slack,...;
  * --soak-minutes=N: the memory soak's length (issue 19's 10 minutes after a 1-minute
@@ -24,6 +25,7 @@ import { mode } from "./lib/mode.js";
 import { peerResult, runPeer } from "./scenarios/peer.js";
 import { runRotation } from "./scenarios/rotation.js";
 import { runStartup } from "./scenarios/startup.js";
+import { runTelemetry } from "./scenarios/telemetry.js";
 import type { StreamResult } from "./scenarios/e2e.js";
 
 export async function runBench(opts: { quick: boolean; smoke?: boolean; only?: string[]; soakMinutes?: number }): Promise<Record<string, unknown>> {
@@ -70,13 +72,15 @@ export async function runBench(opts: { quick: boolean; smoke?: boolean; only?: s
       scenarios.peer_grammy_session = { ...peerResult(quick, peerChats, peer, tg.msgs_per_s, tg.unthrottled.msgs_per_s) };
     }
     if (want("rotation")) await step("rotation", async () => void (scenarios.rotation = { ...(await runRotation(quick)) }));
-    if (want("memory") || want("startup") || want("cli")) {
+    if (want("memory") || want("startup") || want("cli") || want("telemetry")) {
       const live = liveChatCount(quick);
       const drivers = [telegramDriver(Math.ceil(live / 3)), discordDriver(Math.ceil(live / 3)), slackDriver(Math.ceil(live / 3))];
       for (const d of drivers) await d.start();
       try {
         if (want("startup")) await step("startup", async () => void (scenarios.startup = { ...(await runStartup(quick, drivers)) }));
         if (want("cli")) await step("cli", async () => void (scenarios.cli = { ...(await runCli(quick)) }));
+        if (want("telemetry"))
+          await step("telemetry", async () => void (scenarios.telemetry = { ...(await runTelemetry(quick, drivers, !!scenarios.startup)) }));
         if (want("memory")) await step("memory", async () => void (scenarios.memory = { ...(await runMemory(quick, drivers, opts.soakMinutes)) }));
       } finally {
         for (const d of drivers) await d.close();

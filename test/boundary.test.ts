@@ -158,14 +158,18 @@ describe("layer boundaries (DESIGN.md)", () => {
         .map((i) => `${f} -> ${i}`),
     );
     expect(offenders).toEqual([]);
-    // Nothing of the OpenTelemetry SDK is imported statically outside src/telemetry/sdk.ts (the API is: it is a no-op while off).
+    // Nothing of the OpenTelemetry SDK is imported statically outside src/telemetry/sdk.ts and the meter it
+    // loads (the API is: it is a no-op while off), and nothing but sdk.ts imports the meter.
+    const sdkFiles = [path.join("src", "telemetry", "sdk.ts"), path.join("src", "telemetry", "meter.ts")];
     const sdkImports = files("src").flatMap((f) =>
       imports(f)
         .filter((i) => i.startsWith("@opentelemetry/") && i !== "@opentelemetry/api")
         .map((i) => `${f} -> ${i}`),
     );
-    expect(sdkImports.every((x) => x.startsWith(path.join("src", "telemetry", "sdk.ts")))).toBe(true);
+    expect(sdkImports.every((x) => sdkFiles.some((s) => x.startsWith(`${s} `)))).toBe(true);
     expect(sdkImports.length).toBeGreaterThan(0);
+    const meterImporters = files("src").filter((f) => imports(f).some((i) => i.endsWith("/meter.js")));
+    expect(meterImporters).toEqual([path.join("src", "telemetry", "sdk.ts")]);
   });
 
   it("imports under src/ only point down the layers", () => {

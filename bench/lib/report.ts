@@ -73,6 +73,10 @@ export function table(doc: { date: string; quick: boolean; machine: Record<strin
       "startup",
       `${num(s, "startup", "start_to_ready_ms")} ms to ready (median; CPU ${num(s, "startup", "cpu_to_ready_ms")} ms, RSS ${num(s, "startup", "rss_ready_mb")} MB); from source ${nested(s, "startup", "source", "start_to_ready_ms")} ms`,
     ],
+    [
+      "telemetry",
+      `off/on: start ${nested(s, "telemetry", "off", "start_to_ready_ms")}/${nested(s, "telemetry", "on", "start_to_ready_ms")} ms, RSS ${nested(s, "telemetry", "off", "rss_ready_mb")}/${nested(s, "telemetry", "on", "rss_ready_mb")} MB, core ${nested(s, "telemetry", "off", "msgs_per_s")}/${nested(s, "telemetry", "on", "msgs_per_s")} msgs/s, CPU ${nested(s, "telemetry", "off", "cpu_ms_per_msg")}/${nested(s, "telemetry", "on", "cpu_ms_per_msg")} ms/msg`,
+    ],
   ];
   const w = Math.max(...rows.map((r) => r[0].length));
   const lines = [

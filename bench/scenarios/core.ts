@@ -82,6 +82,7 @@ export class CoreDriver {
     dbUrl: string,
     onQuery?: (e: { query: string; params: string; durationMs: number }) => void,
     faults?: { beforeTransaction?(op: string): void },
+    env: Record<string, string> = {},
   ): Promise<void> {
     this.adapter.onSend = (_to, text) => {
       const at = performance.now();
@@ -91,7 +92,7 @@ export class CoreDriver {
       this.started.delete(id);
       this.onDone(id, at - t0, at);
     };
-    this.app = (await startAppOn(dbUrl, [this.adapter], BENCH_ENV, { ...(onQuery ? { onQuery } : {}), ...(faults ? { faults } : {}) })).app;
+    this.app = (await startAppOn(dbUrl, [this.adapter], { ...BENCH_ENV, ...env }, { ...(onQuery ? { onQuery } : {}), ...(faults ? { faults } : {}) })).app;
   }
 
   send(j: number, chats: number): void {

@@ -9,7 +9,7 @@ import { pick } from "../lib/mode.js";
 import { progress } from "../lib/progress.js";
 import { median, r1, sleep } from "../lib/stats.js";
 
-interface Mode {
+export interface Mode {
   start_to_ready_ms: number;
   first_run_ms: number;
   samples_ms: number[];
@@ -35,7 +35,15 @@ function cpuMs(pid: number): number {
 }
 
 /** `discard` first runs are not counted: the first migrates the database (and fills tsx's cache from source). */
-async function measure(runs: number, discard: number, db: string, drivers: PlatformDriver[], fromSource: boolean, audit?: string): Promise<Mode> {
+export async function measure(
+  runs: number,
+  discard: number,
+  db: string,
+  drivers: PlatformDriver[],
+  fromSource: boolean,
+  audit?: string,
+  extraEnv: Record<string, string> = {},
+): Promise<Mode> {
   const samples: number[] = [];
   const cpu: number[] = [];
   const rss: number[] = [];
@@ -53,6 +61,7 @@ async function measure(runs: number, discard: number, db: string, drivers: Platf
     if (fromSource) env.SWITCHBOARD_FROM_SOURCE = "1";
     for (const d of drivers) Object.assign(env, d.env());
     if (audit) env.MODULE_AUDIT_FILE = audit;
+    Object.assign(env, extraEnv);
     const t0 = performance.now();
     // BENCH_GATEWAY_NODE_FLAGS (as for the forked gateways), e.g. "--cpu-prof --cpu-prof-dir=/tmp/p" to see where a start goes.
     const flags = process.env.BENCH_GATEWAY_NODE_FLAGS?.split(" ").filter(Boolean) ?? [];

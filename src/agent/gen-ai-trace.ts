@@ -11,7 +11,7 @@
  * gen_ai.tool.call.result); never the API key.
  */
 import { type Attributes, SpanKind } from "@opentelemetry/api";
-import { captureContent, inSpan, type OpenSpan, openSpan, tracing } from "../telemetry/index.js";
+import { captureContent, inSpan, type OpenSpan, openSpan, recordGenAiCall, tracing } from "../telemetry/index.js";
 import type { CompletionResult } from "./completion.js";
 import type { ModelSettings, ToolCall } from "./types.js";
 
@@ -45,23 +45,38 @@ function server(url: string): Attributes {
   }
 }
 
+/** One model call's span, and what its metrics need (gen_ai.client.*): when it started and its attributes. */
+export interface ChatCall extends OpenSpan {
+  startedAt: number;
+  metricAttributes: Attributes;
+}
+
 /** Opens the span of one model call (a child of the turn's); nothing is computed while tracing is off. */
-export function chatSpan(settings: ModelSettings, url: string, messages: readonly WireLike[]): OpenSpan {
-  if (!tracing()) return openSpan("chat");
-  const attributes: Attributes = {
+export function chatSpan(settings: ModelSettings, url: string, messages: readonly WireLike[]): ChatCall {
+  if (!tracing()) return { ...openSpan("chat"), startedAt: 0, metricAttributes: {} };
+  const metricAttributes: Attributes = {
     "gen_ai.operation.name": "chat",
     "gen_ai.provider.name": "openai",
     "gen_ai.request.model": settings.model,
+    ...server(url),
+  };
+  const attributes: Attributes = {
+    ...metricAttributes,
     ...(settings.temperature !== undefined && { "gen_ai.request.temperature": settings.temperature }),
     ...(settings.maxOutputTokens !== undefined && { "gen_ai.request.max_tokens": settings.maxOutputTokens }),
-    ...server(url),
     ...(captureContent() && { "gen_ai.input.messages": conventionMessages(messages) }),
   };
-  return openSpan(`chat ${settings.model}`, { kind: SpanKind.CLIENT, attributes });
+  return { ...openSpan(`chat ${settings.model}`, { kind: SpanKind.CLIENT, attributes }), startedAt: performance.now(), metricAttributes };
 }
 
-/** Ends a model call's span with what the server answered (or the error; `result` undefined when the turn stopped reading). */
-export function endChat(chat: OpenSpan, result: CompletionResult | undefined, err?: unknown): void {
+/** Ends a model call's span with what the server answered (or the error; `result` undefined when the turn stopped reading), and records its metrics. */
+export function endChat(chat: ChatCall, result: CompletionResult | undefined, err?: unknown): void {
+  if (chat.startedAt) {
+    const attributes = result?.model ? { ...chat.metricAttributes, "gen_ai.response.model": result.model } : chat.metricAttributes;
+    const errorType =
+      err === undefined ? (result ? undefined : "cancelled") : err instanceof Error ? String((err as { code?: unknown }).code ?? err.name) : "_OTHER";
+    recordGenAiCall(attributes, (performance.now() - chat.startedAt) / 1000, result?.usage, errorType);
+  }
   if (result && chat.span.isRecording()) {
     const toolCalls = result.toolCalls.map((c) => ({ id: c.id, function: { name: c.name, arguments: c.arguments } }));
     chat.span.setAttributes({
@@ -76,7 +91,7 @@ export function endChat(chat: OpenSpan, result: CompletionResult | undefined, er
 }
 
 /** Streams `run` (one model call) inside `chat`, ended with the result, the error, or nothing when the turn stopped reading. */
-export async function* traced<T>(chat: OpenSpan, run: AsyncGenerator<T, CompletionResult>): AsyncGenerator<T, CompletionResult> {
+export async function* traced<T>(chat: ChatCall, run: AsyncGenerator<T, CompletionResult>): AsyncGenerator<T, CompletionResult> {
   let result: CompletionResult | undefined;
   let failure: unknown;
   try {

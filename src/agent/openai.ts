@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { speakerPrefix, userContent, wireName, type ContentPart, type SpeakerNames } from "./content.js";
 import type { Span } from "@opentelemetry/api";
-import { withTraceHeaders } from "../telemetry/index.js";
+import { genAiMetricsOn, withTraceHeaders } from "../telemetry/index.js";
 import { CompletionAccumulator, type CompletionResult, finishNotice } from "./completion.js";
 import { chatSpan, toolSpan, traced } from "./gen-ai-trace.js";
 import { type Attempt, defaultSleep, postWithRetry, readBodyText, redact, safeUrl } from "./http.js";
@@ -148,7 +148,7 @@ function requestBody(c: Client, messages: WireMessage[], usage: boolean): string
     ...settingsToRequest(c.opts.settings),
     messages,
     stream: true,
-    // Asked for only while a trace records the call (gen_ai.usage.*): servers that refuse the field never see it otherwise.
+    // Asked for only while a trace records the call or the GenAI metrics count tokens: servers that refuse the field never see it otherwise.
     ...(usage && { stream_options: { include_usage: true } }),
     ...(c.tools && {
       tools: c.tools.list().map((t) => ({ type: "function", function: { name: t.name, description: t.description, parameters: t.parameters } })),
@@ -184,7 +184,7 @@ async function* stream(
     url,
     // The model server's own spans (if it traces) join the message's trace.
     headers: withTraceHeaders(c.headers, span),
-    body: requestBody(c, messages, span.isRecording()),
+    body: requestBody(c, messages, span.isRecording() || genAiMetricsOn()),
     signal,
     connectTimeoutMs: o.connectTimeoutMs,
     idleTimeoutMs: o.idleTimeoutMs,

@@ -1,8 +1,8 @@
 import type { z } from "zod";
-import { bool, optionalString, url } from "./values.js";
+import { bool, int, optionalString, url } from "./values.js";
 
 /**
- * OpenTelemetry's standard variables (README "Telemetry"). Tracing is on when
+ * OpenTelemetry's standard variables (README "Telemetry"). Telemetry is on when
  * an OTLP endpoint is set and OTEL_SDK_DISABLED is not true. The gateway reads
  * the switch, the endpoint, the protocol and the headers from here; the SDK
  * reads the rest (service name, resource attributes, sampler, batch tuning)
@@ -13,6 +13,9 @@ export const telemetrySettings = {
   OTEL_SDK_DISABLED: bool(false),
   OTEL_EXPORTER_OTLP_ENDPOINT: url("the OTLP/HTTP receiver's base URL, e.g. http://otel-collector:4318 (/v1/traces is added)"),
   OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: url("the OTLP/HTTP traces URL used as it is, e.g. http://otel-collector:4318/v1/traces"),
+  OTEL_EXPORTER_OTLP_METRICS_ENDPOINT: url("the OTLP/HTTP metrics URL used as it is, e.g. http://otel-collector:4318/v1/metrics"),
+  /** How often the GenAI client metrics are exported (ms), as OpenTelemetry's periodic reader reads it. */
+  OTEL_METRIC_EXPORT_INTERVAL: int(60_000, 100, 86_400_000),
   OTEL_EXPORTER_OTLP_PROTOCOL: optionalString().superRefine((v, ctx) => {
     if (v !== undefined && v !== "http/protobuf" && v !== "http/json")
       ctx.addIssue({ code: "custom", message: `must be http/protobuf (the default) or http/json; grpc is not supported (got "${v}")` });

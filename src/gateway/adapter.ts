@@ -137,6 +137,11 @@ export interface RouteOptions {
    * (a missing or wrong webhook secret) refuses the request at once.
    */
   precheck?: (req: Omit<HttpRequest, "rawBody">) => HttpResponse | undefined;
+  /**
+   * The request gets its span (src/gateway/http/trace.ts) while telemetry is on: "webhook" starts a
+   * new trace, "api" continues a caller's `traceparent`. Set by the gateway, not the adapters.
+   */
+  trace?: "webhook" | "api";
 }
 
 export interface HttpResponse {

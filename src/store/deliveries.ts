@@ -3,6 +3,8 @@ import type { Selectable } from "kysely";
 import { setBounded } from "../bounded.js";
 import { codecs, type ReplyAddress } from "./codecs.js";
 import type { Database } from "./db.js";
+import { inSpan, tracing } from "../telemetry/index.js";
+import { SpanKind } from "@opentelemetry/api";
 import { pruneSettled } from "./retention.js";
 import type { DB, Sql } from "./sql.js";
 import { prepare, type Dialect, type Param } from "./prepared.js";
@@ -146,13 +148,19 @@ export class DeliveryStore {
    */
   async transaction<T>(op: string, tx: (s: Sql, write: (rows: DeliveryRecord[]) => Promise<void>) => Promise<T>): Promise<T> {
     let written: DeliveryRecord[] = [];
-    const r = await this.db.sqlTransaction(op, (s) => {
-      written = [];
-      return tx(s, async (rows) => {
-        await insertDeliveries(this.db, s, rows);
-        written.push(...rows);
-      });
-    });
+    // One span per commit (src/telemetry), its statements and retries inside it, never one per statement.
+    const attributes = tracing() ? { "db.system.name": this.db.provider, "db.operation.name": "COMMIT", "switchboard.db.transaction": op } : undefined;
+    const r = await inSpan(`COMMIT ${op}`, { kind: SpanKind.CLIENT, ...(attributes && { attributes }) }, (span) =>
+      this.db
+        .sqlTransaction(op, (s) => {
+          written = [];
+          return tx(s, async (rows) => {
+            await insertDeliveries(this.db, s, rows);
+            written.push(...rows);
+          });
+        })
+        .finally(() => span.setAttribute("switchboard.db.deliveries", written.length)),
+    );
     for (const d of written) setBounded(this.#fresh, d.id, d, 10_000);
     return r;
   }

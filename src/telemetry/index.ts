@@ -4,7 +4,8 @@
  * whose calls are no-ops without a provider, and the span helpers in
  * spans.ts short-circuit before reaching it). On, `startTelemetry` loads
  * sdk.ts, which registers the Node tracer provider with a bounded batch
- * processor and the OTLP/HTTP exporter.
+ * processor and the OTLP/HTTP exporter, and starts the GenAI client metrics
+ * (meter.ts, metrics.ts).
  *
  * Below every layer, beside the logger: any layer may import it, it imports
  * no layer (test/boundary.test.ts).
@@ -13,14 +14,31 @@ import type { Config } from "../config.js";
 import type { Logger } from "../log.js";
 import { setTracing } from "./state.js";
 
+export { genAiMetricsOn, recordGenAiCall } from "./metrics.js";
 export { captureContent, hashId, tracing } from "./state.js";
-export { contextFrom, inContext, inSpan, openSpan, recordSpan, traceCarrier, withTraceHeaders, type OpenSpan, type TraceCarrier } from "./spans.js";
+export {
+  activeTraceHeaders,
+  callerCarrier,
+  contextFrom,
+  inContext,
+  inDelivery,
+  inSpan,
+  openSpan,
+  recordSpan,
+  traceCarrier,
+  tracedFetch,
+  withTraceHeaders,
+  type OpenSpan,
+  type TraceCarrier,
+} from "./spans.js";
 
 export type TelemetryConfig = Pick<
   Config,
   | "OTEL_SDK_DISABLED"
   | "OTEL_EXPORTER_OTLP_ENDPOINT"
   | "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"
+  | "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT"
+  | "OTEL_METRIC_EXPORT_INTERVAL"
   | "OTEL_EXPORTER_OTLP_PROTOCOL"
   | "OTEL_EXPORTER_OTLP_HEADERS"
   | "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
@@ -45,6 +63,16 @@ export function tracesUrl(c: TelemetryConfig): string | undefined {
   return `${c.OTEL_EXPORTER_OTLP_ENDPOINT.replace(/\/+$/, "")}/v1/traces`;
 }
 
+/**
+ * The metrics URL: OTEL_EXPORTER_OTLP_METRICS_ENDPOINT as it is, else the base endpoint with /v1/metrics
+ * (none with only a traces URL: then no metrics are exported).
+ */
+export function metricsUrl(c: TelemetryConfig): string | undefined {
+  if (c.OTEL_EXPORTER_OTLP_METRICS_ENDPOINT) return c.OTEL_EXPORTER_OTLP_METRICS_ENDPOINT;
+  if (!c.OTEL_EXPORTER_OTLP_ENDPOINT) return undefined;
+  return `${c.OTEL_EXPORTER_OTLP_ENDPOINT.replace(/\/+$/, "")}/v1/metrics`;
+}
+
 const OFF: Telemetry = { on: false, shutdown: async () => undefined };
 
 /** One process, one provider: a second start while one runs is refused (the first stays). */
@@ -63,7 +91,14 @@ export async function startTelemetry(c: TelemetryConfig, log: Logger): Promise<T
   }
   try {
     const { startSdk } = await import("./sdk.js");
-    const sdk = startSdk({ url: tracesUrl(c)!, protocol: c.OTEL_EXPORTER_OTLP_PROTOCOL ?? "http/protobuf", headers: c.OTEL_EXPORTER_OTLP_HEADERS, log });
+    const sdk = startSdk({
+      url: tracesUrl(c)!,
+      metricsUrl: metricsUrl(c),
+      metricIntervalMs: c.OTEL_METRIC_EXPORT_INTERVAL,
+      protocol: c.OTEL_EXPORTER_OTLP_PROTOCOL ?? "http/protobuf",
+      headers: c.OTEL_EXPORTER_OTLP_HEADERS,
+      log,
+    });
     setTracing(true, c.OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT);
     const t: Telemetry = {
       on: true,
@@ -76,8 +111,13 @@ export async function startTelemetry(c: TelemetryConfig, log: Logger): Promise<T
     };
     running = t;
     log.info(
-      { url: tracesUrl(c), protocol: c.OTEL_EXPORTER_OTLP_PROTOCOL ?? "http/protobuf", captureContent: c.OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT },
-      "telemetry on: traces go to the OTLP endpoint",
+      {
+        url: tracesUrl(c),
+        metricsUrl: metricsUrl(c),
+        protocol: c.OTEL_EXPORTER_OTLP_PROTOCOL ?? "http/protobuf",
+        captureContent: c.OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT,
+      },
+      "telemetry on: traces and the GenAI metrics go to the OTLP endpoint",
     );
     return t;
   } catch (err) {

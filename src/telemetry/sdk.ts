@@ -1,8 +1,9 @@
 /**
- * The OpenTelemetry SDK, loaded only when tracing is on (index.ts imports it
+ * The OpenTelemetry SDK, loaded only when telemetry is on (index.ts imports it
  * dynamically): the Node tracer provider (AsyncLocalStorage context, W3C
  * trace context propagation), one BatchSpanProcessor and the OTLP/HTTP
- * exporter for the configured protocol.
+ * exporter for the configured protocol; beside it the meter provider of the
+ * GenAI client metrics (meter.ts).
  *
  * What the SDK reads from the environment itself: OTEL_SERVICE_NAME and
  * OTEL_RESOURCE_ATTRIBUTES (the env detector), OTEL_TRACES_SAMPLER(_ARG),
@@ -16,10 +17,16 @@ import { OTLPTraceExporter as JsonExporter } from "@opentelemetry/exporter-trace
 import { OTLPTraceExporter as ProtoExporter } from "@opentelemetry/exporter-trace-otlp-proto";
 import { defaultResource, detectResources, envDetector, resourceFromAttributes } from "@opentelemetry/resources";
 import { BatchSpanProcessor, NodeTracerProvider } from "@opentelemetry/sdk-trace-node";
+import { startMeter } from "./meter.js";
+import { setGenAiInstruments } from "./metrics.js";
 
 export interface SdkOptions {
   /** The OTLP/HTTP traces URL. */
   url: string;
+  /** The OTLP/HTTP metrics URL (none: no metrics). */
+  metricsUrl?: string;
+  /** OTEL_METRIC_EXPORT_INTERVAL (ms). */
+  metricIntervalMs?: number;
   protocol: "http/protobuf" | "http/json";
   /** OTEL_EXPORTER_OTLP_HEADERS: key=value pairs, comma-separated, values URL-encoded. */
   headers?: string;
@@ -45,9 +52,10 @@ export function parseHeaders(raw: string | undefined): Record<string, string> {
   return out;
 }
 
-/** Registers the provider globally; `shutdown` flushes within `timeoutMs` and unregisters everything it registered. */
+/** Registers the tracer provider globally and starts the meter; `shutdown` flushes both within `timeoutMs` and unregisters everything it registered. */
 export function startSdk(o: SdkOptions): { shutdown(timeoutMs: number): Promise<void> } {
-  const exporterOptions = { url: o.url, headers: parseHeaders(o.headers) };
+  const headers = parseHeaders(o.headers);
+  const exporterOptions = { url: o.url, headers };
   const exporter = o.protocol === "http/json" ? new JsonExporter(exporterOptions) : new ProtoExporter(exporterOptions);
   const resource = defaultResource()
     .merge(resourceFromAttributes({ "service.name": "switchboard" }))
@@ -60,14 +68,17 @@ export function startSdk(o: SdkOptions): { shutdown(timeoutMs: number): Promise<
     diag.setLogger({ error: warn, warn, info: () => undefined, debug: () => undefined, verbose: () => undefined }, DiagLogLevel.WARN);
   }
   provider.register();
+  const meter = o.metricsUrl ? startMeter({ url: o.metricsUrl, protocol: o.protocol, headers, intervalMs: o.metricIntervalMs ?? 60_000, resource }) : undefined;
   return {
     async shutdown(timeoutMs) {
+      setGenAiInstruments(undefined);
       let timer: NodeJS.Timeout | undefined;
       const late = new Promise<void>((resolve) => {
         timer = setTimeout(resolve, timeoutMs);
       });
       try {
-        await Promise.race([provider.shutdown().catch(() => undefined), late]);
+        // Both flush at once (the meter exports its last figures), within the one bound.
+        await Promise.race([Promise.all([provider.shutdown().catch(() => undefined), meter?.shutdown().catch(() => undefined)]), late]);
       } finally {
         clearTimeout(timer);
         trace.disable();

@@ -9,6 +9,7 @@ import {
   type Attributes,
   type Context,
   context,
+  createContextKey,
   INVALID_SPAN_CONTEXT,
   propagation,
   ROOT_CONTEXT,
@@ -33,6 +34,26 @@ export interface SpanOptions {
   parent?: Context | TraceCarrier;
   /** Start a new trace, whatever is active. */
   root?: boolean;
+  /**
+   * The span is a delivery's (an HTTP request that brings an event in: a webhook, an API call): an
+   * inbound message recorded inside it is its child instead of starting a trace of its own.
+   */
+  delivery?: boolean;
+}
+
+const DELIVERY = createContextKey("switchboard.delivery");
+
+/** The active context is a delivery's span (see SpanOptions.delivery); false while tracing is off. */
+export function inDelivery(): boolean {
+  return tracing() && context.active().getValue(DELIVERY) === true;
+}
+
+/** The W3C trace context a caller sent in its request headers, if it sent one. */
+export function callerCarrier(headers: Record<string, string | string[] | undefined>): TraceCarrier | undefined {
+  const one = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v);
+  const traceparent = one(headers.traceparent);
+  const tracestate = one(headers.tracestate);
+  return traceparent ? { traceparent, ...(tracestate && { tracestate }) } : undefined;
 }
 
 const NOOP_SPAN: Span = trace.wrapSpanContext(INVALID_SPAN_CONTEXT);
@@ -64,8 +85,9 @@ export async function inSpan<T>(name: string, opts: SpanOptions, fn: (span: Span
   if (!tracing()) return fn(NOOP_SPAN);
   const parent = parentOf(opts);
   const span = tracer().startSpan(name, { attributes: opts.attributes, kind: opts.kind, root: opts.root }, parent);
+  const active = trace.setSpan(parent, span);
   try {
-    return await context.with(trace.setSpan(parent, span), () => fn(span));
+    return await context.with(opts.delivery ? active.setValue(DELIVERY, true) : active, () => fn(span));
   } catch (err) {
     failed(span, err);
     throw err;
@@ -117,10 +139,27 @@ export function inContext<T>(carrier: TraceCarrier | undefined, fn: () => T): T 
   return context.with(contextFrom(carrier), fn);
 }
 
+/** The active span's `traceparent` (and `tracestate`) as request headers; undefined while tracing is off or outside a span. */
+export function activeTraceHeaders(): Record<string, string> | undefined {
+  if (!tracing() || !trace.getSpan(context.active())) return undefined;
+  const out: Record<string, string> = {};
+  propagation.inject(context.active(), out);
+  return out.traceparent ? out : undefined;
+}
+
 /** `headers` with `traceparent` (and `tracestate`) for `span`, so the server's spans join the trace; unchanged while tracing is off. */
 export function withTraceHeaders(headers: Record<string, string>, span: Span): Record<string, string> {
   if (!tracing() || !trace.isSpanContextValid(span.spanContext())) return headers;
   const out = { ...headers };
   propagation.inject(trace.setSpan(context.active(), span), out);
   return out;
+}
+
+/** fetch, with the active span's `traceparent` added to the request's headers (plain fetch while tracing is off). */
+export function tracedFetch(url: string | URL, init?: RequestInit): Promise<Response> {
+  const extra = activeTraceHeaders();
+  if (!extra) return fetch(url, init);
+  const headers = new Headers(init?.headers);
+  for (const [k, v] of Object.entries(extra)) headers.set(k, v);
+  return fetch(url, { ...init, headers });
 }

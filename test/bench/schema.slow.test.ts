@@ -89,6 +89,14 @@ const doc = z.object({
       modules_loaded: n.positive(),
       source: z.object({ start_to_ready_ms: n, samples_ms: z.array(n).min(1) }).passthrough(),
     }),
+    telemetry: z.object({
+      params,
+      off: z.object({ start_to_ready_ms: n, rss_ready_mb: n, msgs_per_s: n, cpu_ms_per_msg: n }).passthrough(),
+      on: z.object({ start_to_ready_ms: n, rss_ready_mb: n, msgs_per_s: n, cpu_ms_per_msg: n }).passthrough(),
+      ratio: z.object({ start_to_ready: n, rss_ready: n, msgs_per_s: n, cpu_ms_per_msg: n }),
+      on_cost_cpu_ms_per_msg: n,
+      exported: z.object({ requests: n.positive(), kb: n }),
+    }),
   }),
   targets: z.record(z.string(), z.object({ target: z.string(), value: n, threshold: n, met: z.boolean() })),
 });

@@ -5,8 +5,8 @@
  * processes (so a message is often recorded by one process and answered by
  * another, and a conversation's lease moves as it drains), and one process
  * is stopped mid-burst (its conversations move to the other two). Every
- * message must still be one connected trace: its root, the record, the turn
- * and the send share one trace id, and every parent link resolves inside
+ * message must still be one connected trace: its root (the webhook request's
+ * span), the inbound message, the record, the turn and the send share one trace id, and every parent link resolves inside
  * that trace, whichever processes the spans came from (each process names
  * itself by service.instance.id).
  *
@@ -37,18 +37,24 @@ async function stop(child: ChildProcess): Promise<void> {
   await exited;
 }
 
-/** The spans of one message's trace, checked: every link resolves, and the root, record, turn and send are there. */
-function checkTrace(root: ReceivedSpan, all: ReceivedSpan[]) {
-  const trace = all.filter((s) => s.traceId === root.traceId);
+/**
+ * The spans of one message's trace, checked: every link resolves, and the webhook request's span
+ * (the root, HTTP conventions), the inbound message, the record, the turn and the send are there.
+ */
+function checkTrace(inbound: ReceivedSpan, all: ReceivedSpan[]) {
+  const trace = all.filter((s) => s.traceId === inbound.traceId);
   const byId = new Map(trace.map((s) => [s.spanId, s]));
-  const dangling = trace.filter((s) => s !== root && !byId.has(s.parentSpanId)).map((s) => `${s.name}@${instance(s)}`);
   const roots = trace.filter((s) => s.parentSpanId === "");
-  const records = trace.filter((s) => s.name === "record inbound" && s.parentSpanId === root.spanId);
-  const turns = trace.filter((s) => s.name === "turn" && s.parentSpanId === root.spanId);
+  const dangling = trace.filter((s) => s.parentSpanId !== "" && !byId.has(s.parentSpanId)).map((s) => `${s.name}@${instance(s)}`);
+  const webhook = roots.filter(
+    (s) => s.name === "POST /loopback/update" && s.spanId === inbound.parentSpanId && s.attributes["http.response.status_code"] === 200,
+  );
+  const records = trace.filter((s) => s.name === "record inbound" && s.parentSpanId === inbound.spanId);
+  const turns = trace.filter((s) => s.name === "turn" && s.parentSpanId === inbound.spanId);
   const ancestors = (s: ReceivedSpan): string[] => (byId.has(s.parentSpanId) ? [s.parentSpanId, ...ancestors(byId.get(s.parentSpanId)!)] : []);
   const turnIds = new Set(turns.map((t) => t.spanId));
   const sends = trace.filter((s) => s.name === "send telegram" && ancestors(s).some((a) => turnIds.has(a)));
-  return { trace, dangling, roots: roots.length, records: records.length, turns, sends: sends.length };
+  return { trace, dangling, roots: roots.length, webhook: webhook.length, records: records.length, turns, sends: sends.length };
 }
 
 describe("telemetry across three processes on one PostgreSQL database", () => {
@@ -125,16 +131,17 @@ describe("telemetry across three processes on one PostgreSQL database", () => {
     await proxy.close();
 
     const spans = receiver.spans;
-    const roots = spans.filter((s) => s.name === "inbound telegram" && s.parentSpanId === "");
-    expect(roots).toHaveLength(total);
-    expect(new Set(roots.map((r) => r.traceId)).size).toBe(total);
+    const inbounds = spans.filter((s) => s.name === "inbound telegram");
+    expect(inbounds).toHaveLength(total);
+    expect(new Set(inbounds.map((r) => r.traceId)).size).toBe(total);
     let crossProcess = 0;
     const turnsByChat = new Map<string, Set<string>>();
-    for (const root of roots) {
+    for (const root of inbounds) {
       const t = checkTrace(root, spans);
-      expect({ dangling: t.dangling, roots: t.roots, records: t.records, sends: t.sends >= 1 }).toEqual({
+      expect({ dangling: t.dangling, roots: t.roots, webhook: t.webhook, records: t.records, sends: t.sends >= 1 }).toEqual({
         dangling: [],
         roots: 1,
+        webhook: 1,
         records: 1,
         sends: true,
       });

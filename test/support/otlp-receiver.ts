@@ -1,12 +1,15 @@
 /**
- * An OTLP/HTTP traces receiver for tests: POST /v1/traces on 127.0.0.1,
- * each export kept raw (to search the bytes) and decoded, from http/json
- * directly and from http/protobuf with the small wire-format reader below
- * (the field numbers of opentelemetry/proto trace/v1 and common/v1).
- * `status` makes it answer an error instead.
+ * An OTLP/HTTP receiver for tests: POST /v1/traces and /v1/metrics on
+ * 127.0.0.1, each export kept raw (to search the bytes) and decoded, from
+ * http/json directly and from http/protobuf with the small wire-format reader
+ * below (the field numbers of opentelemetry/proto trace/v1 and common/v1;
+ * metrics/v1 in otlp-metrics.ts). `status` makes it answer an error instead.
  */
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { metricsFromJson, metricsFromProtobuf, type ReceivedMetric } from "./otlp-metrics.js";
+
+export type { ReceivedMetric } from "./otlp-metrics.js";
 
 export interface ReceivedSpan {
   traceId: string;
@@ -28,6 +31,8 @@ export interface Export {
 
 export class OtlpReceiver {
   readonly exports: Export[] = [];
+  /** Each /v1/metrics export's metrics, decoded. */
+  readonly metricExports: ReceivedMetric[][] = [];
   /** Answer every export with this HTTP status (200 by default). */
   status = 200;
   /** Never answer: each export hangs until the client gives up or the receiver closes. */
@@ -51,6 +56,8 @@ export class OtlpReceiver {
           const spans = contentType.includes("json") ? fromJson(JSON.parse(raw.toString("utf8"))) : fromProtobuf(raw);
           receiver.exports.push({ contentType, headers: req.headers, raw, spans });
         }
+        if (req.method === "POST" && req.url === "/v1/metrics" && receiver.status === 200)
+          receiver.metricExports.push(contentType.includes("json") ? metricsFromJson(JSON.parse(raw.toString("utf8"))) : metricsFromProtobuf(raw));
         if (!receiver.hang) {
           res.writeHead(receiver.status, { "content-type": contentType || "application/json" });
           res.end();
@@ -100,7 +107,7 @@ export class OtlpReceiver {
 
 // --- http/json ---------------------------------------------------------------------------
 
-type JsonAny = Record<string, unknown>;
+export type JsonAny = Record<string, unknown>;
 
 function jsonValue(v: JsonAny | undefined): unknown {
   if (!v) return undefined;
@@ -112,7 +119,7 @@ function jsonValue(v: JsonAny | undefined): unknown {
   return undefined;
 }
 
-const jsonAttrs = (list: JsonAny[] | undefined) => Object.fromEntries((list ?? []).map((a) => [a.key as string, jsonValue(a.value as JsonAny)]));
+export const jsonAttrs = (list: JsonAny[] | undefined) => Object.fromEntries((list ?? []).map((a) => [a.key as string, jsonValue(a.value as JsonAny)]));
 
 function fromJson(body: JsonAny): ReceivedSpan[] {
   return ((body.resourceSpans as JsonAny[]) ?? []).flatMap((rs) => {
@@ -135,9 +142,9 @@ function fromJson(body: JsonAny): ReceivedSpan[] {
 // --- http/protobuf ------------------------------------------------------------------------
 
 /** The fields of one message: field number to its values (varints as bigint, length-delimited as bytes, fixed64 as 8 bytes). */
-type Fields = Map<number, Array<bigint | Buffer>>;
+export type Fields = Map<number, Array<bigint | Buffer>>;
 
-function readFields(buf: Buffer): Fields {
+export function readFields(buf: Buffer): Fields {
   const fields: Fields = new Map();
   let i = 0;
   const varint = (): bigint => {
@@ -169,8 +176,8 @@ function readFields(buf: Buffer): Fields {
   return fields;
 }
 
-const bytes = (f: Fields, n: number): Buffer[] => (f.get(n) ?? []) as Buffer[];
-const str = (f: Fields, n: number): string => bytes(f, n)[0]?.toString("utf8") ?? "";
+export const bytes = (f: Fields, n: number): Buffer[] => (f.get(n) ?? []) as Buffer[];
+export const str = (f: Fields, n: number): string => bytes(f, n)[0]?.toString("utf8") ?? "";
 const hex = (f: Fields, n: number): string => bytes(f, n)[0]?.toString("hex") ?? "";
 
 /** AnyValue: 1 string, 2 bool, 3 int, 4 double, 5 array. */
@@ -185,7 +192,7 @@ function pbValue(buf: Buffer): unknown {
 }
 
 /** KeyValue: 1 key, 2 value. */
-const pbAttrs = (list: Buffer[]) =>
+export const pbAttrs = (list: Buffer[]) =>
   Object.fromEntries(
     list.map((kv) => {
       const f = readFields(kv);

@@ -35,7 +35,13 @@ describe("telemetry off loads no SDK module", () => {
   it("an endpoint: the SDK and the exporters are loaded (the check sees them)", async () => {
     const on = await loaded({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "http://127.0.0.1:1/v1/traces" });
     expect(on).toEqual(
-      expect.arrayContaining(["@opentelemetry/sdk-trace-node", "@opentelemetry/exporter-trace-otlp-proto", "@opentelemetry/exporter-trace-otlp-http"]),
+      expect.arrayContaining([
+        "@opentelemetry/sdk-trace-node",
+        "@opentelemetry/exporter-trace-otlp-proto",
+        "@opentelemetry/exporter-trace-otlp-http",
+        "@opentelemetry/sdk-metrics",
+        "@opentelemetry/exporter-metrics-otlp-proto",
+      ]),
     );
   }, 60_000);
 });

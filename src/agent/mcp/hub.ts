@@ -11,6 +11,7 @@ import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotoc
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
+import { tracedFetch } from "../../telemetry/index.js";
 import type { Tool } from "../tools.js";
 import { resolvePolicy, type PolicyChat, type ToolPolicy } from "../tool-policy.js";
 import { noopLog, type AgentLog } from "../types.js";
@@ -78,6 +79,8 @@ class McpServerHandle {
     // No silent reconnection of a broken stream: a server that went away is marked down (and its calls fail) at once.
     return new StreamableHTTPClientTransport(new URL(c.url), {
       requestInit: { headers: c.headers ?? {} },
+      // Each request carries the active span's traceparent (a tool call's execute_tool span), so a server that traces joins it.
+      fetch: tracedFetch,
       reconnectionOptions: { maxRetries: 0, initialReconnectionDelay: 1_000, maxReconnectionDelay: 1_000, reconnectionDelayGrowFactor: 1 },
     });
   }

@@ -7,6 +7,7 @@ import { requestId, type RequestIdVariables } from "hono/request-id";
 import type { Logger } from "../../log.js";
 import { errInfo } from "../../log.js";
 import type { HttpHandler, HttpRequest, HttpResponse, RouteOptions } from "../adapter.js";
+import { servedInSpan } from "./trace.js";
 import { BodyBudget, readBody } from "./body.js";
 import { RefusalLog } from "./refusals.js";
 import { answerClientError, lastResort } from "./client-errors.js";
@@ -128,7 +129,13 @@ export class HttpServer {
     );
     for (const r of this.#routes) {
       if (role === "public" && r.access !== "public") continue;
-      app.on(r.method, r.path, (c) => this.#serve(c, r));
+      app.on(r.method, r.path, (c) =>
+        r.opts.trace
+          ? servedInSpan(r.opts.trace, { method: r.method, route: r.path, path: c.req.path, url: c.req.url, headers: c.env.incoming.headers }, () =>
+              this.#serve(c, r),
+            )
+          : this.#serve(c, r),
+      );
     }
     app.notFound((c) => (this.#starting ? this.#response(c, starting()) : this.#error(c, 404, "not found")));
     app.onError((err, c) => {

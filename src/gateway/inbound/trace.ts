@@ -1,12 +1,16 @@
 import { type Attributes, type Span, SpanKind } from "@opentelemetry/api";
 import type { InboundRecord } from "../../store/inbound.js";
-import { hashId, inSpan, type TraceCarrier, tracing } from "../../telemetry/index.js";
+import { hashId, inDelivery, inSpan, type TraceCarrier, tracing } from "../../telemetry/index.js";
 import type { InboundResult } from "../adapter.js";
 import type { InboundEnvelope } from "../contract.js";
 
-/** The root span of a message's trace: a new trace, whatever is active (an adapter's batch, another message's). */
+/**
+ * The root span of a message's trace: a new trace, whatever is active (an adapter's batch, another
+ * message's), unless the message came in an HTTP request that has its span (a webhook, an API call:
+ * the HTTP edge's delivery span, src/gateway/http/trace.ts), whose child it then is.
+ */
 export function inboundSpan<T>(env: InboundEnvelope, fn: (span: Span) => Promise<T>): Promise<T> {
-  return inSpan(`inbound ${env.platform}`, { root: true, kind: SpanKind.CONSUMER, attributes: inboundAttributes(env) }, fn);
+  return inSpan(`inbound ${env.platform}`, { root: !inDelivery(), kind: SpanKind.CONSUMER, attributes: inboundAttributes(env) }, fn);
 }
 
 /** Says on the root span how the arrival ended, and returns it. */

@@ -11,6 +11,7 @@ import type { DeliveryStore } from "../../store/deliveries.js";
 import { schedulerAgentTurn } from "./agent-turn.js";
 import type { JobRecord, JobStore, RunCompletion, RunRecord } from "../../store/jobs.js";
 import { PAUSE_AFTER_FAILURES } from "../../store/jobs.js";
+import { inSpan } from "../../telemetry/index.js";
 
 export interface JobRunnerOptions {
   store: JobStore;
@@ -142,7 +143,9 @@ export class JobRunner {
   }
 
   #track(job: JobRecord): Promise<void> {
-    const p = this.#run(job)
+    // Each run is its own trace (src/telemetry): its agent turn's model calls and its send are children.
+    const attributes = { "switchboard.job.id": job.id, "switchboard.job.action": job.action, "switchboard.platform": job.platform };
+    const p = inSpan(`job ${job.action}`, { root: true, attributes }, () => this.#run(job))
       .catch((err) => this.#error("job-run", err, "a job run failed; its claim goes stale and the due time is tried once more", { jobId: job.id }))
       .finally(() => this.#running.delete(job.id));
     this.#running.set(job.id, p);

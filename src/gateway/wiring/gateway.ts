@@ -60,7 +60,8 @@ export function gatewayPart(base: AppBase, stores: StorePart, runtime: RuntimePa
     metrics,
     log,
     // Adapters' routes (webhooks, Slack events, the console's messages) refuse new work once a stop begins.
-    route: (m, p, h, o) => web.http.route(m, p, m === "POST" ? web.intake.guard(h) : h, o),
+    // A platform's POST (a webhook delivery) is traced as an HTTP request, the messages it brings as its children.
+    route: (m, p, h, o) => web.http.route(m, p, m === "POST" ? web.intake.guard(h) : h, m === "POST" ? { ...o, trace: "webhook" } : o),
     leases,
     processId: base.processId,
     slack: {

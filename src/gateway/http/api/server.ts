@@ -137,8 +137,9 @@ export class ApiServer {
   attach(edge: EdgeMount, maxBodyBytes: number): void {
     const handler: HttpHandler = (req) => this.handle(req);
     for (const m of METHODS) {
-      edge(m, API_BASE, handler, { maxBodyBytes });
-      edge(m, `${API_BASE}/*`, handler, { maxBodyBytes });
+      // Each request is traced, continuing the caller's traceparent (src/gateway/http/trace.ts).
+      edge(m, API_BASE, handler, { maxBodyBytes, trace: "api" });
+      edge(m, `${API_BASE}/*`, handler, { maxBodyBytes, trace: "api" });
     }
   }
 

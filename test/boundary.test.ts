@@ -272,7 +272,8 @@ describe("the configuration's place (DESIGN.md Layers)", () => {
  * AdapterSink method (contract.ts) reached through a `sink`.
  */
 const SINK_CALLER = path.join("src", "gateway", "outbound", "sink-calls.ts");
-const SINK_CALL = /\bsink\s*\??\.\s*(send|edit|typing|react|findSent|sendCard|sendCardPart|cardParts|editCard|leave)\s*(\?\.\s*)?(\(|\.\s*(bind|call|apply)\s*\()/;
+const SINK_CALL =
+  /\bsink\s*\??\.\s*(send|edit|typing|react|findSent|sendCard|sendCardPart|cardParts|editCard|leave)\s*(\?\.\s*)?(\(|\.\s*(bind|call|apply)\s*\()/;
 
 /** The lines of `text` (the file's, unless given) that call an AdapterSink method, as `file:line: code`. */
 function sinkCalls(file: string, text = fs.readFileSync(file, "utf8")): string[] {

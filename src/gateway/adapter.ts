@@ -142,6 +142,13 @@ export interface RouteOptions {
    * new trace, "api" continues a caller's `traceparent`. Set by the gateway, not the adapters.
    */
   trace?: "webhook" | "api";
+  /**
+   * With `trace: "api"`: whether this request may continue its caller's
+   * `traceparent` (it authenticates as an API caller). Anyone else's request
+   * starts a trace of its own, so a stranger cannot put spans into a trace
+   * of their choosing. Without it, no caller's trace is continued.
+   */
+  traceCaller?: (headers: Record<string, string | string[] | undefined>) => boolean;
 }
 
 export interface HttpResponse {

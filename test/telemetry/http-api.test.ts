@@ -111,12 +111,30 @@ describe("traces from the HTTP API and the scheduler", () => {
     expect(trace.find((s) => s.name === "turn")!.parentSpanId).toBe(inbound.spanId);
   });
 
+  it("a request that does not authenticate cannot put its spans into the trace it names", async () => {
+    const forged = "5f0c2d9e1a7b4c3d8e6f1a2b3c4d5e6f";
+    const r = await post(
+      "/api/v1/messages",
+      { conversation: { platform: "telegram", chat: "42" }, text: "not yours", mode: "send" },
+      { traceparent: `00-${forged}-1111111111111111-01`, authorization: "Bearer not-a-token" },
+    );
+    expect(r.status).toBe(401);
+    // The refused request's own span is exported, as a root of a trace of its own.
+    const spans = await receiver.until((all) => all.some((s) => s.name === "POST /api/v1/*" && s.attributes["http.response.status_code"] === 401));
+    const refused = spans.find((s) => s.name === "POST /api/v1/*" && s.attributes["http.response.status_code"] === 401)!;
+    expect(refused.traceId).not.toBe(forged);
+    expect(refused.parentSpanId).toBe("");
+    expect(spans.filter((s) => s.traceId === forged)).toEqual([]);
+  });
+
   it("without traceparent the API request starts its own trace", async () => {
     const r = await post("/api/v1/messages", { conversation: { platform: "telegram", chat: "42" }, text: "untraced caller", mode: "send" });
     expect(r.status).toBe(202);
     const known = new Set([CALLER_TRACE, "0af7651916cd43dd8448eb211c80319c"]);
-    const spans = await receiver.until((all) => all.some((s) => s.name === "POST /api/v1/*" && !known.has(s.traceId) && s.parentSpanId === ""));
-    const server = spans.find((s) => s.name === "POST /api/v1/*" && !known.has(s.traceId))!;
+    const accepted = (s: ReceivedSpan) =>
+      s.name === "POST /api/v1/*" && !known.has(s.traceId) && s.parentSpanId === "" && s.attributes["http.response.status_code"] === 202;
+    const spans = await receiver.until((all) => all.some(accepted));
+    const server = spans.find(accepted)!;
     await receiver.until((all) => all.some((s) => s.traceId === server.traceId && s.name === "send telegram"));
   });
 

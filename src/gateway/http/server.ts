@@ -131,8 +131,11 @@ export class HttpServer {
       if (role === "public" && r.access !== "public") continue;
       app.on(r.method, r.path, (c) =>
         r.opts.trace
-          ? servedInSpan(r.opts.trace, { method: r.method, route: r.path, path: c.req.path, url: c.req.url, headers: c.env.incoming.headers }, () =>
-              this.#serve(c, r),
+          ? servedInSpan(
+              r.opts.trace,
+              { method: r.method, route: r.path, path: c.req.path, url: c.req.url, headers: c.env.incoming.headers },
+              () => this.#serve(c, r),
+              r.opts.traceCaller,
             )
           : this.#serve(c, r),
       );

@@ -36,9 +36,14 @@ function server(req: ServedRequest): { "server.address"?: string; "server.port"?
 }
 
 /** Runs `serve` inside the request's span; its response's status goes on the span. */
-export function servedInSpan(kind: TracedRoute, req: ServedRequest, serve: () => Promise<Response>): Promise<Response> {
+export function servedInSpan(
+  kind: TracedRoute,
+  req: ServedRequest,
+  serve: () => Promise<Response>,
+  trustsCaller: (headers: ServedRequest["headers"]) => boolean = () => false,
+): Promise<Response> {
   if (!tracing()) return serve();
-  const caller = kind === "api" ? callerCarrier(req.headers) : undefined;
+  const caller = kind === "api" && trustsCaller(req.headers) ? callerCarrier(req.headers) : undefined;
   const attributes = { "http.request.method": req.method, "http.route": req.route, "url.path": req.path, ...server(req) };
   return inSpan(
     `${req.method} ${req.route}`,

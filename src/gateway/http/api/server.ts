@@ -136,10 +136,15 @@ export class ApiServer {
   /** Puts the API on the HTTP edge: every method under /api/v1/, with the given body limit. */
   attach(edge: EdgeMount, maxBodyBytes: number): void {
     const handler: HttpHandler = (req) => this.handle(req);
+    // Each request is traced; an authenticated caller's traceparent is continued (src/gateway/http/trace.ts).
+    const { tokens } = this.#o;
+    const traceCaller = (h: Record<string, string | string[] | undefined>): boolean => {
+      const auth = Array.isArray(h.authorization) ? h.authorization[0] : h.authorization;
+      return !tokens.required || tokens.principal(auth) !== undefined;
+    };
     for (const m of METHODS) {
-      // Each request is traced, continuing the caller's traceparent (src/gateway/http/trace.ts).
-      edge(m, API_BASE, handler, { maxBodyBytes, trace: "api" });
-      edge(m, `${API_BASE}/*`, handler, { maxBodyBytes, trace: "api" });
+      edge(m, API_BASE, handler, { maxBodyBytes, trace: "api", traceCaller });
+      edge(m, `${API_BASE}/*`, handler, { maxBodyBytes, trace: "api", traceCaller });
     }
   }
 

@@ -32,6 +32,7 @@ import {
 import { SlackWorld, createWebApi } from "./slack/webapi.js";
 import { SlackFiles } from "./slack/files.js";
 import { SlackOAuth } from "./slack/oauth.js";
+import { SLACK_DEFAULT_SCOPES } from "../../src/config.js";
 export type { SlackInstallGrant, IssuedToken } from "./slack/oauth.js";
 
 export { mrkdwnView, type MrkdwnView } from "./slack/mrkdwn.js";
@@ -73,17 +74,8 @@ export class FakeSlack {
   static readonly DEFAULT_BOT_TOKEN = "xoxb-0000000001-0000000002-fakeswitchboardbot";
   static readonly DEFAULT_APP_TOKEN = "xapp-1-A0FAKEAPP-0000000003-fakeswitchboardapp";
   static readonly DEFAULT_SIGNING_SECRET = "fake-signing-secret-0123456789abcdef";
-  static readonly MANIFEST_SCOPES: readonly string[] = [
-    "app_mentions:read",
-    "chat:write",
-    "reactions:write",
-    "commands",
-    "files:read",
-    "im:history",
-    "channels:history",
-    "groups:history",
-    "mpim:history",
-  ];
+  /** The scopes the app's manifest grants (switchboard slack manifest): what an installed bot token holds by default. */
+  static readonly MANIFEST_SCOPES: readonly string[] = SLACK_DEFAULT_SCOPES;
   /** The scopes the bot token holds (see FakeSlackOptions.scopes); change it to model a reinstall. */
   scopes: string[];
 

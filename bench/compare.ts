@@ -89,6 +89,7 @@ export function compare(o: Options): Record<string, unknown> {
             base_cpu_ms_per_msg: baseCpu,
             this_cpu_ms_per_msg: headCpu,
             cpu_ratio_this_to_base: r3(median(headCpu) / median(baseCpu)),
+            median_round_cpu_ratio: r3(median(headCpu.map((h, i) => h / (baseCpu[i] ?? h)))),
           }
         : {};
     return {
@@ -101,6 +102,9 @@ export function compare(o: Options): Record<string, unknown> {
       base_median: mb,
       this_median: mh,
       ratio_this_to_base: r3(mh / mb),
+      // Each round runs the two back to back, so the machine's noise of the moment falls on both: the median
+      // of the rounds' own ratios is steadier than the ratio of the two medians when the load moves.
+      median_round_ratio: r3(median(head.map((h, i) => h / base[i]!))),
       ...cpu,
       load_1min_at_each_round: load.map(r3),
       cores: os.cpus().length,

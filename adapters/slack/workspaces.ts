@@ -3,13 +3,13 @@
  * by OAuth into many workspaces, every event, interaction, command and send
  * belongs to one installation: found by its team (and enterprise, for
  * Enterprise Grid) through the SlackInstallations port, which hands back that
- * installation's bot token, bot user and installer. Bolt's `authorize` reads
+ * installation's bot token, bot user and installer (the token refresher, which
+ * reads every row, registers its tokens with the log redactor). Bolt's `authorize` reads
  * it per event; the sink, the cards and the file downloads per call, so a
  * revoked or uninstalled workspace stops at once in this process.
  */
 import { webApi } from "@slack/bolt";
 import type { Logger } from "../../src/log.js";
-import { registerSecret } from "../../src/log.js";
 import { AdapterError, type SlackInstallationKey, type SlackInstallationRecord } from "../types.js";
 import type { SlackIdentity } from "./normalize.js";
 
@@ -68,7 +68,6 @@ export class SlackWorkspaces {
     for (const key of installationKeys(ref)) {
       const row = await this.o.resolve(key);
       if (!row) continue;
-      registerSecret(row.botToken);
       const me: SlackIdentity = {
         teamId: ref.teamId || row.teamId,
         botUserId: row.botUserId,

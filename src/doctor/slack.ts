@@ -12,8 +12,8 @@ const TOKEN_FIX = "Slack app → OAuth & Permissions → copy the Bot User OAuth
 
 type SlackPost = (method: string, token: string) => ReturnType<typeof call>;
 
-/** Slack: the bot token (auth.test), its granted scopes (the x-oauth-scopes header), and the Socket Mode token when set. */
-export async function checkSlack(config: Config, timeoutMs: number): Promise<CheckResult[]> {
+/** The Web API at SLACK_API_URL (or Slack's), one POST per method with the given token. */
+function slackApi(config: Config, timeoutMs: number): { base: string; post: SlackPost } {
   const base = config.SLACK_API_URL ?? "https://slack.com/api/";
   const post: SlackPost = (method, token) =>
     call(`${base}${method}`, {
@@ -22,6 +22,28 @@ export async function checkSlack(config: Config, timeoutMs: number): Promise<Che
       body: "",
       timeoutMs,
     });
+  return { base, post };
+}
+
+/** Of `wanted`, the scopes a token's comma-separated grant (auth.test's x-oauth-scopes) lacks. */
+function missingScopes(granted: string, wanted: readonly string[]): string[] {
+  const have = new Set(
+    granted
+      .split(",")
+      .map((s) => s.trim())
+      .filter(Boolean),
+  );
+  return wanted.filter((s) => !have.has(s));
+}
+
+/** Where a workspace installs the app: PUBLIC_URL/slack/install. */
+function installLink(config: Config): string {
+  return config.PUBLIC_URL ? `${config.PUBLIC_URL.replace(/\/+$/, "")}/slack/install` : "PUBLIC_URL/slack/install";
+}
+
+/** Slack: the bot token (auth.test), its granted scopes (the x-oauth-scopes header), and the Socket Mode token when set. */
+export async function checkSlack(config: Config, timeoutMs: number): Promise<CheckResult[]> {
+  const { base, post } = slackApi(config, timeoutMs);
   const out: CheckResult[] = [];
   try {
     const r = await post("auth.test", config.SLACK_BOT_TOKEN!);
@@ -63,13 +85,7 @@ function scopesCheck(header: string | null): CheckResult {
       "auth.test did not report the token's scopes (no x-oauth-scopes header).",
       "Check SLACK_API_URL points at Slack's Web API.",
     );
-  const granted = new Set(
-    header
-      .split(",")
-      .map((s) => s.trim())
-      .filter(Boolean),
-  );
-  const missing = SLACK_SCOPES.filter((s) => !granted.has(s));
+  const missing = missingScopes(header, SLACK_SCOPES);
   return missing.length
     ? fail(
         "slack.scopes",
@@ -94,8 +110,7 @@ async function socketCheck(post: SlackPost, appToken: string): Promise<CheckResu
       );
 }
 
-const REINSTALL = (config: Config) =>
-  `Reinstall the app to that workspace from ${config.PUBLIC_URL ? `${config.PUBLIC_URL.replace(/\/+$/, "")}/slack/install` : "PUBLIC_URL/slack/install"} (its new token replaces this one).`;
+const REINSTALL = (config: Config) => `Reinstall the app to that workspace from ${installLink(config)} (its new token replaces this one).`;
 
 /** One stored installation: its token's expiry, then auth.test with it (valid, and its scopes against SLACK_SCOPES). */
 async function installationCheck(config: Config, post: SlackPost, i: SlackInstallationRecord, now: Date): Promise<CheckResult> {
@@ -112,8 +127,7 @@ async function installationCheck(config: Config, post: SlackPost, i: SlackInstal
   const r = await post("auth.test", i.botToken);
   const body = r.body as { ok?: boolean; error?: string; user_id?: string };
   if (!body.ok) return fail(id, title, `auth.test answered ${body.error ?? r.status}: Slack refused the installation's bot token.`, REINSTALL(config));
-  const granted = new Set((r.headers.get("x-oauth-scopes") ?? i.botScopes).split(",").map((s) => s.trim()));
-  const missing = config.SLACK_SCOPES.filter((s) => !granted.has(s));
+  const missing = missingScopes(r.headers.get("x-oauth-scopes") ?? i.botScopes, config.SLACK_SCOPES);
   if (missing.length)
     return fail(id, title, `the token is valid but lacks ${missing.join(", ")} (SLACK_SCOPES).`, `${REINSTALL(config)} The install asks for SLACK_SCOPES.`);
   const expiry = i.botExpiresAt ? `token expires ${i.botExpiresAt.toISOString()} (refreshed before then)` : "token does not expire";
@@ -129,14 +143,7 @@ async function installationCheck(config: Config, post: SlackPost, i: SlackInstal
  * token. None yet is a warning (nobody has installed the app), not a failure.
  */
 export async function checkSlackInstallations(config: Config, timeoutMs: number, now: Date = new Date()): Promise<CheckResult[]> {
-  const base = config.SLACK_API_URL ?? "https://slack.com/api/";
-  const post: SlackPost = (method, token) =>
-    call(`${base}${method}`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${token}`, "content-type": "application/x-www-form-urlencoded" },
-      body: "",
-      timeoutMs,
-    });
+  const { base, post } = slackApi(config, timeoutMs);
   let rows: SlackInstallationRecord[];
   try {
     rows = await withExistingDatabase(config, async (db) => {
@@ -149,7 +156,7 @@ export async function checkSlackInstallations(config: Config, timeoutMs: number,
   }
   for (const r of rows) for (const t of [r.botToken, r.botRefreshToken, r.userToken, r.userRefreshToken]) registerSecret(t ?? undefined);
   if (rows.length === 0) {
-    const link = config.PUBLIC_URL ? `${config.PUBLIC_URL.replace(/\/+$/, "")}/slack/install` : "PUBLIC_URL/slack/install";
+    const link = installLink(config);
     return [
       warn(
         "slack.installations",

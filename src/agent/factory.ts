@@ -1,5 +1,6 @@
 import { echoAgent } from "./echo.js";
 import { openAiAgent, type OpenAiAgentOptions } from "./openai.js";
+import type { ModelMeter } from "./meter.js";
 import type { ApprovalHandler, ToolRegistry } from "./tools.js";
 import { AgentError, noopLog, THINKING_LEVELS, type Agent, type ModelSettings, type ThinkingLevel } from "./types.js";
 
@@ -92,6 +93,8 @@ export interface AgentDefaults extends Omit<OpenAiAgentOptions, "baseUrl" | "set
 export interface TurnOverrides {
   tools?: ToolRegistry;
   approval?: ApprovalHandler;
+  /** The turn's model meter: usage and budgets for its place. */
+  meter?: ModelMeter;
   /** Other per-turn facts a custom factory may read (the session, the event); the default factory ignores them. */
   [extra: string]: unknown;
 }
@@ -145,6 +148,7 @@ export function createAgentFactory(defaults: AgentDefaults = {}): AgentFactory {
       ...options,
       ...(overrides.tools && { tools: overrides.tools }),
       ...(overrides.approval && { approval: overrides.approval }),
+      ...(overrides.meter && { meter: overrides.meter }),
       settings,
     });
   };

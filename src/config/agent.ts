@@ -37,6 +37,8 @@ export const agentSettings = {
   TOOL_MAX_ROUNDS: int(4, 0, 50),
   TOOL_TIMEOUT: duration("30s"),
   MCP_CONFIG: optionalString(),
+  // Several agents, the routes to them, prices and budgets (src/config/agents.ts).
+  AGENTS_CONFIG: optionalString(),
   APPROVERS: z.enum(["requester", "admins", "anyone"]).default("requester"),
   APPROVAL_TIMEOUT: duration("10m"),
   PERSONAS: personaPrompts(),

@@ -2,6 +2,7 @@ import type { Config } from "../../config.js";
 import type { Logger } from "../../log.js";
 import { createAgentFactory, type AgentFactory, type TurnOverrides } from "../../agent/factory.js";
 import { builtinTools, toolRegistry, type Tool, type ToolRegistry } from "../../agent/tools.js";
+import type { ModelMeter } from "../../agent/meter.js";
 import type { Agent } from "../../agent/types.js";
 import { personas, type PersonaRegistry } from "../../agent/personas.js";
 import { agentCondenser, extractiveCondenser, Reflector, type Condenser } from "../../runtime/reflection.js";
@@ -79,6 +80,8 @@ export function agentWithTools(deps: {
   tooling: Tooling;
   /** TOOL_MAX_ROUNDS: 0 offers the model no tools at all. */
   maxToolRounds?: number;
+  /** The turn's model meter (usage and budgets for its place); none: nothing is counted. */
+  meterFor?: (ctx: AgentContext) => ModelMeter | undefined;
 }): AgentWithTools {
   const { agentFactory, tooling } = deps;
   // The echo agent calls no tool, and with no tool rounds the model is offered none: a turn gets an empty registry, which /tools shows.
@@ -86,7 +89,8 @@ export function agentWithTools(deps: {
   const offered = (session: Info) => (none ? toolRegistry([]) : tooling.registry(session));
   const make = (metadata: Record<string, unknown>, ctx: AgentContext) => {
     const tools = offered(ctx.session);
-    return agentFactory(metadata, { ...ctx, tools, approval: tooling.handler(ctx, tools) } as never);
+    const meter = deps.meterFor?.(ctx);
+    return agentFactory(metadata, { ...ctx, tools, approval: tooling.handler(ctx, tools), ...(meter && { meter }) } as never);
   };
   return Object.assign(make, { offered });
 }

@@ -36,7 +36,7 @@ export interface OpenAiAgentOptions {
   /** How a group speaker's name reaches the model (MODEL_SPEAKER_NAMES); default the `name` field. */
   speakerNames?: SpeakerNames;
   /** Counts each model call's tokens and checks the budgets before it (issue 29); none: nothing is counted. */
-  meter?: import("./meter.js").ModelMeter;
+  meter?: import("./model-meter.js").ModelMeter;
 }
 
 export const OPENAI_DEFAULTS = {

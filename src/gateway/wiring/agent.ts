@@ -2,7 +2,7 @@ import type { Config } from "../../config.js";
 import type { Logger } from "../../log.js";
 import { createAgentFactory, type AgentFactory, type TurnOverrides } from "../../agent/factory.js";
 import { builtinTools, toolRegistry, type Tool, type ToolRegistry } from "../../agent/tools.js";
-import type { ModelMeter } from "../../agent/meter.js";
+import type { ModelMeter } from "../../agent/model-meter.js";
 import type { Agent } from "../../agent/types.js";
 import { personas, type PersonaRegistry } from "../../agent/personas.js";
 import { agentCondenser, extractiveCondenser, Reflector, type Condenser } from "../../runtime/reflection.js";

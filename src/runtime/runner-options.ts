@@ -1,3 +1,4 @@
+import type { Info } from "../session/info.js";
 import type { Agent } from "../agent/types.js";
 import type { PersonaRegistry } from "../agent/personas.js";
 import type { Logger } from "../log.js";
@@ -18,6 +19,8 @@ export interface RunnerOptions {
   /** Builds the agent for a turn from the session's metadata (and the session, for per-user tools). */
   agentFactory: (metadata: Record<string, unknown>, ctx: AgentContext) => Agent;
   personas: PersonaRegistry;
+  /** A session's persona prompt when it depends on more than its own choice (its agent's persona, issue 29); default: `personas.resolve(info.persona)`. */
+  personaOf?: (info: Info) => string;
   memories?: MemoryStore;
   ledger?: Ledger;
   sinks?: SinkRouter;

@@ -1,6 +1,5 @@
 import type { Registry as MetricsRegistry } from "prom-client";
 import type { Config } from "../../config.js";
-import type { PersonaRegistry } from "../../agent/personas.js";
 import { buildSystemPrompt } from "../../agent/prompt.js";
 import type { Agent } from "../../agent/types.js";
 import { errInfo, type Logger } from "../../log.js";
@@ -45,7 +44,8 @@ export function jobRunner(
     ledger: GatewayLedger;
     adapters: AdapterRegistry;
     agent: (metadata: Record<string, unknown>, ctx: { session: Info }) => Agent;
-    personas: PersonaRegistry;
+    /** A session's persona prompt (its own choice, else its agent's). */
+    personaOf: (session: Info) => string;
     log: Logger;
     metrics: MetricsRegistry;
     onError: (where: string) => void;
@@ -69,7 +69,7 @@ export function jobRunner(
     deliver: (id) => deps.outbound.enqueue({ kind: "reply", deliveryId: id }),
     canDeliver: (platform, botId) => deps.adapters.get(platform, botId) !== undefined,
     retentionMs: config.RECORD_RETENTION,
-    agent: (session) => ({ agent: deps.agent(session.metadata, { session }), system: buildSystemPrompt(deps.personas.resolve(session.persona).prompt) }),
+    agent: (session) => ({ agent: deps.agent(session.metadata, { session }), system: buildSystemPrompt(deps.personaOf(session)) }),
     onTranscript: (sessionId) => {
       if (deps.runner.has(sessionId)) deps.runner.get(sessionId).invalidateWindow();
     },

@@ -47,7 +47,10 @@ export interface AgentCatalog {
 }
 
 /** What every agent shares: the gateway's settings beside the model (timeouts, speaker names, MODELS_ALLOWED, the log). */
-export type SharedAgentSettings = Omit<AgentDefaults, "baseUrl" | "apiKey" | "model" | "temperature" | "maxOutputTokens" | "thinkingLevel" | "maxToolRounds"> & {
+export type SharedAgentSettings = Omit<
+  AgentDefaults,
+  "baseUrl" | "apiKey" | "model" | "temperature" | "maxOutputTokens" | "thinkingLevel" | "maxToolRounds"
+> & {
   maxToolRounds: number;
 };
 

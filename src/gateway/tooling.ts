@@ -117,7 +117,9 @@ export class Tooling {
     };
     if (!ev) return async (call) => ({ decision: policy(call.name, { platform: "", chatId: "" }) === "auto" ? "approve" : "deny" });
     const chat = { platform: ev.replyTo.platform, chatId: ev.replyTo.chatId };
-    return this.approvals.handler({ sessionId: ctx.session.id, event: ev, ...(ctx.holdTimeout && { holdTimeout: ctx.holdTimeout }) }, (name) => policy(name, chat));
+    return this.approvals.handler({ sessionId: ctx.session.id, event: ev, ...(ctx.holdTimeout && { holdTimeout: ctx.holdTimeout }) }, (name) =>
+      policy(name, chat),
+    );
   }
 
   /**

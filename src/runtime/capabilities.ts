@@ -26,9 +26,7 @@ export function capabilities(host: CapabilityHost, session: LiveSession, event: 
   return {
     // Every session of the conversation's binding, those run by an agent chosen with /agent included (their own agent id differs).
     sessions: async (limit = 20) =>
-      (
-        await registry.listAll({ userId: c.userId, kinds: ["chat"], includeArchived: true, channel: c.groupId ? undefined : c.channel, limit: limit * 4 })
-      )
+      (await registry.listAll({ userId: c.userId, kinds: ["chat"], includeArchived: true, channel: c.groupId ? undefined : c.channel, limit: limit * 4 }))
         .filter((s) => bindingAgentIdOf(s) === c.agentId)
         .slice(0, limit),
     refresh: () => host.refresh(session),

@@ -40,7 +40,10 @@ export async function sessionOfRoute(
     if (!isSessionError(e, "StaleRotation")) throw e;
     return { info: await deps.registry.resolveChatChannel(conversation), moved: true };
   }
-  deps.log.info({ sessionId: info.id, successor: current.id, was, now: agentNameOf(conversation.agentId) }, "the route no longer allows the session's agent: rotated back");
+  deps.log.info(
+    { sessionId: info.id, successor: current.id, was, now: agentNameOf(conversation.agentId) },
+    "the route no longer allows the session's agent: rotated back",
+  );
   await deps.outbound.enqueue({
     kind: "line",
     to: env.replyTo,

@@ -133,7 +133,12 @@ export function scheduleMessageTool(jobs: JobService, session: Info): Tool {
       const parsed = ScheduleMessageArgs.safeParse(args);
       if (!parsed.success) return badArgs("schedule_message", parsed.error);
       if (session.kind !== "chat") return "error: schedule_message works only in a chat conversation.";
-      const conversation = { agentId: bindingAgentIdOf(session), userId: session.userId, ...(session.groupId && { groupId: session.groupId }), channel: session.channel };
+      const conversation = {
+        agentId: bindingAgentIdOf(session),
+        userId: session.userId,
+        ...(session.groupId && { groupId: session.groupId }),
+        channel: session.channel,
+      };
       const tz = await jobs.timezoneOf(conversation);
       const when = parseWhen(`${parsed.data.when} x`, tz, jobs.now());
       if ("error" in when) return `error: ${when.error}`;

@@ -212,7 +212,12 @@ export class JobService {
     if ("sessionId" in ref) {
       const info = await this.deps.registry.getUnscoped(ref.sessionId);
       if (info.kind !== "chat") throw errors.invalid(`Session ${info.id} is a ${info.kind} session; name a chat's session.`);
-      const conversation: Conversation = { agentId: bindingAgentIdOf(info), userId: info.userId, ...(info.groupId && { groupId: info.groupId }), channel: info.channel };
+      const conversation: Conversation = {
+        agentId: bindingAgentIdOf(info),
+        userId: info.userId,
+        ...(info.groupId && { groupId: info.groupId }),
+        channel: info.channel,
+      };
       const found = await this.deps.store.conversationOfBinding(this.keyOf(conversation));
       if (!found) throw errors.notFound(`A reply address for session ${info.id} (the chat has no recorded message yet; send one first)`);
       return { conversation, address: addressOf(found.template) };

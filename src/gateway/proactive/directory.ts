@@ -98,7 +98,10 @@ export class ConversationDirectory {
     if ("sessionId" in ref) {
       const s = await this.registry.store.find(ref.sessionId);
       if (!s || s.kind !== "chat") return { ok: false, status: 404, error: `no chat session ${ref.sessionId}: use an id from /status or GET /api/sessions` };
-      rec = await this.store.byBinding(chatBinding({ agentId: bindingAgentIdOf(safeInfo(s) ?? { agentId: s.agentId }), userId: s.userId, groupId: s.groupId ?? undefined, channel: s.channel }).key);
+      rec = await this.store.byBinding(
+        chatBinding({ agentId: bindingAgentIdOf(safeInfo(s) ?? { agentId: s.agentId }), userId: s.userId, groupId: s.groupId ?? undefined, channel: s.channel })
+          .key,
+      );
       if (!rec)
         return {
           ok: false,

@@ -47,7 +47,13 @@ export function configuredAgents(config: Config, env: NodeJS.ProcessEnv = proces
 }
 
 /** The agents' factories from the configuration (each the echo agent when it names no endpoint); `defaultFactory` replaces `default`'s. */
-export function configuredCatalog(config: Config, agents: AgentsConfig, personaRegistry: PersonaRegistry, log: Logger, defaultFactory?: TurnAgentFactory): AgentCatalog {
+export function configuredCatalog(
+  config: Config,
+  agents: AgentsConfig,
+  personaRegistry: PersonaRegistry,
+  log: Logger,
+  defaultFactory?: TurnAgentFactory,
+): AgentCatalog {
   return agentCatalog(
     agents,
     {
@@ -68,7 +74,9 @@ export function reflectionCondenser(agents: AgentCatalog): Condenser {
   const withModel = agentCondenser((session) => agents.of(session?.agentId ?? DEFAULT_AGENT).factory({}, {}));
   return {
     condense: (messages, session) =>
-      agents.of(session?.agentId ?? DEFAULT_AGENT).factory.provider === "openai" ? withModel.condense(messages, session) : extractive.condense(messages, session),
+      agents.of(session?.agentId ?? DEFAULT_AGENT).factory.provider === "openai"
+        ? withModel.condense(messages, session)
+        : extractive.condense(messages, session),
   };
 }
 

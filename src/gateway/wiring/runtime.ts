@@ -47,7 +47,15 @@ export function runtimePart(base: AppBase, stores: StorePart, agent: AgentPart, 
     prepareInput: mediaInput(config, log, metrics, (platform, botId): FileSource | undefined => adapters.get(platform, botId)?.files),
   });
   const pairing = new Pairing(stores.access);
-  const commands = chatCommands(config, { transcript, personas: agent.personas, pairing, tooling: tools.tooling, jobs, offered: tools.withTools.offered });
+  const commands = chatCommands(config, {
+    transcript,
+    personas: agent.personas,
+    pairing,
+    tooling: tools.tooling,
+    jobs,
+    offered: tools.withTools.offered,
+    agents: agent.agents,
+  });
   registerInterceptors(runner, tools.tooling, commands, config);
   return { runner, pairing, commands, arrivals };
 }

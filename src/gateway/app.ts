@@ -101,7 +101,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
   // Off unless an OTLP endpoint is set (nothing of the SDK is loaded then); shut down last, in lifecycle's stop.
   const telemetry = await startTelemetry(config, log);
   const agent = agentPart(base, stores, agentsConfig);
-  const jobs = jobService(stores.db, { ...stores, config, now: opts.jobClock });
+  const jobs = jobService(stores.db, { ...stores, config, now: opts.jobClock, agents: agent.agents });
   const outbound = outboundPart(base, stores);
   const tools = toolingPart(base, stores, { agents: agent.agents, jobs, outbound });
   const runtime = runtimePart(base, stores, agent, tools, jobs);

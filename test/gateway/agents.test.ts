@@ -50,14 +50,19 @@ function agentsFile(support: FakeOpenAi, coder: FakeOpenAi, routes: unknown[]) {
   );
 }
 
-async function start(url: string, adapter: MemoryAdapter, agentsConfig: ReturnType<typeof parseAgentsConfig>): Promise<App> {
-  const { app } = await startAppOn(url, [adapter], {}, { agentsConfig });
+async function start(
+  url: string,
+  adapter: MemoryAdapter,
+  agentsConfig: ReturnType<typeof parseAgentsConfig>,
+  env: Record<string, string> = {},
+): Promise<App & { base: string }> {
+  const { app, url: base } = await startAppOn(url, [adapter], env, { agentsConfig });
   // A test may stop it itself (a restart): stopped once either way.
   let stopped: Promise<void> | undefined;
   const stopApp = app.stop.bind(app);
   const stop = () => (stopped ??= stopApp());
   cleanups.push(stop);
-  return Object.assign(app, { stop });
+  return Object.assign(app, { stop, base: base.replace("0.0.0.0", "127.0.0.1") });
 }
 
 const texts = (adapter: MemoryAdapter, chat: string) => adapter.to(chat).map((m) => unmarked(m.text));
@@ -196,5 +201,34 @@ describe("agents and routes", () => {
     const old = after.find((s) => s.id === before[0]!.id)!;
     expect({ agent: agentNameOf(old.agentId), archived: old.archived, turns: old.turnCount }).toEqual({ agent: "support", archived: false, turns: 1 });
     expect(agentNameOf(after.find((s) => s.id !== old.id)!.agentId)).toBe("coder");
+  });
+
+  it("an API agent request and a scheduled job in a routed chat run with the place's agent", async () => {
+    const support = await fakeModel("support here");
+    const coder = await fakeModel("coder here");
+    const adapter = new MemoryAdapter();
+    const app = await start(await freshMigratedSqliteUrl(), adapter, agentsFile(support, coder, [{ match: { chat: "ann" }, agent: "support" }]), {
+      API_TOKENS: "ci:send+read:send-token-0123456789abcdef0123456789",
+    });
+    await say(adapter, "ann", "hello", 1);
+    const res = await fetch(`${app.base}/api/v1/messages`, {
+      method: "POST",
+      headers: { authorization: "Bearer send-token-0123456789abcdef0123456789", "idempotency-key": "k-1", "content-type": "application/json" },
+      body: JSON.stringify({ conversation: { platform: "telegram", chat: "ann" }, text: "summarize", mode: "agent" }),
+    });
+    expect(res.status).toBe(202);
+    await eventually(
+      () => support.requests.length,
+      (n) => n === 2,
+      15_000,
+      "the API's turn at the support agent",
+    );
+    expect(JSON.stringify(support.requests[1]!.body.messages)).toContain("summarize");
+    expect(coder.requests).toHaveLength(0);
+    const target = await app.jobs.service.locate({ platform: "telegram", chat: "ann" });
+    expect(agentNameOf(target.conversation.agentId)).toBe("support");
+    // One conversation: the API's turn went into the chat's own session.
+    const sessions = (await app.registry.listAll({ includeArchived: true })).filter((x) => x.channel.endsWith(":dm:ann"));
+    expect(sessions).toHaveLength(1);
   });
 });

@@ -15,12 +15,20 @@ import type { AdapterRegistry } from "../adapters.js";
 import type { GatewayLedger } from "../ledger.js";
 import type { Outbound } from "../outbound/outbound.js";
 import { JobRunner } from "./runner.js";
-import { JobService } from "./service.js";
+import { JobService, type JobServiceDeps } from "./service.js";
 
 /** The job service, built early (chat commands and the agent's tool need it). */
 export function jobService(
   db: Database,
-  deps: { registry: Registry; kv: KvStore; identities: IdentityStore; config: Pick<Config, "DEFAULT_TIMEZONE">; now?: () => Date },
+  deps: {
+    registry: Registry;
+    kv: KvStore;
+    identities: IdentityStore;
+    config: Pick<Config, "DEFAULT_TIMEZONE">;
+    now?: () => Date;
+    /** AGENTS_CONFIG's routes: a job's conversation is its place's agent's. */
+    agents?: JobServiceDeps["agents"];
+  },
 ): JobService {
   return new JobService({
     store: new JobStore(db),
@@ -29,6 +37,7 @@ export function jobService(
     identities: deps.identities,
     defaultTimezone: deps.config.DEFAULT_TIMEZONE,
     now: deps.now,
+    ...(deps.agents && { agents: deps.agents }),
   });
 }
 

@@ -63,6 +63,7 @@ export class ConversationDirectory {
       chatKind: env.chatKind,
       channel: env.channel,
       ...(env.chatTitle !== undefined && { chatTitle: env.chatTitle }),
+      ...(env.workspace !== undefined && { workspace: env.workspace }),
       ...(env.chatKind === "private" && { senderId: env.senderId, ...(env.senderName !== undefined && { senderName: env.senderName }) }),
       replyTo: durableAddress(env.replyTo),
     };

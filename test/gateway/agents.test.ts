@@ -231,4 +231,23 @@ describe("agents and routes", () => {
     const sessions = (await app.registry.listAll({ includeArchived: true })).filter((x) => x.channel.endsWith(":dm:ann"));
     expect(sessions).toHaveLength(1);
   });
+
+  it("a stranger the access policy refuses cannot switch the agent of a place they cannot reach", async () => {
+    const support = await fakeModel("support here");
+    const coder = await fakeModel("coder here");
+    const adapter = new MemoryAdapter();
+    const app = await start(
+      await freshMigratedSqliteUrl(),
+      adapter,
+      agentsFile(support, coder, [{ match: { kind: "private" }, agent: "support", choosable: ["coder"] }]),
+      { DM_POLICY: "allowlist", ALLOW_FROM: "telegram:ann" },
+    );
+    const t = await say(adapter, "mallory", "/agent coder", 1);
+    expect(t.at(-1)).not.toMatch(/Switched/);
+    const sessions = await app.registry.listAll({ includeArchived: true });
+    expect(sessions.filter((s) => s.channel.endsWith(":dm:mallory"))).toEqual([]);
+    expect(support.requests.length + coder.requests.length).toBe(0);
+    // The allowed person can.
+    expect((await say(adapter, "ann", "/agent coder", 1)).at(-1)).toMatch(/^Switched to coder/);
+  });
 });

@@ -162,6 +162,12 @@ export async function runCli(argv: string[], io: CliIO = stdio, env: NodeJS.Proc
   } catch (e) {
     if (e instanceof CliError) return out.fail(e.code, e.message, e.exit, e.exit === EXIT.usage ? USAGE : undefined);
     const coded = e as { name?: string; code?: unknown; message?: string };
+    // An invalid AGENTS_CONFIG is a configuration error: one line naming the agent (or route) and the field, as ConfigError prints.
+    if (coded.name === "AgentsConfigError") {
+      if (o.json) return out.fail("Config", coded.message ?? String(e));
+      io.err(coded.message ?? String(e));
+      return EXIT.failed;
+    }
     // Domain and store errors carry a stable code and a message that says what to do.
     if ((coded.name === "SessionError" || coded.name === "StoreError") && typeof coded.code === "string")
       return out.fail(coded.code, coded.message ?? String(e));

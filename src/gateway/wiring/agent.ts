@@ -2,7 +2,7 @@ import type { Config } from "../../config.js";
 import type { Logger } from "../../log.js";
 import { agentCatalog, type AgentCatalog, type AnyAgentFactory } from "../../agent/catalog.js";
 import type { AgentFactory, TurnOverrides } from "../../agent/factory.js";
-import { DEFAULT_AGENT, loadAgentsConfig, type AgentsConfig, type DefaultAgentSettings } from "../../config/agents.js";
+import { DEFAULT_AGENT, defaultAgentSettingsOf, loadAgentsConfig, type AgentsConfig } from "../../config/agents.js";
 import { registerSecret } from "../../log.js";
 import { builtinTools, toolRegistry, type Tool, type ToolRegistry } from "../../agent/tools.js";
 import type { ModelMeter } from "../../agent/model-meter.js";
@@ -21,19 +21,6 @@ import type { AppBase, StorePart } from "./parts.js";
 /** What makes a turn's agent: the configured factory, or a plain function in its place (tests). */
 export type TurnAgentFactory = AgentFactory | ((metadata: Record<string, unknown>, ctx: AgentContext & TurnOverrides) => Agent);
 
-/** What the agent `default` is when AGENTS_CONFIG does not define it: the OPENAI_* variables and the model settings beside them. */
-export function defaultAgentSettings(config: Config): DefaultAgentSettings {
-  const num = (v: string | undefined) => (v === undefined ? undefined : Number(v));
-  return {
-    baseUrl: config.OPENAI_BASE_URL,
-    apiKey: config.OPENAI_API_KEY,
-    model: config.OPENAI_MODEL,
-    temperature: num(config.MODEL_TEMPERATURE),
-    maxOutputTokens: num(config.MODEL_MAX_OUTPUT_TOKENS),
-    thinkingLevel: config.MODEL_THINKING_LEVEL as DefaultAgentSettings["thinkingLevel"],
-  };
-}
-
 /**
  * AGENTS_CONFIG read and checked (keys resolved from `env`), or the one agent
  * `default` without it. Throws AgentsConfigError with one line naming the
@@ -41,7 +28,7 @@ export function defaultAgentSettings(config: Config): DefaultAgentSettings {
  * redactor, so none is ever printed.
  */
 export function configuredAgents(config: Config, env: NodeJS.ProcessEnv = process.env): AgentsConfig {
-  const agents = loadAgentsConfig(config.AGENTS_CONFIG, env, defaultAgentSettings(config));
+  const agents = loadAgentsConfig(config.AGENTS_CONFIG, env, defaultAgentSettingsOf(config));
   for (const spec of agents.agents.values()) registerSecret(spec.resolvedApiKey);
   return agents;
 }

@@ -23,6 +23,8 @@ export interface Place {
   /** The Slack team or Discord guild the chat is in (InboundEnvelope.workspace). */
   workspace?: string;
   chatId: string;
+  /** The chat's id as the platform's API takes it, when it differs (a Slack channel `C…` beside the envelope's `<team>/<channel>`). */
+  replyChatId?: string;
   threadId?: string;
   chatKind: "private" | "group" | "thread";
   senderId: string;
@@ -60,7 +62,7 @@ export function matches(match: RouteMatch, place: Place): boolean {
   // A Slack team and a Discord guild are the same kind of place, each on its own platform.
   if (match.team !== undefined && (place.platform !== "slack" || match.team !== place.workspace)) return false;
   if (match.guild !== undefined && (place.platform !== "discord" || match.guild !== place.workspace)) return false;
-  if (match.chat !== undefined && match.chat !== place.chatId) return false;
+  if (match.chat !== undefined && match.chat !== place.chatId && match.chat !== place.replyChatId) return false;
   if (match.thread !== undefined && match.thread !== place.threadId) return false;
   if (match.kind !== undefined && match.kind !== (place.chatKind === "private" ? "private" : "group")) return false;
   if (match.sender !== undefined && match.sender !== place.senderId) return false;

@@ -62,7 +62,7 @@ const matchSchema = z
     team: z.string().min(1).max(100).optional(),
     /** Discord guild (server) id. */
     guild: z.string().min(1).max(100).optional(),
-    /** The platform's chat id as the adapter names it (a Slack channel, a Telegram chat, a Discord channel, the console's dm:<name>). */
+    /** The chat's id as the adapter names it, or as the platform's API does (a Slack channel C…, a Telegram chat, a Discord channel, the console's dm:<name>). */
     chat: z.string().min(1).max(200).optional(),
     /** A thread or forum topic inside the chat. */
     thread: z.string().min(1).max(200).optional(),

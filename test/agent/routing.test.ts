@@ -26,6 +26,8 @@ describe("a rule's fields", () => {
     ["no workspace", { team: "T1" }, telegramGroup, false],
     ["chat", { chat: "D1" }, slackDm, true],
     ["other chat", { chat: "D2" }, slackDm, false],
+    ["chat by the id the platform's API takes", { chat: "C1" }, { ...slackThread, chatId: "T1/C1", replyChatId: "C1" }, true],
+    ["chat by the envelope's id", { chat: "T1/C1" }, { ...slackThread, chatId: "T1/C1", replyChatId: "C1" }, true],
     ["thread", { thread: "171.5" }, slackThread, true],
     ["thread asked, none there", { thread: "171.5" }, discordGroup, false],
     ["kind private", { kind: "private" }, slackDm, true],

@@ -48,6 +48,7 @@ export function placeOf(env: InboundEnvelope): Place {
     platform: env.platform,
     ...(env.workspace !== undefined && { workspace: env.workspace }),
     chatId: env.chatId,
+    ...(env.replyTo.chatId !== env.chatId && { replyChatId: env.replyTo.chatId }),
     ...(env.threadId !== undefined && { threadId: env.threadId }),
     chatKind: env.chatKind,
     senderId: env.senderId,

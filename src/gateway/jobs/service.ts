@@ -239,6 +239,7 @@ export class JobService {
     const place = {
       platform,
       chatId,
+      ...(t.replyTo.chatId !== chatId && { replyChatId: t.replyTo.chatId }),
       chatKind: t.chatKind,
       senderId: t.chatKind === "private" ? (t.senderId ?? "") : "",
       ...(threadId && { threadId }),

@@ -26,6 +26,8 @@ export interface RunnerOptions {
   sinks?: SinkRouter;
   busyPolicy?: BusyPolicy;
   context?: ContextLimits;
+  /** A session's own context limits (its agent's, issue 29), fixed when it opens; default: `context`. */
+  contextOf?: (info: Info) => ContextLimits | undefined;
   turnTimeoutMs?: number;
   typingIntervalMs?: number;
   /**

@@ -22,7 +22,7 @@ export async function runRounds(t: TurnScope, work: TurnWork, signal: AbortSigna
     await readDurably(t.runner, t.pending.inboundIds, signal, () => session.reload());
   }
   if (opts.prepareInput && ev.attachments?.length) {
-    const prepared = await opts.prepareInput(ev, signal);
+    const prepared = await opts.prepareInput(ev, signal, session.info);
     ({ text: work.userText, images: work.images, nothingToAnswer: work.nothingToAnswer } = prepared);
     work.notices.push(...prepared.notices);
   }

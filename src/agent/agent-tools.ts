@@ -17,6 +17,8 @@ export interface AgentToolRules {
   policyOf(name: string): ToolPolicy | undefined;
   /** Whether the agent is offered the tool at all. */
   offers(tool: Pick<Tool, "name" | "server">): boolean;
+  /** Whether the agent may use the MCP server's tools (its `mcpServers`; all without the list). */
+  usesServer(name: string): boolean;
   /** The registry narrowed to what the agent is offered. */
   narrow(tools: ToolRegistry): ToolRegistry;
 }
@@ -48,6 +50,7 @@ export function agentToolRules(spec: { tools?: Readonly<Record<string, ToolPolic
   return {
     policyOf,
     offers,
+    usesServer: (name) => !servers || servers.has(name),
     narrow: (tools) => (unlimited ? tools : toolRegistry(tools.list().filter(offers))),
   };
 }

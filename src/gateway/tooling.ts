@@ -104,6 +104,12 @@ export class Tooling {
     return tool?.policy ?? "ask";
   }
 
+  /** A tool's policy for an agent in a chat: the agent's pattern decides, except that what the gateway's rules deny stays denied. */
+  agentPolicyOf(tool: Tool | undefined, name: string, chat: PolicyChat, agentPolicy?: (name: string) => ToolPolicy | undefined): ToolPolicy {
+    const gateway = this.policyOf(tool, name, chat);
+    return gateway === "deny" ? "deny" : (agentPolicy?.(name) ?? gateway);
+  }
+
   /**
    * The approval handler for one turn; without the turn's event (reflection, tests) nothing is asked and `ask` means deny.
    * `agentPolicy`: the turn's agent's own patterns (AGENTS_CONFIG `tools`), which decide before the gateway's rules,
@@ -111,10 +117,7 @@ export class Tooling {
    */
   handler(ctx: AgentContext, tools: ToolRegistry, agentPolicy?: (name: string) => ToolPolicy | undefined): ApprovalHandler {
     const ev = ctx.event;
-    const policy = (name: string, chat: PolicyChat): ToolPolicy => {
-      const gateway = this.policyOf(tools.get(name), name, chat);
-      return gateway === "deny" ? "deny" : (agentPolicy?.(name) ?? gateway);
-    };
+    const policy = (name: string, chat: PolicyChat): ToolPolicy => this.agentPolicyOf(tools.get(name), name, chat, agentPolicy);
     if (!ev) return async (call) => ({ decision: policy(call.name, { platform: "", chatId: "" }) === "auto" ? "approve" : "deny" });
     const chat = { platform: ev.replyTo.platform, chatId: ev.replyTo.chatId };
     return this.approvals.handler({ sessionId: ctx.session.id, event: ev, ...(ctx.holdTimeout && { holdTimeout: ctx.holdTimeout }) }, (name) =>

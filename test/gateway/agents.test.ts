@@ -8,9 +8,9 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { parseAgentsConfig } from "../../src/config/agents.js";
-import type { App } from "../../src/gateway/app.js";
+import type { App, AppOptions } from "../../src/gateway/app.js";
 import { agentNameOf } from "../../src/session/agent-id.js";
-import { FakeOpenAi, textReply } from "../fakes/openai.js";
+import { FakeOpenAi, textReply, toolUsingModel } from "../fakes/openai.js";
 import { eventually } from "../support/app.js";
 import { startAppOn } from "../support/app-on.js";
 import { freshMigratedSqliteUrl } from "../support/db.js";
@@ -55,8 +55,9 @@ async function start(
   adapter: MemoryAdapter,
   agentsConfig: ReturnType<typeof parseAgentsConfig>,
   env: Record<string, string> = {},
+  opts: Omit<AppOptions, "adapters" | "agentsConfig"> = {},
 ): Promise<App & { base: string }> {
-  const { app, url: base } = await startAppOn(url, [adapter], env, { agentsConfig });
+  const { app, url: base } = await startAppOn(url, [adapter], env, { ...opts, agentsConfig });
   // A test may stop it itself (a restart): stopped once either way.
   let stopped: Promise<void> | undefined;
   const stopApp = app.stop.bind(app);
@@ -249,5 +250,45 @@ describe("agents and routes", () => {
     expect(support.requests.length + coder.requests.length).toBe(0);
     // The allowed person can.
     expect((await say(adapter, "ann", "/agent coder", 1)).at(-1)).toMatch(/^Switched to coder/);
+  });
+
+  it("an agent's tool patterns decide a call's policy (auto runs at once), /tools lists what it is offered; what MCP_CONFIG denies stays denied", async () => {
+    for (const gatewayPolicy of ["ask", "deny"] as const) {
+      const support = await fakeModel("unused");
+      support.responder = toolUsingModel({ trigger: "what time", tool: "current_time", args: '{"timezone":"UTC"}' });
+      const coder = await fakeModel("coder here");
+      const adapter = new MemoryAdapter();
+      const app = await start(
+        await freshMigratedSqliteUrl(),
+        adapter,
+        agentsFile(support, coder, [{ match: { chat: "ann" }, agent: "support" }]),
+        {},
+        { mcpConfig: { servers: [], builtinTools: { current_time: { policy: gatewayPolicy } } } },
+      );
+      await adapter.ctx.inbound(adapter.dm("ann", "what time is it?"));
+      const t = await eventually(
+        () => texts(adapter, "ann"),
+        (x) => x.some((m) => m.startsWith("the tool said")),
+        15_000,
+        "the answer after the tool",
+      );
+      // auto: no approval card, the tool ran; under a gateway deny the model is told it was denied.
+      expect(t.join("\n")).not.toMatch(/wants to use the tool/);
+      const toolResult = JSON.stringify(support.requests.at(-1)!.body.messages.at(-1));
+      if (gatewayPolicy === "ask") expect(toolResult).toMatch(/UTC|\d{4}-\d{2}-\d{2}/);
+      else expect(toolResult).toMatch(/denied|deny/i);
+      await adapter.ctx.inbound(adapter.dm("ann", "/tools"));
+      const tools = (
+        await eventually(
+          () => texts(adapter, "ann"),
+          (x) => x.some((m) => m.startsWith("Tools:")),
+          15_000,
+          "the /tools answer",
+        )
+      ).find((m) => m.startsWith("Tools:"))!;
+      expect(tools).toContain(`current_time (built-in): ${gatewayPolicy === "ask" ? "auto" : "deny"}`);
+      expect(tools).not.toContain("search_sessions");
+      await app.stop();
+    }
   });
 });

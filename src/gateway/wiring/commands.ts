@@ -59,7 +59,7 @@ export function chatCommands(
       agentCommand(deps.agents),
       approveCommand(deps.pairing),
       admitGroupCommand(config, deps.pairing.store),
-      ...toolCommands(deps.tooling, deps.offered),
+      ...toolCommands(deps.tooling, deps.offered, (info) => deps.agents.of(info.agentId).tools),
       ...jobCommands(deps.jobs),
     ],
     adminCommands: config.ADMIN_COMMANDS,

@@ -291,4 +291,22 @@ describe("agents and routes", () => {
       await app.stop();
     }
   });
+
+  it("reflection condenses a session with its own agent", async () => {
+    const support = await fakeModel("support here");
+    const coder = await fakeModel("coder here");
+    const adapter = new MemoryAdapter();
+    await start(await freshMigratedSqliteUrl(), adapter, agentsFile(support, coder, [{ match: { chat: "ann" }, agent: "coder" }]), {
+      REFLECT_EVERY_TURNS: "1",
+    });
+    await say(adapter, "ann", "I work on the billing service", 1);
+    const review = await eventually(
+      () => coder.requests.find((r) => String(r.body.messages[0]?.content).startsWith("You maintain an assistant's long-term memory")),
+      (r) => r !== undefined,
+      15_000,
+      "the coder's review of its session",
+    );
+    expect(review!.body.model).toBe("big-1");
+    expect(support.requests).toHaveLength(0);
+  });
 });

@@ -1,5 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { BINDING_AGENT_KEY, bindingAgentIdOf } from "../../src/session/agent-id.js";
+import { chatKeyOf } from "../../src/session/binding-key.js";
 import { Registry, SessionError, type Info } from "../../src/session/index.js";
 import { IdentityStore, SessionStore, TranscriptStore } from "../../src/store/index.js";
 import { PROVIDERS, openTestDb, type TestDb } from "../support/db.js";
@@ -232,6 +234,31 @@ describe.each(PROVIDERS)("registry on %s", (provider) => {
       expect(r.current.persona).toBe("pirate");
       expect((await registry.resolveChatChannel(dm(u, "r1"))).id).toBe(r.current.id);
       expect((await registry.get({ userId: u, agentId }, first.id)).archived).toBe(true);
+    });
+
+    it("onto another agent (/agent): the binding keeps its key, the successor records it and starts with its own settings; /new keeps the agent; /resume reaches both", async () => {
+      const u = user();
+      const c = dm(u, "ag");
+      const first = await registry.resolveChatChannel(c);
+      await registry.update(first.id, { metadata: { "model.name": "m1" }, persona: "pirate" });
+      const chosen = `${agentId}~support`;
+      const r = await registry.rotateChannel({ ...c, expectedSessionId: first.id, successorAgentId: chosen });
+      expect(r.current.agentId).toBe(chosen);
+      expect(r.current.metadata).toEqual({ [BINDING_AGENT_KEY]: agentId });
+      expect(r.current.persona).toBeUndefined();
+      expect(bindingAgentIdOf(r.current)).toBe(agentId);
+      expect(chatKeyOf(r.current)).toBe(registry.bindingKey(c));
+      expect((await registry.resolveChatChannel(c)).id).toBe(r.current.id);
+      // /new keeps the chosen agent (and its marker).
+      await registry.update(r.current.id, { metadata: { ...r.current.metadata, "model.name": "m2" } });
+      const again = await registry.rotateChannel({ ...c, expectedSessionId: r.current.id });
+      expect([again.current.agentId, again.current.metadata]).toEqual([chosen, { [BINDING_AGENT_KEY]: agentId, "model.name": "m2" }]);
+      // Back to the binding's own agent: the marker goes.
+      const back = await registry.rotateChannel({ ...c, expectedSessionId: again.current.id, successorAgentId: agentId });
+      expect([back.current.agentId, back.current.metadata]).toEqual([agentId, {}]);
+      // /resume switches to a session of either agent in this conversation.
+      const resumed = await registry.switchChannel({ ...c, targetId: r.current.id, expectedSessionId: back.current.id });
+      expect(resumed.current.id).toBe(r.current.id);
     });
 
     it("is compare-and-rotate: a stale expectation changes nothing", async () => {

@@ -7,13 +7,14 @@
  * archived and listed.
  */
 import type { RoutedAgent } from "../../agent/routing.js";
-import type { Logger } from "../../log.js";
+import { errInfo, type Logger } from "../../log.js";
 import type { InEvent } from "../../runtime/events.js";
 import { agentNameOf } from "../../session/agent-id.js";
 import { isSessionError } from "../../session/errors.js";
 import type { Info } from "../../session/info.js";
 import type { Registry } from "../../session/registry.js";
 import type { InboundEnvelope } from "../contract.js";
+import type { GatewayMetrics } from "../metrics.js";
 import type { Outbound } from "../outbound/outbound.js";
 
 /** Whether the place's route lets a session run with `agentId` (the routed agent, or one of its choosable). */
@@ -23,7 +24,7 @@ export function allowedHere(routed: RoutedAgent, conversation: InEvent["conversa
 
 /** The session to take the message into: `info`, or the routed agent's fresh one when the route no longer allows `info`'s agent. */
 export async function sessionOfRoute(
-  deps: { registry: Registry; outbound: Outbound; log: Logger },
+  deps: { registry: Registry; outbound: Outbound; log: Logger; metrics?: Pick<GatewayMetrics, "internalErrors"> },
   env: InboundEnvelope,
   conversation: InEvent["conversation"],
   routed: RoutedAgent,
@@ -44,11 +45,17 @@ export async function sessionOfRoute(
     { sessionId: info.id, successor: current.id, was, now: agentNameOf(conversation.agentId) },
     "the route no longer allows the session's agent: rotated back",
   );
-  await deps.outbound.enqueue({
-    kind: "line",
-    to: env.replyTo,
-    severity: "info",
-    text: `This chat's agent is ${agentNameOf(conversation.agentId)} again: ${was} is no longer available here. Your session with ${was} was kept (see /sessions).`,
-  });
+  // Not awaited: the message goes on into the new session while the line waits its turn in the chat's queue.
+  deps.outbound
+    .enqueue({
+      kind: "line",
+      to: env.replyTo,
+      severity: "info",
+      text: `This chat's agent is ${agentNameOf(conversation.agentId)} again: ${was} is no longer available here. Your session with ${was} was kept (see /sessions).`,
+    })
+    .catch((err: unknown) => {
+      deps.metrics?.internalErrors.inc({ where: "agent-route-line" });
+      deps.log.warn({ sessionId: current.id, platform: env.platform, err: errInfo(err) }, "could not tell the chat its agent changed back");
+    });
   return { info: current, moved: true };
 }

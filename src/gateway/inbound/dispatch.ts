@@ -9,6 +9,7 @@ import type { TraceCarrier } from "../../telemetry/index.js";
 import type { Adapter } from "../adapter.js";
 import type { InboundEnvelope } from "../contract.js";
 import type { GatewayLedger } from "../ledger.js";
+import type { GatewayMetrics } from "../metrics.js";
 import type { Outbound } from "../outbound/outbound.js";
 import { dmRefusal, groupAdmitted } from "./access.js";
 import type { Place, RoutedAgent } from "../../agent/routing.js";
@@ -41,6 +42,8 @@ export interface DispatchDeps {
   handled(inboundId: string, outcome: string): void;
   /** Told of every conversation a message is handled in, so proactive messages can reach it later (src/gateway/proactive). */
   conversations?: { seen(env: InboundEnvelope, bindingKey: string): void };
+  /** Counts what failed without failing the message (the line telling a chat its agent changed back). */
+  metrics?: Pick<GatewayMetrics, "internalErrors">;
   /** AGENTS_CONFIG's routes: the agent of a place (src/agent/routing.ts). Absent: every place has the agent `default`. */
   agents?: { route(place: Place): RoutedAgent };
 }

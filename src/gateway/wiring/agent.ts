@@ -1,9 +1,8 @@
 import type { Config } from "../../config.js";
-import type { Logger } from "../../log.js";
+import { registerSecret, type Logger } from "../../log.js";
 import { agentCatalog, type AgentCatalog, type AnyAgentFactory } from "../../agent/catalog.js";
 import type { AgentFactory, TurnOverrides } from "../../agent/factory.js";
 import { DEFAULT_AGENT, defaultAgentSettingsOf, loadAgentsConfig, type AgentsConfig } from "../../config/agents.js";
-import { registerSecret } from "../../log.js";
 import { builtinTools, toolRegistry, type Tool, type ToolRegistry } from "../../agent/tools.js";
 import type { ModelMeter } from "../../agent/model-meter.js";
 import type { Agent } from "../../agent/types.js";

@@ -160,11 +160,21 @@ export async function runCli(argv: string[], io: CliIO = stdio, env: NodeJS.Proc
         throw new CliError("Usage", `unknown command "${cmd}"`, EXIT.usage);
     }
   } catch (e) {
-    if (e instanceof CliError) return out.fail(e.code, e.message, e.exit, e.exit === EXIT.usage ? USAGE : undefined);
-    const coded = e as { name?: string; code?: unknown; message?: string };
-    // Domain and store errors carry a stable code and a message that says what to do.
-    if ((coded.name === "SessionError" || coded.name === "StoreError") && typeof coded.code === "string")
-      return out.fail(coded.code, coded.message ?? String(e));
-    return out.fail("Failed", (e as Error).message ?? String(e));
+    return failed(e, out, io, o.json === true);
   }
+}
+
+/** A command's failure as the operator reads it: a usage error with the usage, a coded error with its code, a configuration error as one line. */
+function failed(e: unknown, out: Output, io: CliIO, json: boolean): number {
+  if (e instanceof CliError) return out.fail(e.code, e.message, e.exit, e.exit === EXIT.usage ? USAGE : undefined);
+  const coded = e as { name?: string; code?: unknown; message?: string };
+  // An invalid AGENTS_CONFIG is a configuration error: one line naming the agent (or route) and the field, as ConfigError prints.
+  if (coded.name === "AgentsConfigError") {
+    if (json) return out.fail("Config", coded.message ?? String(e));
+    io.err(coded.message ?? String(e));
+    return EXIT.failed;
+  }
+  // Domain and store errors carry a stable code and a message that says what to do.
+  if ((coded.name === "SessionError" || coded.name === "StoreError") && typeof coded.code === "string") return out.fail(coded.code, coded.message ?? String(e));
+  return out.fail("Failed", (e as Error).message ?? String(e));
 }

@@ -2,6 +2,7 @@ import type { Config } from "./config.js";
 import { SECRET_KEYS } from "./config.js";
 import { type CodeCache, saveCodeCacheAfterReady } from "./code-cache.js";
 import { createApp, type AppOptions } from "./gateway/app.js";
+import { configuredAgents } from "./gateway/wiring/agent.js";
 import { createLogger, describeDatabase, registerSecret } from "./log.js";
 import { ServeLock } from "./store/lock.js";
 
@@ -16,9 +17,11 @@ export async function serve(config: Config, opts: Pick<AppOptions, "adapters"> &
   for (const k of SECRET_KEYS) registerSecret(config[k] as string | undefined);
   const log = createLogger({ level: config.LOG_LEVEL, format: config.LOG_FORMAT });
   const started = performance.now();
+  // Before anything opens: an invalid AGENTS_CONFIG stops here with one line naming the agent and the field.
+  const agentsConfig = configuredAgents(config);
   // Before anything connects: a second serve on this SQLite file stops here, naming the first.
   const lock = ServeLock.acquire(config.DATABASE_URL);
-  const app = await createApp(config, { log, adapters: opts.adapters });
+  const app = await createApp(config, { log, adapters: opts.adapters, agentsConfig });
   let url: string;
   try {
     url = await app.start();
@@ -33,8 +36,9 @@ export async function serve(config: Config, opts: Pick<AppOptions, "adapters"> &
   const database = describeDatabase(config.DATABASE_URL);
   // codeCache: whether the compiled build started from V8's code cache (null from the sources).
   const codeCache = opts.codeCache ? { codeCache: opts.codeCache.status, codeCacheFrom: opts.codeCache.from ?? null } : { codeCache: null };
+  const agents = agentsConfig.agents.size > 1 ? { agents: [...agentsConfig.agents.keys()], routes: agentsConfig.routes.length } : {};
   log.info(
-    { url, adapters, agent, model, modelUrl, provider: app.db.provider, database, readyMs: Math.round(performance.now() - started), ...codeCache },
+    { url, adapters, agent, model, modelUrl, ...agents, provider: app.db.provider, database, readyMs: Math.round(performance.now() - started), ...codeCache },
     `switchboard ready on ${url} (adapters ${adapters.join(", ") || "none"}; agent ${agent}${model ? `, model ${model}` : ""}; database ${database})`,
   );
   saveCodeCacheAfterReady(

@@ -146,6 +146,7 @@ export function normalizeInteraction(
       replyTo: encodeReplyAddress(bot.id, { channelId, interaction }),
       channel: chatKind === "private" ? dmChannel(bot.id, channelId) : groupChannel(bot.id, channelId),
     };
+    if (guildId !== undefined) env.workspace = guildId;
     if (chatKind === "thread" && parentId) {
       env.chatId = parentId;
       env.threadId = channelId;

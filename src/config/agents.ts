@@ -62,7 +62,7 @@ const matchSchema = z
     team: z.string().min(1).max(100).optional(),
     /** Discord guild (server) id. */
     guild: z.string().min(1).max(100).optional(),
-    /** The platform's chat id as the adapter names it (a Slack channel, a Telegram chat, a Discord channel, the console's dm:<name>). */
+    /** The chat's id as the adapter names it, or as the platform's API does (a Slack channel C…, a Telegram chat, a Discord channel, the console's dm:<name>). */
     chat: z.string().min(1).max(200).optional(),
     /** A thread or forum topic inside the chat. */
     thread: z.string().min(1).max(200).optional(),
@@ -118,7 +118,13 @@ export const agentsFileSchema = z
   })
   .strict();
 
-export type AgentSpec = z.infer<typeof agentSchema> & { name: string /** the key, resolved from apiKeyEnv or the file */; resolvedApiKey?: string };
+export type AgentSpec = z.infer<typeof agentSchema> & {
+  name: string;
+  /** The key, resolved from apiKeyEnv or the file. */
+  resolvedApiKey?: string;
+  /** `default` made from the OPENAI_* variables (the file does not define it). */
+  fromEnvironment?: true;
+};
 export type RouteMatch = z.infer<typeof matchSchema>;
 export type Route = z.infer<typeof routeSchema>;
 export type Price = z.infer<typeof priceSchema>;
@@ -147,6 +153,23 @@ export interface DefaultAgentSettings {
   temperature?: number;
   maxOutputTokens?: number;
   thinkingLevel?: AgentSpec["thinkingLevel"];
+}
+
+/** The default agent's settings from the configuration's OPENAI_* and MODEL_* values (as the gateway reads them). */
+export function defaultAgentSettingsOf(
+  config: Partial<
+    Record<"OPENAI_BASE_URL" | "OPENAI_API_KEY" | "OPENAI_MODEL" | "MODEL_TEMPERATURE" | "MODEL_MAX_OUTPUT_TOKENS" | "MODEL_THINKING_LEVEL", string>
+  >,
+): DefaultAgentSettings {
+  const num = (v: string | undefined) => (v === undefined ? undefined : Number(v));
+  return {
+    baseUrl: config.OPENAI_BASE_URL,
+    apiKey: config.OPENAI_API_KEY,
+    model: config.OPENAI_MODEL,
+    temperature: num(config.MODEL_TEMPERATURE),
+    maxOutputTokens: num(config.MODEL_MAX_OUTPUT_TOKENS),
+    thinkingLevel: config.MODEL_THINKING_LEVEL as DefaultAgentSettings["thinkingLevel"],
+  };
 }
 
 function where(path: ReadonlyArray<PropertyKey>): string {
@@ -187,7 +210,7 @@ export function parseAgentsConfig(text: string | undefined, env: NodeJS.ProcessE
   const file = r.data;
   const agents = new Map<string, AgentSpec>();
   if (!file.agents[DEFAULT_AGENT]) {
-    const d: AgentSpec = { name: DEFAULT_AGENT };
+    const d: AgentSpec = { name: DEFAULT_AGENT, fromEnvironment: true };
     if (defaults.baseUrl) d.baseUrl = defaults.baseUrl;
     if (defaults.apiKey) d.resolvedApiKey = defaults.apiKey;
     if (defaults.model) d.model = defaults.model;

@@ -81,7 +81,7 @@ export async function runDoctor(config: Config, env: NodeJS.ProcessEnv, opts: { 
     config.SLACK_BOT_TOKEN ? (unnamedEndpoint(problems, "slack") ?? checkSlack(config, timeoutMs)) : [],
     // Installs by OAuth: each stored installation with its own token (SLACK_BOT_TOKEN, when also set, is one more).
     config.SLACK_CLIENT_ID ? slackInstallations(config, problems, timeoutMs) : [],
-    unnamedEndpoint(problems, "model") ?? checkModel(config, timeoutMs),
+    unnamedEndpoint(problems, "model") ?? checkModel(config, timeoutMs, env),
     checkExposure(config, env),
   ]);
   // Remote error text may quote what it refused: mask every secret once more.

@@ -18,7 +18,8 @@ import type { JobRunner } from "./jobs/runner.js";
 import type { JobService } from "./jobs/service.js";
 import { jobService } from "./jobs/wire.js";
 import type { Tooling } from "./tooling.js";
-import { agentPart, type TurnAgentFactory } from "./wiring/agent.js";
+import type { AgentsConfig } from "../config/agents.js";
+import { agentPart, configuredAgents, type TurnAgentFactory } from "./wiring/agent.js";
 import { gatewayPart, outboundPart } from "./wiring/gateway.js";
 import { httpPart, mountRoutes } from "./wiring/http.js";
 import { jobsPart } from "./wiring/jobs.js";
@@ -32,7 +33,10 @@ export interface AppOptions {
   log?: Logger;
   /** Builds the platform adapters once the app exists (the composition root passes adapters/). */
   adapters?: (config: Config) => Adapter[];
+  /** The agent `default`'s factory in place of the configured one (tests). */
   agentFactory?: TurnAgentFactory;
+  /** The agents and routes given directly instead of AGENTS_CONFIG's file (tests). */
+  agentsConfig?: AgentsConfig;
   /** MCP servers and policies given directly instead of MCP_CONFIG's file (tests). */
   mcpConfig?: McpConfig;
   faults?: StoreFaults;
@@ -88,16 +92,18 @@ export interface App {
  */
 export async function createApp(config: Config, opts: AppOptions = {}): Promise<App> {
   const log = opts.log ?? createLogger({ level: config.LOG_LEVEL, format: config.LOG_FORMAT });
+  // Before anything opens: an invalid AGENTS_CONFIG stops the start with one line naming the agent and the field.
+  const agentsConfig = opts.agentsConfig ?? configuredAgents(config);
   const adapters = new AdapterRegistry();
   for (const a of opts.adapters?.(config) ?? []) adapters.add(a);
   const base: AppBase = { config, opts, log, metrics: new GatewayMetrics({ processMetrics: true }), adapters, processId: randomUUID() };
   const stores = await storePart(base);
   // Off unless an OTLP endpoint is set (nothing of the SDK is loaded then); shut down last, in lifecycle's stop.
   const telemetry = await startTelemetry(config, log);
-  const agent = agentPart(base, stores);
-  const jobs = jobService(stores.db, { ...stores, config, now: opts.jobClock });
+  const agent = agentPart(base, stores, agentsConfig);
+  const jobs = jobService(stores.db, { ...stores, config, now: opts.jobClock, agents: agent.agents });
   const outbound = outboundPart(base, stores);
-  const tools = toolingPart(base, stores, { agentFactory: agent.agentFactory, jobs, outbound });
+  const tools = toolingPart(base, stores, { agents: agent.agents, jobs, outbound });
   const runtime = runtimePart(base, stores, agent, tools, jobs);
   const web = httpPart(base, stores);
   const gateway = gatewayPart(base, stores, runtime, tools, web, outbound);

@@ -3,7 +3,8 @@
  * builds the tools and shows the cards): the `/approve <id>` and `/deny <id>`
  * middleware ahead of the commands, and the `/tools` and `/deny` commands.
  */
-import type { ToolRegistry } from "../agent/tools.js";
+import type { AgentToolRules } from "../agent/agent-tools.js";
+import type { Tool, ToolRegistry } from "../agent/tools.js";
 import { APPROVAL_ID, type ApprovalService } from "../runtime/approvals/service.js";
 import type { CommandSpec } from "../runtime/commands/index.js";
 import type { Interceptor } from "../runtime/interceptors.js";
@@ -45,7 +46,12 @@ export function approvalIdInterceptor(approvals: ApprovalService): Interceptor {
  * the model sees), each with its policy here; every MCP server's state,
  * with the tools of one not ready marked unavailable. `/deny <id>`.
  */
-export function toolCommands(tooling: Pick<Tooling, "policyOf" | "status">, offered: (session: Info) => ToolRegistry): CommandSpec[] {
+export function toolCommands(
+  tooling: Pick<Tooling, "agentPolicyOf" | "status">,
+  offered: (session: Info) => ToolRegistry,
+  /** The session's agent's tool rules (AGENTS_CONFIG): its policies, and the servers it may use. */
+  rulesOf?: (session: Info) => AgentToolRules,
+): CommandSpec[] {
   return [
     {
       name: "tools",
@@ -54,14 +60,19 @@ export function toolCommands(tooling: Pick<Tooling, "policyOf" | "status">, offe
         const chat = { platform: ctx.event.replyTo.platform, chatId: ctx.event.replyTo.chatId };
         const tools = offered(ctx.session.info).list();
         const names = new Set(tools.map((t) => t.name));
+        const rules = rulesOf?.(ctx.session.info);
+        const policy = (t: Tool | undefined, name: string) => tooling.agentPolicyOf(t, name, chat, rules?.policyOf);
         const lines: string[] = [];
-        for (const t of tools) if (!t.server) lines.push(`${t.name} (built-in): ${tooling.policyOf(t, t.name, chat)}`);
-        for (const s of tooling.status()) {
+        for (const t of tools) if (!t.server) lines.push(`${t.name} (built-in): ${policy(t, t.name)}`);
+        // A server this agent may not use is none of its business.
+        const servers = tooling.status().filter((s) => !rules || rules.usesServer(s.name));
+        for (const s of servers) {
           const state = s.state === "ready" ? "ready" : `${s.state}${s.error ? `: ${s.error}` : ""}`;
           lines.push(`server ${s.name} (${s.transport}): ${state}${s.restarts ? `, ${s.restarts} restart(s)` : ""}`);
           for (const tool of s.tools) {
             const name = `${s.name}__${tool}`;
-            lines.push(`  ${name}: ${tooling.policyOf(undefined, name, chat)}${s.state === "ready" && names.has(name) ? "" : " (unavailable)"}`);
+            if (rules && !rules.offers({ name, server: s.name })) continue;
+            lines.push(`  ${name}: ${policy(undefined, name)}${s.state === "ready" && names.has(name) ? "" : " (unavailable)"}`);
           }
           if (s.tools.length === 0) lines.push("  (no tools listed yet)");
         }

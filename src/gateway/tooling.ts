@@ -104,14 +104,24 @@ export class Tooling {
     return tool?.policy ?? "ask";
   }
 
-  /** The approval handler for one turn; without the turn's event (reflection, tests) nothing is asked and `ask` means deny. */
-  handler(ctx: AgentContext, tools: ToolRegistry): ApprovalHandler {
+  /** A tool's policy for an agent in a chat: the agent's pattern decides, except that what the gateway's rules deny stays denied. */
+  agentPolicyOf(tool: Tool | undefined, name: string, chat: PolicyChat, agentPolicy?: (name: string) => ToolPolicy | undefined): ToolPolicy {
+    const gateway = this.policyOf(tool, name, chat);
+    return gateway === "deny" ? "deny" : (agentPolicy?.(name) ?? gateway);
+  }
+
+  /**
+   * The approval handler for one turn; without the turn's event (reflection, tests) nothing is asked and `ask` means deny.
+   * `agentPolicy`: the turn's agent's own patterns (AGENTS_CONFIG `tools`), which decide before the gateway's rules,
+   * except that what MCP_CONFIG denies in the chat stays denied: an agent narrows the operator's tool rules, it never opens one.
+   */
+  handler(ctx: AgentContext, tools: ToolRegistry, agentPolicy?: (name: string) => ToolPolicy | undefined): ApprovalHandler {
     const ev = ctx.event;
-    if (!ev)
-      return async (call) => ({ decision: this.policyOf(tools.get(call.name), call.name, { platform: "", chatId: "" }) === "auto" ? "approve" : "deny" });
+    const policy = (name: string, chat: PolicyChat): ToolPolicy => this.agentPolicyOf(tools.get(name), name, chat, agentPolicy);
+    if (!ev) return async (call) => ({ decision: policy(call.name, { platform: "", chatId: "" }) === "auto" ? "approve" : "deny" });
     const chat = { platform: ev.replyTo.platform, chatId: ev.replyTo.chatId };
     return this.approvals.handler({ sessionId: ctx.session.id, event: ev, ...(ctx.holdTimeout && { holdTimeout: ctx.holdTimeout }) }, (name) =>
-      this.policyOf(tools.get(name), name, chat),
+      policy(name, chat),
     );
   }
 

@@ -1,3 +1,4 @@
+import { bindingAgentIdOf } from "../session/agent-id.js";
 import type { Info } from "../session/info.js";
 import type { Registry } from "../session/registry.js";
 import type { MessageEvent } from "./events.js";
@@ -23,12 +24,15 @@ export function capabilities(host: CapabilityHost, session: LiveSession, event: 
   // The live session a rotation moves away from: the one named, if it is live, else this one.
   const from = (id: string | undefined) => (id && id !== session.id && host.has(id) ? host.get(id) : session);
   return {
-    sessions: (limit = 20) =>
-      registry.list({ userId: c.userId, agentId: c.agentId }, { kinds: ["chat"], includeArchived: true, channel: c.groupId ? undefined : c.channel, limit }),
+    // Every session of the conversation's binding, those run by an agent chosen with /agent included (their own agent id differs).
+    sessions: async (limit = 20) =>
+      (await registry.listAll({ userId: c.userId, kinds: ["chat"], includeArchived: true, channel: c.groupId ? undefined : c.channel, limit: limit * 4 }))
+        .filter((s) => bindingAgentIdOf(s) === c.agentId)
+        .slice(0, limit),
     refresh: () => host.refresh(session),
     whenIdle: () => host.whenIdle(session),
-    rotate: async ({ expectedSessionId, persona, reason }) => {
-      const r = await registry.rotateChannel({ ...c, expectedSessionId, persona, reason, inboundId: event.inboundId });
+    rotate: async ({ expectedSessionId, persona, reason, agentId }) => {
+      const r = await registry.rotateChannel({ ...c, expectedSessionId, persona, reason, inboundId: event.inboundId, successorAgentId: agentId });
       host.handoff(from(r.previous?.id), r.current, "rotated");
       return r.current;
     },

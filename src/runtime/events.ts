@@ -60,6 +60,12 @@ interface InBase {
   botUsername?: string;
   /** The message's trace (src/telemetry), when tracing is on: the turn's spans continue it, however long it queued. */
   trace?: TraceCarrier;
+  /**
+   * The agents a user here may run with `/agent <name>`, the place's routed
+   * agent (the one `conversation.agentId` names) first: its route's
+   * `choosable` list (AGENTS_CONFIG). Absent: only the routed agent.
+   */
+  choosableAgents?: readonly string[];
 }
 
 /**

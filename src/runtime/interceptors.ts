@@ -19,7 +19,13 @@ export interface ConversationCapabilities {
    * `expectedSessionId`), and move the conversation there. Throws
    * StaleRotation or RotationOutcomeUnknown as the registry does.
    */
-  rotate(opts: { expectedSessionId: string; persona?: string; reason: "new" | "reset" }): Promise<Info>;
+  rotate(opts: {
+    expectedSessionId: string;
+    persona?: string;
+    reason: "new" | "reset";
+    /** `/agent <name>`: the fresh session's agent id (the binding keeps the routed agent's); default: the current session's agent. */
+    agentId?: string;
+  }): Promise<Info>;
   /** After RotationOutcomeUnknown: whether the rotation away from `expectedSessionId` happened. */
   verifyRotation(expectedSessionId: string): Promise<"Committed" | "NotExecuted" | "Uncertain">;
   /** Moves the conversation from `fromSessionId` to the session its binding points at now. */

@@ -1,3 +1,4 @@
+import type { Info } from "../session/info.js";
 import type { Agent } from "../agent/types.js";
 import type { PersonaRegistry } from "../agent/personas.js";
 import type { Logger } from "../log.js";
@@ -18,11 +19,15 @@ export interface RunnerOptions {
   /** Builds the agent for a turn from the session's metadata (and the session, for per-user tools). */
   agentFactory: (metadata: Record<string, unknown>, ctx: AgentContext) => Agent;
   personas: PersonaRegistry;
+  /** A session's persona prompt when it depends on more than its own choice (its agent's persona, issue 29); default: `personas.resolve(info.persona)`. */
+  personaOf?: (info: Info) => string;
   memories?: MemoryStore;
   ledger?: Ledger;
   sinks?: SinkRouter;
   busyPolicy?: BusyPolicy;
   context?: ContextLimits;
+  /** A session's own context limits (its agent's, issue 29), fixed when it opens; default: `context`. */
+  contextOf?: (info: Info) => ContextLimits | undefined;
   turnTimeoutMs?: number;
   typingIntervalMs?: number;
   /**

@@ -117,7 +117,7 @@ export class Runner {
     return new LiveSession(info, {
       registry: this.opts.registry,
       transcript: this.opts.transcript,
-      context: this.opts.context,
+      context: this.opts.contextOf?.(info) ?? this.opts.context,
       publish: (e) => void this.sinks.deliver(e.sessionId, e),
     });
   }

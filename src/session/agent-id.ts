@@ -23,3 +23,17 @@ export function botOfAgentId(agentId: string): string {
   const i = agentId.lastIndexOf("~");
   return i < 0 ? agentId : agentId.slice(0, i);
 }
+
+/**
+ * Where a session chosen with `/agent` keeps the agent id of the binding it
+ * hangs on: the binding stays keyed by the place's routed agent while the
+ * session runs another, so the binding's key is not the session's agent id.
+ * Written by the rotation that makes the session (rotation.ts successorRecord).
+ */
+export const BINDING_AGENT_KEY = "agent.binding";
+
+/** The agent id of the binding a session belongs to: its own, unless it was chosen with `/agent`. */
+export function bindingAgentIdOf(session: { agentId: string; metadata?: Readonly<Record<string, unknown>> }): string {
+  const bound = session.metadata?.[BINDING_AGENT_KEY];
+  return typeof bound === "string" && bound.length > 0 ? bound : session.agentId;
+}

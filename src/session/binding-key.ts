@@ -12,6 +12,7 @@
  * A key is never used as a session id: sessions get random UUIDs.
  */
 import type { NewBinding } from "../store/sessions.js";
+import { bindingAgentIdOf } from "./agent-id.js";
 import { errors } from "./errors.js";
 import { isUuid } from "./info.js";
 
@@ -75,8 +76,16 @@ export function chatBinding(req: { agentId: string; userId: string; groupId?: st
  * (they are its conversation's: the binding created it, and /resume only
  * points a conversation at its own sessions); none for other kinds.
  */
-export function chatKeyOf(session: { kind: string; agentId: string; userId: string; groupId?: string; channel: string }): string | undefined {
-  return session.kind === "chat" ? chatBinding(session).key : undefined;
+export function chatKeyOf(session: {
+  kind: string;
+  agentId: string;
+  userId: string;
+  groupId?: string;
+  channel: string;
+  metadata?: Readonly<Record<string, unknown>>;
+}): string | undefined {
+  // A session chosen with /agent hangs on the binding of its place's routed agent, not on one of its own.
+  return session.kind === "chat" ? chatBinding({ ...session, agentId: bindingAgentIdOf(session) }).key : undefined;
 }
 
 /** The binding of a user's main session with an agent. */

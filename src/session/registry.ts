@@ -209,7 +209,7 @@ export class Registry {
    * moved on. A lost commit acknowledgement gives RotationOutcomeUnknown.
    */
   rotateChannel(req: RotateRequest): Promise<Rotation> {
-    return rotateBinding(this.store, chatBinding(req), req.expectedSessionId, req);
+    return rotateBinding(this.store, chatBinding(req), req.expectedSessionId, { ...req, agentId: req.successorAgentId });
   }
 
   /** The user's main session: the bound one, else the most recent candidate promoted, else a new one if asked. */

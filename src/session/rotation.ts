@@ -7,11 +7,14 @@
 
 import type { NewBinding, SessionRecord, SessionStore } from "../store/sessions.js";
 import { StoreError } from "../store/errors.js";
+import { BINDING_AGENT_KEY, bindingAgentIdOf } from "./agent-id.js";
 import { chatBinding, type ChatRequest } from "./binding-key.js";
 import { errors } from "./errors.js";
 import { fromRecord, isUuid, newInfo, record, type Info, type Kind, type SessionEndReason } from "./info.js";
 
 export interface RotateRequest extends ChatRequest {
+  /** The successor's agent id (see RotationExtra.agentId); the binding stays keyed by `agentId`. */
+  successorAgentId?: string;
   /** Compare-and-rotate: rotate only if the binding still points here. */
   expectedSessionId?: string;
   persona?: string;
@@ -36,26 +39,43 @@ export interface Rotation {
 export type RotationVerdict = "Committed" | "NotExecuted" | "Uncertain";
 
 export interface RotationExtra {
+  /**
+   * The successor's agent id (`/agent <name>`, or the routed agent when the
+   * session's is no longer allowed); default: the previous session's, so
+   * `/new` keeps the agent a user chose.
+   */
+  agentId?: string;
   persona?: string;
   title?: string;
   reason?: SessionEndReason;
   inboundId?: string;
 }
 
-/** The fresh session a binding rotates onto: it continues `prev` (parentId) and keeps the chat's model settings and persona. */
-export function successorRecord(b: NewBinding, prev: Info | undefined, extra: { persona?: string; title?: string }): SessionRecord {
+/**
+ * The fresh session a binding rotates onto: it continues `prev` (parentId)
+ * and keeps the chat's agent, model settings and persona. Onto another agent
+ * (`/agent`), the model settings and persona are that agent's own, not the
+ * previous agent's, and a session whose agent is not the binding's records
+ * the binding's (BINDING_AGENT_KEY), so its binding can be found from it.
+ */
+export function successorRecord(b: NewBinding, prev: Info | undefined, extra: { agentId?: string; persona?: string; title?: string }): SessionRecord {
+  const agentId = extra.agentId ?? prev?.agentId ?? b.agentId;
+  const sameAgent = prev !== undefined && prev.agentId === agentId;
+  const metadata: Record<string, unknown> = sameAgent ? { ...prev.metadata } : {};
+  if (agentId === b.agentId) delete metadata[BINDING_AGENT_KEY];
+  else metadata[BINDING_AGENT_KEY] = b.agentId;
   return record(
     newInfo({
-      agentId: b.agentId,
+      agentId,
       userId: b.userId,
       groupId: b.groupId ?? undefined,
       channel: b.channel,
       kind: b.kind as Kind,
       parentId: prev?.id,
       projectId: prev?.projectId,
-      persona: extra.persona ?? prev?.persona,
+      persona: extra.persona ?? (sameAgent ? prev.persona : undefined),
       title: extra.title,
-      metadata: prev ? { ...prev.metadata } : {},
+      metadata,
     }),
   );
 }
@@ -77,8 +97,8 @@ export async function rotateBinding(store: SessionStore, b: NewBinding, expected
   if (arrival && cur && cur.id !== arrival && (await store.hasMessages(cur.id))) arrival = null;
   // A chat's /new that reaches a successor holding nothing yet, with no stamp (it was recorded just
   // after another /new of the same burst rotated: concurrent webhooks), repeats that rotation: the
-  // session is already fresh. A persona asked for still rotates, onto that persona.
-  if (!arrival && extra.inboundId && !extra.persona && cur?.parentId && !(await store.hasMessages(cur.id))) {
+  // session is already fresh. A persona or an agent asked for still rotates, onto that persona or agent.
+  if (!arrival && extra.inboundId && !extra.persona && !extra.agentId && cur?.parentId && !(await store.hasMessages(cur.id))) {
     throw errors.stale(cur.parentId, { currentSessionId: cur.id });
   }
   let expected = arrival ?? expectedSessionId;
@@ -128,7 +148,7 @@ export async function switchBinding(store: SessionStore, req: ChatRequest & { ta
   if (
     !target ||
     target.userId !== b.userId ||
-    target.agentId !== b.agentId ||
+    bindingAgentIdOf(target) !== b.agentId ||
     target.kind !== "chat" ||
     (target.groupId ?? null) !== b.groupId ||
     (b.groupId === null && target.channel !== b.channel)

@@ -132,6 +132,8 @@ const template = z.object({
   chatKind,
   channel: z.string(),
   chatTitle: z.string().optional(),
+  /** The Slack team or Discord guild the chat is in: AGENTS_CONFIG routes by it, so a proactive turn reaches the place's agent. */
+  workspace: z.string().optional(),
   /** A private chat: its person (their binding is the conversation's). */
   senderId: z.string().optional(),
   senderName: z.string().optional(),

@@ -63,6 +63,7 @@ function consoleDriver(): ConformanceDriver {
         return answers.get(`${JSON.stringify(place)}|${user}`) ?? [];
       },
     },
+    routing: { chatId: chatIdOf },
     maxTextLength: adapter.limits.maxTextLength,
     async setup() {
       return { adapter };

@@ -76,6 +76,18 @@ function discordDriver(): ConformanceDriver {
       },
       hasLeft: (place) => fake.hasLeft(String(channelOf(place).guild_id)),
     },
+    routing: {
+      chatId: (place) => {
+        const ch = channelOf(place);
+        return "thread" in place ? String(ch.parent_id) : ch.id;
+      },
+      // A channel in a server of its own: its guild's route reaches no other scenario.
+      workspaceGroup: (name) => {
+        const g = fake.addGuild({ channels: [`agents-${groupChannel.size}`] });
+        groupChannel.set(name, Object.values(g.channels)[0]!);
+        return { place: { group: name }, match: { guild: g.id } };
+      },
+    },
     maxTextLength: 2000,
     async setup() {
       await fake.start();

@@ -34,6 +34,19 @@ export interface ConformanceDriver {
   readonly approvals?: ApprovalDriver;
   /** Who is who in groups, for GROUP_POLICY (issue 26); unset for a trusted adapter (the console), where it does not apply. */
   readonly groups?: GroupDriver;
+  /** How AGENTS_CONFIG's routes name a place (issue 29). */
+  readonly routing: RoutingDriver;
+}
+
+export interface RoutingDriver {
+  /** The place's chat id as the adapter puts it on the envelope (a route's `chat`). */
+  chatId(place: Place): string;
+  /**
+   * A group in a workspace of its own where the platform has workspaces, and
+   * the route fields naming it (a Discord guild; a Slack team, with the
+   * channel, since every scenario shares the fake's one team). Unset: none.
+   */
+  workspaceGroup?(name: string): { place: Place; match: { guild: string } | { team: string; chat: string } };
 }
 
 export interface GroupDriver {

@@ -70,9 +70,15 @@ export function slackDriver(mode: "http" | "socket"): ConformanceDriver {
     },
     groups: {
       userId: (name) => id("U", name),
+      // The channel id as an operator writes it (the envelope's chat is <team>/<channel>): a route's chat matches either.
       chatId: (place) => channelOf(place),
       separateGroup: (name) => ({ group: name }),
       hasLeft: (place) => fake.hasLeft(channelOf(place)),
+    },
+    routing: {
+      // The channel id as an operator writes it (the envelope's chat is <team>/<channel>): a route's chat matches either.
+      chatId: (place) => channelOf(place),
+      workspaceGroup: (name) => ({ place: { group: name }, match: { team: fake.identity.teamId, chat: channelOf({ group: name }) } }),
     },
     maxTextLength: 3500,
     async setup() {

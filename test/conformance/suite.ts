@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { App } from "../../src/gateway/app.js";
 import { eventually, startApp } from "../support/app.js";
 import { clockAgent } from "../support/clock-agent.js";
-import { type FakeOpenAi, toolUsingModel } from "../fakes/openai.js";
+import { parseAgentsConfig } from "../../src/config/agents.js";
+import { FakeOpenAi, textReply, toolUsingModel } from "../fakes/openai.js";
 import type { ConformanceDriver, Place } from "./driver.js";
 import { groupAccessScenarios } from "./group-access.js";
 
@@ -48,8 +49,29 @@ export function conformance(makeDriver: () => ConformanceDriver): void {
     let app: App;
     let model: FakeOpenAi;
 
+    // Two agents on two fake model endpoints (issue 29): one routed by chat, one by the platform's workspace where it has one.
+    const agents = { byChat: { group: uniq("agents-chat") } as Place, byWorkspace: undefined as Place | undefined };
+    let alpha: FakeOpenAi;
+    let beta: FakeOpenAi;
+
     beforeAll(async () => {
       const { adapter, env } = await driver.setup();
+      [alpha, beta] = await Promise.all([FakeOpenAi.start(), FakeOpenAi.start()]);
+      alpha.responder = () => textReply(["alpha answers"]);
+      beta.responder = () => textReply(["beta answers"]);
+      const apart = driver.routing.workspaceGroup?.(uniq("agents-apart"));
+      agents.byWorkspace = apart?.place;
+      const agentsConfig = parseAgentsConfig(
+        JSON.stringify({
+          agents: {
+            alpha: { baseUrl: alpha.baseUrl, apiKey: "alpha-key", model: "alpha-1", persona: "You are Alpha.", tools: { current_time: "auto", "*": "deny" } },
+            beta: { baseUrl: beta.baseUrl, apiKey: "beta-key", model: "beta-1", persona: "You are Beta.", mcpServers: [] },
+          },
+          routes: [{ match: { chat: driver.routing.chatId(agents.byChat) }, agent: "alpha" }, ...(apart ? [{ match: apart.match, agent: "beta" }] : [])],
+        }),
+        {},
+        {},
+      );
       // Echo as everywhere, except a message that asks for the clock (a fake model calling current_time).
       const clock = await clockAgent(CLOCK, "conformance");
       model = clock.model;
@@ -60,6 +82,7 @@ export function conformance(makeDriver: () => ConformanceDriver): void {
         { DM_POLICY: "open", GROUP_REQUIRE_MENTION: "true", ...env },
         {
           agentFactory: agentFactory as never,
+          agentsConfig,
           mcpConfig: { servers: [], builtinTools: { current_time: { policy: "ask" } } },
         },
       );
@@ -69,7 +92,7 @@ export function conformance(makeDriver: () => ConformanceDriver): void {
     afterAll(async () => {
       await app?.stop();
       await driver.teardown();
-      await model?.close();
+      await Promise.all([model?.close(), alpha?.close(), beta?.close()]);
     });
 
     const replies = (place: Place, n: number, what: string) =>
@@ -83,6 +106,37 @@ export function conformance(makeDriver: () => ConformanceDriver): void {
     async function sessionsOf(): Promise<number> {
       return (await app.registry.listAll({ includeArchived: true, limit: 1000 })).length;
     }
+
+    it("two agents: a message reaches its place's agent's endpoint with its model, persona and tools; elsewhere the default agent", async () => {
+      const cases: Array<[Place, FakeOpenAi, string, string, string[]]> = [
+        [agents.byChat, alpha, "alpha-1", "You are Alpha.", ["current_time"]],
+        ...(agents.byWorkspace
+          ? [[agents.byWorkspace, beta, "beta-1", "You are Beta.", ["current_time", "search_sessions"]] as [Place, FakeOpenAi, string, string, string[]]]
+          : []),
+      ];
+      for (const [place, endpoint, model, persona, tools] of cases) {
+        const text = uniq("routed ");
+        await driver.say(place, uniq("member"), text, { mention: true });
+        const r = await replies(place, 1, `the ${model} agent's answer`);
+        expect(r.at(-1)).toMatch(/(alpha|beta) answers/);
+        const req = endpoint.requests.find((q) => JSON.stringify(q.body.messages).includes(text));
+        expect(req, `${model} got the message`).toBeDefined();
+        expect(req!.body.model).toBe(model);
+        expect(req!.body.messages[0].content).toContain(persona);
+        expect(
+          (req!.body.tools ?? [])
+            .map((t: { function: { name: string } }) => t.function.name)
+            .filter((n: string) => tools.includes(n) || n === "current_time" || n === "search_sessions")
+            .sort(),
+        ).toEqual([...tools].sort());
+      }
+      // An unrouted place keeps the default agent (echo here), and neither endpoint hears of it.
+      const elsewhere = { dm: uniq("u") };
+      const text = uniq("unrouted ");
+      await driver.say(elsewhere, elsewhere.dm, text);
+      expect((await replies(elsewhere, 1, "the default agent's answer"))[0]).toBe(`echo: ${text}`);
+      expect(JSON.stringify([...alpha.requests, ...beta.requests].map((q) => q.body.messages))).not.toContain(text);
+    });
 
     it("DM continuity: a user's messages land in one session, answered in order", async () => {
       const place = { dm: uniq("u") };

@@ -59,6 +59,7 @@ function telegramDriver(): ConformanceDriver {
       separateGroup: (name) => ({ group: name }),
       hasLeft: (place) => fake.hasLeft(where(place).chatId),
     },
+    routing: { chatId: (place) => String(where(place).chatId) },
     maxTextLength: 4096,
     async setup() {
       await fake.start();

@@ -11,7 +11,9 @@ import type { InboundEnvelope } from "../contract.js";
 import type { GatewayLedger } from "../ledger.js";
 import type { Outbound } from "../outbound/outbound.js";
 import { dmRefusal, groupAdmitted } from "./access.js";
-import { identify } from "./conversation.js";
+import type { Place, RoutedAgent } from "../../agent/routing.js";
+import { sessionOfRoute } from "./agent-route.js";
+import { identify, placeOf } from "./conversation.js";
 import { applyChange } from "./edits.js";
 import type { GatewayPolicy } from "./gateway.js";
 import { isAdmission } from "./group-admission.js";
@@ -39,6 +41,8 @@ export interface DispatchDeps {
   handled(inboundId: string, outcome: string): void;
   /** Told of every conversation a message is handled in, so proactive messages can reach it later (src/gateway/proactive). */
   conversations?: { seen(env: InboundEnvelope, bindingKey: string): void };
+  /** AGENTS_CONFIG's routes: the agent of a place (src/agent/routing.ts). Absent: every place has the agent `default`. */
+  agents?: { route(place: Place): RoutedAgent };
 }
 
 /** The pipeline's own answer to an event (an access refusal, "too long"), committed with the event as handled. */
@@ -112,8 +116,14 @@ export async function dispatch(deps: DispatchDeps, env: InboundEnvelope, inbound
     return;
   }
 
-  const { userId, conversation, respond } = await identify(env, deps.identities, policy, adapter?.botUsername, command);
-  const info = await bound(deps, conversation);
+  const routed = deps.agents?.route(placeOf(env));
+  const { userId, conversation, respond } = await identify(env, deps.identities, policy, adapter?.botUsername, command, routed);
+  let info = await bound(deps, conversation);
+  if (routed) {
+    const kept = await sessionOfRoute(deps, env, conversation, routed, info);
+    if (kept.moved) runner.bound(deps.registry.bindingKey(conversation), kept.info.id);
+    info = kept.info;
+  }
   deps.conversations?.seen(env, deps.registry.bindingKey(conversation));
   const event: InEvent = {
     type: "message",
@@ -137,6 +147,7 @@ export async function dispatch(deps: DispatchDeps, env: InboundEnvelope, inbound
     isAdmin,
     botUsername: adapter?.botUsername,
     ...(trace && { trace }),
+    ...(routed && { choosableAgents: routed.choosable }),
   };
   if (deps.stopping()) return undefined;
   return runner.run(runner.open(info), event);

@@ -20,7 +20,7 @@ import type { Pairing } from "./pairing.js";
 import { sharedModeDrainer, type ConversationDrainer } from "./conversation-drain.js";
 import { adapterContext } from "./adapter-context.js";
 import { Arrivals, handledWithoutTurn } from "./arrivals.js";
-import { dispatch } from "./dispatch.js";
+import { dispatch, type DispatchDeps } from "./dispatch.js";
 import { UnadmittedGroups } from "./groups.js";
 import { RecordsInFlight, recordArrival } from "./recording.js";
 import { readRecorded, replayUnhandled, type RecordedDeps } from "./replay.js";
@@ -71,6 +71,8 @@ export interface GatewayDeps {
   arrivals?: Arrivals;
   /** The Slack app's installations, handed to the adapters (AdapterContext.slack). */
   slack?: SlackPorts;
+  /** AGENTS_CONFIG's routes: the agent of each place. */
+  agents?: DispatchDeps["agents"];
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms).unref?.());

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { bindingAgentIdOf } from "../../session/agent-id.js";
 import { badArgs, type Tool } from "../../agent/tools.js";
 import type { CommandContext, CommandSpec } from "../../runtime/commands/index.js";
 import { formatLocal, isTimeZone, parseWhen, TimingError } from "../../runtime/jobs/when.js";
@@ -132,7 +133,12 @@ export function scheduleMessageTool(jobs: JobService, session: Info): Tool {
       const parsed = ScheduleMessageArgs.safeParse(args);
       if (!parsed.success) return badArgs("schedule_message", parsed.error);
       if (session.kind !== "chat") return "error: schedule_message works only in a chat conversation.";
-      const conversation = { agentId: session.agentId, userId: session.userId, ...(session.groupId && { groupId: session.groupId }), channel: session.channel };
+      const conversation = {
+        agentId: bindingAgentIdOf(session),
+        userId: session.userId,
+        ...(session.groupId && { groupId: session.groupId }),
+        channel: session.channel,
+      };
       const tz = await jobs.timezoneOf(conversation);
       const when = parseWhen(`${parsed.data.when} x`, tz, jobs.now());
       if ("error" in when) return `error: ${when.error}`;

@@ -1,4 +1,7 @@
 import { randomUUID } from "node:crypto";
+import type { Place, RoutedAgent } from "../../agent/routing.js";
+import { DEFAULT_AGENT } from "../../config/agents.js";
+import { agentIdFor, bindingAgentIdOf } from "../../session/agent-id.js";
 import type { Conversation, ReplyAddress } from "../../runtime/events.js";
 import { checkTiming, checkTimeZone, describeTiming, formatLocal, nextAfter, TimingError, type Timing } from "../../runtime/jobs/when.js";
 import type { Registry } from "../../session/registry.js";
@@ -99,17 +102,19 @@ export function describeJob(v: JobView): string {
  * and coordinates: at each run the binding is resolved again, so a /new moves
  * the job along to the fresh session.
  */
+export interface JobServiceDeps {
+  store: JobStore;
+  registry: Registry;
+  kv: KvStore;
+  identities: IdentityStore;
+  defaultTimezone: string;
+  now?: () => Date;
+  /** AGENTS_CONFIG's routes (src/agent/routing.ts): the agent of a job's place, part of its binding. Absent: `default`. */
+  agents?: { route(place: Place): RoutedAgent };
+}
+
 export class JobService {
-  constructor(
-    readonly deps: {
-      store: JobStore;
-      registry: Registry;
-      kv: KvStore;
-      identities: IdentityStore;
-      defaultTimezone: string;
-      now?: () => Date;
-    },
-  ) {}
+  constructor(readonly deps: JobServiceDeps) {}
 
   get store(): JobStore {
     return this.deps.store;
@@ -211,7 +216,12 @@ export class JobService {
     if ("sessionId" in ref) {
       const info = await this.deps.registry.getUnscoped(ref.sessionId);
       if (info.kind !== "chat") throw errors.invalid(`Session ${info.id} is a ${info.kind} session; name a chat's session.`);
-      const conversation: Conversation = { agentId: info.agentId, userId: info.userId, ...(info.groupId && { groupId: info.groupId }), channel: info.channel };
+      const conversation: Conversation = {
+        agentId: bindingAgentIdOf(info),
+        userId: info.userId,
+        ...(info.groupId && { groupId: info.groupId }),
+        channel: info.channel,
+      };
       const found = await this.deps.store.conversationOfBinding(this.keyOf(conversation));
       if (!found) throw errors.notFound(`A reply address for session ${info.id} (the chat has no recorded message yet; send one first)`);
       return { conversation, address: addressOf(found.template) };
@@ -225,15 +235,26 @@ export class JobService {
   async #coordinates(c: RecordedConversation): Promise<Conversation> {
     const { identities } = this.deps;
     const { platform, botId, chatId, threadId, template: t } = c;
+    // The place's routed agent, as a message there gets it; a group's job has no sender, so a sender's rule does not apply.
+    const place = {
+      platform,
+      chatId,
+      ...(t.replyTo.chatId !== chatId && { replyChatId: t.replyTo.chatId }),
+      chatKind: t.chatKind,
+      senderId: t.chatKind === "private" ? (t.senderId ?? "") : "",
+      ...(threadId && { threadId }),
+      ...(t.workspace !== undefined && { workspace: t.workspace }),
+    };
+    const agentId = agentIdFor(botId, this.deps.agents?.route(place).agent ?? DEFAULT_AGENT);
     if (t.chatKind === "private") {
       if (!t.senderId) throw errors.notFound(`The person of ${platform} chat ${chatId} (its recorded address names none; send a message there first)`);
-      return { agentId: botId, userId: await identities.userId(platform, t.senderId), channel: t.channel };
+      return { agentId, userId: await identities.userId(platform, t.senderId), channel: t.channel };
     }
     const parent = await identities.groupId(platform, chatId);
-    const shared: Conversation = { agentId: botId, userId: parent, groupId: parent, channel: t.channel };
+    const shared: Conversation = { agentId, userId: parent, groupId: parent, channel: t.channel };
     if (t.chatKind !== "thread" || !threadId || this.keyOf(shared) === c.bindingKey) return shared;
     const own = await identities.groupId(platform, `${chatId}:thread:${threadId}`, { parentId: parent });
-    return { agentId: botId, userId: own, groupId: own, channel: t.channel };
+    return { agentId, userId: own, groupId: own, channel: t.channel };
   }
 }
 

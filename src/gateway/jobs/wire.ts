@@ -1,6 +1,5 @@
 import type { Registry as MetricsRegistry } from "prom-client";
 import type { Config } from "../../config.js";
-import type { PersonaRegistry } from "../../agent/personas.js";
 import { buildSystemPrompt } from "../../agent/prompt.js";
 import type { Agent } from "../../agent/types.js";
 import { errInfo, type Logger } from "../../log.js";
@@ -16,12 +15,20 @@ import type { AdapterRegistry } from "../adapters.js";
 import type { GatewayLedger } from "../ledger.js";
 import type { Outbound } from "../outbound/outbound.js";
 import { JobRunner } from "./runner.js";
-import { JobService } from "./service.js";
+import { JobService, type JobServiceDeps } from "./service.js";
 
 /** The job service, built early (chat commands and the agent's tool need it). */
 export function jobService(
   db: Database,
-  deps: { registry: Registry; kv: KvStore; identities: IdentityStore; config: Pick<Config, "DEFAULT_TIMEZONE">; now?: () => Date },
+  deps: {
+    registry: Registry;
+    kv: KvStore;
+    identities: IdentityStore;
+    config: Pick<Config, "DEFAULT_TIMEZONE">;
+    now?: () => Date;
+    /** AGENTS_CONFIG's routes: a job's conversation is its place's agent's. */
+    agents?: JobServiceDeps["agents"];
+  },
 ): JobService {
   return new JobService({
     store: new JobStore(db),
@@ -30,6 +37,7 @@ export function jobService(
     identities: deps.identities,
     defaultTimezone: deps.config.DEFAULT_TIMEZONE,
     now: deps.now,
+    ...(deps.agents && { agents: deps.agents }),
   });
 }
 
@@ -45,7 +53,8 @@ export function jobRunner(
     ledger: GatewayLedger;
     adapters: AdapterRegistry;
     agent: (metadata: Record<string, unknown>, ctx: { session: Info }) => Agent;
-    personas: PersonaRegistry;
+    /** A session's persona prompt (its own choice, else its agent's). */
+    personaOf: (session: Info) => string;
     log: Logger;
     metrics: MetricsRegistry;
     onError: (where: string) => void;
@@ -69,7 +78,7 @@ export function jobRunner(
     deliver: (id) => deps.outbound.enqueue({ kind: "reply", deliveryId: id }),
     canDeliver: (platform, botId) => deps.adapters.get(platform, botId) !== undefined,
     retentionMs: config.RECORD_RETENTION,
-    agent: (session) => ({ agent: deps.agent(session.metadata, { session }), system: buildSystemPrompt(deps.personas.resolve(session.persona).prompt) }),
+    agent: (session) => ({ agent: deps.agent(session.metadata, { session }), system: buildSystemPrompt(deps.personaOf(session)) }),
     onTranscript: (sessionId) => {
       if (deps.runner.has(sessionId)) deps.runner.get(sessionId).invalidateWindow();
     },

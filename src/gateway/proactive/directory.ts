@@ -1,4 +1,6 @@
 import { setBounded } from "../../bounded.js";
+import { bindingAgentIdOf } from "../../session/agent-id.js";
+import { safeInfo } from "../../session/rotation.js";
 import type { Logger } from "../../log.js";
 import { errInfo } from "../../log.js";
 import { chatBinding } from "../../session/binding-key.js";
@@ -61,6 +63,7 @@ export class ConversationDirectory {
       chatKind: env.chatKind,
       channel: env.channel,
       ...(env.chatTitle !== undefined && { chatTitle: env.chatTitle }),
+      ...(env.workspace !== undefined && { workspace: env.workspace }),
       ...(env.chatKind === "private" && { senderId: env.senderId, ...(env.senderName !== undefined && { senderName: env.senderName }) }),
       replyTo: durableAddress(env.replyTo),
     };
@@ -96,7 +99,10 @@ export class ConversationDirectory {
     if ("sessionId" in ref) {
       const s = await this.registry.store.find(ref.sessionId);
       if (!s || s.kind !== "chat") return { ok: false, status: 404, error: `no chat session ${ref.sessionId}: use an id from /status or GET /api/sessions` };
-      rec = await this.store.byBinding(chatBinding({ agentId: s.agentId, userId: s.userId, groupId: s.groupId ?? undefined, channel: s.channel }).key);
+      rec = await this.store.byBinding(
+        chatBinding({ agentId: bindingAgentIdOf(safeInfo(s) ?? { agentId: s.agentId }), userId: s.userId, groupId: s.groupId ?? undefined, channel: s.channel })
+          .key,
+      );
       if (!rec)
         return {
           ok: false,

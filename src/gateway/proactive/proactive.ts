@@ -195,6 +195,8 @@ export class Proactive {
       replyTo: t.replyTo,
       channel: t.channel,
       ...(t.chatTitle !== undefined && { chatTitle: t.chatTitle }),
+      // The place as the chat's own messages name it, so the routes give the turn the same agent (and binding).
+      ...(t.workspace !== undefined && { workspace: t.workspace }),
     };
   }
 

@@ -1,6 +1,9 @@
 import type { Config } from "../../config.js";
 import type { Logger } from "../../log.js";
-import { createAgentFactory, type AgentFactory, type TurnOverrides } from "../../agent/factory.js";
+import { agentCatalog, type AgentCatalog, type AnyAgentFactory } from "../../agent/catalog.js";
+import type { AgentFactory, TurnOverrides } from "../../agent/factory.js";
+import { DEFAULT_AGENT, defaultAgentSettingsOf, loadAgentsConfig, type AgentsConfig } from "../../config/agents.js";
+import { registerSecret } from "../../log.js";
 import { builtinTools, toolRegistry, type Tool, type ToolRegistry } from "../../agent/tools.js";
 import type { ModelMeter } from "../../agent/model-meter.js";
 import type { Agent } from "../../agent/types.js";
@@ -18,26 +21,50 @@ import type { AppBase, StorePart } from "./parts.js";
 /** What makes a turn's agent: the configured factory, or a plain function in its place (tests). */
 export type TurnAgentFactory = AgentFactory | ((metadata: Record<string, unknown>, ctx: AgentContext & TurnOverrides) => Agent);
 
-/** The agent factory the model settings in the configuration describe (the echo agent when no provider is set). */
-export function configuredAgentFactory(config: Config, log: Logger): AgentFactory {
-  return createAgentFactory({
-    baseUrl: config.OPENAI_BASE_URL,
-    apiKey: config.OPENAI_API_KEY,
-    model: config.OPENAI_MODEL,
-    temperature: config.MODEL_TEMPERATURE !== undefined ? Number(config.MODEL_TEMPERATURE) : undefined,
-    maxOutputTokens: config.MODEL_MAX_OUTPUT_TOKENS !== undefined ? Number(config.MODEL_MAX_OUTPUT_TOKENS) : undefined,
-    thinkingLevel: config.MODEL_THINKING_LEVEL as never,
-    maxToolRounds: config.TOOL_MAX_ROUNDS,
-    toolTimeoutMs: config.TOOL_TIMEOUT,
-    speakerNames: config.MODEL_SPEAKER_NAMES,
-    modelsAllowed: config.MODELS_ALLOWED,
-    log,
-  });
+/**
+ * AGENTS_CONFIG read and checked (keys resolved from `env`), or the one agent
+ * `default` without it. Throws AgentsConfigError with one line naming the
+ * agent and the field; every resolved key is registered with the log's
+ * redactor, so none is ever printed.
+ */
+export function configuredAgents(config: Config, env: NodeJS.ProcessEnv = process.env): AgentsConfig {
+  const agents = loadAgentsConfig(config.AGENTS_CONFIG, env, defaultAgentSettingsOf(config));
+  for (const spec of agents.agents.values()) registerSecret(spec.resolvedApiKey);
+  return agents;
 }
 
-/** Reflection condenses with the model when one is configured, and without one (extractively) otherwise. */
-export function reflectionCondenser(agentFactory: TurnAgentFactory): Condenser {
-  return "provider" in agentFactory && agentFactory.provider === "openai" ? agentCondenser(() => (agentFactory as AgentFactory)({})) : extractiveCondenser();
+/** The agents' factories from the configuration (each the echo agent when it names no endpoint); `defaultFactory` replaces `default`'s. */
+export function configuredCatalog(
+  config: Config,
+  agents: AgentsConfig,
+  personaRegistry: PersonaRegistry,
+  log: Logger,
+  defaultFactory?: TurnAgentFactory,
+): AgentCatalog {
+  return agentCatalog(
+    agents,
+    {
+      maxToolRounds: config.TOOL_MAX_ROUNDS,
+      toolTimeoutMs: config.TOOL_TIMEOUT,
+      speakerNames: config.MODEL_SPEAKER_NAMES,
+      modelsAllowed: config.MODELS_ALLOWED,
+      log,
+    },
+    personaRegistry,
+    defaultFactory as AnyAgentFactory | undefined,
+  );
+}
+
+/** Reflection condenses with the session's agent when it has a model, and without one (extractively) otherwise. */
+export function reflectionCondenser(agents: AgentCatalog): Condenser {
+  const extractive = extractiveCondenser();
+  const withModel = agentCondenser((session) => agents.of(session?.agentId ?? DEFAULT_AGENT).factory({}, {}));
+  return {
+    condense: (messages, session) =>
+      agents.of(session?.agentId ?? DEFAULT_AGENT).factory.provider === "openai"
+        ? withModel.condense(messages, session)
+        : extractive.condense(messages, session),
+  };
 }
 
 /** A turn's agent maker, and what it offers the model in a session (what `/tools` lists: one source for both). */
@@ -72,44 +99,48 @@ export function sessionBuiltins(deps: { registry: Registry; transcript: Transcri
 }
 
 /**
- * A turn's agent with its tools (the tooling's sources: the built-ins and the
- * MCP servers' tools), and the approval handler that asks the turn's chat.
+ * A turn's agent with its tools: the session's agent (its agent id names it
+ * in the catalog), offered the tooling's sources (the built-ins and the MCP
+ * servers' tools) narrowed to what that agent may use, and the approval
+ * handler that asks the turn's chat under the agent's policies.
  */
 export function agentWithTools(deps: {
-  agentFactory: TurnAgentFactory;
+  agents: AgentCatalog;
   tooling: Tooling;
-  /** TOOL_MAX_ROUNDS: 0 offers the model no tools at all. */
-  maxToolRounds?: number;
   /** The turn's model meter (usage and budgets for its place); none: nothing is counted. */
   meterFor?: (ctx: AgentContext) => ModelMeter | undefined;
 }): AgentWithTools {
-  const { agentFactory, tooling } = deps;
+  const { agents, tooling } = deps;
   // The echo agent calls no tool, and with no tool rounds the model is offered none: a turn gets an empty registry, which /tools shows.
-  const none = deps.maxToolRounds === 0 || ("provider" in agentFactory && agentFactory.provider === "echo");
-  const offered = (session: Info) => (none ? toolRegistry([]) : tooling.registry(session));
+  const offered = (session: Info) => {
+    const agent = agents.of(session.agentId);
+    return agent.toolMaxRounds === 0 || agent.factory.provider === "echo" ? toolRegistry([]) : agent.tools.narrow(tooling.registry(session));
+  };
   const make = (metadata: Record<string, unknown>, ctx: AgentContext) => {
+    const agent = agents.of(ctx.session.agentId);
     const tools = offered(ctx.session);
     const meter = deps.meterFor?.(ctx);
-    return agentFactory(metadata, { ...ctx, tools, approval: tooling.handler(ctx, tools), ...(meter && { meter }) } as never);
+    return agent.factory(metadata, { ...ctx, tools, approval: tooling.handler(ctx, tools, agent.tools.policyOf), ...(meter && { meter }) } as never);
   };
   return Object.assign(make, { offered });
 }
 
-/** The agent part: the turn's agent factory (the configured model, or the options'), the personas and reflection. */
+/** The agent part: the agents (AGENTS_CONFIG's, or `default` from OPENAI_*; the options' factory in place of default's), the personas and reflection. */
 export interface AgentPart {
-  agentFactory: TurnAgentFactory;
+  agents: AgentCatalog;
   personas: PersonaRegistry;
   reflector: Reflector;
 }
 
-export function agentPart(base: AppBase, stores: StorePart): AgentPart {
+export function agentPart(base: AppBase, stores: StorePart, agentsConfig: AgentsConfig): AgentPart {
   const { config, log } = base;
-  const agentFactory = base.opts.agentFactory ?? configuredAgentFactory(config, log);
+  const personaRegistry = personas(config.PERSONAS);
+  const agents = configuredCatalog(config, agentsConfig, personaRegistry, log, base.opts.agentFactory);
   const { registry, transcript, memories, kv } = stores;
-  const condenser = reflectionCondenser(agentFactory);
+  const condenser = reflectionCondenser(agents);
   return {
-    agentFactory,
-    personas: personas(config.PERSONAS),
+    agents,
+    personas: personaRegistry,
     reflector: new Reflector({ registry, transcript, memories, kv, log, everyTurns: config.REFLECT_EVERY_TURNS, condenser }),
   };
 }

@@ -1,4 +1,5 @@
 import type { Config } from "../../config.js";
+import type { AgentCatalog } from "../../agent/catalog.js";
 import type { PersonaRegistry } from "../../agent/personas.js";
 import type { ToolRegistry } from "../../agent/tools.js";
 import { commandInterceptor, type CommandSpec } from "../../runtime/commands/index.js";
@@ -6,6 +7,7 @@ import type { Runner } from "../../runtime/runner.js";
 import type { Info } from "../../session/info.js";
 import { turnLimit } from "../../runtime/turn-limit.js";
 import type { TranscriptStore } from "../../store/index.js";
+import { agentCommand } from "../agent-command.js";
 import { admitGroupCommand } from "../inbound/group-admission.js";
 import type { Pairing } from "../inbound/pairing.js";
 import { jobCommands } from "../jobs/commands.js";
@@ -43,16 +45,21 @@ export function chatCommands(
     jobs: JobService;
     /** The tools a turn in a session is offered (agentWithTools), which /tools lists. */
     offered: (session: Info) => ToolRegistry;
+    /** The agents (/agent shows and switches them; /status names the session's model from its agent). */
+    agents: AgentCatalog;
   },
 ): ChatCommands {
   return commandInterceptor({
     transcript: deps.transcript,
     personas: deps.personas,
-    defaultModel: config.OPENAI_MODEL,
+    defaultModel: (info) => deps.agents.of(info.agentId).spec.model,
+    // With several agents, /status also names the session's.
+    ...(deps.agents.list().length > 1 && { agentOf: (info: Info) => deps.agents.of(info.agentId).name }),
     extra: [
+      agentCommand(deps.agents),
       approveCommand(deps.pairing),
       admitGroupCommand(config, deps.pairing.store),
-      ...toolCommands(deps.tooling, deps.offered),
+      ...toolCommands(deps.tooling, deps.offered, (info) => deps.agents.of(info.agentId).tools),
       ...jobCommands(deps.jobs),
     ],
     adminCommands: config.ADMIN_COMMANDS,

@@ -77,6 +77,7 @@ export function gatewayPart(base: AppBase, stores: StorePart, runtime: RuntimePa
     },
     ...commandMenu(runtime.commands, config),
     onApprovalClick: (c) => tools.tooling.approvals.click(c),
+    agents: tools.agents,
   });
   return { outbound, proactive, gateway };
 }

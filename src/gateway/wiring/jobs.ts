@@ -23,7 +23,7 @@ export function jobsPart(
     ledger: stores.ledger,
     adapters: base.adapters,
     agent: parts.tools.withTools,
-    personas: parts.agent.personas,
+    personaOf: parts.agent.agents.personaOf,
     log: base.log,
     metrics: metrics.registry,
     onError: (where) => metrics.internalErrors.inc({ where }),

@@ -30,8 +30,15 @@ export function runtimePart(base: AppBase, stores: StorePart, agent: AgentPart, 
     log,
     agentFactory: tools.withTools,
     personas: agent.personas,
+    personaOf: agent.agents.personaOf,
     busyPolicy: config.BUSY_POLICY,
     context: { maxMessages: config.CONTEXT_MAX_MESSAGES, maxChars: config.CONTEXT_MAX_CHARS },
+    // An agent's own limits (AGENTS_CONFIG contextMaxMessages / contextMaxChars), each falling back to the gateway's.
+    contextOf: (info) => {
+      const { contextMaxMessages, contextMaxChars } = agent.agents.of(info.agentId).spec;
+      if (contextMaxMessages === undefined && contextMaxChars === undefined) return undefined;
+      return { maxMessages: contextMaxMessages ?? config.CONTEXT_MAX_MESSAGES, maxChars: contextMaxChars ?? config.CONTEXT_MAX_CHARS };
+    },
     turnTimeoutMs: config.AGENT_TIMEOUT,
     maxLiveSessions: config.LIVE_SESSIONS_MAX,
     freshWindow: config.SHARED_DATABASE,
@@ -43,10 +50,18 @@ export function runtimePart(base: AppBase, stores: StorePart, agent: AgentPart, 
       return t === undefined ? undefined : t + config.INBOUND_TTL;
     },
     onCommitError: () => metrics.internalErrors.inc({ where: "turn-commit" }),
-    prepareInput: mediaInput(config, log, metrics, (platform, botId): FileSource | undefined => adapters.get(platform, botId)?.files),
+    prepareInput: mediaInput(config, log, metrics, (platform, botId): FileSource | undefined => adapters.get(platform, botId)?.files, agent.agents),
   });
   const pairing = new Pairing(stores.access);
-  const commands = chatCommands(config, { transcript, personas: agent.personas, pairing, tooling: tools.tooling, jobs, offered: tools.withTools.offered });
+  const commands = chatCommands(config, {
+    transcript,
+    personas: agent.personas,
+    pairing,
+    tooling: tools.tooling,
+    jobs,
+    offered: tools.withTools.offered,
+    agents: agent.agents,
+  });
   registerInterceptors(runner, tools.tooling, commands, config);
   return { runner, pairing, commands, arrivals };
 }

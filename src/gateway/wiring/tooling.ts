@@ -7,7 +7,8 @@ import { passesDmPolicy } from "../inbound/access.js";
 import type { JobService } from "../jobs/service.js";
 import type { GatewayMetrics } from "../metrics.js";
 import { Tooling, type CardDoor, type ToolingOptions } from "../tooling.js";
-import { agentWithTools, sessionBuiltins, type AgentWithTools, type TurnAgentFactory } from "./agent.js";
+import type { AgentCatalog } from "../../agent/catalog.js";
+import { agentWithTools, sessionBuiltins, type AgentWithTools } from "./agent.js";
 import type { AppBase, StorePart } from "./parts.js";
 
 /** The tools, MCP servers and approvals as the configuration sets them (MCP_CONFIG, APPROVERS, the timeouts). */
@@ -51,9 +52,11 @@ export function configuredTooling(
 export interface ToolingPart {
   tooling: Tooling;
   withTools: AgentWithTools;
+  /** The agents the turns run with (the agent part's), and the routes to them. */
+  agents: AgentCatalog;
 }
 
-export function toolingPart(base: AppBase, stores: StorePart, deps: { agentFactory: TurnAgentFactory; jobs: JobService; outbound: CardDoor }): ToolingPart {
+export function toolingPart(base: AppBase, stores: StorePart, deps: { agents: AgentCatalog; jobs: JobService; outbound: CardDoor }): ToolingPart {
   const { config, adapters } = base;
   // Asked only when someone other than an admin decides a tool call, not for every message.
   const mayApprove: ToolingOptions["mayApprove"] = (who) => passesDmPolicy(who, config, stores.access, adapters.get(who.platform, who.botId), false);
@@ -65,5 +68,5 @@ export function toolingPart(base: AppBase, stores: StorePart, deps: { agentFacto
     outbound: () => deps.outbound,
     mayApprove,
   });
-  return { tooling, withTools: agentWithTools({ agentFactory: deps.agentFactory, tooling, maxToolRounds: config.TOOL_MAX_ROUNDS }) };
+  return { tooling, withTools: agentWithTools({ agents: deps.agents, tooling }), agents: deps.agents };
 }

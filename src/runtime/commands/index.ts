@@ -51,7 +51,8 @@ export function commandInterceptor(opts: CommandOptions): Interceptor & { comman
       ctx.notify("error", `/${spec.name} is for operators only.`);
       return;
     }
-    if (spec.cancels) await opts.cancel?.[spec.cancels]?.(ctx.session.id, `/${cmd.name}`);
+    const cancels = typeof spec.cancels === "function" ? spec.cancels(cmd.args) : spec.cancels;
+    if (cancels) await opts.cancel?.[cancels]?.(ctx.session.id, `/${cmd.name}`);
     await spec.run({ event, session: ctx.session, can: ctx.can, args: cmd.args, name: cmd.name, notify: ctx.notify });
   };
   return Object.assign(interceptor, { commands });

@@ -22,7 +22,7 @@ function describeSession(s: Info, i: number, list: Info[], currentId: string): s
   return `${i + 1}. ${s.id}${state}, ${s.turnCount} turns, ${fmtDate(s.lastActive)}${lineage}`;
 }
 
-export function statusCommand(opts: Pick<CommandOptions, "defaultModel">): CommandSpec {
+export function statusCommand(opts: Pick<CommandOptions, "defaultModel" | "agentOf">): CommandSpec {
   return {
     name: "status",
     summary: "show this conversation's session",
@@ -38,8 +38,9 @@ export function statusCommand(opts: Pick<CommandOptions, "defaultModel">): Comma
         [
           `session: ${info.id}`,
           `turns: ${turns}`,
-          `model: ${String(info.metadata[METADATA_KEYS.model] ?? opts.defaultModel ?? "echo")}`,
+          `model: ${String(info.metadata[METADATA_KEYS.model] ?? (typeof opts.defaultModel === "function" ? opts.defaultModel(info) : opts.defaultModel) ?? "echo")}`,
           `persona: ${info.persona ?? "default"}`,
+          ...(opts.agentOf ? [`agent: ${opts.agentOf(info)}`] : []),
           `started: ${fmtDate(info.createdAt)}`,
           `archived sessions: ${archived}`,
         ].join("\n"),

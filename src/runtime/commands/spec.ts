@@ -1,3 +1,4 @@
+import type { Info } from "../../session/info.js";
 import type { PersonaRegistry } from "../../agent/personas.js";
 import type { TranscriptStore } from "../../store/transcript.js";
 import type { MessageEvent, Severity } from "../events.js";
@@ -28,9 +29,10 @@ export interface CommandSpec {
   /**
    * What the command cancels before it runs (CommandOptions.cancel does it):
    * "approvals", the tool calls its session waits on a person for (/stop,
-   * /new: a turn held by an approval would never stop or become idle).
+   * /new: a turn held by an approval would never stop or become idle); a
+   * function of the arguments when only some uses move the conversation (`/agent <name>`, not `/agent`).
    */
-  cancels?: Cancellable;
+  cancels?: Cancellable | ((args: string) => Cancellable | undefined);
   /** Runs the command; the message is consumed (a command never reaches a turn). */
   run(ctx: CommandContext): Promise<void> | void;
 }
@@ -40,8 +42,10 @@ export interface CommandOptions {
   personas: PersonaRegistry;
   /** Command names only operators may run (overrides each command's default). */
   adminCommands?: string[];
-  /** The model shown by /status when the session sets none. */
-  defaultModel?: string;
+  /** The model shown by /status when the session sets none (its agent's, given the session). */
+  defaultModel?: string | ((info: Info) => string | undefined);
+  /** The session's agent, which /status names when set (several agents, issue 29). */
+  agentOf?: (info: Info) => string;
   /** MODELS_ALLOWED: the only models /model may choose (empty or unset: any valid name). */
   modelsAllowed?: readonly string[];
   /** Extra commands (the gateway adds /approve). */

@@ -1,3 +1,4 @@
+import type { Info } from "../../session/info.js";
 import type { ImageInput } from "../../agent/content.js";
 import type { Transcriber } from "../../agent/transcribe.js";
 import { isAgentError } from "../../agent/types.js";
@@ -38,7 +39,8 @@ export interface PreparedInput {
   nothingToAnswer: boolean;
 }
 
-export type InputPreparer = (ev: MessageEvent, signal: AbortSignal) => Promise<PreparedInput>;
+/** `session`: the turn's session, whose agent may see and hear differently from the others (issue 29). */
+export type InputPreparer = (ev: MessageEvent, signal: AbortSignal, session?: Info) => Promise<PreparedInput>;
 
 const mb = (n: number) => (n < 1024 * 1024 ? `${Math.max(1, Math.round(n / 1024))} KB` : `${(n / (1024 * 1024)).toFixed(1).replace(/\.0$/, "")} MB`);
 const isImage = (a: AttachmentInfo) => a.kind === "photo" || (a.kind === "document" && !!a.mimeType?.startsWith("image/"));

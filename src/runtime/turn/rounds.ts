@@ -22,7 +22,7 @@ export async function runRounds(t: TurnScope, work: TurnWork, signal: AbortSigna
     await readDurably(t.runner, t.pending.inboundIds, signal, () => session.reload());
   }
   if (opts.prepareInput && ev.attachments?.length) {
-    const prepared = await opts.prepareInput(ev, signal);
+    const prepared = await opts.prepareInput(ev, signal, session.info);
     ({ text: work.userText, images: work.images, nothingToAnswer: work.nothingToAnswer } = prepared);
     work.notices.push(...prepared.notices);
   }
@@ -51,7 +51,7 @@ async function modelRequest(t: TurnScope, work: TurnWork, signal: AbortSignal): 
   const { inboundIds, event: ev } = t.pending;
   const window = await readDurably(runner, inboundIds, signal, () => session.window());
   const memories = opts.memories ? await readDurably(runner, inboundIds, signal, () => opts.memories!.recall(memoryScope(session.info).read, 20)) : [];
-  const persona = opts.personas.resolve(session.info.persona);
+  const persona = opts.personaOf ? opts.personaOf(session.info) : opts.personas.resolve(session.info.persona).prompt;
   // In a group, each user message carries its speaker's name, so the model can tell Alice from Bob.
   const group = session.info.groupId !== undefined;
   const named = (name: string | undefined) => (group && name ? { name } : {});
@@ -59,7 +59,7 @@ async function modelRequest(t: TurnScope, work: TurnWork, signal: AbortSignal): 
     ...window.flatMap((m) => windowToChat(m).map((c) => (m.role === "user" ? { ...c, ...named(m.name) } : c))),
     { role: "user", content: work.userText, ...named(userEntry(ev, work.userText, undefined).name), ...(work.images?.length && { images: work.images }) },
   ];
-  return { system: buildSystemPrompt(persona.prompt, memories), messages };
+  return { system: buildSystemPrompt(persona, memories), messages };
 }
 
 /**

@@ -19,6 +19,7 @@ import type { JobService } from "./jobs/service.js";
 import { jobService } from "./jobs/wire.js";
 import type { Tooling } from "./tooling.js";
 import { agentPart, type TurnAgentFactory } from "./wiring/agent.js";
+import { usagePart } from "./wiring/usage.js";
 import { gatewayPart, outboundPart } from "./wiring/gateway.js";
 import { httpPart, mountRoutes } from "./wiring/http.js";
 import { jobsPart } from "./wiring/jobs.js";
@@ -94,10 +95,11 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
   const stores = await storePart(base);
   // Off unless an OTLP endpoint is set (nothing of the SDK is loaded then); shut down last, in lifecycle's stop.
   const telemetry = await startTelemetry(config, log);
-  const agent = agentPart(base, stores);
+  const usage = usagePart(base, stores);
+  const agent = agentPart(base, stores, usage);
   const jobs = jobService(stores.db, { ...stores, config, now: opts.jobClock });
   const outbound = outboundPart(base, stores);
-  const tools = toolingPart(base, stores, { agentFactory: agent.agentFactory, jobs, outbound });
+  const tools = toolingPart(base, stores, { agentFactory: agent.agentFactory, jobs, outbound, meterFor: usage.meterFor });
   const runtime = runtimePart(base, stores, agent, tools, jobs);
   const web = httpPart(base, stores);
   const gateway = gatewayPart(base, stores, runtime, tools, web, outbound);
@@ -133,6 +135,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
       storeProbeMs: opts.storeProbeMs,
       retryIntervalMs: opts.retryIntervalMs,
       telemetry,
+      meter: usage.meter,
     }),
   };
 }

@@ -2,6 +2,7 @@ import type { Agent } from "../agent/types.js";
 import type { Logger } from "../log.js";
 import { memoryScope } from "../session/memory-scope.js";
 import type { Registry } from "../session/registry.js";
+import type { Info } from "../session/info.js";
 import type { KvStore } from "../store/kv.js";
 import type { MemoryStore } from "../store/memories.js";
 import type { MessageRecord, TranscriptStore } from "../store/transcript.js";
@@ -10,7 +11,8 @@ import { errInfo } from "../log.js";
 
 /** Turns a stretch of transcript into a few memory lines. */
 export interface Condenser {
-  condense(messages: Array<Pick<MessageRecord, "role" | "content">>): Promise<string[]>;
+  /** `session`: whose transcript it is, so a model's call is counted against that session's agent and budgets. */
+  condense(messages: Array<Pick<MessageRecord, "role" | "content">>, session?: Info): Promise<string[]>;
 }
 
 const MAX_MEMORY_CHARS = 300;
@@ -31,16 +33,16 @@ export function extractiveCondenser(maxItems = 5): Condenser {
 }
 
 /** Asks the configured model to condense the transcript into short facts. */
-export function agentCondenser(agent: () => Agent, timeoutMs = 60_000): Condenser {
+export function agentCondenser(agent: (session?: Info) => Agent, timeoutMs = 60_000): Condenser {
   return {
-    async condense(messages) {
+    async condense(messages, session) {
       const transcript = messages
         .map((m) => `${m.role}: ${m.content}`)
         .join("\n")
         .slice(-20_000);
       const signal = AbortSignal.timeout(timeoutMs);
       let text = "";
-      for await (const out of agent().run({
+      for await (const out of agent(session).run({
         system:
           "You maintain an assistant's long-term memory. From the conversation below, write at most 5 short, self-contained facts worth remembering about the user or the ongoing work, one per line, no numbering. Write nothing if nothing is worth keeping.",
         messages: [{ role: "user", content: transcript }],
@@ -142,7 +144,7 @@ export class Reflector {
     const after = await this.#cursor(sessionId);
     const messages = await this.opts.transcript.since(sessionId, after, 400);
     if (messages.length === 0) return 0;
-    const lines = await this.opts.condenser.condense(messages);
+    const lines = await this.opts.condenser.condense(messages, info);
     await this.opts.memories.add(scope.write, sessionId, lines);
     await this.opts.kv.set(this.#key(sessionId), String(messages.at(-1)!.seq));
     return lines.length;

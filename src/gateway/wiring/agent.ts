@@ -14,6 +14,7 @@ import { scheduleMessageTool } from "../jobs/commands.js";
 import type { JobService } from "../jobs/service.js";
 import type { Tooling } from "../tooling.js";
 import type { AppBase, StorePart } from "./parts.js";
+import type { UsagePart } from "./usage.js";
 
 /** What makes a turn's agent: the configured factory, or a plain function in its place (tests). */
 export type TurnAgentFactory = AgentFactory | ((metadata: Record<string, unknown>, ctx: AgentContext & TurnOverrides) => Agent);
@@ -35,9 +36,13 @@ export function configuredAgentFactory(config: Config, log: Logger): AgentFactor
   });
 }
 
-/** Reflection condenses with the model when one is configured, and without one (extractively) otherwise. */
-export function reflectionCondenser(agentFactory: TurnAgentFactory): Condenser {
-  return "provider" in agentFactory && agentFactory.provider === "openai" ? agentCondenser(() => (agentFactory as AgentFactory)({})) : extractiveCondenser();
+/** Reflection condenses with the model when one is configured (its calls metered for the session), and without one (extractively) otherwise. */
+export function reflectionCondenser(agentFactory: TurnAgentFactory, meterFor?: (session: Info) => ModelMeter): Condenser {
+  if (!("provider" in agentFactory) || agentFactory.provider !== "openai") return extractiveCondenser();
+  return agentCondenser((session) => {
+    const meter = session && meterFor?.(session);
+    return (agentFactory as AgentFactory)({}, meter ? { meter } : undefined);
+  });
 }
 
 /** A turn's agent maker, and what it offers the model in a session (what `/tools` lists: one source for both). */
@@ -102,11 +107,11 @@ export interface AgentPart {
   reflector: Reflector;
 }
 
-export function agentPart(base: AppBase, stores: StorePart): AgentPart {
+export function agentPart(base: AppBase, stores: StorePart, usage?: Pick<UsagePart, "meterForSession">): AgentPart {
   const { config, log } = base;
   const agentFactory = base.opts.agentFactory ?? configuredAgentFactory(config, log);
   const { registry, transcript, memories, kv } = stores;
-  const condenser = reflectionCondenser(agentFactory);
+  const condenser = reflectionCondenser(agentFactory, usage?.meterForSession);
   return {
     agentFactory,
     personas: personas(config.PERSONAS),

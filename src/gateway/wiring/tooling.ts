@@ -7,6 +7,8 @@ import { passesDmPolicy } from "../inbound/access.js";
 import type { JobService } from "../jobs/service.js";
 import type { GatewayMetrics } from "../metrics.js";
 import { Tooling, type CardDoor, type ToolingOptions } from "../tooling.js";
+import type { ModelMeter } from "../../agent/model-meter.js";
+import type { AgentContext } from "../../runtime/runner.js";
 import { agentWithTools, sessionBuiltins, type AgentWithTools, type TurnAgentFactory } from "./agent.js";
 import type { AppBase, StorePart } from "./parts.js";
 
@@ -53,7 +55,11 @@ export interface ToolingPart {
   withTools: AgentWithTools;
 }
 
-export function toolingPart(base: AppBase, stores: StorePart, deps: { agentFactory: TurnAgentFactory; jobs: JobService; outbound: CardDoor }): ToolingPart {
+export function toolingPart(
+  base: AppBase,
+  stores: StorePart,
+  deps: { agentFactory: TurnAgentFactory; jobs: JobService; outbound: CardDoor; meterFor?: (ctx: AgentContext) => ModelMeter },
+): ToolingPart {
   const { config, adapters } = base;
   // Asked only when someone other than an admin decides a tool call, not for every message.
   const mayApprove: ToolingOptions["mayApprove"] = (who) => passesDmPolicy(who, config, stores.access, adapters.get(who.platform, who.botId), false);
@@ -65,5 +71,13 @@ export function toolingPart(base: AppBase, stores: StorePart, deps: { agentFacto
     outbound: () => deps.outbound,
     mayApprove,
   });
-  return { tooling, withTools: agentWithTools({ agentFactory: deps.agentFactory, tooling, maxToolRounds: config.TOOL_MAX_ROUNDS }) };
+  return {
+    tooling,
+    withTools: agentWithTools({
+      agentFactory: deps.agentFactory,
+      tooling,
+      maxToolRounds: config.TOOL_MAX_ROUNDS,
+      ...(deps.meterFor && { meterFor: deps.meterFor }),
+    }),
+  };
 }

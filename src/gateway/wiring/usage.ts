@@ -1,0 +1,66 @@
+import type { Config } from "../../config.js";
+import { loadAgentsConfig, type AgentsConfig } from "../../config/agents.js";
+import type { ModelMeter } from "../../agent/model-meter.js";
+import type { AgentContext } from "../../runtime/runner.js";
+import { agentNameOf } from "../../session/agent-id.js";
+import type { Info } from "../../session/info.js";
+import { BudgetStore, UsageStore } from "../../store/index.js";
+import { UsageMeter } from "../usage/usage-meter.js";
+import type { AppBase, StorePart } from "./parts.js";
+
+/**
+ * AGENTS_CONFIG as this process reads it (issue 29). The one place the
+ * usage part loads it: when the agents' loading at start (issue 29 part 1)
+ * is merged, this is where the two are unified. Read once per config object.
+ */
+const loaded = new WeakMap<Config, AgentsConfig>();
+export function agentsConfigOf(config: Config): AgentsConfig {
+  let a = loaded.get(config);
+  if (!a) {
+    a = loadAgentsConfig(config.AGENTS_CONFIG, process.env, {
+      ...(config.OPENAI_BASE_URL && { baseUrl: config.OPENAI_BASE_URL }),
+      ...(config.OPENAI_API_KEY && { apiKey: config.OPENAI_API_KEY }),
+      ...(config.OPENAI_MODEL && { model: config.OPENAI_MODEL }),
+    });
+    loaded.set(config, a);
+  }
+  return a;
+}
+
+/** How long a reservation is held: a model call ends within AGENT_TIMEOUT (the turn's clock aborts it), plus a margin. */
+export const reservationTtlMs = (config: Pick<Config, "AGENT_TIMEOUT">) => config.AGENT_TIMEOUT + Math.min(30_000, config.AGENT_TIMEOUT);
+
+/** The usage part: the rows, the budgets, the meter, and each turn's meter for its place. */
+export interface UsagePart {
+  agents: AgentsConfig;
+  usage: UsageStore;
+  budgets: BudgetStore;
+  meter: UsageMeter;
+  /** A turn's meter: its session's agent, its sender, its chat and workspace. */
+  meterFor(ctx: AgentContext): ModelMeter;
+  /** Reflection's meter for a session (no sender: the agent's and the global budgets apply). */
+  meterForSession(session: Info): ModelMeter;
+}
+
+export function usagePart(base: Pick<AppBase, "config" | "log" | "metrics">, stores: Pick<StorePart, "db">): UsagePart {
+  const { config, log, metrics } = base;
+  const agents = agentsConfigOf(config);
+  const budgets = new BudgetStore(stores.db);
+  const meter = new UsageMeter({ store: budgets, agents, timezone: config.DEFAULT_TIMEZONE, reservationTtlMs: reservationTtlMs(config), log, metrics });
+  return {
+    agents,
+    usage: new UsageStore(stores.db),
+    budgets,
+    meter,
+    meterFor: ({ session, event }) =>
+      meter.for({
+        agent: agentNameOf(session.agentId),
+        sessionId: session.id,
+        userId: event?.origin.userId ?? "",
+        platform: event?.origin.platform ?? "",
+        chatId: event?.origin.chatId ?? "",
+        ...(event?.origin.workspace !== undefined && { workspace: event.origin.workspace }),
+      }),
+    meterForSession: (session) => meter.for({ agent: agentNameOf(session.agentId), sessionId: session.id, userId: "", platform: "", chatId: "" }),
+  };
+}

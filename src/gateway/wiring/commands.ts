@@ -43,6 +43,8 @@ export function chatCommands(
     jobs: JobService;
     /** The tools a turn in a session is offered (agentWithTools), which /tools lists. */
     offered: (session: Info) => ToolRegistry;
+    /** /usage and /budget (issue 29). */
+    usage?: CommandSpec[];
   },
 ): ChatCommands {
   return commandInterceptor({
@@ -54,6 +56,7 @@ export function chatCommands(
       admitGroupCommand(config, deps.pairing.store),
       ...toolCommands(deps.tooling, deps.offered),
       ...jobCommands(deps.jobs),
+      ...(deps.usage ?? []),
     ],
     adminCommands: config.ADMIN_COMMANDS,
     modelsAllowed: config.MODELS_ALLOWED,

@@ -104,7 +104,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
   const web = httpPart(base, stores);
   const gateway = gatewayPart(base, stores, runtime, tools, web, outbound);
   const jobsRunner = jobsPart(base, stores, { agent, tools, runtime, gateway, jobs });
-  const api = mountRoutes(base, web, { stores, runtime, tools, gateway, jobs });
+  const api = mountRoutes(base, web, { stores, runtime, tools, gateway, jobs, usage });
   const { runner } = runtime;
   const { tooling } = tools;
   return {

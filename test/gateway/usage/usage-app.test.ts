@@ -163,6 +163,14 @@ describe("budgets", () => {
     expect((await t.replies("99", 2))[1]).toContain("Reset user/day/tokens: 2 counters back to 0 spent.");
     await t.say("45", "four");
     expect((await t.replies("45", 6))[5]).toBe("ok");
+
+    // The console's usage page reads the same through the operator API; a malformed query is a 400.
+    const page = (await (await fetch(`${t.url}/api/usage?by=agent&since=today`)).json()) as { rows: unknown[] };
+    expect(page.rows).toEqual([expect.objectContaining({ key: "default", calls: 4, promptTokens: 600, completionTokens: 40 })]);
+    const { budgets } = (await (await fetch(`${t.url}/api/budgets`)).json()) as { budgets: Array<{ spent: number }> };
+    expect(budgets.find((b) => b.spent === 160)).toMatchObject({ budget: "user/day/tokens", limit: 300, reserved: 0, unit: "tokens" });
+    expect((await fetch(`${t.url}/api/usage?by=password`)).status).toBe(400);
+    expect((await fetch(`${t.url}/api/usage?since=yesterday`)).status).toBe(400);
   });
 
   it("the store failing at the reserve: the turn fails with a clear line, no request is made, nothing is charged", async () => {

@@ -69,3 +69,31 @@ async function usageOf(model: string, r: CompletionResult, prompt: number, laten
   const calls = r.toolCalls.map((c) => c.name + c.arguments).join("");
   return { model, promptTokens: prompt, completionTokens: await estimateTextTokens(r.text + calls), cachedTokens: 0, estimated: true, latencyMs };
 }
+
+/**
+ * A transcriber whose every request goes through the meter (kind
+ * "transcription"): refused before the upload when a budget is used up,
+ * then counted by the transcript's tokens (an estimate: the JSON answer
+ * carries no usage), released when the server was never reached.
+ */
+export function meteredTranscriber(
+  transcribe: (audio: import("./transcribe.js").AudioInput, signal: AbortSignal) => Promise<string>,
+  model: string,
+  meter: ModelMeter | undefined,
+): typeof transcribe {
+  if (!meter) return transcribe;
+  return async (audio, signal) => {
+    const ticket = await meter.reserve({ kind: "transcription", model, maxTokens: 0 });
+    const t0 = performance.now();
+    let text: string;
+    try {
+      text = await transcribe(audio, signal);
+    } catch (err) {
+      await ticket.release();
+      throw err;
+    }
+    const completionTokens = await estimateTextTokens(text);
+    await ticket.settle({ model, promptTokens: 0, completionTokens, cachedTokens: 0, estimated: true, latencyMs: performance.now() - t0 });
+    return text;
+  };
+}

@@ -1,6 +1,9 @@
 import type { Config } from "../config.js";
 import type { Logger } from "../log.js";
+import { meteredTranscriber } from "../agent/metered.js";
+import type { ModelMeter } from "../agent/model-meter.js";
 import { transcriber } from "../agent/transcribe.js";
+import type { MessageEvent } from "../runtime/events.js";
 import { mediaPreparer, type InputPreparer } from "../runtime/media/input.js";
 import type { FileSource } from "../runtime/media/types.js";
 import type { GatewayMetrics } from "./metrics.js";
@@ -16,17 +19,23 @@ export function mediaInput(
   log: Logger,
   metrics: GatewayMetrics,
   files: (platform: string, botId: string) => FileSource | undefined,
+  /** The meter of a message's place: its transcriptions count against the same usage and budgets as its turn. */
+  meterFor?: (ev: MessageEvent) => ModelMeter | undefined,
 ): InputPreparer {
   const base = transcribeBaseUrl(config);
-  return mediaPreparer({
-    files,
-    vision: config.MODEL_VISION,
-    maxImageBytes: config.IMAGE_MAX_BYTES,
-    maxAudioBytes: config.AUDIO_MAX_BYTES,
-    timeoutMs: config.MEDIA_TIMEOUT,
-    ...(config.TRANSCRIBE_MODEL &&
-      base && { transcribe: transcriber({ baseUrl: base, apiKey: config.OPENAI_API_KEY, model: config.TRANSCRIBE_MODEL, timeoutMs: config.AGENT_TIMEOUT }) }),
-    log,
-    onFailure: (kind, code) => metrics.mediaFailures.inc({ kind, code }),
-  });
+  const model = config.TRANSCRIBE_MODEL;
+  const transcribe = model && base ? transcriber({ baseUrl: base, apiKey: config.OPENAI_API_KEY, model, timeoutMs: config.AGENT_TIMEOUT }) : undefined;
+  const preparer = (ev?: MessageEvent) =>
+    mediaPreparer({
+      files,
+      vision: config.MODEL_VISION,
+      maxImageBytes: config.IMAGE_MAX_BYTES,
+      maxAudioBytes: config.AUDIO_MAX_BYTES,
+      timeoutMs: config.MEDIA_TIMEOUT,
+      ...(transcribe && model && { transcribe: meteredTranscriber(transcribe, model, ev && meterFor?.(ev)) }),
+      log,
+      onFailure: (kind, code) => metrics.mediaFailures.inc({ kind, code }),
+    });
+  if (!meterFor) return preparer();
+  return (ev, signal) => preparer(ev)(ev, signal);
 }

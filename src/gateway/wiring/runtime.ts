@@ -45,7 +45,7 @@ export function runtimePart(base: AppBase, stores: StorePart, agent: AgentPart, 
       return t === undefined ? undefined : t + config.INBOUND_TTL;
     },
     onCommitError: () => metrics.internalErrors.inc({ where: "turn-commit" }),
-    prepareInput: mediaInput(config, log, metrics, (platform, botId): FileSource | undefined => adapters.get(platform, botId)?.files),
+    prepareInput: mediaInput(config, log, metrics, (platform, botId): FileSource | undefined => adapters.get(platform, botId)?.files, usage?.meterForEvent),
   });
   const pairing = new Pairing(stores.access);
   const commands = chatCommands(config, {

@@ -5,6 +5,8 @@ import type { AgentContext } from "../../runtime/runner.js";
 import { agentNameOf } from "../../session/agent-id.js";
 import type { Info } from "../../session/info.js";
 import { BudgetStore, UsageStore } from "../../store/index.js";
+import type { MessageEvent } from "../../runtime/events.js";
+import type { MeterPlace } from "../usage/budgets.js";
 import { UsageMeter } from "../usage/usage-meter.js";
 import type { AppBase, StorePart } from "./parts.js";
 
@@ -38,8 +40,22 @@ export interface UsagePart {
   meter: UsageMeter;
   /** A turn's meter: its session's agent, its sender, its chat and workspace. */
   meterFor(ctx: AgentContext): ModelMeter;
+  /** A message's meter before its turn has a session (its attachments' transcriptions). */
+  meterForEvent(ev: MessageEvent): ModelMeter;
   /** Reflection's meter for a session (no sender: the agent's and the global budgets apply). */
   meterForSession(session: Info): ModelMeter;
+}
+
+/** Where a call is made: the session's agent, the message's sender, chat and workspace. */
+function placeOf(agentId: string, sessionId: string, event: MessageEvent | undefined): MeterPlace {
+  return {
+    agent: agentNameOf(agentId),
+    sessionId,
+    userId: event?.origin.userId ?? "",
+    platform: event?.origin.platform ?? "",
+    chatId: event?.origin.chatId ?? "",
+    ...(event?.origin.workspace !== undefined && { workspace: event.origin.workspace }),
+  };
 }
 
 export function usagePart(base: Pick<AppBase, "config" | "log" | "metrics">, stores: Pick<StorePart, "db">): UsagePart {
@@ -52,15 +68,8 @@ export function usagePart(base: Pick<AppBase, "config" | "log" | "metrics">, sto
     usage: new UsageStore(stores.db),
     budgets,
     meter,
-    meterFor: ({ session, event }) =>
-      meter.for({
-        agent: agentNameOf(session.agentId),
-        sessionId: session.id,
-        userId: event?.origin.userId ?? "",
-        platform: event?.origin.platform ?? "",
-        chatId: event?.origin.chatId ?? "",
-        ...(event?.origin.workspace !== undefined && { workspace: event.origin.workspace }),
-      }),
+    meterFor: ({ session, event }) => meter.for(placeOf(session.agentId, session.id, event)),
+    meterForEvent: (ev) => meter.for(placeOf(ev.conversation.agentId, ev.boundSessionId ?? "", ev)),
     meterForSession: (session) => meter.for({ agent: agentNameOf(session.agentId), sessionId: session.id, userId: "", platform: "", chatId: "" }),
   };
 }

@@ -42,16 +42,20 @@ export interface UsagePart {
   meterFor(ctx: AgentContext): ModelMeter;
   /** A message's meter before its turn has a session (its attachments' transcriptions). */
   meterForEvent(ev: MessageEvent): ModelMeter;
-  /** Reflection's meter for a session (no sender: the agent's and the global budgets apply). */
+  /** Reflection's meter for a session (no sender: a private session's owner, the agent's and the global budgets apply). */
   meterForSession(session: Info): ModelMeter;
 }
 
-/** Where a call is made: the session's agent, the message's sender, chat and workspace. */
-function placeOf(agentId: string, sessionId: string, event: MessageEvent | undefined): MeterPlace {
+/**
+ * Where a call is made: the session's agent, the message's sender, chat and workspace. Without a message
+ * (a scheduled job's turn, reflection) a private session's owner is its user, so the user's budgets apply.
+ */
+function placeOf(agentId: string, sessionId: string, event: MessageEvent | undefined, session?: Pick<Info, "userId" | "groupId">): MeterPlace {
+  const owner = session && session.groupId === undefined ? session.userId : "";
   return {
     agent: agentNameOf(agentId),
     sessionId,
-    userId: event?.origin.userId ?? "",
+    userId: event ? (event.origin.userId ?? "") : owner,
     platform: event?.origin.platform ?? "",
     chatId: event?.origin.chatId ?? "",
     ...(event?.origin.workspace !== undefined && { workspace: event.origin.workspace }),
@@ -68,8 +72,12 @@ export function usagePart(base: Pick<AppBase, "config" | "log" | "metrics">, sto
     usage: new UsageStore(stores.db),
     budgets,
     meter,
-    meterFor: ({ session, event }) => meter.for(placeOf(session.agentId, session.id, event)),
+    meterFor: ({ session, event }) => meter.for(placeOf(session.agentId, session.id, event, session)),
     meterForEvent: (ev) => meter.for(placeOf(ev.conversation.agentId, ev.boundSessionId ?? "", ev)),
-    meterForSession: (session) => meter.for({ agent: agentNameOf(session.agentId), sessionId: session.id, userId: "", platform: "", chatId: "" }),
+    meterForSession: (session) => {
+      // The condenser runs an ordinary agent turn: its calls are the review's.
+      const m = meter.for(placeOf(session.agentId, session.id, undefined, session));
+      return { reserve: (call) => m.reserve({ ...call, kind: "reflection" }) };
+    },
   };
 }

@@ -99,6 +99,22 @@ describe("usage rows", () => {
     expect(row!.completionTokens).toBe(6);
   });
 
+  it("reflection's review is a call counted for the session's agent and, in a private chat, its user", async () => {
+    const t = await start({}, { REFLECT_EVERY_TURNS: "1" });
+    fake!.responder = () => streamed("fact one", { prompt: 50, completion: 3 });
+    await t.say("49", "remember that I like tea");
+    await t.replies("49", 1);
+    const rows = await eventually(
+      () => t.usage.recent(10),
+      (r) => r.length === 2,
+      15_000,
+      "the turn's and the review's rows",
+    );
+    const [review] = rows.filter((r) => r.kind === "reflection");
+    const [turn] = rows.filter((r) => r.kind === "turn");
+    expect(review).toMatchObject({ agent: "default", promptTokens: 50, completionTokens: 3, userId: turn!.userId, sessionId: turn!.sessionId });
+  });
+
   it("each tool round is a call of its own (turn, then tool_round)", async () => {
     const t = await start({});
     fake!.responder = toolUsingModel({ trigger: "time", tool: "current_time" });

@@ -38,11 +38,15 @@ export interface UsageFilter {
 export class UsageStore {
   constructor(readonly db: Database) {}
 
-  /** The row's insert, idempotent on the call's id (a settlement retried after a failure writes it once). */
+  /**
+   * The row's insert, idempotent on the call's id (a settlement retried after a failure writes it once).
+   * `at` is always written from here: SQLite's column default (CURRENT_TIMESTAMP) is text of another shape
+   * than the ISO instants the time filters compare with.
+   */
   static insertQuery(q: QueryBuilder, row: NewUsage) {
     return q
       .insertInto("ModelUsage")
-      .values(row)
+      .values({ ...row, at: row.at ?? new Date() })
       .onConflict((oc) => oc.column("id").doNothing());
   }
 

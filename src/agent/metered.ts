@@ -1,6 +1,6 @@
 import type { CompletionResult } from "./completion.js";
 import type { ModelCallKind, ModelMeter, ModelUsage } from "./model-meter.js";
-import { estimatePromptTokens, estimateTextTokens } from "./token-estimate.js";
+import { estimatePromptTokens, estimateTextTokens, promptBound } from "./token-estimate.js";
 import type { AgentOutput } from "./types.js";
 
 /**
@@ -26,7 +26,7 @@ export interface MeteredCall {
 }
 
 /**
- * One model call through the meter: its maximum reserved before the request
+ * One model call through the meter: its maximum (promptBound plus the output limit) reserved before the request
  * (a refusal throws, and no request is made), then settled with the
  * provider's usage, or a tokenizer estimate marked as one when the provider
  * sent none. A call that fails after the server answered is settled by
@@ -40,8 +40,11 @@ export async function* metered(
 ): AsyncGenerator<AgentOutput, CompletionResult> {
   const progress: CallProgress = { responded: false, text: "" };
   if (!meter) return yield* run(progress);
-  const prompt = await estimatePromptTokens(call.messages, call.tools);
-  const ticket = await meter.reserve({ kind: call.kind, model: call.model, maxTokens: prompt + (call.maxOutputTokens ?? UNSET_OUTPUT_RESERVE) });
+  const ticket = await meter.reserve({
+    kind: call.kind,
+    model: call.model,
+    maxTokens: promptBound(call.messages, call.tools) + (call.maxOutputTokens ?? UNSET_OUTPUT_RESERVE),
+  });
   const t0 = performance.now();
   let result: CompletionResult | undefined;
   try {
@@ -49,11 +52,11 @@ export async function* metered(
     return result;
   } finally {
     const latencyMs = performance.now() - t0;
-    if (result) await ticket.settle(await usageOf(call.model, result, prompt, latencyMs));
+    if (result) await ticket.settle(await usageOf(call, result, latencyMs));
     else if (progress.responded)
       await ticket.settle({
         model: call.model,
-        promptTokens: prompt,
+        promptTokens: await estimatePromptTokens(call.messages, call.tools),
         completionTokens: await estimateTextTokens(progress.text),
         cachedTokens: 0,
         estimated: true,
@@ -63,11 +66,20 @@ export async function* metered(
   }
 }
 
-async function usageOf(model: string, r: CompletionResult, prompt: number, latencyMs: number): Promise<ModelUsage> {
+/** The provider's usage; without it, the tokenizer's count of the prompt and of the answer (text and tool calls), marked estimated. */
+async function usageOf(call: MeteredCall, r: CompletionResult, latencyMs: number): Promise<ModelUsage> {
+  const { model } = call;
   if (r.usage?.input !== undefined && r.usage.output !== undefined)
     return { model, promptTokens: r.usage.input, completionTokens: r.usage.output, cachedTokens: r.usage.cached ?? 0, estimated: false, latencyMs };
   const calls = r.toolCalls.map((c) => c.name + c.arguments).join("");
-  return { model, promptTokens: prompt, completionTokens: await estimateTextTokens(r.text + calls), cachedTokens: 0, estimated: true, latencyMs };
+  return {
+    model,
+    promptTokens: await estimatePromptTokens(call.messages, call.tools),
+    completionTokens: await estimateTextTokens(r.text + calls),
+    cachedTokens: 0,
+    estimated: true,
+    latencyMs,
+  };
 }
 
 /**

@@ -24,6 +24,19 @@ async function counter(): Promise<Count> {
 /** Per message, the chat format's few tokens of framing (role, separators), as OpenAI documents them. */
 const PER_MESSAGE = 4;
 
+/**
+ * What a budget reserves for a request's prompt, without loading the tokenizer (about 70 MB of a
+ * process's memory, spent only when a provider reports no usage): a third of its UTF-8 bytes. A token
+ * of o200k_base averages about 4 bytes of English and 3 of CJK text, so this bound sits at or above the
+ * count for the text people send; the settlement then charges the provider's own count.
+ */
+export function promptBound(messages: readonly unknown[], tools?: unknown): number {
+  let bytes = 0;
+  for (const m of messages) bytes += Buffer.byteLength(typeof m === "string" ? m : JSON.stringify(m)) + 3 * PER_MESSAGE;
+  if (tools) bytes += Buffer.byteLength(JSON.stringify(tools));
+  return Math.ceil(bytes / 3) + 3;
+}
+
 /** The estimated tokens of a request's messages (and the tools' schemas offered with them). */
 export async function estimatePromptTokens(messages: readonly unknown[], tools?: unknown): Promise<number> {
   const c = await counter();

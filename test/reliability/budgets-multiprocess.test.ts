@@ -12,7 +12,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { estimatePromptTokens } from "../../src/agent/token-estimate.js";
+import { promptBound } from "../../src/agent/token-estimate.js";
 import { periodOf } from "../../src/gateway/usage/periods.js";
 import { BudgetStore, openDatabase, UsageStore, type Database } from "../../src/store/index.js";
 import { FakeOpenAi } from "../fakes/openai.js";
@@ -107,7 +107,7 @@ describe("budgets across processes on one PostgreSQL", () => {
     const rows = await new UsageStore(db!).recent(1000);
     const spent = rows.reduce((a, r) => a + r.promptTokens + r.completionTokens, 0);
     let maxCall = 0;
-    for (const r of fake!.requests) maxCall = Math.max(maxCall, (await estimatePromptTokens(r.body.messages, r.body.tools)) + MAX_OUTPUT);
+    for (const r of fake!.requests) maxCall = Math.max(maxCall, promptBound(r.body.messages, r.body.tools) + MAX_OUTPUT);
     const period = periodOf("day", "Europe/Paris", new Date()).key;
     const [counter] = await eventually(
       () => new BudgetStore(db!).counters([{ budget: "user/day/tokens", period }]),

@@ -22,3 +22,5 @@ export {
   type NewSlackInstallation,
 } from "./slack-installations.js";
 export { purgeSlackWorkspace, type SlackWorkspaceRef, type WorkspacePurgeCounts } from "./workspace-purge.js";
+export { UsageStore, USAGE_GROUPS, type UsageRecord, type NewUsage, type UsageGroup, type UsageTotals, type UsageFilter } from "./usage.js";
+export { BudgetStore, type BudgetClaim, type BudgetCounterRecord, type Settlement } from "./budgets.js";

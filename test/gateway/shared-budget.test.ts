@@ -107,6 +107,36 @@ describe("a bot-wide send budget shared through the database", () => {
     }
   });
 
+  it("tokens reserved ahead are handed out as they come due, on the process's clock, with no further round trip", async () => {
+    const faults = new FaultPlan();
+    const t = await openTestDb("sqlite", { faults });
+    try {
+      const store = new RateBudgetStore(t.db);
+      let clock = 0;
+      const budget = new SharedBudget({
+        key: () => "telegram:7",
+        // 10 a second with a burst of 2: a first lease of 5 is due at 0, 0, 100, 200 and 300 ms.
+        limit: { ratePerSec: 10, burst: 2 },
+        lease: (k, w, l) => store.lease(k, w, l),
+        onError: () => {},
+        now: () => clock,
+      });
+      expect(await budget.take(5)).toEqual({ granted: 2, waitMs: 0 });
+      expect(await budget.take(3)).toEqual({ granted: 0, waitMs: 100 });
+      expect(budget.tryTake()).toBe(false);
+      clock = 100;
+      expect(budget.tryTake()).toBe(true);
+      clock = 350;
+      expect(await budget.take(5)).toEqual({ granted: 2, waitMs: 0 });
+      expect(faults.calls.get("rate-budget-lease")).toBe(1);
+      // Spent: the next take asks the database again.
+      await budget.take(1);
+      expect(faults.calls.get("rate-budget-lease")).toBe(2);
+    } finally {
+      await t.close();
+    }
+  });
+
   it("the bucket's key is read at each lease, so a bot id learnt at start gets its own", async () => {
     const t = await openTestDb("sqlite");
     try {

@@ -12,6 +12,7 @@ export { InboundStore, type InboundRecord, type InboundStatus } from "./inbound.
 export { DeliveryStore, type DeliveryRecord, type DeliveryStatus } from "./deliveries.js";
 export { TurnStore, type TurnCommit } from "./turns.js";
 export { LeaseStore } from "./leases.js";
+export { RateBudgetStore, type BudgetLease, type BudgetLimit } from "./rate-budgets.js";
 export { ApprovalStore, type ApprovalRecord, type ApprovalStatus, type NewApproval } from "./approvals.js";
 export {
   SlackInstallationStore,

@@ -2,6 +2,7 @@
  * `npm run bench [-- --quick]`: every scenario of issue 8, one after the
  * other in this process (gateway processes for memory/startup are spawned).
  * telemetry: off vs on (OTLP to a discarding receiver), side by side (issue 30).
+ * e2e_<platform>.paced: p50/p99/p99.9 at a steady 50 and 200 msgs/s, echo agent and a fake model (issue 31).
  * --quick: small scales (< about 90 s on 2 busy cores); --smoke: smallest
  * scales, for the schema test only; --only=core_sqlite,e2e_slack,...;
  * --soak-minutes=N: the memory soak's length (issue 19's 10 minutes after a 1-minute
@@ -19,6 +20,7 @@ import { table, targets } from "./lib/report.js";
 import { runCli } from "./scenarios/cli.js";
 import { runCore } from "./scenarios/core.js";
 import { runE2e } from "./scenarios/e2e.js";
+import { runPaced } from "./scenarios/paced.js";
 import { runFloor } from "./scenarios/floor.js";
 import { liveChatCount, runMemory } from "./scenarios/memory.js";
 import { mode } from "./lib/mode.js";
@@ -60,12 +62,15 @@ export async function runBench(opts: { quick: boolean; smoke?: boolean; only?: s
     let peer: StreamResult | undefined;
     let peerChats = 0;
     for (const p of ["telegram", "discord", "slack"] as const) {
-      if (!want(`e2e_${p}`)) continue;
-      await step(`e2e_${p}`, async () => {
-        scenarios[`e2e_${p}`] = {
-          ...(await runE2e(p, quick, p === "telegram" ? async (d, chats) => void ((peer = await runPeer(d, chats)), (peerChats = chats)) : undefined)),
-        };
-      });
+      // --only=paced_<platform> runs the paced part of e2e_<platform> alone.
+      if (!want(`e2e_${p}`) && !want(`paced_${p}`)) continue;
+      if (want(`e2e_${p}`))
+        await step(`e2e_${p}`, async () => {
+          scenarios[`e2e_${p}`] = {
+            ...(await runE2e(p, quick, p === "telegram" ? async (d, chats) => void ((peer = await runPeer(d, chats)), (peerChats = chats)) : undefined)),
+          };
+        });
+      await step(`e2e_${p} paced`, async () => void (scenarios[`e2e_${p}`] = { ...scenarios[`e2e_${p}`], paced: await runPaced(p, quick) }));
     }
     if (peer) {
       const tg = scenarios.e2e_telegram as { msgs_per_s: number; unthrottled: { msgs_per_s: number } };

@@ -35,6 +35,10 @@ commands:
                                  delete a workspace's (T…) or org's (E…) installation; --purge (or
                                  SLACK_PURGE_ON_UNINSTALL=true) also deletes its sessions and transcripts
   slack manifest                 the Slack app manifest (JSON) for this deployment: create the app from it
+  usage [--by user|chat|agent|workspace|model] [--since today|month|7d|2026-12-01]
+                                 model tokens and cost from the usage rows (default: this month, DEFAULT_TIMEZONE)
+  budgets [list]                 every budget counter of the current day or month: spent, reserved, limit, reset time
+  budgets reset <budget> [scope] set a budget's spent back to 0 for this period (one scope, or all)
   logout-all                     sign every console session out (every browser signs in again)
   help                           this text
 
@@ -81,12 +85,23 @@ const OPTIONS = {
   all: { type: "boolean", default: false },
   // slack uninstall
   purge: { type: "boolean", default: false },
+  // usage
+  by: { type: "string" },
+  since: { type: "string" },
 } as const;
 
 /** `slack installations | uninstall <team> [--purge] | manifest` (the manifest's builder comes from the composition root). */
 async function slack(config: Config, deps: CliDeps, sub: string | undefined, arg: string | undefined, purge: boolean, out: Output): Promise<number> {
   const [{ withExistingDatabase }, { slackCommand }] = await Promise.all([import("./cli/database.js"), import("./cli/slack.js")]);
   return slackCommand(config, { withDb: (fn) => withExistingDatabase(config, fn), manifest: deps.slackManifest }, sub, arg, { purge }, out);
+}
+
+/** `usage [--by] [--since]` and `budgets [list] | reset <budget> [scope]` (issue 29). */
+async function usage(config: Config, cmd: "usage" | "budgets", args: (string | undefined)[], o: { by?: string; since?: string }, out: Output): Promise<number> {
+  const [{ withExistingDatabase }, { usageCommand, budgetsCommand }] = await Promise.all([import("./cli/database.js"), import("./cli/usage.js")]);
+  const [sub, name, scope] = args;
+  if (cmd === "usage" && sub) throw new CliError("Usage", `unexpected argument "${sub}"`, EXIT.usage);
+  return withExistingDatabase(config, (db) => (cmd === "usage" ? usageCommand(db, config, o, out) : budgetsCommand(db, config, sub, name, scope, out)));
 }
 
 export async function runCli(argv: string[], io: CliIO = stdio, env: NodeJS.ProcessEnv = process.env, deps: CliDeps = {}): Promise<number> {
@@ -121,7 +136,9 @@ export async function runCli(argv: string[], io: CliIO = stdio, env: NodeJS.Proc
     return EXIT.failed;
   }
   try {
-    if (extra.length) throw new CliError("Usage", `unexpected argument "${extra[0]}"`, EXIT.usage);
+    // `budgets reset <budget> [scope]` is the one command with a third argument.
+    const allowed = cmd === "budgets" && sub === "reset" ? 1 : 0;
+    if (extra.length > allowed) throw new CliError("Usage", `unexpected argument "${extra[allowed]}"`, EXIT.usage);
     switch (cmd) {
       case "serve": {
         const { serve } = await import("./main.js");
@@ -146,6 +163,9 @@ export async function runCli(argv: string[], io: CliIO = stdio, env: NodeJS.Proc
         const [{ withExistingDatabase }, { pairingCommand }] = await Promise.all([import("./cli/database.js"), import("./cli/pairing.js")]);
         return await withExistingDatabase(config, (db) => pairingCommand(db, sub, arg, out));
       }
+      case "usage":
+      case "budgets":
+        return await usage(config, cmd, [sub, arg, extra[0]], o, out);
       case "schedule": {
         const [{ withExistingDatabase }, { scheduleCommand }] = await Promise.all([import("./cli/database.js"), import("./cli/schedule.js")]);
         return await withExistingDatabase(config, (db) => scheduleCommand(db, config, sub, arg, o, out));

@@ -47,7 +47,7 @@ const LAYERS = ["store", "session", "agent", "runtime", "gateway"] as const;
  * intake, which the HTTP API hands them; format holds the chunkers the
  * adapters' formatters and outbound's fallback share, and imports no folder.)
  */
-const GATEWAY_FOLDERS = ["format", "outbound", "inbound", "jobs", "proactive", "http", "wiring"] as const;
+const GATEWAY_FOLDERS = ["format", "usage", "outbound", "inbound", "jobs", "proactive", "http", "wiring"] as const;
 const GATEWAY_WIRING = new Set([path.join("src", "gateway", "app.ts")]);
 
 /** The gateway folder (or "" for a root file) that `file` (a path) lies in, or undefined outside src/gateway. */

@@ -11,14 +11,19 @@ export interface PlatformDriver {
   start(): Promise<void>;
   /** Env for a gateway process (the adapter pointed at this fake). */
   env(): Record<string, string>;
-  setEventsUrl(baseUrl: string): void;
+  /** Where the gateway under test takes events: Slack's Events API, Telegram's webhook (in webhook mode). */
+  setEventsUrl(baseUrl: string): void | Promise<void>;
   say(i: number, text: string): void | Promise<unknown>;
   replies(): readonly { text: string }[];
   waitFor(pred: () => boolean, timeoutMs: number): Promise<unknown>;
   close(): Promise<void>;
 }
 
-export function telegramDriver(chats: number): PlatformDriver & { fake: FakeTelegram } {
+/** The webhook secret of a Telegram driver in webhook mode. */
+export const BENCH_TELEGRAM_SECRET = "bench-webhook-secret";
+
+/** Telegram by long polling, or (`webhook`) by webhook: the fake POSTs each update to the gateway, as Telegram does. */
+export function telegramDriver(chats: number, opts: { webhook?: boolean } = {}): PlatformDriver & { fake: FakeTelegram } {
   const fake = new FakeTelegram();
   const places: { chat: TgChat; from: TgUser }[] = [];
   return {
@@ -31,8 +36,21 @@ export function telegramDriver(chats: number): PlatformDriver & { fake: FakeTele
         places.push({ chat: i % 5 === 0 ? fake.group(`g${i}`) : fake.privateChat(from), from });
       }
     },
-    env: () => ({ TELEGRAM_BOT_TOKEN: fake.token, TELEGRAM_API_ROOT: fake.apiRoot }),
-    setEventsUrl() {},
+    env: () => ({
+      TELEGRAM_BOT_TOKEN: fake.token,
+      TELEGRAM_API_ROOT: fake.apiRoot,
+      ...(opts.webhook ? { TELEGRAM_MODE: "webhook", TELEGRAM_WEBHOOK_SECRET: BENCH_TELEGRAM_SECRET } : {}),
+    }),
+    async setEventsUrl(base) {
+      if (!opts.webhook) return;
+      const url = `${base}/telegram/${fake.token.split(":")[0]}`;
+      const r = await fetch(`${fake.apiRoot}/bot${fake.token}/setWebhook`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ url, secret_token: BENCH_TELEGRAM_SECRET }),
+      });
+      if (!r.ok) throw new Error(`setWebhook on the Telegram fake answered ${r.status}`);
+    },
     say(i, text) {
       const p = places[i % chats]!;
       fake.userMessage({ chat: p.chat, from: p.from, text });

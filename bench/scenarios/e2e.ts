@@ -89,7 +89,9 @@ export async function stream(d: PlatformDriver, count: number, tag: string, labe
 export function adapterFor(d: PlatformDriver): Adapter {
   const env = d.env();
   if (d.name === "telegram")
-    return new TelegramAdapter({ token: env.TELEGRAM_BOT_TOKEN!, apiRoot: env.TELEGRAM_API_ROOT!, mode: "polling", pollingTimeoutSec: 1 });
+    return env.TELEGRAM_MODE === "webhook"
+      ? new TelegramAdapter({ token: env.TELEGRAM_BOT_TOKEN!, apiRoot: env.TELEGRAM_API_ROOT!, mode: "webhook", webhookSecret: env.TELEGRAM_WEBHOOK_SECRET! })
+      : new TelegramAdapter({ token: env.TELEGRAM_BOT_TOKEN!, apiRoot: env.TELEGRAM_API_ROOT!, mode: "polling", pollingTimeoutSec: 1 });
   if (d.name === "discord") return new DiscordAdapter({ token: env.DISCORD_BOT_TOKEN!, apiUrl: env.DISCORD_API_URL! });
   return new SlackAdapter({ botToken: env.SLACK_BOT_TOKEN!, signingSecret: env.SLACK_SIGNING_SECRET!, apiUrl: env.SLACK_API_URL! });
 }
@@ -109,7 +111,7 @@ export async function runE2e(
       const declared = { perChat: adapter.limits.perChat, global: adapter.limits.global };
       if (lift) unlimited(adapter);
       const { app, url } = await startAppOn(freshSqliteUrl(), [adapter], BENCH_ENV);
-      d.setEventsUrl(url);
+      await d.setEventsUrl(url);
       try {
         return { declared, r: await stream(d, count, tag, `e2e_${name}${lift ? " (limits lifted)" : ""}`, 10 * 60_000) };
       } finally {

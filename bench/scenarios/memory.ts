@@ -78,7 +78,7 @@ export async function runMemory(quick: boolean, drivers: PlatformDriver[], soakM
   const pid = child.pid!;
   const replies = () => drivers.reduce((a, d) => a + d.replies().length, 0);
   try {
-    for (const d of drivers) d.setEventsUrl(url);
+    for (const d of drivers) await d.setEventsUrl(url);
     await sleep(quick ? 1000 : 2000);
     const idle = rssOf(pid);
     const heapIdle = (await heapOf(child)).heapUsed;

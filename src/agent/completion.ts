@@ -32,7 +32,14 @@ const Chunk = z.object({
     .nullish(),
   /** The model that answered, and (with stream_options.include_usage, in the last chunk) the tokens used: for telemetry. */
   model: z.string().nullish(),
-  usage: z.object({ prompt_tokens: z.number().nullish(), completion_tokens: z.number().nullish() }).passthrough().nullish(),
+  usage: z
+    .object({
+      prompt_tokens: z.number().nullish(),
+      completion_tokens: z.number().nullish(),
+      prompt_tokens_details: z.object({ cached_tokens: z.number().nullish() }).passthrough().nullish(),
+    })
+    .passthrough()
+    .nullish(),
   error: z.unknown().optional(),
 });
 type ToolCallDelta = z.infer<typeof ToolCallDelta>;
@@ -43,8 +50,8 @@ export interface CompletionResult {
   finishReason: string | undefined;
   /** The model the server says answered, when it says. */
   model?: string;
-  /** Tokens in and out, when the server reported them. */
-  usage?: { input?: number; output?: number };
+  /** Tokens in and out (and of the prompt, those read from the provider's cache), when the server reported them. */
+  usage?: { input?: number; output?: number; cached?: number };
 }
 
 interface Slot {
@@ -94,7 +101,12 @@ export class CompletionAccumulator {
       throw new AgentError("Upstream", `The model server reported an error mid-reply: ${snippet(said)}. Retry, or check the server's logs.`);
     }
     if (chunk.model) this.model = chunk.model;
-    if (chunk.usage) this.usage = { input: chunk.usage.prompt_tokens ?? undefined, output: chunk.usage.completion_tokens ?? undefined };
+    if (chunk.usage)
+      this.usage = {
+        input: chunk.usage.prompt_tokens ?? undefined,
+        output: chunk.usage.completion_tokens ?? undefined,
+        cached: chunk.usage.prompt_tokens_details?.cached_tokens ?? undefined,
+      };
     let added = "";
     for (const choice of chunk.choices ?? []) {
       if ((choice.index ?? 0) !== 0) continue; // we ask for one choice; ignore any others

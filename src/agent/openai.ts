@@ -4,6 +4,7 @@ import type { Span } from "@opentelemetry/api";
 import { genAiMetricsOn, withTraceHeaders } from "../telemetry/index.js";
 import { CompletionAccumulator, type CompletionResult, finishNotice } from "./completion.js";
 import { chatSpan, toolSpan, traced } from "./gen-ai-trace.js";
+import { type CallProgress, metered } from "./metered.js";
 import { type Attempt, defaultSleep, postWithRetry, readBodyText, redact, safeUrl } from "./http.js";
 import { sseData } from "./sse.js";
 import { DENIED, denyAll, runToolCallDetailed, type ApprovalHandler, type ToolRegistry } from "./tools.js";
@@ -146,22 +147,46 @@ export function openAiAgent(opts: OpenAiAgentOptions): Agent & { readonly settin
 }
 
 function requestBody(c: Client, messages: WireMessage[], usage: boolean): string {
-  return JSON.stringify({
+  return JSON.stringify(requestFields(c, messages, usage));
+}
+
+function requestFields(c: Client, messages: WireMessage[], usage: boolean) {
+  return {
     ...settingsToRequest(c.opts.settings),
     messages,
     stream: true,
-    // Asked for only while a trace records the call or the GenAI metrics count tokens: servers that refuse the field never see it otherwise.
+    // Asked for only while a meter counts the call, a trace records it or the GenAI metrics count tokens: servers that refuse the field never see it otherwise.
     ...(usage && { stream_options: { include_usage: true } }),
     ...(c.tools && {
       tools: c.tools.list().map((t) => ({ type: "function", function: { name: t.name, description: t.description, parameters: t.parameters } })),
     }),
-  });
+  };
 }
 
-/** Streams one completion inside its `chat <model>` span (gen-ai-trace.ts). */
-function complete(c: Client, messages: WireMessage[], signal: AbortSignal, turn: { text: string }): AsyncGenerator<AgentOutput, CompletionResult> {
-  const chat = chatSpan(c.opts.settings, c.url, messages);
-  return traced(chat, stream(c, messages, signal, turn, chat.span));
+/** Streams one completion inside its `chat <model>` span (gen-ai-trace.ts), through the meter (each call reserved, then settled). */
+function complete(
+  c: Client,
+  messages: WireMessage[],
+  signal: AbortSignal,
+  turn: { text: string },
+  kind: "turn" | "tool_round",
+): AsyncGenerator<AgentOutput, CompletionResult> {
+  const { settings } = c.opts;
+  const fields = c.opts.meter && requestFields(c, messages, true);
+  return metered(
+    c.opts.meter,
+    {
+      kind,
+      model: settings.model,
+      messages,
+      tools: fields?.tools,
+      ...(settings.maxOutputTokens !== undefined && { maxOutputTokens: settings.maxOutputTokens }),
+    },
+    (progress) => {
+      const chat = chatSpan(settings, c.url, messages);
+      return traced(chat, stream(c, messages, signal, turn, chat.span, progress));
+    },
+  );
 }
 
 /** Streams one completion. `turn.text` collects everything yielded, since the turn's final text spans rounds. */
@@ -171,6 +196,7 @@ async function* stream(
   signal: AbortSignal,
   turn: { text: string },
   span: Span,
+  progress: CallProgress,
 ): AsyncGenerator<AgentOutput, CompletionResult> {
   // Text from an earlier round is already on screen; keep this round's text from running into it.
   let lead = turn.text && !turn.text.endsWith("\n") ? "\n\n" : "";
@@ -178,6 +204,7 @@ async function* stream(
     const text = lead + t;
     lead = "";
     turn.text += text;
+    progress.text += text;
     return { type: "text-delta", text };
   };
   const { opts, o, url, log } = c;
@@ -186,7 +213,7 @@ async function* stream(
     url,
     // The model server's own spans (if it traces) join the message's trace.
     headers: withTraceHeaders(c.headers, span),
-    body: requestBody(c, messages, span.isRecording() || genAiMetricsOn()),
+    body: requestBody(c, messages, opts.meter !== undefined || span.isRecording() || genAiMetricsOn()),
     signal,
     connectTimeoutMs: o.connectTimeoutMs,
     idleTimeoutMs: o.idleTimeoutMs,
@@ -198,6 +225,7 @@ async function* stream(
     log,
     secret: opts.apiKey,
   });
+  progress.responded = true;
   const acc = new CompletionAccumulator((s: string) => redact(s, opts.apiKey));
   try {
     for await (const text of responseText(response, attempt, acc, signal, url)) yield emit(text);
@@ -248,7 +276,7 @@ async function* runTurn(c: Client, req: TurnRequest): AsyncGenerator<AgentOutput
     if (req.signal.aborted) throw aborted();
     let result: CompletionResult;
     try {
-      result = yield* complete(c, messages, req.signal, turn);
+      result = yield* complete(c, messages, req.signal, turn, rounds === 0 ? "turn" : "tool_round");
     } catch (err) {
       // A server that refuses the `name` field (some templates only take role and content): say who spoke
       // as a [Name] prefix instead, from now on, for this server.
@@ -257,7 +285,7 @@ async function* runTurn(c: Client, req: TurnRequest): AsyncGenerator<AgentOutput
       REJECTS_NAME.add(c.url);
       speakers = "prefix";
       messages = wireMessages(req, speakers);
-      result = yield* complete(c, messages, req.signal, turn);
+      result = yield* complete(c, messages, req.signal, turn, "turn");
     }
     const cut = finishNotice(result);
     if (cut) yield cut;

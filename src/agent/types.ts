@@ -69,7 +69,7 @@ export interface AgentLog {
   error(obj: Record<string, unknown>, msg?: string): void;
 }
 
-export const AGENT_ERROR_CODES = ["Timeout", "RateLimited", "Upstream", "MalformedStream", "Aborted", "Config"] as const;
+export const AGENT_ERROR_CODES = ["Timeout", "RateLimited", "Upstream", "MalformedStream", "Aborted", "Config", "Budget"] as const;
 export type AgentErrorCode = (typeof AGENT_ERROR_CODES)[number];
 
 /**

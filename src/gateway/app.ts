@@ -20,6 +20,7 @@ import { jobService } from "./jobs/wire.js";
 import type { Tooling } from "./tooling.js";
 import type { AgentsConfig } from "../config/agents.js";
 import { agentPart, configuredAgents, type TurnAgentFactory } from "./wiring/agent.js";
+import { usagePart } from "./wiring/usage.js";
 import { gatewayPart, outboundPart } from "./wiring/gateway.js";
 import { httpPart, mountRoutes } from "./wiring/http.js";
 import { jobsPart } from "./wiring/jobs.js";
@@ -100,15 +101,16 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
   const stores = await storePart(base);
   // Off unless an OTLP endpoint is set (nothing of the SDK is loaded then); shut down last, in lifecycle's stop.
   const telemetry = await startTelemetry(config, log);
-  const agent = agentPart(base, stores, agentsConfig);
+  const usage = usagePart(base, stores, agentsConfig);
+  const agent = agentPart(base, stores, agentsConfig, usage);
   const jobs = jobService(stores.db, { ...stores, config, now: opts.jobClock, agents: agent.agents });
   const outbound = outboundPart(base, stores);
-  const tools = toolingPart(base, stores, { agents: agent.agents, jobs, outbound });
-  const runtime = runtimePart(base, stores, agent, tools, jobs);
+  const tools = toolingPart(base, stores, { agents: agent.agents, jobs, outbound, meterFor: usage.meterFor });
+  const runtime = runtimePart(base, stores, agent, tools, jobs, usage);
   const web = httpPart(base, stores);
   const gateway = gatewayPart(base, stores, runtime, tools, web, outbound);
   const jobsRunner = jobsPart(base, stores, { agent, tools, runtime, gateway, jobs });
-  const api = mountRoutes(base, web, { stores, runtime, tools, gateway, jobs });
+  const api = mountRoutes(base, web, { stores, runtime, tools, gateway, jobs, usage });
   const { runner } = runtime;
   const { tooling } = tools;
   return {
@@ -139,6 +141,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
       storeProbeMs: opts.storeProbeMs,
       retryIntervalMs: opts.retryIntervalMs,
       telemetry,
+      meter: usage.meter,
     }),
   };
 }

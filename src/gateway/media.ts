@@ -1,7 +1,10 @@
 import type { Config } from "../config.js";
 import type { Logger } from "../log.js";
 import type { AgentCatalog } from "../agent/catalog.js";
-import { transcriber } from "../agent/transcribe.js";
+import { meteredTranscriber } from "../agent/metered.js";
+import type { ModelMeter } from "../agent/model-meter.js";
+import { transcriber, type AudioInput } from "../agent/transcribe.js";
+import type { MessageEvent } from "../runtime/events.js";
 import { mediaPreparer, type InputPreparer } from "../runtime/media/input.js";
 import type { FileSource } from "../runtime/media/types.js";
 import type { GatewayMetrics } from "./metrics.js";
@@ -11,10 +14,13 @@ export function transcribeBaseUrl(config: Pick<Config, "TRANSCRIBE_BASE_URL" | "
   return config.TRANSCRIBE_BASE_URL ?? config.OPENAI_BASE_URL ?? (config.OPENAI_API_KEY ? "https://api.openai.com/v1" : undefined);
 }
 
+type Transcribe = { model: string; run: (audio: AudioInput, signal: AbortSignal) => Promise<string> };
+
 /**
  * The turn's attachment handling from the configuration: vision, transcription, caps and the adapters' file endpoints.
  * Each agent of AGENTS_CONFIG may say otherwise (`vision`, `transcribeModel`: transcribed on its own endpoint with its
- * own key); a turn is prepared as its session's agent says.
+ * own key); a turn is prepared as its session's agent says. Transcriptions are metered calls of the message's place
+ * (`meterFor`): they count against the same usage and budgets as its turn.
  */
 export function mediaInput(
   config: Config,
@@ -22,6 +28,7 @@ export function mediaInput(
   metrics: GatewayMetrics,
   files: (platform: string, botId: string) => FileSource | undefined,
   agents?: AgentCatalog,
+  meterFor?: (ev: MessageEvent) => ModelMeter | undefined,
 ): InputPreparer {
   const base = transcribeBaseUrl(config);
   const common = {
@@ -32,28 +39,36 @@ export function mediaInput(
     log,
     onFailure: (kind: string, code: string) => metrics.mediaFailures.inc({ kind, code }),
   };
-  const gateway = {
-    vision: config.MODEL_VISION,
-    ...(config.TRANSCRIBE_MODEL &&
-      base && { transcribe: transcriber({ baseUrl: base, apiKey: config.OPENAI_API_KEY, model: config.TRANSCRIBE_MODEL, timeoutMs: config.AGENT_TIMEOUT }) }),
-  };
-  const fallback = mediaPreparer({ ...common, ...gateway });
-  const own = new Map<string, InputPreparer>();
+  const gatewayTranscribe: Transcribe | undefined =
+    config.TRANSCRIBE_MODEL && base
+      ? {
+          model: config.TRANSCRIBE_MODEL,
+          run: transcriber({ baseUrl: base, apiKey: config.OPENAI_API_KEY, model: config.TRANSCRIBE_MODEL, timeoutMs: config.AGENT_TIMEOUT }),
+        }
+      : undefined;
+  const preparerOf = (vision: boolean, t: Transcribe | undefined) => (ev?: MessageEvent) =>
+    mediaPreparer({ ...common, vision, ...(t && { transcribe: meteredTranscriber(t.run, t.model, ev && meterFor?.(ev)) }) });
+  const fallback = preparerOf(config.MODEL_VISION, gatewayTranscribe);
+  const own = new Map<string, (ev?: MessageEvent) => InputPreparer>();
   for (const agent of agents?.list() ?? []) {
     const { vision, transcribeModel, baseUrl, resolvedApiKey } = agent.spec;
     if (vision === undefined && transcribeModel === undefined) continue;
-    const transcribe = transcribeModel
+    const t: Transcribe | undefined = transcribeModel
       ? {
-          transcribe: transcriber({
+          model: transcribeModel,
+          run: transcriber({
             baseUrl: baseUrl ?? base ?? "https://api.openai.com/v1",
             apiKey: resolvedApiKey,
             model: transcribeModel,
             timeoutMs: config.AGENT_TIMEOUT,
           }),
         }
-      : gateway.transcribe && { transcribe: gateway.transcribe };
-    own.set(agent.name, mediaPreparer({ ...common, vision: vision ?? gateway.vision, ...transcribe }));
+      : gatewayTranscribe;
+    own.set(agent.name, preparerOf(vision ?? config.MODEL_VISION, t));
   }
-  if (own.size === 0) return fallback;
-  return (ev, signal, session) => (own.get(session ? agents!.of(session.agentId).name : "") ?? fallback)(ev, signal, session);
+  if (own.size === 0 && !meterFor) return fallback();
+  return (ev, signal, session) => {
+    const of = (session && own.get(agents!.of(session.agentId).name)) ?? fallback;
+    return of(ev)(ev, signal, session);
+  };
 }

@@ -14,6 +14,9 @@ function metricsOn(registry: Registry) {
 /** How many workspaces /metrics names; the rest are counted together as "other". */
 export const WORKSPACE_LABELS = 50;
 
+/** How many model names /metrics names; the rest are counted together as "other" (a /model choice must not grow the label set without end). */
+export const MODEL_LABELS = 20;
+
 /** The gateway's Prometheus metrics, on a registry of its own (one per gateway instance). */
 export class GatewayMetrics {
   readonly registry = new Registry();
@@ -92,6 +95,34 @@ export class GatewayMetrics {
     "Accepted events that reached INBOUND_TTL without an answer; the chat got a notice to send them again.",
     ["platform"],
   );
+  /** Model usage (issue 29): agents and budgets are the configuration's (bounded); models are capped at MODEL_LABELS. */
+  readonly modelTokens = this.define.counter(
+    "switchboard_model_tokens_total",
+    'Model tokens used, by agent, model (past 20 models, "other") and type (prompt, completion, cached: cached prompt tokens, also counted in prompt).',
+    ["agent", "model", "type"],
+  );
+  readonly modelCost = this.define.counter(
+    "switchboard_model_cost_total",
+    'Model cost in the price table\'s currency, by agent and model (past 20 models, "other"); models with no price add nothing.',
+    ["agent", "model"],
+  );
+  readonly budgetRefusals = this.define.counter(
+    "switchboard_budget_refusals_total",
+    "Model calls refused before they were made because a budget was used up, by budget (its AGENTS_CONFIG name, e.g. user/day/tokens).",
+    ["budget"],
+  );
+  readonly budgetSwept = this.define.counter(
+    "switchboard_budget_reservations_swept_total",
+    "Budget reservations past their expiry (a process died or failed to settle mid-call) settled by the sweep at their reserved amount.",
+  );
+  readonly #models = new Set<string>();
+  /** The label of a model: its name for the first MODEL_LABELS seen, "other" after. */
+  modelLabel(model: string): string {
+    if (this.#models.has(model)) return model;
+    if (this.#models.size >= MODEL_LABELS) return "other";
+    this.#models.add(model);
+    return model;
+  }
   readonly adapterUp = this.define.gauge("switchboard_adapter_up", "1 when the adapter is ready, 0 when it is down.", ["platform", "bot"]);
 
   constructor(opts: { processMetrics?: boolean } = {}) {

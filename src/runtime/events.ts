@@ -21,6 +21,8 @@ export interface Origin {
   messageId?: string;
   /** The sender's canonical user id. */
   userId?: string;
+  /** The platform workspace the chat is in (a Slack team, a Discord guild), when the adapter says: budgets per workspace. */
+  workspace?: string;
 }
 
 /** The binding coordinates of a conversation (see src/session/binding-key.ts). */

@@ -1,8 +1,8 @@
 import type { Agent } from "../agent/types.js";
 import type { Logger } from "../log.js";
 import { memoryScope } from "../session/memory-scope.js";
-import type { Info } from "../session/info.js";
 import type { Registry } from "../session/registry.js";
+import type { Info } from "../session/info.js";
 import type { KvStore } from "../store/kv.js";
 import type { MemoryStore } from "../store/memories.js";
 import type { MessageRecord, TranscriptStore } from "../store/transcript.js";
@@ -11,7 +11,7 @@ import { errInfo } from "../log.js";
 
 /** Turns a stretch of transcript into a few memory lines. */
 export interface Condenser {
-  /** `session`: whose transcript it is, so its own agent condenses it (issue 29). */
+  /** `session`: whose transcript it is, so its own agent condenses it and its calls count against that session's agent and budgets (issue 29). */
   condense(messages: Array<Pick<MessageRecord, "role" | "content">>, session?: Info): Promise<string[]>;
 }
 

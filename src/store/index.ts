@@ -12,6 +12,7 @@ export { InboundStore, type InboundRecord, type InboundStatus } from "./inbound.
 export { DeliveryStore, type DeliveryRecord, type DeliveryStatus } from "./deliveries.js";
 export { TurnStore, type TurnCommit } from "./turns.js";
 export { LeaseStore } from "./leases.js";
+export { RateBudgetStore, type BudgetLease, type BudgetLimit } from "./rate-budgets.js";
 export { ApprovalStore, type ApprovalRecord, type ApprovalStatus, type NewApproval } from "./approvals.js";
 export {
   SlackInstallationStore,
@@ -22,3 +23,5 @@ export {
   type NewSlackInstallation,
 } from "./slack-installations.js";
 export { purgeSlackWorkspace, type SlackWorkspaceRef, type WorkspacePurgeCounts } from "./workspace-purge.js";
+export { UsageStore, USAGE_GROUPS, type UsageRecord, type NewUsage, type UsageGroup, type UsageTotals, type UsageFilter } from "./usage.js";
+export { BudgetStore, type BudgetClaim, type BudgetCounterRecord, type Settlement } from "./budgets.js";

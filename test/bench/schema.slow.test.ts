@@ -35,7 +35,26 @@ const core = z.object({
   overhead_causes: causes,
 });
 const floor = z.object({ params, msgs_per_s: n, window_rates: z.array(n).min(1), ratio: n, core_msgs_per_s: n });
-const e2e = z.object({ params, msgs_per_s: n, p50_ms: n, p99_ms: n, latency, unthrottled: stream });
+const pacedRun = z.object({
+  rate: z.union([z.literal(50), z.literal(200)]),
+  agent: z.enum(["echo", "model"]),
+  latency: latency.extend({ n: n.positive() }),
+  offered_msgs_per_s: n,
+  cpu_ms_per_msg: n.positive(),
+  causes: z.object({
+    event_loop_delay_p99_ms: n,
+    event_loop_delay_max_ms: n,
+    gc_pauses_over_10ms: n,
+    gc_max_ms: n,
+    late_sends: n,
+    slowest_1pct: n.positive(),
+    slowest_1pct_across_a_stall: n,
+    load_average_1min: n,
+  }),
+});
+// p50/p99/p99.9 at 50 and 200 msgs/s, with the echo agent and with a fake model: four runs.
+const paced = z.object({ params, runs: z.array(pacedRun).length(4) });
+const e2e = z.object({ params, msgs_per_s: n, p50_ms: n, p99_ms: n, latency, unthrottled: stream, paced });
 
 const doc = z.object({
   date: z.string().datetime(),
@@ -98,8 +117,26 @@ const doc = z.object({
       exported: z.object({ requests: n.positive(), kb: n }),
     }),
   }),
-  targets: z.record(z.string(), z.object({ target: z.string(), value: n, threshold: n, met: z.boolean() })),
+  // A figure the bench does not measure is null (NaN), and never met.
+  targets: z.record(z.string(), z.object({ target: z.string(), value: n.nullable(), threshold: n, met: z.boolean() })),
 });
+
+/** Issue 31's figures: each in the targets block with its threshold. */
+const ISSUE_31 = [
+  "i31_start_to_ready",
+  "i31_rss_idle",
+  "i31_cpu_vs_grammy",
+  "i31_p50_50_echo",
+  "i31_p99_50_echo",
+  "i31_p99_50_model",
+  "i31_rss_2000",
+  "i31_rss_10000",
+  "i31_soak_slope",
+  "i31_floor_sqlite",
+  "i31_core_postgres",
+  "i31_overhead_p99_postgres",
+  "i31_cross_process_sends",
+];
 
 // --smoke is --quick at the smallest scales: the same document, so its shape is checked in well under 90 s.
 describe("npm run bench -- --quick --smoke", () => {
@@ -114,5 +151,11 @@ describe("npm run bench -- --quick --smoke", () => {
     const parsed = doc.safeParse(JSON.parse(out));
     expect(parsed.success, parsed.success ? "" : JSON.stringify(parsed.error.issues.slice(0, 5))).toBe(true);
     expect(Object.keys(parsed.data!.targets).length).toBeGreaterThanOrEqual(10);
+    const targets = parsed.data!.targets;
+    expect(ISSUE_31.filter((k) => !targets[k])).toEqual([]);
+    // Every measured figure has a value; a null one is never met.
+    const measured = ISSUE_31.filter((k) => k !== "i31_rss_2000" && k !== "i31_cross_process_sends");
+    expect(measured.filter((k) => targets[k]!.value === null)).toEqual([]);
+    for (const k of ISSUE_31) if (targets[k]!.value === null) expect(targets[k]!.met).toBe(false);
   }, 120_000);
 });

@@ -394,3 +394,39 @@ describe("FakeTelegram leaveChat", () => {
     await expect(b.api.leaveChat(dm.id)).rejects.toBeInstanceOf(GrammyError);
   });
 });
+
+describe("FakeTelegram botLimit", () => {
+  it("accepts at most perSecond messages in any 1 s window of its clock, answers 429 retry_after beyond, and counts them", async () => {
+    let clock = 10_000;
+    const limited = new FakeTelegram({ botLimit: { perSecond: 3, now: () => clock } });
+    await limited.start();
+    try {
+      const b = new Bot(limited.token, { client: { apiRoot: limited.apiRoot } });
+      const chat = limited.build.privateChat(limited.build.user("Ann"));
+      const send = (text: string) => b.api.sendMessage(chat.id, text);
+      for (let i = 0; i < 3; i++) await send(`m${i}`);
+      // A chat action is not a message: it never counts.
+      await b.api.sendChatAction(chat.id, "typing");
+      const refused = await send("m3").catch((e: unknown) => e);
+      expect(refused).toBeInstanceOf(GrammyError);
+      expect((refused as GrammyError).error_code).toBe(429);
+      expect((refused as GrammyError).parameters.retry_after).toBe(1);
+      clock += 999;
+      await expect(send("m4")).rejects.toBeInstanceOf(GrammyError);
+      clock += 1;
+      await send("m5");
+      expect(limited.botLimitRejections).toBe(2);
+      expect(limited.sent().map((m) => m.text)).toEqual(["m0", "m1", "m2", "m5"]);
+      expect(limited.callsTo("sendMessage").map((c) => [c.at - 10_000, c.status])).toEqual([
+        [0, 200],
+        [0, 200],
+        [0, 200],
+        [0, 429],
+        [999, 429],
+        [1000, 200],
+      ]);
+    } finally {
+      await limited.close();
+    }
+  });
+});

@@ -15,6 +15,7 @@ import http from "node:http";
 import { BodyParseError, FaultPlan, HOST, Signal, closeServer, jsonParam, listen, parseBody, readBody, sendJson } from "./shared.js";
 import { createApiMethods, type MethodHandler } from "./telegram/api.js";
 import { UpdateBuilder, type MediaOptions, type UserMessageOptions } from "./telegram/build.js";
+import { BotLimit, type BotLimitOptions, postsMessage } from "./telegram/bot-limit.js";
 import { TgStore } from "./telegram/store.js";
 import { TgApiError, type TgCall, type TgChat, type TgFault, type TgMessage, type TgSentMessage, type TgUpdate, type TgUser } from "./telegram/types.js";
 
@@ -36,6 +37,8 @@ export interface FakeTelegramOptions {
    * no retry.
    */
   webhookRetry?: { attempts: number; delayMs: number };
+  /** Enforce a bot-wide limit on posted messages (telegram/bot-limit.ts); by default none. */
+  botLimit?: BotLimitOptions;
 }
 
 export interface WebhookInfo {
@@ -85,6 +88,7 @@ export class FakeTelegram {
   private readonly canonical = new Map<string, string>();
   private readonly maxLongPollMs: number;
   private readonly webhookRetry: { attempts: number; delayMs: number };
+  private readonly botLimit: BotLimit | undefined;
   private portNumber = 0;
   private queue: TgUpdate[] = [];
   private polls: HeldPoll[] = [];
@@ -103,6 +107,7 @@ export class FakeTelegram {
     this.botUser = { id, is_bot: true, first_name: "Switchboard Test Bot", username: "switchboard_test_bot", ...opts.bot };
     this.maxLongPollMs = opts.maxLongPollMs ?? 50_000;
     this.webhookRetry = opts.webhookRetry ?? { attempts: 1, delayMs: 0 };
+    this.botLimit = opts.botLimit && new BotLimit(opts.botLimit);
     this.store = new TgStore(this.botUser);
     this.build = new UpdateBuilder(this.store);
     this.methods = createApiMethods({ store: this.store, sent: this.sentLog, changed: () => this.signal.notify() });
@@ -282,6 +287,11 @@ export class FakeTelegram {
 
   // ------------------------------------------------------------ records
 
+  /** Sends answered 429 by the bot-wide limit (`botLimit`). */
+  get botLimitRejections(): number {
+    return this.botLimit?.rejected ?? 0;
+  }
+
   get calls(): readonly TgCall[] {
     return this.callLog;
   }
@@ -346,6 +356,8 @@ export class FakeTelegram {
   }
 
   private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    // Stamped on arrival, before the body is read: the time the platform would see.
+    const at = this.botLimit?.now() ?? Date.now();
     const url = new URL(req.url ?? "/", "http://fake");
     const raw = await readBody(req);
     const file = /^\/file\/bot([^/]+)\/(.+)$/.exec(url.pathname);
@@ -361,7 +373,7 @@ export class FakeTelegram {
       const msg = err instanceof BodyParseError ? err.message : String(err);
       return this.fail(res, undefined, new TgApiError(400, `Bad Request: ${msg}`));
     }
-    const call: TgCall = { method, params, at: Date.now() };
+    const call: TgCall = { method, params, at };
     this.callLog.push(call);
     this.signal.notify();
 
@@ -373,6 +385,8 @@ export class FakeTelegram {
       }
       return this.fail(res, call, new TgApiError(fault.status, fault.description ?? (fault.status >= 500 ? "Internal Server Error" : "Bad Request")));
     }
+    if (this.botLimit && postsMessage(method) && this.botLimit.over(at))
+      return this.fail(res, call, new TgApiError(429, "Too Many Requests: retry after 1", { retry_after: 1 }));
     try {
       if (method === "getUpdates") return this.getUpdates(params, res, call);
       const result = this.serverMethod(method, params) ?? this.methods[method]?.(params);

@@ -9,6 +9,7 @@
  * TRANSCRIBE_MODEL, the user is told voice is not supported; and in groups
  * each user message carries its speaker's name.
  */
+import { UsageStore } from "../../src/store/index.js";
 import { afterEach, describe, expect, it } from "vitest";
 import { DiscordAdapter } from "../../adapters/discord/index.js";
 import { SlackAdapter } from "../../adapters/slack/index.js";
@@ -296,6 +297,13 @@ describe("voice notes (TRANSCRIBE_MODEL)", () => {
     expect(lastUser(ai).content).toBe("[voice note, transcribed]: remind me to buy milk");
     const rows = await prisma(app.db).read((db) => db.message.findMany({ where: { role: "user" } }));
     expect(rows.map((r) => r.content)).toEqual(["[voice note, transcribed]: remind me to buy milk"]);
+    // The transcription is a metered call of its own (issue 29), counted by the transcript's tokens, beside the turn's.
+    const usage = await new UsageStore(app.db).recent(10);
+    expect(usage.map((u) => [u.kind, u.model, u.estimated]).sort()).toEqual([
+      ["transcription", "whisper-1", true],
+      ["turn", expect.any(String), expect.any(Boolean)],
+    ]);
+    expect(usage.find((u) => u.kind === "transcription")!.completionTokens).toBeGreaterThan(0);
   });
 
   it("Slack: an audio clip (slack_audio, WebM) is fetched with the bot token and transcribed", async () => {

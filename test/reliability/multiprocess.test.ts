@@ -47,8 +47,9 @@ const WEBHOOK_SECRET = "multiprocess-webhook-secret";
 describe("several processes on one PostgreSQL database", () => {
   const gateways: GatewayProcess[] = [];
   let proxy: RoundRobinProxy | undefined;
-  // Telegram redelivers a webhook update until it gets a 2xx, before sending the next one.
-  const tg = new FakeTelegram({ webhookRetry: { attempts: 60, delayMs: 500 } });
+  // Telegram redelivers a webhook update until it gets a 2xx, before sending the next one; it refuses
+  // (429) a bot's messages beyond 30 in any second, which the three processes share (one budget in the database).
+  const tg = new FakeTelegram({ webhookRetry: { attempts: 60, delayMs: 500 }, botLimit: { perSecond: 30 } });
   const slack = new FakeSlack();
   const dc = new FakeDiscord({ heartbeatIntervalMs: 5000 });
   afterAll(async () => {
@@ -310,6 +311,7 @@ describe("several processes on one PostgreSQL database", () => {
       perProcess,
       latencyMs: { p50: percentile(latencies, 50), p99: percentile(latencies, 99), max: percentile(latencies, 100) },
       peakSendsPerSecond: { telegram: tgRate.peak, slack: slRate.peak, discord: dcRate.peak },
+      telegramBotLimit429s: tg.botLimitRejections,
       peakSendsPerChatPerSecond: { telegram: tgRate.peakPerChat, slack: slRate.peakPerChat, discord: dcRate.peakPerChat },
       // Replies posted as a streamed draft (a turn slow to start); Discord's final replies carry a nonce, drafts none.
       discordDrafts: dc.sent().filter((m) => m.message.nonce === undefined).length,
@@ -359,6 +361,8 @@ describe("several processes on one PostgreSQL database", () => {
       secretLeaks: 0,
     });
     expect({ rotationReplies: t.rotationReplies, rotationsInDatabase: dbRotations }).toEqual({ rotationReplies: newCount, rotationsInDatabase: newCount });
+    // The bot-wide budget holds across the processes: every sendMessage attempt (a 429 too) in any 1 s of the fake's clock.
+    expect({ telegramPeak: tgRate.peak <= 30, telegramBotLimit429s: tg.botLimitRejections }).toEqual({ telegramPeak: true, telegramBotLimit429s: 0 });
     // Every process recorded events and ran turns: the work was really spread.
     for (const p of perProcess) expect(p.turns).toBeGreaterThan(0);
   }, 900_000);

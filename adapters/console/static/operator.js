@@ -1,8 +1,9 @@
-// The operator pane: sessions, bindings, Slack installations, a session's transcript and the live log, from the operator
+// The operator pane: sessions, bindings, Slack installations, usage (usage.js), a session's transcript and the live log, from the operator
 // API; and the open chat's current session, which the sessions table marks.
 import { $, el, setStatus, time } from "./dom.js";
 import { api } from "./api.js";
 import { state } from "./state.js";
+import { loadUsage } from "./usage.js";
 
 function cell(text, cls) {
   return el("td", { class: cls, text });
@@ -132,7 +133,7 @@ async function loadTranscript(id) {
 }
 
 export async function refresh() {
-  const jobs = [loadSessions(), loadBindings(), updateCurrentSession(), loadSlackInstallations()];
+  const jobs = [loadSessions(), loadBindings(), updateCurrentSession(), loadSlackInstallations(), loadUsage()];
   if (state.selectedSession) jobs.push(loadTranscript(state.selectedSession));
   const results = await Promise.allSettled(jobs);
   const failed = results.find((r) => r.status === "rejected");

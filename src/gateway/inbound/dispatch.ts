@@ -143,6 +143,7 @@ export async function dispatch(deps: DispatchDeps, env: InboundEnvelope, inbound
       senderName: env.senderName,
       messageId: env.messageId,
       userId,
+      ...(env.workspace !== undefined && { workspace: env.workspace }),
     },
     replyTo: { ...env.replyTo, kind: env.chatKind === "private" ? "private" : "group" },
     inboundId,

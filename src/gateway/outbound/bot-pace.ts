@@ -1,5 +1,5 @@
 import { isAdapterError } from "../contract.js";
-import { TokenBucket } from "./token-bucket.js";
+import type { BotBudget } from "./bot-budget.js";
 
 export interface RateLimit {
   ratePerSec: number;
@@ -17,24 +17,23 @@ export function retryAfterOf(err: unknown, rateLimitsInARow: number): number {
 }
 
 /**
- * The bot-wide budget of one adapter: its token bucket and the pause a
- * bot-wide 429 sets. Tokens are handed out first come, first served by one
- * pump, so a busy chat can't starve the others and waiting chats don't all
- * wake and race for each token.
+ * The bot-wide budget of one adapter: where its tokens come from (the
+ * process's bucket, or the database's in shared mode: bot-budget.ts) and the
+ * pause a bot-wide 429 sets. Tokens are handed out first come, first served
+ * by one pump, so a busy chat can't starve the others and waiting chats don't
+ * all wake and race for each token; the pump asks for as many as are
+ * waiting, so a shared budget is one round trip for several sends.
  */
 export class BotPace {
-  readonly #bucket: TokenBucket;
   #pausedUntil = 0;
   readonly #waiters: Array<() => void> = [];
   #pumping = false;
 
   constructor(
-    limit: RateLimit,
+    private readonly budget: BotBudget,
     private readonly now: () => number,
     private readonly sleep: (ms: number) => Promise<void>,
-  ) {
-    this.#bucket = new TokenBucket(limit.ratePerSec, limit.burst, now);
-  }
+  ) {}
 
   get pausedUntil(): number {
     return this.#pausedUntil;
@@ -46,7 +45,7 @@ export class BotPace {
   }
 
   acquire(): Promise<void> {
-    if (this.#waiters.length === 0 && this.#pausedUntil <= this.now() && this.#bucket.tryTake()) return Promise.resolve();
+    if (this.#waiters.length === 0 && this.#pausedUntil <= this.now() && this.budget.tryTake()) return Promise.resolve();
     return new Promise((resolve) => {
       this.#waiters.push(resolve);
       void this.#pump();
@@ -58,13 +57,16 @@ export class BotPace {
     this.#pumping = true;
     try {
       while (this.#waiters.length > 0) {
-        const wait = Math.max(this.#pausedUntil - this.now(), this.#bucket.waitMs());
-        if (wait > 0) {
-          await this.sleep(wait);
+        const paused = this.#pausedUntil - this.now();
+        if (paused > 0) {
+          await this.sleep(paused);
           continue;
         }
-        this.#bucket.take();
-        this.#waiters.shift()!();
+        const taking = this.budget.take(this.#waiters.length);
+        // A local bucket answers at once: no await, so its pacing stays as tight as before.
+        const { granted, waitMs } = taking instanceof Promise ? await taking : taking;
+        for (let i = 0; i < granted; i++) this.#waiters.shift()!();
+        if (granted === 0) await this.sleep(waitMs);
       }
     } finally {
       this.#pumping = false;

@@ -2,6 +2,7 @@ import type { Logger } from "../../log.js";
 import { errInfo } from "../../log.js";
 import type { OutEvent, ReplyAddress, Severity } from "../../runtime/events.js";
 import type { DeliveryRecord, DeliveryStore } from "../../store/deliveries.js";
+import type { RateBudgetStore } from "../../store/rate-budgets.js";
 import type { Adapter } from "../adapter.js";
 import type { GatewayMetrics } from "../metrics.js";
 import { ReplyClaims } from "./claims.js";
@@ -10,6 +11,7 @@ import { Drafts, type Draft } from "./drafts.js";
 import type { OutboundItem, OutboundResult } from "./items.js";
 import { adapterKey, chatKey } from "../keys.js";
 import { OutboundScheduler, SchedulerClosedError } from "./scheduler.js";
+import { sharedBudgetOf } from "./shared-budget.js";
 import type { SentLog } from "./sent-log.js";
 import { canLeave, editCard, leaveChat, sendLine, sendTyping, showCard } from "./sink-calls.js";
 
@@ -27,6 +29,8 @@ export interface OutboundOptions {
   staleAfterMs?: number;
   /** Chunks accepted by the platform, recorded before the database hears of it (see sent-log.ts). */
   sentLog?: SentLog;
+  /** Shared mode: each bot's bot-wide budget is the database's, one for every process (bot-budget.ts). */
+  budgets?: RateBudgetStore;
 }
 
 /** One adapter and its scheduler, which holds the adapter's per-chat queue. */
@@ -83,12 +87,21 @@ export class Outbound {
     this.#ways.set(adapterKey(adapter.platform, adapter.botId), { adapter, scheduler: this.#scheduler(adapter) });
   }
 
-  #scheduler(adapter: Adapter): OutboundScheduler {
+  /** The scheduler of one bot: the adapter's own, or (botId given) one workspace of an adapter that speaks as several. */
+  #scheduler(adapter: Adapter, botId?: string): OutboundScheduler {
+    const { budgets, log, metrics } = this.opts;
     return new OutboundScheduler({
       limits: { perChat: adapter.limits.perChat, global: adapter.limits.global },
-      log: this.opts.log,
-      onRateLimited: () => this.opts.metrics.rateLimited.inc({ platform: adapter.platform }),
+      log,
+      onRateLimited: () => metrics.rateLimited.inc({ platform: adapter.platform }),
       platform: adapter.platform,
+      // Read at each lease: an adapter's bot id may become known only at start (rekey).
+      botBudget:
+        budgets &&
+        sharedBudgetOf(
+          { platform: adapter.platform, key: () => adapterKey(adapter.platform, botId ?? adapter.botId), limit: adapter.limits.global },
+          { budgets, log, metrics },
+        ),
     });
   }
 
@@ -114,7 +127,7 @@ export class Outbound {
     if (way) return way;
     const adapter = [...this.#ways.values()].find((w) => w.adapter.platform === a.platform && w.adapter.serves?.(a.botId) === true)?.adapter;
     if (!adapter) return undefined;
-    this.#ways.set(key, { adapter, scheduler: this.#scheduler(adapter) });
+    this.#ways.set(key, { adapter, scheduler: this.#scheduler(adapter, a.botId) });
     return this.#ways.get(key);
   }
 

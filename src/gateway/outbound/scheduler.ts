@@ -9,7 +9,9 @@
  *   argument parts before it); each of its calls is paced and retried the
  *   same way.
  * - Each call waits for a token from the chat's bucket and from the bot-wide
- *   (global) bucket, sized from the adapter's declared AdapterLimits.
+ *   (global) bucket, sized from the adapter's declared AdapterLimits. In
+ *   shared mode the bot-wide bucket is the database's, so every process of
+ *   the bot spends one budget (bot-budget.ts).
  * - A 429 (AdapterError 'RateLimited') pauses the chat, or the whole bot when
  *   the error carries scope 'global', for retryAfterMs plus jitter; then the
  *   SAME call is retried. Essential calls are never dropped, however many
@@ -39,6 +41,7 @@ import { KeyedQueue } from "../../keyed-queue.js";
 import { SpanKind, type Span } from "@opentelemetry/api";
 import { hashId, inSpan, tracing } from "../../telemetry/index.js";
 import { isAdapterError } from "../contract.js";
+import { type BotBudget, LocalBudget } from "./bot-budget.js";
 import { BotPace, MAX_BACKOFF_MS, type RateLimit, retryAfterOf } from "./bot-pace.js";
 import { type ChatPace, ChatPaces } from "./chat-pace.js";
 
@@ -79,6 +82,8 @@ export interface OutboundSchedulerOptions {
   random?: () => number;
   /** The platform the calls go to, for their spans (src/telemetry). */
   platform?: string;
+  /** Where the bot-wide tokens come from. Default: a bucket of this process sized by limits.global; in shared mode the database's (bot-budget.ts). */
+  botBudget?: BotBudget;
 }
 
 /** schedule() after close(). */
@@ -129,7 +134,7 @@ export class OutboundScheduler {
     this.maxTransientRetries = opts.maxTransientRetries ?? 5;
     this.onRateLimited = opts.onRateLimited;
     this.platform = opts.platform ?? "platform";
-    this.global = new BotPace(opts.limits.global, this.now, this.sleep);
+    this.global = new BotPace(opts.botBudget ?? new LocalBudget(opts.limits.global, this.now), this.now, this.sleep);
     this.chats = new ChatPaces(opts.limits.perChat, this.now, this.sleep);
   }
 

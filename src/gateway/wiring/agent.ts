@@ -16,6 +16,7 @@ import { scheduleMessageTool } from "../jobs/commands.js";
 import type { JobService } from "../jobs/service.js";
 import type { Tooling } from "../tooling.js";
 import type { AppBase, StorePart } from "./parts.js";
+import type { UsagePart } from "./usage.js";
 
 /** What makes a turn's agent: the configured factory, or a plain function in its place (tests). */
 export type TurnAgentFactory = AgentFactory | ((metadata: Record<string, unknown>, ctx: AgentContext & TurnOverrides) => Agent);
@@ -54,10 +55,13 @@ export function configuredCatalog(
   );
 }
 
-/** Reflection condenses with the session's agent when it has a model, and without one (extractively) otherwise. */
-export function reflectionCondenser(agents: AgentCatalog): Condenser {
+/** Reflection condenses with the session's agent when it has a model (its calls metered for the session), and without one (extractively) otherwise. */
+export function reflectionCondenser(agents: AgentCatalog, meterFor?: (session: Info) => ModelMeter): Condenser {
   const extractive = extractiveCondenser();
-  const withModel = agentCondenser((session) => agents.of(session?.agentId ?? DEFAULT_AGENT).factory({}, {}));
+  const withModel = agentCondenser((session) => {
+    const meter = session && meterFor?.(session);
+    return agents.of(session?.agentId ?? DEFAULT_AGENT).factory({}, meter ? { meter } : {});
+  });
   return {
     condense: (messages, session) =>
       agents.of(session?.agentId ?? DEFAULT_AGENT).factory.provider === "openai"
@@ -131,12 +135,12 @@ export interface AgentPart {
   reflector: Reflector;
 }
 
-export function agentPart(base: AppBase, stores: StorePart, agentsConfig: AgentsConfig): AgentPart {
+export function agentPart(base: AppBase, stores: StorePart, agentsConfig: AgentsConfig, usage?: Pick<UsagePart, "meterForSession">): AgentPart {
   const { config, log } = base;
   const personaRegistry = personas(config.PERSONAS);
   const agents = configuredCatalog(config, agentsConfig, personaRegistry, log, base.opts.agentFactory);
   const { registry, transcript, memories, kv } = stores;
-  const condenser = reflectionCondenser(agents);
+  const condenser = reflectionCondenser(agents, usage?.meterForSession);
   return {
     agents,
     personas: personaRegistry,

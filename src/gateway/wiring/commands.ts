@@ -47,6 +47,8 @@ export function chatCommands(
     offered: (session: Info) => ToolRegistry;
     /** The agents (/agent shows and switches them; /status names the session's model from its agent). */
     agents: AgentCatalog;
+    /** /usage and /budget (issue 29). */
+    usage?: CommandSpec[];
   },
 ): ChatCommands {
   return commandInterceptor({
@@ -61,6 +63,7 @@ export function chatCommands(
       admitGroupCommand(config, deps.pairing.store),
       ...toolCommands(deps.tooling, deps.offered, (info) => deps.agents.of(info.agentId).tools),
       ...jobCommands(deps.jobs),
+      ...(deps.usage ?? []),
     ],
     adminCommands: config.ADMIN_COMMANDS,
     modelsAllowed: config.MODELS_ALLOWED,

@@ -1,5 +1,5 @@
 import { sqliteFile } from "../../store/db.js";
-import { LeaseStore, purgeSlackWorkspace, SlackInstallationStore, SlackOAuthStateStore } from "../../store/index.js";
+import { LeaseStore, purgeSlackWorkspace, RateBudgetStore, SlackInstallationStore, SlackOAuthStateStore } from "../../store/index.js";
 import { proactiveParts, type ProactiveParts } from "../http/api/wire.js";
 import { Gateway } from "../inbound/gateway.js";
 import { Outbound } from "../outbound/outbound.js";
@@ -31,7 +31,7 @@ export function outboundPart(base: AppBase, stores: StorePart): Outbound {
     streamAfterMs: base.opts.streamAfterMs,
     owner: base.processId,
     sentLog,
-    ...(config.SHARED_DATABASE ? { staleAfterMs: 30_000 } : {}),
+    ...(config.SHARED_DATABASE ? { staleAfterMs: 30_000, budgets: new RateBudgetStore(stores.db) } : {}),
   });
   for (const a of base.adapters.list()) outbound.add(a);
   return outbound;

@@ -5,6 +5,8 @@ import type { Database, KvStore, TranscriptStore } from "../../store/index.js";
 import type { HttpHandler, HttpRequest, HttpResponse } from "../adapter.js";
 import { mountConsoleApi } from "../http/console-api.js";
 import { mountSlackInstallationsApi } from "../http/slack-installations-api.js";
+import { mountUsageApi, type UsageApiDeps } from "../http/usage-api.js";
+import type { UsagePart } from "./usage.js";
 import { SlackInstallationStore } from "../../store/index.js";
 import { loginRoutes } from "../http/login.js";
 import { OperatorAuth } from "../http/operator-auth.js";
@@ -129,10 +131,13 @@ export function mountConsole(deps: {
   transcript: TranscriptStore;
   runner: Runner;
   metrics: GatewayMetrics;
+  /** The usage page's API (issue 29). */
+  usage?: UsageApiDeps;
 }): void {
   const { http, registry, transcript, runner, metrics } = deps;
   mountConsoleApi((m, p, h) => http.route(m, p, h), { registry, sessions: registry.store, transcript, runner });
   mountSlackInstallationsApi((m, p, h) => http.route(m, p, h), new SlackInstallationStore(deps.db));
+  if (deps.usage) mountUsageApi((m, p, h) => http.route(m, p, h), deps.usage);
   const login = loginRoutes(http.auth, (reason) => metrics.httpRefused.inc({ reason }));
   http.mount("GET", "/login", login.show, "login");
   http.mount("POST", "/login", login.submit, "login", { maxBodyBytes: 4096 });
@@ -153,7 +158,7 @@ export function httpPart(base: AppBase, stores: StorePart): HttpPart {
 export function mountRoutes(
   base: AppBase,
   web: HttpPart,
-  parts: { stores: StorePart; runtime: RuntimePart; tools: ToolingPart; gateway: GatewayPart; jobs: JobService },
+  parts: { stores: StorePart; runtime: RuntimePart; tools: ToolingPart; gateway: GatewayPart; jobs: JobService; usage?: UsagePart },
 ): ApiServer {
   const { http, intake } = web;
   const { stores, runtime, gateway } = parts;
@@ -162,6 +167,12 @@ export function mountRoutes(
   // The HTTP API v1 (/api/v1/*) and inbound hooks (/hooks/<name>); other modules mount theirs on `api`.
   const api = gateway.proactive.mount(http, gateway.gateway, (h) => intake.guard(h, (req) => req.method === "GET"));
   api.mount("schedules", scheduleApi(parts.jobs), "schedule");
-  if (base.config.CONSOLE_ENABLED) mountConsole({ ...stores, http, runner: runtime.runner, metrics });
+  const usage = parts.usage && {
+    usage: parts.usage.usage,
+    budgets: parts.usage.budgets,
+    configured: parts.usage.agents.budgets,
+    timezone: base.config.DEFAULT_TIMEZONE,
+  };
+  if (base.config.CONSOLE_ENABLED) mountConsole({ ...stores, http, runner: runtime.runner, metrics, ...(usage && { usage }) });
   return api;
 }

@@ -9,6 +9,7 @@ import type { JobRunner } from "../jobs/runner.js";
 import type { GatewayMetrics } from "../metrics.js";
 import type { Outbound } from "../outbound/outbound.js";
 import type { Retention } from "../retention.js";
+import type { UsageMeter } from "../usage/usage-meter.js";
 import type { Tooling } from "../tooling.js";
 import type { Telemetry } from "../../telemetry/index.js";
 import type { Intake } from "./http.js";
@@ -32,6 +33,8 @@ export interface LifecycleParts {
   storeProbeMs?: number;
   /** How often unsent replies are retried (default 15 s). */
   retryIntervalMs?: number;
+  /** The model meter: its sweep settles budget reservations left past their expiry. */
+  meter?: UsageMeter;
   /** Tracing (src/telemetry): flushed and shut down last, within a bounded time. */
   telemetry?: Telemetry;
 }
@@ -58,23 +61,7 @@ export function lifecycle(p: LifecycleParts): { start(): Promise<string>; stop(o
         .catch((err) => log.warn({ err: errInfo(err) }, "expiring the previous run's approvals failed; a click on one says it expired"));
       p.reflector.start(config.REFLECT_SWEEP_INTERVAL);
       p.jobsRunner.start();
-      timers = [
-        // A probe write: a store that stopped taking writes shows in /healthz even when no traffic comes.
-        setInterval(
-          () =>
-            void p.kv.set("switchboard:store-probe", new Date().toISOString()).catch((err) => log.warn({ err: errInfo(err) }, "the store probe write failed")),
-          p.storeProbeMs ?? 5_000,
-        ),
-        setInterval(
-          () =>
-            void outbound.flushUnsent().catch((err) => {
-              p.metrics.internalErrors.inc({ where: "flush-unsent" });
-              log.warn({ err: errInfo(err) }, "retrying unsent replies failed; the next round tries again");
-            }),
-          p.retryIntervalMs ?? 15_000,
-        ),
-        setInterval(() => runner.evictIdle(30 * 60_000), 60_000),
-      ];
+      timers = periodicPasses(p);
       for (const t of timers) t.unref();
       http.ready();
       return `http://${addr.address}:${addr.port}`;
@@ -113,4 +100,34 @@ export function lifecycle(p: LifecycleParts): { start(): Promise<string>; stop(o
       await p.telemetry?.shutdown(3000);
     },
   };
+}
+
+/** The periodic passes of a started app: the store probe, unsent replies, idle sessions, expired budget reservations. */
+function periodicPasses(p: LifecycleParts): NodeJS.Timeout[] {
+  const { log, outbound, runner } = p;
+  return [
+    // A probe write: a store that stopped taking writes shows in /healthz even when no traffic comes.
+    setInterval(
+      () => void p.kv.set("switchboard:store-probe", new Date().toISOString()).catch((err) => log.warn({ err: errInfo(err) }, "the store probe write failed")),
+      p.storeProbeMs ?? 5_000,
+    ),
+    setInterval(
+      () =>
+        void outbound.flushUnsent().catch((err) => {
+          p.metrics.internalErrors.inc({ where: "flush-unsent" });
+          log.warn({ err: errInfo(err) }, "retrying unsent replies failed; the next round tries again");
+        }),
+      p.retryIntervalMs ?? 15_000,
+    ),
+    setInterval(() => runner.evictIdle(30 * 60_000), 60_000),
+    // Reservations of calls that never settled (a process that died mid-call): settled at their reserved amount once expired.
+    setInterval(
+      () =>
+        void p.meter?.sweep().catch((err) => {
+          p.metrics.internalErrors.inc({ where: "budget-sweep" });
+          log.warn({ err: errInfo(err) }, "settling expired budget reservations failed; the next round tries again");
+        }),
+      5_000,
+    ),
+  ];
 }

@@ -8,6 +8,8 @@ import type { AgentPart } from "./agent.js";
 import { chatCommands, registerInterceptors, type ChatCommands } from "./commands.js";
 import type { AppBase, StorePart } from "./parts.js";
 import type { ToolingPart } from "./tooling.js";
+import { usageCommands } from "../usage/commands.js";
+import type { UsagePart } from "./usage.js";
 
 /** The runtime part: the Runner with its interceptors (approvals, chat commands, the turn limit), and DM pairing. */
 export interface RuntimePart {
@@ -17,7 +19,7 @@ export interface RuntimePart {
   arrivals: Arrivals;
 }
 
-export function runtimePart(base: AppBase, stores: StorePart, agent: AgentPart, tools: ToolingPart, jobs: JobService): RuntimePart {
+export function runtimePart(base: AppBase, stores: StorePart, agent: AgentPart, tools: ToolingPart, jobs: JobService, usage?: UsagePart): RuntimePart {
   const { config, log, metrics, adapters } = base;
   const { registry, transcript, memories, ledger } = stores;
   // The gateway's in-flight events (built here, handed to it): a failing commit reads when its event happened.
@@ -50,7 +52,14 @@ export function runtimePart(base: AppBase, stores: StorePart, agent: AgentPart, 
       return t === undefined ? undefined : t + config.INBOUND_TTL;
     },
     onCommitError: () => metrics.internalErrors.inc({ where: "turn-commit" }),
-    prepareInput: mediaInput(config, log, metrics, (platform, botId): FileSource | undefined => adapters.get(platform, botId)?.files, agent.agents),
+    prepareInput: mediaInput(
+      config,
+      log,
+      metrics,
+      (platform, botId): FileSource | undefined => adapters.get(platform, botId)?.files,
+      agent.agents,
+      usage?.meterForEvent,
+    ),
   });
   const pairing = new Pairing(stores.access);
   const commands = chatCommands(config, {
@@ -61,6 +70,9 @@ export function runtimePart(base: AppBase, stores: StorePart, agent: AgentPart, 
     jobs,
     offered: tools.withTools.offered,
     agents: agent.agents,
+    ...(usage && {
+      usage: usageCommands({ usage: usage.usage, budgets: usage.budgets, configured: usage.agents.budgets, timezone: config.DEFAULT_TIMEZONE }),
+    }),
   });
   registerInterceptors(runner, tools.tooling, commands, config);
   return { runner, pairing, commands, arrivals };

@@ -8,6 +8,8 @@ import type { JobService } from "../jobs/service.js";
 import type { GatewayMetrics } from "../metrics.js";
 import { Tooling, type CardDoor, type ToolingOptions } from "../tooling.js";
 import type { AgentCatalog } from "../../agent/catalog.js";
+import type { ModelMeter } from "../../agent/model-meter.js";
+import type { AgentContext } from "../../runtime/runner.js";
 import { agentWithTools, sessionBuiltins, type AgentWithTools } from "./agent.js";
 import type { AppBase, StorePart } from "./parts.js";
 
@@ -56,7 +58,11 @@ export interface ToolingPart {
   agents: AgentCatalog;
 }
 
-export function toolingPart(base: AppBase, stores: StorePart, deps: { agents: AgentCatalog; jobs: JobService; outbound: CardDoor }): ToolingPart {
+export function toolingPart(
+  base: AppBase,
+  stores: StorePart,
+  deps: { agents: AgentCatalog; jobs: JobService; outbound: CardDoor; meterFor?: (ctx: AgentContext) => ModelMeter },
+): ToolingPart {
   const { config, adapters } = base;
   // Asked only when someone other than an admin decides a tool call, not for every message.
   const mayApprove: ToolingOptions["mayApprove"] = (who) => passesDmPolicy(who, config, stores.access, adapters.get(who.platform, who.botId), false);
@@ -68,5 +74,9 @@ export function toolingPart(base: AppBase, stores: StorePart, deps: { agents: Ag
     outbound: () => deps.outbound,
     mayApprove,
   });
-  return { tooling, withTools: agentWithTools({ agents: deps.agents, tooling }), agents: deps.agents };
+  return {
+    tooling,
+    withTools: agentWithTools({ agents: deps.agents, tooling, ...(deps.meterFor && { meterFor: deps.meterFor }) }),
+    agents: deps.agents,
+  };
 }

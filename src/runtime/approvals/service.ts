@@ -73,6 +73,8 @@ export class ApprovalService {
   readonly #ending = new Map<string, Promise<boolean>>();
   /** Set by a graceful stop: a turn that asks from then on is abandoned at once (expireForStop). */
   #abandon: ((sessionId: string) => void) | undefined;
+  /** Decisions made while their card was still on its way: the card is edited once it is shown. */
+  readonly #lateEdits = new Map<string, { decided: ApprovalRecord; reason: string | undefined }>();
 
   constructor(readonly opts: ApprovalServiceOptions) {}
 
@@ -113,38 +115,51 @@ export class ApprovalService {
     const record = pendingRecord(call, args, server, ctx, this.opts);
     await this.opts.store.create(record);
     const verdict = new Promise<ApprovalVerdict>((resolve) => this.#waiters.set(record.id, { sessionId: ctx.sessionId, resolve, record }));
-    try {
-      const mid = await this.opts.transport.show(to, cardOf(record));
-      if (mid) {
-        record.cardMessageId = mid;
-        await this.opts.store.setCard(record.id, mid);
-      }
-    } catch (err) {
-      // No card, no decision: deny now rather than wait out the timeout for a click nobody can make.
-      this.opts.log?.warn({ approvalId: record.id, tool: call.name, err: errInfo(err) }, "the approval card could not be shown; the call is denied");
-      await this.#finish(record.id, "cancelled", { reason: "the card could not be shown" });
-    }
-    this.opts.log?.info({ approvalId: record.id, tool: call.name, server, sessionId: ctx.sessionId }, "a tool call waits for approval");
-    const timer = setTimeout(
-      () => void this.#finish(record.id, "expired", { reason: `no decision within ${Math.round(this.opts.timeoutMs / 60_000) || 1} min` }),
-      this.opts.timeoutMs,
-    );
-    timer.unref?.();
     // A shutdown abandons the turn (its message is answered again after the restart): the card says so, not "cancelled".
     const onAbort = () =>
       void (signal.reason instanceof TurnAbandoned
         ? this.#expireAbandoned(record.id)
         : this.#finish(record.id, "cancelled", { reason: "the turn was stopped" }));
+    // Listening before the card goes out: an abort while it is on its way (a 429 waited out, a stop) must end the wait, not be missed.
     signal.addEventListener("abort", onAbort, { once: true });
+    if (signal.aborted) onAbort();
+    const timer = setTimeout(
+      () => void this.#finish(record.id, "expired", { reason: `no decision within ${Math.round(this.opts.timeoutMs / 60_000) || 1} min` }),
+      this.opts.timeoutMs,
+    );
+    timer.unref?.();
     const poll = this.opts.pollMs ? setInterval(() => void this.#poll(record.id), this.opts.pollMs) : undefined;
     poll?.unref?.();
     try {
+      // The card's delivery may outlast the decision (the turn aborted meanwhile): the verdict does not wait for it.
+      await Promise.race([this.#showCard(record, to, call), verdict]);
       return await verdict;
     } finally {
       clearTimeout(timer);
       clearInterval(poll);
       signal.removeEventListener("abort", onAbort);
       this.#waiters.delete(record.id);
+    }
+  }
+
+  /** Shows the card and remembers its message; never rejects (no card: the call is denied at once). */
+  async #showCard(record: ApprovalRecord, to: ReplyAddress, call: ToolCall): Promise<void> {
+    try {
+      const mid = await this.opts.transport.show(to, cardOf(record));
+      if (mid) {
+        record.cardMessageId = mid;
+        await this.opts.store.setCard(record.id, mid);
+      }
+      // Decided while the card was on its way: it shows the decision now rather than buttons nobody can use.
+      const late = this.#lateEdits.get(record.id);
+      this.#lateEdits.delete(record.id);
+      if (late && mid) await this.#editCard({ ...late.decided, cardMessageId: mid }, late.reason);
+      this.opts.log?.info({ approvalId: record.id, tool: call.name, server: record.server, sessionId: record.sessionId }, "a tool call waits for approval");
+    } catch (err) {
+      this.#lateEdits.delete(record.id);
+      // No card, no decision: deny now rather than wait out the timeout for a click nobody can make.
+      this.opts.log?.warn({ approvalId: record.id, tool: call.name, err: errInfo(err) }, "the approval card could not be shown; the call is denied");
+      await this.#finish(record.id, "cancelled", { reason: "the card could not be shown" });
     }
   }
 
@@ -283,14 +298,17 @@ export class ApprovalService {
     const decided: ApprovalRecord = { ...rec, status, always: d.always ?? false, decidedById: d.byId ?? null, decidedByName: d.byName ?? null };
     if (w) this.#settle(w, decided, d.reason);
     this.opts.log?.info({ approvalId: id, tool: rec.tool, status, by: d.byName }, "tool approval decided");
-    if (decided.cardMessageId) {
-      try {
-        await this.opts.transport.update(codecs.approvalReplyTo.decode(rec.replyTo, rec.id), decided.cardMessageId, cardOf(decided, d.reason));
-      } catch (err) {
-        this.opts.log?.warn({ approvalId: id, err: errInfo(err) }, "the approval card could not be edited");
-      }
-    }
+    if (decided.cardMessageId) await this.#editCard(decided, d.reason);
+    else if (w) this.#lateEdits.set(id, { decided, reason: d.reason });
     return true;
+  }
+
+  async #editCard(decided: ApprovalRecord, reason: string | undefined): Promise<void> {
+    try {
+      await this.opts.transport.update(codecs.approvalReplyTo.decode(decided.replyTo, decided.id), decided.cardMessageId!, cardOf(decided, reason));
+    } catch (err) {
+      this.opts.log?.warn({ approvalId: decided.id, err: errInfo(err) }, "the approval card could not be edited");
+    }
   }
 
   #settle(w: Waiter, rec: ApprovalRecord, reason?: string): void {

@@ -77,6 +77,11 @@ export function failedRounds(t: TurnScope, work: TurnWork, err: unknown, clock: 
     return "failed";
   }
   if (isAgentError(err, "Aborted")) return "aborted";
+  // A budget's refusal (or a budget check that could not be made) is written for the user: the one line, as it is.
+  if (isAgentError(err, "Budget")) {
+    work.notices.push({ severity: "warn", text: err.message });
+    return "failed";
+  }
   // The chat sees a reference only: the error names the model server's URL and quotes its answer, which are the operator's business.
   const ref = randomBytes(3).toString("hex");
   t.runner.opts.log?.warn({ sessionId: t.session.id, ref, err: errInfo(err) }, "agent turn failed");

@@ -1,8 +1,8 @@
-import { StoreError } from "../errors.js";
 import { queryBuilder, type Query, type QueryBuilder, type Sql } from "../sql.js";
 import type { StoreHealthReport } from "../health.js";
-import { afterCommit, CallRules, closedError, commitUnknown } from "../call-rules.js";
+import { CallRules, closedError } from "../call-rules.js";
 import type { ClientCall, CommonOptions, Database } from "../db.js";
+import { PgGroupCommit } from "./group-commit.js";
 import { PgSql } from "./sql.js";
 
 /** What only the PostgreSQL back end reads of DatabaseOptions. */
@@ -25,12 +25,20 @@ export class PostgresDatabase implements Database {
   readonly #rules: CallRules;
   readonly #pg: PgSql;
   readonly #clients: Array<() => Promise<void>> = [];
+  readonly #group: PgGroupCommit;
   #closed = false;
 
   constructor(options: CommonOptions & PostgresOptions) {
     this.url = options.url;
     this.#rules = new CallRules({ maxRetries: options.maxRetries ?? 8, faults: options.faults, onFailure: options.onFailure });
     this.#pg = new PgSql(options.url, options.poolSize ?? 10, options.onQuery, options.onIdleError);
+    this.#group = new PgGroupCommit({
+      pg: this.#pg,
+      faults: options.faults,
+      retry: (op, attempt) => this.#rules.retry(op, attempt),
+      inject: (op) => this.#rules.inject(op),
+      refusal: () => (this.#closed ? closedError() : undefined),
+    });
   }
 
   async init(): Promise<void> {
@@ -74,45 +82,22 @@ export class PostgresDatabase implements Database {
     return this.#pg.byOp;
   }
 
-  /** Runs `fn` in one transaction on a connection of the pool, retried as a whole on serialization failures and deadlocks. */
+  /**
+   * Runs `fn` in one transaction: in a group commit with the other
+   * transactions of the same turn of the event loop (group-commit.ts), a
+   * failing unit leaving nothing behind while the others still commit; the
+   * group is retried as a whole on serialization failures and deadlocks.
+   */
   sqlTransaction<T>(op: string, fn: (q: Sql) => Promise<T>): Promise<T> {
     return this.#rules.observe(
       op,
-      this.#rules.retry(op, () => this.#transaction(op, fn)),
+      this.#refused(() => this.#group.run(op, fn)),
     );
   }
 
-  async #transaction<T>(op: string, fn: (q: Sql) => Promise<T>): Promise<T> {
-    if (this.#closed) throw closedError();
-    const faults = this.#rules.faults;
-    faults?.beforeTransaction?.(op);
-    this.#rules.inject(op);
-    const p = this.#pg;
-    const client = await p.pool.connect();
-    let broken: Error | undefined;
-    let commitSent = false;
-    try {
-      await p.control(client, "BEGIN", op);
-      const result = await fn(p.on(client, op));
-      try {
-        faults?.beforeCommit?.(op);
-      } catch (e) {
-        throw commitUnknown(op, e);
-      }
-      commitSent = true;
-      await p.control(client, "COMMIT", op);
-      afterCommit(faults, op);
-      return result;
-    } catch (e) {
-      if (!commitSent) await client.query("ROLLBACK").catch((err: Error) => (broken = err));
-      else if (!(e instanceof StoreError)) {
-        broken = e as Error;
-        throw commitUnknown(op, e);
-      }
-      throw e;
-    } finally {
-      client.release(broken);
-    }
+  /** Group commits so far and the units they carried (the bench and tests read the grouping). */
+  get groupStats(): { commits: number; units: number } {
+    return this.#group.stats;
   }
 
   async close(): Promise<void> {

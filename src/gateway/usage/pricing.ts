@@ -1,0 +1,26 @@
+import type { Price } from "../../config/agents.js";
+import type { ModelUsage } from "../../agent/model-meter.js";
+
+/**
+ * Cost in micro-units of the price table's currency (integers: the database
+ * keeps no floats). A price is per million tokens, so a token costs exactly
+ * `price` micro-units. Cached prompt tokens are part of the prompt tokens
+ * (OpenAI's accounting) and cost `cachedInput` (the input price when none).
+ */
+export function costMicros(price: Price | undefined, u: Pick<ModelUsage, "promptTokens" | "completionTokens" | "cachedTokens" | "audioSeconds">): number {
+  if (!price) return 0;
+  if (u.audioSeconds !== undefined && price.perMinute !== undefined) return Math.round((u.audioSeconds / 60) * price.perMinute * 1_000_000);
+  const cached = Math.min(u.cachedTokens, u.promptTokens);
+  return Math.round((u.promptTokens - cached) * price.input + cached * (price.cachedInput ?? price.input) + u.completionTokens * price.output);
+}
+
+/** The most a call of `maxTokens` tokens may cost: every token at the dearer of the input and output prices. */
+export function maxCostMicros(price: Price | undefined, maxTokens: number): number {
+  if (!price) return 0;
+  return Math.ceil(maxTokens * Math.max(price.input, price.output));
+}
+
+/** `$1.234567`-style money from micro-units (the currency is the operator's; shown without a symbol). */
+export function formatCost(micros: number): string {
+  return (micros / 1_000_000).toFixed(micros % 10_000 === 0 ? 2 : 6).replace(/(\.\d\d\d*?)0+$/, "$1");
+}

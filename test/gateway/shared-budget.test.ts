@@ -1,0 +1,160 @@
+import { describe, expect, it } from "vitest";
+import { SHARED_BUDGET_RETRY_MS, SharedBudget } from "../../src/gateway/outbound/shared-budget.js";
+import { OutboundScheduler } from "../../src/gateway/outbound/scheduler.js";
+import { RateBudgetStore } from "../../src/store/rate-budgets.js";
+import { eventually } from "../support/app.js";
+import { openTestDb } from "../support/db.js";
+import { FaultPlan } from "../support/faults.js";
+
+/** A refill so slow that none comes during the test: what the processes send is the bucket's burst alone. */
+const SLOW = 0.001;
+const roomyChat = { ratePerSec: 1000, burst: 1000 };
+
+/**
+ * The bot-wide budget in shared mode: several processes' schedulers (here
+ * two in one process, over one real SQLite file) draw from one bucket in the
+ * database, a lease serves the sends waiting together, and a failed lease
+ * falls back to the process's own bucket without holding a reply.
+ */
+describe("a bot-wide send budget shared through the database", () => {
+  /** One process's scheduler on the shared bucket; its pump's sleeps are recorded and never end (the refill is 1,000 s away). */
+  function processOn(store: RateBudgetStore, limit: { ratePerSec: number; burst: number }, onError: (err: unknown) => void = () => {}) {
+    const sleeps: number[] = [];
+    const budget = new SharedBudget({ key: () => "telegram:42", limit, lease: (k, w, l) => store.lease(k, w, l), onError, now: Date.now });
+    const scheduler = new OutboundScheduler({
+      limits: { perChat: roomyChat, global: limit },
+      botBudget: budget,
+      sleep: (ms) => {
+        sleeps.push(ms);
+        return new Promise(() => {});
+      },
+    });
+    return { scheduler, sleeps };
+  }
+
+  it("two processes together send what the one bucket holds, and each then waits for the refill", async () => {
+    const t = await openTestDb("sqlite");
+    try {
+      const store = new RateBudgetStore(t.db);
+      const limit = { ratePerSec: SLOW, burst: 6 };
+      const a = processOn(store, limit);
+      const b = processOn(store, limit);
+      const sent: string[] = [];
+      for (let i = 0; i < 5; i++) {
+        void a.scheduler.schedule(`a${i}`, async () => void sent.push(`a${i}`));
+        void b.scheduler.schedule(`b${i}`, async () => void sent.push(`b${i}`));
+      }
+      // Each process has sent all it had, or its pump found the bucket empty and sleeps until the next token
+      // (a sleep here never ends): either way what ran by then is all that will.
+      const settled = (p: typeof a) => p.scheduler.pending() === 0 || p.sleeps.length > 0;
+      await eventually(
+        () => settled(a) && settled(b),
+        (v) => v,
+        10_000,
+        "both processes done or waiting",
+      );
+      expect(sent.length).toBe(6);
+      expect(a.scheduler.pending() + b.scheduler.pending()).toBe(4);
+      expect(Math.min(...a.sleeps, ...b.sleeps)).toBeGreaterThan(900_000);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it("sends waiting together take their tokens in one lease, not one round trip each", async () => {
+    const faults = new FaultPlan();
+    const t = await openTestDb("sqlite", { faults });
+    try {
+      const p = processOn(new RateBudgetStore(t.db), { ratePerSec: SLOW, burst: 30 });
+      const sends = Array.from({ length: 20 }, (_, i) => p.scheduler.schedule(`chat${i}`, async () => i));
+      expect(await Promise.all(sends)).toEqual(Array.from({ length: 20 }, (_, i) => i));
+      // The first send's lease, then one for the 19 that queued while it was in flight.
+      expect(faults.calls.get("rate-budget-lease")).toBe(2);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it("a lease that fails is reported, the send goes out on the local bucket, and the database is asked again after the retry time", async () => {
+    const faults = new FaultPlan().once("rate-budget-lease", "SQLITE_FULL");
+    const t = await openTestDb("sqlite", { faults });
+    try {
+      const store = new RateBudgetStore(t.db);
+      let clock = 1_000;
+      const errors: Array<{ err: unknown; key: string }> = [];
+      const budget = new SharedBudget({
+        key: () => "telegram:42",
+        limit: { ratePerSec: 1, burst: 3 },
+        lease: (k, w, l) => store.lease(k, w, l),
+        onError: (err, key) => errors.push({ err, key }),
+        now: () => clock,
+      });
+      expect(await budget.take(2)).toEqual({ granted: 1, waitMs: 0 });
+      expect(errors).toHaveLength(1);
+      expect(errors[0]!.key).toBe("telegram:42");
+      expect((errors[0]!.err as { code?: string }).code).toBe("SQLITE_FULL");
+      // Within the retry time the local bucket paces alone: no statement.
+      expect(budget.tryTake()).toBe(true);
+      expect(await budget.take(1)).toEqual({ granted: 1, waitMs: 0 });
+      expect((await budget.take(1)).granted).toBe(0);
+      expect(faults.calls.get("rate-budget-lease")).toBe(1);
+      clock += SHARED_BUDGET_RETRY_MS;
+      expect(budget.tryTake()).toBe(false);
+      expect(await budget.take(2)).toEqual({ granted: 2, waitMs: 0 });
+      expect(faults.calls.get("rate-budget-lease")).toBe(2);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it("tokens reserved ahead are handed out as they come due, on the process's clock, with no further round trip", async () => {
+    const faults = new FaultPlan();
+    const t = await openTestDb("sqlite", { faults });
+    try {
+      const store = new RateBudgetStore(t.db);
+      let clock = 0;
+      const budget = new SharedBudget({
+        key: () => "telegram:7",
+        // 10 a second with a burst of 2: a first lease of 5 is due at 0, 0, 100, 200 and 300 ms.
+        limit: { ratePerSec: 10, burst: 2 },
+        lease: (k, w, l) => store.lease(k, w, l),
+        onError: () => {},
+        now: () => clock,
+      });
+      expect(await budget.take(5)).toEqual({ granted: 2, waitMs: 0 });
+      expect(await budget.take(3)).toEqual({ granted: 0, waitMs: 100 });
+      expect(budget.tryTake()).toBe(false);
+      clock = 100;
+      expect(budget.tryTake()).toBe(true);
+      clock = 350;
+      expect(await budget.take(5)).toEqual({ granted: 2, waitMs: 0 });
+      expect(faults.calls.get("rate-budget-lease")).toBe(1);
+      // Spent: the next take asks the database again.
+      await budget.take(1);
+      expect(faults.calls.get("rate-budget-lease")).toBe(2);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it("the bucket's key is read at each lease, so a bot id learnt at start gets its own", async () => {
+    const t = await openTestDb("sqlite");
+    try {
+      const store = new RateBudgetStore(t.db);
+      let key = "telegram:";
+      const budget = new SharedBudget({
+        key: () => key,
+        limit: { ratePerSec: SLOW, burst: 1 },
+        lease: (k, w, l) => store.lease(k, w, l),
+        onError: () => {},
+        now: Date.now,
+      });
+      expect((await budget.take(1)).granted).toBe(1);
+      expect((await budget.take(1)).granted).toBe(0);
+      key = "telegram:99";
+      expect((await budget.take(1)).granted).toBe(1);
+    } finally {
+      await t.close();
+    }
+  });
+});

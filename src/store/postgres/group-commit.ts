@@ -101,7 +101,9 @@ export class PgGroupCommit {
     let broken: Error | undefined;
     // A connection the server ends mid-group also emits 'error' once its socket closes; the failed
     // statement already carries it to every unit, so it only marks the connection as not to be reused.
-    const onError = (err: Error) => void (broken ??= err);
+    const onError = (err: Error) => {
+      broken ??= err;
+    };
     client.on("error", onError);
     try {
       // Each try has one unit fewer, so this ends.

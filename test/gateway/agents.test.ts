@@ -312,4 +312,36 @@ describe("agents and routes", () => {
     expect(review!.body.model).toBe("big-1");
     expect(support.requests).toHaveLength(0);
   });
+
+  it("an agent-prompt job runs with the conversation's agent, one chosen with /agent included", async () => {
+    const support = await fakeModel("support here");
+    const coder = await fakeModel("coder here");
+    const adapter = new MemoryAdapter();
+    const app = await start(
+      await freshMigratedSqliteUrl(),
+      adapter,
+      agentsFile(support, coder, [{ match: { chat: "ann" }, agent: "support", choosable: ["coder"] }]),
+    );
+    await say(adapter, "ann", "/agent coder", 1);
+    const target = await app.jobs.service.locate({ platform: "telegram", chat: "ann" });
+    const later = new Date(Date.now() + 120_000);
+    await app.jobs.service.create({
+      target,
+      timing: { kind: "once", spec: later.toISOString(), timezone: "UTC" },
+      action: "agent",
+      text: "daily digest",
+      createdBy: "test",
+    });
+    // Due a moment from now (made for later so that making it cannot race the runner).
+    const due = new Date(Date.now() + 500);
+    await app.db.exec("t", app.db.q.updateTable("ScheduledJob").set({ nextRunAt: due, spec: due.toISOString() }));
+    await eventually(
+      () => texts(adapter, "ann"),
+      (t) => t.includes("coder here"),
+      30_000,
+      "the job's answer in the chat",
+    );
+    expect(JSON.stringify(coder.requests.map((r) => r.body.messages))).toContain("daily digest");
+    expect(support.requests).toHaveLength(0);
+  });
 });

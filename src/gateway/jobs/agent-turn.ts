@@ -22,10 +22,11 @@ export async function schedulerAgentTurn(
   if (!opts.agent) return { error: "no agent is configured for agent-prompt jobs" };
   let scheduler: Info | undefined;
   if (job.sessionId) scheduler = await opts.registry.getUnscoped(job.sessionId).catch(() => undefined);
-  if (!scheduler || scheduler.archived) {
+  // The conversation's agent answers (one chosen with /agent included): a job's session made under another agent is left for a new one.
+  if (!scheduler || scheduler.archived || scheduler.agentId !== conversationSession.agentId) {
     // Its own session, of kind scheduler (reflection skips that kind), linked to the conversation.
     scheduler = await opts.registry.ensure({
-      agentId: conversation.agentId,
+      agentId: conversationSession.agentId,
       userId: conversation.userId,
       ...(conversation.groupId && { groupId: conversation.groupId }),
       channel: conversation.channel,

@@ -10,7 +10,7 @@ import { agentToolRules, type AgentToolRules } from "./agent-tools.js";
 import { createAgentFactory, type AgentDefaults, type TurnOverrides } from "./factory.js";
 import type { PersonaRegistry } from "./personas.js";
 import { routeAgent, type Place, type RoutedAgent } from "./routing.js";
-import type { Agent } from "./types.js";
+import { noopLog, type Agent } from "./types.js";
 
 /** A turn's agent maker: the configured factory, or a plain function in its place (tests). */
 export type AnyAgentFactory = ((metadata: Record<string, unknown>, overrides: TurnOverrides) => Agent) & { readonly provider?: "echo" | "openai" };
@@ -37,8 +37,6 @@ export interface AgentCatalog {
   of(agentId: string): CatalogAgent;
   /** The agent of a place, and whom a user there may choose. */
   route(place: Place): RoutedAgent;
-  /** Whether any route is configured (without one, every place has `default`). */
-  readonly routed: boolean;
   /**
    * The persona prompt of a session: the one it chose (`/persona`, `/new
    * <persona>`), else its agent's, else the default persona.
@@ -83,15 +81,24 @@ export function agentCatalog(
   }
   const fallback = byName.get(DEFAULT_AGENT)!;
   const list = [...byName.values()];
+  const gone = new Set<string>();
+  const of = (agentId: string): CatalogAgent => {
+    const name = agentNameOf(agentId);
+    const agent = byName.get(name);
+    if (agent) return agent;
+    // A session made under an agent the file no longer has: said once per name, then answered by `default`.
+    if (!gone.has(name)) {
+      gone.add(name);
+      (shared.log ?? noopLog).warn({ agent: name }, "a session's agent is not in AGENTS_CONFIG any more; the agent default answers its turns");
+    }
+    return fallback;
+  };
   return {
     list: () => list,
     get: (name) => byName.get(name),
-    of: (agentId) => byName.get(agentNameOf(agentId)) ?? fallback,
+    of,
     route: (place) => routeAgent(config.routes, place),
-    routed: config.routes.length > 0,
     personaOf: (session) =>
-      session.persona !== undefined
-        ? personas.resolve(session.persona).prompt
-        : ((byName.get(agentNameOf(session.agentId)) ?? fallback).persona ?? personas.resolve(undefined).prompt),
+      session.persona !== undefined ? personas.resolve(session.persona).prompt : (of(session.agentId).persona ?? personas.resolve(undefined).prompt),
   };
 }

@@ -81,6 +81,11 @@ export class GatewayMetrics {
     "Errors caught on a correctness path (store calls, lease renewals, normalizers, the sent log), by where they were caught. Each is also logged.",
     ["where"],
   );
+  readonly sendTokensStale = this.define.counter(
+    "switchboard_send_budget_stale_tokens_total",
+    "Tokens of the bot-wide send budget (shared mode) dropped unused because the process stalled past their time, by platform: sent late, they would have pushed the bot past its limit.",
+    ["platform"],
+  );
   readonly mediaFailures = this.define.counter(
     "switchboard_media_failures_total",
     "Attachments that could not be used (an image for the model, audio to transcribe), by kind and code (TooLarge, WrongType, NotFound, Refused, Timeout, Failed, transcribe-*). Each is also logged.",

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { SHARED_BUDGET_RETRY_MS, SharedBudget } from "../../src/gateway/outbound/shared-budget.js";
+import { SHARED_BUDGET_RETRY_MS, SHARED_TOKEN_STALE_MS, SharedBudget } from "../../src/gateway/outbound/shared-budget.js";
 import { OutboundScheduler } from "../../src/gateway/outbound/scheduler.js";
 import { RateBudgetStore } from "../../src/store/rate-budgets.js";
 import { eventually } from "../support/app.js";
@@ -126,7 +126,8 @@ describe("a bot-wide send budget shared through the database", () => {
       expect(budget.tryTake()).toBe(false);
       clock = 100;
       expect(budget.tryTake()).toBe(true);
-      clock = 350;
+      // Within SHARED_TOKEN_STALE_MS of the 200 ms token's time: both are still good.
+      clock = 300;
       expect(await budget.take(5)).toEqual({ granted: 2, waitMs: 0 });
       expect(faults.calls.get("rate-budget-lease")).toBe(1);
       // Spent: the next take asks the database again.
@@ -156,5 +157,56 @@ describe("a bot-wide send budget shared through the database", () => {
     } finally {
       await t.close();
     }
+  });
+});
+
+describe("a leased token whose time passed while the process stalled", () => {
+  /** One lease of 25 tokens 40 ms apart (25/s), on a clock the test moves; later leases grant nothing. */
+  function stalled() {
+    let now = 1_000_000;
+    let leases = 0;
+    const stale: number[] = [];
+    const budget = new SharedBudget({
+      key: () => "telegram:42",
+      limit: { ratePerSec: 25, burst: 3 },
+      lease: async (_k, want) => {
+        leases++;
+        if (leases > 1) return { granted: 0, dueInMs: [], waitMs: 1000 };
+        const n = Math.min(want, 25);
+        return { granted: n, dueInMs: Array.from({ length: n }, (_, i) => i * 40), waitMs: 0 };
+      },
+      onError: () => {},
+      onStale: (n) => void stale.push(n),
+      now: () => now,
+    });
+    return { budget, stale, advance: (ms: number) => void (now += ms) };
+  }
+
+  it("is dropped, not sent late in a burst beside the other processes' on-time sends", async () => {
+    const { budget, stale, advance } = stalled();
+    expect(await budget.take(25)).toEqual({ granted: 1, waitMs: 0 });
+    // Stopped for 600 ms: 15 more tokens came due meanwhile (40 … 600 ms).
+    advance(600);
+    const after = await budget.take(25);
+    // Only those due within SHARED_TOKEN_STALE_MS of now are spent: 520, 560 and 600 ms.
+    expect(SHARED_TOKEN_STALE_MS).toBe(100);
+    expect(after).toEqual({ granted: 3, waitMs: 0 });
+    expect(stale).toEqual([12]);
+    // The rest keep their times.
+    expect(budget.tryTake()).toBe(false);
+    advance(40);
+    expect(budget.tryTake()).toBe(true);
+  });
+
+  it("a process that keeps up spends every token it leased", async () => {
+    const { budget, stale, advance } = stalled();
+    // One lease for all 25 waiting sends; then each is spent as it comes due (a timer firing 30 ms late each time).
+    let spent = (await budget.take(25)).granted;
+    for (let i = 1; i < 25; i++) {
+      advance(i === 1 ? 70 : 40);
+      spent += (await budget.take(1)).granted;
+    }
+    expect(spent).toBe(25);
+    expect(stale).toEqual([]);
   });
 });

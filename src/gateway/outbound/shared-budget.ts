@@ -15,12 +15,24 @@ export interface SharedBudgetOptions {
   /** A lease that failed: the caller logs it with its context and counts it. */
   onError: (err: unknown, key: string) => void;
   now: () => number;
+  /** Leased tokens dropped unused because their time had passed (the process stalled). */
+  onStale?: (n: number) => void;
   /** The most tokens one lease asks for. Default: one second of the rate (what the database lets a lease reserve). */
   maxLease?: number;
 }
 
 /** After a failed lease, sends are paced by the local bucket this long before the database is asked again. */
 export const SHARED_BUDGET_RETRY_MS = 5_000;
+
+/**
+ * A leased token not used within this long of its due time is dropped. A
+ * process that stalled (a busy machine, a long GC) must not spend, all at
+ * once, tokens that came due while it was stopped: the other processes sent
+ * theirs on time, and together they would pass the platform's limit. With a
+ * bucket of rate r and burst b, sends in any second are then at most
+ * r × (1 + STALE) + b (Telegram's 25/s and 3: 30).
+ */
+export const SHARED_TOKEN_STALE_MS = 100;
 
 /**
  * A bot-wide budget shared through the database (shared mode). The pump
@@ -47,6 +59,7 @@ export class SharedBudget implements BotBudget {
   }
 
   tryTake(): boolean {
+    this.#dropStale();
     if (this.#due.length > 0 && this.#due[0]! <= this.opts.now()) {
       this.#due.shift();
       return true;
@@ -55,6 +68,7 @@ export class SharedBudget implements BotBudget {
   }
 
   async take(want: number): Promise<BudgetTake> {
+    this.#dropStale();
     if (this.#due.length === 0) {
       if (this.#onFallback()) return this.#takeLocal();
       const key = this.opts.key();
@@ -76,6 +90,17 @@ export class SharedBudget implements BotBudget {
       granted++;
     }
     return granted > 0 ? { granted, waitMs: 0 } : { granted: 0, waitMs: Math.max(1, this.#due[0]! - now) };
+  }
+
+  /** Tokens whose time passed while this process could not use them are gone (SHARED_TOKEN_STALE_MS), counted. */
+  #dropStale(): void {
+    const oldest = this.opts.now() - SHARED_TOKEN_STALE_MS;
+    let n = 0;
+    while (this.#due.length > 0 && this.#due[0]! < oldest) {
+      this.#due.shift();
+      n++;
+    }
+    if (n > 0) this.opts.onStale?.(n);
   }
 
   #onFallback(): boolean {
@@ -105,6 +130,7 @@ export function sharedBudgetOf(
         "the shared send budget could not be leased; this process paces the bot by its own bucket for a few seconds",
       );
     },
+    onStale: (n) => deps.metrics.sendTokensStale.inc({ platform: bot.platform }, n),
     now: Date.now,
   });
 }

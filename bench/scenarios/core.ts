@@ -8,6 +8,7 @@ import { monitorEventLoopDelay, PerformanceObserver } from "node:perf_hooks";
 import { latency, median, r1, r3, sleep, windowRates, type LatencySummary } from "../lib/stats.js";
 import { eventOfReply, messageText, workItem } from "../lib/workload.js";
 import type { App } from "../../src/gateway/app.js";
+import { PostgresDatabase } from "../../src/store/postgres/database.js";
 import { SqliteDatabase } from "../../src/store/sqlite/database.js";
 
 export interface CoreParams {
@@ -208,7 +209,8 @@ export async function runCore(provider: "sqlite" | "postgres", quick: boolean): 
   const label = `core_${provider}`;
   try {
     // Group commits are SQLite's; on PostgreSQL every transaction commits alone.
-    const groupCommits = () => (d.app.db instanceof SqliteDatabase ? d.app.db.groupStats.commits : 0);
+    // Group commits of both back ends (on PostgreSQL they group transactions only; its single writes autocommit).
+    const groupCommits = () => (d.app.db instanceof SqliteDatabase || d.app.db instanceof PostgresDatabase ? d.app.db.groupStats.commits : 0);
     const commits0 = groupCommits();
     const statements0 = d.app.db.statements;
     const cpu0 = process.cpuUsage();

@@ -5,6 +5,10 @@ import type { StoreFaults } from "./db.js";
 export const commitUnknown = (op: string, cause: unknown): StoreError =>
   new StoreError("CommitUnknown", `The commit of "${op}" was sent but not acknowledged; re-read to learn its outcome.`, { cause });
 
+/** A call that could not reach the database, named as every back end names it. */
+export const unavailable = (op: string, cause: unknown): StoreError =>
+  new StoreError("Unavailable", `The database could not be reached during "${op}". Check DATABASE_URL and that the server is up.`, { cause });
+
 /** Runs the afterCommit hook: throwing there stands for a lost acknowledgement. */
 export function afterCommit(faults: StoreFaults | undefined, op: string): void {
   try {
@@ -75,8 +79,7 @@ export class CallRules {
         }
         if (isRetryable(e))
           throw new StoreError("Busy", `The database stayed busy during "${op}" after ${i + 1} attempts; another process may hold a long lock.`, { cause: e });
-        if (isUnavailable(e))
-          throw new StoreError("Unavailable", `The database could not be reached during "${op}". Check DATABASE_URL and that the server is up.`, { cause: e });
+        if (isUnavailable(e)) throw unavailable(op, e);
         throw e;
       }
     }

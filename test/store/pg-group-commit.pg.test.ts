@@ -49,6 +49,29 @@ describe("PostgreSQL group commit", () => {
     expect((db.statementsByOp.get("group BEGIN") ?? 0) - (c0.get("group BEGIN") ?? 0)).toBe(1);
   });
 
+  it("single writes join the group; a lone one autocommits with no BEGIN or COMMIT", async () => {
+    t = await openTestDb("postgresql");
+    const db = pgOf(t.db);
+    const count = () => new Map(db.statementsByOp);
+    const diff = (a: Map<string, number>, b: Map<string, number>) =>
+      Object.fromEntries([...b].map(([k, v]) => [k, v - (a.get(k) ?? 0)] as const).filter(([, v]) => v > 0));
+    const c0 = count();
+    await db.exec("lone", kvInsert(db, "lone", "1"));
+    const c1 = count();
+    expect(diff(c0, c1)).toEqual({ lone: 1 });
+    const [n, rows] = await Promise.all([
+      db.exec("single", kvInsert(db, "s", "1")),
+      db.writeReturning("returning", kvInsert(db, "r", "1").returning("key")),
+      db.sqlTransaction("unit", async (q) => {
+        await q.run(kvInsert(db, "u1", "1"));
+        await q.run(kvInsert(db, "u2", "1"));
+      }),
+    ]);
+    expect([n, rows]).toEqual([1, [{ key: "r" }]]);
+    expect(diff(c1, count())).toEqual({ "group BEGIN": 1, single: 1, returning: 1, unit: 2, "group COMMIT": 1 });
+    expect(await keys(db)).toEqual(["lone", "r", "s", "u1", "u2"]);
+  });
+
   it("more than a group's worth at once makes several groups, each committed once", async () => {
     t = await openTestDb("postgresql");
     const db = pgOf(t.db);

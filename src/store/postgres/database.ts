@@ -61,9 +61,12 @@ export class PostgresDatabase implements Database {
     return (op, fn) => this.#rules.call(op, () => this.#refused(fn));
   }
 
-  /** One autocommit statement: RETURNING needs nothing more here. */
+  /** Grouped with the writes of the same turn of the event loop; a lone one autocommits (RETURNING needs nothing more). */
   writeReturning<R>(op: string, q: Query<R>): Promise<R[]> {
-    return this.query(op, q);
+    return this.#rules.observe(
+      op,
+      this.#refused(() => this.#group.run(op, (s) => s.all(q), true)),
+    );
   }
 
   query<R>(op: string, q: Query<R>): Promise<R[]> {
@@ -71,7 +74,10 @@ export class PostgresDatabase implements Database {
   }
 
   exec(op: string, q: Query<unknown>): Promise<number> {
-    return this.#rules.call(op, () => this.#refused(() => this.#pg.on(this.#pg.pool, op).run(q)));
+    return this.#rules.observe(
+      op,
+      this.#refused(() => this.#group.run(op, (s) => s.run(q), true)),
+    );
   }
 
   get statements(): number {

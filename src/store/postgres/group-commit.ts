@@ -1,5 +1,5 @@
 import type pg from "pg";
-import { afterCommit, commitUnknown } from "../call-rules.js";
+import { afterCommit, commitUnknown, unavailable } from "../call-rules.js";
 import type { StoreFaults } from "../db.js";
 import { isRetryable, isUnavailable } from "../errors.js";
 import type { Sql } from "../sql.js";
@@ -7,6 +7,8 @@ import type { PgSql } from "./sql.js";
 
 interface Unit {
   op: string;
+  /** One autocommit statement (exec, writeReturning): alone it runs without BEGIN and COMMIT, and its only fault seam is onStatement, as before grouping. */
+  single: boolean;
   fn: (q: Sql) => Promise<unknown>;
   resolve: (v: unknown) => void;
   reject: (e: unknown) => void;
@@ -29,8 +31,8 @@ export const MAX_GROUP_UNITS = 32;
  * still commit once. A serialization failure or deadlock retries the whole
  * group (CallRules.retry); a COMMIT sent but not acknowledged fails every
  * unit of the group as CommitUnknown. No caller hears "done" before the
- * COMMIT that holds its writes. A lone unit runs alone in its transaction,
- * as before.
+ * COMMIT that holds its writes. Single writes (exec, writeReturning) join
+ * the groups too; a lone one autocommits, as before grouping.
  */
 export class PgGroupCommit {
   #queue: Unit[] = [];
@@ -51,9 +53,9 @@ export class PgGroupCommit {
     },
   ) {}
 
-  run<T>(op: string, fn: (q: Sql) => Promise<T>): Promise<T> {
+  run<T>(op: string, fn: (q: Sql) => Promise<T>, single = false): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.#queue.push({ op, fn, resolve: resolve as (v: unknown) => void, reject });
+      this.#queue.push({ op, single, fn, resolve: resolve as (v: unknown) => void, reject });
       if (!this.#scheduled) {
         this.#scheduled = true;
         setImmediate(() => this.#flushAll());
@@ -69,6 +71,8 @@ export class PgGroupCommit {
   }
 
   async #flush(units: Unit[]): Promise<void> {
+    const lone = units.length === 1 && units[0]!.single ? units[0]! : undefined;
+    if (lone) return this.#autocommit(lone);
     try {
       const refused = this.o.refusal();
       if (refused) throw refused;
@@ -84,12 +88,23 @@ export class PgGroupCommit {
       if (u.error !== undefined) u.reject(u.error);
       else {
         try {
-          afterCommit(this.o.faults, u.op);
+          if (!u.single) afterCommit(this.o.faults, u.op);
           u.resolve(u.result);
         } catch (e) {
           u.reject(e);
         }
       }
+    }
+  }
+
+  /** A single write alone: one autocommit statement on the pool, retried as before grouping. */
+  async #autocommit(u: Unit): Promise<void> {
+    try {
+      const refused = this.o.refusal();
+      if (refused) throw refused;
+      u.resolve(await this.o.retry(u.op, () => (this.o.inject(u.op), u.fn(this.o.pg.on(this.o.pg.pool, u.op)))));
+    } catch (e) {
+      u.reject(e);
     }
   }
 
@@ -140,16 +155,17 @@ export class PgGroupCommit {
     for (const u of units) {
       let failure: unknown;
       try {
-        faults?.beforeTransaction?.(u.op);
+        if (!u.single) faults?.beforeTransaction?.(u.op);
         this.o.inject(u.op);
         u.result = await u.fn(p.on(client, u.op));
       } catch (e) {
-        // A serialization failure or deadlock fails the whole group, which is retried as a whole; a lost
-        // connection loses the transaction of every unit in it, so it fails the group too.
-        if (isRetryable(e) || isUnavailable(e)) throw e;
-        failure = e;
+        // A serialization failure or deadlock fails the whole group, which is retried as a whole.
+        if (isRetryable(e)) throw e;
+        // A unit that could not reach the database fails as a call alone would; if the connection is
+        // really gone, the ROLLBACK below fails too and with it the whole group.
+        failure = isUnavailable(e) ? unavailable(u.op, e) : e;
       }
-      if (failure === undefined) {
+      if (failure === undefined && !u.single) {
         try {
           faults?.beforeCommit?.(u.op);
         } catch (e) {

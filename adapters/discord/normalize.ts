@@ -115,6 +115,8 @@ function normalizeUnsafe(raw: unknown, bot: DiscordBotIdentity, channel: Channel
   } else if (chatKind === "group") {
     env.channel = groupChannel(bot.id, channelId);
   }
+  // The guild is the workspace: its budgets and its per-workspace metrics (as a Slack team is).
+  if (guildId !== undefined) env.workspace = guildId;
   if (senderName) env.senderName = senderName;
   if (isBot) env.senderIsBot = true;
   if (attachments.length) env.attachments = attachments;

@@ -29,7 +29,7 @@ afterEach(async () => {
   app = fake = dir = undefined;
 });
 
-async function start(file: object, env: Record<string, string> = {}, faults?: FaultPlan) {
+async function start(file: object, env: Record<string, string> = {}, faults?: FaultPlan, opts: { streamAfterMs?: number } = {}) {
   fake = await FakeOpenAi.start();
   dir = fs.mkdtempSync(path.join(os.tmpdir(), "switchboard-usage-"));
   const agents = path.join(dir, "agents.json");
@@ -39,7 +39,7 @@ async function start(file: object, env: Record<string, string> = {}, faults?: Fa
     "sqlite",
     [adapter],
     { OPENAI_BASE_URL: fake.baseUrl, OPENAI_MODEL: "small-1", OPENAI_API_KEY: "sk-usage-test", AGENTS_CONFIG: agents, REFLECT_EVERY_TURNS: "0", ...env },
-    faults ? { faults } : {},
+    { ...opts, ...(faults && { faults }) },
   );
   app = s.app;
   const say = async (user: string, text: string) => expect((await adapter.ctx.inbound(adapter.dm(user, text))).status).toBe("accepted");
@@ -140,6 +140,33 @@ describe("usage rows", () => {
     const rows = await t.usage.recent(10);
     expect(rows).toHaveLength(1);
     expect(rows[0]).toMatchObject({ estimated: true, completionTokens: 3 });
+  });
+});
+
+describe("usage of turns that never answer", () => {
+  it("/stop mid-stream: the call is counted by estimate (the server was answering) and its reservation released", async () => {
+    // Drafts from the first delta on: the draft shows the client has read the text so far.
+    const t = await start({ budgets: [{ per: "user", period: "day", tokens: 100_000 }] }, { MODEL_MAX_OUTPUT_TOKENS: "50" }, undefined, { streamAfterMs: 0 });
+    fake!.enqueue(rawReply([sse.chunk({ role: "assistant", content: "" }), sse.chunk({ content: "a long answer that" }), { pause: 60_000 }]));
+    await t.say("50", "tell me a long story");
+    await fake!.waitForRequests(1);
+    await eventually(
+      () => t.adapter.edits.length + t.adapter.to("50").length,
+      (n) => n > 0,
+      10_000,
+      "the draft",
+    );
+    await t.say("50", "/stop");
+    const [row] = await eventually(
+      () => t.usage.recent(10),
+      (r) => r.length === 1,
+      15_000,
+      "the stopped call's row",
+    );
+    expect(row).toMatchObject({ kind: "turn", estimated: true, completionTokens: 4 });
+    expect(await t.budgets.openReservations()).toEqual([]);
+    const [counter] = await t.budgets.counters([{ budget: "user/day/tokens", period: new Date().toISOString().slice(0, 10) }]);
+    expect(counter).toMatchObject({ spent: row!.promptTokens + 4, reserved: 0 });
   });
 });
 

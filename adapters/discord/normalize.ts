@@ -115,7 +115,7 @@ function normalizeUnsafe(raw: unknown, bot: DiscordBotIdentity, channel: Channel
   } else if (chatKind === "group") {
     env.channel = groupChannel(bot.id, channelId);
   }
-  // The guild (server) is the chat's workspace: AGENTS_CONFIG routes by it, /metrics counts by it.
+  // The guild (server) is the chat's workspace, as a Slack team is: AGENTS_CONFIG routes by it, its budgets and /metrics count by it.
   if (guildId !== undefined) env.workspace = guildId;
   if (senderName) env.senderName = senderName;
   if (isBot) env.senderIsBot = true;

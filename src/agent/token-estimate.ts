@@ -26,16 +26,36 @@ const PER_MESSAGE = 4;
 
 /**
  * What a budget reserves for a request's prompt, without loading the tokenizer (about 70 MB of a
- * process's memory, spent only when a provider reports no usage): a third of its UTF-8 bytes. A token
- * of o200k_base averages about 4 bytes of English and 3 of CJK text, so this bound sits at or above the
- * count for the text people send; the settlement then charges the provider's own count.
+ * process's memory, spent only when a provider reports no usage): half a token per ASCII character
+ * (o200k_base averages about 4.5 per token in English, 2.6 in code and JSON) and 1.2 per other UTF-16 unit
+ * (CJK runs about one token per character), so the bound sits at or above the count for the text
+ * people send; the settlement then charges the provider's own count.
  */
 export function promptBound(messages: readonly unknown[], tools?: unknown): number {
-  let bytes = 0;
-  for (const m of messages) bytes += Buffer.byteLength(typeof m === "string" ? m : JSON.stringify(m)) + 3 * PER_MESSAGE;
-  if (tools) bytes += Buffer.byteLength(JSON.stringify(tools));
-  return Math.ceil(bytes / 3) + 3;
+  let weight = 0;
+  let images = 0;
+  for (const m of messages) {
+    const text = typeof m === "string" ? m : JSON.stringify(m);
+    // An image is sent as a data: URL, but a model counts it by its tiles, not its bytes.
+    const withoutImages = text.replace(DATA_URL, () => {
+      images++;
+      return "";
+    });
+    weight += textWeight(withoutImages) + PER_MESSAGE;
+  }
+  if (tools) weight += textWeight(JSON.stringify(tools));
+  return Math.ceil(weight) + 3 + images * IMAGE_TOKENS;
 }
+
+function textWeight(text: string): number {
+  let ascii = 0;
+  for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) < 128) ascii++;
+  return ascii / 2 + (text.length - ascii) * 1.2;
+}
+
+const DATA_URL = /data:image\/[a-z0-9.+-]+;base64,[A-Za-z0-9+/=]+/g;
+/** What one image may cost: OpenAI's high-detail count for a 2048 x 768 image (765 tokens), with room. */
+const IMAGE_TOKENS = 1500;
 
 /** The estimated tokens of a request's messages (and the tools' schemas offered with them). */
 export async function estimatePromptTokens(messages: readonly unknown[], tools?: unknown): Promise<number> {

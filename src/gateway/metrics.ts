@@ -38,7 +38,7 @@ export class GatewayMetrics {
   /** Messages and failed replies per platform workspace (a Slack team): the first WORKSPACE_LABELS workspaces by name, the rest as "other". */
   readonly workspaceMessages = this.define.counter(
     "switchboard_workspace_messages_total",
-    'Inbound messages accepted, by platform workspace (a Slack team; past 50 workspaces, "other").',
+    'Inbound messages accepted, by platform workspace (a Slack team, a Discord guild; past 50 workspaces, "other").',
     ["platform", "workspace"],
   );
   readonly workspaceFailures = this.define.counter(

@@ -68,7 +68,7 @@ export class UsageStore {
       eb.fn.coalesce(eb.fn.sum<number>(eb.case().when("estimated", "=", true).then(1).else(0).end()), eb.lit(0)).as("estimated"),
       eb.fn.coalesce(eb.fn.sum<number>(eb.case().when("priced", "=", false).then(1).else(0).end()), eb.lit(0)).as("unpriced"),
     ]);
-    const rows = col ? await this.db.query("usage-totals", sel.select(`${col} as key` as never).groupBy(col)) : await this.db.query("usage-totals", sel);
+    const rows = col ? await this.db.query("usage-totals", sel.select((eb) => eb.ref(col).as("key")).groupBy(col)) : await this.db.query("usage-totals", sel);
     return rows
       .map((r) => {
         const row = r as Record<string, unknown>;

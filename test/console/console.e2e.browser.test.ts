@@ -170,6 +170,9 @@ describe("console page in a real browser", () => {
     expect(await rendered.locator("p code").textContent()).toBe("inline code");
     expect(await rendered.locator("ul > li").allTextContents()).toEqual(["one", "two"]);
     expect(await rendered.locator("pre code").textContent()).toBe("const x = 1;\n");
+    // The operator pane's usage section counts the model call (issue 29): one call of the agent default, no price.
+    await expect.poll(() => page.locator('#usage-agents-body tr[data-key="default"] td').nth(1).textContent()).toBe("1");
+    expect(await page.locator('#usage-models-body tr[data-key="fake-model"] td').nth(5).textContent()).toBe("no price");
     // The model's raw HTML is text: no element made from it, no handler, no script, no javascript: link.
     expect(await rendered.textContent()).toContain('<img src=x onerror="window.__pwned = 1">');
     expect(await page.locator("#messages img, #messages script, #messages [onerror]").count()).toBe(0);

@@ -79,10 +79,11 @@ const post = (proxy: string, chatId: string, text: string, messageId: string) =>
 
 describe("budgets across processes on one PostgreSQL", () => {
   it("acceptance 4: 200 concurrent messages of one user on three processes never spend past N plus one call's maximum; every refusal got the line", async () => {
-    const N = 2000;
+    const N = 20_000;
     const { proxy } = await cluster(N);
-    // Each call reports 10 prompt and 40 completion tokens: never more than what it reserved (its prompt's estimate plus 50).
-    fake!.responder = () => streamed("ok", { prompt: 10, completion: 40 });
+    // Each call reports the most it may use, exactly what it reserved (its prompt's bound plus the 50 output
+    // tokens): the worst case for the limit, where nothing a reservation held is given back.
+    fake!.responder = (body) => streamed("ok", { prompt: promptBound(body.messages, body.tools), completion: MAX_OUTPUT });
     const CHATS = 20;
     const PER_CHAT = 10;
     const started = Date.now();

@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { isAgentError } from "../../agent/types.js";
 import { errInfo } from "../../log.js";
 import type { Conversation } from "../../runtime/events.js";
 import type { Info } from "../../session/info.js";
@@ -51,6 +52,8 @@ export async function schedulerAgentTurn(
   } catch (err) {
     // Abandoned by a stop: commit nothing, so the claim goes stale and the next start runs it again.
     if (inProgress.stopped()) throw err;
+    // A used-up budget (issue 29) is the run's error as the user would read it: which budget, when it resets.
+    if (isAgentError(err, "Budget")) return { error: err.message };
     const ref = randomUUID().slice(0, 6);
     opts.log.warn({ jobId: job.id, ref, err: errInfo(err) }, "a scheduled job's agent turn failed");
     return {

@@ -57,6 +57,11 @@ describe("normalizeMessage", () => {
       replyTo: { platform: "discord", botId: BOT, chatId: DM, replyToMessageId: m.id },
     });
     expect(env.occurredAt.toISOString()).toBe("2025-01-01T00:00:00.000Z");
+    expect(env.workspace).toBeUndefined();
+  });
+
+  it("a guild's message names the guild as its workspace (per-workspace budgets and metrics, as a Slack team)", () => {
+    expect(normalizeMessage(msg({ content: `<@${BOT}> hi` }), bot, { type: 0, name: "general" })).toMatchObject({ workspace: GUILD });
   });
 
   it("guild mention (<@id>, <@!id> or mentions array) counts and is stripped from the text", () => {

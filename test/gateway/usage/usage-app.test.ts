@@ -29,7 +29,7 @@ afterEach(async () => {
   app = fake = dir = undefined;
 });
 
-async function start(file: object, env: Record<string, string> = {}, faults?: FaultPlan) {
+async function start(file: object, env: Record<string, string> = {}, faults?: FaultPlan, opts: { streamAfterMs?: number; jobClock?: () => Date } = {}) {
   fake = await FakeOpenAi.start();
   dir = fs.mkdtempSync(path.join(os.tmpdir(), "switchboard-usage-"));
   const agents = path.join(dir, "agents.json");
@@ -39,7 +39,7 @@ async function start(file: object, env: Record<string, string> = {}, faults?: Fa
     "sqlite",
     [adapter],
     { OPENAI_BASE_URL: fake.baseUrl, OPENAI_MODEL: "small-1", OPENAI_API_KEY: "sk-usage-test", AGENTS_CONFIG: agents, REFLECT_EVERY_TURNS: "0", ...env },
-    faults ? { faults } : {},
+    { ...opts, ...(faults && { faults }) },
   );
   app = s.app;
   const say = async (user: string, text: string) => expect((await adapter.ctx.inbound(adapter.dm(user, text))).status).toBe("accepted");
@@ -143,6 +143,33 @@ describe("usage rows", () => {
   });
 });
 
+describe("usage of turns that never answer", () => {
+  it("/stop mid-stream: the call is counted by estimate (the server was answering) and its reservation released", async () => {
+    // Drafts from the first delta on: the draft shows the client has read the text so far.
+    const t = await start({ budgets: [{ per: "user", period: "day", tokens: 100_000 }] }, { MODEL_MAX_OUTPUT_TOKENS: "50" }, undefined, { streamAfterMs: 0 });
+    fake!.enqueue(rawReply([sse.chunk({ role: "assistant", content: "" }), sse.chunk({ content: "a long answer that" }), { pause: 60_000 }]));
+    await t.say("50", "tell me a long story");
+    await fake!.waitForRequests(1);
+    await eventually(
+      () => t.adapter.edits.length + t.adapter.to("50").length,
+      (n) => n > 0,
+      10_000,
+      "the draft",
+    );
+    await t.say("50", "/stop");
+    const [row] = await eventually(
+      () => t.usage.recent(10),
+      (r) => r.length === 1,
+      15_000,
+      "the stopped call's row",
+    );
+    expect(row).toMatchObject({ kind: "turn", estimated: true, completionTokens: 4 });
+    expect(await t.budgets.openReservations()).toEqual([]);
+    const [counter] = await t.budgets.counters([{ budget: "user/day/tokens", period: new Date().toISOString().slice(0, 10) }]);
+    expect(counter).toMatchObject({ spent: row!.promptTokens + 4, reserved: 0 });
+  });
+});
+
 describe("budgets", () => {
   const budget = (tokens: number, extra: object = {}) => ({ budgets: [{ per: "user", period: "day", tokens, ...extra }] });
 
@@ -187,6 +214,54 @@ describe("budgets", () => {
     expect(budgets.find((b) => b.spent === 160)).toMatchObject({ budget: "user/day/tokens", limit: 300, reserved: 0, unit: "tokens" });
     expect((await fetch(`${t.url}/api/usage?by=password`)).status).toBe(400);
     expect((await fetch(`${t.url}/api/usage?since=yesterday`)).status).toBe(400);
+  });
+
+  it("a scheduled agent job in a private chat counts against its user's budget; refused, its run's error is the budget line", async () => {
+    const clock = { now: new Date() };
+    const t = await start(budget(300), { MODEL_MAX_OUTPUT_TOKENS: "50" }, undefined, { jobClock: () => clock.now });
+    fake!.responder = () => streamed("ok", { prompt: 150, completion: 10 });
+    await t.say("52", "one");
+    await t.replies("52", 1);
+    const jobs = app!.jobs.service;
+    const target = await jobs.locate({ platform: "telegram", chat: "52" });
+    const due = new Date(clock.now.getTime() + 5 * 60_000);
+    const first = await jobs.create({
+      target,
+      timing: { kind: "once", spec: due.toISOString(), timezone: "UTC" },
+      action: "agent",
+      text: "news",
+      createdBy: "test",
+    });
+    clock.now = due;
+    await app!.jobs.runner.tick();
+    await eventually(
+      () => jobs.get(first.id),
+      (j) => j.status === "done",
+      10_000,
+      "the first job's run",
+    );
+    // The job's call was the user's second: 320 of 300 spent. The next job is refused before any request.
+    const rows = await t.usage.recent(10);
+    expect(rows.map((r) => r.userId)).toEqual([rows[0]!.userId, rows[0]!.userId]);
+    const requests = fake!.requests.length;
+    const later = new Date(due.getTime() + 5 * 60_000);
+    const second = await jobs.create({
+      target,
+      timing: { kind: "once", spec: later.toISOString(), timezone: "UTC" },
+      action: "agent",
+      text: "more news",
+      createdBy: "test",
+    });
+    clock.now = later;
+    await app!.jobs.runner.tick();
+    const refused = await eventually(
+      () => jobs.get(second.id),
+      (j) => j.lastStatus === "failed",
+      10_000,
+      "the refused run",
+    );
+    expect(refused.lastError).toMatch(/^Your daily token budget \(300 tokens\) is used up; it resets at/);
+    expect(fake!.requests).toHaveLength(requests);
   });
 
   it("the store failing at the reserve: the turn fails with a clear line, no request is made, nothing is charged", async () => {

@@ -56,7 +56,7 @@ type Make = (target: string, value: number, threshold: number) => Target;
  * msgs/s (8.7 ms) and RSS after 2,000 chats (319 MB) are the thresholds. A
  * figure this bench does not measure is NaN (null in the JSON), never met:
  * RSS after 2,000 chats (the memory scenario measures its live-chat count),
- * and the cross-process send rate, which test/reliability/multiprocess-budget.test.ts
+ * and the cross-process send rate, which test/reliability/multiprocess-send-rate.test.ts
  * asserts (at most 30 Telegram sends in any second from three processes).
  */
 function issue31(s: Scen, ge: Make, le: Make): Record<string, Target> {
@@ -79,7 +79,7 @@ function issue31(s: Scen, ge: Make, le: Make): Record<string, Target> {
     i31_floor_sqlite: ge("core/floor >= 0.8 (sqlite)", num(s, "floor_sqlite", "ratio"), 0.8),
     i31_core_postgres: ge("core >= 730 msgs/s on PostgreSQL (1.5x 487)", num(s, "core_postgres", "msgs_per_s"), 730),
     i31_overhead_p99_postgres: le("overhead p99 <= 20 ms @500/s (postgres)", nested(s, "core_postgres", "overhead_at_rate", "p99_ms"), 20),
-    i31_cross_process_sends: le("Telegram sends in any 1 s from three processes <= 30 (test/reliability/multiprocess-budget.test.ts)", Number.NaN, 30),
+    i31_cross_process_sends: le("Telegram sends in any 1 s from three processes <= 30 (test/reliability/multiprocess-send-rate.test.ts)", Number.NaN, 30),
   };
 }
 

@@ -93,7 +93,7 @@ describe("a bot's send budget shared by several processes", () => {
       warnings: gateways.map((g) => g.problems.length),
       perSecond: Array.from(perSecond, (n) => n ?? 0),
     };
-    report("multiprocess-budget", counts);
+    report("multiprocess-send-rate", counts);
     for (const g of gateways) if (g.problems.length) console.log(`gateway ${g.index} logged ${g.problems.length} warnings/errors; first: ${g.problems[0]}`);
     expect({ answered: counts.answered, duplicates: counts.duplicates, botLimit429s: counts.botLimit429s, secretLeaks: counts.secretLeaks }).toEqual({
       answered: CHATS,

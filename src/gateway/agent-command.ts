@@ -22,6 +22,9 @@ function choosable(ctx: CommandContext, agents: AgentCatalog): string[] {
   return [...new Set([routed, ...(ctx.event.choosableAgents ?? [])])].filter((n) => agents.get(n) !== undefined);
 }
 
+const nameIn = (args: string) => args.trim().split(/\s+/)[0]?.toLowerCase() ?? "";
+const targetOf = (ctx: CommandContext, name: string) => agentIdFor(botOfAgentId(ctx.event.conversation.agentId), name);
+
 function show(ctx: CommandContext, agents: AgentCatalog): void {
   const here = agents.of(ctx.session.info.agentId);
   const names = choosable(ctx, agents);
@@ -45,7 +48,7 @@ async function switchTo(ctx: CommandContext, agents: AgentCatalog, name: string)
     return;
   }
   const { session, can, event } = ctx;
-  const target = agentIdFor(botOfAgentId(event.conversation.agentId), name);
+  const target = targetOf(ctx, name);
   if (session.info.agentId === target) {
     ctx.notify("info", `This chat already runs with ${name}.`);
     return;
@@ -77,9 +80,14 @@ export function agentCommand(agents: AgentCatalog): CommandSpec {
     summary: "show this chat's agent, or switch to another one allowed here",
     usage: "/agent [name]",
     // Switching waits for the session to be idle, which a turn held by an approval never is (as with /new); showing cancels nothing.
-    cancels: (args) => (args.trim() ? "approvals" : undefined),
+    // Only a switch that will happen cancels: a refused name changes nothing here (and so tells nothing about other places' agents).
+    cancels: (ctx) => {
+      const name = nameIn(ctx.args);
+      const moves = name !== "" && choosable(ctx, agents).includes(name) && ctx.session.info.agentId !== targetOf(ctx, name);
+      return moves ? "approvals" : undefined;
+    },
     async run(ctx) {
-      const name = ctx.args.trim().split(/\s+/)[0]?.toLowerCase() ?? "";
+      const name = nameIn(ctx.args);
       if (!name) return show(ctx, agents);
       return switchTo(ctx, agents, name);
     },

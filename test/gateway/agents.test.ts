@@ -295,6 +295,45 @@ describe("agents and routes", () => {
     }
   });
 
+  it("/agent <name> cancels a pending approval only when it switches: a name refused here leaves it waiting", async () => {
+    const support = await fakeModel("support here");
+    const coder = await fakeModel("unused");
+    coder.responder = toolUsingModel({ trigger: "what time", tool: "current_time", args: '{"timezone":"UTC"}' });
+    const adapter = new MemoryAdapter();
+    const app = await start(
+      await freshMigratedSqliteUrl(),
+      adapter,
+      agentsFile(support, coder, [{ match: { chat: "bob" }, agent: "coder", choosable: ["support"] }]),
+      {},
+      { mcpConfig: { servers: [], builtinTools: { current_time: { policy: "ask" } } } },
+    );
+    await adapter.ctx.inbound(adapter.dm("bob", "what time is it?"));
+    await eventually(
+      () => app.tooling.approvals.waiting,
+      (n) => n === 1,
+      15_000,
+      "the approval waiting",
+    );
+    // An agent that exists but is not choosable here, and one that exists nowhere: the same refusal, nothing cancelled.
+    for (const [name, n] of [
+      ["default", 2],
+      ["nosuch", 3],
+    ] as const) {
+      const t = await say(adapter, "bob", `/agent ${name}`, n);
+      expect(t.at(-1)).toMatch(new RegExp(`"${name}" cannot be chosen here`));
+      expect(app.tooling.approvals.waiting).toBe(1);
+    }
+    // A switch that happens cancels it, as /new does: the turn waiting on it ends, then the chat moves.
+    await adapter.ctx.inbound(adapter.dm("bob", "/agent support"));
+    await eventually(
+      () => texts(adapter, "bob"),
+      (x) => x.some((m) => m.startsWith("Switched to support")),
+      15_000,
+      "the switch",
+    );
+    expect(app.tooling.approvals.waiting).toBe(0);
+  });
+
   it("reflection condenses a session with its own agent", async () => {
     const support = await fakeModel("support here");
     const coder = await fakeModel("coder here");

@@ -4,7 +4,7 @@ import { addressedElsewhere, parseCommand, type ParsedCommand } from "./parse.js
 import { newCommand, resumeCommand, stopCommand } from "./session.js";
 import { sessionsCommand, statusCommand } from "./sessions.js";
 import { allowedModel, settingCommands } from "./settings.js";
-import type { CommandOptions, CommandSpec } from "./spec.js";
+import type { CommandContext, CommandOptions, CommandSpec } from "./spec.js";
 
 export type { Cancellable, CommandAccess, CommandContext, CommandOptions, CommandSpec } from "./spec.js";
 export { allowedModel };
@@ -51,9 +51,10 @@ export function commandInterceptor(opts: CommandOptions): Interceptor & { comman
       ctx.notify("error", `/${spec.name} is for operators only.`);
       return;
     }
-    const cancels = typeof spec.cancels === "function" ? spec.cancels(cmd.args) : spec.cancels;
+    const command: CommandContext = { event, session: ctx.session, can: ctx.can, args: cmd.args, name: cmd.name, notify: ctx.notify };
+    const cancels = typeof spec.cancels === "function" ? spec.cancels(command) : spec.cancels;
     if (cancels) await opts.cancel?.[cancels]?.(ctx.session.id, `/${cmd.name}`);
-    await spec.run({ event, session: ctx.session, can: ctx.can, args: cmd.args, name: cmd.name, notify: ctx.notify });
+    await spec.run(command);
   };
   return Object.assign(interceptor, { commands });
 }

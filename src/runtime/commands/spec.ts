@@ -30,9 +30,10 @@ export interface CommandSpec {
    * What the command cancels before it runs (CommandOptions.cancel does it):
    * "approvals", the tool calls its session waits on a person for (/stop,
    * /new: a turn held by an approval would never stop or become idle); a
-   * function of the arguments when only some uses move the conversation (`/agent <name>`, not `/agent`).
+   * function of the command when only some uses move the conversation (`/agent <name>` to an agent
+   * allowed here, not `/agent`, nor a name it refuses).
    */
-  cancels?: Cancellable | ((args: string) => Cancellable | undefined);
+  cancels?: Cancellable | ((ctx: CommandContext) => Cancellable | undefined);
   /** Runs the command; the message is consumed (a command never reaches a turn). */
   run(ctx: CommandContext): Promise<void> | void;
 }

@@ -122,8 +122,10 @@ export class InboundStore {
     return inserted === 1 ? { id } : "duplicate";
   }
 
-  async mark(id: string, status: InboundStatus, note?: string): Promise<void> {
-    await this.db.exec("mark-inbound", MARK.bind(this.db, { id, status, processedAt: this.now(), note: note ?? null, received: "received" }));
+  /** Settles a received event; false when it was settled already (handled, expired or ignored by someone else first). */
+  async mark(id: string, status: InboundStatus, note?: string): Promise<boolean> {
+    const n = await this.db.exec("mark-inbound", MARK.bind(this.db, { id, status, processedAt: this.now(), note: note ?? null, received: "received" }));
+    return n > 0;
   }
 
   /**

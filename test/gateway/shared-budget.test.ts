@@ -126,9 +126,11 @@ describe("a bot-wide send budget shared through the database", () => {
       expect(budget.tryTake()).toBe(false);
       clock = 100;
       expect(budget.tryTake()).toBe(true);
-      // Within SHARED_TOKEN_STALE_MS of the 200 ms token's time: both are still good.
-      clock = 300;
-      expect(await budget.take(5)).toEqual({ granted: 2, waitMs: 0 });
+      clock = 200;
+      expect(await budget.take(5)).toEqual({ granted: 1, waitMs: 0 });
+      // Within SHARED_TOKEN_STALE_MS of its time: still good.
+      clock = 300 + SHARED_TOKEN_STALE_MS;
+      expect(await budget.take(5)).toEqual({ granted: 1, waitMs: 0 });
       expect(faults.calls.get("rate-budget-lease")).toBe(1);
       // Spent: the next take asks the database again.
       await budget.take(1);
@@ -188,10 +190,10 @@ describe("a leased token whose time passed while the process stalled", () => {
     // Stopped for 600 ms: 15 more tokens came due meanwhile (40 … 600 ms).
     advance(600);
     const after = await budget.take(25);
-    // Only those due within SHARED_TOKEN_STALE_MS of now are spent: 520, 560 and 600 ms.
-    expect(SHARED_TOKEN_STALE_MS).toBe(100);
-    expect(after).toEqual({ granted: 3, waitMs: 0 });
-    expect(stale).toEqual([12]);
+    // Only those due within SHARED_TOKEN_STALE_MS of now are spent: 560 and 600 ms.
+    expect(SHARED_TOKEN_STALE_MS).toBe(50);
+    expect(after).toEqual({ granted: 2, waitMs: 0 });
+    expect(stale).toEqual([13]);
     // The rest keep their times.
     expect(budget.tryTake()).toBe(false);
     advance(40);

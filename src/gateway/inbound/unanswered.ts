@@ -23,15 +23,22 @@ export interface UnansweredDeps {
  */
 export async function noticeUnanswered(deps: UnansweredDeps, env: InboundEnvelope, inboundId: string, why: string): Promise<void> {
   const { metrics, log } = deps;
-  metrics.expired.inc({ platform: env.platform, what: "inbound" });
-  metrics.unanswered.inc({ platform: env.platform });
-  log.error(
-    { platform: env.platform, inboundId, chatId: env.chatId, occurredAt: env.occurredAt.toISOString(), why },
-    "an accepted event reached INBOUND_TTL unanswered; its chat is asked to send it again",
-  );
   const text = messages.unanswered(env.occurredAt);
+  let counted = false;
+  const told = () => {
+    counted = true;
+    metrics.expired.inc({ platform: env.platform, what: "inbound" });
+    metrics.unanswered.inc({ platform: env.platform });
+    log.error(
+      { platform: env.platform, inboundId, chatId: env.chatId, occurredAt: env.occurredAt.toISOString(), why },
+      "an accepted event reached INBOUND_TTL unanswered; its chat is asked to send it again",
+    );
+  };
   try {
-    await deps.inbound.mark(inboundId, "expired", why);
+    // Only the one that moves the event from received to expired tells the chat: with several processes (or a
+    // failing turn and a replay racing), two may find it unanswered at once, and the chat must hear it once.
+    if (!(await deps.inbound.mark(inboundId, "expired", why))) return;
+    told();
     // Not keyed to the inbound's TTL (that has passed): the notice gets a TTL of its own.
     const r = await deps.ledger.commit({
       sessionId: "",
@@ -42,6 +49,7 @@ export async function noticeUnanswered(deps: UnansweredDeps, env: InboundEnvelop
     });
     for (const { id } of r.deliveries) await deps.outbound.enqueue({ kind: "reply", deliveryId: id, to: env.replyTo });
   } catch (err) {
+    if (!counted) told();
     metrics.internalErrors.inc({ where: "unanswered-notice" });
     log.error({ inboundId, err: errInfo(err) }, "the store could not record the unanswered notice; sending it without a delivery record");
     await deps.outbound.enqueue({ kind: "line", to: env.replyTo, text, severity: "warn" }).catch((e: unknown) => {

@@ -30,9 +30,9 @@ export const SHARED_BUDGET_RETRY_MS = 5_000;
  * once, tokens that came due while it was stopped: the other processes sent
  * theirs on time, and together they would pass the platform's limit. With a
  * bucket of rate r and burst b, sends in any second are then at most
- * r × (1 + STALE) + b (Telegram's 25/s and 3: 30).
+ * r × (1 + STALE) + b (Telegram's 25/s and 1: 27).
  */
-export const SHARED_TOKEN_STALE_MS = 100;
+export const SHARED_TOKEN_STALE_MS = 50;
 
 /**
  * A bot-wide budget shared through the database (shared mode). The pump

@@ -50,8 +50,11 @@ if (!fs.existsSync(path.join(root, "src", "store", "generated", "sqlite", "clien
 // optional accelerators the SDKs probe for with try/require, and abort-controller, whose
 // polyfill grammY's node-fetch rejects once both are inlined (getMe fails with a TypeError).
 // pino-pretty and pg are loaded through createRequire (src/log.ts, src/store/sql.ts), which
-// esbuild leaves alone: each costs a start only when it is used.
+// esbuild leaves alone: each costs a start only when it is used. gpt-tokenizer (2.8 MB of
+// encoding tables, a quarter of the bundle) is loaded only when a provider reports no usage
+// (src/agent/token-estimate.ts): inlined, every start would read it and hold it in memory.
 const EXTERNAL = new Set([
+  "gpt-tokenizer",
   "better-sqlite3",
   "bindings",
   "abort-controller",

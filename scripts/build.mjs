@@ -132,6 +132,15 @@ const plugin = {
         'Object.defineProperty(exports, "ExpressReceiver", { enumerable: true, configurable: true, get: () => __importDefault(require("./receivers/ExpressReceiver")).default });\n';
       return { contents: text.replace(eager, lazy), loader: "js" };
     });
+    // @vladfrangu/async_event_emitter (under discord.js's REST and gateway clients) carries its own
+    // copy of Node's util.inspect, for the browser (node-inspect-extracted, about 1,000 lines), and
+    // evaluates it at load; it only formats an unhandled 'error' event. On Node it is util.inspect.
+    build.onLoad({ filter: /[\\/]@vladfrangu[\\/]async_event_emitter[\\/]dist[\\/]index\.cjs$/ }, (args) => {
+      const text = fs.readFileSync(args.path, "utf8");
+      const eager = "var import_inspect = __toESM(require_inspect(), 1);\n";
+      if (!text.includes(eager)) throw new Error(`build: ${args.path} no longer loads node-inspect-extracted as scripts/build.mjs expects: update the build`);
+      return { contents: text.replace(eager, 'var import_inspect = { default: require("node:util") };\n'), loader: "js" };
+    });
     build.onLoad({ filter: /\.ts$/ }, (args) => {
       if (!OWN.some((d) => args.path.startsWith(d))) return undefined;
       let text = fs.readFileSync(args.path, "utf8");

@@ -215,6 +215,12 @@ describe("the compiled gateway", () => {
     expect(countTokens("hello world")).toBe(2);
   });
 
+  it("evaluates no browser copy of util.inspect: discord.js's event emitter is given Node's own", () => {
+    const text = fs.readFileSync(path.join(install, "dist/app/switchboard.cjs"), "latin1");
+    expect(text).toMatch(/import_inspect\d*=\{default:require\("node:util"\)\}/);
+    expect(text).not.toMatch(/import_inspect\d*=__toESM\(require_inspect\d*\(\)/);
+  });
+
   it("starts from V8's code cache and says so on its ready line: the build's, then its own; a rejected or missing one is reported and replaced", async () => {
     const app = path.join(install, "dist/app");
     const caches = (kind: string) => fs.readdirSync(app).filter((f) => f.startsWith(`switchboard.${kind}`) && f.endsWith(".v8cache"));

@@ -16,6 +16,7 @@ import fs from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { patched, SDK_PATCHES } from "./build-patches.mjs";
 import { linkBin } from "./link-bin.mjs";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
@@ -119,28 +120,10 @@ const plugin = {
         loader: "js",
       };
     });
-    // Bolt's index requires its ExpressReceiver, and with it Express, body-parser and mime-db,
-    // at load; the Slack adapter uses its own receiver and Socket Mode, never Express. The
-    // export becomes a getter that requires it on first use. A Bolt whose index reads otherwise
-    // fails the build here rather than silently loading Express again.
-    build.onLoad({ filter: /[\\/]@slack[\\/]bolt[\\/]dist[\\/]index\.js$/ }, (args) => {
-      const text = fs.readFileSync(args.path, "utf8");
-      const eager =
-        'const ExpressReceiver_1 = __importDefault(require("./receivers/ExpressReceiver"));\nexports.ExpressReceiver = ExpressReceiver_1.default;\n';
-      if (!text.includes(eager)) throw new Error(`build: ${args.path} no longer requires ExpressReceiver as scripts/build.mjs expects: update the build`);
-      const lazy =
-        'Object.defineProperty(exports, "ExpressReceiver", { enumerable: true, configurable: true, get: () => __importDefault(require("./receivers/ExpressReceiver")).default });\n';
-      return { contents: text.replace(eager, lazy), loader: "js" };
-    });
-    // @vladfrangu/async_event_emitter (under discord.js's REST and gateway clients) carries its own
-    // copy of Node's util.inspect, for the browser (node-inspect-extracted, about 1,000 lines), and
-    // evaluates it at load; it only formats an unhandled 'error' event. On Node it is util.inspect.
-    build.onLoad({ filter: /[\\/]@vladfrangu[\\/]async_event_emitter[\\/]dist[\\/]index\.cjs$/ }, (args) => {
-      const text = fs.readFileSync(args.path, "utf8");
-      const eager = "var import_inspect = __toESM(require_inspect(), 1);\n";
-      if (!text.includes(eager)) throw new Error(`build: ${args.path} no longer loads node-inspect-extracted as scripts/build.mjs expects: update the build`);
-      return { contents: text.replace(eager, 'var import_inspect = { default: require("node:util") };\n'), loader: "js" };
-    });
+    // SDK lines that load at every start what a Node gateway never uses (scripts/build-patches.mjs).
+    for (const patch of SDK_PATCHES) {
+      build.onLoad({ filter: patch.file }, (args) => ({ contents: patched(args.path, fs.readFileSync(args.path, "utf8"), patch), loader: "js" }));
+    }
     build.onLoad({ filter: /\.ts$/ }, (args) => {
       if (!OWN.some((d) => args.path.startsWith(d))) return undefined;
       let text = fs.readFileSync(args.path, "utf8");

@@ -43,6 +43,15 @@ export const SDK_PATCHES = [
     ],
   },
   {
+    // node-fetch 2 (grammY's HTTP client) requires whatwg-url at load, and with it tr46's 0.9 MB
+    // mapping table and Node's deprecated punycode, for a URL class it takes only where Node has
+    // none (`Url.URL || whatwgUrl.URL`): on Node it is never used, so it is required on first use.
+    file: /[\\/]node-fetch[\\/]lib[\\/]index\.js$/,
+    edits: [
+      ["var whatwgUrl = _interopDefault(require('whatwg-url'));\n", "var whatwgUrl = { get URL() { return _interopDefault(require('whatwg-url')).URL; } };\n"],
+    ],
+  },
+  {
     // @vladfrangu/async_event_emitter (under discord.js's REST and gateway clients) carries its own
     // copy of Node's util.inspect, for the browser (node-inspect-extracted, about 1,000 lines), and
     // evaluates it at load; it only formats an unhandled 'error' event. On Node it is util.inspect.

@@ -10,6 +10,7 @@ const INSTALLED = [
   path.join(path.dirname(require.resolve("@slack/bolt")), "index.js"),
   path.join(path.dirname(require.resolve("@slack/bolt")), "App.js"),
   path.join(path.dirname(require.resolve("@discordjs/rest")), "../node_modules/@vladfrangu/async_event_emitter/dist/index.cjs"),
+  require.resolve("node-fetch"),
   path.join(path.dirname(require.resolve("@discordjs/rest")), "../../../@vladfrangu/async_event_emitter/dist/index.cjs"),
 ].filter((f) => fs.existsSync(f));
 
@@ -45,5 +46,32 @@ describe("the build's SDK patches (scripts/build-patches.mjs)", () => {
     expect(typeof bolt.HTTPResponseAck).toBe("function");
     expect(typeof bolt.isRawBodyError).toBe("function");
     expect(bolt.defaultBodyLimit).toBe(bolt.HTTPModuleFunctions.defaultBodyLimit);
+  });
+
+  it("node-fetch, patched, still fetches with Node's URL and never loads whatwg-url", async () => {
+    const file = require.resolve("node-fetch");
+    const patch = SDK_PATCHES.find((p) => p.file.test(file))!;
+    const mod = { exports: {} as Record<string, unknown> };
+    const local = createRequire(file);
+    const required: string[] = [];
+    const tracking = Object.assign((id: string) => (required.push(id), local(id)), local);
+    new Function("exports", "require", "module", "__filename", "__dirname", patched(file, fs.readFileSync(file, "utf8"), patch))(
+      mod.exports,
+      tracking,
+      mod,
+      file,
+      path.dirname(file),
+    );
+    const fetch = mod.exports.default as (url: string) => Promise<{ status: number }>;
+    const http = await import("node:http");
+    const server = http.createServer((_req, res) => res.end("ok"));
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    try {
+      const { port } = server.address() as { port: number };
+      expect((await fetch(`http://127.0.0.1:${port}/x?y=1`)).status).toBe(200);
+    } finally {
+      server.close();
+    }
+    expect(required).not.toContain("whatwg-url");
   });
 });

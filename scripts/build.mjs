@@ -16,6 +16,7 @@ import fs from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { patched, SDK_PATCHES } from "./build-patches.mjs";
 import { linkBin } from "./link-bin.mjs";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
@@ -50,8 +51,11 @@ if (!fs.existsSync(path.join(root, "src", "store", "generated", "sqlite", "clien
 // optional accelerators the SDKs probe for with try/require, and abort-controller, whose
 // polyfill grammY's node-fetch rejects once both are inlined (getMe fails with a TypeError).
 // pino-pretty and pg are loaded through createRequire (src/log.ts, src/store/sql.ts), which
-// esbuild leaves alone: each costs a start only when it is used.
+// esbuild leaves alone: each costs a start only when it is used. gpt-tokenizer (2.8 MB of
+// encoding tables, a quarter of the bundle) is loaded only when a provider reports no usage
+// (src/agent/token-estimate.ts): inlined, every start would read it and hold it in memory.
 const EXTERNAL = new Set([
+  "gpt-tokenizer",
   "better-sqlite3",
   "bindings",
   "abort-controller",
@@ -116,19 +120,10 @@ const plugin = {
         loader: "js",
       };
     });
-    // Bolt's index requires its ExpressReceiver, and with it Express, body-parser and mime-db,
-    // at load; the Slack adapter uses its own receiver and Socket Mode, never Express. The
-    // export becomes a getter that requires it on first use. A Bolt whose index reads otherwise
-    // fails the build here rather than silently loading Express again.
-    build.onLoad({ filter: /[\\/]@slack[\\/]bolt[\\/]dist[\\/]index\.js$/ }, (args) => {
-      const text = fs.readFileSync(args.path, "utf8");
-      const eager =
-        'const ExpressReceiver_1 = __importDefault(require("./receivers/ExpressReceiver"));\nexports.ExpressReceiver = ExpressReceiver_1.default;\n';
-      if (!text.includes(eager)) throw new Error(`build: ${args.path} no longer requires ExpressReceiver as scripts/build.mjs expects: update the build`);
-      const lazy =
-        'Object.defineProperty(exports, "ExpressReceiver", { enumerable: true, configurable: true, get: () => __importDefault(require("./receivers/ExpressReceiver")).default });\n';
-      return { contents: text.replace(eager, lazy), loader: "js" };
-    });
+    // SDK lines that load at every start what a Node gateway never uses (scripts/build-patches.mjs).
+    for (const patch of SDK_PATCHES) {
+      build.onLoad({ filter: patch.file }, (args) => ({ contents: patched(args.path, fs.readFileSync(args.path, "utf8"), patch), loader: "js" }));
+    }
     build.onLoad({ filter: /\.ts$/ }, (args) => {
       if (!OWN.some((d) => args.path.startsWith(d))) return undefined;
       let text = fs.readFileSync(args.path, "utf8");

@@ -1,5 +1,6 @@
 import { execFile, spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
+import { createRequire } from "node:module";
 import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
@@ -204,6 +205,20 @@ describe("the compiled gateway", () => {
     const compilers = loaded.filter((u) => /\/node_modules\/(tsx|typescript|esbuild|@esbuild|get-tsconfig)\//.test(u) || /\.[cm]?ts$/.test(u));
     expect(compilers).toEqual([]);
     fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("leaves the tokenizer out of the bundle (a quarter of it, read at every start), and it loads from the install when a count needs it", async () => {
+    const bundle = path.join(install, "dist/app/switchboard.cjs");
+    expect(fs.readFileSync(bundle, "latin1")).not.toContain("GptEncoding");
+    // What src/agent/token-estimate.ts's import() became in the bundle: a require from beside it.
+    const { countTokens } = createRequire(bundle)("gpt-tokenizer/encoding/o200k_base") as { countTokens(t: string): number };
+    expect(countTokens("hello world")).toBe(2);
+  });
+
+  it("evaluates no browser copy of util.inspect: discord.js's event emitter is given Node's own", () => {
+    const text = fs.readFileSync(path.join(install, "dist/app/switchboard.cjs"), "latin1");
+    expect(text).toMatch(/import_inspect\d*=\{default:require\("node:util"\)\}/);
+    expect(text).not.toMatch(/import_inspect\d*=__toESM\(require_inspect\d*\(\)/);
   });
 
   it("starts from V8's code cache and says so on its ready line: the build's, then its own; a rejected or missing one is reported and replaced", async () => {

@@ -59,11 +59,13 @@ interface Migration {
 export function listMigrations(provider: Provider, root = MIGRATIONS_ROOT): Migration[] {
   const dir = path.join(root, provider, "migrations");
   if (!fs.existsSync(dir)) return [];
+  // Sorted by code unit, as Prisma Migrate orders the folders (by bytes), and without localeCompare,
+  // whose first call loads ICU's collator: about 7 ms of CPU at every start, for ASCII names.
   return fs
     .readdirSync(dir, { withFileTypes: true })
     .filter((d) => d.isDirectory())
     .map((d) => d.name)
-    .sort((a, b) => a.localeCompare(b))
+    .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
     .map((name) => {
       const script = fs.readFileSync(path.join(dir, name, "migration.sql"), "utf8");
       return { name, script, checksum: crypto.createHash("sha256").update(script).digest("hex") };

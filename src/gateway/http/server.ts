@@ -4,6 +4,7 @@ import { getRequestListener, type HttpBindings } from "@hono/node-server";
 import { Hono, type Context } from "hono";
 import { methodNotAllowed } from "hono/method-not-allowed";
 import { requestId, type RequestIdVariables } from "hono/request-id";
+import { TrieRouter } from "hono/router/trie-router";
 import type { Logger } from "../../log.js";
 import { errInfo } from "../../log.js";
 import type { HttpHandler, HttpRequest, HttpResponse, RouteOptions } from "../adapter.js";
@@ -119,7 +120,11 @@ export class HttpServer {
   #app(role: ListenerRole): Hono<Env> {
     let app = this.#apps.get(role);
     if (app) return app;
-    app = new Hono<Env>();
+    // A trie, not Hono's default RegExpRouter: the app is rebuilt each time an adapter mounts a route
+    // while the gateway starts, and the RegExpRouter compiles every route into one expression on the
+    // first request after each rebuild (a /healthz poll during the start paid it once per adapter).
+    // The trie has no build step; a match costs about half a microsecond more per request.
+    app = new Hono<Env>({ router: new TrieRouter() });
     app.use(requestId({ limitLength: 64 }));
     app.use(
       methodNotAllowed({

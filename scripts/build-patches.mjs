@@ -1,0 +1,71 @@
+// Lines of SDK modules the build rewrites (scripts/build.mjs), each because a module evaluates at
+// load what a Node gateway never uses, and so every start paid for it. Each edit names the exact
+// text it replaces: an SDK whose file reads otherwise fails the build, rather than silently
+// loading it again. See "What the bundle patches" in docs/DESIGN.md.
+
+/** A getter on `exports` that requires `spec` on first use (`pick` the export from the module). */
+const lazyExport = (name, spec, pick) =>
+  `Object.defineProperty(exports, ${JSON.stringify(name)}, { enumerable: true, configurable: true, get: () => ${pick(`require(${JSON.stringify(spec)})`)} });\n`;
+
+export const SDK_PATCHES = [
+  {
+    // Bolt's index requires its receivers at load: ExpressReceiver (Express, body-parser, mime-db),
+    // HTTPReceiver and HTTPModuleFunctions (raw-body, http-errors, depd, iconv-lite). The Slack
+    // adapter uses its own receiver and Socket Mode, never these: each export requires on first use.
+    file: /[\\/]@slack[\\/]bolt[\\/]dist[\\/]index\.js$/,
+    edits: [
+      [
+        'const ExpressReceiver_1 = __importDefault(require("./receivers/ExpressReceiver"));\nexports.ExpressReceiver = ExpressReceiver_1.default;\n',
+        lazyExport("ExpressReceiver", "./receivers/ExpressReceiver", (r) => `__importDefault(${r}).default`),
+      ],
+      [
+        'const HTTPReceiver_1 = __importDefault(require("./receivers/HTTPReceiver"));\nexports.HTTPReceiver = HTTPReceiver_1.default;\n',
+        lazyExport("HTTPReceiver", "./receivers/HTTPReceiver", (r) => `__importDefault(${r}).default`),
+      ],
+      [
+        'exports.HTTPModuleFunctions = __importStar(require("./receivers/HTTPModuleFunctions"));\nvar HTTPModuleFunctions_1 = require("./receivers/HTTPModuleFunctions");\n',
+        `${lazyExport("HTTPModuleFunctions", "./receivers/HTTPModuleFunctions", (r) => `__importStar(${r})`)}var HTTPModuleFunctions_1 = { get defaultBodyLimit() { return require("./receivers/HTTPModuleFunctions").defaultBodyLimit; }, get isRawBodyError() { return require("./receivers/HTTPModuleFunctions").isRawBodyError; } };\n`,
+      ],
+      [
+        'var HTTPResponseAck_1 = require("./receivers/HTTPResponseAck");\n',
+        'var HTTPResponseAck_1 = { get HTTPResponseAck() { return require("./receivers/HTTPResponseAck").HTTPResponseAck; } };\n',
+      ],
+    ],
+  },
+  {
+    // Bolt's App requires HTTPReceiver for the default receiver, made only when no other is given.
+    file: /[\\/]@slack[\\/]bolt[\\/]dist[\\/]App\.js$/,
+    edits: [
+      [
+        'const HTTPReceiver_1 = __importDefault(require("./receivers/HTTPReceiver"));\n',
+        'const HTTPReceiver_1 = { get default() { return __importDefault(require("./receivers/HTTPReceiver")).default; } };\n',
+      ],
+    ],
+  },
+  {
+    // node-fetch 2 (grammY's HTTP client) requires whatwg-url at load, and with it tr46's 0.9 MB
+    // mapping table and Node's deprecated punycode, for a URL class it takes only where Node has
+    // none (`Url.URL || whatwgUrl.URL`): on Node it is never used, so it is required on first use.
+    file: /[\\/]node-fetch[\\/]lib[\\/]index\.js$/,
+    edits: [
+      ["var whatwgUrl = _interopDefault(require('whatwg-url'));\n", "var whatwgUrl = { get URL() { return _interopDefault(require('whatwg-url')).URL; } };\n"],
+    ],
+  },
+  {
+    // @vladfrangu/async_event_emitter (under discord.js's REST and gateway clients) carries its own
+    // copy of Node's util.inspect, for the browser (node-inspect-extracted, about 1,000 lines), and
+    // evaluates it at load; it only formats an unhandled 'error' event. On Node it is util.inspect.
+    file: /[\\/]@vladfrangu[\\/]async_event_emitter[\\/]dist[\\/]index\.cjs$/,
+    edits: [["var import_inspect = __toESM(require_inspect(), 1);\n", 'var import_inspect = { default: require("node:util") };\n']],
+  },
+];
+
+/** The file at `path` with its patch's edits applied; throws naming the text that is no longer there. */
+export function patched(path, text, patch) {
+  for (const [eager, lazy] of patch.edits) {
+    if (!text.includes(eager))
+      throw new Error(`build: ${path} no longer reads ${JSON.stringify(eager.slice(0, 80))} as scripts/build-patches.mjs expects: update the build`);
+    text = text.replace(eager, lazy);
+  }
+  return text;
+}

@@ -1,0 +1,77 @@
+import fs from "node:fs";
+import { createRequire } from "node:module";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { patched, SDK_PATCHES } from "../scripts/build-patches.mjs";
+
+const require = createRequire(import.meta.url);
+/** The installed file each patch is for (the build resolves the same ones from src/ and adapters/). */
+const INSTALLED = [
+  path.join(path.dirname(require.resolve("@slack/bolt")), "index.js"),
+  path.join(path.dirname(require.resolve("@slack/bolt")), "App.js"),
+  path.join(path.dirname(require.resolve("@discordjs/rest")), "../node_modules/@vladfrangu/async_event_emitter/dist/index.cjs"),
+  require.resolve("node-fetch"),
+  path.join(path.dirname(require.resolve("@discordjs/rest")), "../../../@vladfrangu/async_event_emitter/dist/index.cjs"),
+].filter((f) => fs.existsSync(f));
+
+describe("the build's SDK patches (scripts/build-patches.mjs)", () => {
+  it("each applies to the SDK installed now: every line it replaces is there, and none is left", () => {
+    for (const patch of SDK_PATCHES) {
+      const files = INSTALLED.filter((f) => patch.file.test(f));
+      expect(files.length, String(patch.file)).toBeGreaterThan(0);
+      for (const f of files) {
+        const out = patched(f, fs.readFileSync(f, "utf8"), patch);
+        for (const [eager, lazy] of patch.edits) {
+          expect(out.includes(eager), `${f}: ${eager.slice(0, 60)}`).toBe(false);
+          expect(out.includes(lazy)).toBe(true);
+        }
+      }
+    }
+  });
+
+  it("refuses a file that no longer reads as expected, naming it, rather than leave the SDK loading it again", () => {
+    const patch = SDK_PATCHES[0]!;
+    expect(() => patched("/sdk/index.js", "module.exports = {};\n", patch)).toThrow(/\/sdk\/index\.js no longer reads/);
+  });
+
+  it("Bolt's receivers load on first use: HTTPReceiver, HTTPModuleFunctions and HTTPResponseAck still resolve through the patched index", () => {
+    const [boltIndex] = INSTALLED.filter((f) => SDK_PATCHES[0]!.file.test(f));
+    const text = patched(boltIndex!, fs.readFileSync(boltIndex!, "utf8"), SDK_PATCHES[0]!);
+    const mod = { exports: {} as Record<string, unknown> };
+    const local = createRequire(boltIndex!);
+    new Function("exports", "require", "module", "__filename", "__dirname", text)(mod.exports, local, mod, boltIndex, path.dirname(boltIndex!));
+    const bolt = mod.exports as Record<string, unknown> & { HTTPModuleFunctions: { defaultBodyLimit: unknown } };
+    expect(typeof bolt.HTTPReceiver).toBe("function");
+    expect(typeof bolt.ExpressReceiver).toBe("function");
+    expect(typeof bolt.HTTPResponseAck).toBe("function");
+    expect(typeof bolt.isRawBodyError).toBe("function");
+    expect(bolt.defaultBodyLimit).toBe(bolt.HTTPModuleFunctions.defaultBodyLimit);
+  });
+
+  it("node-fetch, patched, still fetches with Node's URL and never loads whatwg-url", async () => {
+    const file = require.resolve("node-fetch");
+    const patch = SDK_PATCHES.find((p) => p.file.test(file))!;
+    const mod = { exports: {} as Record<string, unknown> };
+    const local = createRequire(file);
+    const required: string[] = [];
+    const tracking = Object.assign((id: string) => (required.push(id), local(id)), local);
+    new Function("exports", "require", "module", "__filename", "__dirname", patched(file, fs.readFileSync(file, "utf8"), patch))(
+      mod.exports,
+      tracking,
+      mod,
+      file,
+      path.dirname(file),
+    );
+    const fetch = mod.exports.default as (url: string) => Promise<{ status: number }>;
+    const http = await import("node:http");
+    const server = http.createServer((_req, res) => res.end("ok"));
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    try {
+      const { port } = server.address() as { port: number };
+      expect((await fetch(`http://127.0.0.1:${port}/x?y=1`)).status).toBe(200);
+    } finally {
+      server.close();
+    }
+    expect(required).not.toContain("whatwg-url");
+  });
+});

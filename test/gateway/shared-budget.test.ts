@@ -212,3 +212,27 @@ describe("a leased token whose time passed while the process stalled", () => {
     expect(stale).toEqual([]);
   });
 });
+
+describe("a lease whose answer is slow", () => {
+  it("counts its due times from when it asked (the statement's start): the tokens whose time went by on the way are dropped, not sent together", async () => {
+    let now = 0;
+    const stale: number[] = [];
+    const budget = new SharedBudget({
+      key: () => "telegram:42",
+      limit: { ratePerSec: 25, burst: 1 },
+      // The statement starts at once and waits 200 ms for the row's lock behind another process's group.
+      lease: async (_k, want) => {
+        now += 200;
+        const n = Math.min(want, 25);
+        return { granted: n, dueInMs: Array.from({ length: n }, (_, i) => i * 40), waitMs: 0 };
+      },
+      onError: () => {},
+      onStale: (n) => void stale.push(n),
+      now: () => now,
+    });
+    // Due at 0, 40, …, 120, 160, 200: at 200, those before 150 are stale; 160 and 200 are still good.
+    expect(await budget.take(25)).toEqual({ granted: 2, waitMs: 0 });
+    expect(stale).toEqual([4]);
+    expect(await budget.take(25)).toEqual({ granted: 0, waitMs: 40 });
+  });
+});

@@ -30,7 +30,7 @@ export const SHARED_BUDGET_RETRY_MS = 5_000;
  * once, tokens that came due while it was stopped: the other processes sent
  * theirs on time, and together they would pass the platform's limit. With a
  * bucket of rate r and burst b, sends in any second are then at most
- * r × (1 + STALE) + b (Telegram's 25/s and 1: 27).
+ * r × (1 + STALE) + b (Telegram's 20/s and 1: 22).
  */
 export const SHARED_TOKEN_STALE_MS = 50;
 
@@ -39,8 +39,8 @@ export const SHARED_TOKEN_STALE_MS = 50;
  * asks for as many tokens as it has sends waiting (at most `maxLease`) in
  * one round trip; the database answers with each token's due time (a lease
  * may reserve up to a second ahead: rate-budgets.ts), and this process
- * hands each out when it comes due, on its own clock from the answer's
- * arrival (so a slow answer only makes its sends later). A process asks
+ * hands each out when it comes due, on its own clock from when it asked
+ * (a token whose time passed on the way is dropped). A process asks
  * again only once what it was given is spent, and never holds tokens it has
  * no send for. When the database fails, it paces by its own bucket of the
  * same limit for a few seconds (a 429 from the platform is still waited
@@ -73,10 +73,16 @@ export class SharedBudget implements BotBudget {
       if (this.#onFallback()) return this.#takeLocal();
       const key = this.opts.key();
       try {
+        const asked = this.opts.now();
         const got = await this.opts.lease(key, Math.min(want, this.#maxLease), this.opts.limit);
         if (got.granted === 0) return { granted: 0, waitMs: got.waitMs };
-        const at = this.opts.now();
+        // The due times count from the statement's start (its statement_timestamp), just after the question
+        // left, however long it then waited for the row's lock behind another process's group: counted from
+        // the answer's arrival, that wait pushed this process's sends onto the others' (34 in one second). A
+        // token whose time went by on the way is stale at once.
+        const at = asked;
         for (const ms of got.dueInMs) this.#due.push(at + ms);
+        this.#dropStale();
       } catch (err) {
         this.opts.onError(err, key);
         this.#localUntil = this.opts.now() + SHARED_BUDGET_RETRY_MS;
@@ -89,7 +95,9 @@ export class SharedBudget implements BotBudget {
       this.#due.shift();
       granted++;
     }
-    return granted > 0 ? { granted, waitMs: 0 } : { granted: 0, waitMs: Math.max(1, this.#due[0]! - now) };
+    if (granted > 0) return { granted, waitMs: 0 };
+    // Every token of a slow lease was stale: ask again at once.
+    return { granted: 0, waitMs: this.#due.length > 0 ? Math.max(1, this.#due[0]! - now) : 1 };
   }
 
   /** Tokens whose time passed while this process could not use them are gone (SHARED_TOKEN_STALE_MS), counted. */

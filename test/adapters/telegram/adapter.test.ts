@@ -102,7 +102,7 @@ describe("TelegramAdapter lifecycle", () => {
       editIntervalMs: { private: 1000, group: 3000 },
       perChat: { ratePerSec: 1, burst: 3 },
       // At most 28 sends in any 1 s window: under Telegram's 30 with a margin (limits.ts).
-      global: { ratePerSec: 25, burst: 1 },
+      global: { ratePerSec: 20, burst: 1 },
       canEdit: true,
     });
   });

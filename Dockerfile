@@ -16,7 +16,7 @@
 FROM node:20-bookworm AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
-COPY scripts/generate.mjs scripts/build.mjs scripts/link-bin.mjs ./scripts/
+COPY scripts/generate.mjs scripts/build.mjs scripts/build-patches.mjs scripts/link-bin.mjs ./scripts/
 COPY tools/stubs/ ./tools/stubs/
 RUN npm ci --omit=dev
 

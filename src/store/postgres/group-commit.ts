@@ -1,22 +1,12 @@
 import type pg from "pg";
 import { afterCommit, commitUnknown, unavailable } from "../call-rules.js";
 import type { StoreFaults } from "../db.js";
+import type { GroupUnit } from "../group-unit.js";
 import { isRetryable, isUnavailable } from "../errors.js";
 import type { Sql } from "../sql.js";
 import type { PgSql } from "./sql.js";
 
-interface Unit {
-  op: string;
-  /** One autocommit statement (exec, writeReturning): alone it runs without BEGIN and COMMIT, and its only fault seam is onStatement, as before grouping. */
-  single: boolean;
-  fn: (q: Sql) => Promise<unknown>;
-  resolve: (v: unknown) => void;
-  reject: (e: unknown) => void;
-  result?: unknown;
-  error?: unknown;
-  /** Failed in an earlier try of this group: the group was rolled back and runs again without it. */
-  excluded?: boolean;
-}
+type Unit = GroupUnit;
 
 /** The most units one group carries; more that arrive together make several groups, run side by side on the pool. */
 export const MAX_GROUP_UNITS = 32;

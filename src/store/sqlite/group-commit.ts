@@ -1,21 +1,11 @@
 import { StoreError, isRetryable, isUnavailable } from "../errors.js";
 import { afterCommit, commitUnknown } from "../call-rules.js";
 import type { StoreFaults } from "../db.js";
+import type { GroupUnit } from "../group-unit.js";
 import type { Sql } from "../sql.js";
 import type { SqliteSql } from "./sql.js";
 
-interface Unit {
-  op: string;
-  /** One statement: it needs no savepoint, since SQLite undoes a failed statement by itself. */
-  single: boolean;
-  fn: (q: Sql) => Promise<unknown>;
-  resolve: (v: unknown) => void;
-  reject: (e: unknown) => void;
-  result?: unknown;
-  error?: unknown;
-  /** Failed in an earlier try of this group: the group was rolled back and runs again without it. */
-  excluded?: boolean;
-}
+type Unit = GroupUnit;
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms).unref?.());
 

@@ -36,6 +36,8 @@ export async function runBench(opts: { quick: boolean; smoke?: boolean; only?: s
   const want = (k: string) => !opts.only?.length || opts.only.includes(k);
   const scenarios: Record<string, Record<string, unknown>> = {};
   const t0 = performance.now();
+  // How quiet the machine was: the 1/5/15-minute load averages when the run began and ended.
+  const loadAtStart = os.loadavg().map((x) => Math.round(x * 100) / 100);
   const step = async (name: string, fn: () => Promise<void>) => {
     progress(`${name}…`, true);
     const s = performance.now();
@@ -100,7 +102,9 @@ export async function runBench(opts: { quick: boolean; smoke?: boolean; only?: s
     machine: { cpus: os.cpus().length, memGB: Math.round(os.totalmem() / 2 ** 30), node: process.version, cpuModel: os.cpus()[0]?.model ?? "" },
     quick,
     smoke: mode.smoke,
+    only: opts.only?.length ? opts.only : null,
     duration_s: Math.round((performance.now() - t0) / 1000),
+    load_average: { start: loadAtStart, end: os.loadavg().map((x) => Math.round(x * 100) / 100) },
     scenarios,
     targets: targets(scenarios),
   };

@@ -83,9 +83,9 @@ function issue31(s: Scen, ge: Make, le: Make): Record<string, Target> {
   };
 }
 
-export function table(doc: { date: string; quick: boolean; machine: Record<string, unknown>; scenarios: Scen; targets: Record<string, Target> }): string {
-  const s = doc.scenarios;
-  const rows: [string, string][] = [
+/** One line of figures per scenario: the stderr table, and the README's (bench/readme-table.ts). */
+export function scenarioRows(s: Scen): [string, string][] {
+  return [
     [
       "core_sqlite",
       `${num(s, "core_sqlite", "msgs_per_s")} msgs/s; @500/s p50 ${nested(s, "core_sqlite", "overhead_at_rate", "p50_ms")} p99 ${nested(s, "core_sqlite", "overhead_at_rate", "p99_ms")} p99.9 ${nested(s, "core_sqlite", "overhead_at_rate", "p999_ms")} ms; event-loop delay p99 ${nested(s, "core_sqlite", "overhead_causes", "event_loop_delay_p99_ms")} ms, GC max ${nested(s, "core_sqlite", "overhead_causes", "gc_max_ms")} ms; ${num(s, "core_sqlite", "statements_per_msg_steady")} statements/msg steady (${num(s, "core_sqlite", "statements_per_msg")} with new chats), ${num(s, "core_sqlite", "cpu_ms_per_msg")} CPU ms/msg`,
@@ -130,6 +130,10 @@ export function table(doc: { date: string; quick: boolean; machine: Record<strin
       `off/on: start ${nested(s, "telemetry", "off", "start_to_ready_ms")}/${nested(s, "telemetry", "on", "start_to_ready_ms")} ms, RSS ${nested(s, "telemetry", "off", "rss_ready_mb")}/${nested(s, "telemetry", "on", "rss_ready_mb")} MB, core ${nested(s, "telemetry", "off", "msgs_per_s")}/${nested(s, "telemetry", "on", "msgs_per_s")} msgs/s, CPU ${nested(s, "telemetry", "off", "cpu_ms_per_msg")}/${nested(s, "telemetry", "on", "cpu_ms_per_msg")} ms/msg`,
     ],
   ];
+}
+
+export function table(doc: { date: string; quick: boolean; machine: Record<string, unknown>; scenarios: Scen; targets: Record<string, Target> }): string {
+  const rows = scenarioRows(doc.scenarios);
   const w = Math.max(...rows.map((r) => r[0].length));
   const lines = [
     `switchboard bench ${doc.quick ? "(quick) " : ""}${doc.date} ${JSON.stringify(doc.machine)}`,

@@ -20,6 +20,7 @@ const { parentPort, workerData } = require("node:worker_threads");
 const { countTokens } = require(workerData.path);
 // No special token in a user's text may make counting throw: each counts as the text it is.
 const plain = { disallowedSpecial: new Set() };
+parentPort.postMessage({ loaded: true });
 parentPort.on("message", ({ id, texts }) => {
   try {
     parentPort.postMessage({ id, counts: texts.map((t) => countTokens(t, plain)) });
@@ -30,12 +31,17 @@ parentPort.on("message", ({ id, texts }) => {
 `;
 
 interface Answer {
+  loaded?: true;
   id: number;
   counts?: number[];
   error?: string;
 }
 
 let worker: Worker | undefined;
+/** Whether the worker has the encoding loaded: until then a count would wait for the load. */
+let loaded = false;
+/** Those waiting for the load (whenTokenCounterLoaded). */
+let onLoaded: Array<() => void> = [];
 let nextId = 0;
 const pending = new Map<number, { resolve(counts: number[]): void; reject(err: unknown): void }>();
 
@@ -50,6 +56,12 @@ function started(): Worker {
   const path = createRequire(import.meta.url).resolve("gpt-tokenizer/encoding/o200k_base");
   const w = new Worker(WORKER_SOURCE, { eval: true, workerData: { path } });
   w.on("message", (a: Answer) => {
+    if (a.loaded) {
+      if (worker !== w) return;
+      loaded = true;
+      for (const f of onLoaded.splice(0)) f();
+      return;
+    }
     const p = pending.get(a.id);
     if (!p) return;
     pending.delete(a.id);
@@ -58,7 +70,10 @@ function started(): Worker {
   });
   // A worker that dies (its module missing, out of memory) fails what it was asked, and the next count starts a new one.
   const gone = (cause: unknown) => {
-    if (worker === w) worker = undefined;
+    if (worker === w) {
+      worker = undefined;
+      loaded = false;
+    }
     failAll(new AgentError("Config", "The token counter (gpt-tokenizer, in a worker thread) stopped; check that the install has gpt-tokenizer.", { cause }));
   };
   w.on("error", gone);
@@ -67,6 +82,23 @@ function started(): Worker {
   w.unref();
   worker = w;
   return w;
+}
+
+/** Whether a count would be answered now, not after the tokenizer loads (about 200 ms). */
+export function tokenCounterLoaded(): boolean {
+  return loaded;
+}
+
+/** Starts the worker loading the tokenizer, if it is not already (no wait). */
+export function warmTokenCounter(): void {
+  started();
+}
+
+/** Resolves once the tokenizer has loaded in its worker (started if it is not). */
+export function whenTokenCounterLoaded(): Promise<void> {
+  started();
+  if (loaded) return Promise.resolve();
+  return new Promise((resolve) => onLoaded.push(resolve));
 }
 
 /** The o200k_base token counts of `texts`, counted in the tokenizer's worker. */
@@ -86,5 +118,6 @@ export function countTokens(texts: readonly string[]): Promise<number[]> {
 export async function stopTokenCounter(): Promise<void> {
   const w = worker;
   worker = undefined;
+  loaded = false;
   if (w) await w.terminate();
 }

@@ -98,8 +98,8 @@ export class Gateway {
   /**
    * An adapter's batch (ctx.batch): events recorded inside it are handled once it ends. On Node 20 an
    * AsyncLocalStorage that has run turns on promise hooks for every promise in the process, which cost
-   * the Telegram path about a quarter of its CPU per message (issue 31): it is disabled whenever no batch
-   * is open, so the hooks are on only while one is.
+   * Telegram polling about a tenth of its CPU per message (issue 31: 1.07 -> 0.96 ms, medians of 9
+   * rounds): it is disabled whenever no batch is open, so the hooks are on only while one is.
    */
   readonly #batch = new AsyncLocalStorage<OpenBatch>();
   #openBatches = 0;

@@ -3,6 +3,7 @@ import fs from "node:fs";
 import { createRequire } from "node:module";
 import os from "node:os";
 import path from "node:path";
+import { pathToFileURL } from "node:url";
 import { promisify } from "node:util";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { discordDriver, slackDriver, telegramDriver, type PlatformDriver } from "../bench/lib/platforms.js";
@@ -210,9 +211,13 @@ describe("the compiled gateway", () => {
   it("leaves the tokenizer out of the bundle (a quarter of it, read at every start), and it loads from the install when a count needs it", async () => {
     const bundle = path.join(install, "dist/app/switchboard.cjs");
     expect(fs.readFileSync(bundle, "latin1")).not.toContain("GptEncoding");
-    // What src/agent/token-estimate.ts's import() became in the bundle: a require from beside it.
-    const { countTokens } = createRequire(bundle)("gpt-tokenizer/encoding/o200k_base") as { countTokens(t: string): number };
+    // Where src/agent/token-counter.ts's worker resolves it from in the bundle: the module's own place under dist/.
+    const from = new URL("../src/agent/token-counter.ts", pathToFileURL(bundle)).href;
+    const { countTokens } = createRequire(from)("gpt-tokenizer/encoding/o200k_base") as { countTokens(t: string): number };
     expect(countTokens("hello world")).toBe(2);
+    expect(fs.readFileSync(bundle, "utf8")).toContain(
+      'new URL("../src/agent/token-counter.ts",__switchboardBundleUrl).href).resolve("gpt-tokenizer/encoding/o200k_base")',
+    );
   });
 
   it("evaluates no browser copy of util.inspect: discord.js's event emitter is given Node's own", () => {

@@ -2,24 +2,20 @@
  * Token counts by estimate (issue 29): a budget reserves a call's prompt
  * before it is sent, and a provider that reports no usage is counted this
  * way (the row marked estimated). One encoding (o200k_base, today's OpenAI
- * models') is loaded, on first use only, to keep the process small; for
+ * models') is loaded, on first use only, to keep the process small, and in
+ * a worker thread (token-counter.ts), where its load holds no chat; for
  * other models' tokenizers it is an estimate, which is all it claims to be.
+ *
+ * Until the worker has loaded (about 200 ms after the first estimate asks
+ * for it), an estimate is a bound instead of a wait: every answer that
+ * settled in that window waited on the load (the paced bench's slowest 1%).
+ * A prompt is charged what its reservation counted (promptBound); a
+ * completion its UTF-8 bytes, which no count exceeds (each o200k_base token
+ * is at least one byte), since a model's output may be any text (half a
+ * token per ASCII character is under the count for random ASCII). A budget
+ * is charged more, not less, for those few calls.
  */
-type Count = (text: string) => number;
-let count: Count | undefined;
-let loading: Promise<Count> | undefined;
-
-/** No special token in a user's text may make counting throw: each counts as the text it is. */
-const PLAIN = { disallowedSpecial: new Set<string>() };
-
-async function counter(): Promise<Count> {
-  if (count) return count;
-  loading ??= import("gpt-tokenizer/encoding/o200k_base").then((m) => {
-    count = (text: string) => m.countTokens(text, PLAIN);
-    return count;
-  });
-  return loading;
-}
+import { countTokens, tokenCounterLoaded, warmTokenCounter } from "./token-counter.js";
 
 /** Per message, the chat format's few tokens of framing (role, separators), as OpenAI documents them. */
 const PER_MESSAGE = 4;
@@ -59,15 +55,23 @@ const IMAGE_TOKENS = 1500;
 
 /** The estimated tokens of a request's messages (and the tools' schemas offered with them). */
 export async function estimatePromptTokens(messages: readonly unknown[], tools?: unknown): Promise<number> {
-  const c = await counter();
-  let n = 3;
-  for (const m of messages) n += PER_MESSAGE + c(typeof m === "string" ? m : JSON.stringify(m));
-  if (tools) n += c(JSON.stringify(tools));
-  return n;
+  if (!tokenCounterLoaded()) {
+    warmTokenCounter();
+    return promptBound(messages, tools);
+  }
+  const texts = messages.map((m) => (typeof m === "string" ? m : JSON.stringify(m)));
+  if (tools) texts.push(JSON.stringify(tools));
+  const counts = await countTokens(texts);
+  return 3 + messages.length * PER_MESSAGE + counts.reduce((a, b) => a + b, 0);
 }
 
 /** The estimated tokens of a completion's text (its tool calls' names and arguments included by the caller). */
 export async function estimateTextTokens(text: string): Promise<number> {
   if (!text) return 0;
-  return (await counter())(text);
+  if (!tokenCounterLoaded()) {
+    warmTokenCounter();
+    return Buffer.byteLength(text, "utf8");
+  }
+  const [n] = await countTokens([text]);
+  return n!;
 }

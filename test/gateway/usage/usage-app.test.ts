@@ -9,7 +9,8 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { whenTokenCounterLoaded } from "../../../src/agent/token-counter.js";
 import type { App } from "../../../src/gateway/app.js";
 import { BudgetStore, UsageStore } from "../../../src/store/index.js";
 import { FakeOpenAi, rawReply, sse, statusReply, toolUsingModel } from "../../fakes/openai.js";
@@ -22,6 +23,9 @@ import { streamed, whole } from "./model-usage.js";
 let app: App | undefined;
 let fake: FakeOpenAi | undefined;
 let dir: string | undefined;
+// The rows below assert the tokenizer's own counts: before it has loaded, an estimate is the
+// reservation's bound (test/agent/token-counter.test.ts).
+beforeAll(() => whenTokenCounterLoaded());
 afterEach(async () => {
   await app?.stop();
   await fake?.close();

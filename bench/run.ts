@@ -3,6 +3,8 @@
  * other in this process (gateway processes for memory/startup are spawned).
  * telemetry: off vs on (OTLP to a discarding receiver), side by side (issue 30).
  * e2e_<platform>.paced: p50/p99/p99.9 at a steady 50 and 200 msgs/s, echo agent and a fake model (issue 31).
+ * peers: the plain grammY bot, the Chat SDK bot, Switchboard (echo, a fake model) and OpenClaw, each in its
+ * own process on one fake Telegram by webhook (issue 31; BENCH_PEERS_OPENCLAW=0 skips OpenClaw).
  * --quick: small scales (< about 90 s on 2 busy cores); --smoke: smallest
  * scales, for the schema test only; --only=core_sqlite,e2e_slack,...;
  * --soak-minutes=N: the memory soak's length (issue 19's 10 minutes after a 1-minute
@@ -25,6 +27,7 @@ import { runFloor } from "./scenarios/floor.js";
 import { liveChatCount, runMemory } from "./scenarios/memory.js";
 import { mode } from "./lib/mode.js";
 import { peerResult, runPeer } from "./scenarios/peer.js";
+import { runPeers } from "./scenarios/peers.js";
 import { runRotation } from "./scenarios/rotation.js";
 import { runStartup } from "./scenarios/startup.js";
 import { runTelemetry } from "./scenarios/telemetry.js";
@@ -76,6 +79,7 @@ export async function runBench(opts: { quick: boolean; smoke?: boolean; only?: s
       const tg = scenarios.e2e_telegram as { msgs_per_s: number; unthrottled: { msgs_per_s: number } };
       scenarios.peer_grammy_session = { ...peerResult(quick, peerChats, peer, tg.msgs_per_s, tg.unthrottled.msgs_per_s) };
     }
+    if (want("peers")) await step("peers", async () => void (scenarios.peers = { ...(await runPeers(quick, mode.smoke)) }));
     if (want("rotation")) await step("rotation", async () => void (scenarios.rotation = { ...(await runRotation(quick)) }));
     if (want("memory") || want("startup") || want("cli") || want("telemetry")) {
       const live = liveChatCount(quick);

@@ -1,4 +1,4 @@
-import { fork, spawn, type ChildProcess } from "node:child_process";
+import { execFileSync, fork, spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -6,6 +6,14 @@ import { freePort } from "../../tools/pg-cluster.js";
 import { sleep } from "./stats.js";
 
 export const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+
+const CLOCK_TICK_MS = 1000 / Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim() || 100);
+
+/** CPU time (user + system, all threads) a process has spent, in ms (Linux /proc, clock-tick resolution). */
+export function cpuMsOf(pid: number): number {
+  const fields = fs.readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+  return (Number(fields[11]) + Number(fields[12])) * CLOCK_TICK_MS;
+}
 
 /** Resident set size of a process, in bytes (Linux /proc). */
 export function rssOf(pid: number): number {

@@ -37,10 +37,10 @@ export interface SystemFigures {
   load_average_1min: number;
 }
 
-type Failed = { failed: string };
+export type Failed = { failed: string };
 /** `warmStart`: a first start, not counted, before the measured one (the smoke run, which only checks the document's shape, has one start). */
 type Scale = { chats: number; rounds: number; pacedCount: number; quick: boolean; warmStart: boolean };
-type Entry = SystemFigures | { skipped: string } | Failed;
+export type Entry = SystemFigures | { skipped: string } | Failed;
 
 const FIGURES = {
   start_to_first_reply_ms: (f: SystemFigures) => f.start_to_first_reply_ms,
@@ -142,7 +142,8 @@ export async function measureSystem(sys: PeerSystem, d: PlatformDriver, scale: S
   }
 }
 
-function ratiosOf(sb: Entry | undefined, systems: Partial<Record<PeerSystem["key"], Entry>>): Ratios {
+/** Switchboard's figures ÷ each peer's, rounded to 0.01; null where either side has no figure (skipped, failed, or not measured). */
+export function peerRatios(sb: Entry | undefined, systems: Partial<Record<PeerSystem["key"], Entry>>): Ratios {
   const one = (peer: Entry | undefined, f: (x: SystemFigures) => number) =>
     measured(sb) && measured(peer) && Number.isFinite(f(sb)) && Number.isFinite(f(peer)) && f(peer) > 0 ? Math.round((f(sb) / f(peer)) * 100) / 100 : null;
   return Object.fromEntries(
@@ -214,7 +215,7 @@ export async function runPeers(quick: boolean, smoke: boolean): Promise<PeersRes
       load_average_1min_at_end: r1(os.loadavg()[0]!),
     },
     systems: systems as Record<PeerSystem["key"], Entry>,
-    ratios: ratiosOf(systems.switchboard_echo, systems),
-    ratios_model: ratiosOf(systems.switchboard_model, systems),
+    ratios: peerRatios(systems.switchboard_echo, systems),
+    ratios_model: peerRatios(systems.switchboard_model, systems),
   };
 }

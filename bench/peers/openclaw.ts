@@ -67,6 +67,8 @@ function openClawConfig(d: PlatformDriver, home: string, hookPort: number, model
     // Its default is a shared /tmp/openclaw/: the run's own folder is removed with it.
     logging: { file: path.join(home, "openclaw.log") },
     agents: { defaults: { model: { primary: "bench/fake-model" } } },
+    // A session per private chat, as Switchboard has (its default shares one main session among all DMs).
+    session: { dmScope: "per-channel-peer" },
     models: {
       mode: "merge",
       providers: {

@@ -7,7 +7,7 @@
  */
 import os from "node:os";
 import { freshSqliteUrl } from "../lib/db.js";
-import { cpuMsOf, rssOf, stopChild } from "../lib/child.js";
+import { cpuMsOf, rssOf, stopChild, treeSum } from "../lib/child.js";
 import { pick } from "../lib/mode.js";
 import { telegramDriver, type PlatformDriver } from "../lib/platforms.js";
 import { progress } from "../lib/progress.js";
@@ -64,7 +64,9 @@ export interface PeersResult {
 }
 
 const measured = (e: Entry | undefined): e is SystemFigures => !!e && "label" in e && "msgs_per_s" in e;
-const mb = (pid: number) => rssOf(pid) / 2 ** 20;
+/** The system's RSS and CPU: its process and the ones it started (OpenClaw runs helper processes). */
+const mb = (pid: number) => treeSum(pid, rssOf) / 2 ** 20;
+const cpuOf = (pid: number) => treeSum(pid, cpuMsOf);
 
 /** Median RSS of a few samples after a pause: what the process holds once the last burst has settled. */
 async function settledRss(pid: number, quick: boolean): Promise<number> {
@@ -114,16 +116,16 @@ export async function measureSystem(sys: PeerSystem, d: PlatformDriver, scale: S
     const rounds: SystemFigures["rounds"] = [];
     let afterChats = Number.NaN;
     for (let round = 0; round < roundCount; round++) {
-      const cpu0 = cpuMsOf(pid);
+      const cpu0 = cpuOf(pid);
       const r = await stream(d, chats, `${sys.key}-u${round}-`, `peers ${sys.key} unpaced ${round + 1}/${roundCount}`, 10 * 60_000);
-      rounds.push({ msgs_per_s: r.msgs_per_s, cpu_ms_per_msg: r3((cpuMsOf(pid) - cpu0) / chats), latency: r.latency });
+      rounds.push({ msgs_per_s: r.msgs_per_s, cpu_ms_per_msg: r3((cpuOf(pid) - cpu0) / chats), latency: r.latency });
       if (round === 0 && !sys.reduced) afterChats = await settledRss(pid, scale.quick);
     }
     let paced: SystemFigures["paced_50"] = null;
     if (!sys.reduced) {
-      const cpu0 = cpuMsOf(pid);
+      const cpu0 = cpuOf(pid);
       const p = await pacedStream(d, 50, scale.pacedCount, `${sys.key}-p-`, `peers ${sys.key} 50/s`);
-      paced = { ...p.latency, offered_msgs_per_s: p.offered_msgs_per_s, cpu_ms_per_msg: r3((cpuMsOf(pid) - cpu0) / scale.pacedCount) };
+      paced = { ...p.latency, offered_msgs_per_s: p.offered_msgs_per_s, cpu_ms_per_msg: r3((cpuOf(pid) - cpu0) / scale.pacedCount) };
     }
     return {
       label: sys.label,

@@ -146,10 +146,10 @@ export async function measureSystem(sys: PeerSystem, d: PlatformDriver, scale: S
   }
 }
 
-/** Switchboard's figures ÷ each peer's, rounded to 0.01; null where either side has no figure (skipped, failed, or not measured). */
+/** Switchboard's figures ÷ each peer's, to 3 significant digits (OpenClaw's are hundreds of times apart); null where either side has no figure (skipped, failed, or not measured). */
 export function peerRatios(sb: Entry | undefined, systems: Partial<Record<PeerSystem["key"], Entry>>): Ratios {
   const one = (peer: Entry | undefined, f: (x: SystemFigures) => number) =>
-    measured(sb) && measured(peer) && Number.isFinite(f(sb)) && Number.isFinite(f(peer)) && f(peer) > 0 ? Math.round((f(sb) / f(peer)) * 100) / 100 : null;
+    measured(sb) && measured(peer) && Number.isFinite(f(sb)) && Number.isFinite(f(peer)) && f(peer) > 0 ? Number((f(sb) / f(peer)).toPrecision(3)) : null;
   return Object.fromEntries(
     Object.entries(FIGURES).map(([k, f]) => [
       k,

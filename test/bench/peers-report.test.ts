@@ -37,6 +37,9 @@ describe("peers: ratios", () => {
     expect(r.p99_50_ms.vs_openclaw).toBeNull();
     expect(r.rss_after_chats_mb.vs_openclaw).toBeNull();
     expect(r.start_to_first_reply_ms.vs_openclaw).toBe(0.01);
+    // Hundreds of times apart: three significant digits, not a ratio rounded to 0.
+    expect(r.cpu_ms_per_msg.vs_openclaw).toBe(0.002);
+    expect(r.msgs_per_s.vs_openclaw).toBe(400);
   });
 
   it("is null everywhere when Switchboard itself did not run", () => {

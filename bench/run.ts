@@ -3,6 +3,8 @@
  * other in this process (gateway processes for memory/startup are spawned).
  * telemetry: off vs on (OTLP to a discarding receiver), side by side (issue 30).
  * e2e_<platform>.paced: p50/p99/p99.9 at a steady 50 and 200 msgs/s, echo agent and a fake model (issue 31).
+ * peers: the plain grammY bot, the Chat SDK bot, Switchboard (echo, a fake model) and OpenClaw, each in its
+ * own process on one fake Telegram by webhook (issue 31; BENCH_PEERS_OPENCLAW=0 skips OpenClaw).
  * --quick: small scales (< about 90 s on 2 busy cores); --smoke: smallest
  * scales, for the schema test only; --only=core_sqlite,e2e_slack,...;
  * --soak-minutes=N: the memory soak's length (issue 19's 10 minutes after a 1-minute
@@ -25,6 +27,7 @@ import { runFloor } from "./scenarios/floor.js";
 import { liveChatCount, runMemory } from "./scenarios/memory.js";
 import { mode } from "./lib/mode.js";
 import { peerResult, runPeer } from "./scenarios/peer.js";
+import { runPeers } from "./scenarios/peers.js";
 import { runRotation } from "./scenarios/rotation.js";
 import { runStartup } from "./scenarios/startup.js";
 import { runTelemetry } from "./scenarios/telemetry.js";
@@ -93,6 +96,8 @@ export async function runBench(opts: { quick: boolean; smoke?: boolean; only?: s
         for (const d of drivers) await d.close();
       }
     }
+    // After startup, which builds dist/ (once a run), so the compiled gateway is built once.
+    if (want("peers")) await step("peers", async () => void (scenarios.peers = { ...(await runPeers(quick, mode.smoke)) }));
   } finally {
     cleanupDatabases();
     progressDone();

@@ -6,7 +6,8 @@ function files(dir: string): string[] {
   if (!fs.existsSync(dir)) return [];
   return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
     const p = path.join(dir, e.name);
-    if (e.isDirectory()) return e.name === "generated" ? [] : files(p);
+    // Generated code, and installed packages (bench/.peers/: the peers scenario's git-ignored install of OpenClaw and Node 24) are not ours.
+    if (e.isDirectory()) return e.name === "generated" || e.name === "node_modules" || e.name.startsWith(".") ? [] : files(p);
     return /\.(ts|mts|js|mjs)$/.test(e.name) ? [p] : [];
   });
 }

@@ -1,4 +1,4 @@
-import { fork, spawn, type ChildProcess } from "node:child_process";
+import { execFileSync, fork, spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -6,6 +6,48 @@ import { freePort } from "../../tools/pg-cluster.js";
 import { sleep } from "./stats.js";
 
 export const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+
+const CLOCK_TICK_MS = 1000 / Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim() || 100);
+
+/** CPU time (user + system, all threads) a process has spent, in ms (Linux /proc, clock-tick resolution). */
+export function cpuMsOf(pid: number): number {
+  const fields = fs.readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+  return (Number(fields[11]) + Number(fields[12])) * CLOCK_TICK_MS;
+}
+
+/** `pid` and every process it has started that still runs (Linux /proc: each thread's `children`). */
+function processTree(pid: number): number[] {
+  const tree = [pid];
+  let tasks: string[] = [];
+  try {
+    tasks = fs.readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return tree; // exited meanwhile: nothing below it either
+  }
+  for (const tid of tasks) {
+    let kids = "";
+    try {
+      kids = fs.readFileSync(`/proc/${pid}/task/${tid}/children`, "utf8");
+    } catch {
+      continue; // the thread ended meanwhile
+    }
+    for (const kid of kids.split(" ").filter(Boolean)) tree.push(...processTree(Number(kid)));
+  }
+  return tree;
+}
+
+/** Sums `of` over a process and the processes it started (a system such as OpenClaw runs helpers); one that exits meanwhile counts 0. */
+export function treeSum(pid: number, of: (pid: number) => number): number {
+  let sum = 0;
+  for (const p of processTree(pid)) {
+    try {
+      sum += of(p);
+    } catch (err) {
+      if (p === pid) throw err; // only a helper may vanish between the listing and the read
+    }
+  }
+  return sum;
+}
 
 /** Resident set size of a process, in bytes (Linux /proc). */
 export function rssOf(pid: number): number {

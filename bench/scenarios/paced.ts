@@ -116,7 +116,7 @@ export async function pacedStream(d: PlatformDriver, rate: number, count: number
 }
 
 /** A model that answers `echo: <the user's text>` in two streamed pieces, as the echo agent would. */
-async function echoingModel(): Promise<FakeOpenAi> {
+export async function echoingModel(): Promise<FakeOpenAi> {
   const model = await FakeOpenAi.start();
   model.responder = (body: { messages: Array<{ role: string; content: unknown }> }) => {
     const last = [...body.messages].reverse().find((m) => m.role === "user");

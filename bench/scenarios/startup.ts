@@ -2,7 +2,7 @@ import { execFileSync, spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { freePort } from "../../tools/pg-cluster.js";
-import { ROOT, rssOf, stopChild } from "../lib/child.js";
+import { cpuMsOf, ROOT, rssOf, stopChild } from "../lib/child.js";
 import { freshSqliteUrl } from "../lib/db.js";
 import type { PlatformDriver } from "../lib/platforms.js";
 import { pick } from "../lib/mode.js";
@@ -25,13 +25,6 @@ export interface StartupResult extends Mode {
   /** Modules of tsx, TypeScript or esbuild, or .ts files, the compiled gateway loaded (test/support/module-audit.mjs): must be none. */
   compilers_loaded: string[];
   modules_loaded: number;
-}
-
-const CLOCK_TICK_MS = 1000 / Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim() || 100);
-
-function cpuMs(pid: number): number {
-  const fields = fs.readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
-  return (Number(fields[11]) + Number(fields[12])) * CLOCK_TICK_MS;
 }
 
 /** `discard` first runs are not counted: the first migrates the database (and fills tsx's cache from source). */
@@ -87,7 +80,7 @@ export async function measure(
     }
     const ms = performance.now() - t0;
     if (ready) {
-      cpu.push(cpuMs(child.pid!));
+      cpu.push(cpuMsOf(child.pid!));
       rss.push(rssOf(child.pid!) / 2 ** 20);
     }
     await stopChild(child, "SIGTERM");
@@ -104,6 +97,14 @@ export async function measure(
   };
 }
 
+let built = false;
+/** Rebuilds dist/ from the current sources, once per bench run, so a compiled-gateway figure is today's code. */
+export function buildCompiled(): void {
+  if (built) return;
+  execFileSync(process.execPath, [path.join(ROOT, "scripts/build.mjs")], { cwd: ROOT, stdio: "ignore" });
+  built = true;
+}
+
 /**
  * `node bin/switchboard.mjs serve` with all three adapters on their fakes: spawn to GET /healthz
  * ready:true, on the compiled build (what `npm start` runs; rebuilt first, so it is the current
@@ -111,7 +112,7 @@ export async function measure(
  */
 export async function runStartup(quick: boolean, drivers: PlatformDriver[]): Promise<StartupResult> {
   const runs = pick(quick, 5, 3, 1);
-  execFileSync(process.execPath, [path.join(ROOT, "scripts/build.mjs")], { cwd: ROOT, stdio: "ignore" });
+  buildCompiled();
   const db = freshSqliteUrl();
   const compiled = await measure(runs, 1, db, drivers, false);
   // The smoke run only checks the document's shape: one uncounted start is enough.

@@ -50,10 +50,46 @@ function targetTable(targets: Record<string, Target>): string {
 function scenarioTable(scenarios: BenchDoc["scenarios"]): string {
   const lines = ["| scenario | figures |", "| --- | --- |"];
   // A field a scenario did not report is a dash here, not NaN.
-  for (const [name, text] of scenarioRows(scenarios)) if (scenarios[name]) lines.push(`| ${name} | ${cell(text.replace(/\bNaN\b/g, "–"))} |`);
+  for (const [name, text] of scenarioRows(scenarios)) if (scenarios[name.split(".")[0]!]) lines.push(`| ${name} | ${cell(text.replace(/\bNaN\b/g, "–"))} |`);
+  return lines.join("\n");
+}
+
+type System = {
+  label?: string;
+  skipped?: string;
+  failed?: string;
+  start_to_first_reply_ms?: number;
+  idle_rss_mb?: number;
+  msgs_per_s?: number;
+  cpu_ms_per_msg?: number;
+  paced_50?: { p50_ms: number; p99_ms: number } | null;
+  rss_after_chats_mb?: number;
+};
+
+/** The peers scenario as issue 31 tabled it: each system on the same fake Telegram, one after another. */
+function peersTable(peers: Record<string, unknown> | undefined): string | undefined {
+  const systems = peers?.systems as Record<string, System> | undefined;
+  if (!systems) return undefined;
+  const chats = figure((peers?.params as { chats?: number } | undefined)?.chats);
+  const ms = (x: unknown) => (Number.isFinite(x) ? `${figure(x)} ms` : "–");
+  const mb = (x: unknown) => (Number.isFinite(x) ? `${figure(x)} MB` : "–");
+  const lines = [
+    `| system | start to first reply | idle RSS | unpaced msgs/s (CPU ms/msg) | p50 / p99 at a paced 50 msgs/s | RSS after ${chats} chats |`,
+    "| --- | --- | --- | --- | --- | --- |",
+  ];
+  for (const [key, sys] of Object.entries(systems)) {
+    const name = cell(sys.label ?? key);
+    if (sys.skipped || sys.failed) {
+      lines.push(`| ${name} | ${cell(sys.skipped ? `skipped: ${sys.skipped}` : `failed: ${sys.failed}`)} | | | | |`);
+      continue;
+    }
+    const rate = Number.isFinite(sys.msgs_per_s) ? `${figure(sys.msgs_per_s)} (${figure(sys.cpu_ms_per_msg)})` : "–";
+    const paced = sys.paced_50 ? `${figure(sys.paced_50.p50_ms)} / ${figure(sys.paced_50.p99_ms)} ms` : "–";
+    lines.push(`| ${name} | ${ms(sys.start_to_first_reply_ms)} | ${mb(sys.idle_rss_mb)} | ${rate} | ${paced} | ${mb(sys.rss_after_chats_mb)} |`);
+  }
   return lines.join("\n");
 }
 
 export function performanceSections(doc: BenchDoc): string {
-  return [header(doc), targetTable(doc.targets), scenarioTable(doc.scenarios)].join("\n\n");
+  return [header(doc), peersTable(doc.scenarios.peers), targetTable(doc.targets), scenarioTable(doc.scenarios)].filter(Boolean).join("\n\n");
 }

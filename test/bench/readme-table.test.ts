@@ -46,6 +46,31 @@ describe("bench:readme (the README's Performance figures from a bench document)"
     expect(out).not.toMatch(/^\| memory \|/m);
   });
 
+  it("tables the peers as issue 31 did: one row a system, a skipped one with its reason", () => {
+    const peers = {
+      params: { chats: 2000 },
+      systems: {
+        grammy: {
+          label: "grammY, plain bot",
+          start_to_first_reply_ms: 244,
+          idle_rss_mb: 62,
+          msgs_per_s: 1070,
+          cpu_ms_per_msg: 0.46,
+          paced_50: { p50_ms: 1.2, p99_ms: 4.8 },
+          rss_after_chats_mb: 120,
+        },
+        openclaw: { skipped: "BENCH_PEERS_OPENCLAW=0" },
+      },
+    };
+    const out = performanceSections({ ...doc, scenarios: { ...scenarios, peers } });
+    expect(out).toContain(
+      "| system | start to first reply | idle RSS | unpaced msgs/s (CPU ms/msg) | p50 / p99 at a paced 50 msgs/s | RSS after 2,000 chats |",
+    );
+    expect(out).toContain("| grammY, plain bot | 244 ms | 62 MB | 1,070 (0.46) | 1.2 / 4.8 ms | 120 MB |");
+    expect(out).toContain("| openclaw | skipped: BENCH_PEERS_OPENCLAW=0 | | | | |");
+    expect(performanceSections(doc)).not.toContain("| system |");
+  });
+
   it("formats figures for reading", () => {
     expect(figure(12345.678)).toBe("12,346");
     expect(figure(14.83)).toBe("14.8");

@@ -16,7 +16,7 @@
 FROM node:20-bookworm AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
-COPY scripts/generate.mjs scripts/build.mjs scripts/build-patches.mjs scripts/link-bin.mjs ./scripts/
+COPY scripts/generate.mjs scripts/build.mjs scripts/build-patches.mjs scripts/serve-process.mjs scripts/link-bin.mjs ./scripts/
 COPY tools/stubs/ ./tools/stubs/
 RUN npm ci --omit=dev
 
@@ -31,7 +31,10 @@ FROM node:20-bookworm-slim
 ENV NODE_ENV=production \
     DATABASE_URL=file:/data/switchboard.db \
     HTTP_HOST=0.0.0.0 \
-    HTTP_PORT=8787
+    HTTP_PORT=8787 \
+    MALLOC_ARENA_MAX=2 \
+    MALLOC_TRIM_THRESHOLD_=131072 \
+    MALLOC_MMAP_THRESHOLD_=131072
 WORKDIR /app
 COPY --from=deps /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
@@ -46,4 +49,6 @@ EXPOSE 8787
 # (the environment, --env-file included, then .env in /app), a wildcard bind on loopback.
 HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
   CMD ["node", "bin/healthcheck.mjs"]
-CMD ["node", "bin/switchboard.mjs", "serve"]
+# The Node flags and the MALLOC_ variables above are `npm start`'s (scripts/serve-process.mjs says
+# why: they bound the memory V8 and malloc keep); the build made its code cache under them.
+CMD ["node", "--max-semi-space-size=4", "--heap-growing-percent=50", "bin/switchboard.mjs", "serve"]

@@ -18,6 +18,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { patched, SDK_PATCHES } from "./build-patches.mjs";
 import { linkBin } from "./link-bin.mjs";
+import { SERVE_NODE_FLAGS } from "./serve-process.mjs";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 // --out-dir=DIR builds elsewhere (test/build.slow.test.ts builds into a throwaway folder).
@@ -222,9 +223,13 @@ if (nonAscii >= 0) {
 
 // The build's V8 code caches (bin/load-build.mjs), each made in a fresh process for the Node
 // that runs the build: serve's with every module evaluated, nothing connected; the CLI's after
-// running its read-only commands on a throwaway database.
+// running its read-only commands on a throwaway database. V8 refuses a cache made under other
+// flags, so serve's is made under the flags `npm start` gives node (scripts/serve-process.mjs).
 for (const kind of ["serve", "cli"]) {
-  execFileSync(process.execPath, [path.join(root, "scripts", "warm-code-cache.mjs"), path.join(dist, "app", "switchboard.cjs"), kind], { stdio: "inherit" });
+  const flags = kind === "serve" ? SERVE_NODE_FLAGS : [];
+  execFileSync(process.execPath, [...flags, path.join(root, "scripts", "warm-code-cache.mjs"), path.join(dist, "app", "switchboard.cjs"), kind], {
+    stdio: "inherit",
+  });
 }
 const files = fs.readdirSync(path.join(dist, "app")).length;
 console.log(

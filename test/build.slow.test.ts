@@ -7,6 +7,7 @@ import { pathToFileURL } from "node:url";
 import { promisify } from "node:util";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { discordDriver, slackDriver, telegramDriver, type PlatformDriver } from "../bench/lib/platforms.js";
+import { SERVE_ENV, SERVE_NODE_FLAGS } from "../scripts/serve-process.mjs";
 import { freePort } from "../tools/pg-cluster.js";
 
 /**
@@ -233,7 +234,8 @@ describe("the compiled gateway", () => {
     const env = cleanEnv({ DM_POLICY: "open", LOG_LEVEL: "info" });
     for (const d of drivers) Object.assign(env, d.env());
     const start = async () => {
-      const r = await serve(dir, { ...env, HTTP_PORT: String(await freePort()) });
+      // As `npm start` runs it: the build made serve's cache under its flags.
+      const r = await serve(dir, { ...env, ...SERVE_ENV, HTTP_PORT: String(await freePort()) }, [...SERVE_NODE_FLAGS]);
       expect((await fetch(`${r.url}/healthz`)).status).toBe(200);
       expect(await stop(r)).toBe(0);
       return { cache: [r.ready.codeCache, r.ready.codeCacheFrom], wrote: r.output().includes("code cache written for the next start") };

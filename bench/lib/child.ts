@@ -2,7 +2,9 @@ import { execFileSync, fork, spawn, type ChildProcess } from "node:child_process
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { SERVE_ENV, SERVE_NODE_FLAGS } from "../../scripts/serve-process.mjs";
 import { freePort } from "../../tools/pg-cluster.js";
+import type { HeapSpace } from "./rss-attribution.js";
 import { sleep } from "./stats.js";
 
 export const ROOT = fileURLToPath(new URL("../../", import.meta.url));
@@ -71,8 +73,10 @@ export async function forkGateway(
     const port = await freePort();
     const child = fork(fileURLToPath(new URL("./compiled-gateway-child.mjs", import.meta.url)), [], {
       cwd: ROOT,
-      env: { ...process.env, ...env, HTTP_PORT: String(port), HTTP_HOST: "127.0.0.1", BENCH_DIST: dist },
-      execArgv: ["--expose-gc", ...(process.env.BENCH_GATEWAY_NODE_FLAGS?.split(" ").filter(Boolean) ?? [])],
+      env: { ...process.env, ...SERVE_ENV, ...env, HTTP_PORT: String(port), HTTP_HOST: "127.0.0.1", BENCH_DIST: dist },
+      // `npm start`'s flags, and no --expose-gc: V8 refuses a code cache made under other flags
+      // (the child turns gc on when first asked for a collected heap, after its start).
+      execArgv: [...SERVE_NODE_FLAGS, ...(process.env.BENCH_GATEWAY_NODE_FLAGS?.split(" ").filter(Boolean) ?? [])],
       stdio: ["ignore", "ignore", "inherit", "ipc"],
     });
     const url = `http://127.0.0.1:${port}`;
@@ -121,6 +125,21 @@ export async function heapOf(child: ChildProcess): Promise<NodeJS.MemoryUsage> {
     };
     child.on("message", on);
     child.send({ heap: true });
+  });
+}
+
+/** The compiled gateway child's V8 heap spaces (v8.getHeapSpaceStatistics), as they stand. */
+export async function heapSpacesOf(child: ChildProcess): Promise<HeapSpace[]> {
+  return new Promise((resolve, reject) => {
+    const t = setTimeout(() => reject(new Error("gateway child did not report its heap spaces in 30 s")), 30_000);
+    const on = (m: { spaces?: HeapSpace[] }) => {
+      if (!m?.spaces) return;
+      clearTimeout(t);
+      child.off("message", on);
+      resolve(m.spaces);
+    };
+    child.on("message", on);
+    child.send({ spaces: true });
   });
 }
 

@@ -5,6 +5,7 @@
 // rate-limit). Answers the same IPC messages as gateway-child.ts.
 import { fileURLToPath } from "node:url";
 import v8 from "node:v8";
+import vm from "node:vm";
 import { loadBuild } from "../../bin/load-build.mjs";
 import { unlimited } from "./unlimited.mjs";
 
@@ -15,14 +16,30 @@ const { runCli, adaptersFromConfig, loadConfig } = build.exports;
 const list = await adaptersFromConfig(loadConfig());
 if (process.env.BENCH_LIFT_LIMITS === "1") for (const a of list) unlimited(a);
 
+// gc, turned on when first asked for (not --expose-gc: V8 refuses a code cache made under other
+// flags than `npm start`'s, and the start would compile from source).
+let collect;
+const gc = () => {
+  if (!collect) {
+    v8.setFlagsFromString("--expose-gc");
+    collect = vm.runInNewContext("gc");
+  }
+  collect();
+};
+
 process.on("message", (m) => {
   if (m?.snapshot) {
-    globalThis.gc?.();
+    gc();
     process.send?.({ snapshot: v8.writeHeapSnapshot(m.snapshot) });
     return;
   }
+  // V8's heap spaces, for bench/lib/rss-attribution.ts (no GC: as they stand).
+  if (m?.spaces) {
+    process.send?.({ spaces: v8.getHeapSpaceStatistics() });
+    return;
+  }
   if (!m?.heap) return;
-  if (m.heap === true) globalThis.gc?.();
+  if (m.heap === true) gc();
   process.send?.({ memory: process.memoryUsage() });
 });
 // `serve` stops on SIGTERM; the bench disconnects instead, as it does gateway-child.ts.

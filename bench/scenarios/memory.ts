@@ -1,11 +1,12 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { forkGateway, heapOf, rssOf, snapshotOf, stopChild } from "../lib/child.js";
+import { forkGateway, heapOf, heapSpacesOf, rssOf, snapshotOf, stopChild } from "../lib/child.js";
 import { analyseHeapSnapshot, type HeapReport } from "../lib/heap-snapshot.js";
 import { freshSqliteUrl } from "../lib/db.js";
 import type { PlatformDriver } from "../lib/platforms.js";
 import { pick } from "../lib/mode.js";
+import { attributeRss, type RssAttribution } from "../lib/rss-attribution.js";
 import { progress } from "../lib/progress.js";
 
 export const liveChatCount = (quick: boolean) => pick(quick, 10_000, 300, 150);
@@ -14,6 +15,8 @@ import { median, r1, sleep } from "../lib/stats.js";
 export interface MemoryResult {
   params: { quick: boolean; live_chats: number; soak_seconds: number; soak_rate_per_s: number; soak_label: string; limits: string };
   rss_idle_mb: number;
+  /** Where RSS is (smaps and V8's heap spaces): when ready, at the live chats, after the soak. */
+  rss_attribution: { idle: RssAttribution; live_chats: RssAttribution; after_soak: RssAttribution };
   rss_live_chats_mb: number;
   /** V8 heap in use at the live chats, after a full GC (what the chats keep alive). */
   heap_live_chats_mb: number;
@@ -81,6 +84,8 @@ export async function runMemory(quick: boolean, drivers: PlatformDriver[], soakM
     for (const d of drivers) await d.setEventsUrl(url);
     await sleep(quick ? 1000 : 2000);
     const idle = rssOf(pid);
+    // Before any forced GC: RSS as it stands.
+    const attrIdle = attributeRss(pid, await heapSpacesOf(child));
     const heapIdle = (await heapOf(child)).heapUsed;
     const base = replies();
     // One message in each of liveChats chats, spread over the platforms, at most 200 awaiting a reply.
@@ -102,6 +107,7 @@ export async function runMemory(quick: boolean, drivers: PlatformDriver[], soakM
       await sleep(250);
       live.push(rssOf(pid));
     }
+    const attrLive = attributeRss(pid, await heapSpacesOf(child));
     const heapLive = (await heapOf(child)).heapUsed;
     const heapPoints: [number, number][] = [];
     // Soak: `rate` msgs/s over the same chats for soakSeconds; RSS sampled every second.
@@ -147,6 +153,7 @@ export async function runMemory(quick: boolean, drivers: PlatformDriver[], soakM
     }
     await Promise.all(inflight);
     await sleep(1000);
+    const attrSoak = attributeRss(pid, await heapSpacesOf(child));
     const snapshotFile = path.join(os.tmpdir(), `switchboard-bench-${process.pid}.heapsnapshot`);
     progress("memory: heap snapshot");
     await snapshotOf(child, snapshotFile);
@@ -173,6 +180,7 @@ export async function runMemory(quick: boolean, drivers: PlatformDriver[], soakM
           "adapters' rate limits lifted in the gateway process (fakes do not rate-limit), so declared platform pacing adds no backlog (soak_replies < soak_messages means the gateway itself fell behind)",
       },
       rss_idle_mb: r1(idle / MB),
+      rss_attribution: { idle: attrIdle, live_chats: attrLive, after_soak: attrSoak },
       rss_live_chats_mb: r1(median(live) / MB),
       rss_samples_mb: points.filter((_, i) => i % Math.max(1, Math.floor(points.length / 20)) === 0).map((p) => r1(p[1] / MB)),
       soak_slope_bytes_per_min: Math.round(slope(points.filter((p) => p[0] >= warmupSeconds))),

@@ -1,6 +1,7 @@
 import { execFileSync, spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
+import { SERVE_ENV, SERVE_NODE_FLAGS } from "../../scripts/serve-process.mjs";
 import { freePort } from "../../tools/pg-cluster.js";
 import { cpuMsOf, ROOT, rssOf, stopChild } from "../lib/child.js";
 import { freshSqliteUrl } from "../lib/db.js";
@@ -54,10 +55,11 @@ export async function measure(
     if (fromSource) env.SWITCHBOARD_FROM_SOURCE = "1";
     for (const d of drivers) Object.assign(env, d.env());
     if (audit) env.MODULE_AUDIT_FILE = audit;
-    Object.assign(env, extraEnv);
+    Object.assign(env, SERVE_ENV, extraEnv);
     const t0 = performance.now();
     // BENCH_GATEWAY_NODE_FLAGS (as for the forked gateways), e.g. "--cpu-prof --cpu-prof-dir=/tmp/p" to see where a start goes.
-    const flags = process.env.BENCH_GATEWAY_NODE_FLAGS?.split(" ").filter(Boolean) ?? [];
+    // After `npm start`'s flags and environment (scripts/serve-process.mjs), as it starts.
+    const flags = [...SERVE_NODE_FLAGS, ...(process.env.BENCH_GATEWAY_NODE_FLAGS?.split(" ").filter(Boolean) ?? [])];
     const child = spawn(
       process.execPath,
       [...flags, ...(audit ? ["--import", path.join(ROOT, "test/support/module-audit.mjs")] : []), "bin/switchboard.mjs", "serve"],

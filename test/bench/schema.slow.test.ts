@@ -18,6 +18,16 @@ const causes = z.object({
 });
 const timing = z.object({ wall_ms: n.positive(), cpu_ms: n.nullable() });
 const params = z.object({ quick: z.boolean() }).passthrough();
+const rssParts = z.object({
+  rss_mb: n.positive(),
+  node_binary_mb: n.positive(),
+  other_files_mb: n.nonnegative(),
+  malloc_main_mb: n.nonnegative(),
+  anonymous_mb: n.positive(),
+  v8_spaces_mb: z.record(z.string(), z.object({ physical: n.nonnegative(), used: n.nonnegative() })),
+  v8_physical_mb: n.positive(),
+  anonymous_not_v8_mb: n,
+});
 
 const core = z.object({
   params,
@@ -110,6 +120,7 @@ const doc = z.object({
     memory: z.object({
       params,
       rss_idle_mb: n,
+      rss_attribution: z.object({ idle: rssParts, live_chats: rssParts, after_soak: rssParts }),
       rss_live_chats_mb: n,
       rss_samples_mb: z.array(n).min(1),
       soak_slope_bytes_per_min: n,

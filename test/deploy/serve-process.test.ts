@@ -1,0 +1,44 @@
+import { execFileSync } from "node:child_process";
+import fs from "node:fs";
+import { describe, expect, it } from "vitest";
+import { SERVE_ENV, SERVE_NODE_FLAGS } from "../../scripts/serve-process.mjs";
+import { parseDockerfile } from "./dockerfile.js";
+
+/** The ways an operator starts the gateway, each written out by hand: they must all be scripts/serve-process.mjs's. */
+describe("the gateway's process settings (scripts/serve-process.mjs)", () => {
+  const envWords = Object.entries(SERVE_ENV).map(([k, v]) => `${k}=${v}`);
+
+  it("`npm start` runs node with them", () => {
+    const pkg = JSON.parse(fs.readFileSync("package.json", "utf8")) as { scripts: Record<string, string> };
+    expect(pkg.scripts.start).toBe(["exec env", ...envWords, "node", ...SERVE_NODE_FLAGS, "bin/switchboard.mjs serve"].join(" "));
+  });
+
+  it("the Docker image's CMD and ENV have them", () => {
+    const runtime = parseDockerfile("Dockerfile").at(-1)!;
+    expect(runtime.cmd).toEqual(["node", ...SERVE_NODE_FLAGS, "bin/switchboard.mjs", "serve"]);
+    expect(runtime.env).toMatchObject(SERVE_ENV);
+  });
+
+  it("the systemd unit has them", () => {
+    const lines = fs.readFileSync("deploy/switchboard.service", "utf8").split("\n");
+    expect(lines.filter((l) => l.startsWith("ExecStart="))).toEqual([
+      `ExecStart=/usr/bin/node ${SERVE_NODE_FLAGS.join(" ")} /opt/switchboard/bin/switchboard.mjs serve`,
+    ]);
+    expect(lines).toContain(`Environment=${envWords.join(" ")}`);
+  });
+
+  it("this Node takes the flags, and they bound the young generation however much is allocated", () => {
+    // A flag Node does not know stops it with "bad option": the gateway would never start.
+    const probe = `
+      const v8 = require("node:v8");
+      let keep = [];
+      for (let i = 0; i < 2e6; i++) { keep.push({ i, s: "x" + i }); if (keep.length > 50000) keep = []; }
+      const young = v8.getHeapSpaceStatistics().find((s) => s.space_name === "new_space");
+      process.stdout.write(String(young.space_size));`;
+    const young = Number(execFileSync(process.execPath, [...SERVE_NODE_FLAGS, "-e", probe], { env: { ...process.env, ...SERVE_ENV }, encoding: "utf8" }));
+    const semi = Number(/^--max-semi-space-size=(\d+)$/.exec(SERVE_NODE_FLAGS.find((f) => f.startsWith("--max-semi-space-size="))!)![1]);
+    // Two semi-spaces at most; without the flag the same allocation grows it to 32 MB.
+    expect(young).toBeGreaterThan(0);
+    expect(young).toBeLessThanOrEqual(2 * semi * 2 ** 20);
+  });
+});

@@ -113,49 +113,38 @@ export async function forkGateway(
   return { child, url };
 }
 
-/** The gateway child's heap (bench/lib/gateway-child.ts answers {heap: true}), in bytes. */
-export async function heapOf(child: ChildProcess): Promise<NodeJS.MemoryUsage> {
+/**
+ * Sends the gateway child one request and resolves with the `field` of its first answer that
+ * has it (gateway-child.ts and compiled-gateway-child.mjs answer over IPC); `what` names the
+ * answer in the error if none comes within `ms`.
+ */
+function ask<T>(child: ChildProcess, request: object, field: string, what: string, ms = 30_000): Promise<T> {
   return new Promise((resolve, reject) => {
-    const t = setTimeout(() => reject(new Error("gateway child did not report its heap in 30 s")), 30_000);
-    const on = (m: { memory?: NodeJS.MemoryUsage }) => {
-      if (!m?.memory) return;
+    const t = setTimeout(() => reject(new Error(`gateway child did not ${what} in ${ms / 1000} s`)), ms);
+    const on = (m: Record<string, unknown> | undefined) => {
+      if (!m?.[field]) return;
       clearTimeout(t);
       child.off("message", on);
-      resolve(m.memory);
+      resolve(m[field] as T);
     };
     child.on("message", on);
-    child.send({ heap: true });
+    child.send(request);
   });
+}
+
+/** The gateway child's heap (bench/lib/gateway-child.ts answers {heap: true}), in bytes. */
+export function heapOf(child: ChildProcess): Promise<NodeJS.MemoryUsage> {
+  return ask(child, { heap: true }, "memory", "report its heap");
 }
 
 /** The compiled gateway child's V8 heap spaces (v8.getHeapSpaceStatistics), as they stand. */
-export async function heapSpacesOf(child: ChildProcess): Promise<HeapSpace[]> {
-  return new Promise((resolve, reject) => {
-    const t = setTimeout(() => reject(new Error("gateway child did not report its heap spaces in 30 s")), 30_000);
-    const on = (m: { spaces?: HeapSpace[] }) => {
-      if (!m?.spaces) return;
-      clearTimeout(t);
-      child.off("message", on);
-      resolve(m.spaces);
-    };
-    child.on("message", on);
-    child.send({ spaces: true });
-  });
+export function heapSpacesOf(child: ChildProcess): Promise<HeapSpace[]> {
+  return ask(child, { spaces: true }, "spaces", "report its heap spaces");
 }
 
 /** Has the gateway child write a heap snapshot to `file` (after a full GC); resolves when it is written. */
-export async function snapshotOf(child: ChildProcess, file: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const t = setTimeout(() => reject(new Error("gateway child did not write its heap snapshot in 120 s")), 120_000);
-    const on = (m: { snapshot?: string }) => {
-      if (!m?.snapshot) return;
-      clearTimeout(t);
-      child.off("message", on);
-      resolve(m.snapshot);
-    };
-    child.on("message", on);
-    child.send({ snapshot: file });
-  });
+export function snapshotOf(child: ChildProcess, file: string): Promise<string> {
+  return ask(child, { snapshot: file }, "snapshot", "write its heap snapshot", 120_000);
 }
 
 export async function stopChild(child: ChildProcess, how: "disconnect" | "SIGTERM" = "disconnect"): Promise<void> {

@@ -20,6 +20,7 @@ import { discordDriver, slackDriver, telegramDriver } from "./lib/platforms.js";
 import { progress, progressDone } from "./lib/progress.js";
 import { table, targets } from "./lib/report.js";
 import { runCli } from "./scenarios/cli.js";
+import { runCrossProcess } from "./scenarios/cross-process.js";
 import { runCore } from "./scenarios/core.js";
 import { runE2e } from "./scenarios/e2e.js";
 import { runPaced } from "./scenarios/paced.js";
@@ -96,6 +97,7 @@ export async function runBench(opts: { quick: boolean; smoke?: boolean; only?: s
         for (const d of drivers) await d.close();
       }
     }
+    if (want("cross_process")) await step("cross_process", async () => void (scenarios.cross_process = { ...(await runCrossProcess(quick)) }));
     // After startup, which builds dist/ (once a run), so the compiled gateway is built once.
     if (want("peers")) await step("peers", async () => void (scenarios.peers = { ...(await runPeers(quick, mode.smoke)) }));
   } finally {

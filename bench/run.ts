@@ -61,6 +61,7 @@ export async function runBench(opts: { quick: boolean; smoke?: boolean; only?: s
               quick,
               Number(scenarios[`core_${db}`]!.msgs_per_s),
               Number((scenarios[`core_${db}`] as { params: { messages_per_commit: number | null } }).params.messages_per_commit ?? 1),
+              (scenarios[`core_${db}`] as { params: { first_message_share: number | null } }).params.first_message_share ?? undefined,
             )),
           }),
       );

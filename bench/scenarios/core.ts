@@ -30,6 +30,8 @@ export interface CoreResult {
     time_capped: boolean;
     messages_per_commit: number | null;
     statements_per_message: number | null;
+    /** The share of the throughput phase's messages that were a chat's first (the floor replays the same share). */
+    first_message_share: number | null;
   };
   msgs_per_s: number;
   window_rates_median: number;
@@ -242,6 +244,8 @@ export async function runCore(provider: "sqlite" | "postgres", quick: boolean): 
         messages_done: doneAt.length,
         time_capped: doneAt.length < p.messages,
         messages_per_commit: commits ? r1(doneAt.length / commits) : null,
+        // Message j goes to chat j % chats, so the first `chats` messages each open a chat.
+        first_message_share: doneAt.length ? r3(Math.min(doneAt.length, p.chats) / doneAt.length) : null,
         statements_per_message: doneAt.length ? r1(statements / doneAt.length) : null,
       },
       msgs_per_s: r1(median(rates)),

@@ -44,7 +44,14 @@ const core = z.object({
   cpu_ms_per_msg: n.positive(),
   overhead_causes: causes,
 });
-const floor = z.object({ params, msgs_per_s: n, window_rates: z.array(n).min(1), ratio: n, core_msgs_per_s: n });
+const floor = z.object({
+  params: params.extend({ first_message_share: n.positive().max(1) }),
+  msgs_per_s: n,
+  window_rates: z.array(n).min(1),
+  ratio: n,
+  core_msgs_per_s: n,
+  trace_mix: z.object({ first_message_share: z.literal(0.1), statements_per_message: n.positive(), msgs_per_s: n, ratio: n }),
+});
 const pacedRun = z.object({
   rate: z.union([z.literal(50), z.literal(200)]),
   agent: z.enum(["echo", "model"]),

@@ -52,6 +52,26 @@ export const SDK_PATCHES = [
     ],
   },
   {
+    // @discordjs/rest requires undici 6 at load (about 20 ms of a start: its whole HTTP client, a
+    // second copy beside Node's own) for its default request strategy and a FormData fallback. The
+    // Discord adapter gives REST Node's fetch instead (adapters/discord/adapter.ts), and Node 20 has
+    // a global FormData, so on Node neither is ever used: each is required on first use.
+    file: /[\\/]@discordjs[\\/]rest[\\/]dist[\\/]index\.js$/,
+    edits: [
+      ['var import_undici2 = require("undici");\n', 'var import_undici2 = { get FormData() { return require("undici").FormData; } };\n'],
+      [
+        'var import_undici = require("undici");\n',
+        'var import_undici = { get request() { return require("undici").request; }, get Headers() { return require("undici").Headers; } };\n',
+      ],
+    ],
+  },
+  {
+    // discord.js requires undici 6 at load for fetch in two helpers the adapter never calls
+    // (fetchRecommendedShardCount, and resolving a file given as a URL): required on first use.
+    file: /[\\/]discord\.js[\\/]src[\\/]util[\\/](?:Util|DataResolver)\.js$/,
+    edits: [["const { fetch } = require('undici');\n", "const fetch = (...args) => require('undici').fetch(...args);\n"]],
+  },
+  {
     // @vladfrangu/async_event_emitter (under discord.js's REST and gateway clients) carries its own
     // copy of Node's util.inspect, for the browser (node-inspect-extracted, about 1,000 lines), and
     // evaluates it at load; it only formats an unhandled 'error' event. On Node it is util.inspect.

@@ -27,15 +27,26 @@ export const SDK_PATCHES = [
         `${lazyExport("HTTPModuleFunctions", "./receivers/HTTPModuleFunctions", (r) => `__importStar(${r})`)}var HTTPModuleFunctions_1 = { get defaultBodyLimit() { return require("./receivers/HTTPModuleFunctions").defaultBodyLimit; }, get isRawBodyError() { return require("./receivers/HTTPModuleFunctions").isRawBodyError; } };\n`,
       ],
       [
+        // Socket Mode's receiver requires @slack/socket-mode and with it undici 7 (about 5 ms of a
+        // start): only a start with SLACK_APP_TOKEN uses it (adapters/slack/socket.ts, imported then).
+        'const SocketModeReceiver_1 = __importDefault(require("./receivers/SocketModeReceiver"));\nexports.SocketModeReceiver = SocketModeReceiver_1.default;\n',
+        lazyExport("SocketModeReceiver", "./receivers/SocketModeReceiver", (r) => `__importDefault(${r}).default`),
+      ],
+      [
         'var HTTPResponseAck_1 = require("./receivers/HTTPResponseAck");\n',
         'var HTTPResponseAck_1 = { get HTTPResponseAck() { return require("./receivers/HTTPResponseAck").HTTPResponseAck; } };\n',
       ],
     ],
   },
   {
-    // Bolt's App requires HTTPReceiver for the default receiver, made only when no other is given.
+    // Bolt's App requires HTTPReceiver for the default receiver, made only when no other is given,
+    // and SocketModeReceiver, looked at only with socketMode: true.
     file: /[\\/]@slack[\\/]bolt[\\/]dist[\\/]App\.js$/,
     edits: [
+      [
+        'const SocketModeReceiver_1 = __importDefault(require("./receivers/SocketModeReceiver"));\n',
+        'const SocketModeReceiver_1 = { get default() { return __importDefault(require("./receivers/SocketModeReceiver")).default; } };\n',
+      ],
       [
         'const HTTPReceiver_1 = __importDefault(require("./receivers/HTTPReceiver"));\n',
         'const HTTPReceiver_1 = { get default() { return __importDefault(require("./receivers/HTTPReceiver")).default; } };\n',

@@ -37,13 +37,18 @@ describe("the build's SDK patches (scripts/build-patches.mjs)", () => {
     expect(() => patched("/sdk/index.js", "module.exports = {};\n", patch)).toThrow(/\/sdk\/index\.js no longer reads/);
   });
 
-  it("Bolt's receivers load on first use: HTTPReceiver, HTTPModuleFunctions and HTTPResponseAck still resolve through the patched index", () => {
+  it("Bolt's receivers load on first use: HTTPReceiver, HTTPModuleFunctions, HTTPResponseAck and SocketModeReceiver still resolve through the patched index", () => {
     const [boltIndex] = INSTALLED.filter((f) => SDK_PATCHES[0]!.file.test(f));
     const text = patched(boltIndex!, fs.readFileSync(boltIndex!, "utf8"), SDK_PATCHES[0]!);
     const mod = { exports: {} as Record<string, unknown> };
     const local = createRequire(boltIndex!);
-    new Function("exports", "require", "module", "__filename", "__dirname", text)(mod.exports, local, mod, boltIndex, path.dirname(boltIndex!));
+    const required: string[] = [];
+    const tracking = Object.assign((id: string) => (required.push(id), local(id)), local);
+    new Function("exports", "require", "module", "__filename", "__dirname", text)(mod.exports, tracking, mod, boltIndex, path.dirname(boltIndex!));
+    // Socket Mode (@slack/socket-mode, undici 7) is not required by the index's load.
+    expect(required.filter((id) => /SocketMode(Receiver)?$|socket-mode/.test(id))).toEqual([]);
     const bolt = mod.exports as Record<string, unknown> & { HTTPModuleFunctions: { defaultBodyLimit: unknown } };
+    expect(typeof bolt.SocketModeReceiver).toBe("function");
     expect(typeof bolt.HTTPReceiver).toBe("function");
     expect(typeof bolt.ExpressReceiver).toBe("function");
     expect(typeof bolt.HTTPResponseAck).toBe("function");

@@ -27,15 +27,26 @@ export const SDK_PATCHES = [
         `${lazyExport("HTTPModuleFunctions", "./receivers/HTTPModuleFunctions", (r) => `__importStar(${r})`)}var HTTPModuleFunctions_1 = { get defaultBodyLimit() { return require("./receivers/HTTPModuleFunctions").defaultBodyLimit; }, get isRawBodyError() { return require("./receivers/HTTPModuleFunctions").isRawBodyError; } };\n`,
       ],
       [
+        // Socket Mode's receiver requires @slack/socket-mode and with it undici 7 (about 5 ms of a
+        // start): only a start with SLACK_APP_TOKEN uses it (adapters/slack/socket.ts, imported then).
+        'const SocketModeReceiver_1 = __importDefault(require("./receivers/SocketModeReceiver"));\nexports.SocketModeReceiver = SocketModeReceiver_1.default;\n',
+        lazyExport("SocketModeReceiver", "./receivers/SocketModeReceiver", (r) => `__importDefault(${r}).default`),
+      ],
+      [
         'var HTTPResponseAck_1 = require("./receivers/HTTPResponseAck");\n',
         'var HTTPResponseAck_1 = { get HTTPResponseAck() { return require("./receivers/HTTPResponseAck").HTTPResponseAck; } };\n',
       ],
     ],
   },
   {
-    // Bolt's App requires HTTPReceiver for the default receiver, made only when no other is given.
+    // Bolt's App requires HTTPReceiver for the default receiver, made only when no other is given,
+    // and SocketModeReceiver, looked at only with socketMode: true.
     file: /[\\/]@slack[\\/]bolt[\\/]dist[\\/]App\.js$/,
     edits: [
+      [
+        'const SocketModeReceiver_1 = __importDefault(require("./receivers/SocketModeReceiver"));\n',
+        'const SocketModeReceiver_1 = { get default() { return __importDefault(require("./receivers/SocketModeReceiver")).default; } };\n',
+      ],
       [
         'const HTTPReceiver_1 = __importDefault(require("./receivers/HTTPReceiver"));\n',
         'const HTTPReceiver_1 = { get default() { return __importDefault(require("./receivers/HTTPReceiver")).default; } };\n',
@@ -50,6 +61,26 @@ export const SDK_PATCHES = [
     edits: [
       ["var whatwgUrl = _interopDefault(require('whatwg-url'));\n", "var whatwgUrl = { get URL() { return _interopDefault(require('whatwg-url')).URL; } };\n"],
     ],
+  },
+  {
+    // @discordjs/rest requires undici 6 at load (about 20 ms of a start: its whole HTTP client, a
+    // second copy beside Node's own) for its default request strategy and a FormData fallback. The
+    // Discord adapter gives REST Node's fetch instead (adapters/discord/adapter.ts), and Node 20 has
+    // a global FormData, so on Node neither is ever used: each is required on first use.
+    file: /[\\/]@discordjs[\\/]rest[\\/]dist[\\/]index\.js$/,
+    edits: [
+      ['var import_undici2 = require("undici");\n', 'var import_undici2 = { get FormData() { return require("undici").FormData; } };\n'],
+      [
+        'var import_undici = require("undici");\n',
+        'var import_undici = { get request() { return require("undici").request; }, get Headers() { return require("undici").Headers; } };\n',
+      ],
+    ],
+  },
+  {
+    // discord.js requires undici 6 at load for fetch in two helpers the adapter never calls
+    // (fetchRecommendedShardCount, and resolving a file given as a URL): required on first use.
+    file: /[\\/]discord\.js[\\/]src[\\/]util[\\/](?:Util|DataResolver)\.js$/,
+    edits: [["const { fetch } = require('undici');\n", "const fetch = (...args) => require('undici').fetch(...args);\n"]],
   },
   {
     // @vladfrangu/async_event_emitter (under discord.js's REST and gateway clients) carries its own

@@ -64,7 +64,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, opts: { crossCh
     const v = env[k];
     if (v !== undefined && v !== "") input[k] = v;
   }
-  const r = schema.safeParse(input);
+  // Parsed once a process: zod's compiled fast path (code generated for the whole object, about
+  // 10 ms) would cost more than it saves, so this parse walks the schema instead.
+  const r = schema.safeParse(input, { jitless: true });
   if (r.success) {
     const c = r.data;
     if (opts.crossChecks === false) return c;

@@ -12,6 +12,9 @@ const INSTALLED = [
   path.join(path.dirname(require.resolve("@discordjs/rest")), "../node_modules/@vladfrangu/async_event_emitter/dist/index.cjs"),
   require.resolve("node-fetch"),
   path.join(path.dirname(require.resolve("@discordjs/rest")), "../../../@vladfrangu/async_event_emitter/dist/index.cjs"),
+  require.resolve("@discordjs/rest"),
+  path.join(path.dirname(require.resolve("discord.js")), "util/Util.js"),
+  path.join(path.dirname(require.resolve("discord.js")), "util/DataResolver.js"),
 ].filter((f) => fs.existsSync(f));
 
 describe("the build's SDK patches (scripts/build-patches.mjs)", () => {
@@ -34,13 +37,18 @@ describe("the build's SDK patches (scripts/build-patches.mjs)", () => {
     expect(() => patched("/sdk/index.js", "module.exports = {};\n", patch)).toThrow(/\/sdk\/index\.js no longer reads/);
   });
 
-  it("Bolt's receivers load on first use: HTTPReceiver, HTTPModuleFunctions and HTTPResponseAck still resolve through the patched index", () => {
+  it("Bolt's receivers load on first use: HTTPReceiver, HTTPModuleFunctions, HTTPResponseAck and SocketModeReceiver still resolve through the patched index", () => {
     const [boltIndex] = INSTALLED.filter((f) => SDK_PATCHES[0]!.file.test(f));
     const text = patched(boltIndex!, fs.readFileSync(boltIndex!, "utf8"), SDK_PATCHES[0]!);
     const mod = { exports: {} as Record<string, unknown> };
     const local = createRequire(boltIndex!);
-    new Function("exports", "require", "module", "__filename", "__dirname", text)(mod.exports, local, mod, boltIndex, path.dirname(boltIndex!));
+    const required: string[] = [];
+    const tracking = Object.assign((id: string) => (required.push(id), local(id)), local);
+    new Function("exports", "require", "module", "__filename", "__dirname", text)(mod.exports, tracking, mod, boltIndex, path.dirname(boltIndex!));
+    // Socket Mode (@slack/socket-mode, undici 7) is not required by the index's load.
+    expect(required.filter((id) => /SocketMode(Receiver)?$|socket-mode/.test(id))).toEqual([]);
     const bolt = mod.exports as Record<string, unknown> & { HTTPModuleFunctions: { defaultBodyLimit: unknown } };
+    expect(typeof bolt.SocketModeReceiver).toBe("function");
     expect(typeof bolt.HTTPReceiver).toBe("function");
     expect(typeof bolt.ExpressReceiver).toBe("function");
     expect(typeof bolt.HTTPResponseAck).toBe("function");
@@ -73,5 +81,37 @@ describe("the build's SDK patches (scripts/build-patches.mjs)", () => {
       server.close();
     }
     expect(required).not.toContain("whatwg-url");
+  });
+
+  it("@discordjs/rest, patched, loads without undici and sends through the fetch it is given (the Discord adapter gives Node's)", async () => {
+    const file = require.resolve("@discordjs/rest");
+    const patch = SDK_PATCHES.find((p) => p.file.test(file))!;
+    const mod = { exports: {} as Record<string, unknown> };
+    const local = createRequire(file);
+    const required: string[] = [];
+    const tracking = Object.assign((id: string) => (required.push(id), local(id)), local);
+    new Function("exports", "require", "module", "__filename", "__dirname", patched(file, fs.readFileSync(file, "utf8"), patch))(
+      mod.exports,
+      tracking,
+      mod,
+      file,
+      path.dirname(file),
+    );
+    expect(required).not.toContain("undici");
+    const { REST } = mod.exports as { REST: new (o: object) => { setToken(t: string): { get(route: `/${string}`): Promise<unknown> } } };
+    const http = await import("node:http");
+    const server = http.createServer((req, res) => {
+      res.setHeader("content-type", "application/json");
+      res.end(JSON.stringify({ path: req.url, auth: req.headers.authorization }));
+    });
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    try {
+      const { port } = server.address() as { port: number };
+      const rest = new REST({ api: `http://127.0.0.1:${port}/api`, makeRequest: (url: string, init: RequestInit) => fetch(url, init), retries: 0 });
+      expect(await rest.setToken("t0k3n").get("/gateway/bot")).toEqual({ path: "/api/v10/gateway/bot", auth: "Bot t0k3n" });
+    } finally {
+      server.close();
+    }
+    expect(required).not.toContain("undici");
   });
 });

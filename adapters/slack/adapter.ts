@@ -20,7 +20,7 @@ import { SlackHttpReceiver } from "./receiver.js";
 import { boltLogger } from "./bolt-logger.js";
 import { malformedEventCallback } from "./malformed-event.js";
 import { SlackSink, type SlackWebClient } from "./sink.js";
-import { SlackSocketReceiver } from "./socket.js";
+import type { SlackSocketReceiver } from "./socket.js";
 import {
   editSlackCard,
   INTERACTIONS_PATH,
@@ -152,7 +152,7 @@ export class SlackAdapter implements Adapter {
       this.me = me;
       this.username = username;
     }
-    const receiver = this.receiver(ctx, log, slackLogger);
+    const receiver = await this.receiver(ctx, log, slackLogger);
     const common = {
       receiver,
       ...(this.o.appToken ? { socketMode: true, appToken: this.o.appToken } : {}),
@@ -203,8 +203,10 @@ export class SlackAdapter implements Adapter {
   }
 
   /** Socket Mode's receiver when an app token is set, else the HTTP receiver behind the gateway's routes. */
-  private receiver(ctx: AdapterContext, log: Logger, slackLogger: ReturnType<typeof boltLogger>): SlackSocketReceiver | SlackHttpReceiver {
+  private async receiver(ctx: AdapterContext, log: Logger, slackLogger: ReturnType<typeof boltLogger>): Promise<SlackSocketReceiver | SlackHttpReceiver> {
     if (!this.o.appToken) return new SlackHttpReceiver({ signingSecret: this.o.signingSecret!, log, onError: (where, err) => ctx.reportError?.(where, err) });
+    // Imported only for Socket Mode: it loads @slack/socket-mode and undici 7, which HTTP mode never uses.
+    const { SlackSocketReceiver } = await import("./socket.js");
     return new SlackSocketReceiver({
       appToken: this.o.appToken,
       logger: slackLogger,

@@ -97,7 +97,7 @@ class MessageInput {
     this.#lines.push(describeAttachment(a));
     try {
       const data = await this.#fetch(a, o.maxImageBytes);
-      const mimeType = sniffImage(data);
+      const mimeType = await sniffImage(data);
       if (!mimeType) throw new MediaError("WrongType", "the file is not a JPEG, PNG, GIF or WebP image");
       this.#images.push({ mimeType, data });
       this.#usable = true;
@@ -130,7 +130,7 @@ class MessageInput {
     }
     try {
       const data = await this.#fetch(a, o.maxAudioBytes);
-      const type = sniffAudio(data);
+      const type = await sniffAudio(data);
       if (!type) throw new MediaError("WrongType", "the file is not audio a transcription server reads");
       const said = await o.transcribe({ data, mimeType: type.mimeType, fileName: `${a.kind}.${type.ext}` }, this.signal);
       this.#lines.push(`[${label}, transcribed]: ${said || "(no speech recognised)"}`);

@@ -54,6 +54,18 @@ describe("DiscordAdapter", () => {
     expect(ctx.logLines.join("")).not.toContain(dc.token);
   });
 
+  it("sends its REST calls through Node's fetch, not discord.js's own undici (the build loads that only on first use)", async () => {
+    const seen: string[] = [];
+    const nodeFetch = globalThis.fetch;
+    globalThis.fetch = ((url: string | URL | Request, init?: RequestInit) => (seen.push(String(url)), nodeFetch(url, init))) as typeof fetch;
+    try {
+      await adapter().start(makeContext());
+    } finally {
+      globalThis.fetch = nodeFetch;
+    }
+    expect(seen.some((u) => u.endsWith("/gateway/bot"))).toBe(true);
+  });
+
   it("registers slash commands with one bulk overwrite, not again while unchanged, again when changed", async () => {
     const store = new Map<string, string>();
     const ctx = makeContext({ store });

@@ -63,6 +63,9 @@ type Raw = { t?: unknown; d?: unknown };
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms).unref());
 
+/** How often discord.js's REST client drops the per-channel handlers that are idle and not rate-limited. */
+export const REST_HANDLER_SWEEP_MS = 60_000;
+
 export class DiscordAdapter implements Adapter {
   readonly platform = PLATFORM;
   readonly limits = DISCORD_LIMITS;
@@ -149,7 +152,16 @@ export class DiscordAdapter implements Adapter {
       }),
       ...(this.opts.shard ? { shards: [this.opts.shard.id], shardCount: this.opts.shard.count } : {}),
       ...this.opts.clientOptions,
-      rest: { ...this.opts.clientOptions?.rest, retries: 0, ...(this.opts.apiUrl ? { api: this.opts.apiUrl } : {}) },
+      // A REST handler per channel sent to (2.3 MB for 3,300 channels at the memory bench's
+      // 10,000 live chats) stays until a sweep finds it idle; discord.js sweeps hourly, this every
+      // minute. A swept handler is one not rate-limited (its bucket's hash is kept), so the next
+      // send to the channel only builds a new one.
+      rest: {
+        handlerSweepInterval: REST_HANDLER_SWEEP_MS,
+        ...this.opts.clientOptions?.rest,
+        retries: 0,
+        ...(this.opts.apiUrl ? { api: this.opts.apiUrl } : {}),
+      },
     });
     this.client = client;
     (client as unknown as EventEmitter).on(Events.Raw, (packet: Raw) => this.onDispatch(packet));

@@ -12,12 +12,16 @@ export const sqliteDriverPath = (): string => require.resolve("better-sqlite3");
 /**
  * Connection settings. WAL with synchronous=NORMAL: a commit is durable
  * against a process crash (kill -9), and against power loss up to the last
- * checkpoint. A 16 MB page cache keeps the hot tables' pages in memory. The
+ * checkpoint. The page cache is 4 MB (SQLite's default is 2): it holds the
+ * b-trees' upper pages that every statement walks, and a leaf it misses is a
+ * read from the OS's file cache. At 16 MB it filled with leaves of the 10,000
+ * chats the memory bench opens, 12 MB of RSS more, for no measured gain in
+ * the core bench's rate (README, "Performance"). The
  * gateway checkpoints on a worker thread (checkpointer.ts); the connection's
  * own checkpoint, every 10,000 pages (about 40 MB of WAL), is the backstop
  * for a worker that fails and what short-lived commands use.
  */
-export const SQLITE_PRAGMAS = ["journal_mode = WAL", "synchronous = NORMAL", "cache_size = -16384", "wal_autocheckpoint = 10000"] as const;
+export const SQLITE_PRAGMAS = ["journal_mode = WAL", "synchronous = NORMAL", "cache_size = -4096", "wal_autocheckpoint = 10000"] as const;
 
 /** Prisma's SQLite adapter writes DateTime as ISO 8601 with an explicit +00:00 offset. */
 export const sqliteDate = (d: Date): string => d.toISOString().replace("Z", "+00:00");

@@ -7,8 +7,10 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { commandsHash, commandsKey, discordCommandList } from "../../../adapters/discord/commands.js";
 import { DiscordAdapter, discordAdapterFromConfig } from "../../../adapters/discord/index.js";
+import { REST_HANDLER_SWEEP_MS } from "../../../adapters/discord/adapter.js";
+import type { Client } from "discord.js";
 import { FakeDiscord, type DUser } from "../../fakes/discord.js";
-import { makeContext, newAdapter, until } from "./helpers.js";
+import { makeContext, NO_IDENTIFY_THROTTLE, newAdapter, until } from "./helpers.js";
 
 let dc: FakeDiscord;
 let alice: DUser;
@@ -242,5 +244,28 @@ describe("DiscordAdapter", () => {
     const a = adapter({ shard: { id: 1, count: 2 } });
     await a.start(makeContext());
     expect(dc.identifies[0]!.d.shard).toEqual([1, 2]);
+  });
+
+  it("keeps no REST handler per channel once its sends are done: swept every minute (discord.js: hourly), an override kept", async () => {
+    const restOf = (x: DiscordAdapter) => (x as unknown as { client: Client }).client.rest;
+    const a = adapter();
+    await a.start(makeContext());
+    expect(restOf(a).options.handlerSweepInterval).toBe(REST_HANDLER_SWEEP_MS);
+    expect(REST_HANDLER_SWEEP_MS).toBe(60_000);
+    await a.stop();
+
+    // The same sweep, on a short interval: a handler per channel sent to, all gone once idle.
+    const b = adapter({ clientOptions: { ...NO_IDENTIFY_THROTTLE, rest: { handlerSweepInterval: 50 } } });
+    const ctx = makeContext();
+    await b.start(ctx);
+    const users = [alice, dc.user("bob"), dc.user("carol")];
+    for (const u of users) dc.userMessage({ channel: dc.dmChannel(u), author: u, content: "hi" });
+    await dc.waitFor(() => ctx.recorded.length === 3);
+    for (const e of ctx.recorded) await b.sink.send(e.replyTo, "answer");
+    expect(dc.sent()).toHaveLength(3);
+    await until(() => restOf(b).handlers.size === 0, 3000, "the idle handlers swept");
+    // A channel sent to after the sweep gets a new handler and its send goes through.
+    await b.sink.send(ctx.recorded[0]!.replyTo, "again");
+    expect(dc.sent()).toHaveLength(4);
   });
 });

@@ -55,13 +55,15 @@ interface Ctx {
  * One line of prose that no Markdown rule can read as structure: it starts
  * with a letter (no list, heading, quote or indented code), and holds only
  * letters, digits, spaces and punctuation that marks nothing up on its own
- * (no `*_~` or backtick, no brackets, `<`, `&`, `\\`, `|` or `#`, and no
- * `/`, `@` or "www." that an autolink needs). marked makes it one paragraph
+ * (no `*~` or backtick, no brackets, `<`, `&`, `\\`, `|` or `#`, and no
+ * `/`, `@` or "www." that an autolink needs); an underscore only inside a
+ * word (a letter or digit each side: CommonMark lets such an `_` neither
+ * open nor close emphasis, as in snake_case). marked makes it one paragraph
  * of one text token, so the dialect's escaping alone writes what the full
  * render writes (a property test compares the two). Most short replies are
  * such a line, and the lexer was most of their rendering's CPU (issue 31).
  */
-const PLAIN_LINE = /^\p{L}[\p{L}\p{N} ,.:;?!'"()+=-]*$/u;
+const PLAIN_LINE = /^\p{L}(?:[\p{L}\p{N} ,.:;?!'"()+=-]|(?<=[\p{L}\p{N}])_(?=[\p{L}\p{N}]))*$/u;
 const AUTOLINK_START = /www\./i;
 
 export function isPlainLine(md: string): boolean {

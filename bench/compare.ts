@@ -50,14 +50,25 @@ function remove(dir: string): void {
   fs.rmSync(dir, { recursive: true, force: true });
 }
 
-/** One `npm run bench -- --only=<scenario>` in `dir`: the scenario's msgs_per_s and cpu_ms_per_msg. */
+type Figures = { msgs_per_s?: number; cpu_ms_per_msg?: number };
+
+/**
+ * One `npm run bench -- --only=<scenario>` in `dir`: the scenario's msgs_per_s and cpu_ms_per_msg. For `peers`,
+ * Switchboard's with the echo agent (its own process's CPU), the other peers left out (BENCH_PEERS_SYSTEMS; a base
+ * older than that variable runs them all, OpenClaw excepted) but the plain grammY bot, whose figure is beside it.
+ */
 function runOnce(dir: string, o: Options): { msgs_per_s: number; cpu_ms_per_msg: number | null } {
   const tsx = path.join(root, "node_modules", "tsx", "dist", "cli.mjs");
   const args = [tsx, path.join(dir, "bench", "run.ts"), `--only=${o.only}`, ...(o.quick ? ["--quick"] : [])];
-  const r = spawnSync(process.execPath, args, { cwd: dir, encoding: "utf8", stdio: ["ignore", "pipe", "inherit"], maxBuffer: 64 << 20 });
+  const env = o.only === "peers" ? { ...process.env, BENCH_PEERS_SYSTEMS: "grammy,switchboard_echo", BENCH_PEERS_OPENCLAW: "0" } : process.env;
+  const r = spawnSync(process.execPath, args, { cwd: dir, env, encoding: "utf8", stdio: ["ignore", "pipe", "inherit"], maxBuffer: 64 << 20 });
   if (r.status !== 0) throw new Error(`the bench in ${dir} exited ${r.status}`);
-  const doc = JSON.parse(r.stdout) as { scenarios: Record<string, { msgs_per_s?: number; cpu_ms_per_msg?: number }> };
-  const s = doc.scenarios[o.only];
+  const doc = JSON.parse(r.stdout) as { scenarios: Record<string, Figures & { systems?: Record<string, Figures> }> };
+  const s = o.only === "peers" ? doc.scenarios.peers?.systems?.switchboard_echo : doc.scenarios[o.only];
+  if (o.only === "peers") {
+    const g = doc.scenarios.peers?.systems?.grammy;
+    process.stderr.write(`  ${dir}: Switchboard ${s?.cpu_ms_per_msg} CPU ms/msg, the plain grammY bot ${g?.cpu_ms_per_msg}\n`);
+  }
   if (typeof s?.msgs_per_s !== "number") throw new Error(`the bench in ${dir} reported no msgs_per_s for ${o.only}`);
   return { msgs_per_s: s.msgs_per_s, cpu_ms_per_msg: s.cpu_ms_per_msg ?? null };
 }

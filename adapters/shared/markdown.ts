@@ -51,8 +51,32 @@ interface Ctx {
   listDepth: number;
 }
 
+/**
+ * One line of prose that no Markdown rule can read as structure: it starts
+ * with a letter (no list, heading, quote or indented code), and holds only
+ * letters, digits, spaces and punctuation that marks nothing up on its own
+ * (no `*~` or backtick, no brackets, `<`, `&`, `\\`, `|` or `#`, and no
+ * `/`, `@` or "www." that an autolink needs); an underscore only inside a
+ * word (a letter or digit each side: CommonMark lets such an `_` neither
+ * open nor close emphasis, as in snake_case). marked makes it one paragraph
+ * of one text token, so the dialect's escaping alone writes what the full
+ * render writes (a property test compares the two). Most short replies are
+ * such a line, and the lexer was most of their rendering's CPU (issue 31).
+ */
+const PLAIN_LINE = /^\p{L}(?:[\p{L}\p{N} ,.:;?!'"()+=-]|(?<=[\p{L}\p{N}])_(?=[\p{L}\p{N}]))*$/u;
+const AUTOLINK_START = /www\./i;
+
+export function isPlainLine(md: string): boolean {
+  return PLAIN_LINE.test(md) && !AUTOLINK_START.test(md);
+}
+
 /** `stats`, when given, is told what the render cost (see markdown-bounds.ts). */
 export function renderMarkdown(md: string, d: Dialect, stats?: RenderStats): string {
+  return isPlainLine(md) ? d.text(md).trim() : renderParsed(md, d, stats);
+}
+
+/** The render through marked's lexer, whatever the text (what a plain line's shortcut must equal). */
+export function renderParsed(md: string, d: Dialect, stats?: RenderStats): string {
   return blocks(lexBounded(md, stats), d, { quoteDepth: 0, listDepth: 0 }).trim();
 }
 

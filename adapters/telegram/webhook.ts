@@ -37,9 +37,15 @@ const text = (status: number, body: string): HttpResponse => ({ status, headers:
  * so not even the secret's length leaks through timing.
  */
 export function secretMatches(given: string, expected: string): boolean {
-  const a = createHash("sha256").update(given, "utf8").digest();
-  const b = createHash("sha256").update(expected, "utf8").digest();
-  return timingSafeEqual(a, b);
+  return secretCheck(expected)(given);
+}
+
+const sha256 = (s: string) => createHash("sha256").update(s, "utf8").digest();
+
+/** secretMatches against one secret, whose digest is taken once (the edge and the handler each check every update). */
+export function secretCheck(expected: string): (given: string) => boolean {
+  const digest = sha256(expected);
+  return (given) => timingSafeEqual(sha256(given), digest);
 }
 
 /** Telegram's updates are small; 1 MB bounds what a sender without the secret could make us hold. */
@@ -50,18 +56,20 @@ export const MAX_UPDATE_BYTES = 1024 * 1024;
  * body is read (the edge counts and logs the refusal, rate-limited).
  */
 export function webhookPrecheck(secret: string): (req: { headers: Record<string, string | string[] | undefined> }) => HttpResponse | undefined {
+  const matches = secretCheck(secret);
   return (req) => {
     const header = req.headers[SECRET_HEADER];
-    if (typeof header === "string" && secretMatches(header, secret)) return undefined;
+    if (typeof header === "string" && matches(header)) return undefined;
     return text(401, "unauthorized: X-Telegram-Bot-Api-Secret-Token does not match TELEGRAM_WEBHOOK_SECRET");
   };
 }
 
 export function createWebhookHandler(o: WebhookHandlerOptions): HttpHandler {
+  const matches = secretCheck(o.secret);
   return async (req) => {
     const header = req.headers[SECRET_HEADER];
     // A repeated header is not something Telegram sends; refuse rather than pick one.
-    if (typeof header !== "string" || !secretMatches(header, o.secret)) {
+    if (typeof header !== "string" || !matches(header)) {
       o.log.warn({ path: req.path, hasHeader: header !== undefined }, "telegram webhook: missing or wrong secret token; request refused");
       return text(401, "unauthorized: X-Telegram-Bot-Api-Secret-Token does not match TELEGRAM_WEBHOOK_SECRET");
     }

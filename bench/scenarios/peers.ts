@@ -182,7 +182,13 @@ export async function runPeers(quick: boolean, smoke: boolean): Promise<PeersRes
       switchboard("switchboard_model", freshSqliteUrl(), { OPENAI_BASE_URL: model.baseUrl, OPENAI_API_KEY: "bench", OPENAI_MODEL: "fake-model" }),
       openClaw(smoke, () => clawModel.baseUrl),
     ];
+    // BENCH_PEERS_SYSTEMS=grammy,switchboard_echo runs only those (bench:compare --only=peers, a quicker look at one system).
+    const only = process.env.BENCH_PEERS_SYSTEMS?.split(",").filter(Boolean);
     for (const sys of list) {
+      if (only && !only.includes(sys.key)) {
+        systems[sys.key] = { skipped: "not in BENCH_PEERS_SYSTEMS" };
+        continue;
+      }
       if ("skipped" in sys) {
         process.stderr.write(`peers: ${sys.key} skipped: ${sys.skipped}\n`);
         systems[sys.key] = { skipped: sys.skipped };

@@ -165,10 +165,11 @@ export class HttpServer {
 
   async #serve(c: Context<Env>, r: Route): Promise<Response> {
     const incoming = c.env.incoming;
+    const url = new URL(c.req.url);
     const facts: RequestFacts = {
       method: c.req.method,
       headers: incoming.headers,
-      urlHost: new URL(c.req.url).host,
+      urlHost: url.host,
       remoteAddress: incoming.socket?.remoteAddress,
     };
     let byToken = false;
@@ -199,7 +200,7 @@ export class HttpServer {
       path: c.req.path,
       headers: incoming.headers,
       rawBody: EMPTY,
-      query: new URL(c.req.url).searchParams,
+      query: url.searchParams,
       params: c.req.param() as Record<string, string>,
       // Checked once: an operator route's verdict already read the login session.
       operator: byToken || (await this.#isOperator(facts, c)),

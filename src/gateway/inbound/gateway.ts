@@ -317,20 +317,19 @@ export class Gateway {
     });
   }
 
+  /** What dispatch reads, built once: every part is fixed at construction, and the state it asks after is read through the closures. */
+  #dispatchDeps: DispatchDeps | undefined;
+
   #dispatch(env: InboundEnvelope, inboundId: string, trace?: TraceCarrier): Promise<RunHandle | undefined> {
-    return dispatch(
-      {
-        ...this.deps,
-        shared: this.#shared,
-        unadmitted: this.#unadmitted,
-        stopping: () => this.#stopping,
-        adapterFor: (e) => this.#adapterFor(e),
-        handled: (id, outcome) => this.#arrivals.handled(id, outcome),
-      },
-      env,
-      inboundId,
-      trace,
-    );
+    this.#dispatchDeps ??= {
+      ...this.deps,
+      shared: this.#shared,
+      unadmitted: this.#unadmitted,
+      stopping: () => this.#stopping,
+      adapterFor: (e) => this.#adapterFor(e),
+      handled: (id, outcome) => this.#arrivals.handled(id, outcome),
+    };
+    return dispatch(this.#dispatchDeps, env, inboundId, trace);
   }
 
   /**

@@ -131,6 +131,24 @@ export class DiscordAdapter implements Adapter {
     return { id: this.id, allowBots: this.opts.allowBots ?? false, mentionRoles: this.mentionRoles };
   }
 
+  /**
+   * Node's own fetch, not REST's default undici 6 request (a second HTTP client, about 20 ms of
+   * every start to evaluate; the build loads it only on first use, scripts/build-patches.mjs).
+   * A REST handler per channel sent to (2.3 MB for 3,300 channels at the memory bench's 10,000
+   * live chats) stays until a sweep finds it idle; discord.js sweeps hourly, this every minute. A
+   * swept handler is one not rate-limited (its bucket's hash is kept), so the next send to the
+   * channel only builds a new one.
+   */
+  private restOptions(): NonNullable<ClientOptions["rest"]> {
+    return {
+      makeRequest: restFetch,
+      handlerSweepInterval: REST_HANDLER_SWEEP_MS,
+      ...this.opts.clientOptions?.rest,
+      retries: 0,
+      ...(this.opts.apiUrl ? { api: this.opts.apiUrl } : {}),
+    };
+  }
+
   async start(ctx: AdapterContext): Promise<void> {
     if (this.state === "starting" || this.state === "running")
       throw new AdapterSetupError("AlreadyStarted", "DiscordAdapter.start() called while already started: stop() it first");
@@ -154,19 +172,7 @@ export class DiscordAdapter implements Adapter {
       }),
       ...(this.opts.shard ? { shards: [this.opts.shard.id], shardCount: this.opts.shard.count } : {}),
       ...this.opts.clientOptions,
-      // Node's own fetch, not REST's default undici 6 request (a second HTTP client, about 20 ms of
-      // every start to evaluate; the build loads it only on first use, scripts/build-patches.mjs).
-      // A REST handler per channel sent to (2.3 MB for 3,300 channels at the memory bench's
-      // 10,000 live chats) stays until a sweep finds it idle; discord.js sweeps hourly, this every
-      // minute. A swept handler is one not rate-limited (its bucket's hash is kept), so the next
-      // send to the channel only builds a new one.
-      rest: {
-        makeRequest: restFetch,
-        handlerSweepInterval: REST_HANDLER_SWEEP_MS,
-        ...this.opts.clientOptions?.rest,
-        retries: 0,
-        ...(this.opts.apiUrl ? { api: this.opts.apiUrl } : {}),
-      },
+      rest: this.restOptions(),
     });
     this.client = client;
     (client as unknown as EventEmitter).on(Events.Raw, (packet: Raw) => this.onDispatch(packet));

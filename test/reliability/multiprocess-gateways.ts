@@ -5,7 +5,8 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import path from "node:path";
-import { sleep } from "./helpers.js";
+// Not ./helpers.js: the bench runs these processes too, and must load nothing that imports vitest.
+import { setTimeout as sleep } from "node:timers/promises";
 
 export interface GatewayProcess {
   index: number;

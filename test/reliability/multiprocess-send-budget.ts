@@ -9,12 +9,13 @@
  * bench (bench/scenarios/cross-process.ts) reports it against issue 31's
  * target.
  */
+// Not ./helpers.js: the bench runs this too, and must load nothing that imports vitest (test/boundary.test.ts).
+import { setTimeout as sleep } from "node:timers/promises";
 import { FakeTelegram } from "../fakes/telegram.js";
 import { freePort } from "../../tools/pg-cluster.js";
-import { sleep } from "./helpers.js";
 import { startGatewayProcess, stopGatewayProcess, type GatewayProcess } from "./multiprocess-gateways.js";
 import { startRoundRobinProxy, type RoundRobinProxy } from "./multiprocess-proxy.js";
-import { peakRate } from "./multiprocess-tally.js";
+import { peakRate } from "./peak-rate.js";
 
 /** Telegram's bot-wide limit, which the fake enforces: at most this many messages in any 1 s window. */
 export const TELEGRAM_PER_SECOND = 30;

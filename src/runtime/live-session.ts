@@ -15,7 +15,14 @@ export interface WindowMessage {
   name?: string;
 }
 
-function windowMessage(role: WindowMessage["role"], content: string, meta: string | null): WindowMessage {
+/**
+ * The roles as the bundle's own strings: a row read from the store brings its own copy of
+ * "assistant", 24-32 bytes in every entry of every live window (2,000 sessions of 40 entries).
+ */
+const ROLES: Readonly<Record<WindowMessage["role"], WindowMessage["role"]>> = { user: "user", assistant: "assistant", tool: "tool" };
+
+function windowMessage(stored: WindowMessage["role"], content: string, meta: string | null): WindowMessage {
+  const role = ROLES[stored];
   if (role === "tool") return meta ? { role, content, meta } : { role, content };
   const name = role === "user" ? speakerName(speakerFromMeta(meta)) : undefined;
   return name ? { role, content, name } : { role, content };
@@ -29,6 +36,16 @@ export interface ContextLimits {
 }
 
 export const DEFAULT_CONTEXT: Readonly<ContextLimits> = Object.freeze({ maxMessages: 40, maxChars: 24_000 });
+
+/** One frozen copy per limits object the runner hands out, shared by the sessions given it (a copy each was 184 bytes a live session). */
+const frozenLimits = new WeakMap<ContextLimits, Readonly<ContextLimits>>();
+function sharedLimits(given: ContextLimits): Readonly<ContextLimits> {
+  const known = frozenLimits.get(given);
+  if (known) return known;
+  const frozen = Object.freeze({ ...given });
+  frozenLimits.set(given, frozen);
+  return frozen;
+}
 
 /** Freezes a value and everything it holds: what a session hands out cannot be written to. */
 function deepFreeze<T>(v: T): T {
@@ -69,7 +86,7 @@ export class LiveSession {
     private readonly deps: { registry: Registry; transcript: TranscriptStore; context?: ContextLimits; publish?: (e: OutEvent) => void },
   ) {
     this.#set(info);
-    this.#limits = deps.context ? Object.freeze({ ...deps.context }) : DEFAULT_CONTEXT;
+    this.#limits = deps.context ? sharedLimits(deps.context) : DEFAULT_CONTEXT;
   }
 
   /** Takes `next` as the session's Info: a frozen copy, its metadata copied and frozen unless it is the one already held. */
@@ -187,7 +204,10 @@ export class LiveSession {
   remember(messages: WindowMessage[]): void {
     if (this.#window === null) return; // not loaded yet: the next load reads them from the store
     for (const m of messages) {
-      this.#window.push(Object.freeze({ role: m.role, content: m.content, ...(m.name && { name: m.name }), ...(m.meta && { meta: m.meta }) }));
+      // As a window read from the store holds it: meta only on a tool entry (a user entry's speaker is its name).
+      this.#window.push(
+        Object.freeze({ role: ROLES[m.role], content: m.content, ...(m.name && { name: m.name }), ...(m.meta && m.role === "tool" && { meta: m.meta }) }),
+      );
       this.#windowChars += m.content.length;
     }
     const { maxMessages, maxChars } = this.limits;

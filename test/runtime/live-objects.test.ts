@@ -100,4 +100,26 @@ describe("live session state is handed out as snapshots", () => {
     expect(session.limits.maxMessages).toBe(40);
     expect(DEFAULT_CONTEXT.maxMessages).toBe(40);
   });
+
+  it("the window a turn remembered is the one the store gives back: the same entries, no speaker meta on a user entry", async () => {
+    const { session } = await setup();
+    const remembered = await session.window();
+    expect(remembered.map((m) => m.role)).toEqual(["user", "assistant"]);
+    expect(remembered[0]).not.toHaveProperty("meta");
+    session.invalidateWindow();
+    expect(await session.window()).toEqual(remembered);
+  });
+
+  it("sessions given the same limits share one frozen copy, which a write to the given object does not reach", async () => {
+    const context = { maxMessages: 7, maxChars: 1000 };
+    rt = await makeRuntime("sqlite", { context });
+    const a = rt.runner.open(await rt.registry.resolveChatChannel(privateChat()));
+    const b = rt.runner.open(await rt.registry.resolveChatChannel(privateChat()));
+    expect(a.id).not.toBe(b.id);
+    expect(a.limits).toBe(b.limits);
+    expect(a.limits).not.toBe(context);
+    expect(Object.isFrozen(a.limits)).toBe(true);
+    context.maxMessages = 1;
+    expect(a.limits.maxMessages).toBe(7);
+  });
 });

@@ -263,7 +263,7 @@ describe("DiscordAdapter", () => {
     await dc.waitFor(() => ctx.recorded.length === 3);
     for (const e of ctx.recorded) await b.sink.send(e.replyTo, "answer");
     expect(dc.sent()).toHaveLength(3);
-    await until(() => restOf(b).handlers.size === 0, 3000, "the idle handlers swept");
+    await until(() => restOf(b).handlers.size === 0, 10_000, "the idle handlers swept");
     // A channel sent to after the sweep gets a new handler and its send goes through.
     await b.sink.send(ctx.recorded[0]!.replyTo, "again");
     expect(dc.sent()).toHaveLength(4);

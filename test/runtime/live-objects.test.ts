@@ -123,4 +123,3 @@ describe("live session state is handed out as snapshots", () => {
     expect(a.limits.maxMessages).toBe(7);
   });
 });
-

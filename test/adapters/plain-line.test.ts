@@ -19,13 +19,17 @@ const word = fc.array(fc.constantFrom(...LETTERS, ..."0123456789"), { minLength:
 const plainLine = fc
   .tuple(
     fc.constantFrom(...LETTERS),
-    fc.array(fc.oneof(fc.constantFrom(...PLAIN_TAIL), word.map((w) => `${w}_${w}`)), { maxLength: 40 }),
+    fc.array(
+      fc.oneof(
+        fc.constantFrom(...PLAIN_TAIL),
+        word.map((w) => `${w}_${w}`),
+      ),
+      { maxLength: 40 },
+    ),
   )
   .map(([first, rest]) => first + rest.join(""));
 /** Anything near it: markup characters, underscores at a word's edge, line breaks. */
-const nearPlain = fc
-  .array(fc.constantFrom(...PLAIN_TAIL, ..."_*~`[]<>&\\|#/@\n", "www.", "1. ", "- ", "__"), { maxLength: 40 })
-  .map((parts) => parts.join(""));
+const nearPlain = fc.array(fc.constantFrom(...PLAIN_TAIL, ..."_*~`[]<>&\\|#/@\n", "www.", "1. ", "- ", "__"), { maxLength: 40 }).map((parts) => parts.join(""));
 
 /**
  * A plain line (one line of prose no Markdown rule reads as structure) is
@@ -58,7 +62,13 @@ describe("a plain line's shortcut", () => {
   });
 
   it("the echo agent's answers and ordinary sentences take it", () => {
-    for (const md of ["echo: m sb-u0-12", "echo: m switchboard_echo-u0-12", "call read_file on it", "Sure, I can help with that. What's the file called?", "Done (3 items): ok!"]) {
+    for (const md of [
+      "echo: m sb-u0-12",
+      "echo: m switchboard_echo-u0-12",
+      "call read_file on it",
+      "Sure, I can help with that. What's the file called?",
+      "Done (3 items): ok!",
+    ]) {
       expect(isPlainLine(md)).toBe(true);
       for (const [, d] of DIALECTS) expect(renderMarkdown(md, d)).toBe(renderParsed(md, d));
     }

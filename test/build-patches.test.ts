@@ -17,6 +17,22 @@ const INSTALLED = [
   path.join(path.dirname(require.resolve("discord.js")), "util/DataResolver.js"),
 ].filter((f) => fs.existsSync(f));
 
+/** Evaluates `file` as the build patches it (its first matching patch), recording every id it requires. */
+function loadPatched(file: string, patch = SDK_PATCHES.find((p) => p.file.test(file))!): { exports: Record<string, unknown>; required: string[] } {
+  const mod = { exports: {} as Record<string, unknown> };
+  const local = createRequire(file);
+  const required: string[] = [];
+  const tracking = Object.assign((id: string) => (required.push(id), local(id)), local);
+  new Function("exports", "require", "module", "__filename", "__dirname", patched(file, fs.readFileSync(file, "utf8"), patch))(
+    mod.exports,
+    tracking,
+    mod,
+    file,
+    path.dirname(file),
+  );
+  return { exports: mod.exports, required };
+}
+
 describe("the build's SDK patches (scripts/build-patches.mjs)", () => {
   it("each applies to the SDK installed now: every line it replaces is there, and none is left", () => {
     for (const patch of SDK_PATCHES) {
@@ -39,12 +55,8 @@ describe("the build's SDK patches (scripts/build-patches.mjs)", () => {
 
   it("Bolt's receivers load on first use: HTTPReceiver, HTTPModuleFunctions, HTTPResponseAck and SocketModeReceiver still resolve through the patched index", () => {
     const [boltIndex] = INSTALLED.filter((f) => SDK_PATCHES[0]!.file.test(f));
-    const text = patched(boltIndex!, fs.readFileSync(boltIndex!, "utf8"), SDK_PATCHES[0]!);
-    const mod = { exports: {} as Record<string, unknown> };
-    const local = createRequire(boltIndex!);
-    const required: string[] = [];
-    const tracking = Object.assign((id: string) => (required.push(id), local(id)), local);
-    new Function("exports", "require", "module", "__filename", "__dirname", text)(mod.exports, tracking, mod, boltIndex, path.dirname(boltIndex!));
+    const mod = loadPatched(boltIndex!, SDK_PATCHES[0]!);
+    const required = mod.required;
     // Socket Mode (@slack/socket-mode, undici 7) is not required by the index's load.
     expect(required.filter((id) => /SocketMode(Receiver)?$|socket-mode/.test(id))).toEqual([]);
     const bolt = mod.exports as Record<string, unknown> & { HTTPModuleFunctions: { defaultBodyLimit: unknown } };
@@ -57,19 +69,8 @@ describe("the build's SDK patches (scripts/build-patches.mjs)", () => {
   });
 
   it("node-fetch, patched, still fetches with Node's URL and never loads whatwg-url", async () => {
-    const file = require.resolve("node-fetch");
-    const patch = SDK_PATCHES.find((p) => p.file.test(file))!;
-    const mod = { exports: {} as Record<string, unknown> };
-    const local = createRequire(file);
-    const required: string[] = [];
-    const tracking = Object.assign((id: string) => (required.push(id), local(id)), local);
-    new Function("exports", "require", "module", "__filename", "__dirname", patched(file, fs.readFileSync(file, "utf8"), patch))(
-      mod.exports,
-      tracking,
-      mod,
-      file,
-      path.dirname(file),
-    );
+    const mod = loadPatched(require.resolve("node-fetch"));
+    const required = mod.required;
     const fetch = mod.exports.default as (url: string) => Promise<{ status: number }>;
     const http = await import("node:http");
     const server = http.createServer((_req, res) => res.end("ok"));
@@ -84,19 +85,8 @@ describe("the build's SDK patches (scripts/build-patches.mjs)", () => {
   });
 
   it("@discordjs/rest, patched, loads without undici and sends through the fetch it is given (the Discord adapter gives Node's)", async () => {
-    const file = require.resolve("@discordjs/rest");
-    const patch = SDK_PATCHES.find((p) => p.file.test(file))!;
-    const mod = { exports: {} as Record<string, unknown> };
-    const local = createRequire(file);
-    const required: string[] = [];
-    const tracking = Object.assign((id: string) => (required.push(id), local(id)), local);
-    new Function("exports", "require", "module", "__filename", "__dirname", patched(file, fs.readFileSync(file, "utf8"), patch))(
-      mod.exports,
-      tracking,
-      mod,
-      file,
-      path.dirname(file),
-    );
+    const mod = loadPatched(require.resolve("@discordjs/rest"));
+    const required = mod.required;
     expect(required).not.toContain("undici");
     const { REST } = mod.exports as { REST: new (o: object) => { setToken(t: string): { get(route: `/${string}`): Promise<unknown> } } };
     const http = await import("node:http");

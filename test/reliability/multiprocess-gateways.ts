@@ -68,6 +68,25 @@ export async function startGatewayProcess(
   }
 }
 
+/**
+ * The environment every process of a shared-mode run takes: one PostgreSQL database shared,
+ * DMs open, and one Telegram bot by webhook at `hook` (the proxy in front of the processes).
+ */
+export function sharedTelegramEnv(o: { databaseUrl: string; token: string; apiRoot: string; hook: string; webhookSecret: string }): Record<string, string> {
+  return {
+    DATABASE_URL: o.databaseUrl,
+    SHARED_DATABASE: "true",
+    DM_POLICY: "open",
+    LOG_LEVEL: "info",
+    CONSOLE_ENABLED: "false",
+    TELEGRAM_BOT_TOKEN: o.token,
+    TELEGRAM_API_ROOT: o.apiRoot,
+    TELEGRAM_MODE: "webhook",
+    TELEGRAM_WEBHOOK_SECRET: o.webhookSecret,
+    TELEGRAM_WEBHOOK_URL: o.hook,
+  };
+}
+
 /** SIGTERM (a graceful stop), then SIGKILL if it has not exited in time. */
 export async function stopGatewayProcess(g: GatewayProcess, graceMs = 10_000): Promise<void> {
   if (g.child.exitCode !== null || g.child.signalCode !== null) return;

@@ -13,7 +13,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { FakeTelegram } from "../fakes/telegram.js";
 import { freePort } from "../../tools/pg-cluster.js";
-import { startGatewayProcess, stopGatewayProcess, type GatewayProcess } from "./multiprocess-gateways.js";
+import { sharedTelegramEnv, startGatewayProcess, stopGatewayProcess, type GatewayProcess } from "./multiprocess-gateways.js";
 import { startRoundRobinProxy, type RoundRobinProxy } from "./multiprocess-proxy.js";
 import { peakRate } from "./peak-rate.js";
 
@@ -48,18 +48,7 @@ export async function runSharedSendBudget(o: { databaseUrl: string; processes: n
     const ports = await Promise.all(Array.from({ length: o.processes }, () => freePort()));
     proxy = await startRoundRobinProxy(ports.map((port) => ({ host: "127.0.0.1", port })));
     const hook = `${proxy.url}/telegram/${tg.token.split(":")[0]}`;
-    const env = {
-      DATABASE_URL: o.databaseUrl,
-      SHARED_DATABASE: "true",
-      DM_POLICY: "open",
-      LOG_LEVEL: "info",
-      CONSOLE_ENABLED: "false",
-      TELEGRAM_BOT_TOKEN: tg.token,
-      TELEGRAM_API_ROOT: tg.apiRoot,
-      TELEGRAM_MODE: "webhook",
-      TELEGRAM_WEBHOOK_SECRET: WEBHOOK_SECRET,
-      TELEGRAM_WEBHOOK_URL: hook,
-    };
+    const env = sharedTelegramEnv({ databaseUrl: o.databaseUrl, token: tg.token, apiRoot: tg.apiRoot, hook, webhookSecret: WEBHOOK_SECRET });
     const secrets = [tg.token, WEBHOOK_SECRET];
     gateways.push(...(await Promise.all(ports.map((port, i) => startGatewayProcess(i, port, env, secrets)))));
     if (tg.webhook?.url !== hook) throw new Error(`the webhook was set to ${tg.webhook?.url ?? "nothing"}, not ${hook}`);

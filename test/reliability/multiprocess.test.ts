@@ -6,7 +6,7 @@ import { freshDatabaseUrl } from "../support/db.js";
 import { parsePrometheus } from "../support/prometheus.js";
 import { freePort } from "../../tools/pg-cluster.js";
 import { report, sleep } from "./helpers.js";
-import { startGatewayProcess, stopGatewayProcess, type GatewayProcess } from "./multiprocess-gateways.js";
+import { sharedTelegramEnv, startGatewayProcess, stopGatewayProcess, type GatewayProcess } from "./multiprocess-gateways.js";
 import { startRoundRobinProxy, type RoundRobinProxy, type RoutedRequest } from "./multiprocess-proxy.js";
 import { collectReplies, classify, peakRate, percentile, tally } from "./multiprocess-tally.js";
 import { buildWorld, pace, prng, PLATFORMS, type Chat, type Platform, type WorldHooks } from "./multiprocess-traffic.js";
@@ -127,16 +127,7 @@ describe("several processes on one PostgreSQL database", () => {
     // One fresh, unmigrated database: the processes migrate it themselves, at the same moment.
     const databaseUrl = await freshDatabaseUrl("postgresql");
     const common = {
-      DATABASE_URL: databaseUrl,
-      SHARED_DATABASE: "true",
-      DM_POLICY: "open",
-      LOG_LEVEL: "info",
-      CONSOLE_ENABLED: "false",
-      TELEGRAM_BOT_TOKEN: tg.token,
-      TELEGRAM_API_ROOT: tg.apiRoot,
-      TELEGRAM_MODE: "webhook",
-      TELEGRAM_WEBHOOK_SECRET: WEBHOOK_SECRET,
-      TELEGRAM_WEBHOOK_URL: telegramHook,
+      ...sharedTelegramEnv({ databaseUrl, token: tg.token, apiRoot: tg.apiRoot, hook: telegramHook, webhookSecret: WEBHOOK_SECRET }),
       SLACK_BOT_TOKEN: slack.botToken,
       SLACK_SIGNING_SECRET: slack.signingSecret,
       SLACK_API_URL: slack.apiUrl,

@@ -51,4 +51,4 @@ HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
   CMD ["node", "bin/healthcheck.mjs"]
 # The Node flags and the MALLOC_ variables above are `npm start`'s (scripts/serve-process.mjs says
 # why: they bound the memory V8 and malloc keep); the build made its code cache under them.
-CMD ["node", "--max-semi-space-size=4", "--heap-growing-percent=50", "bin/switchboard.mjs", "serve"]
+CMD ["node", "--max-semi-space-size=4", "--heap-growing-percent=50", "--compact-on-every-full-gc", "bin/switchboard.mjs", "serve"]

@@ -142,11 +142,14 @@ export class DeliveryStore {
 
   /**
    * One transaction `tx` that writes pending replies through the `write` it
-   * is given. Once it committed, the rows it wrote are what `take` answers
+   * is given (or inserts them itself and says so through `wrote`). Once it committed, the rows it wrote are what `take` answers
    * (once each): this process sends them next, as written. A transaction run
    * again (a retry, a group commit's re-run) starts its rows again.
    */
-  async transaction<T>(op: string, tx: (s: Sql, write: (rows: DeliveryRecord[]) => Promise<void>) => Promise<T>): Promise<T> {
+  async transaction<T>(
+    op: string,
+    tx: (s: Sql, write: (rows: DeliveryRecord[]) => Promise<void>, wrote: (rows: DeliveryRecord[]) => void) => Promise<T>,
+  ): Promise<T> {
     let written: DeliveryRecord[] = [];
     // One span per commit (src/telemetry), its statements and retries inside it, never one per statement.
     const attributes = tracing() ? { "db.system.name": this.db.provider, "db.operation.name": "COMMIT", "switchboard.db.transaction": op } : undefined;
@@ -154,10 +157,15 @@ export class DeliveryStore {
       this.db
         .sqlTransaction(op, (s) => {
           written = [];
-          return tx(s, async (rows) => {
-            await insertDeliveries(this.db, s, rows);
-            written.push(...rows);
-          });
+          return tx(
+            s,
+            async (rows) => {
+              await insertDeliveries(this.db, s, rows);
+              written.push(...rows);
+            },
+            // Rows the transaction inserted with a statement of its own (turns.ts on PostgreSQL).
+            (rows) => void written.push(...rows),
+          );
         })
         .finally(() => span.setAttribute("switchboard.db.deliveries", written.length)),
     );

@@ -73,6 +73,8 @@ export class Attempt {
   private timer: NodeJS.Timeout | undefined;
   private timedOut: "connect" | "idle" | undefined;
   private reading = false;
+  /** The body was read to its end: the request is over, and there is nothing left to abort. */
+  private ended = false;
   private readonly onUserAbort = () => this.controller.abort();
 
   constructor(
@@ -99,11 +101,21 @@ export class Attempt {
     this.timer = undefined;
   }
 
-  /** Always safe to call; closes the request if it is still open. */
+  /** Marks the body as read to its end (readBodyText): dispose then has no request left to close. */
+  end(): void {
+    this.ended = true;
+  }
+
+  /**
+   * Always safe to call; closes the request if it is still open. A request
+   * whose body was read to its end is not aborted: the abort would only build
+   * an AbortError and run the fetch's abort steps for nothing (issue 31: a
+   * third of a millisecond per model call on the bench).
+   */
   dispose(): void {
     this.disarm();
     this.user.removeEventListener("abort", this.onUserAbort);
-    this.controller.abort();
+    if (!this.ended) this.controller.abort();
   }
 
   classify(e: unknown): AgentError {
@@ -237,12 +249,17 @@ function httpError(status: number, body: string, retryAfterMs: number | undefine
 export async function* readBodyText(body: ReadableStream<Uint8Array>, attempt: Attempt): AsyncGenerator<string> {
   const reader = body.getReader();
   const decoder = new TextDecoder();
+  let ended = false;
   try {
     for (;;) {
       attempt.arm("idle");
       const { done, value } = await reader.read();
       attempt.disarm();
-      if (done) break;
+      if (done) {
+        ended = true;
+        attempt.end();
+        break;
+      }
       const text = decoder.decode(value, { stream: true });
       if (text) yield text;
     }
@@ -250,6 +267,27 @@ export async function* readBodyText(body: ReadableStream<Uint8Array>, attempt: A
     if (tail) yield tail;
   } finally {
     attempt.disarm();
-    reader.cancel().catch(() => {});
+    if (!ended && !(await endedAlready(reader))) reader.cancel().catch(() => {});
+    else attempt.end();
   }
+}
+
+/**
+ * Whether a body the caller stopped reading early (at the stream's [DONE])
+ * has in fact ended: its end has usually arrived with the [DONE], and a
+ * read then answers before the next turn of the event loop. Only a body
+ * still open is cancelled, which aborts the request (an AbortError and the
+ * fetch's abort steps per call), so a server that keeps the stream open
+ * after [DONE] is still closed at once, as before.
+ */
+async function endedAlready(reader: ReadableStreamDefaultReader<Uint8Array>): Promise<boolean> {
+  let timer: NodeJS.Immediate | undefined;
+  const later = new Promise<"later">((resolve) => (timer = setImmediate(resolve, "later")));
+  const next = reader.read().then(
+    (r) => r.done,
+    () => false,
+  );
+  const first = await Promise.race([next, later]);
+  clearImmediate(timer);
+  return first === true;
 }

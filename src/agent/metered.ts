@@ -1,6 +1,6 @@
 import type { CompletionResult } from "./completion.js";
-import type { ModelCallKind, ModelMeter, ModelUsage } from "./model-meter.js";
-import { estimatePromptTokens, estimateTextTokens, promptBound } from "./token-estimate.js";
+import type { MeterTicket, ModelCallKind, ModelMeter, ModelUsage } from "./model-meter.js";
+import { estimateCallTokens, estimateTextTokens, promptBound } from "./token-estimate.js";
 import type { AgentOutput } from "./types.js";
 
 /**
@@ -23,6 +23,12 @@ export interface MeteredCall {
   messages: readonly unknown[];
   tools?: unknown;
   maxOutputTokens?: number;
+  /**
+   * Where the settlement of a call that finished goes instead of being waited for: the turn waits for
+   * them beside its own commit (issue 31: on SQLite they share one group commit, and the answer no
+   * longer waits for a count and a commit of its own before the turn's). Without it, each is waited for.
+   */
+  settlements?: Promise<void>[];
 }
 
 /**
@@ -52,18 +58,41 @@ export async function* metered(
     return result;
   } finally {
     const latencyMs = performance.now() - t0;
-    if (result) await ticket.settle(await usageOf(call, result, latencyMs));
-    else if (progress.responded)
+    if (result) {
+      const settling = settleFinished(ticket, call, result, latencyMs);
+      if (call.settlements) {
+        call.settlements.push(settling);
+        // Handled here too: a turn that fails after this call never collects it (the meter logs a store's refusal itself).
+        settling.catch(() => {});
+      } else await settling;
+    } else if (progress.responded) {
+      const counted = await estimateCallTokens(call.messages, call.tools, progress.text);
       await ticket.settle({
         model: call.model,
-        promptTokens: await estimatePromptTokens(call.messages, call.tools),
-        completionTokens: await estimateTextTokens(progress.text),
+        promptTokens: counted.prompt,
+        completionTokens: counted.completion,
         cachedTokens: 0,
         estimated: true,
         latencyMs,
       });
-    else await ticket.release();
+    } else await ticket.release();
   }
+}
+
+/**
+ * A finished call's settlement (it may be left to run beside the turn's commit): a count that fails (the tokenizer's worker gone) charges the bounds instead (promptBound, the answer's
+ * UTF-8 bytes), which no count exceeds; the meter retries a settlement the store refused.
+ */
+async function settleFinished(ticket: MeterTicket, call: MeteredCall, r: CompletionResult, latencyMs: number): Promise<void> {
+  let usage: ModelUsage;
+  try {
+    usage = await usageOf(call, r, latencyMs);
+  } catch {
+    const completion = r.text + r.toolCalls.map((c) => c.name + c.arguments).join("");
+    const promptTokens = promptBound(call.messages, call.tools);
+    usage = { model: call.model, promptTokens, completionTokens: Buffer.byteLength(completion, "utf8"), cachedTokens: 0, estimated: true, latencyMs };
+  }
+  await ticket.settle(usage);
 }
 
 /** The provider's usage; without it, the tokenizer's count of the prompt and of the answer (text and tool calls), marked estimated. */
@@ -72,14 +101,9 @@ async function usageOf(call: MeteredCall, r: CompletionResult, latencyMs: number
   if (r.usage?.input !== undefined && r.usage.output !== undefined)
     return { model, promptTokens: r.usage.input, completionTokens: r.usage.output, cachedTokens: r.usage.cached ?? 0, estimated: false, latencyMs };
   const calls = r.toolCalls.map((c) => c.name + c.arguments).join("");
-  return {
-    model,
-    promptTokens: await estimatePromptTokens(call.messages, call.tools),
-    completionTokens: await estimateTextTokens(r.text + calls),
-    cachedTokens: 0,
-    estimated: true,
-    latencyMs,
-  };
+  // One exchange with the tokenizer's worker for both counts (estimateCallTokens).
+  const counted = await estimateCallTokens(call.messages, call.tools, r.text + calls);
+  return { model, promptTokens: counted.prompt, completionTokens: counted.completion, cachedTokens: 0, estimated: true, latencyMs };
 }
 
 /**

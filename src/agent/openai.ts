@@ -168,7 +168,7 @@ function complete(
   c: Client,
   messages: WireMessage[],
   signal: AbortSignal,
-  turn: { text: string },
+  turn: { text: string; settlements: Promise<void>[] },
   kind: "turn" | "tool_round",
 ): AsyncGenerator<AgentOutput, CompletionResult> {
   const { settings } = c.opts;
@@ -181,6 +181,7 @@ function complete(
       messages,
       tools: fields?.tools,
       ...(settings.maxOutputTokens !== undefined && { maxOutputTokens: settings.maxOutputTokens }),
+      settlements: turn.settlements,
     },
     (progress) => {
       const chat = chatSpan(settings, c.url, messages);
@@ -269,7 +270,15 @@ async function* responseText(response: Response, attempt: Attempt, acc: Completi
 
 async function* runTurn(c: Client, req: TurnRequest): AsyncGenerator<AgentOutput> {
   const { o, log } = c;
-  const turn = { text: "" };
+  const turn = { text: "", settlements: [] as Promise<void>[] };
+  // The calls' settlements still being written, for whoever ends the turn to wait for (never rejects: a failure is logged).
+  const settled = () =>
+    turn.settlements.length > 0 && {
+      settled: Promise.all(turn.settlements).then(
+        () => undefined,
+        (err: unknown) => log.error({ err: err instanceof Error ? err.message : String(err) }, "could not settle a model call's usage"),
+      ),
+    };
   let speakers: SpeakerNames = c.opts.speakerNames === "prefix" || REJECTS_NAME.has(c.url) ? "prefix" : "name";
   let messages = wireMessages(req, speakers);
   for (let rounds = 0; ; rounds++) {
@@ -290,7 +299,7 @@ async function* runTurn(c: Client, req: TurnRequest): AsyncGenerator<AgentOutput
     const cut = finishNotice(result);
     if (cut) yield cut;
     if (result.toolCalls.length === 0) {
-      yield { type: "done", text: turn.text, toolRounds: rounds };
+      yield { type: "done", text: turn.text, toolRounds: rounds, ...settled() };
       return;
     }
     if (rounds >= o.maxToolRounds) {
@@ -302,7 +311,7 @@ async function* runTurn(c: Client, req: TurnRequest): AsyncGenerator<AgentOutput
           severity: "warn",
           text: `Stopped after ${rounds} rounds of tool calls, the limit for one turn; the answer may be incomplete. Send another message to let the agent continue.`,
         };
-      yield { type: "done", text: turn.text, toolRounds: rounds, toolLimit: true };
+      yield { type: "done", text: turn.text, toolRounds: rounds, toolLimit: true, ...settled() };
       return;
     }
     messages.push(toWire({ role: "assistant", content: result.text, toolCalls: result.toolCalls }));

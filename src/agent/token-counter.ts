@@ -43,6 +43,8 @@ let loaded = false;
 /** Those waiting for the load (whenTokenCounterLoaded). */
 let onLoaded: Array<() => void> = [];
 let nextId = 0;
+/** Exchanges asked of the worker so far: each wakes it and waits for its answer (tests check a call makes one). */
+let exchanges = 0;
 const pending = new Map<number, { resolve(counts: number[]): void; reject(err: unknown): void }>();
 
 function failAll(err: unknown): void {
@@ -105,6 +107,7 @@ export function whenTokenCounterLoaded(): Promise<void> {
 export function countTokens(texts: readonly string[]): Promise<number[]> {
   const w = started();
   const id = nextId++;
+  exchanges++;
   return new Promise<number[]>((resolve, reject) => {
     pending.set(id, { resolve, reject });
     if (pending.size === 1) w.ref();
@@ -112,6 +115,11 @@ export function countTokens(texts: readonly string[]): Promise<number[]> {
   }).finally(() => {
     if (pending.size === 0 && worker === w) w.unref();
   });
+}
+
+/** How many counts have been asked of the worker in this process. */
+export function tokenCounterExchanges(): number {
+  return exchanges;
 }
 
 /** Stops the worker (tests; a process that ends needs nothing: it is unref'd when idle). */

@@ -45,8 +45,10 @@ export type AgentOutput =
   /**
    * `text` is every text-delta of the turn concatenated, so a sink can replace the streamed draft with it.
    * `toolLimit`: the model still asked for tools after `toolRounds` rounds, the limit (the turn tells the user when no text came).
+   * `settled`: the turn's model calls' usage settlements, still being written (metered.ts); whoever ends the turn waits
+   * for it before the answer goes out, beside its own commit instead of before it. Never rejects.
    */
-  | { type: "done"; text: string; toolRounds: number; toolLimit?: boolean };
+  | { type: "done"; text: string; toolRounds: number; toolLimit?: boolean; settled?: Promise<void> };
 
 export interface TurnRequest {
   system: string;

@@ -48,7 +48,11 @@ export function agentCondenser(agent: (session?: Info) => Agent, timeoutMs = 60_
         messages: [{ role: "user", content: transcript }],
         signal,
       })) {
-        if (out.type === "done") text = out.text;
+        if (out.type === "done") {
+          text = out.text;
+          // Its usage is written before the review goes on, as a turn's is before its answer.
+          await out.settled;
+        }
       }
       return text
         .split("\n")

@@ -80,10 +80,13 @@ async function runTurn(runner: Runner, session: LiveSession, p: Pending, generat
   // next start answers it. (Before, a shutdown fenced the turn, which recorded the event as handled
   // with no answer: a message lost.)
   if (abort.signal.reason instanceof TurnAbandoned) {
+    // Shutting down: the usage of calls that finished is still written before the store closes.
+    await work.settled;
     session.emit(turnComplete(t, "abandoned"));
     return "abandoned";
   }
   if (outcome === "unanswered") {
+    await work.settled;
     t.emit(turnComplete(t, "failed"));
     return outcome;
   }

@@ -47,7 +47,11 @@ export async function schedulerAgentTurn(
   try {
     for await (const out of agent.run({ system, messages: [{ role: "user", content: job.text }], signal: abort.signal })) {
       if (out.type === "text-delta") text += out.text;
-      else if (out.type === "done") text = out.text;
+      else if (out.type === "done") {
+        text = out.text;
+        // Its usage is written before the run is recorded, as a turn's is before its answer.
+        await out.settled;
+      }
     }
   } catch (err) {
     // Abandoned by a stop: commit nothing, so the claim goes stale and the next start runs it again.

@@ -17,7 +17,10 @@ export async function endFenced(t: TurnScope, work: TurnWork, signal: AbortSigna
   const { session, pending: p } = t;
   const kept = signal.reason instanceof TurnStopped ? stoppedEntries(userEntry(p.event, work.userText, p.sourceId), work.toolRounds, work.text) : [];
   try {
-    const r = await commitDurably(t.runner, { sessionId: session.id, inboundIds: p.inboundIds, messages: kept, turnIncrement: 0, replies: [] });
+    const [r] = await Promise.all([
+      commitDurably(t.runner, { sessionId: session.id, inboundIds: p.inboundIds, messages: kept, turnIncrement: 0, replies: [] }),
+      work.settled,
+    ]);
     if (r === "unanswered") return "unanswered";
     if (r.transcript === "ok") session.remember(kept);
   } finally {
@@ -45,7 +48,12 @@ export async function commitAnswer(t: TurnScope, work: TurnWork, outcome: TurnOu
     ...work.notices.map((n) => ({ replyTo, text: n.text, kind: "notice" as const, severity: n.severity })),
   ];
   const turnIncrement = counted ? 1 : 0;
-  const result = await commitDurably(t.runner, { sessionId: session.id, inboundIds: p.inboundIds, messages: committed, turnIncrement, replies });
+  // The model calls' usage is written beside the turn's commit (on SQLite often in the same group commit), and
+  // both are done before anything is sent: an answer the chat saw always has its usage recorded.
+  const [result] = await Promise.all([
+    commitDurably(t.runner, { sessionId: session.id, inboundIds: p.inboundIds, messages: committed, turnIncrement, replies }),
+    work.settled,
+  ]);
   const ended = outcome === "answered" ? "answered" : outcome === "aborted" ? "aborted" : "failed";
   // Unanswered, or an earlier attempt landed (its acknowledgement lost, its replies recorded and on their way):
   // nothing more to send from here, but the turn still ends, so what waits for its end is released.

@@ -40,6 +40,7 @@ export async function runRounds(t: TurnScope, work: TurnWork, signal: AbortSigna
     } else {
       work.text = out.text;
       if (out.toolLimit) work.toolLimit = out.toolRounds;
+      if (out.settled) work.settled = out.settled;
     }
   }
 }

@@ -27,6 +27,8 @@ export interface TurnWork {
   toolLimit?: number;
   toolRounds: WindowMessage[];
   notices: Array<{ severity: Severity; text: string }>;
+  /** The model calls' usage settlements still being written (the agent's `done`): the answer goes out after them. Never rejects. */
+  settled?: Promise<void>;
 }
 
 export function turnScope(runner: Runner, session: LiveSession, pending: Pending, turnId: string, generation: number): TurnScope {

@@ -20,10 +20,14 @@ describe("a bot-wide send budget shared through the database", () => {
   /** One process's scheduler on the shared bucket; its pump's sleeps are recorded and never end (the refill is 1,000 s away). */
   function processOn(store: RateBudgetStore, limit: { ratePerSec: number; burst: number }, onError: (err: unknown) => void = () => {}) {
     const sleeps: number[] = [];
-    const budget = new SharedBudget({ key: () => "telegram:42", limit, lease: (k, w, l) => store.lease(k, w, l), onError, now: Date.now });
+    // A clock that stands still: a lease that took longer than SHARED_TOKEN_STALE_MS on a busy machine would otherwise
+    // find its tokens stale and sleep with nothing sent (this test failed that way under load).
+    const now = () => 1_000;
+    const budget = new SharedBudget({ key: () => "telegram:42", limit, lease: (k, w, l) => store.lease(k, w, l), onError, now });
     const scheduler = new OutboundScheduler({
       limits: { perChat: roomyChat, global: limit },
       botBudget: budget,
+      now,
       sleep: (ms) => {
         sleeps.push(ms);
         return new Promise(() => {});
@@ -150,7 +154,8 @@ describe("a bot-wide send budget shared through the database", () => {
         limit: { ratePerSec: SLOW, burst: 1 },
         lease: (k, w, l) => store.lease(k, w, l),
         onError: () => {},
-        now: Date.now,
+        // Standing still: on a busy machine a lease slower than SHARED_TOKEN_STALE_MS would drop its token as stale.
+        now: () => 1_000,
       });
       expect((await budget.take(1)).granted).toBe(1);
       expect((await budget.take(1)).granted).toBe(0);

@@ -1,7 +1,7 @@
 import os from "node:os";
 import { monitorEventLoopDelay, PerformanceObserver } from "node:perf_hooks";
 import { unlimited } from "../lib/unlimited.mjs";
-import { FakeOpenAi, textReply } from "../../test/fakes/openai.js";
+import { FakeOpenAi, sse, textReply } from "../../test/fakes/openai.js";
 import { startAppOn } from "../../test/support/app-on.js";
 import { BENCH_ENV } from "../lib/env.js";
 import { freshSqliteUrl } from "../lib/db.js";
@@ -115,13 +115,27 @@ export async function pacedStream(d: PlatformDriver, rate: number, count: number
   };
 }
 
-/** A model that answers `echo: <the user's text>` in two streamed pieces, as the echo agent would. */
+/**
+ * A model that answers `echo: <the user's text>` in two streamed pieces, as the echo agent would, and,
+ * when the request asks for it (`stream_options.include_usage`, which Switchboard sends while a meter
+ * counts the call), ends its stream with the usage chunk OpenAI documents (`choices: []`, `usage`), as
+ * OpenAI and the common compatible servers do. Without it every answer went through the tokenizer's
+ * worker, a path only a server that ignores the field takes (its own tests: test/agent/token-counter.test.ts).
+ */
 export async function echoingModel(): Promise<FakeOpenAi> {
   const model = await FakeOpenAi.start();
-  model.responder = (body: { messages: Array<{ role: string; content: unknown }> }) => {
+  model.responder = (body: { messages: Array<{ role: string; content: unknown }>; stream_options?: { include_usage?: boolean } }) => {
     const last = [...body.messages].reverse().find((m) => m.role === "user");
     const text = typeof last?.content === "string" ? last.content : "";
-    return textReply(["echo: ", text]);
+    const reply = textReply(["echo: ", text]);
+    if (body.stream_options?.include_usage) {
+      const prompt = Math.ceil(JSON.stringify(body.messages).length / 4);
+      const completion = Math.ceil(`echo: ${text}`.length / 4);
+      const usage = { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
+      // Before the closing [DONE], as OpenAI sends it.
+      reply.body?.splice(reply.body.length - 1, 0, sse.event({ id: "chatcmpl-1", object: "chat.completion.chunk", created: 1, model: "fake", choices: [], usage }));
+    }
+    return reply;
   };
   return model;
 }
@@ -168,7 +182,7 @@ export async function runPaced(name: "telegram" | "discord" | "slack", quick: bo
       messages_per_run: Math.round(rates[0]! * seconds),
       transport: name === "telegram" ? "webhook" : name === "slack" ? "Events API over HTTP" : "gateway websocket",
       limits: "lifted",
-      model: "echo agent; a fake OpenAI-compatible model streaming `echo: <text>` in two chunks",
+      model: "echo agent; a fake OpenAI-compatible model streaming `echo: <text>` in two chunks, and its usage when asked (stream_options.include_usage)",
     },
     runs,
   };

@@ -33,6 +33,8 @@ async function forkPeerBot(script: string, d: PlatformDriver): Promise<RunningSy
   const child = fork(fileURLToPath(new URL(script, import.meta.url)), [], {
     cwd: ROOT,
     env: { ...process.env, ...env, PEER_PORT: String(port) },
+    // BENCH_PEER_NODE_FLAGS (as BENCH_GATEWAY_NODE_FLAGS for Switchboard's), e.g. "--cpu-prof --cpu-prof-dir=/tmp/p" to see where a peer's time goes.
+    execArgv: [...process.execArgv, ...(process.env.BENCH_PEER_NODE_FLAGS?.split(" ").filter(Boolean) ?? [])],
     stdio: ["ignore", "ignore", "inherit", "ipc"],
   });
   await new Promise<void>((resolve, reject) => {

@@ -17,10 +17,10 @@ export async function endFenced(t: TurnScope, work: TurnWork, signal: AbortSigna
   const { session, pending: p } = t;
   const kept = signal.reason instanceof TurnStopped ? stoppedEntries(userEntry(p.event, work.userText, p.sourceId), work.toolRounds, work.text) : [];
   try {
-    const [r] = await Promise.all([
+    const r = await besideSettlements(
       commitDurably(t.runner, { sessionId: session.id, inboundIds: p.inboundIds, messages: kept, turnIncrement: 0, replies: [] }),
-      work.settled,
-    ]);
+      work,
+    );
     if (r === "unanswered") return "unanswered";
     if (r.transcript === "ok") session.remember(kept);
   } finally {
@@ -50,10 +50,10 @@ export async function commitAnswer(t: TurnScope, work: TurnWork, outcome: TurnOu
   const turnIncrement = counted ? 1 : 0;
   // The model calls' usage is written beside the turn's commit (on SQLite often in the same group commit), and
   // both are done before anything is sent: an answer the chat saw always has its usage recorded.
-  const [result] = await Promise.all([
+  const result = await besideSettlements(
     commitDurably(t.runner, { sessionId: session.id, inboundIds: p.inboundIds, messages: committed, turnIncrement, replies }),
-    work.settled,
-  ]);
+    work,
+  );
   const ended = outcome === "answered" ? "answered" : outcome === "aborted" ? "aborted" : "failed";
   // Unanswered, or an earlier attempt landed (its acknowledgement lost, its replies recorded and on their way):
   // nothing more to send from here, but the turn still ends, so what waits for its end is released.
@@ -114,4 +114,11 @@ function emptyAnswerNotice(toolLimit: number | undefined): { severity: Severity;
     severity: "warn",
     text: `The agent used its ${toolLimit} tool rounds, the limit for one turn, without writing an answer. Send "continue" to let it go on from what its tools returned, or ask something narrower; the operator can raise TOOL_MAX_ROUNDS.`,
   };
+}
+
+/** The turn's commit, done once the model calls' usage settlements are written too (an agent without a meter has none: no extra step per turn). */
+async function besideSettlements<T>(commit: Promise<T>, work: TurnWork): Promise<T> {
+  if (!work.settled) return commit;
+  const [r] = await Promise.all([commit, work.settled]);
+  return r;
 }

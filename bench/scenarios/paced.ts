@@ -133,7 +133,11 @@ export async function echoingModel(): Promise<FakeOpenAi> {
       const completion = Math.ceil(`echo: ${text}`.length / 4);
       const usage = { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
       // Before the closing [DONE], as OpenAI sends it.
-      reply.body?.splice(reply.body.length - 1, 0, sse.event({ id: "chatcmpl-1", object: "chat.completion.chunk", created: 1, model: "fake", choices: [], usage }));
+      reply.body?.splice(
+        reply.body.length - 1,
+        0,
+        sse.event({ id: "chatcmpl-1", object: "chat.completion.chunk", created: 1, model: "fake", choices: [], usage }),
+      );
     }
     return reply;
   };

@@ -7,6 +7,16 @@ import { prisma } from "../support/prisma.js";
 const address = { platform: "telegram", botId: "b", chatId: "c" };
 const HOUR = 3_600_000;
 
+/** A turn answering one event with one message and one reply. */
+const oneTurn = (sessionId: string, inboundId: string) => ({
+  sessionId,
+  inboundIds: [inboundId],
+  messages: [{ role: "user", content: "hi" }],
+  turnIncrement: 1,
+  deliveries: [{ address, text: "r" }],
+  ttlMs: HOUR,
+});
+
 // A turn's commit is one statement on PostgreSQL (postgres/turn-statement.ts) and four on SQLite
 // (turns.ts): both must write and refuse alike, whatever the shape of the turn.
 describe.each(PROVIDERS)("a turn's commit on %s", (provider) => {
@@ -74,14 +84,7 @@ describe.each(PROVIDERS)("a turn's commit on %s", (provider) => {
   it("a commit whose events were handled already writes nothing (duplicate)", async () => {
     const { db, session, record, turns } = await setup();
     const id = await record("e1", new Date());
-    const turn = {
-      sessionId: session.id,
-      inboundIds: [id],
-      messages: [{ role: "user", content: "hi" }],
-      turnIncrement: 1,
-      deliveries: [{ address, text: "r" }],
-      ttlMs: HOUR,
-    };
+    const turn = oneTurn(session.id, id);
     expect((await turns.commit(turn)).transcript).toBe("ok");
     expect(await turns.commit(turn)).toEqual({ transcript: "duplicate", deliveries: [] });
     expect(await prisma(db).read((c) => c.message.count({ where: { sessionId: session.id } }))).toBe(1);
@@ -117,14 +120,7 @@ describe.each(PROVIDERS)("a turn's commit on %s", (provider) => {
     const { db, session, record, turns } = await setup();
     const id = await record("e1", new Date());
     const before = db.statementsByOp.get("commit-turn") ?? 0;
-    await turns.commit({
-      sessionId: session.id,
-      inboundIds: [id],
-      messages: [{ role: "user", content: "hi" }],
-      turnIncrement: 1,
-      deliveries: [{ address, text: "r" }],
-      ttlMs: HOUR,
-    });
+    await turns.commit(oneTurn(session.id, id));
     expect((db.statementsByOp.get("commit-turn") ?? 0) - before).toBe(1);
   });
 });

@@ -1,6 +1,7 @@
 import { sql, type Selectable } from "kysely";
 import type { Database } from "./db.js";
 import type { BudgetCounter } from "./generated/kysely/db.js";
+import { type Param, prepare } from "./prepared.js";
 import { UsageStore, type NewUsage } from "./usage.js";
 
 export type BudgetCounterRecord = Selectable<BudgetCounter>;
@@ -30,6 +31,62 @@ const key = (c: { budget: string; scope: string; period: string }) => `${c.budge
 const inLockOrder = <T extends { budget: string; scope: string; period: string }>(xs: T[]) =>
   [...xs].sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));
 
+type Counter = { budget: string; scope: string; period: string };
+
+// Prepared (prepared.ts): run for every metered model call, so compiled once rather than by Kysely per call.
+const ENSURE_COUNTER = prepare((b, p: Param<Counter & { zero: number }>) =>
+  b
+    .insertInto("BudgetCounter")
+    .values({ budget: p("budget"), scope: p("scope"), period: p("period"), spent: p("zero"), reserved: p("zero") })
+    .onConflict((oc) => oc.columns(["budget", "scope", "period"]).doNothing()),
+);
+const COUNTER = prepare((b, p: Param<Counter>, { provider }) => {
+  const sel = b
+    .selectFrom("BudgetCounter")
+    .select(["spent", "reserved"])
+    .where("budget", "=", p("budget"))
+    .where("scope", "=", p("scope"))
+    .where("period", "=", p("period"));
+  return provider === "postgresql" ? sel.forUpdate() : sel;
+});
+const RESERVE = prepare((b, p: Param<Counter & { amount: number; at: Date }>) =>
+  b
+    .updateTable("BudgetCounter")
+    .set((eb) => ({ reserved: eb("reserved", "+", p("amount")), updatedAt: p("at") }))
+    .where("budget", "=", p("budget"))
+    .where("scope", "=", p("scope"))
+    .where("period", "=", p("period")),
+);
+type ReservationRow = Counter & { id: string; amount: number; expiresAt: Date };
+const INSERT_RESERVATIONS = prepare((b, p: Param<Record<string, never>, ReservationRow>, { rows }) =>
+  b.insertInto("BudgetReservation").values(
+    Array.from({ length: rows }, (_, i) => ({
+      id: p.row(i, "id"),
+      budget: p.row(i, "budget"),
+      scope: p.row(i, "scope"),
+      period: p.row(i, "period"),
+      amount: p.row(i, "amount"),
+      expiresAt: p.row(i, "expiresAt"),
+    })),
+  ),
+);
+const TAKE_RESERVATIONS = prepare((b, p: Param<{ id: string }>) =>
+  b.deleteFrom("BudgetReservation").where("id", "=", p("id")).returning(["budget", "scope", "period", "amount"]),
+);
+const APPLY = prepare((b, p: Param<Counter & { reserved: number; spent: number; at: Date }>) =>
+  b
+    .updateTable("BudgetCounter")
+    // Never below zero: a reset (which keeps reserved) then a settlement must not leave a negative count.
+    .set((eb) => ({
+      reserved: sql<number>`CASE WHEN ${eb.ref("reserved")} > ${p("reserved")} THEN ${eb.ref("reserved")} - ${p("reserved")} ELSE 0 END`,
+      spent: eb("spent", "+", p("spent")),
+      updatedAt: p("at"),
+    }))
+    .where("budget", "=", p("budget"))
+    .where("scope", "=", p("scope"))
+    .where("period", "=", p("period")),
+);
+
 /**
  * Budget counters and reservations (issue 29). A model call reserves its
  * maximum on every budget that applies in ONE transaction (each counter row
@@ -48,41 +105,25 @@ export class BudgetStore {
   /** Reserves `claims` for call `id`; returns the first claim whose budget is used up (nothing reserved then). */
   async reserve(id: string, claims: BudgetClaim[], expiresAt: Date): Promise<{ refused?: BudgetClaim & { spent: number; reserved: number } }> {
     if (claims.length === 0) return {};
-    const q = this.db.q;
-    const pg = this.db.provider === "postgresql";
-    return this.db.sqlTransaction("budget-reserve", async (s) => {
+    const db = this.db;
+    return db.sqlTransaction("budget-reserve", async (s) => {
       const ordered = inLockOrder(claims);
       for (const c of ordered) {
-        await s.run(
-          q
-            .insertInto("BudgetCounter")
-            .values({ budget: c.budget, scope: c.scope, period: c.period, spent: 0, reserved: 0 })
-            .onConflict((oc) => oc.columns(["budget", "scope", "period"]).doNothing()),
-        );
-        let sel = q
-          .selectFrom("BudgetCounter")
-          .select(["spent", "reserved"])
-          .where("budget", "=", c.budget)
-          .where("scope", "=", c.scope)
-          .where("period", "=", c.period);
-        if (pg) sel = sel.forUpdate();
-        const [row] = await s.all(sel);
+        const counter = { budget: c.budget, scope: c.scope, period: c.period };
+        await s.run(ENSURE_COUNTER.bind(db, { ...counter, zero: 0 }));
+        const [row] = await s.all(COUNTER.bind(db, counter));
         const spent = Number(row?.spent ?? 0);
         const reserved = Number(row?.reserved ?? 0);
         if (spent + reserved >= c.limit) return { refused: { ...c, spent, reserved } };
       }
-      for (const c of ordered) {
-        await s.run(
-          q
-            .updateTable("BudgetCounter")
-            .set((eb) => ({ reserved: eb("reserved", "+", c.amount), updatedAt: new Date() }))
-            .where("budget", "=", c.budget)
-            .where("scope", "=", c.scope)
-            .where("period", "=", c.period),
-        );
-      }
+      const at = new Date();
+      for (const c of ordered) await s.run(RESERVE.bind(db, { budget: c.budget, scope: c.scope, period: c.period, amount: c.amount, at }));
       await s.run(
-        q.insertInto("BudgetReservation").values(ordered.map((c) => ({ id, budget: c.budget, scope: c.scope, period: c.period, amount: c.amount, expiresAt }))),
+        INSERT_RESERVATIONS.bind(
+          db,
+          {},
+          ordered.map((c) => ({ id, budget: c.budget, scope: c.scope, period: c.period, amount: c.amount, expiresAt })),
+        ),
       );
       return {};
     });
@@ -95,16 +136,16 @@ export class BudgetStore {
    * first) charges nothing twice.
    */
   async settle(id: string, spent: (budget: string) => number, usage?: NewUsage): Promise<Settlement[]> {
-    const q = this.db.q;
-    return this.db.sqlTransaction("budget-settle", async (s) => {
-      const taken = await s.all(q.deleteFrom("BudgetReservation").where("id", "=", id).returning(["budget", "scope", "period", "amount"]));
+    const db = this.db;
+    return db.sqlTransaction("budget-settle", async (s) => {
+      const taken = await s.all(TAKE_RESERVATIONS.bind(db, { id }));
       const out: Settlement[] = [];
       for (const r of inLockOrder(taken)) {
         const charge = Math.max(0, Math.round(spent(r.budget)));
         await this.#apply(s, r, Number(r.amount), charge);
         out.push({ budget: r.budget, scope: r.scope, period: r.period, reserved: Number(r.amount), spent: charge });
       }
-      if (usage) await s.run(UsageStore.insertQuery(q, usage));
+      if (usage) await s.run(UsageStore.insertQuery(db, usage));
       return out;
     });
   }
@@ -131,20 +172,8 @@ export class BudgetStore {
     return out;
   }
 
-  async #apply(s: import("./sql.js").Sql, c: { budget: string; scope: string; period: string }, reserved: number, spent: number): Promise<void> {
-    await s.run(
-      this.db.q
-        .updateTable("BudgetCounter")
-        // Never below zero: a reset (which keeps reserved) then a settlement must not leave a negative count.
-        .set((eb) => ({
-          reserved: sql<number>`CASE WHEN ${eb.ref("reserved")} > ${reserved} THEN ${eb.ref("reserved")} - ${reserved} ELSE 0 END`,
-          spent: eb("spent", "+", spent),
-          updatedAt: new Date(),
-        }))
-        .where("budget", "=", c.budget)
-        .where("scope", "=", c.scope)
-        .where("period", "=", c.period),
-    );
+  async #apply(s: import("./sql.js").Sql, c: Counter, reserved: number, spent: number): Promise<void> {
+    await s.run(APPLY.bind(this.db, { budget: c.budget, scope: c.scope, period: c.period, reserved, spent, at: new Date() }));
   }
 
   /** The counters of the given budgets' periods (every scope), most spent first. */

@@ -1,10 +1,54 @@
 import type { Insertable, Selectable } from "kysely";
 import type { Database } from "./db.js";
 import type { ModelUsage } from "./generated/kysely/db.js";
-import type { QueryBuilder } from "./sql.js";
+import { type Param, prepare } from "./prepared.js";
 
 export type UsageRecord = Selectable<ModelUsage>;
 export type NewUsage = Insertable<ModelUsage> & { id: string };
+/** A usage row with every column given: what the prepared insert binds. */
+type UsageRow = Required<NewUsage>;
+
+/** The schema's defaults (prisma/schema.prisma), for the columns a caller leaves out. */
+const USAGE_DEFAULTS = {
+  sessionId: "",
+  userId: "",
+  platform: "",
+  chatId: "",
+  workspaceId: "",
+  promptTokens: 0,
+  completionTokens: 0,
+  cachedTokens: 0,
+  estimated: false,
+  costMicros: 0,
+  latencyMs: 0,
+  priced: true,
+} satisfies Partial<UsageRow>;
+
+// Prepared (prepared.ts): one per settled model call, so compiled once rather than by Kysely per call.
+const INSERT_USAGE = prepare((b, p: Param<UsageRow>) =>
+  b
+    .insertInto("ModelUsage")
+    .values({
+      id: p("id"),
+      at: p("at"),
+      sessionId: p("sessionId"),
+      agent: p("agent"),
+      model: p("model"),
+      kind: p("kind"),
+      userId: p("userId"),
+      platform: p("platform"),
+      chatId: p("chatId"),
+      workspaceId: p("workspaceId"),
+      promptTokens: p("promptTokens"),
+      completionTokens: p("completionTokens"),
+      cachedTokens: p("cachedTokens"),
+      estimated: p("estimated"),
+      costMicros: p("costMicros"),
+      latencyMs: p("latencyMs"),
+      priced: p("priced"),
+    })
+    .onConflict((oc) => oc.column("id").doNothing()),
+);
 
 /** What `switchboard usage --by` groups on: each a column of the row. */
 export const USAGE_GROUPS = { user: "userId", chat: "chatId", agent: "agent", workspace: "workspaceId", model: "model" } as const;
@@ -43,11 +87,11 @@ export class UsageStore {
    * `at` is always written from here: SQLite's column default (CURRENT_TIMESTAMP) is text of another shape
    * than the ISO instants the time filters compare with.
    */
-  static insertQuery(q: QueryBuilder, row: NewUsage) {
-    return q
-      .insertInto("ModelUsage")
-      .values({ ...row, at: row.at ?? new Date() })
-      .onConflict((oc) => oc.column("id").doNothing());
+  static insertQuery(db: Database, row: NewUsage) {
+    const full = { ...USAGE_DEFAULTS, at: new Date() } as UsageRow;
+    // A column given as undefined takes its default, as Kysely's values() leaves it out.
+    for (const [k, v] of Object.entries(row)) if (v !== undefined) (full as Record<string, unknown>)[k] = v;
+    return INSERT_USAGE.bind(db, full);
   }
 
   /** Totals per group (or one total, key "all"), largest cost and then tokens first. */

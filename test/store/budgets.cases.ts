@@ -36,6 +36,52 @@ export function budgetStoreCases(provider: TestProvider, open: () => Promise<Tes
     expect(await store.openReservations()).toEqual([]);
   });
 
+  it(`${provider}: a settled usage row reads back column by column as written, and a column left out takes the schema's default`, async () => {
+    t = await open();
+    const store = new BudgetStore(t.db);
+    const at = new Date("2026-12-07T10:00:00.000Z");
+    const full = {
+      id: "full",
+      at,
+      sessionId: "s1",
+      agent: "support",
+      model: "gpt-x",
+      kind: "tool_round",
+      userId: "u9",
+      platform: "slack",
+      chatId: "C1",
+      workspaceId: "T1",
+      promptTokens: 11,
+      completionTokens: 22,
+      cachedTokens: 3,
+      estimated: true,
+      costMicros: 4567,
+      latencyMs: 89,
+      priced: false,
+    };
+    await store.settle("full", () => 0, full);
+    // Left out, and given as undefined: both take the default.
+    await store.settle("sparse", () => 0, { id: "sparse", agent: "default", model: "m", kind: "turn", userId: undefined });
+    const rows = await new UsageStore(t.db).recent(10);
+    const byId = new Map(rows.map((r) => [r.id, { ...r, at: new Date(r.at), costMicros: Number(r.costMicros) }]));
+    expect(byId.get("full")).toEqual(full);
+    expect(byId.get("sparse")).toMatchObject({
+      sessionId: "",
+      userId: "",
+      platform: "",
+      chatId: "",
+      workspaceId: "",
+      promptTokens: 0,
+      completionTokens: 0,
+      cachedTokens: 0,
+      estimated: false,
+      costMicros: 0,
+      latencyMs: 0,
+      priced: true,
+    });
+    expect(Math.abs(byId.get("sparse")!.at.getTime() - Date.now())).toBeLessThan(60 * 60_000);
+  });
+
   it(`${provider}: refused once spent plus reserved reaches the limit, and nothing is reserved by a refusal`, async () => {
     t = await open();
     const store = new BudgetStore(t.db);

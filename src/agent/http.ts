@@ -186,7 +186,8 @@ export async function postWithRetry(o: HttpOptions): Promise<{ response: Respons
       await backoff(o, n, retryAfterMs, `HTTP ${response.status}`);
       continue;
     }
-    throw httpError(response.status, redact(body, o.secret), retryAfterMs, o, n + 1);
+    const location = response.status >= 300 && response.status < 400 ? response.headers.get("location") : null;
+    throw httpError(response.status, redact(body, o.secret), retryAfterMs, o, n + 1, location === null ? undefined : redact(location, o.secret));
   }
 }
 
@@ -209,10 +210,19 @@ async function readErrorBody(response: Response, attempt: Attempt): Promise<stri
   }
 }
 
-function httpError(status: number, body: string, retryAfterMs: number | undefined, o: HttpOptions, attempts: number): AgentError {
+function httpError(status: number, body: string, retryAfterMs: number | undefined, o: HttpOptions, attempts: number, location?: string): AgentError {
   const where = safeUrl(o.url);
   const said = body ? ` The server said: ${body}` : "";
   const opts = { status, retryAfterMs };
+  if (status >= 300 && status < 400) {
+    // Not followed: a POST redirected is a base URL that moved (http to https, a new path), which the operator should set.
+    const to = location ? ` to ${safeUrl(URL.canParse(location, o.url) ? new URL(location, o.url).href : location)}` : "";
+    return new AgentError(
+      "Config",
+      `The model server at ${where} redirected the request${to} (HTTP ${status}). Set OPENAI_BASE_URL to the address it points at.${said}`,
+      opts,
+    );
+  }
   if (status === 429) {
     const wait = retryAfterMs !== undefined ? ` It asked to wait ${Math.ceil(retryAfterMs / 1000)} s.` : "";
     return new AgentError(

@@ -7,6 +7,7 @@ import { chatSpan, toolSpan, traced } from "./gen-ai-trace.js";
 import { type CallProgress, metered } from "./metered.js";
 import { type Attempt, defaultSleep, postWithRetry, readBodyText, redact, safeUrl } from "./http.js";
 import { sseData } from "./sse.js";
+import { modelFetch } from "./transport.js";
 import { DENIED, denyAll, runToolCallDetailed, type ApprovalHandler, type ToolRegistry } from "./tools.js";
 import { aborted, AgentError, noopLog, type Agent, type AgentLog, type AgentOutput, type ChatMessage, type ModelSettings, type TurnRequest } from "./types.js";
 
@@ -30,6 +31,7 @@ export interface OpenAiAgentOptions {
   maxRetries?: number;
   retryBaseMs?: number;
   maxRetryDelayMs?: number;
+  /** The HTTP client; default modelFetch (transport.ts), a fetch-compatible POST over node:http. */
   fetch?: typeof fetch;
   /** Injected by tests to observe retry delays without waiting them out. */
   sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
@@ -221,7 +223,7 @@ async function* stream(
     maxRetries: o.maxRetries,
     retryBaseMs: o.retryBaseMs,
     maxRetryDelayMs: o.maxRetryDelayMs,
-    fetch: opts.fetch ?? fetch,
+    fetch: opts.fetch ?? modelFetch,
     sleep: opts.sleep ?? defaultSleep,
     log,
     secret: opts.apiKey,

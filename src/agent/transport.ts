@@ -23,9 +23,11 @@ import { Readable } from "node:stream";
  * not followed (a 3xx is the answer, and httpError names where it points), no
  * Accept-Encoding is sent (so a server answers uncompressed), no cookies.
  */
+// An idle connection is closed after 4 s (undici's default), before most servers close theirs (Node's 5 s,
+// nginx's 75 s): the race of reusing a connection the server is closing comes rarely, and send() retries it.
 const agents = {
-  "http:": new http.Agent({ keepAlive: true }),
-  "https:": new https.Agent({ keepAlive: true }),
+  "http:": new http.Agent({ keepAlive: true, timeout: 4_000 }),
+  "https:": new https.Agent({ keepAlive: true, timeout: 4_000 }),
 };
 
 /** Statuses whose response has no body (the Response constructor refuses one for them). */
@@ -57,9 +59,21 @@ export function modelFetch(input: string | URL | Request, init: RequestInit = {}
   const signal = init.signal ?? undefined;
   if (signal?.aborted) return Promise.reject(abortError(signal));
   const method = (init.method ?? "GET").toUpperCase();
+  return send(url, method, agent, requestHeaders(init.headers, body), body, signal, false);
+}
+
+function send(
+  url: URL,
+  method: string,
+  agent: http.Agent,
+  headers: Record<string, string>,
+  body: string | Uint8Array | undefined,
+  signal: AbortSignal | undefined,
+  retried: boolean,
+): Promise<Response> {
   return new Promise<Response>((resolve, reject) => {
     const client = url.protocol === "https:" ? https : http;
-    const req = client.request(url, { method, agent, headers: requestHeaders(init.headers, body) }, (res) => {
+    const req = client.request(url, { method, agent, headers }, (res) => {
       try {
         const status = res.statusCode ?? 0;
         // Checked here, not left to the Response constructor: @hono/node-server (the gateway's HTTP server) replaces the
@@ -80,7 +94,13 @@ export function modelFetch(input: string | URL | Request, init: RequestInit = {}
     signal?.addEventListener("abort", onAbort, { once: true });
     req.once("close", () => signal?.removeEventListener("abort", onAbort));
     // Before the response: the request failed (refused, reset, DNS, aborted). After it, the body's stream carries errors.
-    req.on("error", reject);
+    req.on("error", (e: NodeJS.ErrnoException) => {
+      // A kept connection the server closed (idle) as this request went out: sent again at once on a new
+      // connection, once (Node's documented retry for reusedSocket), rather than after postWithRetry's backoff.
+      if (req.reusedSocket && !retried && !signal?.aborted && (e.code === "ECONNRESET" || e.code === "EPIPE"))
+        send(url, method, agent, headers, body, signal, true).then(resolve, reject);
+      else reject(e);
+    });
     req.end(body);
   });
 }

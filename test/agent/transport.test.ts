@@ -83,6 +83,35 @@ describe("modelFetch, the model call's HTTP client", () => {
     expect(s.connections).toHaveLength(1);
   });
 
+  it("a kept connection the server closes as a request goes out: sent again on a new connection, once, and answered", async () => {
+    const perSocket = new Map<net.Socket, number>();
+    const s = await server((req, res) => {
+      const n = (perSocket.get(req.socket) ?? 0) + 1;
+      perSocket.set(req.socket, n);
+      // The second request on a connection finds it closed, as an idle connection the server timed out.
+      if (n === 2) req.socket.destroy();
+      else res.end(`ok ${n}`);
+    });
+    open = s;
+    expect(await (await modelFetch(s.url, { method: "POST", body: "{}" })).text()).toBe("ok 1");
+    expect(await (await modelFetch(s.url, { method: "POST", body: "{}" })).text()).toBe("ok 1");
+    expect(s.connections).toHaveLength(2);
+  });
+
+  it("sent again once only: when the new connection is reset too, the caller hears the reset", async () => {
+    let requests = 0;
+    const s = await server((req, res) => {
+      // Only the very first request is answered; every later one finds its connection reset.
+      if (++requests === 1) res.end("ok");
+      else req.socket.destroy();
+    });
+    open = s;
+    expect(await (await modelFetch(s.url, { method: "POST", body: "{}" })).text()).toBe("ok");
+    await expect(modelFetch(s.url, { method: "POST", body: "{}" })).rejects.toMatchObject({ code: "ECONNRESET" });
+    expect(requests).toBe(3);
+    expect(s.connections).toHaveLength(2);
+  });
+
   it("aborted while waiting for headers: rejects with the signal's reason and closes the connection", async () => {
     let arrived!: () => void;
     const came = new Promise<void>((r) => (arrived = r));

@@ -1,12 +1,14 @@
 import { randomUUID } from "node:crypto";
-import { speakerPrefix, userContent, wireName, type ContentPart, type SpeakerNames } from "./content.js";
+import type { SpeakerNames } from "./content.js";
 import type { Span } from "@opentelemetry/api";
 import { genAiMetricsOn, withTraceHeaders } from "../telemetry/index.js";
 import { CompletionAccumulator, type CompletionResult, finishNotice } from "./completion.js";
 import { chatSpan, toolSpan, traced } from "./gen-ai-trace.js";
 import { type CallProgress, metered } from "./metered.js";
-import { type Attempt, defaultSleep, postWithRetry, readBodyText, redact, safeUrl } from "./http.js";
+import { type Attempt, defaultSleep, postWithRetry, readBodyText } from "./http.js";
+import { redact, safeUrl } from "./http-error.js";
 import { sseData } from "./sse.js";
+import { REJECTS_NAME, rejectsName, settingsToRequest, toWire, type WireMessage, wireMessages } from "./wire.js";
 import { modelFetch } from "./transport.js";
 import { DENIED, denyAll, runToolCallDetailed, type ApprovalHandler, type ToolRegistry } from "./tools.js";
 import { aborted, AgentError, noopLog, type Agent, type AgentLog, type AgentOutput, type ChatMessage, type ModelSettings, type TurnRequest } from "./types.js";
@@ -42,6 +44,8 @@ export interface OpenAiAgentOptions {
   meter?: import("./model-meter.js").ModelMeter;
 }
 
+export { settingsToRequest } from "./wire.js";
+
 export const OPENAI_DEFAULTS = {
   // Generous: local servers (Ollama, llama.cpp) load the model before sending headers.
   connectTimeoutMs: 60_000,
@@ -52,42 +56,6 @@ export const OPENAI_DEFAULTS = {
   maxRetryDelayMs: 60_000,
   maxToolRounds: 8,
 } as const;
-
-type WireMessage =
-  | { role: "system"; content: string; name?: string }
-  | { role: "user"; content: string | ContentPart[]; name?: string }
-  | { role: "assistant"; content: string | null; name?: string; tool_calls?: { id: string; type: "function"; function: { name: string; arguments: string } }[] }
-  | { role: "tool"; content: string; tool_call_id: string };
-
-function toWire(m: ChatMessage, speakers: SpeakerNames = "name"): WireMessage {
-  const name = wireName(m.name);
-  switch (m.role) {
-    case "tool":
-      return { role: "tool", content: m.content, tool_call_id: m.toolCallId ?? "" };
-    case "assistant":
-      if (!m.toolCalls?.length) return { role: "assistant", content: m.content, ...name };
-      return {
-        role: "assistant",
-        content: m.content === "" ? null : m.content,
-        ...name,
-        tool_calls: m.toolCalls.map((c) => ({ id: c.id, type: "function" as const, function: { name: c.name, arguments: c.arguments } })),
-      };
-    case "user":
-      if (speakers === "prefix" && m.name) return { role: "user", content: userContent(speakerPrefix(m.name) + m.content, m.images) };
-      return { role: "user", content: userContent(m.content, m.images), ...name };
-    default:
-      return { role: m.role, content: m.content, ...name };
-  }
-}
-
-/** The request fields a turn's settings map to; unset settings are left to the server's defaults. */
-export function settingsToRequest(s: ModelSettings): Record<string, unknown> {
-  const out: Record<string, unknown> = { model: s.model };
-  if (s.temperature !== undefined) out.temperature = s.temperature;
-  if (s.maxOutputTokens !== undefined) out.max_tokens = s.maxOutputTokens;
-  if (s.thinkingLevel !== undefined && s.thinkingLevel !== "off") out.reasoning_effort = s.thinkingLevel;
-  return out;
-}
 
 function checkOptions(o: OpenAiAgentOptions): string {
   let url: URL;
@@ -101,16 +69,6 @@ function checkOptions(o: OpenAiAgentOptions): string {
   }
   if (!o.settings.model.trim()) throw new AgentError("Config", "No model name is set; set OPENAI_MODEL or choose one with /model.");
   return `${o.baseUrl.replace(/\/+$/, "")}/chat/completions`;
-}
-
-/** Servers (chat-completions URLs) seen refusing the `name` field: group speakers go to them as a prefix. */
-const REJECTS_NAME = new Set<string>();
-
-/** A 400/422 whose text blames the `name` field, as servers that do not take it answer. */
-function rejectsName(err: unknown): boolean {
-  return (
-    err instanceof AgentError && (err.status === 400 || err.status === 422) && /['"`]?\bname\b['"`]?/i.test(err.message.split("The server said:")[1] ?? "")
-  );
 }
 
 /** What every request of one agent shares: its options, with defaults filled in, and what they resolve to. */
@@ -319,10 +277,6 @@ async function* runTurn(c: Client, req: TurnRequest): AsyncGenerator<AgentOutput
     messages.push(toWire({ role: "assistant", content: result.text, toolCalls: result.toolCalls }));
     yield* runToolCalls(c, result, messages, req.signal, rounds + 1);
   }
-}
-
-function wireMessages(req: TurnRequest, speakers: SpeakerNames): WireMessage[] {
-  return [...(req.system ? [{ role: "system" as const, content: req.system }] : []), ...req.messages.map((m) => toWire(m, speakers))];
 }
 
 /** Runs the round's tool calls in order (each through the approval handler), appending each result to `messages`. */

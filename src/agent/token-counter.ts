@@ -41,7 +41,7 @@ let worker: Worker | undefined;
 /** Whether the worker has the encoding loaded: until then a count would wait for the load. */
 let loaded = false;
 /** Those waiting for the load (whenTokenCounterLoaded). */
-let onLoaded: Array<() => void> = [];
+const onLoaded: Array<() => void> = [];
 let nextId = 0;
 /** Exchanges asked of the worker so far: each wakes it and waits for its answer (tests check a call makes one). */
 let exchanges = 0;

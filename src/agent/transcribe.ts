@@ -1,4 +1,4 @@
-import { redact, safeUrl } from "./http.js";
+import { redact, safeUrl } from "./http-error.js";
 import { AgentError } from "./types.js";
 
 export interface TranscriberOptions {

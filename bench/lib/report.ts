@@ -117,7 +117,12 @@ function issue31(s: Scen, ge: Make, le: Make): Record<string, Target> {
       num(s, "memory", "rss_live_chats_mb"),
       150,
     ),
-    i31_soak_slope: le("soak RSS slope <= 0.5 MB/min", Math.abs(num(s, "memory", "soak_slope_bytes_per_min")) / 2 ** 20, 0.5),
+    // RSS right after a full collection: what stays (memory.ts says why the slope of every-second samples is not it).
+    i31_soak_slope: le(
+      "soak RSS slope <= 0.5 MB/min (RSS after a full collection)",
+      Math.abs(num(s, "memory", "soak_collected_slope_bytes_per_min")) / 2 ** 20,
+      0.5,
+    ),
     i31_floor_sqlite: ge("core/floor >= 0.8 (sqlite)", num(s, "floor_sqlite", "ratio"), 0.8),
     i31_core_postgres: ge("core >= 730 msgs/s on PostgreSQL (1.5x 487)", num(s, "core_postgres", "msgs_per_s"), 730),
     i31_overhead_p99_postgres: le("overhead p99 <= 20 ms @500/s (postgres)", nested(s, "core_postgres", "overhead_at_rate", "p99_ms"), 20),
@@ -176,7 +181,7 @@ export function scenarioRows(s: Scen): [string, string][] {
     ["rotation", `/new p50 ${num(s, "rotation", "p50_ms")} p99 ${num(s, "rotation", "p99_ms")} ms; 100 concurrent: ${JSON.stringify(s.rotation?.concurrent)}`],
     [
       "memory",
-      `RSS ${num(s, "memory", "rss_live_chats_mb")} MB at live chats (idle ${num(s, "memory", "rss_idle_mb")}); slope ${num(s, "memory", "soak_slope_bytes_per_min")} B/min; heap ${num(s, "memory", "heap_live_chats_mb")} MB at live chats, soak heap slope ${num(s, "memory", "soak_heap_slope_bytes_per_min")} B/min`,
+      `RSS ${num(s, "memory", "rss_live_chats_mb")} MB at live chats (idle ${num(s, "memory", "rss_idle_mb")}); slope ${num(s, "memory", "soak_slope_bytes_per_min")} B/min; heap ${num(s, "memory", "heap_live_chats_mb")} MB at live chats, soak heap slope ${num(s, "memory", "soak_heap_slope_bytes_per_min")} B/min; after a full collection every ${num(s, "memory", "soak_collected_every_s")} s: RSS slope ${num(s, "memory", "soak_collected_slope_bytes_per_min")} B/min, heap ${num(s, "memory", "soak_collected_heap_slope_bytes_per_min")} B/min`,
     ],
     [
       "cli",

@@ -26,6 +26,14 @@ export interface MemoryResult {
   soak_heap_slope_bytes_per_min: number;
   rss_samples_mb: number[];
   soak_slope_bytes_per_min: number;
+  /** Seconds between the soak's full collections (heap and RSS read right after each). */
+  soak_collected_every_s: number;
+  /** RSS right after each full collection: what stays. */
+  rss_collected_samples_mb: number[];
+  /** Slope of RSS right after a full collection, after the warm-up: growth that stays, whatever the phase of V8's own collections. */
+  soak_collected_slope_bytes_per_min: number;
+  /** The same for the heap in use after a full collection. */
+  soak_collected_heap_slope_bytes_per_min: number;
   soak_messages: number;
   soak_replies: number;
   /** What holds the heap after the soak (the live chats still open), from a heap snapshot's dominator tree. */
@@ -110,6 +118,14 @@ export async function runMemory(quick: boolean, drivers: PlatformDriver[], soakM
     const attrLive = attributeRss(pid, await heapSpacesOf(child));
     const heapLive = (await heapOf(child)).heapUsed;
     const heapPoints: [number, number][] = [];
+    // Every `collectEvery` s a full collection, with RSS and the heap read right after it. Without
+    // them the slope was where V8's own collection cycle fell in the window: the old generation
+    // grows by half (--heap-growing-percent=50) in about four minutes at 200 msgs/s, so a 4-minute
+    // window held about one rising edge, and three runs of the same code gave 0.31, 0.83 and 1.37 MB/min.
+    const collectEvery = Math.max(1, Math.round(soakSeconds / 10));
+    const collected: [number, number][] = [];
+    const collectedHeap: [number, number][] = [];
+    let lastCollect = 0;
     // Soak: `rate` msgs/s over the same chats for soakSeconds; RSS sampled every second.
     const points: [number, number][] = [];
     const t0 = performance.now();
@@ -147,6 +163,12 @@ export async function runMemory(quick: boolean, drivers: PlatformDriver[], soakM
         points.push([el / 1000, rssOf(pid)]);
         const m = await heapAt(child);
         heapPoints.push([el / 1000, m]);
+        if (el - lastCollect >= collectEvery * 1000) {
+          lastCollect = el;
+          const heap = (await heapOf(child)).heapUsed;
+          collected.push([el / 1000, rssOf(pid)]);
+          collectedHeap.push([el / 1000, heap]);
+        }
         progress(`memory: soak ${Math.round(el / 1000)}/${soakSeconds} s, rss ${r1(points.at(-1)![1] / MB)} MB`);
       }
       await sleep(5);
@@ -188,6 +210,10 @@ export async function runMemory(quick: boolean, drivers: PlatformDriver[], soakM
       heap_live_chats_mb: r1(heapLive / MB),
       heap_samples_mb: heapPoints.filter((_, i) => i % Math.max(1, Math.floor(heapPoints.length / 20)) === 0).map((p) => r1(p[1] / MB)),
       soak_heap_slope_bytes_per_min: Math.round(slope(heapPoints.filter((p) => p[0] >= warmupSeconds))),
+      soak_collected_every_s: collectEvery,
+      rss_collected_samples_mb: collected.map((p) => r1(p[1] / MB)),
+      soak_collected_slope_bytes_per_min: Math.round(slope(collected.filter((p) => p[0] >= warmupSeconds))),
+      soak_collected_heap_slope_bytes_per_min: Math.round(slope(collectedHeap.filter((p) => p[0] >= warmupSeconds))),
       soak_messages: n,
       soak_replies: replies() - soakBase,
       heap_retainers: retainers,

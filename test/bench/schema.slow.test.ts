@@ -143,6 +143,10 @@ const doc = z.object({
       heap_live_chats_mb: n.positive(),
       heap_samples_mb: z.array(n.positive()).min(1),
       soak_heap_slope_bytes_per_min: n,
+      soak_collected_every_s: n,
+      rss_collected_samples_mb: z.array(n.positive()).min(1),
+      soak_collected_slope_bytes_per_min: n,
+      soak_collected_heap_slope_bytes_per_min: n,
       soak_send_errors: n.int().nonnegative(),
       heap_retainers: z.object({
         total_mb: n.positive(),

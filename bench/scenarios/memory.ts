@@ -28,7 +28,7 @@ export interface MemoryResult {
   soak_slope_bytes_per_min: number;
   /** Seconds between the soak's full collections (heap and RSS read right after each). */
   soak_collected_every_s: number;
-  /** RSS right after each full collection: what stays. */
+  /** RSS two seconds after each full collection (once V8 has given back the pages it emptied): what stays. */
   rss_collected_samples_mb: number[];
   /** Slope of RSS right after a full collection, after the warm-up: growth that stays, whatever the phase of V8's own collections. */
   soak_collected_slope_bytes_per_min: number;
@@ -126,6 +126,7 @@ export async function runMemory(quick: boolean, drivers: PlatformDriver[], soakM
     const collected: [number, number][] = [];
     const collectedHeap: [number, number][] = [];
     let lastCollect = 0;
+    let collectedAt: number | undefined;
     // Soak: `rate` msgs/s over the same chats for soakSeconds; RSS sampled every second.
     const points: [number, number][] = [];
     const t0 = performance.now();
@@ -163,17 +164,27 @@ export async function runMemory(quick: boolean, drivers: PlatformDriver[], soakM
         points.push([el / 1000, rssOf(pid)]);
         const m = await heapAt(child);
         heapPoints.push([el / 1000, m]);
+        // RSS is read two seconds after the collection, not at once: a compacting collection maps the
+        // pages it moves objects to before V8's unmapper gives the emptied ones back (read at once,
+        // RSS stood 40-50 MB above the every-second samples around it).
+        if (collectedAt !== undefined && el - collectedAt >= 2000) {
+          collected.push([el / 1000, rssOf(pid)]);
+          collectedAt = undefined;
+        }
         if (el - lastCollect >= collectEvery * 1000) {
           lastCollect = el;
-          const heap = (await heapOf(child)).heapUsed;
-          collected.push([el / 1000, rssOf(pid)]);
-          collectedHeap.push([el / 1000, heap]);
+          collectedHeap.push([el / 1000, (await heapOf(child)).heapUsed]);
+          collectedAt = el;
         }
         progress(`memory: soak ${Math.round(el / 1000)}/${soakSeconds} s, rss ${r1(points.at(-1)![1] / MB)} MB`);
       }
       await sleep(5);
     }
     await Promise.all(inflight);
+    if (collectedAt !== undefined) {
+      await sleep(Math.max(0, collectedAt + 2000 - (performance.now() - t0)));
+      collected.push([(performance.now() - t0) / 1000, rssOf(pid)]);
+    }
     await sleep(1000);
     const attrSoak = attributeRss(pid, await heapSpacesOf(child));
     const snapshotFile = path.join(os.tmpdir(), `switchboard-bench-${process.pid}.heapsnapshot`);

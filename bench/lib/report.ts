@@ -117,12 +117,7 @@ function issue31(s: Scen, ge: Make, le: Make): Record<string, Target> {
       num(s, "memory", "rss_live_chats_mb"),
       150,
     ),
-    // RSS right after a full collection: what stays (memory.ts says why the slope of every-second samples is not it).
-    i31_soak_slope: le(
-      "soak RSS slope <= 0.5 MB/min (RSS after a full collection)",
-      Math.abs(num(s, "memory", "soak_collected_slope_bytes_per_min")) / 2 ** 20,
-      0.5,
-    ),
+    i31_soak_slope: soakSlope(s),
     i31_floor_sqlite: ge("core/floor >= 0.8 (sqlite)", num(s, "floor_sqlite", "ratio"), 0.8),
     i31_core_postgres: ge("core >= 730 msgs/s on PostgreSQL (1.5x 487)", num(s, "core_postgres", "msgs_per_s"), 730),
     i31_overhead_p99_postgres: le("overhead p99 <= 20 ms @500/s (postgres)", nested(s, "core_postgres", "overhead_at_rate", "p99_ms"), 20),
@@ -134,6 +129,25 @@ function issue31(s: Scen, ge: Make, le: Make): Record<string, Target> {
 function floorRow(s: Scen, k: string): string {
   const share = nested(s, k, "params", "first_message_share");
   return `${num(s, k, "msgs_per_s")} msgs/s at the core's mix (${Math.round(share * 100)}% first messages); core/floor ${num(s, k, "ratio")}; at the trace's 1:9 mix ${nested(s, k, "trace_mix", "msgs_per_s")} msgs/s, core/floor ${nested(s, k, "trace_mix", "ratio")}`;
+}
+
+/**
+ * Issue 31 item 3's soak: the slope of RSS right after a full collection, what stays (memory.ts
+ * says why the slope of every-second samples is not it). Met only by the soak the issue names:
+ * 30 minutes (`--soak-minutes=30`) over chats whose windows were all full when it began, so the
+ * windows filling is not counted as growth.
+ */
+function soakSlope(s: Scen): Target {
+  const m = (s.memory ?? {}) as Record<string, unknown>;
+  const minutes = Number((m.params as Record<string, unknown> | undefined)?.soak_seconds ?? Number.NaN) / 60;
+  const w = (m.soak_windows ?? {}) as { sessions?: number; full?: number };
+  const full = w.sessions !== undefined && w.sessions > 0 && w.full === w.sessions;
+  const value = Math.abs(num(s, "memory", "soak_collected_slope_bytes_per_min")) / 2 ** 20;
+  const which = Number.isFinite(minutes)
+    ? `${Math.round(minutes * 10) / 10}-minute soak, windows ${full ? "full" : `full in ${w.full ?? "?"} of ${w.sessions ?? "?"} chats`}`
+    : "no soak";
+  const t = `soak RSS slope <= 0.5 MB/min, 30-minute soak, windows full (RSS after a full collection; this run: ${which})`;
+  return { target: t, value, threshold: 0.5, met: value <= 0.5 && minutes >= 30 && full };
 }
 
 /** Issue 31 item 7: met only when the peak is within Telegram's limit and every message was answered once, with no 429. */

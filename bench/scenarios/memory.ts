@@ -1,3 +1,4 @@
+import Sqlite from "better-sqlite3";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -34,6 +35,11 @@ export interface MemoryResult {
   soak_collected_slope_bytes_per_min: number;
   /** The same for the heap in use after a full collection. */
   soak_collected_heap_slope_bytes_per_min: number;
+  /** Messages each chat had before the soak (the live chats' one, then the fill's): enough to fill its window. */
+  fill_messages_per_chat: number;
+  fill_seconds: number;
+  /** From the database before the soak: sessions, and those holding a whole window (>= 40 stored entries). */
+  soak_windows: { sessions: number; full: number; window: number };
   soak_messages: number;
   soak_replies: number;
   /** What holds the heap after the soak (the live chats still open), from a heap snapshot's dominator tree. */
@@ -68,6 +74,54 @@ async function heapAt(child: import("node:child_process").ChildProcess): Promise
   });
 }
 
+/** The gateway's default context window (CONTEXT_MAX_MESSAGES), which the soak leaves unset. */
+const WINDOW = 40;
+/** Messages that fill a chat's window: each is one user entry and one answer. */
+const FILL_PER_CHAT = WINDOW / 2;
+
+/** Says `text` in chat `k` of the bench's chats: chat k is chat k / 3 of platform k % 3, in every phase. */
+function say(drivers: PlatformDriver[], k: number, text: string): ReturnType<PlatformDriver["say"]> {
+  return drivers[k % drivers.length]!.say(Math.floor(k / drivers.length), text);
+}
+
+/** `rounds` messages to each of `chats` chats, round by round, at most 200 awaiting a reply. */
+async function sayToEach(drivers: PlatformDriver[], chats: number, rounds: number, replies: () => number, label: string): Promise<void> {
+  const base = replies();
+  const total = chats * rounds;
+  const end = Date.now() + 30 * 60_000;
+  let sent = 0;
+  // replies() copies a fake's log, so it is read again only when the last count says 200 are
+  // awaiting (read before every send, the 190,000 of a full fill took quadratic time).
+  let answered = 0;
+  while (sent < total && Date.now() < end) {
+    if (sent - answered >= 200) {
+      answered = replies() - base;
+      progress(`memory: ${label} ${answered}/${total}`);
+      if (sent - answered >= 200) {
+        await sleep(20);
+        continue;
+      }
+    }
+    await say(drivers, sent % chats, `m ${label}${sent}`);
+    sent++;
+  }
+  while (replies() - base < total && Date.now() < end) await sleep(50);
+  if (replies() - base < total) throw new Error(`memory: ${label}: ${replies() - base} of ${total} messages answered in 30 minutes`);
+}
+
+/** How many sessions the database holds, and how many hold a whole window of entries. */
+function windowFill(file: string): { sessions: number; full: number; window: number } {
+  const db = new Sqlite(file, { readonly: true });
+  try {
+    const row = db
+      .prepare("SELECT COUNT(*) AS sessions, COALESCE(SUM(n >= ?), 0) AS full FROM (SELECT COUNT(*) AS n FROM Message GROUP BY sessionId)")
+      .get(WINDOW) as { sessions: number; full: number };
+    return { ...row, window: WINDOW };
+  } finally {
+    db.close();
+  }
+}
+
 /** The compiled gateway (as `npm start` runs it) in its own process, all three adapters on their fakes (which run here): RSS at N live chats, then a soak. */
 export async function runMemory(quick: boolean, drivers: PlatformDriver[], soakMinutes?: number): Promise<MemoryResult> {
   const liveChats = liveChatCount(quick);
@@ -95,20 +149,8 @@ export async function runMemory(quick: boolean, drivers: PlatformDriver[], soakM
     // Before any forced GC: RSS as it stands.
     const attrIdle = attributeRss(pid, await heapSpacesOf(child));
     const heapIdle = (await heapOf(child)).heapUsed;
-    const base = replies();
     // One message in each of liveChats chats, spread over the platforms, at most 200 awaiting a reply.
-    let sent = 0;
-    const end = Date.now() + 15 * 60_000;
-    while (sent < liveChats && Date.now() < end) {
-      while (sent < liveChats && sent - (replies() - base) < 200) {
-        const d = drivers[sent % drivers.length]!;
-        await d.say(Math.floor(sent / drivers.length), `m live${sent}`);
-        sent++;
-      }
-      progress(`memory: ${replies() - base}/${liveChats} live chats`);
-      await sleep(20);
-    }
-    while (replies() - base < liveChats && Date.now() < end) await sleep(50);
+    await sayToEach(drivers, liveChats, 1, replies, "live");
     await sleep(quick ? 1000 : 2000);
     const live = [rssOf(pid)];
     for (let i = 0; i < 4; i++) {
@@ -117,6 +159,15 @@ export async function runMemory(quick: boolean, drivers: PlatformDriver[], soakM
     }
     const attrLive = attributeRss(pid, await heapSpacesOf(child));
     const heapLive = (await heapOf(child)).heapUsed;
+    // Then the chats' windows are filled before the soak: a window grows until it holds the
+    // context's last CONTEXT_MAX_MESSAGES (40) entries, a user's message and its answer each, and a
+    // soak over windows still filling measures that filling (the 30-minute soak of 2026-12-07 gave
+    // each chat about 37 messages; the Runner's share of the heap went 9.2 -> 14.9 MB, 0.51 MB/min).
+    const fillStarted = performance.now();
+    await sayToEach(drivers, liveChats, FILL_PER_CHAT - 1, replies, "fill");
+    const fillSeconds = (performance.now() - fillStarted) / 1000;
+    const windows = windowFill(new URL(env.DATABASE_URL!).pathname);
+    progress(`memory: windows filled in ${Math.round(fillSeconds)} s (${windows.full}/${windows.sessions} sessions hold >= ${WINDOW} entries)`, true);
     const heapPoints: [number, number][] = [];
     // Every `collectEvery` s a full collection, with RSS and the heap read right after it. Without
     // them the slope was where V8's own collection cycle fell in the window: the old generation
@@ -141,8 +192,7 @@ export async function runMemory(quick: boolean, drivers: PlatformDriver[], soakM
     while (performance.now() - t0 < soakSeconds * 1000) {
       const due = Math.floor(((performance.now() - t0) * rate) / 1000);
       while (n < due && inflight.size < rate) {
-        const d = drivers[n % drivers.length]!;
-        const r = d.say(Math.floor(n / drivers.length) % Math.ceil(liveChats / drivers.length), `m soak${n}`);
+        const r = say(drivers, n % liveChats, `m soak${n}`);
         // A send the gateway's socket refused is counted, not fatal: a busy loopback can reset a
         // reused keep-alive connection. The gateway having died is fatal.
         if (r) {
@@ -225,6 +275,9 @@ export async function runMemory(quick: boolean, drivers: PlatformDriver[], soakM
       rss_collected_samples_mb: collected.map((p) => r1(p[1] / MB)),
       soak_collected_slope_bytes_per_min: Math.round(slope(collected.filter((p) => p[0] >= warmupSeconds))),
       soak_collected_heap_slope_bytes_per_min: Math.round(slope(collectedHeap.filter((p) => p[0] >= warmupSeconds))),
+      fill_messages_per_chat: FILL_PER_CHAT,
+      fill_seconds: r1(fillSeconds),
+      soak_windows: windows,
       soak_messages: n,
       soak_replies: replies() - soakBase,
       heap_retainers: retainers,

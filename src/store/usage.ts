@@ -8,8 +8,8 @@ export type NewUsage = Insertable<ModelUsage> & { id: string };
 /** A usage row with every column given: what the prepared insert binds. */
 type UsageRow = Required<NewUsage>;
 
-/** The schema's defaults (prisma/schema.prisma), for the columns a caller leaves out. */
-const USAGE_DEFAULTS = {
+/** The schema's defaults (prisma/models.prisma), for the columns a caller leaves out (test/store/usage-defaults.test.ts holds them to it). */
+export const USAGE_DEFAULTS = {
   sessionId: "",
   userId: "",
   platform: "",

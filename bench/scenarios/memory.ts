@@ -9,6 +9,7 @@ import type { PlatformDriver } from "../lib/platforms.js";
 import { pick } from "../lib/mode.js";
 import { attributeRss, type RssAttribution } from "../lib/rss-attribution.js";
 import { progress } from "../lib/progress.js";
+import { agentSettings } from "../../src/config/agent.js";
 
 export const liveChatCount = (quick: boolean) => pick(quick, 10_000, 300, 150);
 import { median, r1, sleep } from "../lib/stats.js";
@@ -74,8 +75,8 @@ async function heapAt(child: import("node:child_process").ChildProcess): Promise
   });
 }
 
-/** The gateway's default context window (CONTEXT_MAX_MESSAGES), which the soak leaves unset. */
-const WINDOW = 40;
+/** The gateway's default context window (CONTEXT_MAX_MESSAGES, 40 entries), which the soak leaves unset. */
+const WINDOW: number = agentSettings.CONTEXT_MAX_MESSAGES.parse(undefined);
 /** Messages that fill a chat's window: each is one user entry and one answer. */
 const FILL_PER_CHAT = WINDOW / 2;
 

@@ -1,7 +1,8 @@
+import { errInfo } from "../log.js";
 import type { CompletionResult } from "./completion.js";
 import type { MeterTicket, ModelCallKind, ModelMeter, ModelUsage } from "./model-meter.js";
 import { estimateCallTokens, estimateTextTokens, promptBound } from "./token-estimate.js";
-import type { AgentOutput } from "./types.js";
+import type { AgentLog, AgentOutput } from "./types.js";
 
 /**
  * What a call reserves for its output when no max output tokens is set: the
@@ -29,6 +30,8 @@ export interface MeteredCall {
    * longer waits for a count and a commit of its own before the turn's). Without it, each is waited for.
    */
   settlements?: Promise<void>[];
+  /** Where a count that failed is said (the call is then charged its bounds). */
+  log?: AgentLog;
 }
 
 /**
@@ -87,7 +90,12 @@ async function settleFinished(ticket: MeterTicket, call: MeteredCall, r: Complet
   let usage: ModelUsage;
   try {
     usage = await usageOf(call, r, latencyMs);
-  } catch {
+  } catch (err) {
+    // Charged, never lost: the bounds are above any count. Said, because a dead tokenizer overcharges every call until it is back.
+    call.log?.warn(
+      { err: errInfo(err), model: call.model },
+      "could not count a model call's tokens; charged its upper bound (prompt bound, answer's UTF-8 bytes) instead",
+    );
     const completion = r.text + r.toolCalls.map((c) => c.name + c.arguments).join("");
     const promptTokens = promptBound(call.messages, call.tools);
     usage = { model: call.model, promptTokens, completionTokens: Buffer.byteLength(completion, "utf8"), cachedTokens: 0, estimated: true, latencyMs };

@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { errInfo } from "../log.js";
 import type { SpeakerNames } from "./content.js";
 import type { Span } from "@opentelemetry/api";
 import { genAiMetricsOn, withTraceHeaders } from "../telemetry/index.js";
@@ -142,6 +143,7 @@ function complete(
       tools: fields?.tools,
       ...(settings.maxOutputTokens !== undefined && { maxOutputTokens: settings.maxOutputTokens }),
       settlements: turn.settlements,
+      log: c.log,
     },
     (progress) => {
       const chat = chatSpan(settings, c.url, messages);
@@ -236,7 +238,7 @@ async function* runTurn(c: Client, req: TurnRequest): AsyncGenerator<AgentOutput
     turn.settlements.length > 0 && {
       settled: Promise.all(turn.settlements).then(
         () => undefined,
-        (err: unknown) => log.error({ err: err instanceof Error ? err.message : String(err) }, "could not settle a model call's usage"),
+        (err: unknown) => log.error({ err: errInfo(err) }, "could not settle a model call's usage"),
       ),
     };
   let speakers: SpeakerNames = c.opts.speakerNames === "prefix" || REJECTS_NAME.has(c.url) ? "prefix" : "name";

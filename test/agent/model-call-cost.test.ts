@@ -1,5 +1,7 @@
 import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
-import { openAiAgent, type AgentOutput } from "../../src/agent/index.js";
+import { noopLog, openAiAgent, type AgentLog, type AgentOutput } from "../../src/agent/index.js";
+import type { CompletionResult } from "../../src/agent/completion.js";
+import { metered } from "../../src/agent/metered.js";
 import type { MeterTicket, ModelMeter, ModelUsage } from "../../src/agent/model-meter.js";
 import { stopTokenCounter, tokenCounterExchanges, whenTokenCounterLoaded } from "../../src/agent/token-counter.js";
 import { FakeOpenAi, textReply } from "../fakes/openai.js";
@@ -99,5 +101,32 @@ describe("a metered model call whose provider sends no usage", () => {
     release();
     await waiting;
     expect(settled).toHaveLength(1);
+  });
+
+  it("is charged its bounds when the tokenizer's worker stops mid-count, and the log says so (nothing swallowed)", async () => {
+    await whenTokenCounterLoaded();
+    const { meter, settled } = recordingMeter();
+    const warned: Array<{ obj: Record<string, unknown>; msg?: string }> = [];
+    const log: AgentLog = { ...noopLog, warn: (obj, msg) => void warned.push({ obj, msg }) };
+    // Long enough that the worker is still counting when it is stopped (as in token-counter.test.ts).
+    const answer = "x ".repeat(200_000);
+    const messages = [{ role: "user", content: "hi" }];
+    const settlements: Promise<void>[] = [];
+    const call = metered(meter, { kind: "turn", model: "m", messages, settlements, log }, async function* () {
+      yield { type: "text-delta", text: answer } satisfies AgentOutput;
+      return { text: answer, toolCalls: [], finishReason: "stop" } satisfies CompletionResult;
+    });
+    for (let step = await call.next(); !step.done; step = await call.next());
+    // The settlement's one count is with the worker now; stopping it fails that count.
+    await stopTokenCounter();
+    await Promise.all(settlements);
+    expect(settled).toEqual([expect.objectContaining({ estimated: true, completionTokens: Buffer.byteLength(answer, "utf8") })]);
+    expect(settled[0]!.promptTokens).toBeGreaterThan(4);
+    expect(warned).toEqual([
+      {
+        obj: { err: expect.objectContaining({ name: "AgentError", message: expect.stringContaining("token counter") }), model: "m" },
+        msg: expect.stringContaining("charged its upper bound"),
+      },
+    ]);
   });
 });

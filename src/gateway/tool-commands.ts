@@ -6,7 +6,7 @@
 import type { AgentToolRules } from "../agent/agent-tools.js";
 import type { Tool, ToolRegistry } from "../agent/tools.js";
 import { APPROVAL_ID, type ApprovalService } from "../runtime/approvals/service.js";
-import type { CommandSpec } from "../runtime/commands/index.js";
+import { addressedElsewhere, type CommandSpec } from "../runtime/commands/index.js";
 import type { Interceptor } from "../runtime/interceptors.js";
 import type { Info } from "../session/info.js";
 import type { Tooling } from "./tooling.js";
@@ -19,7 +19,8 @@ import type { Tooling } from "./tooling.js";
 export function approvalIdInterceptor(approvals: ApprovalService): Interceptor {
   return async (event, ctx, next) => {
     const cmd = event.command;
-    if (!cmd) return next();
+    // `/deny@otherbot <id>` is another bot's: the commands' interceptor drops it unanswered.
+    if (!cmd || addressedElsewhere(cmd, event.botUsername)) return next();
     if ((cmd.name === "approve" || cmd.name === "deny") && APPROVAL_ID.test(cmd.args.toLowerCase())) {
       const r = await approvals.click({
         id: cmd.args.toLowerCase(),

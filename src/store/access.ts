@@ -61,6 +61,26 @@ export class AccessStore {
     return this.grant(platform, botId, groupSubject(chatId), source);
   }
 
+  /**
+   * A group's admission follows it to a new chat id (a Telegram group upgraded to a supergroup), as its
+   * sessions do (IdentityStore.moveGroup): else the upgraded group is silent, or left under
+   * GROUP_UNADMITTED=leave. A grant the new id already has is kept. How many bots' grants moved.
+   */
+  moveGroupAdmission(platform: string, from: string, to: string): Promise<number> {
+    return this.db.sqlTransaction("access-group-move", async (s) => {
+      const rows = await s.all(this.db.q.selectFrom("AccessGrant").selectAll().where("platform", "=", platform).where("senderId", "=", groupSubject(from)));
+      for (const r of rows)
+        await s.run(
+          this.db.q
+            .insertInto("AccessGrant")
+            .values({ ...r, senderId: groupSubject(to) })
+            .onConflict((oc) => oc.doNothing()),
+        );
+      if (rows.length) await s.run(this.db.q.deleteFrom("AccessGrant").where("platform", "=", platform).where("senderId", "=", groupSubject(from)));
+      return rows.length;
+    });
+  }
+
   /** Every admitted group, oldest first (`switchboard groups list`). */
   async listGroups(): Promise<GroupGrant[]> {
     const rows = await this.db.query(

@@ -12,7 +12,8 @@ type Sender = { platform: string; botId: string; senderId: string };
 /**
  * Whether the sender passes the DM policy on their own account: DM_POLICY
  * is open, the adapter is trusted (the operator console), they are an admin,
- * on ALLOW_FROM, or paired. This is also the bar for deciding a tool call
+ * on ALLOW_FROM, or paired while DM_POLICY is `pairing` (under `allowlist`
+ * a grant kept from a pairing before the switch admits no one). This is also the bar for deciding a tool call
  * anywhere: a stranger in an open or admitted group may talk, never approve.
  */
 export async function passesDmPolicy(
@@ -23,6 +24,7 @@ export async function passesDmPolicy(
   isAdmin: boolean,
 ): Promise<boolean> {
   if (policy.DM_POLICY === "open" || adapter?.trusted || isAdmin || listed(policy.ALLOW_FROM, sender)) return true;
+  if (policy.DM_POLICY !== "pairing") return false;
   return store.isGranted(sender.platform, sender.botId, sender.senderId);
 }
 

@@ -19,7 +19,13 @@ export function adapterContext(adapter: Adapter, deps: GatewayDeps, intake: Pick
     dropped: (reason) => deps.metrics.inbound.inc({ platform: adapter.platform, outcome: reason }),
     chatMigrated: async (from, to) => {
       const groupId = await deps.identities.moveGroup(adapter.platform, from, to);
-      if (groupId) deps.log.info({ platform: adapter.platform, groupId }, "a group moved to a new chat id (supergroup upgrade); its sessions follow it");
+      // Its admission (/allowgroup) too, else the upgraded group goes silent. ALLOW_GROUPS names ids: the operator updates it.
+      const admissions = await deps.pairing.store.moveGroupAdmission(adapter.platform, from, to);
+      if (groupId || admissions)
+        deps.log.info(
+          { platform: adapter.platform, groupId, from, to, admissions },
+          "a group moved to a new chat id (supergroup upgrade); its sessions and its admission follow it",
+        );
     },
     log: deps.log.child({ platform: adapter.platform }),
     reportError: (where) => deps.metrics.internalErrors.inc({ where: `${adapter.platform}:${where}` }),

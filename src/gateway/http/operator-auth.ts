@@ -79,6 +79,11 @@ export function isLoopbackAddress(addr: string | undefined): boolean {
 /** Headers a reverse proxy adds: a request carrying one did not start on this machine, whatever the socket says. */
 const FORWARDING_HEADERS = ["x-forwarded-for", "forwarded", "x-real-ip"];
 
+/** Whether a reverse proxy forwarded this request (one of its headers is there). */
+export function forwardedByProxy(headers: Record<string, string | string[] | undefined>): boolean {
+  return FORWARDING_HEADERS.some((h) => headers[h] !== undefined);
+}
+
 const digest = (s: string) => createHash("sha256").update(s, "utf8").digest();
 
 /** Constant-time comparison; hashing first gives both sides one length. */
@@ -149,7 +154,7 @@ export class OperatorAuth {
       isLoopbackAddress(f.remoteAddress) &&
       isLoopbackHostname(hostnameOf(header(f.headers, "host") ?? "")) &&
       isLoopbackHostname(hostnameOf(f.urlHost)) &&
-      !FORWARDING_HEADERS.some((h) => f.headers[h] !== undefined)
+      !forwardedByProxy(f.headers)
     );
   }
 
@@ -169,6 +174,16 @@ export class OperatorAuth {
         error: "this host name is not allowed for the operator pages: use 127.0.0.1 or localhost, or set PUBLIC_URL to the address you open",
       };
     }
+    // Without a token the operator pages are this machine's alone: a request a reverse proxy forwarded (its
+    // headers say so) started elsewhere, whatever its Host says (as /healthz's details already judge it).
+    if (!this.#token && forwardedByProxy(f.headers))
+      return {
+        ok: false,
+        status: 401,
+        reason: "auth",
+        error:
+          "this request came through a proxy, and the operator pages without OPERATOR_TOKEN are for this machine only: set OPERATOR_TOKEN to use them through the proxy",
+      };
     const byToken = await this.hasValidToken(f.headers);
     if (this.#token && !byToken)
       return { ok: false, status: 401, reason: "auth", error: "sign in: send Authorization: Bearer <OPERATOR_TOKEN>, or log in at /login" };

@@ -223,7 +223,8 @@ export class HttpServer {
       }
       request.rawBody = body.body;
     }
-    return this.#response(c, await r.handler(request));
+    // An operator's answer (sessions, transcripts, usage, metrics) is kept by no cache, the browser's included, unless its route says otherwise.
+    return this.#response(c, await r.handler(request), r.access === "public" ? {} : { "cache-control": "no-store" });
   }
 
   /** For a public route (/healthz's details): a store that cannot say whether a login session is live makes the caller a stranger, reported, not a 500. */
@@ -240,8 +241,8 @@ export class HttpServer {
     }
   }
 
-  #response(c: Context<Env>, r: HttpResponse): Response {
-    const headers = { "x-request-id": c.get("requestId"), ...r.headers };
+  #response(c: Context<Env>, r: HttpResponse, defaults: Record<string, string> = {}): Response {
+    const headers = { ...defaults, "x-request-id": c.get("requestId"), ...r.headers };
     if (!r.stream) return new Response(r.status === 204 || r.status === 304 ? null : (r.body ?? null), { status: r.status, headers });
     return eventStreamResponse(c.env.outgoing, r.status, r.stream, headers);
   }
@@ -249,6 +250,9 @@ export class HttpServer {
   async listen(port: number, host: string, role: ListenerRole = "all"): Promise<AddressInfo> {
     const l = this.#limits;
     const listener = getRequestListener((req, env) => this.#app(role).fetch(req, env), {
+      // An HTTP/1.0 request may come without Host (a load balancer's health check): it gets this name,
+      // which no Host allowlist holds, so /healthz answers it and the operator routes refuse it.
+      hostname: "no-host.invalid",
       // Reached when the request cannot become a URL at all (a Host header no URL can hold).
       errorHandler: (err) => {
         this.#refusals.refuse("bad-request", { err: errInfo(err).message });
@@ -268,6 +272,15 @@ export class HttpServer {
       (req, res) => void listener(req, res).catch((err) => lastResort(this.#o.log, res, err)),
     );
     server.maxConnections = l.maxConnections;
+    // A client that stops reading its answers holds its slot once they fill the socket's buffers: no
+    // request timeout applies then (the request came in whole). Cut it after HTTP_REQUEST_TIMEOUT without
+    // progress; a socket idle for another reason (a handler still working, between keep-alive requests,
+    // an SSE stream's quiet spell) is left to the timeouts that are about it.
+    server.setTimeout(l.requestTimeoutMs, (socket: Socket) => {
+      if (socket.writableLength === 0) return;
+      this.#refusals.refuse("stalled-reader", { buffered: socket.writableLength });
+      socket.destroy();
+    });
     server.on("drop", () => this.#refusals.refuse("connections", { max: l.maxConnections }));
     server.on("clientError", (err, socket) => answerClientError(this.#refusals, err as NodeJS.ErrnoException, socket as Socket));
     const entry: Listener = { server, role, sockets: new Set() };

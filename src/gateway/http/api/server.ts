@@ -8,6 +8,7 @@ import type { HttpHandler, HttpRequest, HttpResponse, RouteOptions } from "../..
 import { ErrorBody, OpenApiDocument, withSharedRefusals } from "./openapi.js";
 import type { Scope } from "../../../config/api-tokens.js";
 import { ALL_SCOPES, type ApiPrincipal, type ApiTokens } from "./tokens.js";
+import { forwardedByProxy } from "../operator-auth.js";
 
 export type ApiEnv = { Variables: { principal: ApiPrincipal } };
 export type ApiApp = OpenAPIHono<ApiEnv>;
@@ -107,7 +108,8 @@ export class ApiServer {
     }
     let principal: ApiPrincipal | undefined;
     if (tokens.required) principal = tokens.principal(c.req.header("authorization"));
-    else principal = { name: "local", scopes: ALL_SCOPES };
+    // Tokenless, the API is this machine's alone: not a request a reverse proxy forwarded (operator-auth.ts).
+    else if (!forwardedByProxy(c.req.header())) principal = { name: "local", scopes: ALL_SCOPES };
     if (!principal) {
       this.#o.refused?.("auth");
       return c.json({ error: "send Authorization: Bearer <token> with OPERATOR_TOKEN or a token of API_TOKENS" }, 401, {

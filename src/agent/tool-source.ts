@@ -48,7 +48,7 @@ export function builtinToolSource(make: (session: Info) => readonly Tool[], rule
   return {
     tools: make,
     policyOf: (name, chat) => {
-      const rule = name.includes(TOOL_SEPARATOR) ? undefined : rules[name];
+      const rule = name.includes(TOOL_SEPARATOR) || !Object.hasOwn(rules, name) ? undefined : rules[name];
       return rule ? resolvePolicy({ tool: rule }, chat) : undefined;
     },
     status: () => [],

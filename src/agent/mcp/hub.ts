@@ -269,6 +269,7 @@ export class McpHub {
   /** Every server's tools as the agent's tools; a server that never listed any has none yet (its status says why). */
   tools(): Tool[] {
     const out: Tool[] = [];
+    const seen = new Set<string>();
     for (const s of this.#servers) {
       for (const t of s.tools) {
         const name = `${s.config.name}${TOOL_SEPARATOR}${t.name}`;
@@ -276,6 +277,12 @@ export class McpHub {
           this.#log.warn({ server: s.config.name, tool: t.name }, "mcp tool skipped: its namespaced name is not 1-64 letters, digits, _ or -");
           continue;
         }
+        // A server that lists one name twice keeps the first: a second would make every turn's registry refuse them all.
+        if (seen.has(name)) {
+          this.#log.warn({ server: s.config.name, tool: t.name }, "mcp tool skipped: the server lists this name more than once (the first is kept)");
+          continue;
+        }
+        seen.add(name);
         const timeoutMs = s.config.timeoutMs ?? this.#callTimeoutMs;
         out.push({
           name,
@@ -297,6 +304,8 @@ export class McpHub {
     const s = this.#servers.find((x) => x.config.name === toolName.slice(0, i));
     if (!s) return undefined;
     const tool = toolName.slice(i + TOOL_SEPARATOR.length);
-    return resolvePolicy({ ...(s.config.tools[tool] && { tool: s.config.tools[tool] }), ...(s.config.rule && { server: s.config.rule }) }, chat);
+    // Own keys only: a tool the server names `constructor` or `__proto__` must not find an inherited member as its rule.
+    const rule = Object.hasOwn(s.config.tools, tool) ? s.config.tools[tool] : undefined;
+    return resolvePolicy({ ...(rule && { tool: rule }), ...(s.config.rule && { server: s.config.rule }) }, chat);
   }
 }

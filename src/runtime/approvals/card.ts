@@ -48,11 +48,25 @@ export const BUTTONS: ReadonlyArray<{ action: ApprovalAction; label: string }> =
  * every character the call runs with.
  */
 export function prettyArguments(raw: string): string {
+  let shown: string;
   try {
-    return JSON.stringify(JSON.parse(raw), null, 2);
+    shown = JSON.stringify(JSON.parse(raw), null, 2);
   } catch {
-    return raw; // shown as sent: the tool gets an error result for it anyway
+    shown = raw; // shown as sent: the tool gets an error result for it anyway
   }
+  return visible(shown);
+}
+
+/**
+ * Characters a card would draw as nothing, or as text reordered or on a new line (format characters such as
+ * U+202E RIGHT-TO-LEFT OVERRIDE and zero-width ones, and U+2028/2029), written as their JSON escapes: an
+ * approver must see what runs, not what the model wants shown. In JSON they occur only inside strings, where
+ * the escape means the same character, so the arguments shown still parse to the same value.
+ */
+const INVISIBLE = /[\p{Cf}\u2028\u2029]/gu;
+function visible(text: string): string {
+  // Each UTF-16 unit escaped: an astral one (U+E0001 LANGUAGE TAG) is written as its JSON surrogate pair.
+  return text.replace(INVISIBLE, (c) => [...Array(c.length).keys()].map((i) => `\\u${c.charCodeAt(i).toString(16).padStart(4, "0")}`).join(""));
 }
 
 export function toolLabel(c: Pick<ApprovalCard, "tool" | "server">): string {

@@ -28,8 +28,22 @@ export interface ClickResult {
   text: string;
 }
 
-/** The KV key of an "always in this chat" grant of a tool. */
-export const grantKey = (r: Pick<ApprovalRecord, "platform" | "botId" | "chatId" | "tool">) => `tool-grant:${r.platform}:${r.botId}:${r.chatId}:${r.tool}`;
+/**
+ * The KV key of an "always in this chat" grant of a tool: the chat's, or, given `requesterId`, one
+ * requester's in that chat (alwaysScope says which a press gives).
+ */
+export const grantKey = (r: Pick<ApprovalRecord, "platform" | "botId" | "chatId" | "tool">, requesterId?: string) =>
+  `tool-grant:${r.platform}:${r.botId}:${r.chatId}:${r.tool}${requesterId === undefined ? "" : `:by:${requesterId}`}`;
+
+/**
+ * Whom an "Always" press covers. In a group under APPROVERS=requester, a member decides only their own
+ * calls, so their "always" covers only their own later calls (else one member's press would approve
+ * everyone's, unseen); an operator's, or one under `admins` or `anyone` (where the presser could decide
+ * everyone's calls anyway), covers the chat. In a private chat the requester is the chat.
+ */
+export function alwaysScope(rec: ApprovalRecord, c: ApprovalClick, approvers: Approvers): "chat" | "requester" {
+  return rec.privateChat || approvers !== "requester" || c.isAdmin ? "chat" : "requester";
+}
 
 /** A private chat's approval is its requester's; in a group, APPROVERS says who (the requester and operators by default). */
 export function mayDecide(rec: ApprovalRecord, c: ApprovalClick, approvers: Approvers): boolean {

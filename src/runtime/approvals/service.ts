@@ -22,7 +22,17 @@ import type { MessageEvent, ReplyAddress } from "../events.js";
 import { TurnAbandoned } from "../turn.js";
 import { ARGS_APPROVABLE_MAX } from "./arguments.js";
 import { prettyArguments, type ApprovalCard } from "./card.js";
-import { alreadyDecided, grantKey, mayDecide, onlyWhoMayDecide, tooLongVerdict, verdictOf, type ApprovalClick, type ClickResult } from "./decision.js";
+import {
+  alreadyDecided,
+  alwaysScope,
+  grantKey,
+  mayDecide,
+  onlyWhoMayDecide,
+  tooLongVerdict,
+  verdictOf,
+  type ApprovalClick,
+  type ClickResult,
+} from "./decision.js";
 import { cardOf, pendingRecord } from "./record.js";
 
 export type Approvers = "requester" | "admins" | "anyone";
@@ -105,6 +115,8 @@ export class ApprovalService {
     const to = ctx.event.replyTo;
     const scope = { platform: to.platform, botId: to.botId, chatId: to.chatId, tool: call.name };
     if ((await this.opts.kv.get(grantKey(scope))) === "1") return { decision: "approve", note: "always in this chat" };
+    const requester = ctx.event.origin.senderId;
+    if ((await this.opts.kv.get(grantKey(scope, requester))) === "1") return { decision: "approve", note: "always for you in this chat" };
     if (this.#abandon) {
       // Stopping: nobody would see the card before the restart. The turn is abandoned and replayed, and asks then.
       this.#abandon(ctx.sessionId);
@@ -243,8 +255,13 @@ export class ApprovalService {
       const now = await this.opts.store.get(c.id);
       return { ok: false, text: now ? alreadyDecided(now) : `There is no approval ${c.id} in this chat.` };
     }
-    if (c.action === "always") await this.opts.kv.set(grantKey(rec), "1");
-    return { ok: true, text: status === "approved" ? `Approved${c.action === "always" ? " (always in this chat)" : ""}.` : "Denied." };
+    const always = c.action === "always" ? alwaysScope(rec, c, this.opts.approvers) : undefined;
+    if (always) await this.opts.kv.set(grantKey(rec, always === "chat" ? undefined : rec.requesterId), "1");
+    if (status !== "approved") return { ok: true, text: "Denied." };
+    return {
+      ok: true,
+      text: always === "chat" ? "Approved (always in this chat)." : always ? "Approved (always, for your own calls in this chat)." : "Approved.",
+    };
   }
 
   /**

@@ -25,6 +25,7 @@ import { deferInteraction, normalizeInteraction, syncCommands } from "./commands
 import { isSnowflake, PLATFORM } from "./ids.js";
 import { ChannelQueues } from "./channel-queues.js";
 import { channelInfo } from "./channel-info.js";
+import { guildChatsBeside } from "./guild-chats.js";
 import { normalizeChange, normalizeMessage, type ChannelInfo, type DiscordBotIdentity } from "./normalize.js";
 import { createDiscordSink, type DiscordSink } from "./sink.js";
 import { discordCardParts, editDiscordCard, handleDiscordPress, isApprovalPress, sendDiscordCard, sendDiscordCardPart } from "./approval-card.js";
@@ -272,6 +273,11 @@ export class DiscordAdapter implements Adapter {
       { id: typeof d.id === "string" ? d.id : undefined, err: err instanceof Error ? err.name : typeof err },
       `discord: a ${what} could not be normalized; not answered`,
     );
+  }
+
+  /** A leave is of the channel's whole server (sink.ts): the server's other channels and threads, from the gateway cache (guild-chats.ts). */
+  async leaveTakesAlso(chatId: string): Promise<string[] | undefined> {
+    return guildChatsBeside(this.client, chatId);
   }
 
   private channelInfo(id: unknown, inGuild: boolean): Promise<ChannelInfo | undefined> {

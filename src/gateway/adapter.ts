@@ -215,6 +215,17 @@ export interface Adapter {
    * budget is its own). Adapters with one bot leave it unset.
    */
   serves?(botId: string): boolean;
+  /**
+   * For a platform where the bot cannot leave one chat alone (Discord: a
+   * bot leaves a channel's whole server, sink.leave): the other chat ids
+   * that leaving `chatId` would also take the bot out of (the server's other
+   * channels and threads), as envelopes would name them. GROUP_UNADMITTED=leave
+   * leaves only if none of them is admitted. Resolves undefined when the
+   * adapter cannot tell (the channel or its server is not known yet): the
+   * gateway then does not leave. Adapters whose leave is of that chat
+   * alone (Telegram, Slack) leave it unset.
+   */
+  leaveTakesAlso?(chatId: string): Promise<string[] | undefined>;
   start(ctx: AdapterContext): Promise<void>;
   /**
    * Graceful stop, first step: stop taking events from the platform

@@ -64,8 +64,10 @@ async function reply(deps: DispatchDeps, env: InboundEnvelope, inboundId: string
  * A message in a group the bot was not admitted to: never answered, never
  * shown to the agent, committed as handled (so it is not replayed), and
  * logged once per group; the bot leaves the group when addressed there (by
- * anyone but an admin) with GROUP_UNADMITTED=leave. Only an admin's
- * /allowgroup gets through.
+ * anyone but an admin) with GROUP_UNADMITTED=leave, unless the leave would
+ * also take it out of an admitted chat (Discord leaves the whole server:
+ * UnadmittedGroups asks the adapter, and each chat is judged by
+ * groupAdmitted). Only an admin's /allowgroup gets through.
  */
 async function refusedGroup(
   deps: DispatchDeps,
@@ -83,6 +85,8 @@ async function refusedGroup(
     // An admin who speaks before sending /allowgroup does not make the bot leave.
     addressed: !isAdmin && answersInGroup(env, command, true, adapter?.botUsername),
     policy: groupPolicy(policy),
+    // Another chat a leave here would take the bot out of: admitted by the same rule as this one.
+    admitted: (chatId) => groupAdmitted({ ...env, chatId }, policy, deps.pairing.store, adapter),
   });
 }
 

@@ -9,7 +9,7 @@ import type { FileSource } from "../types.js";
 import { SLACK_LIMITS } from "./limits.js";
 import { slackFormat } from "./format.js";
 import { registerSecret, type Logger } from "../../src/log.js";
-import type { Adapter, AdapterContext, AdapterHealth, FileOrigin, HttpRequest, ReplyAddress } from "../types.js";
+import type { Adapter, AdapterContext, AdapterHealth, FileOrigin, ReplyAddress } from "../types.js";
 import { AdapterError, AdapterSetupError } from "../types.js";
 import { toAdapterError } from "./errors.js";
 import { isSlackId } from "./ids.js";
@@ -18,7 +18,6 @@ import { listenForMessages } from "./intake.js";
 import { signatureHeadersPresent } from "./signature.js";
 import { SlackHttpReceiver } from "./receiver.js";
 import { boltLogger } from "./bolt-logger.js";
-import { malformedEventCallback } from "./malformed-event.js";
 import { SlackSink, type SlackWebClient } from "./sink.js";
 import type { SlackSocketReceiver } from "./socket.js";
 import {
@@ -28,6 +27,7 @@ import {
   sendSlackCard,
   sendSlackCardPart,
   slackCardParts,
+  type PendingPresses,
   type SlackCardClient,
 } from "./approval-card.js";
 import { identityFromContext, type Identify } from "./intake.js";
@@ -72,6 +72,8 @@ export class SlackAdapter implements Adapter {
   private workspaces: SlackWorkspaces | undefined;
   private installed: Installed | undefined;
   private app: App | undefined;
+  /** Approval presses acked and still being decided (stop() waits for them). */
+  private presses: PendingPresses | undefined;
   private me: SlackIdentity | undefined;
   private username: string | undefined;
   private socketConnected = false;
@@ -168,7 +170,7 @@ export class SlackAdapter implements Adapter {
       this.workspaces = installed.workspaces;
       app = new App({ ...common, authorize: installed.workspaces.authorize as never });
       identify = identityFromContext;
-      listenForUninstalls(app, installed, log);
+      listenForUninstalls(app, installed, ctx, log);
     } else {
       const me = this.me!;
       app = new App({
@@ -187,7 +189,7 @@ export class SlackAdapter implements Adapter {
       throw err;
     });
     listenForMessages(app, ctx, identify, log);
-    listenForApprovals(app, ctx, identify, log);
+    this.presses = listenForApprovals(app, ctx, identify, log);
 
     if (receiver instanceof SlackHttpReceiver) mountRoutes(ctx, receiver);
     this.app = app;
@@ -234,8 +236,12 @@ export class SlackAdapter implements Adapter {
     this.app = undefined;
     await this.installed?.stop();
     if (!app) return;
-    // Socket Mode's stop resolves before the close handshake; bound it anyway so shutdown never hangs on Slack.
-    await Promise.race([app.stop().catch(() => undefined), new Promise<void>((r) => setTimeout(r, 3000).unref())]);
+    // Socket Mode's stop resolves before the close handshake, and an acked press may still wait on Slack: bounded, so shutdown never hangs on Slack.
+    const stopped = app
+      .stop()
+      .catch(() => undefined)
+      .then(() => this.presses?.settled());
+    await Promise.race([stopped, new Promise<void>((r) => setTimeout(r, 3000).unref())]);
     this.socketConnected = false;
   }
 
@@ -289,12 +295,8 @@ function mountRoutes(ctx: AdapterContext, receiver: SlackHttpReceiver): void {
     precheck: (req: { headers: Record<string, string | string[] | undefined> }) =>
       signatureHeadersPresent(req.headers) ? undefined : { status: 401, body: "invalid signature" },
   };
-  const handle = (req: HttpRequest) =>
-    malformedEventCallback(req.rawBody)
-      ? Promise.resolve({ status: 400, body: "malformed event_callback: event must be an object with a type, and its ids and text strings" })
-      : receiver.handle(req);
-  ctx.route("POST", EVENTS_PATH, handle, route);
-  ctx.route("POST", COMMANDS_PATH, handle, route);
+  ctx.route("POST", EVENTS_PATH, receiver.handle, route);
+  ctx.route("POST", COMMANDS_PATH, receiver.handle, route);
   // Interactivity (button presses): the Request URL under Interactivity & Shortcuts in the app's settings.
-  ctx.route("POST", INTERACTIONS_PATH, handle, route);
+  ctx.route("POST", INTERACTIONS_PATH, receiver.handle, route);
 }

@@ -4,9 +4,11 @@
  * buttons whose action_id is `approval:<action>:<id>`). A press arrives as a
  * `block_actions` interaction, on POST /slack/interactions (signed, like the
  * events) or as a Socket Mode `interactive` envelope; Bolt's action listener
- * acks it at once (Slack wants that within 3 s), then the decision is made and
- * a refusal is posted as an ephemeral message only the presser sees. Once
- * decided, the card is updated in place without its buttons.
+ * acks it at once (Slack wants that within 3 s) and the request is answered
+ * then; after it, detached from the answer (SlackAdapter.stop waits for it),
+ * the decision is made and a refusal is posted as an ephemeral message only
+ * the presser sees. Once decided, the card is updated in place without its
+ * buttons.
  *
  * Every string in a mrkdwn-parsed field (the `text` fallback, section and
  * context text, the presser's ephemeral answer) is escaped (&, <, > as
@@ -135,48 +137,82 @@ export async function editSlackCard(client: SlackCardClient, to: ReplyAddress, m
   }
 }
 
-/** Listens for presses of approval buttons, in HTTP and Socket Mode alike (Bolt routes both to app.action). */
-export function listenForApprovals(app: App, ctx: AdapterContext, identify: (context: Record<string, unknown>) => SlackIdentity, log: Logger): void {
+/** A press, as the action's body names it. */
+interface Press extends NonNullable<ReturnType<typeof decodeAction>> {
+  channel: string;
+  user: string;
+  name: string | undefined;
+  threadTs: string | undefined;
+}
+
+function readPress(action: unknown, body: unknown): Press | undefined {
+  const a = action as { action_id?: string };
+  const b = body as { user?: { id?: string; name?: string; username?: string }; channel?: { id?: string }; message?: { thread_ts?: string } };
+  const decoded = a.action_id ? decodeAction(a.action_id) : undefined;
+  const channel = b.channel?.id;
+  const user = b.user?.id;
+  if (!decoded || !channel || !user) return undefined;
+  return { id: decoded.id, action: decoded.action, channel, user, name: b.user?.name ?? b.user?.username, threadTs: b.message?.thread_ts };
+}
+
+/** Presses acked but still being decided: what stop() waits for. */
+export interface PendingPresses {
+  /** Resolves once every press taken so far (and any taken meanwhile) is decided and answered. */
+  settled(): Promise<void>;
+}
+
+/**
+ * Listens for presses of approval buttons, in HTTP and Socket Mode alike (Bolt routes both to app.action).
+ * The ack goes first and alone: the decision (whose card edit waits on the chat's outbound lane) and the
+ * presser's answer (chat.postEphemeral) run after it, so a slow Slack or a lane held by a 429 never makes
+ * the press's answer late (Slack shows the presser a failure then, and does not retry an interaction).
+ */
+export function listenForApprovals(app: App, ctx: AdapterContext, identify: (context: Record<string, unknown>) => SlackIdentity, log: Logger): PendingPresses {
+  const pending = new Set<Promise<void>>();
   app.action(/^approval:/, async ({ ack, body, action, client, context }) => {
     await ack();
-    const a = action as { action_id?: string };
-    const b = body as { user?: { id?: string; name?: string; username?: string }; channel?: { id?: string }; message?: { thread_ts?: string } };
-    const decoded = a.action_id ? decodeAction(a.action_id) : undefined;
-    const channel = b.channel?.id;
-    const user = b.user?.id;
-    if (!decoded || !channel || !user) return;
-    let r: { ok: boolean; text: string };
-    try {
-      const name = b.user?.name ?? b.user?.username;
-      const me = identify(context);
-      r = (await ctx.approvalClick?.({
-        id: decoded.id,
-        action: decoded.action,
-        chatId: channel,
-        senderId: user,
-        botId: me.botUserId,
-        ...(me.installerUserId !== undefined && user === me.installerUserId && { senderAdministers: true }),
-        ...(name && { senderName: name }),
-      })) ?? {
-        ok: false,
-        text: "Approvals are not enabled here.",
-      };
-    } catch (err) {
+    const press = readPress(action, body);
+    if (!press) return;
+    const work = decideAndTell(press, ctx, () => identify(context), client as unknown as SlackCardClient, log).catch((err) => {
       ctx.reportError?.("slack-approval", err);
-      log.error({ err: err instanceof Error ? err.message : String(err) }, "slack: an approval click could not be handled");
-      r = { ok: false, text: "That could not be recorded; please try again." };
-    }
-    // The card itself shows a decision; the presser alone is told the rest.
-    try {
-      // The answer names people (who asked, who decided): escaped like every mrkdwn text.
-      await (client as unknown as SlackCardClient).chat.postEphemeral({
-        channel,
-        user,
-        text: esc(r.text),
-        ...(b.message?.thread_ts && { thread_ts: b.message.thread_ts }),
-      });
-    } catch (err) {
-      log.warn({ err: toAdapterError(err, "chat.postEphemeral").message }, "slack: telling the presser the outcome failed");
-    }
+      log.error(
+        { approvalId: press.id, channel: press.channel, err: err instanceof Error ? err.message : String(err) },
+        "slack: an acked approval click failed",
+      );
+    });
+    pending.add(work);
+    void work.finally(() => pending.delete(work));
   });
+  return {
+    async settled() {
+      while (pending.size > 0) await Promise.allSettled([...pending]);
+    },
+  };
+}
+
+/** Makes the decision, then tells the presser alone the outcome (the card itself shows a decision). */
+async function decideAndTell(press: Press, ctx: AdapterContext, identify: () => SlackIdentity, client: SlackCardClient, log: Logger): Promise<void> {
+  let r: { ok: boolean; text: string };
+  try {
+    const me = identify();
+    r = (await ctx.approvalClick?.({
+      id: press.id,
+      action: press.action,
+      chatId: press.channel,
+      senderId: press.user,
+      botId: me.botUserId,
+      ...(me.installerUserId !== undefined && press.user === me.installerUserId && { senderAdministers: true }),
+      ...(press.name && { senderName: press.name }),
+    })) ?? { ok: false, text: "Approvals are not enabled here." };
+  } catch (err) {
+    ctx.reportError?.("slack-approval", err);
+    log.error({ approvalId: press.id, err: err instanceof Error ? err.message : String(err) }, "slack: an approval click could not be handled");
+    r = { ok: false, text: "That could not be recorded; please try again." };
+  }
+  try {
+    // The answer names people (who asked, who decided): escaped like every mrkdwn text.
+    await client.chat.postEphemeral({ channel: press.channel, user: press.user, text: esc(r.text), ...(press.threadTs && { thread_ts: press.threadTs }) });
+  } catch (err) {
+    log.warn({ approvalId: press.id, err: toAdapterError(err, "chat.postEphemeral").message }, "slack: telling the presser the outcome failed");
+  }
 }

@@ -33,10 +33,13 @@ export function identityFromContext(context: Record<string, unknown>): SlackIden
   return me;
 }
 
-/** An event or command meant for another Slack app (a misrouted or forged request): dropped and counted. */
-function foreignApp(payload: unknown, me: SlackIdentity, ctx: AdapterContext, log: Logger): boolean {
+/**
+ * An event or command meant for another Slack app (a misrouted or forged request): dropped and counted.
+ * `ours` is this app's id (the bot's, or the installation's); unknown, nothing is dropped.
+ */
+export function foreignApp(payload: unknown, ours: string | undefined, ctx: AdapterContext, log: Logger): boolean {
   const appId = (payload as { api_app_id?: unknown } | null)?.api_app_id;
-  if (me.appId === undefined || typeof appId !== "string" || appId === me.appId) return false;
+  if (!ours || typeof appId !== "string" || appId === ours) return false;
   ctx.dropped?.("foreign_app");
   log.warn({ apiAppId: appId.slice(0, 32) }, "dropped a Slack event for another app (api_app_id differs from this app's)");
   return true;
@@ -60,7 +63,7 @@ function listenForEvents(app: App, ctx: AdapterContext, identify: Identify, log:
   const onEvent = async ({ body, context }: { body: unknown; context: Record<string, unknown> }): Promise<void> => {
     const me = identify(context);
     const threads = threadsOf(me);
-    if (foreignApp(body, me, ctx, log)) return;
+    if (foreignApp(body, me.appId, ctx, log)) return;
     const event = eventOf(body);
     const channel = event?.channel;
     const threadTs = event ? replyThreadTs(event) : undefined;
@@ -88,7 +91,7 @@ function listenForCommands(app: App, ctx: AdapterContext, identify: Identify, lo
   const known = (ctx.commandNames ?? ctx.commands.map((c) => c.name)).map((n) => n.toLowerCase());
   app.command(/.*/, async ({ command, ack, context }) => {
     const me = identify(context);
-    if (foreignApp(command, me, ctx, log)) return ack();
+    if (foreignApp(command, me.appId, ctx, log)) return ack();
     const env = normalizeCommand(command as unknown as Record<string, unknown>, me, known);
     if (!env) return ack();
     const r = await ctx.inbound(env);

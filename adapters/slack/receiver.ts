@@ -5,8 +5,9 @@
  * http.Server on their own port. Switchboard serves every webhook, health
  * check and metric from the gateway's single server (ctx.route), so this
  * receiver takes the raw request from there, does what HTTPReceiver would
- * (signature check, url_verification, retry headers, body parsing) and hands
- * the body to app.processEvent().
+ * (signature check, url_verification, retry headers, body parsing), refuses
+ * a signed but malformed event_callback (400, malformed-event.ts; only after
+ * the signature is verified) and hands the body to app.processEvent().
  *
  * Acks: every delivery, a retry (X-Slack-Retry-Num) as much as the first, is
  * answered only after processEvent() resolves, that is after the listeners
@@ -23,6 +24,7 @@ import type { App, Receiver } from "@slack/bolt";
 import type { Logger } from "../../src/log.js";
 import type { HttpRequest, HttpResponse } from "../types.js";
 import { AckGate } from "./ack.js";
+import { malformedEventCallback } from "./malformed-event.js";
 import { verifySignature } from "./signature.js";
 
 /** Below Slack's 3 s, leaving room for the network. */
@@ -66,6 +68,8 @@ export class SlackHttpReceiver implements Receiver {
     }
     const body = parseBody(req);
     if (!body) return { status: 400, body: "unreadable body" };
+    if (malformedEventCallback(body))
+      return { status: 400, body: "malformed event_callback: event must be an object with a type, and its ids and text strings" };
     if (body.type === "url_verification" && typeof body.challenge === "string") {
       return { status: 200, headers: { "content-type": "application/json" }, body: JSON.stringify({ challenge: body.challenge }) };
     }

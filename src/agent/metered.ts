@@ -1,6 +1,7 @@
 import { errInfo } from "../log.js";
 import type { CompletionResult } from "./completion.js";
 import type { MeterTicket, ModelCallKind, ModelMeter, ModelUsage } from "./model-meter.js";
+import type { Transcriber, Transcription, TranscriptionClient } from "./transcribe.js";
 import { estimateCallTokens, estimateTextTokens, promptBound } from "./token-estimate.js";
 import type { AgentLog, AgentOutput } from "./types.js";
 
@@ -116,28 +117,43 @@ async function usageOf(call: MeteredCall, r: CompletionResult, latencyMs: number
 
 /**
  * A transcriber whose every request goes through the meter (kind
- * "transcription"): refused before the upload when a budget is used up,
- * then counted by the transcript's tokens (an estimate: the JSON answer
- * carries no usage), released when the server was never reached.
+ * "transcription"): refused before the upload when a budget is used up (a
+ * cost budget reserves the audio's duration, as the platform gave it, at
+ * the model's perMinute price), then settled with what the server says it
+ * used (OpenAI's `usage`: seconds of audio or tokens), else the platform's
+ * duration and the transcript's tokens (an estimate); released when the
+ * request failed.
  */
-export function meteredTranscriber(
-  transcribe: (audio: import("./transcribe.js").AudioInput, signal: AbortSignal) => Promise<string>,
-  model: string,
-  meter: ModelMeter | undefined,
-): typeof transcribe {
-  if (!meter) return transcribe;
+export function meteredTranscriber(transcribe: TranscriptionClient, model: string, meter: ModelMeter | undefined): Transcriber {
+  if (!meter) return async (audio, signal) => (await transcribe(audio, signal)).text;
   return async (audio, signal) => {
-    const ticket = await meter.reserve({ kind: "transcription", model, maxTokens: 0 });
+    const said = audio.durationSec;
+    const platformSeconds = said !== undefined && Number.isFinite(said) && said >= 0 ? said : undefined;
+    const ticket = await meter.reserve({
+      kind: "transcription",
+      model,
+      maxTokens: 0,
+      ...(platformSeconds !== undefined && { audioSeconds: platformSeconds }),
+    });
     const t0 = performance.now();
-    let text: string;
+    let r: Transcription;
     try {
-      text = await transcribe(audio, signal);
+      r = await transcribe(audio, signal);
     } catch (err) {
       await ticket.release();
       throw err;
     }
-    const completionTokens = await estimateTextTokens(text);
-    await ticket.settle({ model, promptTokens: 0, completionTokens, cachedTokens: 0, estimated: true, latencyMs: performance.now() - t0 });
-    return text;
+    const audioSeconds = r.seconds ?? platformSeconds;
+    const counts = r.tokens
+      ? { promptTokens: r.tokens.input, completionTokens: r.tokens.output, estimated: false }
+      : { promptTokens: 0, completionTokens: await estimateTextTokens(r.text), estimated: true };
+    await ticket.settle({
+      model,
+      ...counts,
+      cachedTokens: 0,
+      latencyMs: performance.now() - t0,
+      ...(audioSeconds !== undefined && { audioSeconds }),
+    });
+    return r.text;
   };
 }

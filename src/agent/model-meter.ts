@@ -12,6 +12,8 @@ export interface ModelCall {
   model: string;
   /** The most this call may spend, in tokens (the prompt's estimate plus the output limit): what a budget reserves. */
   maxTokens: number;
+  /** Transcription: the audio's duration as the platform gave it, so a cost budget reserves its perMinute price. */
+  audioSeconds?: number;
 }
 
 export interface ModelUsage {

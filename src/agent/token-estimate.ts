@@ -22,13 +22,14 @@ const PER_MESSAGE = 4;
 
 /**
  * What a budget reserves for a request's prompt, without loading the tokenizer (about 70 MB of a
- * process's memory, spent only when a provider reports no usage): half a token per ASCII character
- * (o200k_base averages about 4.5 per token in English, 2.6 in code and JSON) and 1.2 per other UTF-16 unit
- * (CJK runs about one token per character), so the bound sits at or above the count for the text
- * people send; the settlement then charges the provider's own count.
+ * process's memory, spent only when a provider reports no usage): the text's UTF-8 bytes, since every
+ * o200k_base token is at least one byte, so no count exceeds it, whatever the text (base64, hex dumps and
+ * code run 0.56 to 0.75 tokens per ASCII character: half a token per character, the bound before, was
+ * under the count for them, and calls admitted together could pass a budget by that much more). Images
+ * are counted by their tiles, not their bytes; the settlement then charges the provider's own count.
  */
 export function promptBound(messages: readonly unknown[], tools?: unknown): number {
-  let weight = 0;
+  let bytes = 0;
   let images = 0;
   for (const m of messages) {
     const text = typeof m === "string" ? m : JSON.stringify(m);
@@ -37,16 +38,10 @@ export function promptBound(messages: readonly unknown[], tools?: unknown): numb
       images++;
       return "";
     });
-    weight += textWeight(withoutImages) + PER_MESSAGE;
+    bytes += Buffer.byteLength(withoutImages, "utf8") + PER_MESSAGE;
   }
-  if (tools) weight += textWeight(JSON.stringify(tools));
-  return Math.ceil(weight) + 3 + images * IMAGE_TOKENS;
-}
-
-function textWeight(text: string): number {
-  let ascii = 0;
-  for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) < 128) ascii++;
-  return ascii / 2 + (text.length - ascii) * 1.2;
+  if (tools) bytes += Buffer.byteLength(JSON.stringify(tools), "utf8");
+  return bytes + 3 + images * IMAGE_TOKENS;
 }
 
 const DATA_URL = /data:image\/[a-z0-9.+-]+;base64,[A-Za-z0-9+/=]+/g;

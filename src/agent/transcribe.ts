@@ -17,16 +17,30 @@ export interface AudioInput {
   mimeType: string;
   /** A file name with the extension servers use to tell the format (voice.ogg). */
   fileName: string;
+  /** The recording's length as the platform reported it (Telegram, Discord voice messages), in seconds. */
+  durationSec?: number;
 }
 
+/** What the server answered: the text, and what it says it used when it says (OpenAI's json answer carries `usage`). */
+export interface Transcription {
+  text: string;
+  /** Seconds of audio transcribed: `usage.seconds` (`type: "duration"`, whisper-1), else a top-level `duration`. */
+  seconds?: number;
+  /** Tokens billed (`usage.type: "tokens"`, the gpt-4o transcribe models). */
+  tokens?: { input: number; output: number };
+}
+
+/** A transcription as the media layer uses it: the text alone. */
 export type Transcriber = (audio: AudioInput, signal: AbortSignal) => Promise<string>;
+/** A transcription with what the server said it used, for the meter (meteredTranscriber). */
+export type TranscriptionClient = (audio: AudioInput, signal: AbortSignal) => Promise<Transcription>;
 
 /**
  * A client of the OpenAI-compatible `POST /audio/transcriptions` (multipart:
  * `file`, `model`, `response_format=json`). Errors name the server (no
  * query, no key) and quote at most a little of its answer, redacted.
  */
-export function transcriber(opts: TranscriberOptions): Transcriber {
+export function transcriber(opts: TranscriberOptions): TranscriptionClient {
   const url = `${opts.baseUrl.replace(/\/+$/, "")}/audio/transcriptions`;
   const where = safeUrl(url);
   return async (audio, signal) => {
@@ -55,17 +69,33 @@ export function transcriber(opts: TranscriberOptions): Transcriber {
         { status: response.status },
       );
     }
-    let text: unknown;
+    let answer: TranscriptionAnswer | undefined;
     try {
-      text = (JSON.parse(body) as { text?: unknown }).text;
+      answer = JSON.parse(body) as TranscriptionAnswer;
     } catch {
-      text = undefined;
+      answer = undefined;
     }
-    if (typeof text !== "string")
+    if (typeof answer?.text !== "string")
       throw new AgentError(
         "MalformedStream",
         `The transcription server at ${where} answered without a "text" field. Check that it serves the OpenAI transcription API.`,
       );
-    return text.trim();
+    return { text: answer.text.trim(), ...usedBy(answer) };
   };
+}
+
+interface TranscriptionAnswer {
+  text?: unknown;
+  duration?: unknown;
+  usage?: { type?: unknown; seconds?: unknown; input_tokens?: unknown; output_tokens?: unknown } | null;
+}
+
+const count = (n: unknown): n is number => typeof n === "number" && Number.isFinite(n) && n >= 0;
+
+/** What the answer says was used: OpenAI's `usage` (duration or tokens), or verbose_json's `duration`; nothing it does not say. */
+function usedBy(a: TranscriptionAnswer): Pick<Transcription, "seconds" | "tokens"> {
+  const u = typeof a.usage === "object" && a.usage !== null ? a.usage : undefined;
+  const seconds = u?.type === "duration" && count(u.seconds) ? u.seconds : count(a.duration) ? a.duration : undefined;
+  const tokens = u?.type === "tokens" && count(u.input_tokens) && count(u.output_tokens) ? { input: u.input_tokens, output: u.output_tokens } : undefined;
+  return { ...(seconds !== undefined && { seconds }), ...(tokens && { tokens }) };
 }

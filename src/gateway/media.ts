@@ -3,7 +3,7 @@ import type { Logger } from "../log.js";
 import type { AgentCatalog } from "../agent/catalog.js";
 import { meteredTranscriber } from "../agent/metered.js";
 import type { ModelMeter } from "../agent/model-meter.js";
-import { transcriber, type AudioInput } from "../agent/transcribe.js";
+import { transcriber, type TranscriptionClient } from "../agent/transcribe.js";
 import type { MessageEvent } from "../runtime/events.js";
 import { mediaPreparer, type InputPreparer } from "../runtime/media/input.js";
 import type { FileSource } from "../runtime/media/types.js";
@@ -14,7 +14,7 @@ export function transcribeBaseUrl(config: Pick<Config, "TRANSCRIBE_BASE_URL" | "
   return config.TRANSCRIBE_BASE_URL ?? config.OPENAI_BASE_URL ?? (config.OPENAI_API_KEY ? "https://api.openai.com/v1" : undefined);
 }
 
-type Transcribe = { model: string; run: (audio: AudioInput, signal: AbortSignal) => Promise<string> };
+type Transcribe = { model: string; run: TranscriptionClient };
 
 /**
  * The turn's attachment handling from the configuration: vision, transcription, caps and the adapters' file endpoints.

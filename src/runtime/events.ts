@@ -41,6 +41,8 @@ export interface AttachmentInfo {
   name?: string;
   mimeType?: string;
   size?: number;
+  /** A voice note's or audio file's length, when the platform says (a transcription's perMinute price is charged for it). */
+  durationSec?: number;
 }
 
 interface InBase {

@@ -57,14 +57,26 @@ export interface Charge {
   claim: BudgetClaim;
 }
 
-/** What a call reserves on each budget that applies at the place: its maximum tokens, or their maximum cost. */
-export function chargesFor(budgets: readonly Budget[], place: MeterPlace, maxTokens: number, price: Price | undefined, tz: string, now: Date): Charge[] {
+/**
+ * What a call reserves on each budget that applies at the place: its maximum tokens, or their maximum cost (with a
+ * transcription's `audioSeconds` at the model's perMinute price). A cost budget with no price for the model reserves
+ * 0 here: the meter refuses such a call before reserving (unpricedLine).
+ */
+export function chargesFor(
+  budgets: readonly Budget[],
+  place: MeterPlace,
+  maxTokens: number,
+  price: Price | undefined,
+  tz: string,
+  now: Date,
+  audioSeconds?: number,
+): Charge[] {
   const out: Charge[] = [];
   for (const b of budgets) {
     const scope = scopeOf(b, place);
     if (scope === undefined) continue;
     const window = periodOf(b.period, tz, now);
-    const amount = b.tokens !== undefined ? maxTokens : maxCostMicros(price, maxTokens);
+    const amount = b.tokens !== undefined ? maxTokens : maxCostMicros(price, maxTokens, audioSeconds);
     out.push({ budget: b, window, claim: { budget: budgetKey(b), scope, period: window.key, limit: limitOf(b), amount } });
   }
   return out;
@@ -86,4 +98,17 @@ export function refusalLine(b: Budget, place: MeterPlace, window: PeriodWindow, 
   const what = b.tokens !== undefined ? `token budget (${b.tokens.toLocaleString("en-US")} tokens)` : `cost budget (${formatCost(limitOf(b))})`;
   const when = b.period === "day" ? "daily" : "monthly";
   return `${WHOSE[b.per](place, b)} ${when} ${what} is used up; it resets at ${describeReset(window, tz)}. Ask ${b.contact ?? "an admin"} to raise it.`;
+}
+
+/**
+ * The one line a user gets when a cost budget applies to a call whose model has no price: such a call could not be
+ * counted against it (it would cost 0 whatever the provider bills), so it is refused, and the line says the fix.
+ */
+export function unpricedLine(b: Budget, place: MeterPlace, model: string): string {
+  const when = b.period === "day" ? "daily" : "monthly";
+  const whose = WHOSE[b.per](place, b);
+  return (
+    `The model "${model}" has no price, so ${whose.charAt(0).toLowerCase() + whose.slice(1)} ${when} cost budget (${formatCost(limitOf(b))}) cannot count it, ` +
+    `and nothing was sent to it. Switch to a priced model with /model, or ask ${b.contact ?? "an admin"} to add "${model}" to prices in AGENTS_CONFIG.`
+  );
 }

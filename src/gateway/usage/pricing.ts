@@ -14,10 +14,15 @@ export function costMicros(price: Price | undefined, u: Pick<ModelUsage, "prompt
   return Math.round((u.promptTokens - cached) * price.input + cached * (price.cachedInput ?? price.input) + u.completionTokens * price.output);
 }
 
-/** The most a call of `maxTokens` tokens may cost: every token at the dearer of the input and output prices. */
-export function maxCostMicros(price: Price | undefined, maxTokens: number): number {
+/**
+ * The most a call of `maxTokens` tokens may cost: every token at the dearer of the input and output prices, plus,
+ * for a transcription of `audioSeconds` (the platform's duration) at a `perMinute` price, that audio's cost. A call
+ * is settled by one or the other (costMicros), so the sum bounds either.
+ */
+export function maxCostMicros(price: Price | undefined, maxTokens: number, audioSeconds?: number): number {
   if (!price) return 0;
-  return Math.ceil(maxTokens * Math.max(price.input, price.output));
+  const audio = audioSeconds !== undefined && price.perMinute !== undefined ? Math.ceil((audioSeconds / 60) * price.perMinute * 1_000_000) : 0;
+  return Math.ceil(maxTokens * Math.max(price.input, price.output)) + audio;
 }
 
 /** `$1.234567`-style money from micro-units (the currency is the operator's; shown without a symbol). */

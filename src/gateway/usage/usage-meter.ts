@@ -5,7 +5,7 @@ import type { AgentsConfig } from "../../config/agents.js";
 import { errInfo, type Logger } from "../../log.js";
 import type { BudgetStore } from "../../store/budgets.js";
 import type { GatewayMetrics } from "../metrics.js";
-import { budgetKey, chargesFor, refusalLine, usedOn, type Charge, type MeterPlace } from "./budgets.js";
+import { budgetKey, chargesFor, refusalLine, unpricedLine, usedOn, type Charge, type MeterPlace } from "./budgets.js";
 import { costMicros } from "./pricing.js";
 
 export interface UsageMeterOptions {
@@ -32,6 +32,8 @@ const RETRY_DELAYS_MS = [1000, 5000, 15_000, 60_000] as const;
  * usage and writes the usage row in one transaction. A settlement that fails
  * is retried (idempotent), and one never made is settled by the sweep at the
  * reserved amount, so a call is neither lost from a budget nor charged twice.
+ * A call to a model the price table does not name is refused wherever a cost
+ * budget applies (it could not be counted against it).
  */
 export class UsageMeter {
   readonly #o: UsageMeterOptions;
@@ -52,7 +54,8 @@ export class UsageMeter {
     const id = randomUUID();
     const now = this.#now();
     const price = agents.prices[call.model];
-    const charges = chargesFor(agents.budgets, place, call.maxTokens, price, timezone, now);
+    const charges = chargesFor(agents.budgets, place, call.maxTokens, price, timezone, now, call.audioSeconds);
+    if (!price) this.#refuseUnpriced(place, call, charges);
     let refused: Charge | undefined;
     try {
       const r = await store.reserve(
@@ -97,6 +100,22 @@ export class UsageMeter {
         if (charges.length > 0) await this.#attempt(id, place, () => store.settle(id, () => 0));
       },
     };
+  }
+
+  /**
+   * A call to a model with no price, where a cost budget applies, is refused before anything is reserved or sent:
+   * it would be charged 0 whatever the provider bills (a `/model` away from escaping every cost budget), and no
+   * other price bounds what an unknown model costs. Token budgets alone leave it free to go (its row says no price).
+   */
+  #refuseUnpriced(place: MeterPlace, call: ModelCall, charges: readonly Charge[]): void {
+    const cost = charges.find((c) => c.budget.tokens === undefined);
+    if (!cost) return;
+    const budget = budgetKey(cost.budget);
+    this.#o.log.warn(
+      { budget, scope: cost.claim.scope, model: call.model, kind: call.kind, agent: place.agent, session: place.sessionId },
+      `model call refused: the model has no price and a cost budget applies; add "${call.model}" to prices in AGENTS_CONFIG (input and output 0 if it is free)`,
+    );
+    throw new AgentError("Budget", unpricedLine(cost.budget, place, call.model));
   }
 
   async #settle(id: string, place: MeterPlace, call: ModelCall, charges: Charge[], usage: ModelUsage): Promise<void> {

@@ -132,7 +132,8 @@ class MessageInput {
       const data = await this.#fetch(a, o.maxAudioBytes);
       const type = await sniffAudio(data);
       if (!type) throw new MediaError("WrongType", "the file is not audio a transcription server reads");
-      const said = await o.transcribe({ data, mimeType: type.mimeType, fileName: `${a.kind}.${type.ext}` }, this.signal);
+      const audio = { data, mimeType: type.mimeType, fileName: `${a.kind}.${type.ext}`, ...(a.durationSec !== undefined && { durationSec: a.durationSec }) };
+      const said = await o.transcribe(audio, this.signal);
       this.#lines.push(`[${label}, transcribed]: ${said || "(no speech recognised)"}`);
       this.#usable = this.#usable || said.length > 0;
       if (!said) this.#notices.push({ severity: "info", text: `I couldn't make out any words in that ${label}.` });
@@ -146,7 +147,9 @@ class MessageInput {
             ? `That ${label} is too long for me to transcribe; the limit is ${mb(o.maxAudioBytes)}.`
             : code === "WrongType"
               ? `I couldn't transcribe that ${label}: it is not an audio format I can read.`
-              : `I couldn't transcribe that ${label}. Please try again, or type your message.`,
+              : code === "transcribe-Budget" && err instanceof Error
+                ? `I couldn't transcribe that ${label}: ${err.message}`
+                : `I couldn't transcribe that ${label}. Please try again, or type your message.`,
       });
     }
   }

@@ -3,8 +3,25 @@ import { isAgentError } from "../../agent/types.js";
 import { errInfo } from "../../log.js";
 import type { Conversation } from "../../runtime/events.js";
 import type { Info } from "../../session/info.js";
-import type { JobRecord } from "../../store/jobs.js";
+import { codecs } from "../../store/codecs.js";
+import type { JobRecord, JobStore } from "../../store/jobs.js";
+import type { CallPlace } from "../usage/place.js";
 import type { JobRunnerOptions } from "./runner.js";
+
+/**
+ * The chat a job's turn is charged to, as a chat turn there is: the address the gateway recorded for the
+ * job's conversation (its chat id as messages name it: a Slack channel's "<team>/<channel>", a Discord
+ * thread's parent), else the job's own reply address.
+ */
+export async function placeOfJob(store: Pick<JobStore, "conversationOfBinding">, job: JobRecord): Promise<CallPlace> {
+  const recorded = await store.conversationOfBinding(job.conversation);
+  if (recorded) {
+    const { workspace } = recorded.template;
+    return { platform: recorded.platform, chatId: recorded.chatId, ...(workspace !== undefined && { workspace }) };
+  }
+  const address = codecs.jobAddress.decode(job.address, job.id);
+  return { platform: address.platform, chatId: address.chatId, ...(address.workspace !== undefined && { workspace: address.workspace }) };
+}
 
 /**
  * An agent-prompt job's turn: in the job's own session (kind scheduler, made
@@ -38,7 +55,8 @@ export async function schedulerAgentTurn(
     });
     await opts.store.setSession(job.id, scheduler.id);
   }
-  const { agent, system } = opts.agent(scheduler);
+  // Counted, and limited, like a chat turn in the job's chat: its chat, workspace and platform budgets apply.
+  const { agent, system } = opts.agent(scheduler, await placeOfJob(opts.store, job));
   const abort = new AbortController();
   inProgress.turns.add(abort);
   const timer = setTimeout(() => abort.abort(new Error("timeout")), opts.agentTimeoutMs ?? 120_000);

@@ -9,6 +9,7 @@ import type { Registry } from "../../session/registry.js";
 import { codecs } from "../../store/codecs.js";
 import type { DeliveryStore } from "../../store/deliveries.js";
 import { schedulerAgentTurn } from "./agent-turn.js";
+import type { CallPlace } from "../usage/place.js";
 import type { JobRecord, JobStore, RunCompletion, RunRecord } from "../../store/jobs.js";
 import { PAUSE_AFTER_FAILURES } from "../../store/jobs.js";
 import { inSpan } from "../../telemetry/index.js";
@@ -19,8 +20,8 @@ export interface JobRunnerOptions {
   deliveries: Pick<DeliveryStore, "find">;
   /** Sends one delivery row now (the gateway's Outbound); its outcome is read back from the ledger. */
   deliver(deliveryId: string): Promise<void>;
-  /** The agent for an agent-prompt job's turn, and its system prompt. */
-  agent?(session: Info): { agent: Agent; system: string };
+  /** The agent for an agent-prompt job's turn in `session` (its scheduler session), made at `place` (the job's chat), and its system prompt. */
+  agent?(session: Info, place: CallPlace): { agent: Agent; system: string };
   /** Whether a platform and bot has an adapter in this process (a job for one that has none fails with that reason). */
   canDeliver?(platform: string, botId: string): boolean;
   /** RECORD_RETENTION: finished runs older than this are pruned (500 a round). */

@@ -14,6 +14,7 @@ import type { KvStore } from "../../store/kv.js";
 import type { AdapterRegistry } from "../adapters.js";
 import type { GatewayLedger } from "../ledger.js";
 import type { Outbound } from "../outbound/outbound.js";
+import type { CallPlace } from "../usage/place.js";
 import { JobRunner } from "./runner.js";
 import { JobService, type JobServiceDeps } from "./service.js";
 
@@ -52,7 +53,8 @@ export function jobRunner(
     deliveries: DeliveryStore;
     ledger: GatewayLedger;
     adapters: AdapterRegistry;
-    agent: (metadata: Record<string, unknown>, ctx: { session: Info }) => Agent;
+    /** A turn's agent; `place`: the chat a job's turn is made in (its usage and budgets are that chat's). */
+    agent: (metadata: Record<string, unknown>, ctx: { session: Info; place?: CallPlace }) => Agent;
     /** A session's persona prompt (its own choice, else its agent's). */
     personaOf: (session: Info) => string;
     log: Logger;
@@ -78,7 +80,7 @@ export function jobRunner(
     deliver: (id) => deps.outbound.enqueue({ kind: "reply", deliveryId: id }),
     canDeliver: (platform, botId) => deps.adapters.get(platform, botId) !== undefined,
     retentionMs: config.RECORD_RETENTION,
-    agent: (session) => ({ agent: deps.agent(session.metadata, { session }), system: buildSystemPrompt(deps.personaOf(session)) }),
+    agent: (session, place) => ({ agent: deps.agent(session.metadata, { session, place }), system: buildSystemPrompt(deps.personaOf(session)) }),
     onTranscript: (sessionId) => {
       if (deps.runner.has(sessionId)) deps.runner.get(sessionId).invalidateWindow();
     },

@@ -16,7 +16,7 @@ import { scheduleMessageTool } from "../jobs/commands.js";
 import type { JobService } from "../jobs/service.js";
 import type { Tooling } from "../tooling.js";
 import type { AppBase, StorePart } from "./parts.js";
-import type { UsagePart } from "./usage.js";
+import type { CallPlace, PlacedContext, UsagePart } from "./usage.js";
 
 /** What makes a turn's agent: the configured factory, or a plain function in its place (tests). */
 export type TurnAgentFactory = AgentFactory | ((metadata: Record<string, unknown>, ctx: AgentContext & TurnOverrides) => Agent);
@@ -55,23 +55,32 @@ export function configuredCatalog(
   );
 }
 
-/** Reflection condenses with the session's agent when it has a model (its calls metered for the session), and without one (extractively) otherwise. */
-export function reflectionCondenser(agents: AgentCatalog, meterFor?: (session: Info) => ModelMeter): Condenser {
+/**
+ * Reflection condenses with the session's agent when it has a model (its calls metered for the session at
+ * its chat, `placeOf`'s: that chat's budgets apply as to a turn there), and without one (extractively) otherwise.
+ */
+export function reflectionCondenser(
+  agents: AgentCatalog,
+  meterFor?: (session: Info, place?: CallPlace) => ModelMeter,
+  placeOf?: (session: Info) => Promise<CallPlace | undefined>,
+): Condenser {
   const extractive = extractiveCondenser();
-  const withModel = agentCondenser((session) => {
-    const meter = session && meterFor?.(session);
-    return agents.of(session?.agentId ?? DEFAULT_AGENT).factory({}, meter ? { meter } : {});
-  });
+  const withModel = (place: CallPlace | undefined) =>
+    agentCondenser((session) => {
+      const meter = session && meterFor?.(session, place);
+      return agents.of(session?.agentId ?? DEFAULT_AGENT).factory({}, meter ? { meter } : {});
+    });
   return {
-    condense: (messages, session) =>
-      agents.of(session?.agentId ?? DEFAULT_AGENT).factory.provider === "openai"
-        ? withModel.condense(messages, session)
-        : extractive.condense(messages, session),
+    condense: async (messages, session) => {
+      if (agents.of(session?.agentId ?? DEFAULT_AGENT).factory.provider !== "openai") return extractive.condense(messages, session);
+      const place = session && (await placeOf?.(session));
+      return withModel(place).condense(messages, session);
+    },
   };
 }
 
-/** A turn's agent maker, and what it offers the model in a session (what `/tools` lists: one source for both). */
-export type AgentWithTools = ((metadata: Record<string, unknown>, ctx: AgentContext) => Agent) & {
+/** A turn's agent maker (`ctx.place`: where a job's turn is made), and what it offers the model in a session (what `/tools` lists: one source for both). */
+export type AgentWithTools = ((metadata: Record<string, unknown>, ctx: PlacedContext) => Agent) & {
   /** The tools a turn in `session` is offered: the built-ins scoped to it, schedule_message, the MCP servers' ready tools. */
   offered(session: Info): ToolRegistry;
 };
@@ -111,7 +120,7 @@ export function agentWithTools(deps: {
   agents: AgentCatalog;
   tooling: Tooling;
   /** The turn's model meter (usage and budgets for its place); none: nothing is counted. */
-  meterFor?: (ctx: AgentContext) => ModelMeter | undefined;
+  meterFor?: (ctx: PlacedContext) => ModelMeter | undefined;
 }): AgentWithTools {
   const { agents, tooling } = deps;
   // The echo agent calls no tool, and with no tool rounds the model is offered none: a turn gets an empty registry, which /tools shows.
@@ -119,10 +128,12 @@ export function agentWithTools(deps: {
     const agent = agents.of(session.agentId);
     return agent.toolMaxRounds === 0 || agent.factory.provider === "echo" ? toolRegistry([]) : agent.tools.narrow(tooling.registry(session));
   };
-  const make = (metadata: Record<string, unknown>, ctx: AgentContext) => {
+  const make = (metadata: Record<string, unknown>, placed: PlacedContext) => {
+    // The place is the meter's; the turn itself gets its ordinary context.
+    const { place: _place, ...ctx } = placed;
     const agent = agents.of(ctx.session.agentId);
     const tools = offered(ctx.session);
-    const meter = deps.meterFor?.(ctx);
+    const meter = deps.meterFor?.(placed);
     return agent.factory(metadata, { ...ctx, tools, approval: tooling.handler(ctx, tools, agent.tools.policyOf), ...(meter && { meter }) } as never);
   };
   return Object.assign(make, { offered });
@@ -135,12 +146,17 @@ export interface AgentPart {
   reflector: Reflector;
 }
 
-export function agentPart(base: AppBase, stores: StorePart, agentsConfig: AgentsConfig, usage?: Pick<UsagePart, "meterForSession">): AgentPart {
+export function agentPart(
+  base: AppBase,
+  stores: StorePart,
+  agentsConfig: AgentsConfig,
+  usage?: Pick<UsagePart, "meterForSession" | "placeOfSession">,
+): AgentPart {
   const { config, log } = base;
   const personaRegistry = personas(config.PERSONAS);
   const agents = configuredCatalog(config, agentsConfig, personaRegistry, log, base.opts.agentFactory);
   const { registry, transcript, memories, kv } = stores;
-  const condenser = reflectionCondenser(agents, usage?.meterForSession);
+  const condenser = reflectionCondenser(agents, usage?.meterForSession, usage?.placeOfSession);
   return {
     agents,
     personas: personaRegistry,

@@ -9,9 +9,9 @@ import type { GatewayMetrics } from "../metrics.js";
 import { Tooling, type CardDoor, type ToolingOptions } from "../tooling.js";
 import type { AgentCatalog } from "../../agent/catalog.js";
 import type { ModelMeter } from "../../agent/model-meter.js";
-import type { AgentContext } from "../../runtime/runner.js";
 import { agentWithTools, sessionBuiltins, type AgentWithTools } from "./agent.js";
 import type { AppBase, StorePart } from "./parts.js";
+import type { PlacedContext } from "./usage.js";
 
 /** The tools, MCP servers and approvals as the configuration sets them (MCP_CONFIG, APPROVERS, the timeouts). */
 export function configuredTooling(
@@ -61,7 +61,7 @@ export interface ToolingPart {
 export function toolingPart(
   base: AppBase,
   stores: StorePart,
-  deps: { agents: AgentCatalog; jobs: JobService; outbound: CardDoor; meterFor?: (ctx: AgentContext) => ModelMeter },
+  deps: { agents: AgentCatalog; jobs: JobService; outbound: CardDoor; meterFor?: (ctx: PlacedContext) => ModelMeter },
 ): ToolingPart {
   const { config, adapters } = base;
   // Asked only when someone other than an admin decides a tool call, not for every message.

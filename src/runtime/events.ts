@@ -58,8 +58,10 @@ interface InBase {
   /** The inbound record this event came from, so its outcome is committed with it. */
   inboundId?: string;
   receivedAt: Date;
-  /** The sender may run admin commands. */
+  /** The sender may run admin commands here: ADMIN_USERS, or the place's own administrator (Slack: the workspace's installer). */
   isAdmin?: boolean;
+  /** The sender is one of the gateway's operators (ADMIN_USERS): their powers reach past this place. */
+  isOperator?: boolean;
   /** The bot's own username, so `/cmd@otherbot` can be told apart. */
   botUsername?: string;
   /** The message's trace (src/telemetry), when tracing is on: the turn's spans continue it, however long it queued. */

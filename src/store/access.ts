@@ -205,11 +205,12 @@ export class AccessStore {
   }
 
   /** Approves a live code and grants its sender, atomically. */
-  approve(code: string, now: Date): Promise<PairingRecord | "expired" | "missing" | "decided" | "replaced"> {
+  approve(code: string, now: Date, scope?: { platform: string; botId: string }): Promise<PairingRecord | "expired" | "missing" | "decided" | "replaced"> {
     const q = this.db.q;
     return this.db.sqlTransaction("pairing-approve", async (s) => {
       const [r] = await s.all(q.selectFrom("PairingRequest").selectAll().where("code", "=", code));
-      if (!r) return "missing" as const;
+      // Out of scope reads as unknown: it says nothing of another bot's codes.
+      if (!r || (scope && (r.platform !== scope.platform || r.botId !== scope.botId))) return "missing" as const;
       if (r.status === "replaced") return "replaced" as const;
       if (r.status !== "pending") return "decided" as const;
       if (r.expiresAt <= now) {

@@ -99,7 +99,9 @@ async function refusedGroup(
 export async function dispatch(deps: DispatchDeps, env: InboundEnvelope, inboundId: string, trace?: TraceCarrier): Promise<RunHandle | undefined> {
   const { policy, runner } = deps;
   const adapter = deps.adapterFor(env);
-  const isAdmin = listed(policy.ADMIN_USERS, env) || env.senderAdministers === true;
+  // An operator's powers reach every place; a place's own administrator (Slack: the workspace's installer) is an admin there only.
+  const isOperator = listed(policy.ADMIN_USERS, env);
+  const isAdmin = isOperator || env.senderAdministers === true;
   // The one parse of the text as a command: the group checks below, `respond` and the runtime's commands all read this value.
   const command = parseCommand(env.text);
   // Edits too: a group not admitted leaves nothing in any transcript.
@@ -153,6 +155,7 @@ export async function dispatch(deps: DispatchDeps, env: InboundEnvelope, inbound
     inboundId,
     receivedAt: new Date(),
     isAdmin,
+    isOperator,
     botUsername: adapter?.botUsername,
     ...(trace && { trace }),
     ...(routed && { choosableAgents: routed.choosable }),

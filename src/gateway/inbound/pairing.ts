@@ -63,7 +63,8 @@ export class Pairing {
     return this.store.listPending(this.#now());
   }
 
-  approve(code: string): Promise<PairingRecord | "expired" | "missing" | "decided" | "replaced"> {
-    return this.store.approve(code.trim().toUpperCase(), this.#now());
+  /** `scope`: only a code asked of this platform's bot (else "missing", as an unknown code). */
+  approve(code: string, scope?: { platform: string; botId: string }): Promise<PairingRecord | "expired" | "missing" | "decided" | "replaced"> {
+    return this.store.approve(code.trim().toUpperCase(), this.#now(), scope);
   }
 }

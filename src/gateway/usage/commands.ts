@@ -28,9 +28,10 @@ export function usageCommands(d: UsageCommandDeps): CommandSpec[] {
     },
     {
       name: "budget",
-      summary: "the usage budgets: spent, reserved, limit and reset time; /budget reset <budget> [scope] (admins)",
+      summary: "the usage budgets: spent, reserved, limit and reset time; /budget reset <budget> [scope] (operators)",
       usage: "/budget [reset <budget> [scope]]",
-      access: "admin",
+      // Every place's budgets, the global ones included: ADMIN_USERS only, never a workspace's installer.
+      access: "operator",
       async run(ctx) {
         const [sub, name, scope] = ctx.args.trim().split(/\s+/).filter(Boolean);
         if (sub === "reset") {

@@ -15,7 +15,11 @@ import type { JobService } from "../jobs/service.js";
 import { approvalIdInterceptor, toolCommands } from "../tool-commands.js";
 import type { Tooling } from "../tooling.js";
 
-/** /approve <code>: an operator approves a DM pairing code. */
+/**
+ * /approve <code>: an admin approves a DM pairing code. An operator (ADMIN_USERS) approves any; a place's
+ * own administrator (Slack: a workspace's installer) only codes asked of this bot, so the installer of one
+ * workspace cannot admit anyone in another (a code of another bot reads as unknown).
+ */
 function approveCommand(pairing: Pairing): CommandSpec {
   return {
     name: "approve",
@@ -23,7 +27,8 @@ function approveCommand(pairing: Pairing): CommandSpec {
     usage: "/approve <code>",
     access: "admin",
     async run(ctx) {
-      const r = await pairing.approve(ctx.args);
+      const { event } = ctx;
+      const r = await pairing.approve(ctx.args, event.isOperator ? undefined : { platform: event.origin.platform, botId: event.replyTo.botId });
       ctx.notify(
         typeof r === "string" ? "error" : "success",
         typeof r === "string" ? `Code ${ctx.args || "(none)"} is ${r === "missing" ? "unknown" : r}.` : `Approved ${r.senderId} on ${r.platform}.`,

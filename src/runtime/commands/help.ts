@@ -26,7 +26,11 @@ export function helpCommand(commands: readonly CommandSpec[], opts: Pick<Command
     aliases: ["start"],
     summary: "list the commands",
     run(ctx) {
-      const visible = commands.filter((c) => ((c.access ?? "anyone") === "anyone" && !opts.adminCommands?.includes(c.name)) || ctx.event.isAdmin);
+      const visible = commands.filter((c) => {
+        const access = c.access ?? "anyone";
+        if (access === "operator") return ctx.event.isOperator === true;
+        return (access === "anyone" && !opts.adminCommands?.includes(c.name)) || ctx.event.isAdmin;
+      });
       ctx.notify("info", ["Commands:", ...[...visible, help].map((c) => `${c.usage ?? `/${c.name}`} - ${c.summary}`)].join("\n"));
     },
   };

@@ -47,7 +47,7 @@ export function commandInterceptor(opts: CommandOptions): Interceptor & { comman
       return;
     }
     const access = admin.has(spec.name) ? "admin" : (spec.access ?? "anyone");
-    if (access === "admin" && !event.isAdmin) {
+    if ((access === "admin" && !event.isAdmin) || (access === "operator" && !event.isOperator)) {
       ctx.notify("error", `/${spec.name} is for operators only.`);
       return;
     }

@@ -5,7 +5,12 @@ import type { MessageEvent, Severity } from "../events.js";
 import type { ConversationCapabilities } from "../interceptors.js";
 import type { LiveSession } from "../live-session.js";
 
-export type CommandAccess = "anyone" | "admin";
+/**
+ * Who may run a command: anyone; an admin of the place (ADMIN_USERS, or the place's own administrator the
+ * platform names, Slack's installer of the app in that workspace); or an operator of the whole gateway
+ * (ADMIN_USERS only), for what reaches past the place (every budget, every platform's pairing codes).
+ */
+export type CommandAccess = "anyone" | "admin" | "operator";
 
 /** What a command may cancel in its session before it runs (CommandSpec.cancels). */
 export type Cancellable = "approvals";

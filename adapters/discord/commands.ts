@@ -155,7 +155,7 @@ export function normalizeInteraction(
     }
     const senderName = (typeof member?.nick === "string" && member.nick) || user.global_name || user.username;
     if (typeof senderName === "string" && senderName) env.senderName = senderName;
-    if (user.bot === true) env.senderIsBot = true;
+    // Another bot's interaction gets here only with allowBots: a sender as any other (the gateway ignores senderIsBot).
     const title = channel?.name ?? rawChannel?.name;
     if (chatKind !== "private" && typeof title === "string" && title) env.chatTitle = title;
     return { id, token, applicationId, channelId, env };

@@ -118,7 +118,8 @@ function normalizeUnsafe(raw: unknown, bot: DiscordBotIdentity, channel: Channel
   // The guild (server) is the chat's workspace, as a Slack team is: AGENTS_CONFIG routes by it, its budgets and /metrics count by it.
   if (guildId !== undefined) env.workspace = guildId;
   if (senderName) env.senderName = senderName;
-  if (isBot) env.senderIsBot = true;
+  // A bot's message gets here only with allowBots (DISCORD_ALLOW_BOTS): a sender as any other, since the
+  // gateway ignores whatever is marked senderIsBot.
   if (attachments.length) env.attachments = attachments;
   if (chatKind !== "private" && channel?.name) env.chatTitle = channel.name;
   return env;

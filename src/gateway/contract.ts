@@ -58,6 +58,7 @@ export interface InboundEnvelope {
   threadId?: string;
   senderId: string;
   senderName?: string;
+  /** A bot wrote it: the gateway ignores it (an adapter that admits bots, Discord's DISCORD_ALLOW_BOTS, leaves it unset). */
   senderIsBot?: boolean;
   /**
    * The platform says the sender administers this place, as ADMIN_USERS would

@@ -14,11 +14,11 @@ describe("Discord end to end", () => {
     await fake?.close();
   });
 
-  async function start() {
+  async function start(opts: { allowBots?: boolean } = {}) {
     fake = new FakeDiscord();
     await fake.start();
     const guild = fake.addGuild({ channels: ["general"] });
-    const r = await startApp("sqlite", [new DiscordAdapter({ token: fake.token, apiUrl: fake.apiUrl })]);
+    const r = await startApp("sqlite", [new DiscordAdapter({ token: fake.token, apiUrl: fake.apiUrl, ...opts })]);
     app = r.app;
     return guild;
   }
@@ -90,5 +90,27 @@ describe("Discord end to end", () => {
     );
     expect(answered.find((m) => m.content.startsWith("session: "))!.content).toMatch(/^turns: 1$/m);
     expect(fake.sent({ channelId: channel.id }).filter((m) => m.via === "channel")).toHaveLength(1);
+  });
+
+  it("another bot's mention is ignored, and answered with DISCORD_ALLOW_BOTS (the gateway dropped it even then)", async () => {
+    for (const allowBots of [false, true]) {
+      const guild = await start({ allowBots });
+      const channel = guild.channels.general!;
+      const relay = fake.user("relay", { bot: true });
+      const bob = fake.user("bob");
+      fake.userMessage({ channel, author: relay, content: `<@${fake.bot.id}> from a bot` });
+      // The barrier: a person's mention after it, in the same channel, is answered after it would have been.
+      fake.userMessage({ channel, author: bob, content: `<@${fake.bot.id}> from a person` });
+      const sent = await eventually(
+        () => fake.sent({ channelId: channel.id }).map((m) => m.content),
+        (t) => t.some((c) => c.includes("echo: from a person")),
+        10_000,
+        "the person's answer",
+      );
+      expect(sent.some((c) => c.includes("echo: from a bot"))).toBe(allowBots);
+      await app!.stop();
+      app = undefined;
+      await fake.close();
+    }
   });
 });

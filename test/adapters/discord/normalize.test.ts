@@ -105,7 +105,10 @@ describe("normalizeMessage", () => {
     const other = (): Record<string, unknown> => msg({ author: { id: OTHER_BOT, username: "other", bot: true } });
     expect(normalizeMessage(other(), bot)).toBeUndefined();
     expect(normalizeMessage(msg({ webhook_id: "5" }), bot)).toBeUndefined();
-    expect(normalizeMessage(other(), { id: BOT, allowBots: true })).toMatchObject({ senderId: OTHER_BOT, senderIsBot: true });
+    // Admitted, it is a sender as any other: the gateway ignores whatever is marked senderIsBot.
+    const admitted = normalizeMessage(other(), { id: BOT, allowBots: true });
+    expect(admitted).toMatchObject({ senderId: OTHER_BOT });
+    expect(admitted?.senderIsBot).toBeUndefined();
     // Even with allowBots, never its own.
     expect(normalizeMessage(msg({ author: { id: BOT, bot: true } }), { id: BOT, allowBots: true })).toBeUndefined();
   });

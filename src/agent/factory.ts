@@ -68,7 +68,10 @@ export function settingsFromMetadata(metadata: Record<string, unknown>, defaults
   const out: ModelSettings = { model: pick(METADATA_KEYS.model, parseModelName, defaults.model) ?? defaults.model };
   const thinkingLevel = pick(METADATA_KEYS.thinkingLevel, parseThinkingLevel, defaults.thinkingLevel);
   const temperature = pick(METADATA_KEYS.temperature, parseTemperature, defaults.temperature);
-  const maxOutputTokens = pick(METADATA_KEYS.maxOutputTokens, parseMaxOutputTokens, defaults.maxOutputTokens);
+  const chosen = pick(METADATA_KEYS.maxOutputTokens, parseMaxOutputTokens, defaults.maxOutputTokens);
+  // The operator's limit (MODEL_MAX_OUTPUT_TOKENS, an agent's maxOutputTokens) is a ceiling: /maxtokens may
+  // lower it, never raise it, since a budget's overrun is bounded by one call's maximum.
+  const maxOutputTokens = chosen !== undefined && defaults.maxOutputTokens !== undefined ? Math.min(chosen, defaults.maxOutputTokens) : chosen;
   if (thinkingLevel !== undefined) out.thinkingLevel = thinkingLevel;
   if (temperature !== undefined) out.temperature = temperature;
   if (maxOutputTokens !== undefined) out.maxOutputTokens = maxOutputTokens;

@@ -67,6 +67,15 @@ describe("settingsFromMetadata", () => {
     expect(invalid.sort()).toEqual([METADATA_KEYS.model, METADATA_KEYS.temperature].sort());
     expect(settingsFromMetadata({}, { model: "m" })).toEqual({ model: "m" });
   });
+
+  it("takes the operator's max output tokens as a ceiling: /maxtokens lowers it, never raises it (a budget's overrun is one call's maximum)", () => {
+    const max = (v: number, d?: number) =>
+      settingsFromMetadata({ [METADATA_KEYS.maxOutputTokens]: v }, { model: "m", ...(d !== undefined && { maxOutputTokens: d }) }).maxOutputTokens;
+    expect(max(64, 500)).toBe(64);
+    expect(max(1_000_000, 500)).toBe(500);
+    // No ceiling set: the session's choice stands.
+    expect(max(1_000_000)).toBe(1_000_000);
+  });
 });
 
 describe("createAgentFactory", () => {

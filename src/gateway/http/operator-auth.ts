@@ -213,11 +213,21 @@ export class OperatorAuth {
     if (site !== undefined && site !== "same-origin" && site !== "none" && !bearer) return false;
     if (origin === undefined) return true;
     if (origin === "null") return false;
-    try {
-      return host !== undefined && new URL(origin).host === host.toLowerCase();
-    } catch {
-      return false;
-    }
+    return originMatchesHost(origin, host);
+  }
+}
+
+/**
+ * Whether a browser's Origin is this Host's: same host and port, the scheme's default port written or not
+ * (a proxy may send `Host: bot.example.com:443`; an Origin never names a default port).
+ */
+export function originMatchesHost(origin: string, host: string | undefined): boolean {
+  if (host === undefined) return false;
+  try {
+    const o = new URL(origin);
+    return o.host === new URL(`${o.protocol}//${host}`).host;
+  } catch {
+    return false;
   }
 }
 

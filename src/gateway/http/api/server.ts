@@ -8,7 +8,7 @@ import type { HttpHandler, HttpRequest, HttpResponse, RouteOptions } from "../..
 import { ErrorBody, OpenApiDocument, withSharedRefusals } from "./openapi.js";
 import type { Scope } from "../../../config/api-tokens.js";
 import { ALL_SCOPES, type ApiPrincipal, type ApiTokens } from "./tokens.js";
-import { forwardedByProxy } from "../operator-auth.js";
+import { forwardedByProxy, originMatchesHost } from "../operator-auth.js";
 
 export type ApiEnv = { Variables: { principal: ApiPrincipal } };
 export type ApiApp = OpenAPIHono<ApiEnv>;
@@ -102,7 +102,7 @@ export class ApiServer {
     // No CORS is ever granted; a browser page of another site gets nothing (the token, when there is one, cannot be attached cross-site either).
     const site = c.req.header("sec-fetch-site");
     const origin = c.req.header("origin");
-    if ((site !== undefined && site !== "same-origin" && site !== "none") || (origin !== undefined && !sameHost(origin, c.req.header("host")))) {
+    if ((site !== undefined && site !== "same-origin" && site !== "none") || (origin !== undefined && !originMatchesHost(origin, c.req.header("host")))) {
       this.#o.refused?.("origin");
       return c.json({ error: "cross-origin requests to the API are refused" }, 403);
     }
@@ -172,11 +172,3 @@ const DOCUMENT_ROUTE = createRoute({
   security: [{ bearer: [] }],
   responses: { 200: { content: { "application/json": { schema: OpenApiDocument } }, description: "The OpenAPI 3.1 document of the API" } },
 });
-
-function sameHost(origin: string, host: string | undefined): boolean {
-  try {
-    return host !== undefined && new URL(origin).host === host.toLowerCase();
-  } catch {
-    return false;
-  }
-}

@@ -39,6 +39,14 @@ describe("probe: a workspace installer's admin power stays in their workspace", 
       expect(await g.post(vic.message({ channel: "D0VIC001", user: "U0MALGUEST", text: "am I in?" }))).toBe(200);
       const after = await replies(g, "D0VIC001", 2);
       expect(after[1]).not.toBe("echo: am I in?");
+      // Her own answer said the code is unknown: nothing of the other workspace's codes is told.
+      expect((await replies(g, "D0ATK001", 1))[0]).toMatch(/is unknown/);
+
+      // The victim workspace's own installer approves the same code there: that works.
+      expect(await g.post(vic.message({ channel: "D0VICBOSS", user: "U0VICBOSS", text: `/approve ${code}` }))).toBe(200);
+      expect((await replies(g, "D0VICBOSS", 1))[0]).toMatch(/Approved U0MALGUEST on slack/);
+      expect(await g.post(vic.message({ channel: "D0VIC001", user: "U0MALGUEST", text: "and now?" }))).toBe(200);
+      expect((await replies(g, "D0VIC001", 3))[2]).toBe("echo: and now?");
     } finally {
       await g.stop();
     }

@@ -32,12 +32,21 @@ export interface InstallRoutesOptions {
   redirectUri: string;
   /** When set, /slack/install needs it as ?token=, so a stranger cannot install the app. */
   installToken?: string;
+  /** At most this many install links open at once (default MAX_OPEN_INSTALL_LINKS). */
+  maxOpenLinks?: number;
   /** Web API base with the trailing slash (tests point it at a fake). */
   apiUrl?: string;
   installations: SlackInstallations;
   states: SlackOAuthStates;
   log: Logger;
 }
+
+/**
+ * Install links open at once (each a state row for ten minutes): past this, /slack/install answers 503 until
+ * some are used or expire. Without SLACK_INSTALL_TOKEN anyone may open one, and each writes a row: the cap
+ * bounds what a stranger's loop can make the database hold. Real installs come far slower.
+ */
+export const MAX_OPEN_INSTALL_LINKS = 1000;
 
 /** Errors that are the request's fault: 400 with the reason. Anything else is ours or Slack's: 500, logged. */
 const REFUSALS = new Set<string>([ErrorCode.MissingStateError, ErrorCode.InvalidStateError, ErrorCode.MissingCodeError, ErrorCode.AuthorizationError]);
@@ -59,6 +68,14 @@ export function slackInstallRoutes(o: InstallRoutesOptions): { install: HttpHand
   const install: HttpHandler = async (req) => {
     if (o.installToken !== undefined && !sameText(req.query.get("token") ?? "", o.installToken))
       return page(403, "Install link needed", "This gateway installs only from the link its operator hands out (/slack/install?token=...). Ask them for it.");
+    if ((await o.states.live(new Date())) >= (o.maxOpenLinks ?? MAX_OPEN_INSTALL_LINKS)) {
+      o.log.warn(
+        { max: o.maxOpenLinks ?? MAX_OPEN_INSTALL_LINKS },
+        "a Slack install link was refused: too many are open (set SLACK_INSTALL_TOKEN so only your link installs)",
+      );
+      const busy = page(503, "Too many installs in progress", "Too many install links are open right now. Try again in a few minutes.");
+      return { ...busy, headers: { ...busy.headers, "retry-after": "60" } };
+    }
     const res = new ResponseShim();
     await provider.handleInstallPath(requestShim(req), res.asNode(), {}, installOptions);
     return res.response();

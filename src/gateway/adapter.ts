@@ -247,5 +247,5 @@ export interface Adapter {
  */
 export type SlackInstallations = Pick<SlackInstallationStore, "save" | "find" | "delete" | "list" | "rotate">;
 /** The install flow's use-once record of each OAuth `state` (SlackOAuthStateStore), as the Slack adapter reaches it. */
-export type SlackOAuthStates = Pick<SlackOAuthStateStore, "issue" | "consume" | "prune">;
+export type SlackOAuthStates = Pick<SlackOAuthStateStore, "issue" | "consume" | "prune" | "live">;
 export type { SlackInstallationRecord, NewSlackInstallation, SlackInstallationKey, SlackInstallationSummary } from "../store/index.js";

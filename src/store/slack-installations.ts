@@ -144,6 +144,18 @@ export class SlackOAuthStateStore {
     return n === 1;
   }
 
+  /** How many states are issued and unexpired at `now` (install links open). */
+  async live(now: Date = new Date()): Promise<number> {
+    const [r] = await this.db.query(
+      "slack-oauth-state-live",
+      this.db.q
+        .selectFrom("SlackOAuthState")
+        .select((eb) => eb.fn.countAll<number>().as("n"))
+        .where("expiresAt", ">", now),
+    );
+    return Number(r?.n ?? 0);
+  }
+
   /** Drops the states that expired unused before `now`; returns how many. */
   async prune(now: Date = new Date()): Promise<number> {
     return this.db.exec("slack-oauth-state-prune", this.db.q.deleteFrom("SlackOAuthState").where("expiresAt", "<=", now));

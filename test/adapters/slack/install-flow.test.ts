@@ -13,7 +13,7 @@ import { openTestDb, type TestDb } from "../../support/db.js";
  * the database's installation and state stores, against the Slack fake's
  * oauth.v2.access, served over HTTP as the gateway serves a route.
  */
-async function installHarness(opts: { installToken?: string } = {}) {
+async function installHarness(opts: { installToken?: string; maxOpenLinks?: number } = {}) {
   const sl = new FakeSlack();
   await sl.start();
   const t: TestDb = await openTestDb("sqlite");
@@ -34,6 +34,7 @@ async function installHarness(opts: { installToken?: string } = {}) {
     states,
     log: captureLogger(lines, { name: "install-test" }),
     ...(opts.installToken !== undefined && { installToken: opts.installToken }),
+    ...(opts.maxOpenLinks !== undefined && { maxOpenLinks: opts.maxOpenLinks }),
   });
   routes.set(`GET ${INSTALL_PATH}`, install);
   routes.set(`GET ${OAUTH_REDIRECT_PATH}`, finish);
@@ -232,6 +233,26 @@ describe("the OAuth install routes (InstallProvider over the database)", () => {
       vi.setSystemTime(new Date(Date.parse("2030-01-01T00:00:00.000Z") + STATE_LIFETIME_SECONDS * 1000));
       await h.startInstall();
       expect(await h.stateRows()).toBe(1);
+    } finally {
+      await h.close();
+    }
+  });
+
+  it("a stranger's loop on the open install link writes no more than the cap: past it 503 (Retry-After), no state; a used link frees a place", async () => {
+    const h = await installHarness({ maxOpenLinks: 2 });
+    try {
+      const first = await h.startInstall();
+      await h.startInstall();
+      const refused = await fetch(`${h.base}${INSTALL_PATH}`, { redirect: "manual" });
+      expect(refused.status).toBe(503);
+      expect(refused.headers.get("retry-after")).toBe("60");
+      expect(await refused.text()).toContain("Too many install links are open");
+      expect(await h.stateRows()).toBe(2);
+      expect(h.lines.join("\n")).toMatch(/too many are open \(set SLACK_INSTALL_TOKEN/);
+      // One install finishes (its state is used): the link opens again.
+      const done = await h.callback({ code: h.sl.oauth.code({ teamId: "T1", scopes: ["chat:write", "im:history"] }), state: first.state }, first.cookie);
+      expect(done.status).toBe(200);
+      await h.startInstall();
     } finally {
       await h.close();
     }

@@ -3,7 +3,7 @@ import { createHmac, timingSafeEqual } from "node:crypto";
 /**
  * Inbound hook signatures, in the manner of Stripe's and Slack's:
  *
- *   Switchboard-Delivery: <delivery id, 1-128 of A-Z a-z 0-9 . _ : ->
+ *   Switchboard-Delivery: <delivery id, 1-128 of A-Z a-z 0-9 _ : ->
  *   Switchboard-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256>
  *
  * where the HMAC, keyed with the hook's secret, covers
@@ -16,7 +16,9 @@ import { createHmac, timingSafeEqual } from "node:crypto";
 export const SIGNATURE_HEADER = "switchboard-signature";
 export const DELIVERY_HEADER = "switchboard-delivery";
 export const TOLERANCE_S = 300;
-const DELIVERY = /^[A-Za-z0-9._:-]{1,128}$/;
+// No ".": it separates the signed string's parts, and an id holding one could move it into the body
+// ("evt.1" + B and "evt" + "1." + B sign the same), so a captured request would replay under a new id.
+const DELIVERY = /^[A-Za-z0-9_:-]{1,128}$/;
 
 export interface SignatureParts {
   t: number;
@@ -30,7 +32,7 @@ export type Parsed = { ok: true; parts: SignatureParts } | { ok: false; error: s
 export function parseSignature(signature: string | undefined, delivery: string | undefined, nowMs = Date.now()): Parsed {
   if (!signature || !delivery)
     return { ok: false, error: "sign the request: Switchboard-Signature (t=<unix seconds>,v1=<hex HMAC-SHA256>) and Switchboard-Delivery are required" };
-  if (!DELIVERY.test(delivery)) return { ok: false, error: "Switchboard-Delivery must be 1-128 characters of A-Z a-z 0-9 . _ : -" };
+  if (!DELIVERY.test(delivery)) return { ok: false, error: "Switchboard-Delivery must be 1-128 characters of A-Z a-z 0-9 _ : - (no dot: it separates the signed parts)" };
   let t: number | undefined;
   const v1: Buffer[] = [];
   for (const part of signature.split(",")) {

@@ -32,7 +32,8 @@ export type Parsed = { ok: true; parts: SignatureParts } | { ok: false; error: s
 export function parseSignature(signature: string | undefined, delivery: string | undefined, nowMs = Date.now()): Parsed {
   if (!signature || !delivery)
     return { ok: false, error: "sign the request: Switchboard-Signature (t=<unix seconds>,v1=<hex HMAC-SHA256>) and Switchboard-Delivery are required" };
-  if (!DELIVERY.test(delivery)) return { ok: false, error: "Switchboard-Delivery must be 1-128 characters of A-Z a-z 0-9 _ : - (no dot: it separates the signed parts)" };
+  if (!DELIVERY.test(delivery))
+    return { ok: false, error: "Switchboard-Delivery must be 1-128 characters of A-Z a-z 0-9 _ : - (no dot: it separates the signed parts)" };
   let t: number | undefined;
   const v1: Buffer[] = [];
   for (const part of signature.split(",")) {

@@ -65,10 +65,13 @@ describe("probe: hostile chat content in the operator pane", () => {
     await page.locator('#transcript-messages li[data-role="assistant"]').waitFor();
 
     const facts = await page.evaluate(() => {
-      const pane = document.querySelector("#transcript-messages")!;
-      const sessions = document.querySelector("#sessions-body")!;
+      // Run in the page: its DOM, typed here without the DOM lib (the project compiles for Node).
+      type El = { outerHTML: string; textContent: string | null; querySelector(s: string): El | null; querySelectorAll(s: string): Iterable<El> };
+      const page = globalThis as unknown as { document: El; __pwned?: string };
+      const pane = page.document.querySelector("#transcript-messages")!;
+      const sessions = page.document.querySelector("#sessions-body")!;
       return {
-        pwned: (window as unknown as { __pwned?: string }).__pwned ?? null,
+        pwned: page.__pwned ?? null,
         made: [...pane.querySelectorAll("img, script, a, svg, iframe, b"), ...sessions.querySelectorAll("img, script, a, svg, iframe, b")].map(
           (e) => e.outerHTML,
         ),

@@ -17,6 +17,7 @@ import { resolvePolicy, type PolicyChat, type ToolPolicy } from "../tool-policy.
 import { noopLog, type AgentLog } from "../types.js";
 import { TOOL_SEPARATOR, type ServerState, type ServerStatus } from "../tool-source.js";
 import type { McpConfig, McpServerConfig } from "./config.js";
+import { AnswerTooLarge, boundedFetch, boundedTools, jsonText, printable } from "./bounds.js";
 
 export interface McpToolInfo {
   name: string;
@@ -35,6 +36,8 @@ export interface McpHubOptions {
 }
 
 const NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+/** Whether a server's tool can be offered: its namespaced name is 1-64 letters, digits, _ or -. */
+const validToolName = (server: string, tool: string): boolean => NAME.test(`${server}${TOOL_SEPARATOR}${tool}`);
 
 class McpServerHandle {
   state: ServerState = "starting";
@@ -80,7 +83,8 @@ class McpServerHandle {
     return new StreamableHTTPClientTransport(new URL(c.url), {
       requestInit: { headers: c.headers ?? {} },
       // Each request carries the active span's traceparent (a tool call's execute_tool span), so a server that traces joins it.
-      fetch: tracedFetch,
+      // Bounded (bounds.ts): an answer is refused past 10 MB, before it is buffered whole.
+      fetch: boundedFetch(tracedFetch),
       reconnectionOptions: { maxRetries: 0, initialReconnectionDelay: 1_000, maxReconnectionDelay: 1_000, reconnectionDelayGrowFactor: 1 },
     });
   }
@@ -97,11 +101,7 @@ class McpServerHandle {
         await client.close().catch(() => undefined);
         return;
       }
-      this.tools = listed.tools.map((t) => ({
-        name: t.name,
-        description: t.description ?? "",
-        inputSchema: (t.inputSchema ?? { type: "object" }) as Record<string, unknown>,
-      }));
+      this.tools = boundedTools(this.config.name, listed.tools, this.opts.log);
       this.#client = client;
       this.state = "ready";
       this.error = undefined;
@@ -113,7 +113,8 @@ class McpServerHandle {
       // Over HTTP there is no child to watch: a broken stream or a refused request is how a dead server shows.
       if (this.config.kind === "http") {
         client.onerror = (e) => {
-          if (this.#client === client && /fetch failed|ECONNREFUSED|ECONNRESET|terminated|socket|disconnected|reconnect/i.test(describe(e)))
+          // Judged by the SDK's own words, before any ":" (after it, an error may quote the server's message verbatim).
+          if (this.#client === client && /fetch failed|ECONNREFUSED|ECONNRESET|terminated|socket|disconnected|reconnect/i.test(describe(e).split(":")[0]!))
             this.#down(`the connection failed: ${describe(e)}`);
         };
       }
@@ -160,7 +161,9 @@ class McpServerHandle {
       return resultText(r as { content?: unknown[]; isError?: boolean; structuredContent?: unknown });
     } catch (e) {
       // An MCP error is the server answering; anything else (closed, refused, reset) means it is gone.
-      if (!(e instanceof McpError) && !signal.aborted && this.#client === client) this.#down(`a call failed: ${describe(e)}`);
+      // Neither is an answer too large for the limit (that call fails, the server stays).
+      const answered = e instanceof McpError || e instanceof AnswerTooLarge || (e as { cause?: unknown })?.cause instanceof AnswerTooLarge;
+      if (!answered && !signal.aborted && this.#client === client) this.#down(`a call failed: ${describe(e)}`);
       throw e;
     }
   }
@@ -181,9 +184,10 @@ class McpServerHandle {
       name: this.config.name,
       transport: this.config.kind,
       state: this.state,
-      tools: this.tools.map((t) => t.name),
+      // Only names a turn could offer: a server's name with newlines or controls would forge lines in /tools.
+      tools: this.tools.filter((t) => validToolName(this.config.name, t.name)).map((t) => t.name),
       restarts: this.restarts,
-      ...(this.error && { error: this.error }),
+      ...(this.error && { error: printable(this.error) }),
       ...(this.nextAttemptAt && this.state !== "ready" && { nextAttemptAt: this.nextAttemptAt.toISOString() }),
     };
   }
@@ -210,7 +214,7 @@ export function resultText(r: { content?: unknown[]; isError?: boolean; structur
     return `[${item.type ?? "unknown"} content${item.mimeType ? ` (${item.mimeType})` : ""}]`;
   });
   let text = parts.join("\n");
-  if (!text && r.structuredContent !== undefined) text = JSON.stringify(r.structuredContent);
+  if (!text && r.structuredContent !== undefined) text = jsonText(r.structuredContent);
   return r.isError ? `error: ${text || "the tool reported an error"}` : text;
 }
 
@@ -273,7 +277,7 @@ export class McpHub {
     for (const s of this.#servers) {
       for (const t of s.tools) {
         const name = `${s.config.name}${TOOL_SEPARATOR}${t.name}`;
-        if (!NAME.test(name)) {
+        if (!validToolName(s.config.name, t.name)) {
           this.#log.warn({ server: s.config.name, tool: t.name }, "mcp tool skipped: its namespaced name is not 1-64 letters, digits, _ or -");
           continue;
         }

@@ -223,8 +223,9 @@ export class HttpServer {
       }
       request.rawBody = body.body;
     }
-    // An operator's answer (sessions, transcripts, usage, metrics) is kept by no cache, the browser's included, unless its route says otherwise.
-    return this.#response(c, await r.handler(request), r.access === "public" ? {} : { "cache-control": "no-store" });
+    // An operator's answer (sessions, transcripts, usage, metrics) is kept by no cache, the browser's included, and
+    // read as nothing but its declared type, unless its route says otherwise.
+    return this.#response(c, await r.handler(request), r.access === "public" ? {} : { "cache-control": "no-store", "x-content-type-options": "nosniff" });
   }
 
   /** For a public route (/healthz's details): a store that cannot say whether a login session is live makes the caller a stranger, reported, not a 500. */

@@ -20,7 +20,7 @@ afterEach(async () => {
 });
 
 describe("operator answers", () => {
-  it("every authenticated GET answer says Cache-Control: no-store", async () => {
+  it("every authenticated GET answer says Cache-Control: no-store and X-Content-Type-Options: nosniff", async () => {
     running = await startConsoleApp({ OPERATOR_TOKEN: TOKEN });
     const auth = { authorization: `Bearer ${TOKEN}` };
     const posted = await request(running.base, "/api/console/messages", {
@@ -51,6 +51,7 @@ describe("operator answers", () => {
       const r = await request(running.base, p, { headers: auth });
       if (r.status !== 200) missing.push(`${p}: status ${r.status}`);
       else if (!/no-store/.test(String(r.headers["cache-control"] ?? ""))) missing.push(`${p}: cache-control ${String(r.headers["cache-control"])}`);
+      else if (r.headers["x-content-type-options"] !== "nosniff") missing.push(`${p}: x-content-type-options ${String(r.headers["x-content-type-options"])}`);
     }
     expect(missing).toEqual([]);
   });

@@ -1,6 +1,11 @@
 import type { Price } from "../../config/agents.js";
 import type { ModelUsage } from "../../agent/model-meter.js";
 
+/** A model's price in the table, if it has one of its own: a model named `constructor` or `toString` finds no inherited member. */
+export function priceOf(prices: Readonly<Record<string, Price>>, model: string): Price | undefined {
+  return Object.hasOwn(prices, model) ? prices[model] : undefined;
+}
+
 /**
  * Cost in micro-units of the price table's currency (integers: the database
  * keeps no floats). A price is per million tokens, so a token costs exactly

@@ -6,7 +6,7 @@ import { errInfo, type Logger } from "../../log.js";
 import type { BudgetStore } from "../../store/budgets.js";
 import type { GatewayMetrics } from "../metrics.js";
 import { budgetKey, chargesFor, refusalLine, unpricedLine, usedOn, type Charge, type MeterPlace } from "./budgets.js";
-import { costMicros } from "./pricing.js";
+import { costMicros, priceOf } from "./pricing.js";
 
 export interface UsageMeterOptions {
   store: BudgetStore;
@@ -53,7 +53,7 @@ export class UsageMeter {
     const { store, agents, timezone, log, metrics } = this.#o;
     const id = randomUUID();
     const now = this.#now();
-    const price = agents.prices[call.model];
+    const price = priceOf(agents.prices, call.model);
     const charges = chargesFor(agents.budgets, place, call.maxTokens, price, timezone, now, call.audioSeconds);
     if (!price) this.#refuseUnpriced(place, call, charges);
     let refused: Charge | undefined;
@@ -120,7 +120,7 @@ export class UsageMeter {
 
   async #settle(id: string, place: MeterPlace, call: ModelCall, charges: Charge[], usage: ModelUsage): Promise<void> {
     const { store, agents, metrics } = this.#o;
-    const price = agents.prices[usage.model] ?? agents.prices[call.model];
+    const price = priceOf(agents.prices, usage.model) ?? priceOf(agents.prices, call.model);
     const cost = costMicros(price, usage);
     const tokens = usage.promptTokens + usage.completionTokens;
     const byKey = new Map(charges.map((c) => [c.claim.budget, c.budget]));

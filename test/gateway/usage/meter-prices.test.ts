@@ -73,6 +73,15 @@ describe("a model with no price", () => {
     expect(m.settled[0]!.row).toMatchObject({ costMicros: 1000 * 1 + 100 * 2, priced: true });
   });
 
+  it("is what a model named after an object's own members has too (constructor, toString, __proto__): no price, refused under a cost budget", async () => {
+    for (const model of ["constructor", "toString", "__proto__", "hasOwnProperty"]) {
+      const m = meterWith({ prices: { "small-1": { input: 1, output: 2 } }, budgets: [monthly] });
+      const err = await m.meter.reserve(turn(model)).catch((e: unknown) => e);
+      expect(isAgentError(err) && err.code, model).toBe("Budget");
+      expect(m.reserved, model).toEqual([]);
+    }
+  });
+
   it("goes through where only token budgets (or none) apply, or the cost budget is another agent's: it costs 0 and its row says no price", async () => {
     for (const budgets of [[], [{ per: "user", period: "day", tokens: 10_000 }], [{ ...monthly, agent: "support" }]] as Budget[][]) {
       const m = meterWith({ prices: {}, budgets });

@@ -16,7 +16,7 @@
  */
 import type { ChildProcess } from "node:child_process";
 import { createHash } from "node:crypto";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it, onTestFailed } from "vitest";
 import { migrate } from "../../src/store/index.js";
 import { freshDatabaseUrl } from "../support/db.js";
 import { roundRobin, startGateway } from "../support/gateway-processes.js";
@@ -68,6 +68,18 @@ describe("telemetry across three processes on one PostgreSQL database", () => {
   });
 
   it("a conversation moved between processes mid-burst: each message is still one connected trace", async () => {
+    // Which wait a failure (a timeout included) happened in, with what had arrived by then: seen once hanging
+    // to the 180 s timeout under a full CI run, with nothing to say where.
+    let phase = "start";
+    onTestFailed(() =>
+      console.log(
+        `telemetry across processes failed in phase "${phase}": ${JSON.stringify({
+          replies: new Set(platform?.messages.map((m) => m.text)).size,
+          spans: receiver?.spans.length,
+          children: children.map((c) => ({ pid: c.pid, exitCode: c.exitCode, signal: c.signalCode })),
+        })}`,
+      ),
+    );
     receiver = await OtlpReceiver.start();
     platform = new LoopbackPlatform();
     const platformUrl = await platform.start();
@@ -85,6 +97,7 @@ describe("telemetry across three processes on one PostgreSQL database", () => {
       OTEL_EXPORTER_OTLP_PROTOCOL: "http/json",
       OTEL_BSP_SCHEDULE_DELAY: "50",
     };
+    phase = "starting the gateways";
     const gateways = await Promise.all([0, 1, 2].map((i) => startGateway({ ...env, OTEL_RESOURCE_ATTRIBUTES: `service.instance.id=gw${i}` })));
     children.push(...gateways.map((g) => g.child));
     // The proxy reads this array on every request: taking a process out of it stops its deliveries.
@@ -98,6 +111,7 @@ describe("telemetry across three processes on one PostgreSQL database", () => {
       });
       expect(r.status).toBe(200);
     };
+    phase = "the first half of the burst";
     // First half of the burst: every message acknowledged (so recorded, its root span ended).
     await Promise.all(
       Array.from({ length: CHATS }, async (_, c) => {
@@ -112,22 +126,28 @@ describe("telemetry across three processes on one PostgreSQL database", () => {
       const traces = new Set(all.filter((s) => s.name === "inbound telegram" && s.attributes["switchboard.chat.id_hash"] === c0).map((s) => s.traceId));
       return all.filter((s) => s.name === "turn" && traces.has(s.traceId) && s.attributes["switchboard.turn.outcome"] === "answered");
     };
+    phase = "c0's first half answered and exported";
     const before = await receiver.until((all) => c0Turns(all).length >= STOP_AFTER, 60_000);
     const leaving = gateways.findIndex((_, i) => c0Turns(before).some((t) => instance(t) === `gw${i}`));
     targets.splice(targets.indexOf(gateways[leaving]!.url), 1);
+    phase = "the second half of the burst";
     const stopping = stop(gateways[leaving]!.child);
     await Promise.all(
       Array.from({ length: CHATS }, async (_, c) => {
         for (let i = STOP_AFTER; i < PER_CHAT; i++) await post(c, i);
       }),
     );
+    phase = `gw${leaving} stopping (SIGTERM, draining what it took)`;
     await stopping;
+    phase = "every reply";
     const total = CHATS * PER_CHAT;
     const end = Date.now() + 90_000;
     while (new Set(platform.messages.map((m) => m.text)).size < total && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
     expect(new Set(platform.messages.map((m) => m.text)).size).toBe(total);
     // Each process flushes its spans on the way out: once all have exited, the receiver has everything.
+    phase = "every gateway stopping";
     await Promise.all(gateways.map((g) => stop(g.child)));
+    phase = "checking the traces";
     await proxy.close();
 
     const spans = receiver.spans;

@@ -5,7 +5,7 @@ import type { Conversation } from "../../runtime/events.js";
 import type { Info } from "../../session/info.js";
 import { codecs } from "../../store/codecs.js";
 import type { JobRecord, JobStore } from "../../store/jobs.js";
-import type { CallPlace } from "../usage/place.js";
+import { callPlace, type CallPlace } from "../usage/place.js";
 import type { JobRunnerOptions } from "./runner.js";
 
 /**
@@ -15,12 +15,8 @@ import type { JobRunnerOptions } from "./runner.js";
  */
 export async function placeOfJob(store: Pick<JobStore, "conversationOfBinding">, job: JobRecord): Promise<CallPlace> {
   const recorded = await store.conversationOfBinding(job.conversation);
-  if (recorded) {
-    const { workspace } = recorded.template;
-    return { platform: recorded.platform, chatId: recorded.chatId, ...(workspace !== undefined && { workspace }) };
-  }
-  const address = codecs.jobAddress.decode(job.address, job.id);
-  return { platform: address.platform, chatId: address.chatId, ...(address.workspace !== undefined && { workspace: address.workspace }) };
+  if (recorded) return callPlace({ ...recorded, workspace: recorded.template.workspace });
+  return callPlace(codecs.jobAddress.decode(job.address, job.id));
 }
 
 /**

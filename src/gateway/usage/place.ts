@@ -9,3 +9,8 @@ export interface CallPlace {
   /** The Slack team or Discord guild. */
   workspace?: string;
 }
+
+/** A recorded conversation address as the place its calls are charged to (a workspace only where the platform has one). */
+export function callPlace(a: { platform: string; chatId: string; workspace?: string | undefined }): CallPlace {
+  return { platform: a.platform, chatId: a.chatId, ...(a.workspace !== undefined && { workspace: a.workspace }) };
+}

@@ -10,7 +10,7 @@ import { BudgetStore, UsageStore, type Database } from "../../store/index.js";
 import { ConversationAddressStore } from "../../store/proactive.js";
 import type { MessageEvent } from "../../runtime/events.js";
 import type { MeterPlace } from "../usage/budgets.js";
-import type { CallPlace } from "../usage/place.js";
+import { callPlace, type CallPlace } from "../usage/place.js";
 import { UsageMeter } from "../usage/usage-meter.js";
 import type { AppBase, StorePart } from "./parts.js";
 
@@ -72,8 +72,7 @@ export function sessionPlaces(db: Database): (session: Info) => Promise<CallPlac
     const key = chatKeyOf(session);
     const r = key === undefined ? undefined : await addresses.byBinding(key);
     if (!r) return undefined;
-    const { workspace } = codecs.conversationTemplate.decode(r.template, r.key);
-    return { platform: r.platform, chatId: r.chatId, ...(workspace !== undefined && { workspace }) };
+    return callPlace({ ...r, workspace: codecs.conversationTemplate.decode(r.template, r.key).workspace });
   };
 }
 

@@ -65,7 +65,7 @@ export const SDK_PATCHES = [
   {
     // @discordjs/rest requires undici 6 at load (about 20 ms of a start: its whole HTTP client, a
     // second copy beside Node's own) for its default request strategy and a FormData fallback. The
-    // Discord adapter gives REST Node's fetch instead (adapters/discord/adapter.ts), and Node 20 has
+    // Discord adapter gives REST Node's fetch instead (adapters/discord/client.ts), and Node 20 has
     // a global FormData, so on Node neither is ever used: each is required on first use.
     file: /[\\/]@discordjs[\\/]rest[\\/]dist[\\/]index\.js$/,
     edits: [

@@ -18,7 +18,7 @@ import { discordFiles } from "./files.js";
 import type { FileSource } from "../types.js";
 import { DISCORD_LIMITS } from "./limits.js";
 import { discordFormat } from "./format.js";
-import { Client, Events, GatewayIntentBits, Options, Partials, Status, type ClientOptions } from "discord.js";
+import { Events, Status, type Client } from "discord.js";
 import { registerSecret, type Logger } from "../../src/log.js";
 import { AdapterError, AdapterSetupError, type Adapter, type AdapterContext, type AdapterHealth, type InboundEnvelope } from "../types.js";
 import { deferInteraction, normalizeInteraction, syncCommands } from "./commands.js";
@@ -28,46 +28,15 @@ import { channelInfo } from "./channel-info.js";
 import { guildChatsBeside } from "./guild-chats.js";
 import { normalizeChange, normalizeMessage, type ChannelInfo, type DiscordBotIdentity } from "./normalize.js";
 import { createDiscordSink, type DiscordSink } from "./sink.js";
+import { createDiscordClient, destroyDiscordClient } from "./client.js";
+import type { DiscordAdapterOptions } from "./options.js";
+import { recordInbound } from "./record-inbound.js";
 import { discordCardParts, editDiscordCard, handleDiscordPress, isApprovalPress, sendDiscordCard, sendDiscordCardPart } from "./approval-card.js";
-
-export interface DiscordAdapterOptions {
-  /** The bot token from the Developer Portal. Never logged. */
-  token: string;
-  /** REST base without version or trailing slash, e.g. http://127.0.0.1:PORT/api. The gateway URL then comes from /gateway/bot. */
-  apiUrl?: string;
-  /** Answer other bots' messages (default false). */
-  allowBots?: boolean;
-  /** Role ids whose mention addresses the bot. */
-  mentionRoles?: string[];
-  /** Run one shard of several (one process per shard). */
-  shard?: { id: number; count: number };
-  /** Defaults to ctx.log at start. */
-  log?: Logger;
-  /** Extra discord.js client options (tests: ws.buildIdentifyThrottler). */
-  clientOptions?: Partial<ClientOptions>;
-  /**
-   * Attempts of one ctx.inbound call before the event is dropped. Discord
-   * never redelivers a gateway event, so by default there is no attempt
-   * limit: the record is retried (backing off from 200 ms to 5 s) until the
-   * message is older than inboundGiveUpMs (default 10 minutes, the default
-   * INBOUND_TTL, past which it would not be answered anyway).
-   */
-  inboundAttempts?: number;
-  inboundGiveUpMs?: number;
-  inboundBackoffMs?: number;
-  /** How long stop() waits for client.destroy() and in-flight events. Default 3000 ms. */
-  stopTimeoutMs?: number;
-}
 
 type State = "idle" | "starting" | "running" | "stopped";
 type Raw = { t?: unknown; d?: unknown };
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms).unref());
-/** REST's requests through Node's fetch (read at call time, so a test may replace globalThis.fetch). */
-const restFetch: NonNullable<NonNullable<ClientOptions["rest"]>["makeRequest"]> = (url, init) => fetch(url, init as RequestInit);
-
-/** How often discord.js's REST client drops the per-channel handlers that are idle and not rate-limited. */
-export const REST_HANDLER_SWEEP_MS = 60_000;
 
 export class DiscordAdapter implements Adapter {
   readonly platform = PLATFORM;
@@ -132,24 +101,6 @@ export class DiscordAdapter implements Adapter {
     return { id: this.id, allowBots: this.opts.allowBots ?? false, mentionRoles: this.mentionRoles };
   }
 
-  /**
-   * Node's own fetch, not REST's default undici 6 request (a second HTTP client, about 20 ms of
-   * every start to evaluate; the build loads it only on first use, scripts/build-patches.mjs).
-   * A REST handler per channel sent to (2.3 MB for 3,300 channels at the memory bench's 10,000
-   * live chats) stays until a sweep finds it idle; discord.js sweeps hourly, this every minute. A
-   * swept handler is one not rate-limited (its bucket's hash is kept), so the next send to the
-   * channel only builds a new one.
-   */
-  private restOptions(): NonNullable<ClientOptions["rest"]> {
-    return {
-      makeRequest: restFetch,
-      handlerSweepInterval: REST_HANDLER_SWEEP_MS,
-      ...this.opts.clientOptions?.rest,
-      retries: 0,
-      ...(this.opts.apiUrl ? { api: this.opts.apiUrl } : {}),
-    };
-  }
-
   async start(ctx: AdapterContext): Promise<void> {
     if (this.state === "starting" || this.state === "running")
       throw new AdapterSetupError("AlreadyStarted", "DiscordAdapter.start() called while already started: stop() it first");
@@ -157,24 +108,7 @@ export class DiscordAdapter implements Adapter {
     this.ctx = ctx;
     const log = (this.opts.log ?? ctx.log).child({ platform: PLATFORM });
     this.log = log;
-    const client = new Client({
-      intents: [GatewayIntentBits.Guilds, GatewayIntentBits.GuildMessages, GatewayIntentBits.DirectMessages, GatewayIntentBits.MessageContent],
-      partials: [Partials.Channel, Partials.Message],
-      // Inbound events are read from the raw packets and replies go out over REST: discord.js's
-      // message, member and user caches would only grow with every chat (about 100 MB per 1,000 busy channels).
-      makeCache: Options.cacheWithLimits({
-        ...Options.DefaultMakeCacheSettings,
-        MessageManager: 0,
-        ReactionManager: 0,
-        PresenceManager: 0,
-        ThreadMemberManager: 0,
-        GuildMemberManager: { maxSize: 0, keepOverLimit: (m) => m.id === m.client.user.id },
-        UserManager: { maxSize: 0, keepOverLimit: (u) => u.id === u.client.user.id },
-      }),
-      ...(this.opts.shard ? { shards: [this.opts.shard.id], shardCount: this.opts.shard.count } : {}),
-      ...this.opts.clientOptions,
-      rest: this.restOptions(),
-    });
+    const client = createDiscordClient(this.opts);
     this.client = client;
     (client as unknown as EventEmitter).on(Events.Raw, (packet: Raw) => this.onDispatch(packet));
     client.on(Events.Error, (err) => log.warn({ error: err.name }, "discord client error"));
@@ -205,7 +139,7 @@ export class DiscordAdapter implements Adapter {
       if (this.state === "starting") {
         this.state = "idle";
         this.client = undefined;
-        await this.destroyClient(client);
+        await destroyDiscordClient(client, 3000, this.log);
       }
       if (err instanceof AdapterError) throw err;
       const e = err as { name?: string; code?: unknown; status?: unknown };
@@ -284,32 +218,9 @@ export class DiscordAdapter implements Adapter {
     return channelInfo(this.client, id, inGuild, this.ctx, this.log);
   }
 
-  /** Hands one envelope to the gateway, retrying while the store is briefly unavailable. */
-  private async deliver(env: InboundEnvelope): Promise<void> {
-    const ctx = this.ctx!;
-    const attempts = this.opts.inboundAttempts ?? Infinity;
-    const giveUpAt = env.occurredAt.getTime() + (this.opts.inboundGiveUpMs ?? 10 * 60_000);
-    const base = this.opts.inboundBackoffMs ?? 200;
-    for (let attempt = 1; ; attempt++) {
-      try {
-        const r = await ctx.inbound(env);
-        this.log?.debug({ eventId: env.eventId, status: r.status }, "discord inbound");
-        return;
-      } catch (err) {
-        const error = err instanceof Error ? err.name : typeof err;
-        ctx.reportError?.("discord-record", err);
-        if (attempt >= attempts || this.state === "stopped" || Date.now() >= giveUpAt) {
-          ctx.reportError?.("discord-record-dropped", err);
-          this.log?.error({ eventId: env.eventId, attempt, error }, "discord: inbound event could not be recorded; dropped (Discord does not redeliver)");
-          return;
-        }
-        this.log?.[attempt >= 5 ? "error" : "warn"](
-          { eventId: env.eventId, attempt, error },
-          "discord: recording an inbound event failed; retrying (later events of its channel wait)",
-        );
-        await sleep(Math.min(base * 2 ** (attempt - 1), 5000));
-      }
-    }
+  /** Hands one envelope to the gateway, retrying while the store is briefly unavailable (record-inbound.ts). */
+  private deliver(env: InboundEnvelope): Promise<void> {
+    return recordInbound(this.ctx!, env, this.opts, () => this.state === "stopped", this.log);
   }
 
   async stop(): Promise<void> {
@@ -317,26 +228,13 @@ export class DiscordAdapter implements Adapter {
     this.state = "stopped";
     const client = this.client;
     const timeout = this.opts.stopTimeoutMs ?? 3000;
-    if (client) await this.destroyClient(client, timeout);
+    if (client) await destroyDiscordClient(client, timeout, this.log);
     // In-flight inbound calls finish (they are being recorded); nothing new starts.
     await Promise.race([this.queues.drained(), sleep(timeout)]);
     this.queues.clear();
     this.deferrals.clear();
     this.client = undefined;
     this.log?.info("discord adapter stopped");
-  }
-
-  /** destroy() can hang while a shard is mid-reconnect; the process must still be able to exit. */
-  private async destroyClient(client: Client, timeoutMs = 3000): Promise<void> {
-    client.removeAllListeners();
-    // An 'error' emitted with no listener would throw from inside discord.js.
-    client.on(Events.Error, () => undefined);
-    const done = client.destroy().then(
-      () => true,
-      () => true,
-    );
-    const finished = await Promise.race([done, sleep(timeoutMs).then(() => false)]);
-    if (!finished) this.log?.warn({ timeoutMs }, "discord: client.destroy() did not finish in time; continuing the stop");
   }
 
   health(): AdapterHealth {

@@ -2,10 +2,12 @@
  * The Discord adapter. The gateway builds it from configuration with
  * discordAdapterFromConfig and drives it through the Adapter contract.
  */
-import { DiscordAdapter, type DiscordAdapterOptions } from "./adapter.js";
+import { DiscordAdapter } from "./adapter.js";
+import type { DiscordAdapterOptions } from "./options.js";
 import { AdapterSetupError } from "../types.js";
 
-export { DiscordAdapter, type DiscordAdapterOptions } from "./adapter.js";
+export { DiscordAdapter } from "./adapter.js";
+export type { DiscordAdapterOptions } from "./options.js";
 export { DISCORD_LIMITS } from "./limits.js";
 export { normalizeMessage, type ChannelInfo, type DiscordBotIdentity } from "./normalize.js";
 export { normalizeInteraction, discordCommandList } from "./commands.js";

@@ -11,18 +11,15 @@ import { slackFormat } from "./format.js";
 import { registerSecret, type Logger } from "../../src/log.js";
 import type { Adapter, AdapterContext, AdapterHealth, FileOrigin, ReplyAddress } from "../types.js";
 import { AdapterError, AdapterSetupError } from "../types.js";
-import { toAdapterError } from "./errors.js";
 import { isSlackId } from "./ids.js";
 import type { SlackIdentity } from "./normalize.js";
 import { listenForMessages } from "./intake.js";
-import { signatureHeadersPresent } from "./signature.js";
 import { SlackHttpReceiver } from "./receiver.js";
 import { boltLogger } from "./bolt-logger.js";
 import { SlackSink, type SlackWebClient } from "./sink.js";
 import type { SlackSocketReceiver } from "./socket.js";
 import {
   editSlackCard,
-  INTERACTIONS_PATH,
   listenForApprovals,
   sendSlackCard,
   sendSlackCardPart,
@@ -31,32 +28,13 @@ import {
   type SlackCardClient,
 } from "./approval-card.js";
 import { identityFromContext, type Identify } from "./intake.js";
-import { type Installed, isUnknownWorkspace, type SingleInstallation, type SlackOAuthOptions, startInstalled, unknownWorkspace } from "./installed.js";
+import { type Installed, isUnknownWorkspace, type SingleInstallation, startInstalled, unknownWorkspace } from "./installed.js";
 import { listenForUninstalls } from "./uninstall.js";
 import { decodeReplyAddress } from "./ids.js";
 import type { SlackWorkspaces, WorkspaceRef } from "./workspaces.js";
-
-export interface SlackAdapterOptions {
-  /** One workspace's Bot User OAuth Token (xoxb-…). With `oauth`, optional: one more installation. */
-  botToken?: string;
-  /** HTTP mode: verifies the Events API requests. */
-  signingSecret?: string;
-  /** Socket Mode (xapp-…); when set, no HTTP route is mounted. */
-  appToken?: string;
-  /** Web API base with the trailing slash (tests point it at a fake). */
-  apiUrl?: string;
-  log?: Logger;
-  /** Socket Mode reconnect delay (ms). */
-  socketReconnectMs?: number;
-  /** Installs by OAuth into many workspaces (SLACK_CLIENT_ID…): each event and send uses its installation's token (installed.ts). */
-  oauth?: SlackOAuthOptions;
-}
-
-/** Events API paths on the gateway's server. */
-export const EVENTS_PATH = "/slack/events";
-export const COMMANDS_PATH = "/slack/commands";
-/** Slack's payloads are a few KB; 1 MB leaves room and bounds what an unsigned sender can make us hold. */
-export const MAX_BODY_BYTES = 1024 * 1024;
+import { whoAmI } from "./bot-identity.js";
+import { mountRoutes } from "./http-routes.js";
+import type { SlackAdapterOptions } from "./options.js";
 
 export class SlackAdapter implements Adapter {
   readonly platform = "slack" as const;
@@ -254,27 +232,6 @@ export class SlackAdapter implements Adapter {
   }
 }
 
-/** The bot's identity from auth.test, refused unless the token is a bot token. */
-export async function whoAmI(client: webApi.WebClient, log: Logger): Promise<{ me: SlackIdentity; username: string | undefined }> {
-  let auth: webApi.AuthTestResponse;
-  try {
-    auth = await client.auth.test();
-  } catch (err) {
-    throw toAdapterError(err, "auth.test");
-  }
-  if (!isSlackId(auth.user_id) || !isSlackId(auth.team_id))
-    throw new AdapterError("slack", "Rejected", "Slack auth.test did not return a bot user and team: is SLACK_BOT_TOKEN a bot token (xoxb-…)?");
-  const me: SlackIdentity = {
-    teamId: auth.team_id,
-    ...(typeof auth.enterprise_id === "string" && auth.enterprise_id !== "" ? { enterpriseId: auth.enterprise_id } : {}),
-    botUserId: auth.user_id,
-    ...(typeof auth.bot_id === "string" ? { botId: auth.bot_id } : {}),
-    ...(typeof auth.app_id === "string" && auth.app_id !== "" ? { appId: auth.app_id } : {}),
-  };
-  if (!me.appId) log.warn("Slack auth.test named no app id; events cannot be checked against api_app_id");
-  return { me, username: typeof auth.user === "string" ? auth.user : undefined };
-}
-
 /** The workspace a card goes to, from its reply address (a bad address is the card sender's to refuse). */
 function cardTarget(to: ReplyAddress): WorkspaceRef {
   const t = decodeReplyAddress(to);
@@ -284,19 +241,4 @@ function cardTarget(to: ReplyAddress): WorkspaceRef {
 /** The workspace a file was shared in, from its message's reply address. */
 function workspaceOfOrigin(from: FileOrigin | undefined): WorkspaceRef {
   return { teamId: from?.extra?.teamId, enterpriseId: from?.extra?.enterpriseId };
-}
-
-/** HTTP mode's routes on the gateway's server: events, commands and interactivity, all signed by Slack. */
-function mountRoutes(ctx: AdapterContext, receiver: SlackHttpReceiver): void {
-  // Public (Slack signs each request); the signature headers are checked before the body is read.
-  const route = {
-    public: true,
-    maxBodyBytes: MAX_BODY_BYTES,
-    precheck: (req: { headers: Record<string, string | string[] | undefined> }) =>
-      signatureHeadersPresent(req.headers) ? undefined : { status: 401, body: "invalid signature" },
-  };
-  ctx.route("POST", EVENTS_PATH, receiver.handle, route);
-  ctx.route("POST", COMMANDS_PATH, receiver.handle, route);
-  // Interactivity (button presses): the Request URL under Interactivity & Shortcuts in the app's settings.
-  ctx.route("POST", INTERACTIONS_PATH, receiver.handle, route);
 }

@@ -2,12 +2,15 @@
  * The Slack adapter. The gateway builds it from configuration with
  * slackAdapterFromConfig and drives it through the Adapter contract.
  */
-import { SlackAdapter, type SlackAdapterOptions } from "./adapter.js";
+import { SlackAdapter } from "./adapter.js";
+import type { SlackAdapterOptions } from "./options.js";
 import { SLACK_DEFAULT_SCOPES } from "../../src/config.js";
 import { OAUTH_REDIRECT_PATH } from "./install-routes.js";
 import type { SlackOAuthOptions } from "./installed.js";
 
-export { SlackAdapter, EVENTS_PATH, COMMANDS_PATH, type SlackAdapterOptions } from "./adapter.js";
+export { SlackAdapter } from "./adapter.js";
+export { EVENTS_PATH, COMMANDS_PATH } from "./http-routes.js";
+export type { SlackAdapterOptions } from "./options.js";
 export { SLACK_LIMITS } from "./limits.js";
 export { normalizeEvent, startsThread, type SlackIdentity } from "./normalize.js";
 export { normalizeCommand, commandText, UMBRELLA_COMMAND } from "./commands.js";

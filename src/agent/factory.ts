@@ -1,5 +1,6 @@
 import { echoAgent } from "./echo.js";
-import { openAiAgent, type OpenAiAgentOptions } from "./openai.js";
+import { openAiAgent } from "./openai.js";
+import type { OpenAiAgentOptions } from "./openai-client.js";
 import type { ModelMeter } from "./model-meter.js";
 import type { ApprovalHandler, ToolRegistry } from "./tools.js";
 import { AgentError, noopLog, THINKING_LEVELS, type Agent, type ModelSettings, type ThinkingLevel } from "./types.js";

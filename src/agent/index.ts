@@ -1,6 +1,7 @@
 export * from "./types.js";
 export { echoAgent, latestUserText } from "./echo.js";
-export { openAiAgent, settingsToRequest, OPENAI_DEFAULTS, type OpenAiAgentOptions } from "./openai.js";
+export { openAiAgent, settingsToRequest } from "./openai.js";
+export { OPENAI_DEFAULTS, type OpenAiAgentOptions } from "./openai-client.js";
 export { parseRetryAfter } from "./http.js";
 export {
   approveAll,

@@ -1,7 +1,8 @@
 import { describe, expect, it, vi } from "vitest";
 import fc from "fast-check";
 import { AdapterError } from "../../src/gateway/contract.js";
-import { OutboundScheduler, SchedulerClosedError, type SchedulerLimits } from "../../src/gateway/outbound/scheduler.js";
+import { OutboundScheduler, SchedulerClosedError } from "../../src/gateway/outbound/scheduler.js";
+import type { SchedulerLimits } from "../../src/gateway/outbound/scheduler-options.js";
 import { TokenBucket } from "../../src/gateway/outbound/token-bucket.js";
 
 /** Lets every pending promise chain run (there are no real timers in these tests). */

@@ -9,11 +9,11 @@ import { ReplyClaims } from "./claims.js";
 import { ReplySender } from "./deliver.js";
 import { Drafts, type Draft } from "./drafts.js";
 import type { OutboundItem, OutboundResult } from "./items.js";
-import { adapterKey, chatKey } from "../keys.js";
-import { OutboundScheduler, SchedulerClosedError } from "./scheduler.js";
-import { sharedBudgetOf } from "./shared-budget.js";
+import { chatKey } from "../keys.js";
+import { SchedulerClosedError } from "./scheduler.js";
 import type { SentLog } from "./sent-log.js";
 import { canLeave, editCard, leaveChat, sendLine, sendTyping, showCard } from "./sink-calls.js";
+import { Ways } from "./ways.js";
 
 export type { OutboundItem } from "./items.js";
 
@@ -33,12 +33,6 @@ export interface OutboundOptions {
   budgets?: RateBudgetStore;
 }
 
-/** One adapter and its scheduler, which holds the adapter's per-chat queue. */
-interface Way {
-  adapter: Adapter;
-  scheduler: OutboundScheduler;
-}
-
 /**
  * The one door out: everything that leaves for a platform is an item
  * enqueued here (`enqueue`: replies by delivery id, cards and their edits,
@@ -49,7 +43,8 @@ interface Way {
  * (made in sink-calls.ts only).
  */
 export class Outbound {
-  readonly #ways = new Map<string, Way>();
+  /** The adapters, and the scheduler of each bot they speak as. */
+  readonly #ways: Ways;
   readonly #drafts: Drafts;
   readonly #replies: ReplySender;
   /** Replies this process has taken on (queued behind their chat, or being sent): their claims are kept fresh in shared mode. */
@@ -62,7 +57,8 @@ export class Outbound {
   #openGate: (() => void) | undefined;
 
   constructor(readonly opts: OutboundOptions) {
-    this.#drafts = new Drafts({ ...opts, lookup: (to) => this.#for(to), chatBusy: (key) => this.#replying.has(key) });
+    this.#ways = new Ways(opts);
+    this.#drafts = new Drafts({ ...opts, lookup: (to) => this.#ways.for(to), chatBusy: (key) => this.#replying.has(key) });
     this.#held = new ReplyClaims(opts);
     this.#replies = new ReplySender(opts);
   }
@@ -84,56 +80,17 @@ export class Outbound {
   }
 
   add(adapter: Adapter): void {
-    this.#ways.set(adapterKey(adapter.platform, adapter.botId), { adapter, scheduler: this.#scheduler(adapter) });
-  }
-
-  /** The scheduler of one bot: the adapter's own, or (botId given) one workspace of an adapter that speaks as several. */
-  #scheduler(adapter: Adapter, botId?: string): OutboundScheduler {
-    const { budgets, log, metrics } = this.opts;
-    return new OutboundScheduler({
-      limits: { perChat: adapter.limits.perChat, global: adapter.limits.global },
-      log,
-      onRateLimited: () => metrics.rateLimited.inc({ platform: adapter.platform }),
-      platform: adapter.platform,
-      // Read at each lease: an adapter's bot id may become known only at start (rekey).
-      botBudget:
-        budgets &&
-        sharedBudgetOf(
-          { platform: adapter.platform, key: () => adapterKey(adapter.platform, botId ?? adapter.botId), limit: adapter.limits.global },
-          { budgets, log, metrics },
-        ),
-    });
+    this.#ways.add(adapter);
   }
 
   /** Re-keys an adapter whose bot id became known at start; its scheduler (and what is queued there) stays. */
   rekey(adapter: Adapter): void {
-    for (const [k, v] of this.#ways)
-      if (v.adapter === adapter) {
-        this.#ways.delete(k);
-        this.#ways.set(adapterKey(adapter.platform, adapter.botId), v);
-        return;
-      }
-    this.add(adapter);
-  }
-
-  /**
-   * The adapter and scheduler of a bot. An adapter that speaks as several
-   * bots (Adapter.serves: Slack's workspaces) gets a scheduler per bot on
-   * first use, so each workspace spends its own rate budget.
-   */
-  #for(a: { platform: string; botId: string }): Way | undefined {
-    const key = adapterKey(a.platform, a.botId);
-    const way = this.#ways.get(key);
-    if (way) return way;
-    const adapter = [...this.#ways.values()].find((w) => w.adapter.platform === a.platform && w.adapter.serves?.(a.botId) === true)?.adapter;
-    if (!adapter) return undefined;
-    this.#ways.set(key, { adapter, scheduler: this.#scheduler(adapter, a.botId) });
-    return this.#ways.get(key);
+    this.#ways.rekey(adapter);
   }
 
   /** Queue depth of every adapter, for /metrics. */
   updateGauges(): void {
-    for (const { adapter, scheduler } of this.#ways.values()) this.opts.metrics.queueDepth.set({ platform: adapter.platform }, scheduler.pending());
+    for (const { adapter, scheduler } of this.#ways.all()) this.opts.metrics.queueDepth.set({ platform: adapter.platform }, scheduler.pending());
   }
 
   /** The sink the gateway registers with the Runner. */
@@ -176,7 +133,7 @@ export class Outbound {
   async enqueue(item: OutboundItem): Promise<unknown> {
     if (item.kind === "reply") return this.#reply(item.deliveryId, item.to, undefined, item.severity);
     if (this.#gate) await this.#gate;
-    const way = this.#for(item.to);
+    const way = this.#ways.for(item.to);
     if (!way) {
       if (item.kind === "typing") return;
       throw new Error(`no adapter for ${item.to.platform}:${item.to.botId}; the ${item.kind} cannot be sent`);
@@ -238,7 +195,7 @@ export class Outbound {
     try {
       // Awaited only while it is shut: an open door queues the reply at once, in the order it was enqueued.
       if (this.#gate) await this.#gate;
-      const way = this.#for(to);
+      const way = this.#ways.for(to);
       if (!way) {
         const rec = await load();
         if (rec && rec.status !== "sent") this.opts.log.warn({ deliveryId: rec.id, platform: rec.platform }, "no adapter for this reply yet; it stays pending");
@@ -288,7 +245,7 @@ export class Outbound {
    */
   async settle(ms: number): Promise<number> {
     const deadline = Date.now() + ms;
-    const busy = () => this.#held.size + this.#replies.size + [...this.#ways.values()].reduce((n, a) => n + a.scheduler.pending(), 0);
+    const busy = () => this.#held.size + this.#replies.size + [...this.#ways.all()].reduce((n, a) => n + a.scheduler.pending(), 0);
     await new Promise((r) => setImmediate(r));
     while (busy() > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, Math.min(25, Math.max(1, deadline - Date.now()))));
     return this.#held.size + this.#replies.size;
@@ -296,13 +253,13 @@ export class Outbound {
 
   /** Waits until every adapter's queued calls are done. */
   async drain(): Promise<void> {
-    await Promise.all([...this.#ways.values()].map((a) => a.scheduler.drain()));
+    await Promise.all([...this.#ways.all()].map((a) => a.scheduler.drain()));
   }
 
   close(): void {
     this.stopClaims();
     this.#drafts.close();
-    for (const a of this.#ways.values()) a.scheduler.close();
+    for (const a of this.#ways.all()) a.scheduler.close();
     this.opts.sentLog?.close();
   }
 }

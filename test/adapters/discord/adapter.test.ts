@@ -7,7 +7,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { commandsHash, commandsKey, discordCommandList } from "../../../adapters/discord/commands.js";
 import { DiscordAdapter, discordAdapterFromConfig } from "../../../adapters/discord/index.js";
-import { REST_HANDLER_SWEEP_MS } from "../../../adapters/discord/adapter.js";
+import { REST_HANDLER_SWEEP_MS } from "../../../adapters/discord/client.js";
 import type { Client } from "discord.js";
 import { FakeDiscord, type DUser } from "../../fakes/discord.js";
 import { makeContext, NO_IDENTIFY_THROTTLE, newAdapter, until } from "./helpers.js";

@@ -1,3 +1,4 @@
+import { ApprovalStore } from "../../store/approvals.js";
 import type { Adapter, AdapterContext } from "../adapter.js";
 import type { GatewayDeps } from "./gateway.js";
 import { listed } from "./policy.js";
@@ -21,10 +22,12 @@ export function adapterContext(adapter: Adapter, deps: GatewayDeps, intake: Pick
       const groupId = await deps.identities.moveGroup(adapter.platform, from, to);
       // Its admission (/allowgroup) too, else the upgraded group goes silent. ALLOW_GROUPS names ids: the operator updates it.
       const admissions = await deps.pairing.store.moveGroupAdmission(adapter.platform, from, to);
-      if (groupId || admissions)
+      // Its pending approvals (a press on a card, or a typed /approve, now comes from the new id) and its "Always" grants.
+      const { approvals, grants } = await new ApprovalStore(deps.kv.db).moveChat(adapter.platform, from, to);
+      if (groupId || admissions || approvals || grants)
         deps.log.info(
-          { platform: adapter.platform, groupId, from, to, admissions },
-          "a group moved to a new chat id (supergroup upgrade); its sessions and its admission follow it",
+          { platform: adapter.platform, groupId, from, to, admissions, approvals, grants },
+          "a group moved to a new chat id (supergroup upgrade); its sessions, admission, pending approvals and grants follow it",
         );
     },
     log: deps.log.child({ platform: adapter.platform }),

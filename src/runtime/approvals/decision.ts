@@ -4,7 +4,8 @@
  * gets). Pure: the service reads the row and applies these.
  */
 import type { ApprovalVerdict } from "../../agent/tools.js";
-import type { ApprovalRecord } from "../../store/approvals.js";
+import { toolGrantKey, type ApprovalRecord } from "../../store/approvals.js";
+import { codecs, type ReplyAddress } from "../../store/codecs.js";
 import { ARGS_APPROVABLE_MAX } from "./arguments.js";
 import type { ApprovalAction } from "./card.js";
 import type { Approvers } from "./service.js";
@@ -29,11 +30,34 @@ export interface ClickResult {
 }
 
 /**
- * The KV key of an "always in this chat" grant of a tool: the chat's, or, given `requesterId`, one
- * requester's in that chat (alwaysScope says which a press gives).
+ * The thread or forum topic a group's reply address is in, when it is a conversation of its own beside its
+ * chat (a Telegram forum topic, a Slack thread); undefined for the chat itself, for a private chat (whose
+ * threads are the one person's), and where a thread is a chat of its own (Discord: its chatId is the thread).
  */
-export const grantKey = (r: Pick<ApprovalRecord, "platform" | "botId" | "chatId" | "tool">, requesterId?: string) =>
-  `tool-grant:${r.platform}:${r.botId}:${r.chatId}:${r.tool}${requesterId === undefined ? "" : `:by:${requesterId}`}`;
+export function conversationThread(to: Pick<ReplyAddress, "chatId" | "threadId" | "kind">): string | undefined {
+  return to.kind === "private" || to.threadId === to.chatId ? undefined : to.threadId;
+}
+
+/** The conversation (thread or topic) an approval was asked in: its card's reply address's. */
+export const threadOfApproval = (rec: Pick<ApprovalRecord, "id" | "replyTo" | "privateChat">): string | undefined =>
+  rec.privateChat ? undefined : conversationThread(codecs.approvalReplyTo.decode(rec.replyTo, rec.id));
+
+/**
+ * Whether the press or typed command comes from the approval's chat. A typed id is the chat's, whatever
+ * thread or topic it is typed in: a forum's topics share the group's members, and a Slack slash command
+ * carries no thread at all (so `/switchboard approve <id>` must still reach a call asked in a thread).
+ * A press is bound to the card's own message by the platform. Anything else reads as unknown: no oracle for ids.
+ */
+export function inChat(rec: ApprovalRecord, c: ApprovalClick): boolean {
+  return rec.platform === c.platform && rec.botId === c.botId && rec.chatId === c.chatId;
+}
+
+/**
+ * The KV key of an "Always" grant of a tool: the conversation's (a chat, or one thread or forum topic of it),
+ * or, given `requesterId`, one requester's in it (alwaysScope says which a press gives).
+ */
+export const grantKey = (r: Pick<ApprovalRecord, "platform" | "botId" | "chatId" | "tool"> & { threadId?: string }, requesterId?: string) =>
+  toolGrantKey(r, requesterId);
 
 /**
  * Whom an "Always" press covers. In a group under APPROVERS=requester, a member decides only their own

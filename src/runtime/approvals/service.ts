@@ -25,9 +25,12 @@ import { prettyArguments, type ApprovalCard } from "./card.js";
 import {
   alreadyDecided,
   alwaysScope,
+  conversationThread,
   grantKey,
+  inChat,
   mayDecide,
   onlyWhoMayDecide,
+  threadOfApproval,
   tooLongVerdict,
   verdictOf,
   type ApprovalClick,
@@ -113,7 +116,9 @@ export class ApprovalService {
 
   async ask(call: ToolCall, server: string | undefined, ctx: { sessionId: string; event: MessageEvent }, signal: AbortSignal): Promise<ApprovalVerdict> {
     const to = ctx.event.replyTo;
-    const scope = { platform: to.platform, botId: to.botId, chatId: to.chatId, tool: call.name };
+    // A forum topic (a thread beside its chat) is its own conversation: its grants are its own.
+    const thread = conversationThread(to);
+    const scope = { platform: to.platform, botId: to.botId, chatId: to.chatId, ...(thread !== undefined && { threadId: thread }), tool: call.name };
     if ((await this.opts.kv.get(grantKey(scope))) === "1") return { decision: "approve", note: "always in this chat" };
     const requester = ctx.event.origin.senderId;
     if ((await this.opts.kv.get(grantKey(scope, requester))) === "1") return { decision: "approve", note: "always for you in this chat" };
@@ -226,9 +231,8 @@ export class ApprovalService {
   /** A click or a typed `/approve <id>`. Never throws for the clicker's sake: the result says what happened. */
   async click(c: ApprovalClick): Promise<ClickResult> {
     const rec = await this.opts.store.get(c.id);
-    // Another chat's approval reads as unknown: no oracle for ids elsewhere.
-    if (!rec || rec.platform !== c.platform || rec.botId !== c.botId || rec.chatId !== c.chatId)
-      return { ok: false, text: `There is no approval ${c.id} in this chat.` };
+    // Another conversation's approval (another chat, another forum topic) reads as unknown: no oracle for ids elsewhere.
+    if (!rec || !inChat(rec, c)) return { ok: false, text: `There is no approval ${c.id} in this chat.` };
     if (!c.isAdmin && !(await this.opts.mayApprove(c))) {
       this.opts.onDecision?.("refused");
       return {
@@ -256,7 +260,10 @@ export class ApprovalService {
       return { ok: false, text: now ? alreadyDecided(now) : `There is no approval ${c.id} in this chat.` };
     }
     const always = c.action === "always" ? alwaysScope(rec, c, this.opts.approvers) : undefined;
-    if (always) await this.opts.kv.set(grantKey(rec, always === "chat" ? undefined : rec.requesterId), "1");
+    if (always) {
+      const thread = threadOfApproval(rec);
+      await this.opts.kv.set(grantKey({ ...rec, ...(thread !== undefined && { threadId: thread }) }, always === "chat" ? undefined : rec.requesterId), "1");
+    }
     if (status !== "approved") return { ok: true, text: "Denied." };
     return {
       ok: true,
@@ -310,7 +317,8 @@ export class ApprovalService {
     if (!won) return false;
     this.opts.onDecision?.(status);
     const w = this.#waiters.get(id);
-    const rec = w?.record ?? known ?? (await this.opts.store.get(id));
+    // The row read for this decision knows where the card is now (a group that moved to a new chat id); the waiter's copy is older.
+    const rec = w && known ? { ...w.record, chatId: known.chatId, replyTo: known.replyTo } : (w?.record ?? known ?? (await this.opts.store.get(id)));
     if (!rec) return true;
     const decided: ApprovalRecord = { ...rec, status, always: d.always ?? false, decidedById: d.byId ?? null, decidedByName: d.byName ?? null };
     if (w) this.#settle(w, decided, d.reason);

@@ -154,9 +154,20 @@ describe("approval commands addressed to another bot", () => {
         15_000,
         "the card",
       );
-      const [row] = await app.db.query(
-        "probe-approval",
-        app.db.q.selectFrom("Approval").select(["id", "status"]).where("cardMessageId", "=", String(card!.messageId)).where("chatId", "=", String(group.id)),
+      // The card is on the platform a moment before its message id is on the row (ApprovalStore.setCard).
+      const [row] = await eventually(
+        () =>
+          app.db.query(
+            "probe-approval",
+            app.db.q
+              .selectFrom("Approval")
+              .select(["id", "status"])
+              .where("cardMessageId", "=", String(card!.messageId))
+              .where("chatId", "=", String(group.id)),
+          ),
+        (rows) => rows.length === 1,
+        15_000,
+        "the card's approval row",
       );
       const id = row!.id;
       const before = texts(group).length;

@@ -6,8 +6,10 @@
  *
  * The page renders a bot message's text as Markdown, so the card writes its
  * arguments, whole, in a code fence longer than any run of backticks in them
- * (nothing in them can end it, and indentation stays), and escapes the names
- * in it (who asked, who decided) so they cannot format the card.
+ * (nothing in them can end it, and indentation stays), and escapes every
+ * name in it (the tool, its server, who asked, who decided, why it ended) so
+ * none can format the card: each shows as the text it is, a line break or
+ * another control or invisible character as its escape (`\n`, `\u202e`).
  */
 import { z } from "zod";
 import { argumentsLine, BUTTONS, cardTitle, statusLine, type ApprovalAction } from "../types.js";
@@ -21,11 +23,30 @@ export interface ConsoleCard {
   actions: Array<{ action: ApprovalAction; label: string }>;
 }
 
-/** Markdown's punctuation, backslash-escaped (CommonMark lets any of it be); `:` and `@` too, so no name becomes an autolink. */
-const plain = (s: string) => s.replace(/[\\`*_{}[\]()#+\-.!<>|~&:@]/g, "\\$&");
+/** Characters a name would draw as a line break, as nothing, or as text reordered: shown as their escapes instead. */
+const UNSEEN = /[\p{Cc}\p{Cf}\u2028\u2029]/gu;
+const NAMED: Record<string, string> = { "\n": "\\n", "\r": "\\r", "\t": "\\t" };
+const escapeOf = (c: string) => NAMED[c] ?? [...Array(c.length).keys()].map((i) => `\\u${c.charCodeAt(i).toString(16).padStart(4, "0")}`).join("");
+
+/**
+ * A name as the card's Markdown shows it, literally: unseen characters as their escapes (first, so their
+ * backslashes are escaped with the rest), then Markdown's punctuation backslash-escaped (CommonMark lets any
+ * of it be), `:` and `@` too, so no name becomes an autolink.
+ */
+const plain = (s: string) => s.replace(UNSEEN, escapeOf).replace(/[\\`*_{}[\]()#+\-.!<>|~&:@]/g, "\\$&");
+
+/** The card's names, each `plain`; the arguments stay as they are (they go in the code fence). */
+const named = (card: ApprovalCard): ApprovalCard => ({
+  ...card,
+  tool: plain(card.tool),
+  ...(card.server !== undefined && { server: plain(card.server) }),
+  ...(card.requesterName && { requesterName: plain(card.requesterName) }),
+  ...(card.decidedBy && { decidedBy: plain(card.decidedBy) }),
+  ...(card.reason && { reason: plain(card.reason) }),
+});
 
 function text(card: ApprovalCard): string {
-  const c = { ...card, ...(card.requesterName && { requesterName: plain(card.requesterName) }), ...(card.decidedBy && { decidedBy: plain(card.decidedBy) }) };
+  const c = named(card);
   const fence = "`".repeat(Math.max(3, ...[...card.arguments.matchAll(/`+/g)].map((m) => m[0].length + 1)));
   const lines = [cardTitle(c), argumentsLine(card), `${fence}\n${card.arguments}\n${fence}`, statusLine(c)];
   if (card.state === "pending") lines.push(`Reply /approve ${card.id} or /deny ${card.id}.`);

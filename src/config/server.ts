@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { ApiTokensError, parseApiTokens } from "./api-tokens.js";
 import { HooksConfigError, parseHooksConfig } from "./hooks.js";
+import { addressBlocks } from "./address-blocks.js";
 import { duration, bool, int, optionalString, parsedBy, url } from "./values.js";
 
 /** The store, logging and the HTTP edge (listeners, operator access, the API, hooks, limits, retention), start and shutdown. */
@@ -31,6 +32,8 @@ export const serverSettings = {
   PUBLIC_URL: url("the address operators and platforms use to reach this gateway, e.g. https://bot.example.com"),
   TRUST_LOOPBACK: bool(false),
   HTTP_MAX_CONNECTIONS: int(2048, 16, 1_000_000),
+  HTTP_MAX_CONNECTIONS_PER_ADDRESS: int(256, 0, 1_000_000),
+  HTTP_MAX_CONNECTIONS_PER_ADDRESS_EXEMPT: addressBlocks("loopback"),
   HTTP_MAX_BUFFERED_MB: int(16, 1, 16_384),
   HTTP_HEADERS_TIMEOUT: duration("10s"),
   HTTP_REQUEST_TIMEOUT: duration("30s"),

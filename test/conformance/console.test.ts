@@ -1,9 +1,20 @@
 import { randomUUID } from "node:crypto";
+import { Marked } from "marked";
 import { ConsoleAdapter } from "../../adapters/console/index.js";
 import * as ids from "../../adapters/console/ids.js";
 import { AdapterError } from "../../adapters/types.js";
 import type { ConformanceDriver, Place } from "./driver.js";
 import { conformance } from "./suite.js";
+
+/** The page's Markdown renderer (adapters/console/static/markdown.js): a card as the page shows it. */
+const page = new Marked({ gfm: true, breaks: true, async: false });
+const ENTITIES: Record<string, string> = { "&lt;": "<", "&gt;": ">", "&quot;": '"', "&#39;": "'", "&amp;": "&" };
+/** A bot message's text as the page shows it: rendered, its markup taken out (the card escapes its names' punctuation). */
+const shown = (markdown: string) =>
+  (page.parse(markdown) as string)
+    .replace(/<br>/g, "\n")
+    .replace(/<[^>]*>/g, "")
+    .replace(/&(lt|gt|quot|#39|amp);/g, (e) => ENTITIES[e]!);
 
 /**
  * The web console through the same scenarios. Its "platform" is the browser:
@@ -43,7 +54,7 @@ function consoleDriver(): ConformanceDriver {
         return adapter
           .history(chatIdOf(place), "thread" in place ? slug(place.thread) : undefined)
           .filter((m) => m.card)
-          .map((m) => ({ messageId: m.messageId, text: m.text, buttons: m.card!.actions.length > 0 }));
+          .map((m) => ({ messageId: m.messageId, text: shown(m.text), buttons: m.card!.actions.length > 0 }));
       },
       async click(place, user, messageId, action) {
         const entry = adapter.history(chatIdOf(place)).find((m) => m.messageId === messageId);

@@ -47,6 +47,8 @@ export function configuredHttpServer(config: Config, log: Logger, metrics: Gatew
     }),
     limits: {
       maxConnections: config.HTTP_MAX_CONNECTIONS,
+      maxConnectionsPerAddress: config.HTTP_MAX_CONNECTIONS_PER_ADDRESS,
+      uncappedAddresses: config.HTTP_MAX_CONNECTIONS_PER_ADDRESS_EXEMPT,
       maxBufferedBytes: config.HTTP_MAX_BUFFERED_MB * 1024 * 1024,
       headersTimeoutMs: config.HTTP_HEADERS_TIMEOUT,
       requestTimeoutMs: config.HTTP_REQUEST_TIMEOUT,

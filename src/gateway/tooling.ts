@@ -10,7 +10,8 @@ import { builtinToolSource, type ServerStatus, type ToolSource } from "../agent/
 import { loadMcpConfig, type McpConfig } from "../agent/mcp/config.js";
 import { McpToolSource } from "../agent/mcp/source.js";
 import type { Logger } from "../log.js";
-import { ApprovalService, type ApprovalServiceOptions, type Approvers } from "../runtime/approvals/service.js";
+import type { ApprovalServiceOptions, Approvers } from "../runtime/approvals/options.js";
+import { ApprovalService } from "../runtime/approvals/service.js";
 import type { ApprovalCard } from "../runtime/approvals/card.js";
 import type { ReplyAddress } from "../runtime/events.js";
 import type { AgentContext } from "../runtime/runner.js";

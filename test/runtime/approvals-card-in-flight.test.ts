@@ -8,7 +8,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ApprovalCard } from "../../src/runtime/approvals/card.js";
-import { ApprovalService, type CardTransport } from "../../src/runtime/approvals/service.js";
+import type { CardTransport } from "../../src/runtime/approvals/options.js";
+import { ApprovalService } from "../../src/runtime/approvals/service.js";
 import type { MessageEvent } from "../../src/runtime/events.js";
 import { TurnAbandoned } from "../../src/runtime/turn.js";
 import { ApprovalStore } from "../../src/store/approvals.js";

@@ -8,7 +8,7 @@ import { toolGrantKey, type ApprovalRecord } from "../../store/approvals.js";
 import { codecs, type ReplyAddress } from "../../store/codecs.js";
 import { ARGS_APPROVABLE_MAX } from "./arguments.js";
 import type { ApprovalAction } from "./card.js";
-import type { Approvers } from "./service.js";
+import type { Approvers } from "./options.js";
 
 /** One click (or `/approve <id>` typed), as an adapter reports it. */
 export interface ApprovalClick {

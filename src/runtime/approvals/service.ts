@@ -37,37 +37,7 @@ import {
   type ClickResult,
 } from "./decision.js";
 import { cardOf, pendingRecord } from "./record.js";
-
-export type Approvers = "requester" | "admins" | "anyone";
-
-/** How the service reaches the chat: the gateway implements it over the adapters' sinks. */
-export interface CardTransport {
-  /** Shows the card; resolves to its platform message id. */
-  show(to: ReplyAddress, card: ApprovalCard): Promise<string | undefined>;
-  update(to: ReplyAddress, messageId: string, card: ApprovalCard): Promise<void>;
-}
-
-export interface ApprovalServiceOptions {
-  store: ApprovalStore;
-  kv: KvStore;
-  transport: CardTransport;
-  /** This process: a waiter lives only here. */
-  owner: string;
-  timeoutMs: number;
-  approvers: Approvers;
-  log?: Logger;
-  /** Several processes share the database: a waiter also polls its row, since the click may land on another process. */
-  pollMs?: number;
-  /**
-   * Whether the clicker passes the DM policy (paired, allowlisted,
-   * DM_POLICY=open), as the gateway judges it, asked only when someone other
-   * than an admin decides. Whatever APPROVERS says, nobody else decides: a
-   * stranger in an open group may not approve even their own call.
-   */
-  mayApprove: (who: Pick<ApprovalClick, "platform" | "botId" | "senderId">) => Promise<boolean>;
-  /** Counted in /metrics: decisions by outcome ("too_long": arguments too long to show, denied without asking). */
-  onDecision?: (status: ApprovalStatus | "refused" | "too_long") => void;
-}
+import type { ApprovalServiceOptions } from "./options.js";
 
 interface Waiter {
   sessionId: string;

@@ -10,7 +10,8 @@
  */
 import { afterAll, beforeAll, expect, it } from "vitest";
 import type { ApprovalCard } from "../../../src/runtime/approvals/card.js";
-import { ApprovalService, type CardTransport } from "../../../src/runtime/approvals/service.js";
+import type { CardTransport } from "../../../src/runtime/approvals/options.js";
+import { ApprovalService } from "../../../src/runtime/approvals/service.js";
 import type { MessageEvent } from "../../../src/runtime/events.js";
 import { ApprovalStore } from "../../../src/store/approvals.js";
 import type { ReplyAddress } from "../../../src/store/codecs.js";

@@ -1,25 +1,21 @@
-import { SessionError, errors } from "../session/errors.js";
-import { StoreError } from "../store/errors.js";
+import { errors } from "../session/errors.js";
 import type { Info } from "../session/info.js";
 import type { Registry } from "../session/registry.js";
-import type { InEvent, MessageEvent, OutEvent, OutKind, Severity } from "./events.js";
+import type { InEvent, MessageEvent, OutEvent, OutKind } from "./events.js";
 import { TranscriptLedger, type Ledger } from "./ledger.js";
-import { commitNotices, type Notice, type NoticeCommit } from "./commit-notices.js";
 import { LiveSession } from "./live-session.js";
 import { SinkRouter, type Sink } from "./sink-router.js";
 import { errInfo } from "../log.js";
-import { renderUserText, sourceIdOf } from "./pending.js";
-import { userEntry } from "./speaker.js";
+import { renderUserText } from "./pending.js";
 import { executeTurn, type TurnOutcome } from "./turn.js";
 import type { BusyPolicy } from "./busy-policy.js";
 import type { RunnerOptions } from "./runner-options.js";
-import { followed, handoff, sessionFor, type Whereabouts } from "./handoff.js";
-import { capabilities } from "./capabilities.js";
+import { handoff, type Whereabouts } from "./handoff.js";
 import { InterceptorChain, type InterceptContext, type Interceptor } from "./interceptors.js";
 import { SessionPool } from "./session-pool.js";
 import { TurnWorkers } from "./turn-workers.js";
-import { KeyedQueue } from "../keyed-queue.js";
 import { CurrentSessions } from "./current-sessions.js";
+import { EventIntake } from "./event-intake.js";
 
 export { errInfo, renderUserText };
 export type { BusyPolicy, InterceptContext, Interceptor };
@@ -42,15 +38,16 @@ export interface RunHandle {
 /**
  * The engine between a conversation's binding and its replies. It holds the
  * live sessions (SessionPool) and where each conversation is (CurrentSessions),
- * runs the interceptor chain, applies the busy policy, runs agent turns one
- * at a time per session (TurnWorkers), and fans replies out through sinks.
+ * takes events through the interceptor chain and the busy policy (EventIntake),
+ * runs agent turns one at a time per session (TurnWorkers), and fans replies
+ * out through sinks.
  */
 export class Runner {
   readonly sinks: SinkRouter;
   readonly ledger: Ledger;
   readonly #workers: TurnWorkers;
-  /** A session's events are taken one at a time, in the order they reached the runner. */
-  readonly #intake = new KeyedQueue();
+  /** Takes each session's events one at a time, in the order they reached the runner. */
+  readonly #intake: EventIntake;
   readonly #pool: SessionPool;
   readonly #interceptors = new InterceptorChain();
   /** Which session each conversation is on now (see current-sessions.ts); handoff moves it. */
@@ -79,6 +76,7 @@ export class Runner {
       openById: (id) => this.#openById(id),
     };
     this.#pool = new SessionPool({ busy: (id) => this.#workers.busy(id), evicted: (id) => this.#workers.queues.delete(id), maxLive: opts.maxLiveSessions });
+    this.#intake = new EventIntake(this, { where: this.#where, interceptors: this.#interceptors, workers: this.#workers, closed: () => this.#closed });
   }
 
   get registry(): Registry {
@@ -161,67 +159,11 @@ export class Runner {
    */
   run(session: LiveSession, event: InEvent): Promise<RunHandle> {
     if (this.#closed || this.#draining) return Promise.reject(errors.closed("The runner"));
-    return this.#intake.run(session.id, () => this.#take(session, event));
-  }
-
-  async #take(session: LiveSession, incoming: InEvent): Promise<RunHandle> {
-    const event: InEvent = incoming.boundSessionId ? incoming : { ...incoming, boundSessionId: session.id };
-    // A message for a session its conversation has left (rotated, switched away from, or a closed copy) goes where the conversation is.
-    const current = await sessionFor(this.#where, session, event);
-    if (current !== session) return current.id === session.id ? this.#take(current, event) : this.run(current, event);
-    if (session.closed) throw errors.closed(`Session ${session.id}`);
-
-    const notices: Array<{ severity: Severity; text: string }> = [];
-    const ctx: InterceptContext = { session, can: capabilities(this, session, event), notify: (severity, text) => notices.push({ severity, text }) };
-    let ev: InEvent | null;
-    try {
-      ev = await this.#interceptors.run(event, ctx);
-    } catch (err) {
-      // The database being away is worth retrying (the event stays unhandled); anything else is answered.
-      if (err instanceof StoreError) throw err;
-      const text =
-        err instanceof SessionError ? `${err.code}: ${err.message}` : "Sorry, that command failed. The operator can find the details in the gateway's log.";
-      if (!(err instanceof SessionError)) this.opts.log?.error({ sessionId: session.id, err: errInfo(err) }, "a command failed");
-      return this.#consumed(await this.#follow(session), event, [...notices, { severity: "error", text }]);
-    }
-    // An interceptor may have handed the conversation to another session: replies go where it went.
-    if (ev === null) return this.#consumed(await this.#follow(session), event, notices);
-    if (notices.length) await this.#commitAndEmit(await this.#follow(session), event, [], 0, notices, false);
-    return this.#accept(await this.#follow(session), ev);
-  }
-
-  async #follow(session: LiveSession): Promise<LiveSession> {
-    return this.#closed ? session : followed(this.#where, session);
+    return this.#intake.run(session, event);
   }
 
   async #openById(id: string): Promise<LiveSession> {
     return this.#pool.get(id) ?? this.open(await this.opts.registry.getUnscoped(id));
-  }
-
-  async #consumed(session: LiveSession, event: InEvent, notices: Array<{ severity: Severity; text: string }>): Promise<RunHandle> {
-    await this.#commitAndEmit(session, event, [], 0, notices, true);
-    return { sessionId: session.id, accepted: "consumed", done: Promise.resolve("consumed") };
-  }
-
-  /** Commits notices (and marks the inbound handled when `final`), then emits them (see commit-notices.ts). */
-  #commitAndEmit(
-    session: LiveSession,
-    event: InEvent,
-    messages: NoticeCommit["messages"],
-    turnIncrement: number,
-    notices: Notice[],
-    final: boolean,
-  ): Promise<void> {
-    return commitNotices(this.ledger, session, event, { messages, turnIncrement, notices, final });
-  }
-
-  async #accept(session: LiveSession, ev: MessageEvent): Promise<RunHandle> {
-    if (!ev.respond) {
-      await this.#commitAndEmit(session, ev, [userEntry(ev, renderUserText(ev), sourceIdOf(ev))], 0, [], true);
-      return { sessionId: session.id, accepted: "context", done: Promise.resolve("context") };
-    }
-    const { accepted, done } = this.#workers.accept(session, ev, this.opts.busyPolicy ?? "queue");
-    return { sessionId: session.id, accepted, done };
   }
 
   /**

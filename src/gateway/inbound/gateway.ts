@@ -1,11 +1,9 @@
-import { AsyncLocalStorage } from "node:async_hooks";
 import type { Config } from "../../config.js";
 import type { Logger } from "../../log.js";
-import { errInfo } from "../../log.js";
 import type { RunHandle, Runner } from "../../runtime/runner.js";
 import type { Registry } from "../../session/registry.js";
 import type { IdentityStore } from "../../store/identities.js";
-import type { InboundRecord, InboundStore } from "../../store/inbound.js";
+import type { InboundStore } from "../../store/inbound.js";
 import type { KvStore } from "../../store/kv.js";
 import type { LeaseStore } from "../../store/leases.js";
 import type { Adapter, AdapterContext, ApprovalClickInput, InboundResult, SlackPorts } from "../adapter.js";
@@ -19,11 +17,14 @@ import { chatKey } from "../keys.js";
 import type { Pairing } from "./pairing.js";
 import { sharedModeDrainer, type ConversationDrainer } from "./conversation-drain.js";
 import { adapterContext } from "./adapter-context.js";
-import { Arrivals, handledWithoutTurn } from "./arrivals.js";
+import { Arrivals } from "./arrivals.js";
+import { AdapterBatches } from "./adapter-batches.js";
+import { startAdapters } from "./adapter-start.js";
 import { dispatch, type DispatchDeps } from "./dispatch.js";
 import { UnadmittedGroups } from "./groups.js";
 import { RecordsInFlight, recordArrival } from "./recording.js";
-import { readRecorded, replayUnhandled, type RecordedDeps } from "./replay.js";
+import { handleInbound, takeRecorded, type HandlingDeps } from "./handling.js";
+import { replayUnhandled, type RecordedDeps } from "./replay.js";
 import { noticeUnanswered } from "./unanswered.js";
 import { inContext, type TraceCarrier } from "../../telemetry/index.js";
 import { inboundSpan, settleInbound, storedTrace } from "./trace.js";
@@ -75,14 +76,6 @@ export interface GatewayDeps {
   agents?: DispatchDeps["agents"];
 }
 
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms).unref?.());
-
-/** An adapter's batch while it records: the handling its events wait to start. */
-interface OpenBatch {
-  open: boolean;
-  starts: Array<() => void>;
-}
-
 /**
  * The inbound pipeline: record -> access policy -> identity -> binding ->
  * runner, and recovery after a restart. Events of one chat are handled in
@@ -95,14 +88,8 @@ export class Gateway {
   /** Events of one chat are handled one at a time, in arrival order. */
   readonly #chats = new KeyedQueue();
   readonly #recording = new RecordsInFlight();
-  /**
-   * An adapter's batch (ctx.batch): events recorded inside it are handled once it ends. On Node 20 an
-   * AsyncLocalStorage that has run turns on promise hooks for every promise in the process, which cost
-   * Telegram polling about a tenth of its CPU per message (issue 31: 1.07 -> 0.96 ms, medians of 9
-   * rounds): it is disabled whenever no batch is open, so the hooks are on only while one is.
-   */
-  readonly #batch = new AsyncLocalStorage<OpenBatch>();
-  #openBatches = 0;
+  /** Adapters' batches (ctx.batch): events recorded inside one are handled once it ends. */
+  readonly #batches = new AdapterBatches();
   readonly #arrivals: Arrivals;
   /** Groups the bot was not admitted to that spoke: logged once each, left with GROUP_UNADMITTED=leave. */
   readonly #unadmitted: UnadmittedGroups;
@@ -111,13 +98,26 @@ export class Gateway {
   #gate: Promise<void> = Promise.resolve();
   /** Shared mode: conversations handled under database leases. */
   readonly #drainer: ConversationDrainer | undefined;
+  /** Handing recorded events to the runner (handling.ts). */
+  readonly #handling: HandlingDeps;
   constructor(readonly deps: GatewayDeps) {
     this.#arrivals = deps.arrivals ?? new Arrivals(deps.log);
     this.#unadmitted = new UnadmittedGroups(deps);
+    this.#handling = {
+      policy: deps.policy,
+      metrics: deps.metrics,
+      log: deps.log,
+      arrivals: this.#arrivals,
+      gate: () => this.#gate,
+      stopping: () => this.#stopping,
+      recordedDeps: () => this.#recordedDeps(),
+      dispatch: (env, inboundId, trace) => this.#dispatch(env, inboundId, trace),
+      unanswered: (env, inboundId, why) => this.#unanswered(env, inboundId, why),
+    };
     if (deps.policy.SHARED_DATABASE && deps.leases && deps.processId) {
       this.#drainer = sharedModeDrainer(
         { ...deps, leases: deps.leases, processId: deps.processId },
-        (rec) => this.#take(rec),
+        (rec) => takeRecorded(this.#handling, rec),
         () => this.#stopping,
       );
     }
@@ -143,7 +143,7 @@ export class Gateway {
       await this.deps.outbound.queueUnsent();
       // Shared mode: events left by any process are found by the sweeper, under leases.
       if (!this.#shared) await replayUnhandled(this.#recordedDeps(), (env, rec) => this.#enqueue(env, rec.id, undefined, storedTrace(rec)));
-      await this.#startAdapters();
+      await startAdapters(this.deps, (a) => this.context(a));
     } finally {
       open();
       this.deps.outbound.release();
@@ -156,24 +156,6 @@ export class Gateway {
 
   #adapterFor(env: InboundEnvelope): Adapter | undefined {
     return this.deps.adapters.get(env.platform, env.botId);
-  }
-
-  async #startAdapters(): Promise<void> {
-    await Promise.all(
-      this.adapters.map(async (a) => {
-        try {
-          await a.start(this.context(a));
-          this.deps.adapters.rekey(a);
-          this.deps.outbound.rekey(a);
-        } catch (err) {
-          this.deps.metrics.internalErrors.inc({ where: `${a.platform}:adapter-start` });
-          this.deps.log.error(
-            { platform: a.platform, err: errInfo(err) },
-            "adapter failed to start; the gateway runs without it (/healthz?ready=1 answers 503 naming it)",
-          );
-        }
-      }),
-    );
   }
 
   #unanswered(env: InboundEnvelope, inboundId: string, why: string): Promise<void> {
@@ -189,18 +171,8 @@ export class Gateway {
    * arrived together: their handling starts once `fn` settles, so a `/new`
    * among them cannot rotate the session before the rest are recorded.
    */
-  async batch<T>(fn: () => Promise<T>): Promise<T> {
-    const batch: OpenBatch = { open: true, starts: [] };
-    this.#openBatches++;
-    try {
-      return await this.#batch.run(batch, fn);
-    } finally {
-      // Disabling exits every context of the store, so only when no batch is open.
-      if (--this.#openBatches === 0) this.#batch.disable();
-      // Work the batch began that records after it ended starts at once, not into a list nobody runs.
-      batch.open = false;
-      for (const start of batch.starts) start();
-    }
+  batch<T>(fn: () => Promise<T>): Promise<T> {
+    return this.#batches.run(fn);
   }
 
   /**
@@ -219,38 +191,14 @@ export class Gateway {
             this.#drainer!.kick(conversation);
           }
         : () => this.#enqueue(env, id, this.#recording.earlier(conversation), trace);
-      const batch = this.#batch.getStore();
-      if (batch?.open) batch.starts.push(start);
-      else start();
+      this.#batches.start(start);
       return settleInbound(span, { status: "accepted", inboundId: id });
     });
   }
 
-  /**
-   * Shared mode: takes one recorded event into this process's runner (under
-   * the conversation's lease); the promise settles once it is committed.
-   */
-  async #take(rec: InboundRecord): Promise<{ done: Promise<unknown> } | undefined> {
-    const env = await readRecorded(this.#recordedDeps(), rec);
-    if (typeof env === "string") return undefined;
-    if (!this.#arrivals.has(rec.id)) this.#arrivals.add(rec.id, env);
-    // The trace the recording process started goes on here, whichever process recorded it.
-    const trace = storedTrace(rec);
-    const handle = await inContext(trace, () => this.#dispatch(env, rec.id, trace)).catch((err: unknown) => {
-      this.#arrivals.forget(rec.id);
-      throw err;
-    });
-    if (!handle || handle.accepted === "consumed" || handle.accepted === "context") this.#arrivals.handled(rec.id, handledWithoutTurn(handle));
-    if (handle) {
-      this.#watch(handle, env, rec.id);
-      void handle.done.finally(() => this.#arrivals.forget(rec.id));
-    }
-    return handle ? { done: handle.done } : undefined;
-  }
-
   #enqueue(env: InboundEnvelope, inboundId: string, after?: Promise<unknown>, trace?: TraceCarrier): void {
     this.#arrivals.add(inboundId, env);
-    void this.#chats.run(chatKey(env), () => inContext(trace, () => this.#handle(env, inboundId, trace)), after);
+    void this.#chats.run(chatKey(env), () => inContext(trace, () => handleInbound(this.#handling, env, inboundId, trace)), after);
   }
 
   /** Sizes of the per-chat state, for tests and diagnostics: idle, every one is back to its resting size. */
@@ -262,59 +210,6 @@ export class Gateway {
   async idle(): Promise<void> {
     await this.#chats.idle();
     await this.#drainer?.idle();
-  }
-
-  /**
-   * Hands one event to the runner. If that fails (the store is failing), it
-   * is retried here with bounded backoff, and the chat's later events wait
-   * behind it (this runs in the chat's chain): order is kept. At the event's
-   * INBOUND_TTL it is given up with a notice in its chat; while stopping it
-   * stays unhandled and is replayed at the next start.
-   */
-  async #handle(env: InboundEnvelope, inboundId: string, trace?: TraceCarrier): Promise<void> {
-    await this.#gate;
-    const deadline = env.occurredAt.getTime() + this.deps.policy.INBOUND_TTL;
-    for (let attempt = 1; ; attempt++) {
-      try {
-        const handle = await this.#dispatch(env, inboundId, trace);
-        // Consumed and context-only events complete no turn: stop tracking them.
-        if (!handle || handle.accepted === "consumed" || handle.accepted === "context") this.#arrivals.handled(inboundId, handledWithoutTurn(handle));
-        // A message dropped by /stop or shutdown completes no turn either.
-        else void handle.done.finally(() => this.#arrivals.forget(inboundId));
-        if (handle) this.#watch(handle, env, inboundId);
-        return;
-      } catch (err) {
-        this.deps.metrics.internalErrors.inc({ where: "inbound-handle" });
-        const wait = Math.min(5000, 50 * 2 ** Math.min(attempt - 1, 10));
-        if (this.#stopping) {
-          this.#arrivals.forget(inboundId);
-          this.deps.log.error(
-            { platform: env.platform, inboundId, err: errInfo(err) },
-            "could not handle an inbound event while stopping; it is replayed at the next start",
-          );
-          return;
-        }
-        if (Date.now() + wait >= deadline) {
-          this.#arrivals.forget(inboundId);
-          await this.#unanswered(env, inboundId, `could not be handled: ${String(errInfo(err).message ?? "error")}`);
-          return;
-        }
-        this.deps.log[attempt >= 5 ? "error" : "warn"](
-          { platform: env.platform, inboundId, attempt, retryInMs: wait, err: errInfo(err) },
-          "could not handle an inbound event; retrying (its chat's later events wait)",
-        );
-        await sleep(wait);
-      }
-    }
-  }
-
-  /** A turn that could not be committed before the event's TTL: its chat is told. */
-  #watch(handle: RunHandle, env: InboundEnvelope, inboundId: string): void {
-    void handle.done.then((outcome) => {
-      if (outcome !== "unanswered") return;
-      this.#arrivals.forget(inboundId);
-      return this.#unanswered(env, inboundId, "its turn could not be committed");
-    });
   }
 
   /** What dispatch reads, built once: every part is fixed at construction, and the state it asks after is read through the closures. */

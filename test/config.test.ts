@@ -41,6 +41,11 @@ describe("configuration", () => {
     expect(c.ALLOW_FROM).toEqual(["telegram:1", "slack:U2"]);
   });
 
+  it("keeps records at least 1h (RECORD_RETENTION): a redelivered hook or event must still find its record", () => {
+    expect(fail({ RECORD_RETENTION: "10m" }).message).toMatch(/RECORD_RETENTION.*at least 1h/);
+    expect(loadConfig({ RECORD_RETENTION: "1h" }).RECORD_RETENTION).toBe(3_600_000);
+  });
+
   it.each([
     ["HTTP_PORT", "eighty"],
     ["DM_POLICY", "everyone"],

@@ -84,8 +84,13 @@ export function parseHooksConfig(value: string | undefined): HookSpec[] {
     const issue = namedIssue(r.error.issues)!;
     throw new HooksConfigError(`hook ${issue.path}: ${issue.message}`);
   }
+  const bySecret = new Map<string, string>();
   return Object.entries(r.data).map(([name, h]) => {
     if (!NAME.test(name)) throw new HooksConfigError(`hook name ${JSON.stringify(name.slice(0, 70))} must be 1-64 characters of a-z, 0-9, _ and -`);
+    // The signature does not cover the hook's name: with one secret, a delivery captured for one hook is valid for the other.
+    const twin = bySecret.get(h.secret);
+    if (twin !== undefined) throw new HooksConfigError(`hook ${name} repeats the secret of hook ${twin}: give each hook its own (openssl rand -hex 32)`);
+    bySecret.set(h.secret, name);
     return { name, ...h };
   });
 }

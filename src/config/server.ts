@@ -37,7 +37,11 @@ export const serverSettings = {
   HTTP_MAX_BUFFERED_MB: int(16, 1, 16_384),
   HTTP_HEADERS_TIMEOUT: duration("10s"),
   HTTP_REQUEST_TIMEOUT: duration("30s"),
-  RECORD_RETENTION: duration("7d"),
+  // A redelivery finds its record only while it is kept: a hook's signature is good 5 minutes either side of its t, and platforms retry for minutes.
+  RECORD_RETENTION: duration("7d").refine(
+    (ms) => ms >= 3_600_000,
+    "must be at least 1h: a redelivered hook or platform event must still find its record, else it runs again",
+  ),
   SHUTDOWN_GRACE: duration("25s"),
   MCP_START_TIMEOUT: duration("10s"),
 };

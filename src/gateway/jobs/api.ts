@@ -1,8 +1,8 @@
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { isSessionError } from "../../session/errors.js";
-import { parseDuration, TimingError, type Timing } from "../../runtime/jobs/when.js";
-import { MAX_JOB_TEXT, type JobScope, type JobService } from "./service.js";
+import { parseDuration, parseWhen, TimingError, type Timing } from "../../runtime/jobs/when.js";
+import { AmbiguousChatError, MAX_JOB_TEXT, type JobScope, type JobService } from "./service.js";
 
 /**
  * `POST/GET/DELETE /api/v1/schedules`: scheduled jobs over HTTP, as a
@@ -28,14 +28,25 @@ function scopeOf(c: Context<ScheduleEnv>): { name: string; scope: JobScope } {
 const ConversationRef = z
   .union([
     z.object({ sessionId: z.string().min(1).max(100) }).strict(),
-    z.object({ platform: z.string().min(1).max(32), chat: z.string().min(1).max(200), thread: z.string().min(1).max(200).optional() }).strict(),
+    z
+      .object({
+        platform: z.string().min(1).max(32),
+        chat: z.string().min(1).max(200),
+        thread: z.string().min(1).max(200).optional(),
+        bot: z.string().min(1).max(200).optional().openapi({ description: "the bot's id, when several of the platform's bots are in the chat" }),
+      })
+      .strict(),
   ])
   .openapi("ConversationRef", { description: "Any session of the conversation, or the platform's chat (and thread)." });
 
 const NewSchedule = z
   .object({
     conversation: ConversationRef,
-    at: z.string().max(64).optional().openapi({ description: "once: an ISO 8601 instant", example: "2027-01-05T09:00:00Z" }),
+    at: z
+      .string()
+      .max(64)
+      .optional()
+      .openapi({ description: "once: an ISO 8601 time; without an offset it is read in `timezone`", example: "2027-01-05T09:00:00Z" }),
     every: z.string().max(32).optional().openapi({ description: "repeat: an interval of at least 1m", example: "1d" }),
     cron: z.string().max(120).optional().openapi({ description: "repeat: five cron fields, read in `timezone`", example: "0 9 * * 1-5" }),
     timezone: z.string().max(64).optional().openapi({ description: "IANA zone (default: the chat's /tz, else DEFAULT_TIMEZONE)", example: "Europe/Paris" }),
@@ -79,7 +90,12 @@ const create = createRoute({
   path: "/",
   summary: "Schedule a message into a conversation",
   request: { body: { content: { "application/json": { schema: NewSchedule } }, required: true } },
-  responses: { 201: json(Schedule, "the job"), 400: json(ErrorBody, "invalid"), 404: json(ErrorBody, "no such conversation") },
+  responses: {
+    201: json(Schedule, "the job"),
+    400: json(ErrorBody, "invalid"),
+    404: json(ErrorBody, "no such conversation"),
+    409: json(ErrorBody, "several bots are in that chat: name one with conversation.bot"),
+  },
 });
 const list = createRoute({
   method: "get",
@@ -112,6 +128,9 @@ const cancel = createRoute({
   },
 });
 
+const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})?$/i;
+const ISO_OFFSET = /(?:Z|[+-]\d{2}:?\d{2})$/i;
+
 const fail = (code: string, message: string) => ({ error: { code, message } });
 
 /** The sub-app, with paths relative to where it is mounted: app.ts mounts it at /api/v1/schedules for the `schedule` scope. */
@@ -128,8 +147,13 @@ export function scheduleApi(jobs: JobService): OpenAPIHono<ScheduleEnv> {
       const target = await jobs.locate(b.conversation);
       const timezone = b.timezone ?? (await jobs.timezoneOf(target.conversation));
       let timing: Timing;
-      if (b.at !== undefined) timing = { kind: "once", spec: b.at, timezone };
-      else if (b.every !== undefined) {
+      if (b.at !== undefined) {
+        if (!ISO_TIME.test(b.at)) return c.json(fail("Invalid", `at: "${b.at}" is not an ISO 8601 time (e.g. 2027-01-05T09:00:00Z)`), 400);
+        // Without an offset, Date.parse would read it in the server's zone: it is read in the job's, as /remind reads it.
+        const read = ISO_OFFSET.test(b.at) ? undefined : parseWhen(`${b.at} x`, timezone, jobs.now());
+        if (read && "error" in read) return c.json(fail("Invalid", `at: ${read.error}`), 400);
+        timing = read ? read.timing : { kind: "once", spec: b.at, timezone };
+      } else if (b.every !== undefined) {
         const ms = parseDuration(b.every) ?? (/^\d+$/.test(b.every) ? Number(b.every) : undefined);
         if (ms === undefined) return c.json(fail("Invalid", `every: "${b.every}" is not an interval (e.g. 30m, 1d)`), 400);
         timing = { kind: "every", spec: String(ms), timezone };
@@ -138,6 +162,7 @@ export function scheduleApi(jobs: JobService): OpenAPIHono<ScheduleEnv> {
       const job = await jobs.create({ target, timing, action: b.action, text: b.text, createdBy: `api:${name}`, principal: name });
       return c.json(job, 201);
     } catch (e) {
+      if (e instanceof AmbiguousChatError) return c.json(fail("Conflict", e.message), 409);
       if (e instanceof TimingError || isSessionError(e, "Invalid")) return c.json(fail("Invalid", e.message), 400);
       if (isSessionError(e, "NotFound")) return c.json(fail("NotFound", e.message), 404);
       throw e;

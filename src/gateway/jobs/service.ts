@@ -1,4 +1,6 @@
 import { randomUUID } from "node:crypto";
+import { SwitchboardError } from "../../errors.js";
+import { KeyedQueue } from "../../keyed-queue.js";
 import type { Place, RoutedAgent } from "../../agent/routing.js";
 import { DEFAULT_AGENT } from "../../config/agents.js";
 import { agentIdFor, bindingAgentIdOf } from "../../session/agent-id.js";
@@ -10,6 +12,7 @@ import { codecs, type ConversationTemplate } from "../../store/codecs.js";
 import type { IdentityStore } from "../../store/identities.js";
 import type { JobRecord, JobStore, RecordedConversation } from "../../store/jobs.js";
 import type { KvStore } from "../../store/kv.js";
+import type { ConversationAddressStore } from "../../store/proactive.js";
 
 /** Where a job's messages go: the conversation's binding coordinates (so it follows /new) and its reply address. */
 export interface JobTarget {
@@ -18,7 +21,15 @@ export interface JobTarget {
 }
 
 /** How the CLI and the HTTP API name a conversation: any of its sessions, or the platform's chat. */
-export type ConversationRef = { sessionId: string } | { platform: string; chat: string; thread?: string };
+export type ConversationRef = { sessionId: string } | { platform: string; chat: string; thread?: string; bot?: string };
+
+/** A chat named without `bot` where several bots of its platform have talked: the caller must name one (the HTTP API answers 409). */
+export class AmbiguousChatError extends SwitchboardError<"Invalid"> {
+  override readonly name = "AmbiguousChatError";
+  constructor(message: string) {
+    super("Invalid", message);
+  }
+}
 
 export interface NewJobInput {
   target: JobTarget;
@@ -111,9 +122,14 @@ export interface JobServiceDeps {
   now?: () => Date;
   /** AGENTS_CONFIG's routes (src/agent/routing.ts): the agent of a job's place, part of its binding. Absent: `default`. */
   agents?: { route(place: Place): RoutedAgent };
+  /** The recorded conversations of a chat, every bot's (so a chat several bots share is never guessed). */
+  addresses?: Pick<ConversationAddressStore, "byChat">;
 }
 
 export class JobService {
+  /** Creations per conversation, one at a time: the per-chat cap is a count then an insert. */
+  readonly #creating = new KeyedQueue<string>();
+
   constructor(readonly deps: JobServiceDeps) {}
 
   get store(): JobStore {
@@ -146,6 +162,12 @@ export class JobService {
     const first = timing.kind === "once" ? new Date(timing.spec) : nextAfterNow(timing, now);
     if (timing.kind === "once" && first.getTime() <= now.getTime()) throw new TimingError(`${timing.spec} is in the past; give a time in the future.`);
     const conversation = this.keyOf(input.target.conversation);
+    // Concurrent creations (API requests, the agent's tool, chat) would all count below the cap and all insert.
+    return this.#creating.run(conversation, () => this.#insert(input, timing, first, conversation));
+  }
+
+  async #insert(input: NewJobInput, timing: Timing, first: Date, conversation: string): Promise<JobView> {
+    const text = input.text.trim();
     const open = await this.deps.store.list({ conversation, open: true, limit: MAX_JOBS_PER_CHAT + 1 });
     if (open.length >= MAX_JOBS_PER_CHAT)
       throw new TimingError(`This chat already has ${open.length} scheduled jobs (at most ${MAX_JOBS_PER_CHAT}); cancel some first.`);
@@ -226,8 +248,16 @@ export class JobService {
       if (!found) throw errors.notFound(`A reply address for session ${info.id} (the chat has no recorded message yet; send one first)`);
       return { conversation, address: addressOf(found.template) };
     }
-    const found = await this.deps.store.conversationIn(ref.platform, ref.chat, ref.thread);
-    if (!found) throw errors.notFound(`A ${ref.platform} chat ${ref.chat}${ref.thread ? ` (thread ${ref.thread})` : ""} the bot has talked in`);
+    const where = `${ref.platform} chat ${ref.chat}${ref.thread ? ` (thread ${ref.thread})` : ""}${ref.bot ? ` with bot ${ref.bot}` : ""}`;
+    let found: RecordedConversation | undefined;
+    if (this.deps.addresses) {
+      const rows = await this.deps.addresses.byChat(ref.platform, ref.chat, ref.thread ?? "", ref.bot);
+      const bots = [...new Set(rows.map((r) => r.botId))];
+      // As the messages API does: never pick one of several bots (the latest to speak) for the caller.
+      if (bots.length > 1) throw new AmbiguousChatError(`several bots are in ${where}: name one with conversation.bot (${bots.slice(0, 5).join(", ")})`);
+      found = rows[0] && { ...rows[0], template: codecs.conversationTemplate.decode(rows[0].template, rows[0].key) };
+    } else found = await this.deps.store.conversationIn(ref.platform, ref.chat, ref.thread);
+    if (!found) throw errors.notFound(`A ${where} the bot has talked in`);
     return { conversation: await this.#coordinates(found), address: addressOf(found.template) };
   }
 

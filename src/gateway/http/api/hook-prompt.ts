@@ -19,6 +19,12 @@ export function renderPrompt(template: string, ctx: { body: string; hook: string
     let v: unknown = json;
     for (const p of key.split(".").slice(1)) v = v !== null && typeof v === "object" && Object.hasOwn(v, p) ? (v as Record<string, unknown>)[p] : undefined;
     if (v === undefined || v === null) return "";
-    return (typeof v === "string" ? v : JSON.stringify(v)).slice(0, 8000);
+    if (typeof v === "string") return v.slice(0, 8000);
+    try {
+      return JSON.stringify(v).slice(0, 8000);
+    } catch {
+      // Nested deeper than the stack (JSON.parse is not recursive, JSON.stringify is): shown as a field that cannot be, empty.
+      return "";
+    }
   });
 }

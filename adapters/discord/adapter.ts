@@ -21,7 +21,7 @@ import { discordFormat } from "./format.js";
 import { Events, Status, type Client } from "discord.js";
 import { registerSecret, type Logger } from "../../src/log.js";
 import { AdapterError, AdapterSetupError, type Adapter, type AdapterContext, type AdapterHealth, type InboundEnvelope } from "../types.js";
-import { deferInteraction, normalizeInteraction, syncCommands } from "./commands.js";
+import { deferInteraction, fromOutside, normalizeInteraction, syncCommands } from "./commands.js";
 import { isSnowflake, PLATFORM } from "./ids.js";
 import { ChannelQueues } from "./channel-queues.js";
 import { channelInfo } from "./channel-info.js";
@@ -31,6 +31,7 @@ import { createDiscordSink, type DiscordSink } from "./sink.js";
 import { createDiscordClient, destroyDiscordClient } from "./client.js";
 import type { DiscordAdapterOptions } from "./options.js";
 import { recordInbound } from "./record-inbound.js";
+import { BotBrake } from "./bot-brake.js";
 import { discordCardParts, editDiscordCard, handleDiscordPress, isApprovalPress, sendDiscordCard, sendDiscordCardPart } from "./approval-card.js";
 
 type State = "idle" | "starting" | "running" | "stopped";
@@ -60,6 +61,13 @@ export class DiscordAdapter implements Adapter {
   private readonly queues = new ChannelQueues(() => ({ ctx: this.ctx, log: this.log }));
   private readonly deferrals = new Map<string, Promise<unknown>>();
   private readonly mentionRoles: string[];
+  /** With allowBots: at most a few other bots' messages in a row per channel are answered (bot-brake.ts). */
+  private readonly botBrake = new BotBrake((channelId) =>
+    this.log?.warn(
+      { channelId },
+      "discord: other bots' messages were answered several times in a row here with no person speaking; further ones are ignored until a person posts (a bot-to-bot loop)",
+    ),
+  );
 
   constructor(private readonly opts: DiscordAdapterOptions) {
     const token = opts.token?.trim() ?? "";
@@ -164,6 +172,10 @@ export class DiscordAdapter implements Adapter {
     } else if (packet.t === "MESSAGE_UPDATE" || packet.t === "MESSAGE_DELETE") {
       // Behind the channel's queue: a change lands after the message it changes.
       this.queues.enqueue(String(d.channel_id), () => this.handleChange(packet.t === "MESSAGE_UPDATE" ? "edit" : "delete", d));
+    } else if (packet.t === "INTERACTION_CREATE" && fromOutside(d)) {
+      // A user install's interaction from a place the bot is not in (commands.ts): not acknowledged, not answered.
+      this.ctx?.dropped?.("user_install");
+      this.log?.info({ id: typeof d.id === "string" ? d.id : undefined }, "discord: an interaction from a place the bot is not in (a user install) ignored");
     } else if (packet.t === "INTERACTION_CREATE" && isApprovalPress(d) && this.ctx && this.log) {
       // Not behind the channel's queue either: acknowledged at once, then decided.
       void handleDiscordPress(this.client!.rest, this.applicationId, d, this.ctx, this.log);
@@ -184,14 +196,19 @@ export class DiscordAdapter implements Adapter {
     if (!this.id) return;
     const info = await this.channelInfo(d.channel_id, d.guild_id !== undefined);
     const env = normalizeChange(kind, d, this.identity(), info);
-    if (env) await this.deliver(env);
+    if (!env) return;
+    // Another bot's edit is a message to answer as well: braked the same way (a delete names no author and passes).
+    if (kind === "edit") this.botBrake.check(String(d.channel_id), d, env);
+    await this.deliver(env);
   }
 
   private async handleMessage(d: Record<string, unknown>): Promise<void> {
     if (!this.id) return;
     const info = await this.channelInfo(d.channel_id, d.guild_id !== undefined);
     const env = normalizeMessage(d, this.identity(), info, (err) => this.normalizeFailed("message", d, err));
-    if (env) await this.deliver(env);
+    if (!env) return;
+    this.botBrake.check(String(d.channel_id), d, env);
+    await this.deliver(env);
   }
 
   private async handleInteraction(d: Record<string, unknown>): Promise<void> {

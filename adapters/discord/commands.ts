@@ -24,6 +24,10 @@ export interface ApplicationCommand {
   description: string;
   type: 1;
   options: { name: string; description: string; type: 3; required: false }[];
+  /** Installation contexts: GUILD_INSTALL (0) only, so a user who adds the app to their account is not offered the commands. */
+  integration_types: [0];
+  /** Interaction contexts: GUILD (0) and BOT_DM (1); never PRIVATE_CHANNEL (2), a DM or group DM between other people. */
+  contexts: [0, 1];
 }
 
 const NAME = /^[-_\p{L}\p{N}]{1,32}$/u;
@@ -42,7 +46,7 @@ export function discordCommandList(commands: AdapterContext["commands"], log?: L
     }
     if (seen.has(name)) continue;
     seen.add(name);
-    out.push({ name, description: (c.description.trim() || name).slice(0, 100), type: 1, options: [ARGS_OPTION] });
+    out.push({ name, description: (c.description.trim() || name).slice(0, 100), type: 1, options: [ARGS_OPTION], integration_types: [0], contexts: [0, 1] });
   }
   return out.slice(0, 100);
 }
@@ -101,6 +105,22 @@ export interface CommandInteraction {
 type Obj = Record<string, unknown>;
 const obj = (v: unknown): Obj | undefined => (typeof v === "object" && v !== null && !Array.isArray(v) ? (v as Obj) : undefined);
 
+/** Interaction contexts (Discord's InteractionContextType). */
+const PRIVATE_CHANNEL = 2;
+
+/**
+ * Whether an interaction comes from a place the bot is not in, through an install of the app to a user's
+ * account: a DM or group DM between other people (context 2, PRIVATE_CHANNEL), or a server the app is not
+ * installed to (its authorizing_integration_owners lack GUILD_INSTALL, key "0"). Such a place is neither a
+ * private chat with the bot nor one of its groups: the interaction is not answered. A payload without these
+ * fields (older API versions) is judged by its guild and channel as before.
+ */
+export function fromOutside(i: Obj): boolean {
+  if (i.context === PRIVATE_CHANNEL) return true;
+  const owners = obj(i.authorizing_integration_owners);
+  return i.guild_id !== undefined && i.guild_id !== null && owners !== undefined && owners["0"] === undefined;
+}
+
 /**
  * A chat-input command interaction (type 2, data.type 1) -> its envelope, or
  * undefined for anything else (buttons, autocomplete, malformed). Never throws.
@@ -114,7 +134,7 @@ export function normalizeInteraction(
   try {
     const i = obj(raw);
     const data = obj(i?.data);
-    if (!i || !data || i.type !== 2 || (data.type ?? 1) !== 1) return undefined;
+    if (!i || !data || i.type !== 2 || (data.type ?? 1) !== 1 || fromOutside(i)) return undefined;
     const { id, token, application_id: applicationId, channel_id: channelId, guild_id: guildId } = i;
     if (!isSnowflake(id) || typeof token !== "string" || !token || !isSnowflake(applicationId) || !isSnowflake(channelId)) return undefined;
     if (guildId !== undefined && !isSnowflake(guildId)) return undefined;

@@ -152,6 +152,21 @@ export function createDiscordSink(deps: DiscordSinkDeps): DiscordSink {
       );
     },
 
+    async unanswered(to: ReplyAddress): Promise<void> {
+      const t = target(to);
+      if (!t.interaction || answered.has(t.interaction.token)) return;
+      const { applicationId, token } = t.interaction;
+      await deps.deferral(token)?.catch(() => undefined);
+      try {
+        await call("DELETE /webhooks/:app/:token/messages/@original", (rest) =>
+          rest.delete(`/webhooks/${applicationId}/${token}/messages/@original`, { auth: false }),
+        );
+      } catch (err) {
+        // Expired or unknown: Discord already shows "did not respond", and there is nothing left to clear.
+        if (!(err instanceof AdapterError) || err.code !== "Rejected") throw err;
+      }
+    },
+
     async leave(chatId: string): Promise<void> {
       if (!isSnowflake(chatId)) throw new AdapterError("discord", "Rejected", `"${chatId}" is not a Discord channel id`);
       // A bot cannot leave one channel, only the server (guild) it is in: look the channel's guild up, then leave it.

@@ -196,6 +196,13 @@ export interface AdapterSink {
    * chat's order.
    */
   leave?(chatId: string): Promise<void>;
+  /**
+   * The command addressed at `to` gets no reply (a group the bot was not admitted to): clears what the
+   * platform shows while it waits for one. Discord deletes a slash command's deferred "thinking..."
+   * response, which would otherwise hang for 15 minutes in front of the channel; resolves at once where
+   * nothing waits. Through the scheduler like every call.
+   */
+  unanswered?(to: ReplyAddress): Promise<void>;
 }
 
 export type AdapterErrorCode =

@@ -4,7 +4,7 @@ import type { RunHandle, Runner } from "../../runtime/runner.js";
 import type { Info } from "../../session/info.js";
 import type { Registry } from "../../session/registry.js";
 import type { IdentityStore } from "../../store/identities.js";
-import type { Logger } from "../../log.js";
+import { errInfo, type Logger } from "../../log.js";
 import type { TraceCarrier } from "../../telemetry/index.js";
 import type { Adapter } from "../adapter.js";
 import type { InboundEnvelope } from "../contract.js";
@@ -80,6 +80,12 @@ async function refusedGroup(
   const { policy } = deps;
   await deps.ledger.commit({ sessionId: "", inboundIds: [inboundId], messages: [], turnIncrement: 0, replies: [] });
   deps.handled(inboundId, "group-unadmitted");
+  // A command may have a wait on show (Discord's deferred "thinking..." for a slash command): nothing will fill it.
+  if (command && !env.change)
+    void deps.outbound.enqueue({ kind: "unanswered", to: env.replyTo }).catch((err: unknown) => {
+      deps.metrics?.internalErrors.inc({ where: "unanswered-wait" });
+      deps.log.warn({ platform: env.platform, chatId: env.chatId, err: errInfo(err) }, "could not clear a refused command's wait for a reply");
+    });
   await deps.unadmitted.refused(env, adapter, {
     leave: policy.GROUP_UNADMITTED === "leave",
     // An admin who speaks before sending /allowgroup does not make the bot leave.

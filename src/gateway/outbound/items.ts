@@ -23,7 +23,9 @@ export type OutboundItem =
   /** A fixed line of the gateway's own, sent as it is, with no delivery row (where none could be written, or none is needed). */
   | { kind: "line"; to: ReplyAddress; text: string; severity?: Severity }
   /** The bot leaves the group `chatId` (`to` is where it was addressed): resolves false where the platform cannot. */
-  | { kind: "leave"; to: ReplyAddress; chatId: string };
+  | { kind: "leave"; to: ReplyAddress; chatId: string }
+  /** A command that gets no reply: what the platform shows while it waits is cleared (AdapterSink.unanswered). */
+  | { kind: "unanswered"; to: ReplyAddress };
 
 /** What enqueueing each kind of item resolves to. */
 export interface OutboundResults {
@@ -33,6 +35,7 @@ export interface OutboundResults {
   "card-edit": void;
   line: void;
   leave: boolean;
+  unanswered: void;
 }
 
 export type OutboundResult<I extends OutboundItem> = OutboundResults[I["kind"]];

@@ -12,7 +12,7 @@ import type { OutboundItem, OutboundResult } from "./items.js";
 import { chatKey } from "../keys.js";
 import { SchedulerClosedError } from "./scheduler.js";
 import type { SentLog } from "./sent-log.js";
-import { canLeave, editCard, leaveChat, sendLine, sendTyping, showCard } from "./sink-calls.js";
+import { canLeave, clearWait, editCard, leaveChat, sendLine, sendTyping, showCard } from "./sink-calls.js";
 import { Ways } from "./ways.js";
 
 export type { OutboundItem } from "./items.js";
@@ -156,6 +156,10 @@ export class Outbound {
       case "leave":
         if (!canLeave(adapter)) return false;
         return scheduler.schedule(key, () => leaveChat(adapter, item.chatId), { label: "leave" });
+      case "unanswered":
+        if (!adapter.sink.unanswered) return;
+        await scheduler.schedule(key, () => clearWait(adapter, item.to), { label: "unanswered" });
+        return;
     }
   }
 

@@ -92,6 +92,11 @@ export async function findSent(adapter: Adapter, to: ReplyAddress, keys: readonl
 
 export const canLeave = (adapter: Adapter): boolean => adapter.sink.leave !== undefined;
 
+/** Clears the platform's wait for a reply that will not come (AdapterSink.unanswered); nothing where it shows none. */
+export async function clearWait(adapter: Adapter, to: ReplyAddress): Promise<void> {
+  await adapter.sink.unanswered?.(to);
+}
+
 /** The bot leaves a group (AdapterSink.leave); false where the platform's adapter cannot. */
 export async function leaveChat(adapter: Adapter, chatId: string): Promise<boolean> {
   if (!adapter.sink.leave) return false;

@@ -9,11 +9,11 @@
  * ignored), and a person's message there releases the brake.
  * Real discord.js against the loopback fake, real SQLite file.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DiscordAdapter } from "../../../adapters/discord/index.js";
+import { beforeAll, describe, expect, it } from "vitest";
 import type { App } from "../../../src/gateway/app.js";
 import { FakeDiscord, type DChannel, type DUser } from "../../fakes/discord.js";
-import { eventually, startApp } from "../../support/app.js";
+import { eventually } from "../../support/app.js";
+import { discordBotForSuite } from "../../support/discord-app.js";
 
 /** More rounds than any sensible brake allows; the probe stops the other bot here either way. */
 const ROUNDS = 15;
@@ -21,23 +21,8 @@ let fake: FakeDiscord;
 let app: App;
 let channel: DChannel;
 
-beforeAll(async () => {
-  fake = new FakeDiscord();
-  await fake.start();
-  channel = fake.addGuild({ channels: ["bots"] }).channels.bots!;
-  const r = await startApp("sqlite", [new DiscordAdapter({ token: fake.token, apiUrl: fake.apiUrl, allowBots: true })], {
-    DM_POLICY: "open",
-    GROUP_POLICY: "open",
-    GROUP_REQUIRE_MENTION: "true",
-    REFLECT_EVERY_TURNS: "0",
-  });
-  app = r.app;
-});
-
-afterAll(async () => {
-  await app?.stop();
-  await fake?.close();
-});
+const bot = discordBotForSuite({ adapter: { allowBots: true }, channel: "bots" });
+beforeAll(() => void ({ fake, app, channel } = bot));
 
 const ignored = async (): Promise<number> =>
   (await app.metrics.inbound.get()).values.filter((v) => v.labels.platform === "discord" && v.labels.outcome === "ignored").reduce((n, v) => n + v.value, 0);

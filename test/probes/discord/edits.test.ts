@@ -4,33 +4,18 @@
  * answered again; an edit that turns the text into a command runs nothing.
  * Real discord.js against the loopback fake, real SQLite file, the echo agent.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DiscordAdapter } from "../../../adapters/discord/index.js";
+import { beforeAll, describe, expect, it } from "vitest";
 import type { App } from "../../../src/gateway/app.js";
 import { FakeDiscord, type DChannel } from "../../fakes/discord.js";
-import { eventually, startApp } from "../../support/app.js";
+import { eventually } from "../../support/app.js";
+import { discordBotForSuite } from "../../support/discord-app.js";
 
 let fake: FakeDiscord;
 let app: App;
 let channel: DChannel;
 
-beforeAll(async () => {
-  fake = new FakeDiscord();
-  await fake.start();
-  channel = fake.addGuild({ channels: ["general"] }).channels.general!;
-  const r = await startApp("sqlite", [new DiscordAdapter({ token: fake.token, apiUrl: fake.apiUrl })], {
-    DM_POLICY: "open",
-    GROUP_POLICY: "open",
-    GROUP_REQUIRE_MENTION: "true",
-    REFLECT_EVERY_TURNS: "0",
-  });
-  app = r.app;
-});
-
-afterAll(async () => {
-  await app?.stop();
-  await fake?.close();
-});
+const bot = discordBotForSuite();
+beforeAll(() => void ({ fake, app, channel } = bot));
 
 const replies = () => fake.sent({ channelId: channel.id }).filter((m) => m.via === "channel");
 

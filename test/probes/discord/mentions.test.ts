@@ -5,11 +5,11 @@
  * the role mention is not part of the question. Real discord.js against the
  * loopback fake, real SQLite file, the echo agent.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DiscordAdapter } from "../../../adapters/discord/index.js";
+import { beforeAll, describe, expect, it } from "vitest";
 import type { App } from "../../../src/gateway/app.js";
 import { FakeDiscord, type DChannel } from "../../fakes/discord.js";
-import { eventually, startApp } from "../../support/app.js";
+import { eventually } from "../../support/app.js";
+import { discordBotForSuite } from "../../support/discord-app.js";
 
 const BOT_ROLE = "333333333333333333";
 const OTHER_ROLE = "444444444444444444";
@@ -17,23 +17,8 @@ let fake: FakeDiscord;
 let app: App;
 let channel: DChannel;
 
-beforeAll(async () => {
-  fake = new FakeDiscord();
-  await fake.start();
-  channel = fake.addGuild({ channels: ["general"] }).channels.general!;
-  const r = await startApp("sqlite", [new DiscordAdapter({ token: fake.token, apiUrl: fake.apiUrl, mentionRoles: [BOT_ROLE] })], {
-    DM_POLICY: "open",
-    GROUP_POLICY: "open",
-    GROUP_REQUIRE_MENTION: "true",
-    REFLECT_EVERY_TURNS: "0",
-  });
-  app = r.app;
-});
-
-afterAll(async () => {
-  await app?.stop();
-  await fake?.close();
-});
+const bot = discordBotForSuite({ adapter: { mentionRoles: [BOT_ROLE] } });
+beforeAll(() => void ({ fake, app, channel } = bot));
 
 describe("mentions on Discord", () => {
   it("@everyone, @here and another role are not addressed to the bot; its configured role is", async () => {

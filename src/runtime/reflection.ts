@@ -149,8 +149,9 @@ export class Reflector {
     const messages = await this.opts.transcript.since(sessionId, after, 400);
     if (messages.length === 0) return 0;
     const lines = await this.opts.condenser.condense(messages, info);
-    await this.opts.memories.add(scope.write, sessionId, lines);
-    await this.opts.kv.set(this.#key(sessionId), String(messages.at(-1)!.seq));
+    // The memories and the cursor past them in one transaction: never the memories without the cursor (the next
+    // review would write them again), nor the cursor without them (lost).
+    await this.opts.memories.addReviewed(scope.write, sessionId, lines, { key: this.#key(sessionId), value: String(messages.at(-1)!.seq) });
     return lines.length;
   }
 

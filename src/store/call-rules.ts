@@ -1,9 +1,17 @@
-import { StoreError, isRetryable, isUnavailable } from "./errors.js";
+import { StoreError, isRetryable, isStorageFault, isUnavailable } from "./errors.js";
 import { StoreOutcomes, type StoreHealthReport } from "./health.js";
 import type { StoreFaults } from "./db.js";
 
 export const commitUnknown = (op: string, cause: unknown): StoreError =>
   new StoreError("CommitUnknown", `The commit of "${op}" was sent but not acknowledged; re-read to learn its outcome.`, { cause });
+
+/** A call the database refused for its storage (the driver's code and message kept in `cause`). */
+export const storageFault = (op: string, cause: unknown): StoreError =>
+  new StoreError(
+    "Unavailable",
+    `The database could not complete "${op}": ${cause instanceof Error ? cause.message : String(cause)}. Check the database's disk (free space, errors); the call is retried.`,
+    { cause },
+  );
 
 /** A call that could not reach the database, named as every back end names it. */
 export const unavailable = (op: string, cause: unknown): StoreError =>
@@ -58,7 +66,10 @@ export class CallRules {
         this.#outcomes.success();
         return v;
       },
-      (e: unknown) => {
+      (raw: unknown) => {
+        // A full disk or an I/O error is the store's trouble like an unreachable server: a StoreError, so the
+        // layers above retry the event (a command's failure is not answered "that command failed").
+        const e = !(raw instanceof StoreError) && isStorageFault(raw) ? storageFault(op, raw) : raw;
         this.#outcomes.failure(op, e);
         this.o.failed?.();
         this.o.onFailure?.(op, e);

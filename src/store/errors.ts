@@ -13,7 +13,7 @@ export type StoreErrorCode =
   | "Busy"
   /** The transaction's commit was sent but its acknowledgement was lost. */
   | "CommitUnknown"
-  /** The database could not be reached. */
+  /** The database could not be reached, or refused the call for its storage (a full disk, an I/O error). */
   | "Unavailable"
   /** A schema migration failed (now, or in an earlier run and left unresolved): the database needs an operator. */
   | "MigrationFailed"
@@ -52,6 +52,21 @@ export function isRetryable(e: unknown): boolean {
   if (code && RETRYABLE.has(code)) return true;
   if (code === "40001" || code === "40P01") return true;
   return /SQLITE_BUSY|database is locked|SQLITE_LOCKED|could not serialize|deadlock detected|Operation has timed out|Socket timeout/i.test(messageOf(e));
+}
+
+/**
+ * The database refused the call for its storage: a full disk, an I/O error,
+ * a file it cannot open or write, no memory (SQLite's result codes, extended
+ * ones included; PostgreSQL's disk_full, out_of_memory, too_many_connections,
+ * io_error). Not the caller's doing, and not a verdict on its data: the
+ * store's trouble, worth retrying like an unreachable server.
+ */
+const STORAGE_FAULT = /^SQLITE_(FULL|IOERR|CANTOPEN|NOMEM|READONLY)(_|$)/;
+const STORAGE_FAULT_PG = new Set(["53100", "53200", "53300", "58030"]);
+
+export function isStorageFault(e: unknown): boolean {
+  const code = codeOf(e);
+  return code !== undefined && (STORAGE_FAULT.test(code) || STORAGE_FAULT_PG.has(code));
 }
 
 export function isUnavailable(e: unknown): boolean {

@@ -102,8 +102,8 @@ export class InboundStore {
     const id = randomUUID();
     const now = this.now();
     const status = e.status ?? "received";
-    const inserted = await this.db.exec(
-      "record-inbound",
+    const inserted = await this.#insert(
+      id,
       RECORD.bind(this.db, {
         id,
         platform: e.platform,
@@ -120,6 +120,23 @@ export class InboundStore {
       }),
     );
     return inserted === 1 ? { id } : "duplicate";
+  }
+
+  /**
+   * The insert, and when it fails, whether it landed anyway (a lost commit
+   * acknowledgement, a connection lost after the COMMIT was sent): the id is
+   * this call's own, so finding it proves this call recorded the event. Without
+   * that, the caller's retry (the platform's redelivery) would be a
+   * "duplicate" of a record nobody handles until the next start's replay.
+   */
+  async #insert(id: string, statement: Parameters<Database["exec"]>[1]): Promise<number> {
+    try {
+      return await this.db.exec("record-inbound", statement);
+    } catch (err) {
+      const landed = await this.find(id).catch(() => null);
+      if (landed) return 1;
+      throw err;
+    }
   }
 
   /** Settles a received event; false when it was settled already (handled, expired or ignored by someone else first). */

@@ -73,6 +73,31 @@ export class MemoryStore {
     );
   }
 
+  /**
+   * A review's memories and its cursor (an AdapterState key, as KvStore keeps
+   * it) in one transaction: a review whose cursor write failed would otherwise
+   * be done again by the next one, and write the same memories twice.
+   */
+  async addReviewed(scope: string, sessionId: string, contents: string[], cursor: { key: string; value: string }): Promise<void> {
+    const now = this.#stamps(Math.max(1, contents.length));
+    const q = this.db.q;
+    await this.#writing(scope, () =>
+      this.db.sqlTransaction("add-memories", async (s) => {
+        if (contents.length)
+          await s.run(
+            q.insertInto("Memory").values(contents.map((content, i) => ({ id: randomUUID(), scope, sessionId, content, createdAt: new Date(now + i) }))),
+          );
+        const updatedAt = new Date();
+        await s.run(
+          q
+            .insertInto("AdapterState")
+            .values({ key: cursor.key, value: cursor.value, updatedAt })
+            .onConflict((oc) => oc.column("key").doUpdateSet((eb) => ({ value: eb.ref("excluded.value"), updatedAt: eb.ref("excluded.updatedAt") }))),
+        );
+      }),
+    );
+  }
+
   /** The most recent memories of a scope, oldest first. */
   async recall(scope: string, limit = 20): Promise<string[]> {
     const hit = this.#cache?.get(scope);

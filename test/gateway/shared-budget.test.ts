@@ -96,7 +96,8 @@ describe("a bot-wide send budget shared through the database", () => {
       expect(await budget.take(2)).toEqual({ granted: 1, waitMs: 0 });
       expect(errors).toHaveLength(1);
       expect(errors[0]!.key).toBe("telegram:42");
-      expect((errors[0]!.err as { code?: string }).code).toBe("SQLITE_FULL");
+      // A full disk is a StoreError (Unavailable) naming the driver's code in its cause.
+      expect(errors[0]!.err).toMatchObject({ name: "StoreError", code: "Unavailable", cause: { code: "SQLITE_FULL" } });
       // Within the retry time the local bucket paces alone: no statement.
       expect(budget.tryTake()).toBe(true);
       expect(await budget.take(1)).toEqual({ granted: 1, waitMs: 0 });

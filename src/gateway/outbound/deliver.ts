@@ -16,6 +16,33 @@ import type { SentLog } from "./sent-log.js";
 /** markSending found the reply no longer pending or sending: it was sent meanwhile, or another process took it. */
 class ReplyTaken extends Error {}
 
+/** What a reply's sending asks of the chunks already accepted: the sent log's part. */
+type AcceptedChunks = Pick<SentLog, "sent" | "record" | "done">;
+
+/**
+ * Without a sent log (PostgreSQL), the chunks this process saw accepted, kept
+ * until their reply is marked sent or given up: a reply retried here after a
+ * failure half-way (a store fault marking the next chunk, the scheduler's
+ * retries used up) sends only the chunks not yet accepted, never the first again.
+ */
+class AcceptedInMemory implements AcceptedChunks {
+  /** Replies another process took over (shared mode) are never done here: the oldest go past this many. */
+  static readonly MAX_REPLIES = 10_000;
+  readonly #chunks = new Map<string, Map<number, string>>();
+  sent(deliveryId: string, chunk: number): string | undefined {
+    return this.#chunks.get(deliveryId)?.get(chunk);
+  }
+  record(deliveryId: string, chunk: number, messageId: string): void {
+    const m = this.#chunks.get(deliveryId) ?? new Map<number, string>();
+    m.set(chunk, messageId);
+    this.#chunks.set(deliveryId, m);
+    if (this.#chunks.size > AcceptedInMemory.MAX_REPLIES) this.#chunks.delete(this.#chunks.keys().next().value!);
+  }
+  done(deliveryId: string): void {
+    this.#chunks.delete(deliveryId);
+  }
+}
+
 /** A recorded reply's address, for replies recovered from the store (a live one comes with its event's address). */
 
 export interface ReplySenderOptions {
@@ -45,8 +72,11 @@ interface Sending {
  */
 export class ReplySender {
   readonly #inFlight = new Set<string>();
+  readonly #accepted: AcceptedChunks;
 
-  constructor(private readonly opts: ReplySenderOptions) {}
+  constructor(private readonly opts: ReplySenderOptions) {
+    this.#accepted = opts.sentLog ?? new AcceptedInMemory();
+  }
 
   has(id: string): boolean {
     return this.#inFlight.has(id);
@@ -61,6 +91,7 @@ export class ReplySender {
     if (this.#inFlight.has(rec.id) || rec.status === "sent") return;
     if (rec.expiresAt.getTime() < Date.now()) {
       await this.opts.deliveries.markFailed(rec.id, "expired", "older than INBOUND_TTL");
+      this.#accepted.done(rec.id);
       this.opts.metrics.expired.inc({ platform: rec.platform, what: "reply" });
       return;
     }
@@ -90,11 +121,11 @@ export class ReplySender {
     const found = triedBefore ? await readBack(this.opts, s, rec, to, chunks.length, s.draft) : undefined;
     let firstId: string | undefined;
     for (const [i, chunk] of chunks.entries()) {
-      if (i === 0 && s.draft?.messageId && (await this.#editDraft(s, s.draft.messageId, chunk, !!adopted))) {
+      if (i === 0 && s.draft?.messageId && (await this.#editDraft(s, s.draft.messageId, chunk, !!adopted || !!s.draft.adopted))) {
         firstId = s.draft.messageId;
         continue;
       }
-      const logged = this.opts.sentLog?.sent(rec.id, i) ?? found?.get(`${rec.id}:${i}`)?.messageId;
+      const logged = this.#accepted.sent(rec.id, i) ?? found?.get(`${rec.id}:${i}`)?.messageId;
       if (logged !== undefined) {
         firstId ??= logged; // accepted before a crash: not again
         continue;
@@ -103,7 +134,7 @@ export class ReplySender {
       firstId ??= sent.messageId;
     }
     await this.#markSent(rec, firstId);
-    this.opts.sentLog?.done(rec.id);
+    this.#accepted.done(rec.id);
     if (rec.inboundId && (adopted || s.draft?.messageId)) this.opts.sentLog?.forgetDraft(rec.inboundId);
   }
 
@@ -126,7 +157,7 @@ export class ReplySender {
     const { rec } = s;
     const key = `${rec.id}:${i}`;
     const target = i === 0 ? s.to : { ...s.to, replyToMessageId: undefined };
-    const log = this.opts.sentLog;
+    const log = this.#accepted;
     let attempt = 0;
     return s.lane.call(
       async () => {
@@ -137,7 +168,7 @@ export class ReplySender {
         // reached the platform, and `attempts` how many times they were handed over.
         if (!already && !(await this.opts.deliveries.markSending(rec.id, this.opts.owner))) throw new ReplyTaken();
         const r = already ?? (await sendChunk(s.adapter, target, chunk, key, { onRefused: (why) => this.#refused(rec, why), severity: s.severity }));
-        log?.record(rec.id, i, r.messageId);
+        log.record(rec.id, i, r.messageId);
         return r;
       },
       { label: "send" },
@@ -151,6 +182,7 @@ export class ReplySender {
     this.opts.metrics.outbound.inc({ platform: rec.platform, call: "send", outcome: "error" });
     if (isAdapterError(err, "Rejected")) {
       await this.opts.deliveries.markFailed(rec.id, "failed", err.message);
+      this.#accepted.done(rec.id);
       const workspace = rec.address.workspace;
       if (workspace !== undefined)
         this.opts.metrics.workspaceFailures.inc({ platform: rec.platform, workspace: this.opts.metrics.workspaceLabel(rec.platform, workspace) });

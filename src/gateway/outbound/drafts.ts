@@ -19,6 +19,8 @@ export interface Draft {
   shown: string;
   lastEdit: number;
   timer?: NodeJS.Timeout;
+  /** A draft left by an earlier run of the same event (a stop, a crash), taken over rather than posted again. */
+  adopted?: boolean;
 }
 
 /**
@@ -118,7 +120,12 @@ export class Drafts {
     if (!a || !a.adapter.limits.canEdit) return;
     const started = this.#turnStart.get(turnId) ?? Date.now();
     let d = this.#drafts.get(turnId);
-    if (!d) {
+    // The event's draft from a run that never committed (the sent log keeps it): this run streams into it.
+    const kept = !d && inboundId ? this.opts.sentLog?.draftOf(inboundId) : undefined;
+    if (kept) {
+      d = { text, shown: "", lastEdit: 0, messageId: kept, adopted: true };
+      this.#drafts.set(turnId, d);
+    } else if (!d) {
       if (Date.now() - started < (this.opts.streamAfterMs ?? 1000)) return;
       // A draft goes straight to the scheduler: it must not overtake this chat's earlier replies still queued. Try again at the next delta.
       if (this.opts.chatBusy(chatKey(to))) return;

@@ -49,6 +49,8 @@ export const APPROVAL_ID = /^[a-z0-9]{6}$/;
 
 /** What a card says when a stop abandons its turn: nothing ran, and the message comes back. */
 const RESTARTING = "the gateway is restarting before a decision; your message is answered again when it is back";
+/** What a card says when its decision could not be recorded: the call was denied, and the card takes no more presses. */
+const UNRECORDED = "the decision could not be recorded, so nothing was run; send your message again";
 
 export class ApprovalService {
   readonly #waiters = new Map<string, Waiter>();
@@ -135,7 +137,14 @@ export class ApprovalService {
       const mid = await this.opts.transport.show(to, cardOf(record));
       if (mid) {
         record.cardMessageId = mid;
-        await this.opts.store.setCard(record.id, mid);
+        // The card is shown and its waiter is here: a failure to note where it is (for the edit after a restart)
+        // must not cancel a call a person can still decide.
+        await this.opts.store.setCard(record.id, mid).catch((err: unknown) => {
+          this.opts.log?.warn(
+            { approvalId: record.id, err: errInfo(err) },
+            "could not record where an approval card is; it works, but a restart cannot edit it",
+          );
+        });
       }
       // Decided while the card was on its way: it shows the decision now rather than buttons nobody can use.
       const late = this.#lateEdits.get(record.id);
@@ -219,6 +228,15 @@ export class ApprovalService {
     const by = c.senderName ?? c.senderId;
     const waiter = this.#waiters.get(c.id);
     const waitedElsewhere = !waiter && rec.owner !== this.opts.owner && !this.opts.pollMs;
+    if (!waiter && rec.owner === this.opts.owner) {
+      // Asked here, and its turn has ended without a recorded decision (the store failed to record one): an
+      // "Approved." now would run nothing. Close it instead.
+      await this.#finish(c.id, "expired", { reason: UNRECORDED }, rec);
+      return {
+        ok: false,
+        text: "This request is no longer waiting for a decision (an earlier one could not be recorded), so nothing was run. Send your message again and the agent will ask anew.",
+      };
+    }
     if (waitedElsewhere || (!waiter && rec.expiresAt.getTime() <= Date.now())) {
       // Nobody waits for it any more: the run that asked ended with a restart. Say so, never hang.
       await this.#finish(c.id, "expired", { reason: "the gateway restarted before a decision; send your message again if it still matters" }, rec);
@@ -279,9 +297,14 @@ export class ApprovalService {
       });
     } catch (err) {
       this.opts.log?.error({ approvalId: id, err: errInfo(err) }, "recording an approval decision failed");
-      // The store is away: a waiter still must not hang. Deny, and let the card say nothing new.
+      // The store is away: a waiter still must not hang. Deny, and take the card's buttons away: nobody waits
+      // on them any more (a later press is told so, and closes the row: see click).
       const w = this.#waiters.get(id);
-      if (w) w.resolve({ decision: "deny", note: "the decision could not be recorded" });
+      if (w) {
+        this.#waiters.delete(id);
+        w.resolve({ decision: "deny", note: "the decision could not be recorded" });
+        if (w.record.cardMessageId) await this.#editCard({ ...w.record, status: "cancelled" }, UNRECORDED);
+      }
       return false;
     }
     if (!won) return false;

@@ -23,6 +23,8 @@ export async function endFenced(t: TurnScope, work: TurnWork, signal: AbortSigna
     );
     if (r === "unanswered") return "unanswered";
     if (r.transcript === "ok") session.remember(kept);
+    // An earlier attempt landed unseen (its acknowledgement lost): the next turn reads what it wrote from the store.
+    else if (r.transcript === "duplicate") session.invalidateWindow();
   } finally {
     // Past the fence, yet every turn ends: whoever tracks it (a streamed draft, the latency metric) lets go of it.
     session.emit(turnComplete(t, "fenced"));
@@ -58,6 +60,8 @@ export async function commitAnswer(t: TurnScope, work: TurnWork, outcome: TurnOu
   // Unanswered, or an earlier attempt landed (its acknowledgement lost, its replies recorded and on their way):
   // nothing more to send from here, but the turn still ends, so what waits for its end is released.
   if (result === "unanswered" || result.transcript === "duplicate") {
+    // The attempt that landed wrote the exchange, unseen here: the next turn reads the window from the store.
+    if (result !== "unanswered") session.invalidateWindow();
     session.emit(turnComplete(t, result === "unanswered" ? "failed" : ended));
     return result === "unanswered" ? "unanswered" : outcome;
   }

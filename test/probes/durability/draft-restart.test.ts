@@ -1,0 +1,6 @@
+import { describe } from "vitest";
+import { draftRestartCases } from "./draft-restart.cases.js";
+
+describe("a stop while the agent streams, then a restart, on SQLite (the sent log)", () => {
+  draftRestartCases("sqlite");
+});

@@ -25,6 +25,7 @@ import { UnadmittedGroups } from "./groups.js";
 import { RecordsInFlight, recordArrival } from "./recording.js";
 import { handleInbound, takeRecorded, type HandlingDeps } from "./handling.js";
 import { replayUnhandled, type RecordedDeps } from "./replay.js";
+import { readAtStart } from "./start-reads.js";
 import { noticeUnanswered } from "./unanswered.js";
 import { inContext, type TraceCarrier } from "../../telemetry/index.js";
 import { inboundSpan, settleInbound, storedTrace } from "./trace.js";
@@ -140,9 +141,19 @@ export class Gateway {
     this.#drainer?.start(this.#gate);
     this.deps.outbound.hold();
     try {
-      await this.deps.outbound.queueUnsent();
+      await readAtStart("unsent replies", () => this.deps.outbound.queueUnsent(), this.deps.log);
       // Shared mode: events left by any process are found by the sweeper, under leases.
-      if (!this.#shared) await replayUnhandled(this.#recordedDeps(), (env, rec) => this.#enqueue(env, rec.id, undefined, storedTrace(rec)));
+      if (!this.#shared) {
+        // A retry reads the pages again from the first: an event already queued by an earlier try is not queued twice.
+        const queued = new Set<string>();
+        const replay = () =>
+          replayUnhandled(this.#recordedDeps(), (env, rec) => {
+            if (queued.has(rec.id)) return;
+            queued.add(rec.id);
+            this.#enqueue(env, rec.id, undefined, storedTrace(rec));
+          });
+        await readAtStart("unhandled events", replay, this.deps.log);
+      }
       await startAdapters(this.deps, (a) => this.context(a));
     } finally {
       open();

@@ -26,14 +26,11 @@ afterEach(async () => {
 });
 
 describe("a store fault while a restart recovers", () => {
-  // DEFECT (not fixed here): a single failed read of the recovery ("unsent": Outbound.queueUnsent, "unhandled-inbound":
-  // replayUnhandled) rejects Gateway.start() (src/gateway/inbound/gateway.ts, being edited by others), so the whole
-  // app.start() fails and the gateway does not come up: nothing is lost (the next start replays it), but one
-  // transient store error at boot (a busy lock past its retries, a PostgreSQL failover) takes the gateway down instead
-  // of being retried like every other store failure on the message path. The fix: retry those two reads with bounded
-  // backoff inside Gateway.start() (the door stays held meanwhile), as commitDurably does. Skipped until then.
+  // A single failed read of the recovery ("unsent": Outbound.queueUnsent, "unhandled-inbound": replayUnhandled)
+  // rejected Gateway.start(), so one transient store error at boot (a busy lock past its retries, a PostgreSQL
+  // failover) kept the gateway down. They are retried with backoff now (start-reads.ts), the door held meanwhile.
   for (const site of ["unsent", "unhandled-inbound", "approval-orphans"]) {
-    const probe = site === "approval-orphans" ? it : it.skip;
+    const probe = it;
     probe(
       `at ${site}: the gateway starts, and the message the stop abandoned is answered exactly once`,
       async () => {

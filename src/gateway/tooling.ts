@@ -27,6 +27,8 @@ export interface ToolingOptions {
   /** The built-in tools of a turn in a session (scoped to it). */
   builtins: (session: Info) => readonly Tool[];
   approvers: Approvers;
+  /** THREAD_SESSIONS=parent: threads share their chat's session, and so its "Always" grants. */
+  threadsShareChat?: boolean;
   /** Whether a sender passes the DM policy, so may decide a tool call (ApprovalServiceOptions.mayApprove). */
   mayApprove: ApprovalServiceOptions["mayApprove"];
   approvalTimeoutMs: number;
@@ -65,6 +67,7 @@ export class Tooling {
       owner: opts.owner,
       timeoutMs: opts.approvalTimeoutMs,
       approvers: opts.approvers,
+      ...(opts.threadsShareChat && { threadsShareChat: true }),
       mayApprove: opts.mayApprove,
       log: opts.log,
       ...(opts.shared && { pollMs: 1_000 }),

@@ -37,6 +37,7 @@ export function configuredTooling(
     ...(deps.mcpConfig && { mcpConfig: deps.mcpConfig }),
     builtins: deps.builtins,
     approvers: config.APPROVERS,
+    threadsShareChat: config.THREAD_SESSIONS === "parent",
     approvalTimeoutMs: config.APPROVAL_TIMEOUT,
     toolTimeoutMs: config.TOOL_TIMEOUT,
     store: new ApprovalStore(deps.db),

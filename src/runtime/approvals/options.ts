@@ -23,6 +23,8 @@ export interface ApprovalServiceOptions {
   owner: string;
   timeoutMs: number;
   approvers: Approvers;
+  /** THREAD_SESSIONS=parent: a thread or forum topic shares its chat's session, so an "Always" grant in it is the chat's. */
+  threadsShareChat?: boolean;
   log?: Logger;
   /** Several processes share the database: a waiter also polls its row, since the click may land on another process. */
   pollMs?: number;

@@ -89,7 +89,7 @@ export class ApprovalService {
   async ask(call: ToolCall, server: string | undefined, ctx: { sessionId: string; event: MessageEvent }, signal: AbortSignal): Promise<ApprovalVerdict> {
     const to = ctx.event.replyTo;
     // A forum topic (a thread beside its chat) is its own conversation: its grants are its own.
-    const thread = conversationThread(to);
+    const thread = this.opts.threadsShareChat ? undefined : conversationThread(to);
     const scope = { platform: to.platform, botId: to.botId, chatId: to.chatId, ...(thread !== undefined && { threadId: thread }), tool: call.name };
     if ((await this.opts.kv.get(grantKey(scope))) === "1") return { decision: "approve", note: "always in this chat" };
     const requester = ctx.event.origin.senderId;
@@ -249,7 +249,7 @@ export class ApprovalService {
     }
     const always = c.action === "always" ? alwaysScope(rec, c, this.opts.approvers) : undefined;
     if (always) {
-      const thread = threadOfApproval(rec);
+      const thread = this.opts.threadsShareChat ? undefined : threadOfApproval(rec);
       await this.opts.kv.set(grantKey({ ...rec, ...(thread !== undefined && { threadId: thread }) }, always === "chat" ? undefined : rec.requesterId), "1");
     }
     if (status !== "approved") return { ok: true, text: "Denied." };

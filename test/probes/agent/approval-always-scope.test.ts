@@ -80,3 +80,40 @@ it("APPROVERS=requester: a member's 'Always in this chat' on her own call does n
   await his.catch(() => undefined);
   expect(outcome).toBe("a card for bob");
 });
+
+/** Two threads (Slack threads, Telegram forum topics) of one group chat: their grants are their own, unless threads share the chat's session. */
+for (const threadsShareChat of [false, true]) {
+  it(`'Always' pressed in one thread ${threadsShareChat ? "covers the chat's other threads under THREAD_SESSIONS=parent" : "does not cover another thread of the chat (THREAD_SESSIONS=own)"}`, async () => {
+    const cards = new Cards();
+    const service = new ApprovalService({
+      store: new ApprovalStore(t.db),
+      kv: new KvStore(t.db),
+      transport: cards,
+      owner: "probe",
+      timeoutMs: 3_600_000,
+      approvers: "anyone",
+      mayApprove: async () => true,
+      threadsShareChat,
+    });
+    const chatId = threadsShareChat ? "-100900" : "-100901";
+    const inThread = (threadId: string): MessageEvent => ({
+      ...event("alice"),
+      origin: { platform: "telegram", chatId, senderId: "alice", senderName: "alice" },
+      replyTo: { ...replyTo, chatId, threadId },
+    });
+    const call = { id: "t1", name: "files__write_file", arguments: '{"path":"/srv/y","content":"1"}' };
+    const first = service.ask(call, "files", { sessionId: "s-a", event: inThread("11") }, new AbortController().signal);
+    const card = await cards.next(1);
+    expect((await service.click({ id: card.id, action: "always", platform: "telegram", botId: "bot", chatId, senderId: "alice", isAdmin: false })).ok).toBe(
+      true,
+    );
+    expect((await first).decision).toBe("approve");
+
+    const other = new AbortController();
+    const second = service.ask({ ...call, id: "t2" }, "files", { sessionId: "s-b", event: inThread("22") }, other.signal);
+    const outcome = await Promise.race([second.then((v) => `decided: ${v.decision}`), cards.next(2).then(() => "a card")]);
+    other.abort();
+    await second.catch(() => undefined);
+    expect(outcome).toBe(threadsShareChat ? "decided: approve" : "a card");
+  });
+}

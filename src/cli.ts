@@ -27,7 +27,7 @@ commands:
   pairing groups                 groups admitted by an admin's /allowgroup
   pairing revoke-group <p:chat>  withdraw a group's admission
   schedule list [--all]          scheduled jobs with their next and last run and status
-  schedule add (--session ID | --platform P --chat ID [--thread ID])
+  schedule add (--session ID | --platform P --chat ID [--thread ID] [--bot ID])
                (--at ISO | --in 10m | --every 1h | --cron '0 9 * * 1-5') [--tz ZONE] [--action text|agent] --text TEXT
   schedule cancel <id>
   slack installations            the Slack workspaces (and Enterprise Grid orgs) the app is installed in; never a token
@@ -75,6 +75,7 @@ const OPTIONS = {
   platform: { type: "string" },
   chat: { type: "string" },
   thread: { type: "string" },
+  bot: { type: "string" },
   at: { type: "string" },
   in: { type: "string" },
   every: { type: "string" },

@@ -79,6 +79,19 @@ describe("switchboard schedule add | list | cancel", { timeout: 180_000 }, () =>
     const usage = await cli(url, ["schedule", "add", "--chat", "42", "--json"]);
     expect(usage.code).toBe(2);
     expect(JSON.parse(usage.stdout).error.code).toBe("Usage");
-    expect(JSON.parse((await cli(url, ["schedule", "list", "--all", "--json"])).stdout).jobs).toHaveLength(2);
+    // --at without an offset is read in --tz (as the API and /remind read it), never the machine's zone.
+    const tokyo = JSON.parse(
+      (await cli(url, ["schedule", "add", "--platform", "telegram", "--chat", "42", "--at", "2031-01-05T09:00", "--tz", "Asia/Tokyo", "--text", "x", "--json"]))
+        .stdout,
+    );
+    expect(tokyo).toMatchObject({ schedule: { kind: "once", spec: "2031-01-05T00:00:00.000Z", timezone: "Asia/Tokyo" } });
+    const loose = await cli(url, ["schedule", "add", "--platform", "telegram", "--chat", "42", "--at", "January 5, 2031", "--text", "x", "--json"]);
+    expect(JSON.parse(loose.stdout).error).toMatchObject({ code: "Invalid", message: expect.stringContaining("ISO 8601") });
+    // --bot names the bot where several share a chat: the one that talked there is found, another is not.
+    const byBot = await cli(url, ["schedule", "add", "--platform", "telegram", "--chat", "42", "--bot", "777", "--in", "1h", "--text", "x", "--json"]);
+    expect(JSON.parse(byBot.stdout)).toMatchObject({ conversation: { botId: "777", chat: "42" } });
+    const otherBot = await cli(url, ["schedule", "add", "--platform", "telegram", "--chat", "42", "--bot", "999", "--in", "1h", "--text", "x", "--json"]);
+    expect(JSON.parse(otherBot.stdout).error.code).toBe("NotFound");
+    expect(JSON.parse((await cli(url, ["schedule", "list", "--all", "--json"])).stdout).jobs).toHaveLength(4);
   });
 });

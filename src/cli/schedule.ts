@@ -1,11 +1,12 @@
 import type { Config } from "../config.js";
 import { describeJob, JobService, type ConversationRef } from "../gateway/jobs/service.js";
-import { parseDuration, TimingError, type Timing } from "../runtime/jobs/when.js";
+import { parseAt, parseDuration, TimingError, type Timing } from "../runtime/jobs/when.js";
 import { Registry } from "../session/registry.js";
 import type { Database } from "../store/db.js";
 import { IdentityStore } from "../store/identities.js";
 import { JobStore } from "../store/jobs.js";
 import { KvStore } from "../store/kv.js";
+import { ConversationAddressStore } from "../store/proactive.js";
 import { SessionStore } from "../store/sessions.js";
 import { CliError, usageError, type Output } from "./output.js";
 
@@ -14,6 +15,7 @@ export interface ScheduleOptions {
   platform?: string;
   chat?: string;
   thread?: string;
+  bot?: string;
   at?: string;
   in?: string;
   every?: string;
@@ -25,7 +27,7 @@ export interface ScheduleOptions {
 }
 
 const ADD_USAGE =
-  "schedule add (--session <id> | --platform <p> --chat <id> [--thread <id>]) (--at <ISO> | --in 10m | --every 1h | --cron '0 9 * * 1-5') [--tz Europe/Paris] [--action text|agent] --text <text>";
+  "schedule add (--session <id> | --platform <p> --chat <id> [--thread <id>] [--bot <id>]) (--at <ISO> | --in 10m | --every 1h | --cron '0 9 * * 1-5') [--tz Europe/Paris] [--action text|agent] --text <text>";
 
 /** `switchboard schedule add | list | cancel <id>`. */
 export async function scheduleCommand(
@@ -41,6 +43,7 @@ export async function scheduleCommand(
     registry: new Registry(new SessionStore(db)),
     kv: new KvStore(db),
     identities: new IdentityStore(db),
+    addresses: new ConversationAddressStore(db),
     defaultTimezone: config.DEFAULT_TIMEZONE,
   });
   if (sub === "list") {
@@ -63,7 +66,7 @@ export async function scheduleCommand(
     const ref: ConversationRef | undefined = o.session
       ? { sessionId: o.session }
       : o.platform && o.chat
-        ? { platform: o.platform, chat: o.chat, ...(o.thread && { thread: o.thread }) }
+        ? { platform: o.platform, chat: o.chat, ...(o.thread && { thread: o.thread }), ...(o.bot && { bot: o.bot }) }
         : undefined;
     if (!ref) throw usageError(`schedule add needs a conversation: --session <id>, or --platform and --chat. ${ADD_USAGE}`);
     const whens = [o.at, o.in, o.every, o.cron].filter((v) => v !== undefined);
@@ -75,7 +78,7 @@ export async function scheduleCommand(
     const timezone = o.tz ?? (await jobs.timezoneOf(target.conversation));
     let timing: Timing;
     try {
-      if (o.at !== undefined) timing = { kind: "once", spec: o.at, timezone };
+      if (o.at !== undefined) timing = parseAt(o.at, timezone, jobs.now());
       else if (o.in !== undefined) {
         const ms = parseDuration(o.in);
         if (ms === undefined) throw new TimingError(`--in "${o.in}" is not a duration (e.g. 10m, 2h, 1d)`);

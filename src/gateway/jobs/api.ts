@@ -1,7 +1,7 @@
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { isSessionError } from "../../session/errors.js";
-import { parseDuration, parseWhen, TimingError, type Timing } from "../../runtime/jobs/when.js";
+import { parseAt, parseDuration, TimingError, type Timing } from "../../runtime/jobs/when.js";
 import { AmbiguousChatError, MAX_JOB_TEXT, type JobScope, type JobService } from "./service.js";
 
 /**
@@ -128,9 +128,6 @@ const cancel = createRoute({
   },
 });
 
-const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})?$/i;
-const ISO_OFFSET = /(?:Z|[+-]\d{2}:?\d{2})$/i;
-
 const fail = (code: string, message: string) => ({ error: { code, message } });
 
 /** The sub-app, with paths relative to where it is mounted: app.ts mounts it at /api/v1/schedules for the `schedule` scope. */
@@ -147,13 +144,9 @@ export function scheduleApi(jobs: JobService): OpenAPIHono<ScheduleEnv> {
       const target = await jobs.locate(b.conversation);
       const timezone = b.timezone ?? (await jobs.timezoneOf(target.conversation));
       let timing: Timing;
-      if (b.at !== undefined) {
-        if (!ISO_TIME.test(b.at)) return c.json(fail("Invalid", `at: "${b.at}" is not an ISO 8601 time (e.g. 2027-01-05T09:00:00Z)`), 400);
-        // Without an offset, Date.parse would read it in the server's zone: it is read in the job's, as /remind reads it.
-        const read = ISO_OFFSET.test(b.at) ? undefined : parseWhen(`${b.at} x`, timezone, jobs.now());
-        if (read && "error" in read) return c.json(fail("Invalid", `at: ${read.error}`), 400);
-        timing = read ? read.timing : { kind: "once", spec: b.at, timezone };
-      } else if (b.every !== undefined) {
+      // Without an offset, Date.parse would read it in the server's zone: it is read in the job's (parseAt).
+      if (b.at !== undefined) timing = parseAt(b.at, timezone, jobs.now());
+      else if (b.every !== undefined) {
         const ms = parseDuration(b.every) ?? (/^\d+$/.test(b.every) ? Number(b.every) : undefined);
         if (ms === undefined) return c.json(fail("Invalid", `every: "${b.every}" is not an interval (e.g. 30m, 1d)`), 400);
         timing = { kind: "every", spec: String(ms), timezone };

@@ -123,7 +123,7 @@ export interface JobServiceDeps {
   /** AGENTS_CONFIG's routes (src/agent/routing.ts): the agent of a job's place, part of its binding. Absent: `default`. */
   agents?: { route(place: Place): RoutedAgent };
   /** The recorded conversations of a chat, every bot's (so a chat several bots share is never guessed). */
-  addresses?: Pick<ConversationAddressStore, "byChat">;
+  addresses: Pick<ConversationAddressStore, "byChat">;
 }
 
 export class JobService {
@@ -249,14 +249,12 @@ export class JobService {
       return { conversation, address: addressOf(found.template) };
     }
     const where = `${ref.platform} chat ${ref.chat}${ref.thread ? ` (thread ${ref.thread})` : ""}${ref.bot ? ` with bot ${ref.bot}` : ""}`;
-    let found: RecordedConversation | undefined;
-    if (this.deps.addresses) {
-      const rows = await this.deps.addresses.byChat(ref.platform, ref.chat, ref.thread ?? "", ref.bot);
-      const bots = [...new Set(rows.map((r) => r.botId))];
-      // As the messages API does: never pick one of several bots (the latest to speak) for the caller.
-      if (bots.length > 1) throw new AmbiguousChatError(`several bots are in ${where}: name one with conversation.bot (${bots.slice(0, 5).join(", ")})`);
-      found = rows[0] && { ...rows[0], template: codecs.conversationTemplate.decode(rows[0].template, rows[0].key) };
-    } else found = await this.deps.store.conversationIn(ref.platform, ref.chat, ref.thread);
+    const rows = await this.deps.addresses.byChat(ref.platform, ref.chat, ref.thread ?? "", ref.bot);
+    const bots = [...new Set(rows.map((r) => r.botId))];
+    // As the messages API does: never pick one of several bots (the latest to speak) for the caller.
+    if (bots.length > 1)
+      throw new AmbiguousChatError(`several bots are in ${where}: name one (conversation.bot over HTTP, --bot in the CLI): ${bots.slice(0, 5).join(", ")}`);
+    const found: RecordedConversation | undefined = rows[0] && { ...rows[0], template: codecs.conversationTemplate.decode(rows[0].template, rows[0].key) };
     if (!found) throw errors.notFound(`A ${where} the bot has talked in`);
     return { conversation: await this.#coordinates(found), address: addressOf(found.template) };
   }

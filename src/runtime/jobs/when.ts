@@ -192,6 +192,19 @@ export function parseWhen(input: string, tz: string, now: Date): { timing: Timin
   return { error: usage };
 }
 
+const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})?$/i;
+
+/**
+ * A one-off time as the HTTP API and the CLI take it: ISO 8601 with a date and a time of day; without an
+ * offset it is read in `tz` (the job's zone, as /remind reads it), never the server's.
+ */
+export function parseAt(spec: string, tz: string, now: Date): Timing {
+  if (!ISO_TIME.test(spec)) throw new TimingError(`"${spec}" is not an ISO 8601 time (e.g. 2027-01-05T09:00:00Z, or 2027-01-05T09:00 in the job's time zone)`);
+  const r = parseWhen(spec, tz, now);
+  if ("error" in r) throw new TimingError(r.error);
+  return r.timing;
+}
+
 /** A timing for people: "once at 2027-01-05 09:00 (Europe/Paris)", "every 1h", "cron 0 9 * * * (Europe/Paris)". */
 export function describeTiming(t: Timing): string {
   if (t.kind === "once") return `once at ${formatLocal(new Date(t.spec), t.timezone)}`;

@@ -6,7 +6,6 @@ import type { Database } from "../store/db.js";
 import { IdentityStore } from "../store/identities.js";
 import { JobStore } from "../store/jobs.js";
 import { KvStore } from "../store/kv.js";
-import { ConversationAddressStore } from "../store/proactive.js";
 import { SessionStore } from "../store/sessions.js";
 import { CliError, usageError, type Output } from "./output.js";
 
@@ -43,7 +42,6 @@ export async function scheduleCommand(
     registry: new Registry(new SessionStore(db)),
     kv: new KvStore(db),
     identities: new IdentityStore(db),
-    addresses: new ConversationAddressStore(db),
     defaultTimezone: config.DEFAULT_TIMEZONE,
   });
   if (sub === "list") {

@@ -230,10 +230,12 @@ export class JobStore {
     return r && recorded(r);
   }
 
-  /** The latest conversation of a platform chat (and thread), by its external id or the one its API takes (Slack's channel id). */
-  async conversationIn(platform: string, chat: string, thread?: string): Promise<RecordedConversation | undefined> {
-    const [r] = await this.#addresses.byChat(platform, chat, thread ?? "");
-    return r && recorded(r);
+  /**
+   * The conversations of a platform chat (and thread), by its external id or the one its API takes (Slack's
+   * channel id), latest first: one per bot that talked there (of `botId` only, given one).
+   */
+  async conversationsIn(platform: string, chat: string, thread?: string, botId?: string): Promise<RecordedConversation[]> {
+    return (await this.#addresses.byChat(platform, chat, thread ?? "", botId)).map(recorded);
   }
 
   /** Run counts by status (for tests and `schedule list`). */

@@ -3,7 +3,6 @@ import { afterAll, describe, expect, it } from "vitest";
 import { JobService } from "../../src/gateway/jobs/service.js";
 import { Registry } from "../../src/session/registry.js";
 import { IdentityStore, KvStore, openDatabase, SessionStore } from "../../src/store/index.js";
-import { ConversationAddressStore } from "../../src/store/proactive.js";
 import { JobStore } from "../../src/store/jobs.js";
 import { startSharedCluster } from "../support/gateway-processes.js";
 import type { LoopbackPlatform } from "../support/loopback-platform.js";
@@ -51,7 +50,6 @@ describe("scheduled jobs with several processes on one PostgreSQL database", () 
         registry: new Registry(new SessionStore(db)),
         kv: new KvStore(db),
         identities: new IdentityStore(db),
-        addresses: new ConversationAddressStore(db),
         defaultTimezone: "UTC",
       });
       // Made for a minute ahead (making 300 takes a while on a loaded machine), then all moved to one instant just ahead.

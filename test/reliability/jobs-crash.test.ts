@@ -8,7 +8,6 @@ import { freePort } from "../../tools/pg-cluster.js";
 import { JobService } from "../../src/gateway/jobs/service.js";
 import { Registry } from "../../src/session/registry.js";
 import { IdentityStore, KvStore, openDatabase, SessionStore } from "../../src/store/index.js";
-import { ConversationAddressStore } from "../../src/store/proactive.js";
 import { JobStore } from "../../src/store/jobs.js";
 import { report, sleep, sqliteFileOf, sqliteUrl } from "./helpers.js";
 
@@ -116,7 +115,6 @@ describe("scheduled jobs: kill -9 and restart while they fall due", () => {
         registry: new Registry(new SessionStore(db)),
         kv: new KvStore(db),
         identities: new IdentityStore(db),
-        addresses: new ConversationAddressStore(db),
         defaultTimezone: "UTC",
       });
       const targets = [

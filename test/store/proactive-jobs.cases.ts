@@ -134,19 +134,19 @@ export function proactiveAndJobCases(provider: TestProvider, open: () => Promise
       for (let n = 0; n < 5; n++) await addresses.upsert({ ...row(`aZbW${n}c`), template: template(`aZbW${n}c`) });
       await addresses.upsert({ ...row("a_b%c", "t1"), template: template("C1", "thread") });
       const s = new JobStore(t.db);
-      expect(await s.conversationIn("slack", "a_b%c")).toMatchObject({
+      expect((await s.conversationsIn("slack", "a_b%c"))[0]).toMatchObject({
         chatId: "a_b%c",
         threadId: "",
         template: { chatKind: "group", replyTo: { chatId: "C1" } },
       });
-      expect((await s.conversationIn("slack", "C1"))?.chatId).toBe("a_b%c"); // the id the platform's API takes
-      expect((await s.conversationIn("slack", "a_b%c", "t1"))?.template.chatKind).toBe("thread");
-      expect((await s.conversationIn("slack", "aZbW3c"))?.chatId).toBe("aZbW3c");
-      expect(await s.conversationIn("slack", "a_b")).toBeUndefined();
+      expect((await s.conversationsIn("slack", "C1"))[0]?.chatId).toBe("a_b%c"); // the id the platform's API takes
+      expect((await s.conversationsIn("slack", "a_b%c", "t1"))[0]?.template.chatKind).toBe("thread");
+      expect((await s.conversationsIn("slack", "aZbW3c"))[0]?.chatId).toBe("aZbW3c");
+      expect(await s.conversationsIn("slack", "a_b")).toEqual([]);
       expect((await s.conversationOfBinding("bind-aZbW3c"))?.template.replyTo.chatId).toBe("aZbW3c");
       // An unreadable template is a StoreError naming the column, never a value cast into shape.
       await addresses.upsert({ ...row("bad"), template: '{"chatKind":"nope"}' });
-      await expect(s.conversationIn("slack", "bad")).rejects.toThrow(/ConversationAddress\.template of row slack:b:bad:/);
+      await expect(s.conversationsIn("slack", "bad")).rejects.toThrow(/ConversationAddress\.template of row slack:b:bad:/);
     } finally {
       await t.close();
     }

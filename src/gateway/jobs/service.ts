@@ -12,7 +12,6 @@ import { codecs, type ConversationTemplate } from "../../store/codecs.js";
 import type { IdentityStore } from "../../store/identities.js";
 import type { JobRecord, JobStore, RecordedConversation } from "../../store/jobs.js";
 import type { KvStore } from "../../store/kv.js";
-import type { ConversationAddressStore } from "../../store/proactive.js";
 
 /** Where a job's messages go: the conversation's binding coordinates (so it follows /new) and its reply address. */
 export interface JobTarget {
@@ -122,8 +121,6 @@ export interface JobServiceDeps {
   now?: () => Date;
   /** AGENTS_CONFIG's routes (src/agent/routing.ts): the agent of a job's place, part of its binding. Absent: `default`. */
   agents?: { route(place: Place): RoutedAgent };
-  /** The recorded conversations of a chat, every bot's (so a chat several bots share is never guessed). */
-  addresses: Pick<ConversationAddressStore, "byChat">;
 }
 
 export class JobService {
@@ -249,12 +246,12 @@ export class JobService {
       return { conversation, address: addressOf(found.template) };
     }
     const where = `${ref.platform} chat ${ref.chat}${ref.thread ? ` (thread ${ref.thread})` : ""}${ref.bot ? ` with bot ${ref.bot}` : ""}`;
-    const rows = await this.deps.addresses.byChat(ref.platform, ref.chat, ref.thread ?? "", ref.bot);
+    const rows = await this.deps.store.conversationsIn(ref.platform, ref.chat, ref.thread, ref.bot);
     const bots = [...new Set(rows.map((r) => r.botId))];
     // As the messages API does: never pick one of several bots (the latest to speak) for the caller.
     if (bots.length > 1)
       throw new AmbiguousChatError(`several bots are in ${where}: name one (conversation.bot over HTTP, --bot in the CLI): ${bots.slice(0, 5).join(", ")}`);
-    const found: RecordedConversation | undefined = rows[0] && { ...rows[0], template: codecs.conversationTemplate.decode(rows[0].template, rows[0].key) };
+    const found: RecordedConversation | undefined = rows[0];
     if (!found) throw errors.notFound(`A ${where} the bot has talked in`);
     return { conversation: await this.#coordinates(found), address: addressOf(found.template) };
   }

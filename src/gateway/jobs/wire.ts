@@ -11,7 +11,6 @@ import type { DeliveryStore } from "../../store/deliveries.js";
 import type { IdentityStore } from "../../store/identities.js";
 import { JobStore } from "../../store/jobs.js";
 import type { KvStore } from "../../store/kv.js";
-import { ConversationAddressStore } from "../../store/proactive.js";
 import type { AdapterRegistry } from "../adapters.js";
 import type { GatewayLedger } from "../ledger.js";
 import type { Outbound } from "../outbound/outbound.js";
@@ -40,7 +39,6 @@ export function jobService(
     defaultTimezone: deps.config.DEFAULT_TIMEZONE,
     now: deps.now,
     ...(deps.agents && { agents: deps.agents }),
-    addresses: new ConversationAddressStore(db),
   });
 }
 

@@ -132,7 +132,7 @@ describe("probe: the schedules API's reach", () => {
     await a.ctx.inbound(a.group("-100300", "5", "hello from a"));
     await b.ctx.inbound(b.group("-100300", "5", "hello from b"));
     await eventually(
-      async () => (await app.jobs.service.store.conversationIn("telegram", "-100300")) !== undefined,
+      async () => (await app.jobs.service.store.conversationsIn("telegram", "-100300")).length > 0,
       (x) => x,
       10_000,
       "the chat's address",

@@ -11,6 +11,7 @@ import { loadMcpConfig, type McpConfig } from "../agent/mcp/config.js";
 import { McpToolSource } from "../agent/mcp/source.js";
 import type { Logger } from "../log.js";
 import type { ApprovalServiceOptions, Approvers } from "../runtime/approvals/options.js";
+import { approvalHandler } from "../runtime/approvals/handler.js";
 import { ApprovalService } from "../runtime/approvals/service.js";
 import type { ApprovalCard } from "../runtime/approvals/card.js";
 import type { ReplyAddress } from "../runtime/events.js";
@@ -124,7 +125,7 @@ export class Tooling {
     const policy = (name: string, chat: PolicyChat): ToolPolicy => this.agentPolicyOf(tools.get(name), name, chat, agentPolicy);
     if (!ev) return async (call) => ({ decision: policy(call.name, { platform: "", chatId: "" }) === "auto" ? "approve" : "deny" });
     const chat = { platform: ev.replyTo.platform, chatId: ev.replyTo.chatId };
-    return this.approvals.handler({ sessionId: ctx.session.id, event: ev, ...(ctx.holdTimeout && { holdTimeout: ctx.holdTimeout }) }, (name) =>
+    return approvalHandler(this.approvals, { sessionId: ctx.session.id, event: ev, ...(ctx.holdTimeout && { holdTimeout: ctx.holdTimeout }) }, (name) =>
       policy(name, chat),
     );
   }

@@ -4,8 +4,7 @@
  * gets). Pure: the service reads the row and applies these.
  */
 import type { ApprovalVerdict } from "../../agent/tools.js";
-import { toolGrantKey, type ApprovalRecord } from "../../store/approvals.js";
-import { codecs, type ReplyAddress } from "../../store/codecs.js";
+import type { ApprovalRecord } from "../../store/approvals.js";
 import { ARGS_APPROVABLE_MAX } from "./arguments.js";
 import type { ApprovalAction } from "./card.js";
 import type { Approvers } from "./options.js";
@@ -30,19 +29,6 @@ export interface ClickResult {
 }
 
 /**
- * The thread or forum topic a group's reply address is in, when it is a conversation of its own beside its
- * chat (a Telegram forum topic, a Slack thread); undefined for the chat itself, for a private chat (whose
- * threads are the one person's), and where a thread is a chat of its own (Discord: its chatId is the thread).
- */
-export function conversationThread(to: Pick<ReplyAddress, "chatId" | "threadId" | "kind">): string | undefined {
-  return to.kind === "private" || to.threadId === to.chatId ? undefined : to.threadId;
-}
-
-/** The conversation (thread or topic) an approval was asked in: its card's reply address's. */
-export const threadOfApproval = (rec: Pick<ApprovalRecord, "id" | "replyTo" | "privateChat">): string | undefined =>
-  rec.privateChat ? undefined : conversationThread(codecs.approvalReplyTo.decode(rec.replyTo, rec.id));
-
-/**
  * Whether the press or typed command comes from the approval's chat. A typed id is the chat's, whatever
  * thread or topic it is typed in: a forum's topics share the group's members, and a Slack slash command
  * carries no thread at all (so `/switchboard approve <id>` must still reach a call asked in a thread).
@@ -52,12 +38,20 @@ export function inChat(rec: ApprovalRecord, c: ApprovalClick): boolean {
   return rec.platform === c.platform && rec.botId === c.botId && rec.chatId === c.chatId;
 }
 
-/**
- * The KV key of an "Always" grant of a tool: the conversation's (a chat, or one thread or forum topic of it),
- * or, given `requesterId`, one requester's in it (alwaysScope says which a press gives).
- */
-export const grantKey = (r: Pick<ApprovalRecord, "platform" | "botId" | "chatId" | "tool"> & { threadId?: string }, requesterId?: string) =>
-  toolGrantKey(r, requesterId);
+/** What a card says when a stop abandons its turn: nothing ran, and the message comes back. */
+export const RESTARTING = "the gateway is restarting before a decision; your message is answered again when it is back";
+/** What a card says when its decision could not be recorded: the call was denied, and the card takes no more presses. */
+export const UNRECORDED = "the decision could not be recorded, so nothing was run; send your message again";
+
+/** What a presser is told who does not pass the DM policy (whatever APPROVERS says). */
+export const NOT_PAIRED =
+  "Only someone this bot already talks to (paired or allowlisted) or an operator can decide a tool call. Send the bot a direct message to ask for access.";
+/** What a press on a row nobody waits for is told: its turn ended without a recorded decision, or with a restart. */
+export const NOBODY_WAITS = {
+  unrecorded:
+    "This request is no longer waiting for a decision (an earlier one could not be recorded), so nothing was run. Send your message again and the agent will ask anew.",
+  restarted: "This request expired when the gateway restarted, so nothing was run. Send your message again and the agent will ask anew.",
+};
 
 /**
  * Whom an "Always" press covers. In a group under APPROVERS=requester, a member decides only their own

@@ -10,14 +10,11 @@
  * by a run before a restart) expires it and says so: it never hangs, and the
  * replayed message asks again.
  */
-import type { ApprovalHandler, ApprovalVerdict } from "../../agent/tools.js";
-import type { ToolPolicy } from "../../agent/tool-policy.js";
+import type { ApprovalVerdict } from "../../agent/tools.js";
 import type { ToolCall } from "../../agent/types.js";
-import type { Logger } from "../../log.js";
 import { errInfo } from "../../log.js";
-import type { ApprovalRecord, ApprovalStatus, ApprovalStore } from "../../store/approvals.js";
+import type { ApprovalRecord, ApprovalStatus } from "../../store/approvals.js";
 import { codecs } from "../../store/codecs.js";
-import type { KvStore } from "../../store/kv.js";
 import type { MessageEvent, ReplyAddress } from "../events.js";
 import { TurnAbandoned } from "../turn.js";
 import { ARGS_APPROVABLE_MAX } from "./arguments.js";
@@ -25,17 +22,19 @@ import { prettyArguments, type ApprovalCard } from "./card.js";
 import {
   alreadyDecided,
   alwaysScope,
-  conversationThread,
-  grantKey,
   inChat,
   mayDecide,
+  NOBODY_WAITS,
+  NOT_PAIRED,
   onlyWhoMayDecide,
-  threadOfApproval,
+  RESTARTING,
   tooLongVerdict,
+  UNRECORDED,
   verdictOf,
   type ApprovalClick,
   type ClickResult,
 } from "./decision.js";
+import { ToolGrants } from "./grants.js";
 import { cardOf, pendingRecord } from "./record.js";
 import type { ApprovalServiceOptions } from "./options.js";
 
@@ -47,11 +46,6 @@ interface Waiter {
 
 export const APPROVAL_ID = /^[a-z0-9]{6}$/;
 
-/** What a card says when a stop abandons its turn: nothing ran, and the message comes back. */
-const RESTARTING = "the gateway is restarting before a decision; your message is answered again when it is back";
-/** What a card says when its decision could not be recorded: the call was denied, and the card takes no more presses. */
-const UNRECORDED = "the decision could not be recorded, so nothing was run; send your message again";
-
 export class ApprovalService {
   readonly #waiters = new Map<string, Waiter>();
   /** Expiries under way because the turn was abandoned (a stop): the stop waits for their card edits. */
@@ -61,39 +55,21 @@ export class ApprovalService {
   /** Decisions made while their card was still on its way: the card is edited once it is shown. */
   readonly #lateEdits = new Map<string, { decided: ApprovalRecord; reason: string | undefined }>();
 
-  constructor(readonly opts: ApprovalServiceOptions) {}
+  readonly #grants: ToolGrants;
+
+  constructor(readonly opts: ApprovalServiceOptions) {
+    this.#grants = new ToolGrants(opts.kv, opts.threadsShareChat === true);
+  }
 
   /** Approvals this process waits on now. */
   get waiting(): number {
     return this.#waiters.size;
   }
 
-  /**
-   * The turn's approval handler: `policyOf` gives each tool's policy in this
-   * chat; `ask` waits for a person (the turn's clock held meanwhile).
-   */
-  handler(ctx: { sessionId: string; event: MessageEvent; holdTimeout?: () => () => void }, policyOf: (tool: string) => ToolPolicy): ApprovalHandler {
-    return async (call, { signal, tool }) => {
-      const policy = policyOf(call.name);
-      if (policy === "deny") return { decision: "deny" };
-      if (policy === "auto") return { decision: "approve", note: "auto by policy" };
-      const release = ctx.holdTimeout?.();
-      try {
-        return await this.ask(call, tool?.server, ctx, signal);
-      } finally {
-        release?.();
-      }
-    };
-  }
-
   async ask(call: ToolCall, server: string | undefined, ctx: { sessionId: string; event: MessageEvent }, signal: AbortSignal): Promise<ApprovalVerdict> {
     const to = ctx.event.replyTo;
-    // A forum topic (a thread beside its chat) is its own conversation: its grants are its own.
-    const thread = this.opts.threadsShareChat ? undefined : conversationThread(to);
-    const scope = { platform: to.platform, botId: to.botId, chatId: to.chatId, ...(thread !== undefined && { threadId: thread }), tool: call.name };
-    if ((await this.opts.kv.get(grantKey(scope))) === "1") return { decision: "approve", note: "always in this chat" };
-    const requester = ctx.event.origin.senderId;
-    if ((await this.opts.kv.get(grantKey(scope, requester))) === "1") return { decision: "approve", note: "always for you in this chat" };
+    const granted = await this.#grants.holds(to, call.name, ctx.event.origin.senderId);
+    if (granted) return { decision: "approve", note: granted };
     if (this.#abandon) {
       // Stopping: nobody would see the card before the restart. The turn is abandoned and replayed, and asks then.
       this.#abandon(ctx.sessionId);
@@ -214,10 +190,7 @@ export class ApprovalService {
     if (!rec || !inChat(rec, c)) return { ok: false, text: `There is no approval ${c.id} in this chat.` };
     if (!c.isAdmin && !(await this.opts.mayApprove(c))) {
       this.opts.onDecision?.("refused");
-      return {
-        ok: false,
-        text: "Only someone this bot already talks to (paired or allowlisted) or an operator can decide a tool call. Send the bot a direct message to ask for access.",
-      };
+      return { ok: false, text: NOT_PAIRED };
     }
     if (!mayDecide(rec, c, this.opts.approvers)) {
       this.opts.onDecision?.("refused");
@@ -232,15 +205,12 @@ export class ApprovalService {
       // Asked here, and its turn has ended without a recorded decision (the store failed to record one): an
       // "Approved." now would run nothing. Close it instead.
       await this.#finish(c.id, "expired", { reason: UNRECORDED }, rec);
-      return {
-        ok: false,
-        text: "This request is no longer waiting for a decision (an earlier one could not be recorded), so nothing was run. Send your message again and the agent will ask anew.",
-      };
+      return { ok: false, text: NOBODY_WAITS.unrecorded };
     }
     if (waitedElsewhere || (!waiter && rec.expiresAt.getTime() <= Date.now())) {
       // Nobody waits for it any more: the run that asked ended with a restart. Say so, never hang.
       await this.#finish(c.id, "expired", { reason: "the gateway restarted before a decision; send your message again if it still matters" }, rec);
-      return { ok: false, text: "This request expired when the gateway restarted, so nothing was run. Send your message again and the agent will ask anew." };
+      return { ok: false, text: NOBODY_WAITS.restarted };
     }
     const won = await this.#finish(c.id, status, { byId: c.senderId, byName: by, always: c.action === "always" }, rec);
     if (!won) {
@@ -248,10 +218,7 @@ export class ApprovalService {
       return { ok: false, text: now ? alreadyDecided(now) : `There is no approval ${c.id} in this chat.` };
     }
     const always = c.action === "always" ? alwaysScope(rec, c, this.opts.approvers) : undefined;
-    if (always) {
-      const thread = this.opts.threadsShareChat ? undefined : threadOfApproval(rec);
-      await this.opts.kv.set(grantKey({ ...rec, ...(thread !== undefined && { threadId: thread }) }, always === "chat" ? undefined : rec.requesterId), "1");
-    }
+    if (always) await this.#grants.grant(rec, always === "chat" ? undefined : rec.requesterId);
     if (status !== "approved") return { ok: true, text: "Denied." };
     return {
       ok: true,

@@ -77,3 +77,25 @@ export class FaultPlan {
     }
   };
 }
+
+/**
+ * The acknowledgement of one commit of `op` lost, its write landed (the `afterCommit` seam: the caller is
+ * told CommitUnknown). Armed from the start, or from `arm()`; `armed` is false once it has struck.
+ */
+export class LostAck {
+  armed: boolean;
+  constructor(
+    readonly op: string,
+    opts: { armed?: boolean } = {},
+  ) {
+    this.armed = opts.armed ?? true;
+  }
+  arm(): void {
+    this.armed = true;
+  }
+  afterCommit = (op: string): void => {
+    if (op !== this.op || !this.armed) return;
+    this.armed = false;
+    throw new Error(`the acknowledgement of "${op}" was lost (injected)`);
+  };
+}

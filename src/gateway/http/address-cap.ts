@@ -55,25 +55,33 @@ export class AddressCap {
 
   /** The address a connection counts under, or undefined when it is not counted (exempt, or no address known). */
   #keyOf(remote: string | undefined): string | undefined {
-    const key = addressKey(remote);
-    if (key === undefined) return undefined;
-    const plain = remote!.split("%")[0]!;
-    const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(plain)?.[1];
-    const exempt = mapped ? this.#exempt.check(mapped, "ipv4") : this.#exempt.check(plain, isIP(plain) === 6 ? "ipv6" : "ipv4");
-    return exempt ? undefined : key;
+    const a = clientAddress(remote);
+    return a && !this.#exempt.check(a.address, a.family) ? keyOf(a) : undefined;
   }
 }
 
-/** What a client address is counted under: the IPv4 address itself, or the /64 of an IPv6 one (`2001:db8:0:1::/64`). */
-export function addressKey(remote: string | undefined): string | undefined {
+interface ClientAddress {
+  address: string;
+  family: "ipv4" | "ipv6";
+}
+
+/** A socket's remote address as the cap reads it: its zone id dropped, an IPv4-mapped IPv6 address as the IPv4 address it is. */
+function clientAddress(remote: string | undefined): ClientAddress | undefined {
   if (!remote) return undefined;
   const plain = remote.split("%")[0]!;
   const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(plain)?.[1];
-  if (mapped) return mapped;
+  if (mapped) return { address: mapped, family: "ipv4" };
   const family = isIP(plain);
-  if (family === 4) return plain;
-  if (family !== 6) return undefined;
-  return `${first64(plain)}::/64`;
+  return family === 4 ? { address: plain, family: "ipv4" } : family === 6 ? { address: plain, family: "ipv6" } : undefined;
+}
+
+/** The IPv4 address itself, or the /64 of an IPv6 one (`2001:db8:0:1::/64`). */
+const keyOf = (a: ClientAddress): string => (a.family === "ipv4" ? a.address : `${first64(a.address)}::/64`);
+
+/** What a client address is counted under: the IPv4 address itself, or the /64 of an IPv6 one. */
+export function addressKey(remote: string | undefined): string | undefined {
+  const a = clientAddress(remote);
+  return a && keyOf(a);
 }
 
 /** The first four groups of an IPv6 address, each in its shortest hex form. */

@@ -20,13 +20,6 @@ function conversationThread(to: Pick<ReplyAddress, "chatId" | "threadId" | "kind
 const threadOfApproval = (rec: Pick<ApprovalRecord, "id" | "replyTo" | "privateChat">): string | undefined =>
   rec.privateChat ? undefined : conversationThread(codecs.approvalReplyTo.decode(rec.replyTo, rec.id));
 
-/**
- * The KV key of an "Always" grant of a tool: the conversation's (a chat, or one thread or forum topic of it),
- * or, given `requesterId`, one requester's in it (alwaysScope says which a press gives).
- */
-const grantKey = (r: Pick<ApprovalRecord, "platform" | "botId" | "chatId" | "tool"> & { threadId?: string }, requesterId?: string) =>
-  toolGrantKey(r, requesterId);
-
 export class ToolGrants {
   constructor(
     private readonly kv: Pick<KvStore, "get" | "set">,
@@ -37,14 +30,14 @@ export class ToolGrants {
   async holds(to: ReplyAddress, tool: string, requester: string): Promise<string | undefined> {
     const thread = this.threadsShareChat ? undefined : conversationThread(to);
     const scope = { platform: to.platform, botId: to.botId, chatId: to.chatId, ...(thread !== undefined && { threadId: thread }), tool };
-    if ((await this.kv.get(grantKey(scope))) === "1") return "always in this chat";
-    if ((await this.kv.get(grantKey(scope, requester))) === "1") return "always for you in this chat";
+    if ((await this.kv.get(toolGrantKey(scope))) === "1") return "always in this chat";
+    if ((await this.kv.get(toolGrantKey(scope, requester))) === "1") return "always for you in this chat";
     return undefined;
   }
 
   /** An "Always" press on `rec`: its conversation's grant, or (`requesterId` given) that requester's in it. */
   async grant(rec: ApprovalRecord, requesterId?: string): Promise<void> {
     const thread = this.threadsShareChat ? undefined : threadOfApproval(rec);
-    await this.kv.set(grantKey({ ...rec, ...(thread !== undefined && { threadId: thread }) }, requesterId), "1");
+    await this.kv.set(toolGrantKey({ ...rec, ...(thread !== undefined && { threadId: thread }) }, requesterId), "1");
   }
 }

@@ -68,18 +68,44 @@ function press(from: TgUser, msg: TgMessage, action: "approve" | "always" | "den
 
 const approvals = (app: App) => app.db.query("probe-approvals", app.db.q.selectFrom("Approval").select(["id", "status", "cardMessageId"]).orderBy("createdAt"));
 
+/** A fresh fake Telegram, and a gateway on a new SQLite file with the clock tool under `ask`, its store faults planned by the test; Alice's private chat. */
+async function faultyGateway(): Promise<{ app: App; faults: FaultPlan; alice: TgUser; chat: TgChat }> {
+  fake = new FakeTelegram();
+  await fake!.start();
+  const clock = await clockAgent(CLOCK, "probe");
+  model = clock.model;
+  const faults = new FaultPlan();
+  const app = await gateway(await freshMigratedSqliteUrl(), clock.agentFactory, faults);
+  const alice = fake!.user("Alice");
+  return { app, faults, alice, chat: fake!.privateChat(alice) };
+}
+
+/** Alice asks for the clock: the card as it was shown (a copy, which later edits leave alone), its row, and its approve button. */
+async function cardAsked(app: App, alice: TgUser, chat: TgChat) {
+  fake!.userMessage({ chat, from: alice, text: CLOCK });
+  await waitCount(chat, CARD, 1, "the card");
+  const [row] = await eventually(
+    () => approvals(app),
+    (r) => r.length === 1 && !!r[0]!.cardMessageId,
+    20_000,
+    "the card's row",
+  );
+  const card = structuredClone(fake!.message(chat.id, Number(row!.cardMessageId))!);
+  return { row: row!, card, approve: buttonOf(card, "approve") };
+}
+
 describe("approvals across a stop and a restart on the same database", () => {
   it("a stop while an approval waits: the row is expired and its card edited; after the restart the question is asked again and answered exactly once", async () => {
     fake = new FakeTelegram();
-    await fake.start();
+    await fake!.start();
     const clock = await clockAgent(CLOCK, "probe");
     model = clock.model;
     const url = await freshMigratedSqliteUrl();
-    const alice = fake.user("Alice");
-    const chat = fake.privateChat(alice);
+    const alice = fake!.user("Alice");
+    const chat = fake!.privateChat(alice);
 
     const first = await gateway(url, clock.agentFactory);
-    fake.userMessage({ chat, from: alice, text: CLOCK });
+    fake!.userMessage({ chat, from: alice, text: CLOCK });
     await waitCount(chat, CARD, 1, "the first card");
     const [row1] = await eventually(
       () => approvals(first),
@@ -87,7 +113,7 @@ describe("approvals across a stop and a restart on the same database", () => {
       20_000,
       "the first card's row",
     );
-    const oldCard = structuredClone(fake.message(chat.id, Number(row1!.cardMessageId))!);
+    const oldCard = structuredClone(fake!.message(chat.id, Number(row1!.cardMessageId))!);
     const oldApprove = buttonOf(oldCard, "approve");
 
     // The graceful stop does not wait the grace for a person.
@@ -113,7 +139,7 @@ describe("approvals across a stop and a restart on the same database", () => {
     // A press on the old card is told it expired with the restart; it resumes nothing.
     const late = await press(alice, oldCard, "approve", oldApprove);
     expect(late!.text).toMatch(/expired/i);
-    await press(alice, fake.message(chat.id, Number(row2!.cardMessageId))!, "approve");
+    await press(alice, fake!.message(chat.id, Number(row2!.cardMessageId))!, "approve");
     await waitCount(chat, ANSWER, 1, "the answer");
 
     await second.stop({ graceMs: 30_000 });
@@ -124,16 +150,9 @@ describe("approvals across a stop and a restart on the same database", () => {
   }, 90_000);
 
   it("a store fault noting where the card is (approval-card): the card still works, an approve press runs the call once", async () => {
-    fake = new FakeTelegram();
-    await fake.start();
-    const clock = await clockAgent(CLOCK, "probe");
-    model = clock.model;
-    const faults = new FaultPlan();
-    const app = await gateway(await freshMigratedSqliteUrl(), clock.agentFactory, faults);
-    const alice = fake.user("Alice");
-    const chat = fake.privateChat(alice);
+    const { app, faults, alice, chat } = await faultyGateway();
     faults.once("approval-card", "SQLITE_FULL");
-    fake.userMessage({ chat, from: alice, text: CLOCK });
+    fake!.userMessage({ chat, from: alice, text: CLOCK });
     await waitCount(chat, CARD, 1, "the card");
     await eventually(
       () => faults.injected.get("approval-card") ?? 0,
@@ -160,16 +179,9 @@ describe("approvals across a stop and a restart on the same database", () => {
 
   for (const site of ["approval-create"]) {
     it(`a store fault at ${site}: the call is denied, told in the chat once, and nothing is left pending`, async () => {
-      fake = new FakeTelegram();
-      await fake.start();
-      const clock = await clockAgent(CLOCK, "probe");
-      model = clock.model;
-      const faults = new FaultPlan();
-      const app = await gateway(await freshMigratedSqliteUrl(), clock.agentFactory, faults);
-      const alice = fake.user("Alice");
-      const chat = fake.privateChat(alice);
+      const { app, faults, alice, chat } = await faultyGateway();
       faults.once(site, "SQLITE_FULL");
-      fake.userMessage({ chat, from: alice, text: CLOCK });
+      fake!.userMessage({ chat, from: alice, text: CLOCK });
       await waitCount(chat, /the tool said/, 1, `the turn's answer after the fault at ${site}`);
       await app.gateway.idle();
       expect(faults.injected.get(site)).toBe(1);
@@ -183,31 +195,15 @@ describe("approvals across a stop and a restart on the same database", () => {
   }
 
   it("a store fault when an approve press is recorded: the call is denied, and the card does not later claim 'Approved.' for a call that never ran", async () => {
-    fake = new FakeTelegram();
-    await fake.start();
-    const clock = await clockAgent(CLOCK, "probe");
-    model = clock.model;
-    const faults = new FaultPlan();
-    const app = await gateway(await freshMigratedSqliteUrl(), clock.agentFactory, faults);
-    const alice = fake.user("Alice");
-    const chat = fake.privateChat(alice);
-    fake.userMessage({ chat, from: alice, text: CLOCK });
-    await waitCount(chat, CARD, 1, "the card");
-    const [row] = await eventually(
-      () => approvals(app),
-      (r) => r.length === 1 && !!r[0]!.cardMessageId,
-      20_000,
-      "the card's row",
-    );
-    const card = structuredClone(fake.message(chat.id, Number(row!.cardMessageId))!);
-    const approve = buttonOf(card, "approve");
+    const { app, faults, alice, chat } = await faultyGateway();
+    const { row, card, approve } = await cardAsked(app, alice, chat);
     faults.once("approval-decide", "SQLITE_FULL");
     const first = await press(alice, card, "approve", approve);
     // The turn goes on without the call (fail closed): it was not run.
     await waitCount(chat, /the tool said: denied/, 1, "the turn's answer");
     await app.gateway.idle();
     // The card offers no live buttons any more: nothing waits on them.
-    expect(fake.message(chat.id, Number(row!.cardMessageId))?.reply_markup).toBeUndefined();
+    expect(fake!.message(chat.id, Number(row!.cardMessageId))?.reply_markup).toBeUndefined();
     // The press that could not be recorded was not told it was approved.
     expect(first!.text).not.toMatch(/^Approved/);
     // Pressed again: nothing waits for this approval any more, so it must not say "Approved." (nothing would run).
@@ -221,28 +217,12 @@ describe("approvals across a stop and a restart on the same database", () => {
   }, 60_000);
 
   it("a store fault when a press is read (approval-get): the presser is asked to try again, the card stays live, the next press decides once", async () => {
-    fake = new FakeTelegram();
-    await fake.start();
-    const clock = await clockAgent(CLOCK, "probe");
-    model = clock.model;
-    const faults = new FaultPlan();
-    const app = await gateway(await freshMigratedSqliteUrl(), clock.agentFactory, faults);
-    const alice = fake.user("Alice");
-    const chat = fake.privateChat(alice);
-    fake.userMessage({ chat, from: alice, text: CLOCK });
-    await waitCount(chat, CARD, 1, "the card");
-    const [row] = await eventually(
-      () => approvals(app),
-      (r) => r.length === 1 && !!r[0]!.cardMessageId,
-      20_000,
-      "the card's row",
-    );
-    const card = structuredClone(fake.message(chat.id, Number(row!.cardMessageId))!);
-    const approve = buttonOf(card, "approve");
+    const { app, faults, alice, chat } = await faultyGateway();
+    const { row, card, approve } = await cardAsked(app, alice, chat);
     faults.once("approval-get", "SQLITE_FULL");
     const first = await press(alice, card, "approve", approve);
     expect(first!.text).toMatch(/try again/);
-    expect(fake.message(chat.id, Number(row!.cardMessageId))?.reply_markup).toBeDefined();
+    expect(fake!.message(chat.id, Number(row!.cardMessageId))?.reply_markup).toBeDefined();
     const second = await press(alice, card, "approve", approve);
     expect(second!.text).toMatch(/^Approved/);
     await waitCount(chat, ANSWER, 1, "the answer");

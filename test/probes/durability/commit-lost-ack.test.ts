@@ -11,9 +11,9 @@ import { afterEach, describe, expect, it } from "vitest";
 import { TelegramAdapter } from "../../../adapters/telegram/index.js";
 import type { Agent } from "../../../src/agent/types.js";
 import type { App } from "../../../src/gateway/app.js";
-import type { StoreFaults } from "../../../src/store/index.js";
 import { FakeTelegram } from "../../fakes/telegram.js";
 import { eventually } from "../../support/app.js";
+import { LostAck } from "../../support/faults.js";
 import { startAppOn } from "../../support/app-on.js";
 import { freshMigratedSqliteUrl } from "../../support/db.js";
 
@@ -29,14 +29,7 @@ describe("the turn's commit lands, its acknowledgement is lost", () => {
   it("the answer is sent once, and the next turn's window holds the exchange", async () => {
     fake = new FakeTelegram();
     await fake.start();
-    let lose = false;
-    const faults: StoreFaults = {
-      afterCommit: (op) => {
-        if (op !== "commit-turn" || !lose) return;
-        lose = false;
-        throw new Error("acknowledgement lost (injected)");
-      },
-    };
+    const faults = new LostAck("commit-turn", { armed: false });
     const windows: string[][] = [];
     const agentFactory = (): Agent => ({
       name: "recorder",
@@ -67,9 +60,9 @@ describe("the turn's commit lands, its acknowledgement is lost", () => {
       await app.gateway.idle();
     };
     await say("hello", 1);
-    lose = true;
+    faults.arm();
     await say("my name is Zed", 2);
-    expect(lose).toBe(false);
+    expect(faults.armed).toBe(false);
     await say("what is my name?", 3);
     await app.stop({ graceMs: 30_000 });
     apps.length = 0;

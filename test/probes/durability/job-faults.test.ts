@@ -12,11 +12,11 @@ import { afterEach, describe, expect, it } from "vitest";
 import { TelegramAdapter } from "../../../adapters/telegram/index.js";
 import type { Agent } from "../../../src/agent/types.js";
 import type { App } from "../../../src/gateway/app.js";
-import { FakeTelegram } from "../../fakes/telegram.js";
+import { FakeTelegram, type TgChat } from "../../fakes/telegram.js";
 import { eventually } from "../../support/app.js";
 import { startAppOn } from "../../support/app-on.js";
 import { freshMigratedSqliteUrl } from "../../support/db.js";
-import { FaultPlan } from "../../support/faults.js";
+import { FaultPlan, LostAck } from "../../support/faults.js";
 import type { StoreFaults } from "../../../src/store/index.js";
 
 let fake: FakeTelegram | undefined;
@@ -67,6 +67,14 @@ async function knownChat(app: App, tag: string) {
   return chat;
 }
 
+/** A one-off job a minute ahead of the job clock, in `chat` (a chat the gateway knows), made as the API or CLI would. */
+async function oneOffJob(app: App, chat: TgChat, clock: { now: Date }, action: "text" | "agent", text: string) {
+  const target = await app.jobs.service.locate({ platform: "telegram", chat: String(chat.id) });
+  const due = new Date(clock.now.getTime() + 60_000);
+  const job = await app.jobs.service.create({ target, timing: { kind: "once", spec: due.toISOString(), timezone: "UTC" }, action, text, createdBy: "probe" });
+  return { job, due };
+}
+
 /** Runs scheduler rounds, the job clock moving `stepMs` each, until `done` holds (bounded by `maxSteps`). */
 async function roundsUntil(app: App, clock: { now: Date }, done: () => Promise<boolean>, stepMs: number, maxSteps: number, what: string) {
   for (let i = 0; i < maxSteps; i++) {
@@ -87,15 +95,7 @@ describe("scheduled jobs against store faults and a stop", () => {
 
     const runOne = async (tag: string, site?: string) => {
       const chat = await knownChat(app, tag);
-      const target = await app.jobs.service.locate({ platform: "telegram", chat: String(chat.id) });
-      const due = new Date(clock.now.getTime() + 60_000);
-      const job = await app.jobs.service.create({
-        target,
-        timing: { kind: "once", spec: due.toISOString(), timezone: "UTC" },
-        action: "text",
-        text: `job ${tag}`,
-        createdBy: "probe",
-      });
+      const { job, due } = await oneOffJob(app, chat, clock, "text", `job ${tag}`);
       if (site) faults.once(site, "SQLITE_FULL");
       clock.now = due;
       const delivered = async () =>
@@ -161,15 +161,7 @@ describe("scheduled jobs against store faults and a stop", () => {
     });
     const first = await gateway(url, clock, { agentFactory });
     const chat = await knownChat(first, "agentjob");
-    const target = await first.jobs.service.locate({ platform: "telegram", chat: String(chat.id) });
-    const due = new Date(clock.now.getTime() + 60_000);
-    const job = await first.jobs.service.create({
-      target,
-      timing: { kind: "once", spec: due.toISOString(), timezone: "UTC" },
-      action: "agent",
-      text: "prompt: the news",
-      createdBy: "probe",
-    });
+    const { job, due } = await oneOffJob(first, chat, clock, "agent", "prompt: the news");
     clock.now = due;
     void first.jobs.runner.tick();
     await eventually(
@@ -195,33 +187,18 @@ describe("scheduled jobs against store faults and a stop", () => {
       fake = new FakeTelegram();
       await fake.start();
       const clock = { now: T0 };
-      let lose = false;
-      const faults = {
-        afterCommit: (op: string) => {
-          if (op !== site || !lose) return;
-          lose = false;
-          throw new Error(`acknowledgement of ${op} lost (injected)`);
-        },
-      };
+      const faults = new LostAck(site, { armed: false });
       const app = await gateway(await freshMigratedSqliteUrl(), clock, { faults });
       const chat = await knownChat(app, `ack-${site}`);
-      const target = await app.jobs.service.locate({ platform: "telegram", chat: String(chat.id) });
-      const due = new Date(clock.now.getTime() + 60_000);
-      const job = await app.jobs.service.create({
-        target,
-        timing: { kind: "once", spec: due.toISOString(), timezone: "UTC" },
-        action: "text",
-        text: "lost ack job",
-        createdBy: "probe",
-      });
-      lose = true;
+      const { job, due } = await oneOffJob(app, chat, clock, "text", "lost ack job");
+      faults.arm();
       clock.now = due;
       const delivered = async () =>
         fake!.sent({ chatId: chat.id }).some((s) => s.text === "lost ack job") && (await app.jobs.service.store.get(job.id))?.lastStatus === "delivered";
       await roundsUntil(app, clock, delivered, 10_000, 40, "the job delivered");
       await app.stop({ graceMs: 30_000 });
       apps.length = 0;
-      expect(lose).toBe(false);
+      expect(faults.armed).toBe(false);
       expect(fake.sent({ chatId: chat.id }).filter((s) => s.text === "lost ack job")).toHaveLength(1);
     }, 60_000);
   }

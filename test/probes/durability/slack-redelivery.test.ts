@@ -11,6 +11,7 @@ import type { App } from "../../../src/gateway/app.js";
 import type { StoreFaults } from "../../../src/store/index.js";
 import { FakeSlack } from "../../fakes/slack.js";
 import { eventually } from "../../support/app.js";
+import { LostAck } from "../../support/faults.js";
 import { startAppOn } from "../../support/app-on.js";
 import { freshMigratedSqliteUrl } from "../../support/db.js";
 import { slowEcho } from "../../reliability/helpers.js";
@@ -38,16 +39,8 @@ async function gateway(opts: { faults?: StoreFaults; agentFactory?: unknown } = 
 
 describe("Slack redelivery against store faults", () => {
   it("the record lands but its acknowledgement is lost, Slack retries twice: one reply, without a restart", async () => {
-    let lose = true;
-    const { events, fake: f } = await gateway({
-      faults: {
-        afterCommit: (op) => {
-          if (op !== "record-inbound" || !lose) return;
-          lose = false;
-          throw new Error("acknowledgement lost (injected)");
-        },
-      },
-    });
+    const lost = new LostAck("record-inbound");
+    const { events, fake: f } = await gateway({ faults: lost });
     const body = f.events.message({ channel: "D0000LOST", user: "U0000LOST", text: "recorded once" });
     const first = await f.postEvent(events, body);
     // Whatever the first answer, Slack retries what it did not see acknowledged, and once more after a timeout.
@@ -61,7 +54,7 @@ describe("Slack redelivery against store faults", () => {
     );
     expect((await f.postEvent(events, body, { retryNum: 2, retryReason: "http_timeout" })).status).toBe(200);
     for (const a of apps.splice(0)) await a.stop({ graceMs: 30_000 });
-    expect(lose).toBe(false);
+    expect(lost.armed).toBe(false);
     expect(f.sent({ channel: "D0000LOST" }).map((m) => m.text)).toEqual(["echo: recorded once"]);
   });
 

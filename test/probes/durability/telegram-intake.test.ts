@@ -16,7 +16,7 @@ import { FakeTelegram } from "../../fakes/telegram.js";
 import { eventually } from "../../support/app.js";
 import { startAppOn } from "../../support/app-on.js";
 import { freshMigratedSqliteUrl } from "../../support/db.js";
-import { FaultPlan, faultError } from "../../support/faults.js";
+import { FaultPlan, faultError, LostAck } from "../../support/faults.js";
 import { parsePrometheus } from "../../support/prometheus.js";
 
 let fake: FakeTelegram | undefined;
@@ -102,14 +102,7 @@ describe("Telegram redelivery and batches against store faults", () => {
   });
 
   it("webhook: the record lands but its acknowledgement is lost; the update is answered once, without a restart", async () => {
-    let lose = true;
-    const faults: StoreFaults = {
-      afterCommit: (op) => {
-        if (op !== "record-inbound" || !lose) return;
-        lose = false;
-        throw new Error("acknowledgement lost (injected)");
-      },
-    };
+    const faults = new LostAck("record-inbound");
     const { hook, fake: f } = await gateway("webhook", faults);
     const user = f.user("lostack");
     const chat = f.privateChat(user);
@@ -123,7 +116,7 @@ describe("Telegram redelivery and batches against store faults", () => {
       "the reply",
     );
     await settle();
-    expect(lose).toBe(false);
+    expect(faults.armed).toBe(false);
     expect(f.sent({ chatId: chat.id }).map((s) => s.text)).toEqual(["echo: recorded, unacknowledged"]);
   });
 
